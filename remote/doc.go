@@ -1,0 +1,3 @@
+// Package remote will implement agentsmcp.ToolProvider over a pool of
+// upstream MCP servers.
+package remote

@@ -1,0 +1,48 @@
+package agentsmcp
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolNamePattern is what every tool name exposed to clients must match. It is
+// the MCP naming rule (letters, digits, '_' and '-', at most 64 characters).
+var ToolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// NamespaceSeparator joins an upstream name and a tool name: the remote tool
+// "echo" of upstream "everything" is exposed as "everything__echo".
+const NamespaceSeparator = "__"
+
+// ToolProvider supplies a set of tools to the router: the local tools of this
+// process, or the tools of one upstream MCP server.
+//
+// The router lists a provider's tools when the provider is added and again
+// whenever the provider reports a change, so Tools may be moderately
+// expensive; CallTool is on the hot path.
+type ToolProvider interface {
+	// Name identifies the provider in logs, errors and collision reports.
+	Name() string
+
+	// Tools returns the provider's current tools, with their final,
+	// client-visible names. InputSchema must be a JSON object schema (as
+	// json.RawMessage, which the router passes through byte for byte).
+	Tools(ctx context.Context) ([]*mcp.Tool, error)
+
+	// CallTool runs the named tool. req.Params.Arguments is a
+	// json.RawMessage that the router has already validated against the
+	// tool's input schema.
+	//
+	// A failure of the tool itself is a result with IsError set; a returned
+	// error is reported to the caller as a tool error too, unless it is a
+	// *jsonrpc.Error, which is sent as a protocol error.
+	CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)
+}
+
+// ToolChangeNotifier is implemented by providers whose tool set changes at
+// run time. The router registers one callback and re-lists the provider's
+// tools each time it is called; the callback must not block.
+type ToolChangeNotifier interface {
+	OnToolsChanged(func())
+}
