@@ -46,3 +46,33 @@ type ToolProvider interface {
 type ToolChangeNotifier interface {
 	OnToolsChanged(func())
 }
+
+// ValidationResult is the answer of tools/validate: whether the arguments
+// satisfy the tool's input schema and, if not, every violation found.
+//
+// Errors lists each violation once, at its JSON-pointer path in the
+// arguments ("" is the arguments object itself). Missing repeats, by name,
+// the required top-level arguments that are absent, so a caller can ask a
+// user for exactly those.
+type ValidationResult struct {
+	Tool    string            `json:"tool"`
+	Valid   bool              `json:"valid"`
+	Errors  []ValidationIssue `json:"errors"`
+	Missing []string          `json:"missing"`
+}
+
+// ValidationIssue is one schema violation.
+type ValidationIssue struct {
+	// Path is a JSON pointer (RFC 6901) into the arguments.
+	Path string `json:"path"`
+	// Keyword is the JSON Schema keyword that failed: required, type, enum, …
+	Keyword string `json:"keyword"`
+	Message string `json:"message"`
+}
+
+// ToolValidator checks arguments against a tool's input schema without
+// calling the tool. Unknown tools are ENOTFOUND; a tool whose schema cannot be
+// compiled is EINVALID.
+type ToolValidator interface {
+	ValidateToolArguments(ctx context.Context, tool string, args []byte) (*ValidationResult, error)
+}

@@ -1,0 +1,332 @@
+// Package config builds the effective configuration of `agents-mcp serve` and
+// `agents-mcp stdio` from four layers: flag > environment > config file >
+// default. Every effective setting remembers which layer supplied it, so that
+// startup can log where each value came from without ever printing a secret.
+//
+// The names users rely on (flags, environment variables, YAML keys) are part of
+// the external interface described in INTERFACE.md; they may only be added to.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults of the settings that have one. They are what `make run` uses, so
+// none of them may require an external service.
+const (
+	DefaultAddr            = "127.0.0.1:8080"
+	DefaultDataDir         = "./data"
+	DefaultMongoDatabase   = "agents_mcp"
+	DefaultEmbedder        = "hash"
+	DefaultLLM             = "auto"
+	DefaultLogLevel        = "info"
+	DefaultMaxBodyBytes    = 4 << 20
+	DefaultShutdownTimeout = 15 * time.Second
+	DefaultUpstreamTimeout = 30 * time.Second
+)
+
+// Source names the layer that supplied an effective setting: "default",
+// "file", "env:NAME" or "flag:--name".
+type Source string
+
+// The fixed sources; environment and flag sources carry the variable or flag
+// name, see [Config.Source].
+const (
+	SourceDefault Source = "default"
+	SourceFile    Source = "file"
+)
+
+func envSource(name string) Source  { return Source("env:" + name) }
+func flagSource(name string) Source { return Source("flag:--" + name) }
+
+// Config is the effective configuration. Load returns it validated; a Config
+// built by hand (for example from [Default] in tests) is not validated.
+//
+// Secret fields (OpenAIAPIKey, PineconeAPIKey, APIKeys, the MongoURI password,
+// upstream header and env values) are plain strings so that consumers can use
+// them, but every formatting path this package offers (String, GoString,
+// LogValue, Describe) redacts them.
+type Config struct {
+	Addr       string // host:port to listen on
+	ConfigFile string // YAML file that was read; empty when none
+	DataDir    string // home of the embedded SQLite store and vector index
+
+	MongoURI      string // empty selects the embedded store under DataDir
+	MongoDatabase string
+
+	PineconeAPIKey string // empty selects the embedded vector index
+	PineconeIndex  string
+	PineconeHost   string
+
+	Embedder          string // hash | openai | ollama | pinecone
+	EmbeddingsBaseURL string
+	EmbeddingsModel   string
+
+	LLM           string // auto | sampling | openai | builtin
+	OpenAIBaseURL string
+	OpenAIAPIKey  string
+	LLMModel      string
+
+	// APIKeys are the inbound bearer keys with every scope. When empty the
+	// caller must only serve loopback unless Insecure is set.
+	APIKeys []string
+
+	Stateless       bool          // serve MCP without sessions
+	MaxBodyBytes    int64         // largest accepted request body, > 0
+	ShutdownTimeout time.Duration // grace period for in-flight requests, >= 0
+	// AllowedOrigins (scheme://host[:port]) and AllowedHosts (host[:port])
+	// extend the DNS-rebinding protection beyond the listen address.
+	AllowedOrigins []string
+	AllowedHosts   []string
+	LogLevel       string // debug | info | warn | error
+
+	Insecure            bool // allow a non-loopback bind without API keys
+	ConformanceFixtures bool // add the conformance-suite fixtures
+
+	Upstreams []Upstream
+
+	sources map[string]Source
+}
+
+// Default returns the configuration used when nothing is configured. All
+// sources are [SourceDefault].
+func Default() *Config {
+	return &Config{
+		Addr:            DefaultAddr,
+		DataDir:         DefaultDataDir,
+		MongoDatabase:   DefaultMongoDatabase,
+		Embedder:        DefaultEmbedder,
+		LLM:             DefaultLLM,
+		MaxBodyBytes:    DefaultMaxBodyBytes,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		LogLevel:        DefaultLogLevel,
+	}
+}
+
+// Source reports which layer supplied the setting with the given name (the
+// names [Config.Describe] uses, e.g. "addr", "mongodb.uri", "embedder").
+// Settings nobody set, and unknown names, report [SourceDefault].
+func (c *Config) Source(name string) Source {
+	if s, ok := c.sources[name]; ok {
+		return s
+	}
+	return SourceDefault
+}
+
+func (c *Config) setSource(name string, s Source) {
+	if c.sources == nil {
+		c.sources = make(map[string]Source)
+	}
+	c.sources[name] = s
+}
+
+// IsLoopbackAddr reports whether Addr binds only loopback: a host of
+// 127.0.0.0/8, ::1 or "localhost". An empty host (":8080"), 0.0.0.0, :: and any
+// other name are not loopback, because they may be reachable from elsewhere.
+func (c *Config) IsLoopbackAddr() bool {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return ip.Unmap().IsLoopback()
+}
+
+// SlogLevel returns LogLevel as a slog.Level; an unknown level (only possible
+// in a Config that was not loaded) is Info.
+func (c *Config) SlogLevel() slog.Level {
+	switch c.LogLevel {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// Load builds the effective configuration from the command-line arguments
+// that follow the subcommand (e.g. os.Args[2:]) and the environment read
+// through getenv (nil means os.Getenv).
+//
+// Flags: --addr, --config, --data-dir, --stateless, --insecure, --log-level and
+// the hidden --conformance-fixtures. Only flags present in args override. The
+// config file is named by --config, else by AGENTS_MCP_CONFIG; naming a file
+// that cannot be read is an error. An environment variable counts as set only
+// when it is non-empty (after trimming spaces).
+//
+// Flag errors and -h are printed with the usage to stderr, as the flag package
+// does; -h returns an error that matches flag.ErrHelp with errors.Is. All
+// problems in the file values, environment and final settings are reported
+// together, each naming its field, joined with errors.Join.
+func Load(args []string, getenv func(string) string) (*Config, error) {
+	return load(args, getenv, os.Stderr)
+}
+
+// hiddenFlags are accepted but left out of the usage text: they exist for the
+// conformance harness, not for users.
+var hiddenFlags = map[string]bool{"conformance-fixtures": true}
+
+type flagValues struct {
+	addr, config, dataDir, logLevel string
+	stateless, insecure, fixtures   bool
+}
+
+func newFlagSet(out io.Writer) (*flag.FlagSet, *flagValues) {
+	v := &flagValues{}
+	fs := flag.NewFlagSet("agents-mcp", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&v.addr, "addr", DefaultAddr, "listen `host:port` (env AGENTS_MCP_ADDR)")
+	fs.StringVar(&v.config, "config", "", "YAML config `file` (env AGENTS_MCP_CONFIG)")
+	fs.StringVar(&v.dataDir, "data-dir", DefaultDataDir, "`dir`ectory of the embedded store and index (env AGENTS_MCP_DATA_DIR)")
+	fs.BoolVar(&v.stateless, "stateless", false, "serve MCP without sessions (env AGENTS_MCP_STATELESS)")
+	fs.BoolVar(&v.insecure, "insecure", false, "allow a non-loopback listen address without API keys")
+	fs.StringVar(&v.logLevel, "log-level", DefaultLogLevel, "debug, info, warn or error (env AGENTS_MCP_LOG_LEVEL)")
+	fs.BoolVar(&v.fixtures, "conformance-fixtures", false, "add the MCP conformance-suite fixtures")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: agents-mcp serve|stdio [flags]\n\nFlags:\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			if hiddenFlags[f.Name] {
+				return
+			}
+			name, usage := flag.UnquoteUsage(f)
+			line := "  --" + f.Name
+			if name != "" {
+				line += " " + name
+			}
+			fmt.Fprintf(w, "%s\n    \t%s", line, usage)
+			if f.DefValue != "" && f.DefValue != "false" {
+				fmt.Fprintf(w, " (default %q)", f.DefValue)
+			}
+			fmt.Fprintln(w)
+		})
+	}
+	return fs, v
+}
+
+func load(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	fs, fv := newFlagSet(out)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("config: unexpected argument %q", fs.Arg(0))
+	}
+	setFlags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
+
+	l := &loader{cfg: Default(), getenv: getenv}
+	c := l.cfg
+
+	// The file must be located before anything else is applied, since it is
+	// the lowest non-default layer.
+	switch {
+	case setFlags["config"]:
+		c.ConfigFile = fv.config
+		c.setSource("config", flagSource("config"))
+	case l.env("AGENTS_MCP_CONFIG") != "":
+		c.ConfigFile = l.env("AGENTS_MCP_CONFIG")
+		c.setSource("config", envSource("AGENTS_MCP_CONFIG"))
+	}
+	if c.ConfigFile != "" {
+		f, err := readFile(c.ConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		l.applyFile(f)
+	}
+
+	l.applyEnv()
+
+	if setFlags["addr"] {
+		c.Addr = fv.addr
+		c.setSource("addr", flagSource("addr"))
+	}
+	if setFlags["data-dir"] {
+		c.DataDir = fv.dataDir
+		c.setSource("data_dir", flagSource("data-dir"))
+	}
+	if setFlags["log-level"] {
+		c.LogLevel = strings.ToLower(strings.TrimSpace(fv.logLevel))
+		c.setSource("log_level", flagSource("log-level"))
+	}
+	if setFlags["stateless"] {
+		c.Stateless = fv.stateless
+		c.setSource("stateless", flagSource("stateless"))
+	}
+	if setFlags["insecure"] {
+		c.Insecure = fv.insecure
+		c.setSource("insecure", flagSource("insecure"))
+	}
+	if setFlags["conformance-fixtures"] {
+		c.ConformanceFixtures = fv.fixtures
+		c.setSource("conformance_fixtures", flagSource("conformance-fixtures"))
+	}
+
+	l.errs = append(l.errs, c.validate()...)
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	return c, nil
+}
+
+// loader carries the configuration being built and the problems found so far,
+// so that every layer can report all of its problems instead of the first.
+type loader struct {
+	cfg    *Config
+	getenv func(string) string
+	errs   []error
+}
+
+func (l *loader) errorf(field, format string, args ...any) {
+	l.errs = append(l.errs, fieldError(field, format, args...))
+}
+
+func fieldError(field, format string, args ...any) error {
+	return fmt.Errorf("config: %s: %s", field, fmt.Sprintf(format, args...))
+}
+
+func (l *loader) env(name string) string { return strings.TrimSpace(l.getenv(name)) }
+
+// splitList parses a comma-separated list: entries are trimmed and empty
+// entries dropped, so "a, ,b," is [a b].
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// cleanList applies the splitList rules to a list from the file.
+func cleanList(in []string) []string {
+	var out []string
+	for _, p := range in {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Redaction markers. They are fixed strings, never derived from the secret,
+// so that not even the length of a secret leaks.
+const (
+	redacted         = "[redacted]"
+	redactedPassword = "xxxxx"
+)
+
+// Setting is one effective setting as shown to operators: Value is already
+// redacted and safe to log.
+type Setting struct {
+	Name   string // e.g. "addr", "mongodb.uri", "upstreams[0]"
+	Value  string
+	Source Source
+}
+
+// Attrs returns the setting as name, value and source attributes, the shape of
+// the startup log line `setting name=addr value=127.0.0.1:8080 source=flag:--addr`.
+func (s Setting) Attrs() []slog.Attr {
+	return []slog.Attr{
+		slog.String("name", s.Name),
+		slog.String("value", s.Value),
+		slog.String("source", string(s.Source)),
+	}
+}
+
+// Describe returns every effective setting, in a stable order, with its
+// source and secrets redacted: API keys (only their count is shown), the
+// MongoDB password, credentials in URLs and query parameters that look like
+// credentials, and upstream header and env values. Upstream args are shown;
+// secrets for stdio upstreams belong in env.
+func (c *Config) Describe() []Setting {
+	var out []Setting
+	add := func(name, value string) {
+		out = append(out, Setting{Name: name, Value: value, Source: c.Source(name)})
+	}
+	add("addr", c.Addr)
+	add("config", c.ConfigFile)
+	add("data_dir", c.DataDir)
+	add("mongodb.uri", redactMongoURI(c.MongoURI))
+	add("mongodb.database", c.MongoDatabase)
+	add("pinecone.api_key", redactSecret(c.PineconeAPIKey))
+	add("pinecone.index", c.PineconeIndex)
+	add("pinecone.host", redactURL(c.PineconeHost))
+	add("embedder", c.Embedder)
+	add("embedder.base_url", redactURL(c.EmbeddingsBaseURL))
+	add("embedder.model", c.EmbeddingsModel)
+	add("llm", c.LLM)
+	add("llm.base_url", redactURL(c.OpenAIBaseURL))
+	add("llm.api_key", redactSecret(c.OpenAIAPIKey))
+	add("llm.model", c.LLMModel)
+	add("api_keys", redactKeys(len(c.APIKeys)))
+	add("stateless", strconv.FormatBool(c.Stateless))
+	add("max_body_bytes", strconv.FormatInt(c.MaxBodyBytes, 10))
+	add("shutdown_timeout", c.ShutdownTimeout.String())
+	add("allowed_origins", strings.Join(c.AllowedOrigins, ","))
+	add("allowed_hosts", strings.Join(c.AllowedHosts, ","))
+	add("log_level", c.LogLevel)
+	add("insecure", strconv.FormatBool(c.Insecure))
+	add("conformance_fixtures", strconv.FormatBool(c.ConformanceFixtures))
+	names := make([]string, len(c.Upstreams))
+	for i, u := range c.Upstreams {
+		names[i] = u.Name
+	}
+	add("upstreams", strings.Join(names, ","))
+	for i := range c.Upstreams {
+		out = append(out, Setting{
+			Name:   fmt.Sprintf("upstreams[%d]", i),
+			Value:  c.Upstreams[i].String(),
+			Source: c.Source("upstreams"),
+		})
+	}
+	return out
+}
+
+// LogSettings logs one "setting" line per effective setting at Info level,
+// the startup record of where each value came from.
+func (c *Config) LogSettings(ctx context.Context, logger *slog.Logger) {
+	for _, s := range c.Describe() {
+		logger.LogAttrs(ctx, slog.LevelInfo, "setting", s.Attrs()...)
+	}
+}
+
+// String describes the configuration with secrets redacted, so that an
+// accidental fmt.Print or %v of a Config does not leak them.
+func (c Config) String() string {
+	var b strings.Builder
+	for i, s := range c.Describe() {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s=%s (%s)", s.Name, s.Value, s.Source)
+	}
+	return b.String()
+}
+
+// GoString makes %#v as safe as %v.
+func (c Config) GoString() string { return "config.Config{" + c.String() + "}" }
+
+// LogValue makes slog.Any("config", cfg) log the redacted settings.
+func (c Config) LogValue() slog.Value {
+	settings := c.Describe()
+	attrs := make([]slog.Attr, len(settings))
+	for i, s := range settings {
+		attrs[i] = slog.String(s.Name, s.Value)
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// String describes the upstream with header and env values redacted.
+func (u Upstream) String() string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	redactMap := func(m map[string]string) string {
+		var kv []string
+		for _, k := range sortedKeys(m) {
+			kv = append(kv, k+":"+redacted)
+		}
+		return strings.Join(kv, ",")
+	}
+	add("name", u.Name)
+	add("transport", u.Transport)
+	add("url", redactURL(u.URL))
+	add("headers", redactMap(u.Headers))
+	add("command", u.Command)
+	if len(u.Args) > 0 {
+		add("args", fmt.Sprintf("%q", u.Args))
+	}
+	add("env", redactMap(u.Env))
+	add("tools.allow", strings.Join(u.Tools.Allow, ","))
+	add("tools.deny", strings.Join(u.Tools.Deny, ","))
+	if u.Timeout != 0 {
+		add("timeout", u.Timeout.String())
+	}
+	add("protocol_version", u.ProtocolVersion)
+	return strings.Join(parts, " ")
+}
+
+// GoString makes %#v as safe as %v.
+func (u Upstream) GoString() string { return "config.Upstream{" + u.String() + "}" }
+
+// LogValue makes slog.Any("upstream", u) log the redacted form.
+func (u Upstream) LogValue() slog.Value { return slog.StringValue(u.String()) }
+
+func redactSecret(s string) string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+func redactKeys(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return redacted + " (1 key)"
+	}
+	return fmt.Sprintf("%s (%d keys)", redacted, n)
+}
+
+// redactMongoURI keeps what helps diagnose a connection (user, hosts,
+// database, options) and hides the password and credential-like options.
+func redactMongoURI(s string) string { return redactURLWith(s, false) }
+
+// redactURL is redactMongoURI for other URLs, where a user without password is
+// often an API key (https://KEY@host) and is hidden too.
+func redactURL(s string) string { return redactURLWith(s, true) }
+
+// secretQueryKey matches query parameter names whose values are credentials,
+// including MongoDB's authMechanismProperties (AWS session tokens).
+var secretQueryKey = regexp.MustCompile(`(?i)pass|pwd|token|secret|key|sig|credential|authmechanismproperties`)
+
+func redactURLWith(s string, hideBareUser bool) string {
+	if s == "" {
+		return ""
+	}
+	// net/url copes with MongoDB's comma-separated host lists, but a
+	// password with unescaped reserved characters ("p@ss/word") can make it
+	// parse part of the password as host or path; an '@' outside the user
+	// info is taken as that sign, and the credentials are cut out by hand.
+	u, err := url.Parse(s)
+	if err != nil || strings.Contains(u.Opaque, "@") || strings.Contains(u.Path, "@") {
+		return redactURLByHand(s)
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), redactedPassword)
+		} else if hideBareUser {
+			u.User = url.User(redactedPassword)
+		}
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = redactQuery(u.RawQuery)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// redactURLByHand treats everything up to the last '@' before the query as
+// user info, which may over-redact an odd URL but never leaks a password.
+func redactURLByHand(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		if strings.Contains(s, "@") {
+			return redacted
+		}
+		return s
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	beforeQuery, query, hasQuery := strings.Cut(rest, "?")
+	if hasQuery {
+		query = "?" + redactQuery(query)
+	}
+	at := strings.LastIndex(beforeQuery, "@")
+	if at < 0 {
+		return scheme + "://" + beforeQuery + query
+	}
+	user, _, _ := strings.Cut(beforeQuery[:at], ":")
+	return scheme + "://" + user + ":" + redactedPassword + "@" + beforeQuery[at+1:] + query
+}
+
+// redactQuery hides the values of credential-like parameters, keeping the
+// parameter order so the result still reads like the input.
+func redactQuery(q string) string {
+	q, _, _ = strings.Cut(q, "#")
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		k, _, hasValue := strings.Cut(p, "=")
+		if hasValue && secretQueryKey.MatchString(k) {
+			parts[i] = k + "=" + redactedPassword
+		}
+	}
+	return strings.Join(parts, "&")
+}

@@ -1,0 +1,276 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// fileConfig is the YAML shape. Scalars are pointers so that a key present in
+// the file (even with a zero value such as `stateless: false`) is told apart
+// from an absent one and recorded as coming from the file. Durations are
+// strings so that a bad one is reported with its key.
+type fileConfig struct {
+	Addr            *string        `yaml:"addr"`
+	DataDir         *string        `yaml:"data_dir"`
+	MongoDB         *fileMongo     `yaml:"mongodb"`
+	Pinecone        *filePinecone  `yaml:"pinecone"`
+	Embedder        *fileEmbedder  `yaml:"embedder"`
+	LLM             *fileLLM       `yaml:"llm"`
+	APIKeys         *[]string      `yaml:"api_keys"`
+	Stateless       *bool          `yaml:"stateless"`
+	MaxBodyBytes    *int64         `yaml:"max_body_bytes"`
+	ShutdownTimeout *string        `yaml:"shutdown_timeout"`
+	AllowedOrigins  *[]string      `yaml:"allowed_origins"`
+	AllowedHosts    *[]string      `yaml:"allowed_hosts"`
+	LogLevel        *string        `yaml:"log_level"`
+	Upstreams       []fileUpstream `yaml:"upstreams"`
+}
+
+type fileMongo struct {
+	URI      *string `yaml:"uri"`
+	Database *string `yaml:"database"`
+}
+
+type filePinecone struct {
+	APIKey *string `yaml:"api_key"`
+	Index  *string `yaml:"index"`
+	Host   *string `yaml:"host"`
+}
+
+type fileEmbedder struct {
+	Kind    *string `yaml:"kind"`
+	BaseURL *string `yaml:"base_url"`
+	Model   *string `yaml:"model"`
+}
+
+type fileLLM struct {
+	Kind    *string `yaml:"kind"`
+	BaseURL *string `yaml:"base_url"`
+	APIKey  *string `yaml:"api_key"`
+	Model   *string `yaml:"model"`
+}
+
+type fileUpstream struct {
+	Name            string            `yaml:"name"`
+	Transport       string            `yaml:"transport"`
+	URL             string            `yaml:"url"`
+	Headers         map[string]string `yaml:"headers"`
+	Command         string            `yaml:"command"`
+	Args            []string          `yaml:"args"`
+	Env             map[string]string `yaml:"env"`
+	Tools           fileTools         `yaml:"tools"`
+	Timeout         string            `yaml:"timeout"`
+	ProtocolVersion string            `yaml:"protocol_version"`
+}
+
+type fileTools struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// yamlSections turns the Go type names in yaml.v3 messages into the YAML
+// section the user wrote.
+var yamlSections = map[string]string{
+	"config.fileConfig":   "top level",
+	"config.fileMongo":    "mongodb",
+	"config.filePinecone": "pinecone",
+	"config.fileEmbedder": "embedder",
+	"config.fileLLM":      "llm",
+	"config.fileUpstream": "upstreams entry",
+	"config.fileTools":    "upstreams[].tools",
+}
+
+var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
+
+// readFile reads and strictly decodes the config file: unknown keys and values
+// of the wrong type are errors naming the key or line, since a silently
+// ignored misspelt key is worse than a refusal to start.
+func readFile(path string) (*fileConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: reading config file: %w", err)
+	}
+	f := &fileConfig{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err = dec.Decode(f)
+	if errors.Is(err, io.EOF) { // empty file, or only comments
+		return f, nil
+	}
+	if err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, fmt.Errorf("config: %s: %w", path, err)
+		}
+		errs := make([]error, 0, len(te.Errors))
+		for _, msg := range te.Errors {
+			if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+				sect := yamlSections[m[3]]
+				if sect == "" {
+					sect = m[3]
+				}
+				msg = fmt.Sprintf("line %s: unknown key %q (in %s)", m[1], m[2], sect)
+			} else {
+				for typ, sect := range yamlSections {
+					msg = strings.ReplaceAll(msg, typ, sect+" mapping")
+				}
+			}
+			errs = append(errs, fmt.Errorf("config: %s: %s", path, msg))
+		}
+		return nil, errors.Join(errs...)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config: %s: more than one YAML document", path)
+	}
+	return f, nil
+}
+
+func (l *loader) fileString(name string, v *string, dst *string) {
+	if v != nil {
+		*dst = *v
+		l.cfg.setSource(name, SourceFile)
+	}
+}
+
+func (l *loader) fileList(name string, v *[]string, dst *[]string) {
+	if v != nil {
+		*dst = cleanList(*v)
+		l.cfg.setSource(name, SourceFile)
+	}
+}
+
+// applyFile copies the values present in the file; upstream problems are
+// collected, not returned, so they are reported with everything else.
+func (l *loader) applyFile(f *fileConfig) {
+	c := l.cfg
+	l.fileString("addr", f.Addr, &c.Addr)
+	l.fileString("data_dir", f.DataDir, &c.DataDir)
+	if m := f.MongoDB; m != nil {
+		l.fileString("mongodb.uri", m.URI, &c.MongoURI)
+		l.fileString("mongodb.database", m.Database, &c.MongoDatabase)
+	}
+	if p := f.Pinecone; p != nil {
+		l.fileString("pinecone.api_key", p.APIKey, &c.PineconeAPIKey)
+		l.fileString("pinecone.index", p.Index, &c.PineconeIndex)
+		l.fileString("pinecone.host", p.Host, &c.PineconeHost)
+	}
+	if e := f.Embedder; e != nil {
+		l.fileString("embedder", e.Kind, &c.Embedder)
+		l.fileString("embedder.base_url", e.BaseURL, &c.EmbeddingsBaseURL)
+		l.fileString("embedder.model", e.Model, &c.EmbeddingsModel)
+	}
+	if m := f.LLM; m != nil {
+		l.fileString("llm", m.Kind, &c.LLM)
+		l.fileString("llm.base_url", m.BaseURL, &c.OpenAIBaseURL)
+		l.fileString("llm.api_key", m.APIKey, &c.OpenAIAPIKey)
+		l.fileString("llm.model", m.Model, &c.LLMModel)
+	}
+	l.fileList("api_keys", f.APIKeys, &c.APIKeys)
+	if f.Stateless != nil {
+		c.Stateless = *f.Stateless
+		c.setSource("stateless", SourceFile)
+	}
+	if f.MaxBodyBytes != nil {
+		c.MaxBodyBytes = *f.MaxBodyBytes
+		c.setSource("max_body_bytes", SourceFile)
+	}
+	if f.ShutdownTimeout != nil {
+		d, err := time.ParseDuration(strings.TrimSpace(*f.ShutdownTimeout))
+		if err != nil {
+			l.errorf("shutdown_timeout", "invalid duration %q", *f.ShutdownTimeout)
+		} else {
+			c.ShutdownTimeout = d
+			c.setSource("shutdown_timeout", SourceFile)
+		}
+	}
+	l.fileList("allowed_origins", f.AllowedOrigins, &c.AllowedOrigins)
+	l.fileList("allowed_hosts", f.AllowedHosts, &c.AllowedHosts)
+	l.fileString("log_level", f.LogLevel, &c.LogLevel)
+	if f.Upstreams != nil {
+		c.setSource("upstreams", SourceFile)
+		for i, fu := range f.Upstreams {
+			u, errs := fu.resolve(fmt.Sprintf("upstreams[%d]", i), l.getenv)
+			l.errs = append(l.errs, errs...)
+			c.Upstreams = append(c.Upstreams, u)
+		}
+	}
+	// Enumerations are case-insensitive for users but compared exactly by
+	// consumers.
+	c.Embedder = strings.ToLower(strings.TrimSpace(c.Embedder))
+	c.LLM = strings.ToLower(strings.TrimSpace(c.LLM))
+	c.LogLevel = strings.ToLower(strings.TrimSpace(c.LogLevel))
+}
+
+func (l *loader) envString(name, env string, dst *string) {
+	if v := l.env(env); v != "" {
+		*dst = v
+		l.cfg.setSource(name, envSource(env))
+	}
+}
+
+func (l *loader) envList(name, env string, dst *[]string) {
+	if v := l.env(env); v != "" {
+		*dst = splitList(v)
+		l.cfg.setSource(name, envSource(env))
+	}
+}
+
+// applyEnv overrides the file with every non-empty environment variable.
+func (l *loader) applyEnv() {
+	c := l.cfg
+	l.envString("addr", "AGENTS_MCP_ADDR", &c.Addr)
+	l.envString("data_dir", "AGENTS_MCP_DATA_DIR", &c.DataDir)
+	l.envString("mongodb.uri", "MONGODB_URI", &c.MongoURI)
+	l.envString("mongodb.database", "MONGODB_DATABASE", &c.MongoDatabase)
+	l.envString("pinecone.api_key", "PINECONE_API_KEY", &c.PineconeAPIKey)
+	l.envString("pinecone.index", "PINECONE_INDEX", &c.PineconeIndex)
+	l.envString("pinecone.host", "PINECONE_HOST", &c.PineconeHost)
+	l.envString("embedder", "AGENTS_MCP_EMBEDDER", &c.Embedder)
+	l.envString("embedder.base_url", "EMBEDDINGS_BASE_URL", &c.EmbeddingsBaseURL)
+	l.envString("embedder.model", "EMBEDDINGS_MODEL", &c.EmbeddingsModel)
+	l.envString("llm", "AGENTS_MCP_LLM", &c.LLM)
+	l.envString("llm.base_url", "OPENAI_BASE_URL", &c.OpenAIBaseURL)
+	l.envString("llm.api_key", "OPENAI_API_KEY", &c.OpenAIAPIKey)
+	l.envString("llm.model", "AGENTS_MCP_LLM_MODEL", &c.LLMModel)
+	l.envList("api_keys", "AGENTS_MCP_API_KEYS", &c.APIKeys)
+	if v := l.env("AGENTS_MCP_STATELESS"); v != "" {
+		if b, err := strconv.ParseBool(v); err != nil {
+			l.errorf("AGENTS_MCP_STATELESS", "invalid boolean %q", v)
+		} else {
+			c.Stateless = b
+			c.setSource("stateless", envSource("AGENTS_MCP_STATELESS"))
+		}
+	}
+	if v := l.env("AGENTS_MCP_MAX_BODY_BYTES"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil {
+			l.errorf("AGENTS_MCP_MAX_BODY_BYTES", "invalid integer %q", v)
+		} else {
+			c.MaxBodyBytes = n
+			c.setSource("max_body_bytes", envSource("AGENTS_MCP_MAX_BODY_BYTES"))
+		}
+	}
+	if v := l.env("AGENTS_MCP_SHUTDOWN_TIMEOUT"); v != "" {
+		if d, err := time.ParseDuration(v); err != nil {
+			l.errorf("AGENTS_MCP_SHUTDOWN_TIMEOUT", "invalid duration %q", v)
+		} else {
+			c.ShutdownTimeout = d
+			c.setSource("shutdown_timeout", envSource("AGENTS_MCP_SHUTDOWN_TIMEOUT"))
+		}
+	}
+	l.envList("allowed_origins", "AGENTS_MCP_ALLOWED_ORIGINS", &c.AllowedOrigins)
+	l.envList("allowed_hosts", "AGENTS_MCP_ALLOWED_HOSTS", &c.AllowedHosts)
+	l.envString("log_level", "AGENTS_MCP_LOG_LEVEL", &c.LogLevel)
+	c.Embedder = strings.ToLower(c.Embedder)
+	c.LLM = strings.ToLower(c.LLM)
+	c.LogLevel = strings.ToLower(c.LogLevel)
+}

@@ -1,0 +1,59 @@
+// Command agents-mcp is the Agents MCP Server: an MCP router, orchestrator and
+// memory for AI agents. See README.md for usage.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `Usage: agents-mcp <command> [flags]
+
+Commands:
+  serve     serve MCP over HTTP (/mcp streamable, /sse legacy) plus /healthz, /readyz
+  stdio     serve MCP over stdin/stdout
+  version   print the version
+
+Run "agents-mcp serve -h" for the flags; environment variables are listed in README.md.
+`
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serveCommand(ctx, args[1:], getenv, stderr)
+	case "stdio":
+		err = stdioCommand(ctx, args[1:], getenv, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "agents-mcp %s\n", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "agents-mcp: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agents-mcp: %v\n", err)
+		return 1
+	}
+	return 0
+}

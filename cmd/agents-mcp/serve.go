@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/agents-mcp/agents-mcp/api"
+	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// keepAlive is how often sessions are pinged; three misses close a session.
+const keepAlive = 30 * time.Second
+
+func serveCommand(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, err := config.Load(args, getenv)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg, stderr)
+	cfg.LogSettings(ctx, logger)
+	if !cfg.IsLoopbackAddr() && len(cfg.APIKeys) == 0 && !cfg.Insecure {
+		return fmt.Errorf("refusing to serve on non-loopback address %s without credentials: set AGENTS_MCP_API_KEYS (or api_keys in the config file), or pass --insecure to accept unauthenticated clients", cfg.Addr)
+	}
+	a, err := assemble(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.stop()
+
+	mcpHTTP := a.router.HTTPHandler(router.HTTPOptions{
+		Stateless:      cfg.Stateless,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		AllowedHosts:   cfg.AllowedHosts,
+		AllowedOrigins: cfg.AllowedOrigins,
+		Logger:         logger,
+	})
+	var mcpHandler http.Handler = mcpHTTP
+	if len(cfg.APIKeys) > 0 {
+		mcpHandler = api.RequireAPIKey(cfg.APIKeys, "mcp", mcpHTTP)
+	} else if !cfg.IsLoopbackAddr() {
+		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", cfg.Addr)
+	}
+	mux := http.NewServeMux()
+	for _, p := range []string{"/mcp", "/sse", "/messages"} {
+		mux.Handle(p, mcpHandler)
+	}
+	health := &api.Health{
+		Draining: a.router.Draining,
+		Checks: map[string]api.ReadinessCheck{
+			"router": func(context.Context) (any, error) {
+				return map[string]any{"tools": len(a.router.Tools()), "problems": a.router.Problems()}, nil
+			},
+		},
+	}
+	health.Register(mux)
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	logger.Info("serving", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "sse", "http://"+ln.Addr().String()+"/sse", "version", version)
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	return shutdown(srv, serveErr, a.router, mcpHTTP, cfg.ShutdownTimeout, logger)
+}
+
+// shutdown stops accepting connections, lets in-flight MCP requests finish
+// within timeout, then closes the long-lived streams (legacy SSE, streamable
+// GET) that would otherwise keep the server open.
+func shutdown(srv *http.Server, serveErr <-chan error, r *router.Router, mcpHTTP *router.HTTPHandler, timeout time.Duration, logger *slog.Logger) error {
+	logger.Info("shutting down", "grace", timeout.String())
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	shutdownDone := make(chan error, 1)
+	go func() { shutdownDone <- srv.Shutdown(ctx) }()
+
+	if left := r.Drain(ctx); left > 0 {
+		logger.Warn("shutdown deadline reached with requests still running", "requests", left)
+	}
+	mcpHTTP.Close()
+	r.CloseSessions()
+
+	err := <-shutdownDone
+	if errors.Is(err, context.DeadlineExceeded) {
+		logger.Warn("closing remaining connections")
+		err = srv.Close()
+	}
+	if serr := <-serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	logger.Info("stopped")
+	return err
+}

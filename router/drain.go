@@ -1,0 +1,92 @@
+package router
+
+import (
+	"context"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// drainTracker counts in-flight requests so that shutdown can wait for them,
+// and refuses new requests once draining has begun.
+type drainTracker struct {
+	mu       sync.Mutex
+	inflight int
+	draining bool
+	idle     chan struct{} // closed when draining and inflight reaches zero
+}
+
+func newDrainTracker() *drainTracker {
+	return &drainTracker{idle: make(chan struct{})}
+}
+
+func (d *drainTracker) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// Notifications and answers to our own requests keep flowing while
+		// draining: in-flight calls may depend on them (cancellation,
+		// sampling results).
+		if isNotification(method) {
+			return next(ctx, method, req)
+		}
+		d.mu.Lock()
+		if d.draining {
+			d.mu.Unlock()
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server is shutting down; retry on another replica or after restart"}
+		}
+		d.inflight++
+		d.mu.Unlock()
+		defer d.done()
+		return next(ctx, method, req)
+	}
+}
+
+func (d *drainTracker) done() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.inflight--
+	if d.draining && d.inflight == 0 {
+		close(d.idle)
+	}
+}
+
+// Drain refuses new requests and waits until the in-flight ones have
+// finished or ctx ends. It reports how many requests were still running.
+func (r *Router) Drain(ctx context.Context) (stillRunning int) {
+	d := r.drain
+	d.mu.Lock()
+	if !d.draining {
+		d.draining = true
+		if d.inflight == 0 {
+			close(d.idle)
+		}
+	}
+	d.mu.Unlock()
+	select {
+	case <-d.idle:
+		return 0
+	case <-ctx.Done():
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.inflight
+	}
+}
+
+// Draining reports whether [Router.Drain] has been called.
+func (r *Router) Draining() bool {
+	r.drain.mu.Lock()
+	defer r.drain.mu.Unlock()
+	return r.drain.draining
+}
+
+// CloseSessions ends every connected MCP session (all transports), which
+// ends their open streams. Call it after [Router.Drain].
+func (r *Router) CloseSessions() {
+	for ss := range r.server.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+func isNotification(method string) bool {
+	return len(method) > len("notifications/") && method[:len("notifications/")] == "notifications/"
+}

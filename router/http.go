@@ -1,0 +1,330 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/router/sse"
+)
+
+// DefaultMaxBodyBytes bounds one HTTP request body on every MCP endpoint.
+const DefaultMaxBodyBytes = 4 << 20
+
+// HTTPOptions configure [Router.HTTPHandler].
+type HTTPOptions struct {
+	// Stateless serves /mcp without sessions: every POST is a complete
+	// exchange and server→client requests (sampling, elicitation) are
+	// unavailable. Required behind a load balancer without session affinity.
+	// Without it, /mcp is stateful, and requests of the sessionless protocol
+	// (2026-07-28 and later) are still served statelessly.
+	Stateless bool
+	// MaxBodyBytes bounds request bodies; zero means [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+	// SessionTimeout closes stateful /mcp sessions idle for this long, so
+	// clients that vanish without DELETE do not leak sessions. Zero means 30
+	// minutes; negative disables the timeout.
+	SessionTimeout time.Duration
+	// AllowedHosts and AllowedOrigins widen DNS-rebinding protection; see
+	// [RebindingProtection].
+	AllowedHosts, AllowedOrigins []string
+	Logger                       *slog.Logger
+}
+
+// HTTPHandler serves the MCP HTTP endpoints of one [Router]:
+//
+//   - /mcp: streamable HTTP (POST, GET, DELETE);
+//   - /sse and /messages: legacy HTTP+SSE (GET /sse opens the stream, POSTs go
+//     to /messages?sessionId=…);
+//   - POST /sse without a session: one JSON-RPC request answered with a plain
+//     JSON-RPC response, for clients of the original Agents MCP Server.
+//
+// Every endpoint is behind DNS-rebinding protection and a body-size limit.
+// On /mcp, malformed JSON-RPC is answered with proper JSON-RPC errors (see
+// [JSONRPCGuard]) rather than the SDK's plain-text 400s.
+type HTTPHandler struct {
+	mux *http.ServeMux
+	sse *sse.Handler
+}
+
+// HTTPHandler builds the HTTP face of r.
+func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
+	logger := opts.Logger
+	if logger == nil {
+		logger = r.logger
+	}
+	maxBody := opts.MaxBodyBytes
+	if maxBody == 0 {
+		maxBody = DefaultMaxBodyBytes
+	}
+	timeout := opts.SessionTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Minute
+	} else if timeout < 0 {
+		timeout = 0
+	}
+	getServer := func(*http.Request) *mcp.Server { return r.server }
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		Logger:                     logger,
+		MaxRequestBodyBytes:        maxBody,
+		DisableLocalhostProtection: true, // RebindingProtection covers it, configurably
+	})
+	main := stateless
+	if !opts.Stateless {
+		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+			Logger:                     logger,
+			MaxRequestBodyBytes:        maxBody,
+			SessionTimeout:             timeout,
+			EventStore:                 mcp.NewMemoryEventStore(nil), // lets clients resume a broken stream
+			DisableLocalhostProtection: true,
+		})
+	}
+	// The compatibility endpoint wants a plain JSON body, never a stream.
+	compat := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		Logger:                     logger,
+		MaxRequestBodyBytes:        maxBody,
+		DisableLocalhostProtection: true,
+	})
+
+	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, KnownMethod: r.knownMethod}
+	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if usesSessionlessProtocol(req) {
+			stateless.ServeHTTP(w, req)
+			return
+		}
+		main.ServeHTTP(w, req)
+	}))
+	compatEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// Clients of the original server send neither the Accept header the
+		// streamable transport insists on nor, sometimes, a Content-Type.
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		compat.ServeHTTP(w, req)
+	}))
+	sseHandler := sse.NewHandler(getServer, &sse.Options{
+		MessagesPath:        "/messages",
+		MaxRequestBodyBytes: maxBody,
+		Logger:              logger,
+		OnSessionlessPOST:   compatEndpoint.ServeHTTP,
+	})
+
+	protect := RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", protect.Wrap(mcpEndpoint))
+	mux.Handle("/sse", protect.Wrap(sseHandler))
+	mux.Handle("/messages", protect.Wrap(sseHandler))
+	return &HTTPHandler{mux: mux, sse: sseHandler}
+}
+
+// ServeHTTP implements http.Handler for the paths listed on [HTTPHandler].
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mux.ServeHTTP(w, req) }
+
+// Close ends every open legacy SSE stream and refuses new ones. Streamable
+// sessions end with [Router.CloseSessions].
+func (h *HTTPHandler) Close() { h.sse.Close() }
+
+// knownMethod reports whether the server handles method, so that the guard
+// can answer unknown ones with -32601 itself.
+func (r *Router) knownMethod(method string) bool {
+	_, ok := knownMethods[method]
+	return ok
+}
+
+// knownMethods is what a go-sdk v1.8.0 server receives (its serverMethodInfos)
+// plus our custom methods. A test checks each against the live server.
+var knownMethods = map[string]methodKind{
+	"initialize":                       callMethod,
+	"ping":                             callMethod,
+	"completion/complete":              callMethod,
+	"server/discover":                  callMethod,
+	"prompts/list":                     callMethod,
+	"prompts/get":                      callMethod,
+	"tools/list":                       callMethod,
+	"tools/call":                       callMethod,
+	"resources/list":                   callMethod,
+	"resources/templates/list":         callMethod,
+	"resources/read":                   callMethod,
+	"resources/subscribe":              callMethod,
+	"resources/unsubscribe":            callMethod,
+	"subscriptions/listen":             callMethod,
+	"logging/setLevel":                 callMethod,
+	MethodValidate:                     callMethod,
+	"notifications/cancelled":          notificationMethod,
+	"notifications/initialized":        notificationMethod,
+	"notifications/roots/list_changed": notificationMethod,
+	"notifications/progress":           notificationMethod,
+}
+
+type methodKind int
+
+const (
+	callMethod methodKind = iota
+	notificationMethod
+)
+
+// usesSessionlessProtocol reports whether a request speaks MCP 2026-07-28 or
+// later, which has no initialize handshake and no session.
+func usesSessionlessProtocol(req *http.Request) bool {
+	if v := req.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v >= "2026-07-28"
+	}
+	return false
+}
+
+// JSONRPCGuard checks POSTed JSON-RPC before it reaches the SDK's streamable
+// transport, which rejects malformed input with plain-text HTTP errors. It
+// answers, with a JSON-RPC error body:
+//
+//   - a body over MaxBodyBytes: HTTP 413, -32600;
+//   - an empty or non-JSON body: HTTP 400, -32700;
+//   - JSON that is not a JSON-RPC 2.0 message: HTTP 400, -32600;
+//   - a batch when the protocol version (MCP-Protocol-Version) is 2025-06-18
+//     or later, which removed batching: HTTP 400, -32600;
+//   - a notification method sent with an id, or a request method without
+//     one: HTTP 400, -32600;
+//   - a call of an unknown method: HTTP 200 with a -32601 response.
+//
+// A notification of an unknown method is accepted (202) and dropped, as
+// JSON-RPC requires. Anything else is passed on with its body intact.
+type JSONRPCGuard struct {
+	MaxBodyBytes int64
+	KnownMethod  func(method string) bool
+}
+
+// Wrap returns next behind the guard. Non-POST requests pass untouched.
+func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost {
+			next.ServeHTTP(w, req)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, g.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				WriteJSONRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+					fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit))
+				return
+			}
+			WriteJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "failed to read request body")
+			return
+		}
+		if status, id, code, msg := g.check(req, body); code != 0 {
+			if status == http.StatusAccepted {
+				w.WriteHeader(status)
+				return
+			}
+			WriteJSONRPCError(w, status, id, code, msg)
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		next.ServeHTTP(w, req)
+	})
+}
+
+// check classifies body; a zero code means "pass it on".
+func (g *JSONRPCGuard) check(req *http.Request, body []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: empty request body"
+	}
+	if !json.Valid(body) {
+		return http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: request body is not valid JSON"
+	}
+	if body[0] == '[' {
+		if v := req.Header.Get("Mcp-Protocol-Version"); v >= "2025-06-18" {
+			return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Invalid Request: JSON-RPC batches are not supported in protocol version %s (removed in 2025-06-18)", v)
+		}
+		var elems []json.RawMessage
+		if json.Unmarshal(body, &elems) != nil || len(elems) == 0 {
+			return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: empty batch"
+		}
+		for _, e := range elems {
+			if status, id, code, msg := g.checkMessage(e); code != 0 && status != http.StatusAccepted {
+				return status, id, code, msg
+			}
+		}
+		return 0, id, 0, ""
+	}
+	return g.checkMessage(body)
+}
+
+func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	m, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return http.StatusBadRequest, rawID(data), jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+	}
+	r, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return 0, id, 0, "" // a response to one of our requests
+	}
+	if r.Method == "" {
+		return http.StatusBadRequest, r.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: empty method"
+	}
+	kind, known := knownMethods[r.Method]
+	if g.KnownMethod != nil {
+		known = g.KnownMethod(r.Method)
+	}
+	switch {
+	case !known && r.IsCall():
+		return http.StatusOK, r.ID, jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %q", r.Method)
+	case !known:
+		return http.StatusAccepted, id, -1, "" // unknown notification: drop silently
+	case kind == notificationMethod && r.IsCall():
+		return http.StatusBadRequest, r.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: notification %q must not carry an id", r.Method)
+	case kind == callMethod && !r.IsCall():
+		return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: %q is a request and needs an id", r.Method)
+	}
+	return 0, id, 0, ""
+}
+
+// rawID recovers the id of a message that did not decode, so the error can
+// still be correlated when the id itself was fine.
+func rawID(data []byte) jsonrpc.ID {
+	var probe struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return jsonrpc.ID{}
+	}
+	if f, ok := probe.ID.(float64); ok && f == float64(int64(f)) {
+		probe.ID = int64(f)
+	}
+	id, err := jsonrpc.MakeID(probe.ID)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
+// WriteJSONRPCError writes a JSON-RPC error response as an HTTP response.
+// A zero id is written as null, as JSON-RPC requires when the request's id
+// is unknown.
+func WriteJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, msg string) {
+	body := struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", id.Raw(), &jsonrpc.Error{Code: int64(code), Message: msg}}
+	data, err := json.Marshal(body)
+	if err != nil {
+		http.Error(w, msg, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}

@@ -1,0 +1,370 @@
+// Package router is the MCP face of agents-mcp: one registry of tools from
+// several [agentsmcp.ToolProvider]s, served through one go-sdk [mcp.Server]
+// over streamable HTTP, legacy HTTP+SSE and stdio.
+//
+// The router owns what the SDK does not: the merged tool registry (with
+// collision reports), argument validation with cached compiled schemas, the
+// tools/validate method, JSON-RPC error codes in front of the HTTP transports,
+// and graceful draining. Everything else of the protocol (initialize and
+// version negotiation, ping, logging/setLevel, pagination, resources, prompts,
+// completion, subscriptions) is the SDK's.
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// ServerName is the implementation name announced in initialize.
+const ServerName = "agents-mcp"
+
+// Options configure a [Router].
+type Options struct {
+	// Version is announced as serverInfo.version.
+	Version string
+	// Instructions are sent to clients in the initialize result.
+	Instructions string
+	// Logger receives the router's logs; nil discards them.
+	Logger *slog.Logger
+	// PageSize bounds list results (tools/list, resources/list, …); zero
+	// means the SDK default.
+	PageSize int
+	// KeepAlive, if positive, pings each session at this interval and closes
+	// sessions that stop answering, so dead legacy-SSE clients are reaped.
+	KeepAlive time.Duration
+}
+
+// Router merges the tools of its providers into one MCP server.
+//
+// A Router is safe for concurrent use. Tool names are unique across providers:
+// the provider added first keeps a contested name, and the collision is
+// reported by [Router.AddProvider] and [Router.Refresh] and kept in
+// [Router.Problems].
+type Router struct {
+	server *mcp.Server
+	logger *slog.Logger
+	drain  *drainTracker
+
+	mu        sync.RWMutex
+	providers []agentsmcp.ToolProvider
+	tools     map[string]*toolEntry  // client-visible name → entry
+	problems  map[string][]string    // provider → problems found at its last listing
+	completer map[completionKey]CompletionFunc
+}
+
+type toolEntry struct {
+	tool     *mcp.Tool
+	raw      []byte // the tool as JSON, to detect changes on refresh
+	provider agentsmcp.ToolProvider
+	schema   *compiledSchema
+}
+
+// New returns a router with no providers. Add local tools with
+// [NewLocalTools] and [Router.AddProvider].
+func New(opts Options) *Router {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Router{
+		logger:    logger,
+		drain:     newDrainTracker(),
+		tools:     map[string]*toolEntry{},
+		problems:  map[string][]string{},
+		completer: map[completionKey]CompletionFunc{},
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	r.server = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "Agents MCP Server", Version: version}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       logger,
+		PageSize:     opts.PageSize,
+		KeepAlive:    opts.KeepAlive,
+		// Three misses before a session is closed: one slow answer from a
+		// busy client must not end its session.
+		KeepAliveFailureThreshold: 3,
+		CompletionHandler:         r.complete,
+		// The SDK records subscriptions itself and delivers
+		// notifications/resources/updated; nothing more is needed here.
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		Capabilities: &mcp.ServerCapabilities{
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+		},
+	})
+	r.server.AddReceivingMiddleware(r.drain.middleware)
+	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
+		panic(err) // only possible if MethodValidate shadowed a standard method
+	}
+	return r
+}
+
+// Server returns the MCP server that the transports serve. Resources and
+// prompts are registered on it directly (AddResource, AddPrompt, …).
+func (r *Router) Server() *mcp.Server { return r.server }
+
+// AddProvider lists p's tools and registers them. When p implements
+// [agentsmcp.ToolChangeNotifier], its tools are re-listed on every change it
+// reports. The returned error reports a failed listing or name problems
+// (collisions, invalid names or schemas); the tools without problems are
+// registered either way.
+func (r *Router) AddProvider(ctx context.Context, p agentsmcp.ToolProvider) error {
+	r.mu.Lock()
+	if slices.ContainsFunc(r.providers, func(q agentsmcp.ToolProvider) bool { return q.Name() == p.Name() }) {
+		r.mu.Unlock()
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "provider %q is already registered", p.Name())
+	}
+	r.providers = append(r.providers, p)
+	r.mu.Unlock()
+	if n, ok := p.(agentsmcp.ToolChangeNotifier); ok {
+		n.OnToolsChanged(func() {
+			// The provider's callback must not block, and refreshing lists
+			// tools, so it runs on its own goroutine, bounded by a timeout.
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := r.Refresh(ctx, p.Name()); err != nil {
+					r.logger.Warn("refresh tools", "provider", p.Name(), "error", err)
+				}
+			}()
+		})
+	}
+	return r.Refresh(ctx, p.Name())
+}
+
+// RemoveProvider unregisters a provider and all of its tools.
+func (r *Router) RemoveProvider(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.providers = slices.DeleteFunc(r.providers, func(p agentsmcp.ToolProvider) bool { return p.Name() == name })
+	var gone []string
+	for toolName, e := range r.tools {
+		if e.provider.Name() == name {
+			gone = append(gone, toolName)
+			delete(r.tools, toolName)
+		}
+	}
+	delete(r.problems, name)
+	r.server.RemoveTools(gone...)
+}
+
+// Refresh re-lists the named provider's tools and applies the difference:
+// removed tools disappear, new and changed ones are (re)registered, which
+// also drops their cached compiled schemas. Clients are notified with
+// notifications/tools/list_changed (debounced by the SDK).
+func (r *Router) Refresh(ctx context.Context, providerName string) error {
+	r.mu.RLock()
+	idx := slices.IndexFunc(r.providers, func(p agentsmcp.ToolProvider) bool { return p.Name() == providerName })
+	var p agentsmcp.ToolProvider
+	if idx >= 0 {
+		p = r.providers[idx]
+	}
+	r.mu.RUnlock()
+	if p == nil {
+		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "provider %q is not registered", providerName)
+	}
+
+	listed, err := p.Tools(ctx)
+	if err != nil {
+		return fmt.Errorf("list tools of %q: %w", providerName, err)
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.providers, p) {
+		return nil // removed while we were listing
+	}
+	var problems []string
+	seen := map[string]bool{}
+	for _, t := range listed {
+		if err := checkTool(t); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		if seen[t.Name] {
+			problems = append(problems, fmt.Sprintf("tool %q is listed twice", t.Name))
+			continue
+		}
+		seen[t.Name] = true
+		raw, err := json.Marshal(t)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("tool %q cannot be encoded: %v", t.Name, err))
+			continue
+		}
+		old, exists := r.tools[t.Name]
+		if exists && old.provider != p {
+			problems = append(problems, fmt.Sprintf("tool %q collides with the tool of the same name from provider %q, which keeps it", t.Name, old.provider.Name()))
+			continue
+		}
+		if exists && string(old.raw) == string(raw) {
+			continue
+		}
+		e := &toolEntry{tool: t, raw: raw, provider: p, schema: newCompiledSchema(inputSchemaJSON(t))}
+		r.tools[t.Name] = e
+		r.server.AddTool(t, r.toolHandler(e))
+	}
+	var gone []string
+	for name, e := range r.tools {
+		if e.provider == p && !seen[name] {
+			gone = append(gone, name)
+			delete(r.tools, name)
+		}
+	}
+	if len(gone) > 0 {
+		r.server.RemoveTools(gone...)
+	}
+	r.problems[providerName] = problems
+	if len(problems) > 0 {
+		for _, msg := range problems {
+			r.logger.Warn("tool registration problem", "provider", providerName, "problem", msg)
+		}
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "provider %q: %d tool problem(s): %s", providerName, len(problems), problems[0])
+	}
+	return nil
+}
+
+// Problems returns, per provider, the problems found when its tools were last
+// listed (collisions, invalid names, unusable schemas).
+func (r *Router) Problems() map[string][]string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make(map[string][]string, len(r.problems))
+	for k, v := range r.problems {
+		if len(v) > 0 {
+			out[k] = slices.Clone(v)
+		}
+	}
+	return out
+}
+
+// Tools returns a snapshot of every registered tool, sorted by name.
+func (r *Router) Tools() []*mcp.Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*mcp.Tool, 0, len(r.tools))
+	for _, e := range r.tools {
+		out = append(out, e.tool)
+	}
+	slices.SortFunc(out, func(a, b *mcp.Tool) int {
+		if a.Name < b.Name {
+			return -1
+		} else if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// ToolSource returns the name of the provider that serves tool.
+func (r *Router) ToolSource(tool string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[tool]
+	if !ok {
+		return "", false
+	}
+	return e.provider.Name(), true
+}
+
+func (r *Router) entry(name string) (*toolEntry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[name]
+	return e, ok
+}
+
+// checkTool rejects tools the SDK would panic on or clients would refuse.
+func checkTool(t *mcp.Tool) error {
+	if t == nil {
+		return errors.New("nil tool")
+	}
+	if !agentsmcp.ToolNamePattern.MatchString(t.Name) {
+		return fmt.Errorf("tool name %q does not match %s", t.Name, agentsmcp.ToolNamePattern)
+	}
+	raw := inputSchemaJSON(t)
+	var probe struct {
+		Type any `json:"type"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &probe) != nil {
+		return fmt.Errorf("tool %q: input schema is not a JSON object", t.Name)
+	}
+	if probe.Type != "object" {
+		return fmt.Errorf("tool %q: input schema must have \"type\": \"object\" (got %v)", t.Name, probe.Type)
+	}
+	return nil
+}
+
+// inputSchemaJSON returns the tool's input schema as JSON without
+// re-encoding a json.RawMessage, so upstream bytes are what gets compiled.
+func inputSchemaJSON(t *mcp.Tool) json.RawMessage {
+	switch s := t.InputSchema.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		return s
+	case []byte:
+		return s
+	default:
+		b, err := json.Marshal(s)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+}
+
+// toolHandler validates the arguments of a call and hands it to the entry's
+// provider. Argument problems and tool failures are tool results with
+// isError set (so a model can correct itself, as MCP asks); only
+// *jsonrpc.Error values from a provider become protocol errors.
+func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		issues, _, err := e.schema.validate(req.Params.Arguments)
+		if err != nil {
+			if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: agentsmcp.ErrorMessage(err)}
+			}
+			// An uncompilable schema must not make the tool unusable; the
+			// provider (or upstream) still checks its own input.
+			r.logger.Warn("input schema unusable; calling without validation", "tool", e.tool.Name, "error", err)
+		} else if len(issues) > 0 {
+			return errorResult(summarizeIssues(e.tool.Name, issues)), nil
+		}
+		res, err := e.provider.CallTool(ctx, req)
+		if err != nil {
+			var werr *jsonrpc.Error
+			if errors.As(err, &werr) {
+				return nil, werr
+			}
+			if ctx.Err() != nil {
+				return errorResult(fmt.Sprintf("tool %q was cancelled or timed out", e.tool.Name)), nil
+			}
+			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
+			return errorResult(agentsmcp.ErrorMessage(err)), nil
+		}
+		if res == nil {
+			res = &mcp.CallToolResult{}
+		}
+		return res, nil
+	}
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}

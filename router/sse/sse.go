@@ -1,0 +1,410 @@
+// Package sse serves MCP sessions over the legacy HTTP+SSE transport defined
+// by the [2024-11-05 version] of the MCP spec.
+//
+// It replaces go-sdk's [mcp.NewSSEHandler] for two reasons: that handler
+// rejects JSON-RPC methods missing from the SDK's static method table (so
+// methods added with [mcp.AddReceivingCustomMethod] are unreachable), and it
+// never sets [jsonrpc.Request.Extra], so handlers cannot see the HTTP headers
+// or the verified token of the POST that carried their request.
+//
+// [2024-11-05 version]: https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
+package sse
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults applied when the corresponding [Options] field is zero.
+const (
+	DefaultMessagesPath        = "/messages"
+	DefaultMaxRequestBodyBytes = 4 << 20
+	DefaultKeepAlive           = 15 * time.Second
+)
+
+// queueSize bounds the messages accepted but not yet read by the session.
+// When it is full, POSTs wait rather than drop, so a slow session applies
+// back-pressure to its client instead of losing messages.
+const queueSize = 64
+
+// Options configures a [Handler]. The zero value is valid.
+type Options struct {
+	// MessagesPath is the path announced in the 'endpoint' event; clients POST
+	// their messages to MessagesPath?sessionId=<id>. The Handler must be
+	// reachable at that path. Default [DefaultMessagesPath].
+	MessagesPath string
+
+	// MaxRequestBodyBytes limits a POSTed message; larger bodies are answered
+	// with 413. Zero means [DefaultMaxRequestBodyBytes]; negative disables the
+	// limit.
+	MaxRequestBodyBytes int64
+
+	// KeepAlive is the interval between SSE comment lines sent on idle and busy
+	// streams alike, so that proxies do not close them. Zero means
+	// [DefaultKeepAlive]; negative disables them.
+	KeepAlive time.Duration
+
+	// OnSessionlessPOST, if set, serves POSTs that carry no sessionId. If nil,
+	// such POSTs are answered with 400.
+	OnSessionlessPOST func(http.ResponseWriter, *http.Request)
+
+	// Logger receives diagnostics. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Handler is an [http.Handler] serving MCP sessions over HTTP+SSE. Mount it
+// both at the SSE path (e.g. /sse) and at [Options.MessagesPath]: a GET opens a
+// session and streams its server-to-client messages, and a POST with a
+// sessionId delivers one client-to-server message to that session.
+//
+// Every JSON-RPC message POSTed to a live session reaches the [mcp.Server]
+// unfiltered, whatever its method; requests carry an [mcp.RequestExtra] with
+// the POST's headers and the [auth.TokenInfo] found in its context.
+type Handler struct {
+	getServer func(*http.Request) *mcp.Server
+	opts      Options
+	log       *slog.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*conn
+}
+
+// NewHandler returns a Handler that connects each new stream to the server
+// returned by getServer, which may be shared or per-request. If getServer
+// returns nil, the GET is answered with 400. opts may be nil.
+func NewHandler(getServer func(*http.Request) *mcp.Server, opts *Options) *Handler {
+	h := &Handler{getServer: getServer, sessions: make(map[string]*conn)}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.MessagesPath == "" {
+		h.opts.MessagesPath = DefaultMessagesPath
+	}
+	if h.opts.MaxRequestBodyBytes == 0 {
+		h.opts.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if h.opts.KeepAlive == 0 {
+		h.opts.KeepAlive = DefaultKeepAlive
+	}
+	h.log = h.opts.Logger
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h
+}
+
+// ServeHTTP implements [http.Handler]. Errors on the POST path are answered
+// with a JSON-RPC error object (id null) so that clients can parse them.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		h.serveStream(w, r)
+	case http.MethodPost:
+		h.servePost(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// Close ends every open stream and session and makes later GETs fail with
+// 503. It does not wait for the GET handlers to return; use
+// [http.Server.Shutdown] for that. Close is safe to call more than once.
+func (h *Handler) Close() {
+	h.mu.Lock()
+	h.closed = true
+	conns := make([]*conn, 0, len(h.sessions))
+	for _, c := range h.sessions {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// SessionCount reports the number of sessions whose stream is open.
+func (h *Handler) SessionCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// serveStream owns the session it creates: it registers the connection,
+// connects it to the server and closes both when the stream ends.
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
+	server := h.getServer(r)
+	if server == nil {
+		http.Error(w, "no server available", http.StatusBadRequest)
+		return
+	}
+	c := &conn{
+		id:       rand.Text(),
+		incoming: make(chan jsonrpc.Message, queueSize),
+		done:     make(chan struct{}),
+		ready:    make(chan struct{}),
+		w:        w,
+		rc:       http.NewResponseController(w),
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	h.sessions[c.id] = c
+	h.mu.Unlock()
+
+	var ss *mcp.ServerSession
+	defer func() {
+		// Closing our side first makes Read fail, which cancels in-flight
+		// handlers; only then can ss.Close, which waits for them, return.
+		// Marking the writer closed keeps late Writes off a ResponseWriter
+		// whose handler has returned.
+		c.Close()
+		c.mu.Lock()
+		c.wclosed = true
+		c.mu.Unlock()
+		if ss != nil {
+			ss.Close()
+		}
+		h.mu.Lock()
+		delete(h.sessions, c.id)
+		h.mu.Unlock()
+	}()
+
+	ss, err := server.Connect(r.Context(), &transport{c: c}, nil)
+	if err != nil {
+		h.log.Error("sse: connect failed", "error", err)
+		http.Error(w, "connection failed", http.StatusInternalServerError)
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	// The endpoint is announced only after Server.Connect has returned, so the
+	// client cannot send anything to a half-initialized session.
+	if err := c.writeEvent("endpoint", []byte(h.opts.MessagesPath+"?sessionId="+c.id)); err != nil {
+		return
+	}
+	close(c.ready)
+	h.log.Debug("sse: session opened", "session", c.id)
+	defer h.log.Debug("sse: session closed", "session", c.id)
+
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick:
+			if err := c.writeRaw([]byte(": keepalive\n\n")); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	id := q.Get("sessionId")
+	if id == "" {
+		id = q.Get("sessionid") // go-sdk's own handler announces this spelling
+	}
+	if id == "" {
+		if h.opts.OnSessionlessPOST != nil {
+			h.opts.OnSessionlessPOST(w, r)
+			return
+		}
+		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "sessionId is required")
+		return
+	}
+	h.mu.Lock()
+	c := h.sessions[id]
+	h.mu.Unlock()
+	if c == nil {
+		writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
+		return
+	}
+
+	if h.opts.MaxRequestBodyBytes > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxRequestBodyBytes)
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+			return
+		}
+		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "failed to read body")
+		return
+	}
+	data = bytes.TrimSpace(data)
+	if !json.Valid(data) {
+		writeError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "body is not valid JSON")
+		return
+	}
+	if data[0] == '[' {
+		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "batches are not supported on this transport")
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message: "+err.Error())
+		return
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		req.Extra = &mcp.RequestExtra{
+			Header:    r.Header.Clone(),
+			TokenInfo: auth.TokenInfoFromContext(r.Context()),
+		}
+	}
+
+	// Checked first because select picks randomly among ready cases, and a
+	// closed session must not report 202 for a message nobody will read.
+	select {
+	case <-c.done:
+		writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
+		return
+	default:
+	}
+	select {
+	case c.incoming <- msg:
+		w.WriteHeader(http.StatusAccepted)
+	case <-c.done:
+		writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
+	case <-r.Context().Done():
+		writeError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "request ended while the session queue was full")
+	}
+}
+
+// writeError writes a JSON-RPC error response with a null id.
+func writeError(w http.ResponseWriter, status, code int, msg string) {
+	body, _ := json.Marshal(struct {
+		JSONRPC string        `json:"jsonrpc"`
+		ID      any           `json:"id"`
+		Error   jsonrpc.Error `json:"error"`
+	}{"2.0", nil, jsonrpc.Error{Code: int64(code), Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// transport hands a prepared conn to [mcp.Server.Connect].
+type transport struct {
+	c         *conn
+	connected bool
+}
+
+// Connect implements [mcp.Transport]. It may be called once.
+func (t *transport) Connect(context.Context) (mcp.Connection, error) {
+	if t.connected {
+		return nil, errors.New("sse: transport already connected")
+	}
+	t.connected = true
+	return t.c, nil
+}
+
+// SupportsProtocolVersion implements [mcp.ProtocolVersionSupporter]:
+// MCP 2026-07-28 defines no HTTP+SSE binding, so it is not advertised.
+func (t *transport) SupportsProtocolVersion(v string) bool { return v < "2026-07-28" }
+
+// conn is the [mcp.Connection] of one session: Read takes messages POSTed to
+// the session, Write sends 'message' events on the session's GET stream.
+type conn struct {
+	id       string
+	incoming chan jsonrpc.Message // never closed; done signals the end
+	done     chan struct{}        // closed by Close
+	once     sync.Once
+	ready    chan struct{} // closed once the endpoint event is written
+
+	mu      sync.Mutex // serializes writes to w and guards wclosed
+	wclosed bool       // set before the GET handler returns; w is then dead
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+}
+
+// SessionID implements [mcp.Connection].
+func (c *conn) SessionID() string { return c.id }
+
+// Read implements [mcp.Connection]. It returns io.EOF once the connection is
+// closed.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write implements [mcp.Connection]. Messages written before the endpoint
+// event has been sent wait for it, so that it stays the first event.
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-c.ready:
+	case <-c.done:
+		return mcp.ErrConnectionClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return c.writeEvent("message", data)
+}
+
+// Close implements [mcp.Connection]. It is idempotent, never blocks, and ends
+// the GET stream.
+func (c *conn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+func (c *conn) writeEvent(name string, data []byte) error {
+	var buf bytes.Buffer
+	buf.WriteString("event: " + name + "\n")
+	// SSE ends a field at a newline, so multi-line data needs one field per
+	// line; encoded JSON normally has none, but passthrough payloads might.
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		buf.WriteString("data: ")
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	buf.WriteByte('\n')
+	return c.writeRaw(buf.Bytes())
+}
+
+func (c *conn) writeRaw(p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wclosed {
+		return mcp.ErrConnectionClosed
+	}
+	if _, err := c.w.Write(p); err != nil {
+		return err
+	}
+	return c.rc.Flush()
+}
