@@ -36,6 +36,10 @@ type HTTPOptions struct {
 	// AllowedHosts and AllowedOrigins widen DNS-rebinding protection; see
 	// [RebindingProtection].
 	AllowedHosts, AllowedOrigins []string
+	// Authenticate, if set, wraps every endpoint after DNS-rebinding
+	// protection (so a forged Host is refused before credentials are even
+	// looked at) and before the JSON-RPC guard.
+	Authenticate func(http.Handler) http.Handler
 	Logger                       *slog.Logger
 }
 
@@ -120,10 +124,16 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	})
 
 	protect := RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
+	wrap := func(h http.Handler) http.Handler {
+		if opts.Authenticate != nil {
+			h = opts.Authenticate(h)
+		}
+		return protect.Wrap(h)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", protect.Wrap(mcpEndpoint))
-	mux.Handle("/sse", protect.Wrap(sseHandler))
-	mux.Handle("/messages", protect.Wrap(sseHandler))
+	mux.Handle("/mcp", wrap(mcpEndpoint))
+	mux.Handle("/sse", wrap(sseHandler))
+	mux.Handle("/messages", wrap(sseHandler))
 	return &HTTPHandler{mux: mux, sse: sseHandler}
 }
 
@@ -299,9 +309,6 @@ func rawID(data []byte) jsonrpc.ID {
 	}
 	if json.Unmarshal(data, &probe) != nil {
 		return jsonrpc.ID{}
-	}
-	if f, ok := probe.ID.(float64); ok && f == float64(int64(f)) {
-		probe.ID = int64(f)
 	}
 	id, err := jsonrpc.MakeID(probe.ID)
 	if err != nil {

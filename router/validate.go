@@ -18,8 +18,7 @@ import (
 )
 
 // schemaURL is the base URL under which a tool's input schema is compiled.
-// It never leaves the process; remote $refs are not fetched (the compiler's
-// default loader only reads file: URLs, and we register none).
+// It never leaves the process.
 const schemaURL = "mem://agents-mcp/tool-input.json"
 
 var messagePrinter = message.NewPrinter(language.English)
@@ -46,6 +45,11 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 			return
 		}
 		comp := jsonschema.NewCompiler()
+		// Load nothing from outside: the default loader reads file: URLs, and
+		// a schema from an upstream must not make us read local files or
+		// fetch URLs. Only the schema's own content and the built-in draft
+		// meta-schemas are available to $ref.
+		comp.UseLoader(jsonschema.SchemeURLLoader{})
 		// Most MCP tools omit $schema; MCP specifies 2020-12 as the default
 		// dialect. Schemas that name draft 4, 6, 7 or 2019-09 keep theirs.
 		comp.DefaultDraft(jsonschema.Draft2020)

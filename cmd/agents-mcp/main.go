@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -51,9 +53,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "agents-mcp: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "agents-mcp: %v\n", err)
-		return 1
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return 0 // stopped by a signal: a normal end
 	}
-	return 0
+	fmt.Fprintf(stderr, "agents-mcp: %v\n", err)
+	return 1
 }

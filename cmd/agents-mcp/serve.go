@@ -34,22 +34,22 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	defer a.stop()
 
-	mcpHTTP := a.router.HTTPHandler(router.HTTPOptions{
+	httpOpts := router.HTTPOptions{
 		Stateless:      cfg.Stateless,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		AllowedHosts:   cfg.AllowedHosts,
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
-	})
-	var mcpHandler http.Handler = mcpHTTP
+	}
 	if len(cfg.APIKeys) > 0 {
-		mcpHandler = api.RequireAPIKey(cfg.APIKeys, "mcp", mcpHTTP)
+		httpOpts.Authenticate = func(h http.Handler) http.Handler { return api.RequireAPIKey(cfg.APIKeys, "mcp", h) }
 	} else if !cfg.IsLoopbackAddr() {
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", cfg.Addr)
 	}
+	mcpHTTP := a.router.HTTPHandler(httpOpts)
 	mux := http.NewServeMux()
 	for _, p := range []string{"/mcp", "/sse", "/messages"} {
-		mux.Handle(p, mcpHandler)
+		mux.Handle(p, mcpHTTP)
 	}
 	health := &api.Health{
 		Draining: a.router.Draining,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/agents-mcp/agents-mcp/router"
 
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 )
@@ -23,5 +23,5 @@ func stdioCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer a.stop()
-	return a.router.Server().Run(ctx, &mcp.StdioTransport{})
+	return a.router.Server().Run(ctx, &router.StdioTransport{Grace: cfg.ShutdownTimeout})
 }

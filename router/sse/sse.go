@@ -154,6 +154,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &conn{
 		id:       rand.Text(),
+		owner:    principal(r),
 		incoming: make(chan jsonrpc.Message, queueSize),
 		done:     make(chan struct{}),
 		ready:    make(chan struct{}),
@@ -215,6 +216,8 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-c.done:
+			return
 		case <-tick:
 			if err := c.writeRaw([]byte(": keepalive\n\n")); err != nil {
 				return
@@ -242,6 +245,12 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	if c == nil {
 		writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
+		return
+	}
+	// A session id leaked from one principal must not let another one speak
+	// in that session (the streamable transport checks the same).
+	if c.owner != principal(r) {
+		writeError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "session belongs to another principal")
 		return
 	}
 
@@ -332,6 +341,7 @@ func (t *transport) SupportsProtocolVersion(v string) bool { return v < "2026-07
 // the session, Write sends 'message' events on the session's GET stream.
 type conn struct {
 	id       string
+	owner    string // auth UserID of the GET that opened the stream; "" without auth
 	incoming chan jsonrpc.Message // never closed; done signals the end
 	done     chan struct{}        // closed by Close
 	once     sync.Once
@@ -349,6 +359,12 @@ func (c *conn) SessionID() string { return c.id }
 // Read implements [mcp.Connection]. It returns io.EOF once the connection is
 // closed.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	// Checked first because select picks randomly among ready cases.
+	select {
+	case <-c.done:
+		return nil, io.EOF
+	default:
+	}
 	select {
 	case msg := <-c.incoming:
 		return msg, nil
@@ -407,4 +423,12 @@ func (c *conn) writeRaw(p []byte) error {
 		return err
 	}
 	return c.rc.Flush()
+}
+
+// principal is the authenticated user of a request, "" when unauthenticated.
+func principal(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
 }

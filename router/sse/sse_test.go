@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,11 +38,14 @@ type empty struct{}
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "header"}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-		v := ""
+		var v, user string
 		if req.Extra != nil && req.Extra.Header != nil {
 			v = req.Extra.Header.Get("X-Test-Header")
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "header=" + v}}}, nil, nil
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			user = req.Extra.TokenInfo.UserID
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "header=" + v + " user=" + user}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
@@ -98,6 +102,7 @@ type headerRoundTripper struct{ next http.RoundTripper }
 func (rt headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Test-Header", "from-client")
+	r.Header.Set("Authorization", "Bearer good")
 	return rt.next.RoundTrip(r)
 }
 
@@ -154,7 +159,7 @@ func TestGoSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
-	if got, want := toolText(t, res), "header=from-client"; got != want {
+	if got, want := toolText(t, res), "header=from-client user="; got != want {
 		t.Errorf("tool saw %q, want %q (RequestExtra.Header not propagated)", got, want)
 	}
 
@@ -168,6 +173,35 @@ func TestGoSDKClient(t *testing.T) {
 
 	cs.Close()
 	waitFor(t, "session removal after client close", func() bool { return h.SessionCount() == 0 })
+}
+
+// The token verified by auth middleware in front of the handler reaches tools
+// through RequestExtra.TokenInfo.
+func TestTokenInfo(t *testing.T) {
+	server := newServer()
+	h := NewHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		if tok != "good" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: "u1", Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/sse", h)
+	mux.Handle("/messages", h)
+	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(mux))
+	t.Cleanup(ts.Close)
+	t.Cleanup(h.Close)
+	_, cs := connectClient(t, ts, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "header"})
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	if got, want := toolText(t, res), "header=from-client user=u1"; got != want {
+		t.Errorf("tool saw %q, want %q", got, want)
+	}
 }
 
 func TestServerToClientRequest(t *testing.T) {
@@ -390,14 +424,15 @@ func TestPostErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, url, body string
 		status, code    int
+		msg             string // substring of the error message, if set
 	}{
-		{"non-JSON", s.endpoint, "not json", 400, jsonrpc.CodeParseError},
-		{"empty", s.endpoint, "", 400, jsonrpc.CodeParseError},
-		{"not JSON-RPC", s.endpoint, `{"foo":1}`, 400, jsonrpc.CodeInvalidRequest},
-		{"batch", s.endpoint, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 400, jsonrpc.CodeInvalidRequest},
-		{"oversized", s.endpoint, big, 413, jsonrpc.CodeInvalidRequest},
-		{"unknown session", ts.URL + "/messages?sessionId=nope", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 404, jsonrpc.CodeInvalidRequest},
-		{"no session", ts.URL + "/messages", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 400, jsonrpc.CodeInvalidRequest},
+		{"non-JSON", s.endpoint, "not json", 400, jsonrpc.CodeParseError, ""},
+		{"empty", s.endpoint, "", 400, jsonrpc.CodeParseError, ""},
+		{"not JSON-RPC", s.endpoint, `{"foo":1}`, 400, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message"},
+		{"batch", s.endpoint, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 400, jsonrpc.CodeInvalidRequest, "batches are not supported"},
+		{"oversized", s.endpoint, big, 413, jsonrpc.CodeInvalidRequest, "request body exceeds 1024 bytes"},
+		{"unknown session", ts.URL + "/messages?sessionId=nope", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 404, jsonrpc.CodeInvalidRequest, "unknown or expired session"},
+		{"no session", ts.URL + "/messages", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 400, jsonrpc.CodeInvalidRequest, "sessionId is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, hdr, body := post(t, tc.url, tc.body)
@@ -418,10 +453,10 @@ func TestPostErrors(t *testing.T) {
 			if m.Error.Code != int64(tc.code) {
 				t.Errorf("code = %d, want %d", m.Error.Code, tc.code)
 			}
+			if !strings.Contains(m.Error.Message, tc.msg) {
+				t.Errorf("message = %q, want it to contain %q", m.Error.Message, tc.msg)
+			}
 		})
-	}
-	if status, _, body := post(t, s.endpoint, big); !strings.Contains(string(body), "request body exceeds 1024 bytes") {
-		t.Errorf("413 body = %d %s", status, body)
 	}
 }
 
@@ -609,5 +644,118 @@ func TestNoGoroutineLeak(t *testing.T) {
 			t.Fatalf("goroutines: before %d, after %d\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A handler parked on a server-to-client request must not keep a session
+// alive after its client disconnects: the session waits for in-flight
+// handlers when closing, so the transport has to cancel them.
+func TestDisconnectWithPendingServerRequest(t *testing.T) {
+	h, ts := start(t, nil)
+	s := openStream(t, ts)
+	s.mustPost(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"raw","version":"0"}}}`)
+	s.response(1)
+	s.mustPost(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.mustPost(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample","arguments":{}}}`)
+	for {
+		ev := s.next()
+		if ev.name == "message" && strings.Contains(ev.data, `"sampling/createMessage"`) {
+			break
+		}
+	}
+	s.close() // never answer the sampling request
+	waitFor(t, "session removal", func() bool { return h.SessionCount() == 0 })
+}
+
+// Once the GET handler has returned its ResponseWriter is dead; a write that
+// raced past the ready check must fail instead of touching it.
+func TestNoWriteAfterStreamEnds(t *testing.T) {
+	server := newServer()
+	h := NewHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := httptest.NewRecorder()
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/sse", nil).WithContext(ctx))
+	}()
+	var c *conn
+	waitFor(t, "session", func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, cc := range h.sessions {
+			c = cc
+		}
+		return c != nil
+	})
+	<-c.ready // the recorder is not safe to read while the handler writes
+	cancel()
+	<-returned
+	n := rec.Body.Len()
+	if err := c.writeRaw([]byte("event: message\ndata: {}\n\n")); err == nil {
+		t.Error("writeRaw after the GET returned succeeded")
+	}
+	if rec.Body.Len() != n {
+		t.Error("wrote to the ResponseWriter after the GET returned")
+	}
+	if err := c.Write(context.Background(), &jsonrpc.Request{Method: "x"}); err == nil {
+		t.Error("Write after close succeeded")
+	}
+}
+
+// A session opened by one principal refuses messages from another, so a
+// leaked session id is not enough to act in someone else's session.
+func TestSessionBelongsToItsPrincipal(t *testing.T) {
+	server := newServer()
+	h := NewHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		if tok != "alice" && tok != "bob" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: tok, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/sse", h)
+	mux.Handle("/messages", h)
+	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(mux))
+	t.Cleanup(ts.Close)
+	t.Cleanup(h.Close)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/sse", nil)
+	get.Header.Set("Authorization", "Bearer alice")
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	endpoint := ""
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			endpoint = v
+			break
+		}
+	}
+	if endpoint == "" {
+		t.Fatal("no endpoint event")
+	}
+	postAs := func(token string) int {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		return r.StatusCode
+	}
+	if got := postAs("bob"); got != http.StatusForbidden {
+		t.Errorf("bob posting to alice's session: %d, want 403", got)
+	}
+	if got := postAs("alice"); got != http.StatusAccepted {
+		t.Errorf("alice posting to her own session: %d, want 202", got)
 	}
 }

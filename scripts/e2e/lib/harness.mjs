@@ -65,11 +65,13 @@ export const ValidateResultSchema = z.looseObject({
 export const CLIENT_INFO = { name: 'agents-mcp-e2e', version: '1.0.0' };
 
 /**
- * A client built on the official TypeScript SDK. `sampling` adds the sampling capability and a
- * createMessage handler (see sampling tests).
+ * A client built on the official TypeScript SDK. `sampling` / `elicitation` advertise those client
+ * capabilities (the tests then register the request handlers).
  */
-export function newClient({ sampling = false } = {}) {
-  const capabilities = sampling ? { sampling: {} } : {};
+export function newClient({ sampling = false, elicitation = false } = {}) {
+  const capabilities = {};
+  if (sampling) capabilities.sampling = {};
+  if (elicitation) capabilities.elicitation = {};
   return new Client(CLIENT_INFO, { capabilities });
 }
 
@@ -117,6 +119,10 @@ export async function open(transportDef, clientOpts = {}) {
   const client = newClient(clientOpts);
   const made = transportDef.make();
   const stderr = made.stderr ?? (() => '');
+  // Transport-level errors (unparsable messages on stdout, broken streams, …) are collected so
+  // tests can assert that a session saw none.
+  const errors = [];
+  client.onerror = (err) => errors.push(err);
   try {
     await withTimeout(client.connect(made.transport), 15_000, `connect over ${transportDef.name}`);
   } catch (err) {
@@ -128,6 +134,7 @@ export async function open(transportDef, clientOpts = {}) {
   return {
     client,
     transport: made.transport,
+    errors,
     stderr,
     close: async () => {
       try {

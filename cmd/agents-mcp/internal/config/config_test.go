@@ -184,6 +184,14 @@ func TestBoolFlagsOverrideEnv(t *testing.T) {
 	}
 }
 
+// The rebinding protection reads "*" as "any"; validation must let it through.
+func TestAllowedWildcards(t *testing.T) {
+	c := mustLoad(t, nil, map[string]string{"AGENTS_MCP_ALLOWED_ORIGINS": "*", "AGENTS_MCP_ALLOWED_HOSTS": "*"})
+	if !slices.Equal(c.AllowedOrigins, []string{"*"}) || !slices.Equal(c.AllowedHosts, []string{"*"}) {
+		t.Errorf("wildcards: origins %q, hosts %q", c.AllowedOrigins, c.AllowedHosts)
+	}
+}
+
 func TestConfigFileLocation(t *testing.T) {
 	a := writeYAML(t, "addr: 127.0.0.1:1\n")
 	b := writeYAML(t, "addr: 127.0.0.1:2\n")

@@ -80,7 +80,7 @@ type fileTools struct {
 // yamlSections turns the Go type names in yaml.v3 messages into the YAML
 // section the user wrote.
 var yamlSections = map[string]string{
-	"config.fileConfig":   "top level",
+	"config.fileConfig":   "",
 	"config.fileMongo":    "mongodb",
 	"config.filePinecone": "pinecone",
 	"config.fileEmbedder": "embedder",
@@ -114,13 +114,19 @@ func readFile(path string) (*fileConfig, error) {
 		errs := make([]error, 0, len(te.Errors))
 		for _, msg := range te.Errors {
 			if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-				sect := yamlSections[m[3]]
-				if sect == "" {
+				sect, known := yamlSections[m[3]]
+				if !known {
 					sect = m[3]
 				}
-				msg = fmt.Sprintf("line %s: unknown key %q (in %s)", m[1], m[2], sect)
+				msg = fmt.Sprintf("line %s: unknown key %q", m[1], m[2])
+				if sect != "" {
+					msg += " (in " + sect + ")"
+				}
 			} else {
 				for typ, sect := range yamlSections {
+					if sect == "" {
+						sect = "top-level"
+					}
 					msg = strings.ReplaceAll(msg, typ, sect+" mapping")
 				}
 			}

@@ -107,9 +107,13 @@ func checkAddr(addr string) error {
 	return nil
 }
 
-// checkOrigin accepts an Origin header value: scheme://host[:port] and nothing
-// more, because browsers never send a path.
+// checkOrigin accepts an Origin header value, scheme://host[:port] and nothing
+// more because browsers never send a path, or "*", which the rebinding
+// protection reads as "any origin".
 func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
 	u, err := url.Parse(o)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("must be scheme://host[:port]")

@@ -1,0 +1,101 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// FuzzJSONRPCGuard feeds arbitrary bodies to the guard in front of /mcp. The
+// guard must never panic, must either pass the body on unchanged or answer
+// with a well-formed JSON-RPC error of a code it documents, and must accept
+// every well-formed request of a known method.
+func FuzzJSONRPCGuard(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"a","arguments":{"b":[1,2,{"c":null}]}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress"}]`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
+		`{"jsonrpc":2,"method":[]}`,
+		`not json`, ``, `[]`, `null`, `"str"`, `{"jsonrpc":"2.0","id":1,"method":""}`,
+	} {
+		f.Add([]byte(seed), "")
+		f.Add([]byte(seed), "2025-11-25")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, version string) {
+		var forwarded []byte
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			forwarded, _ = io.ReadAll(r.Body)
+			w.WriteHeader(299)
+		})
+		g := &JSONRPCGuard{MaxBodyBytes: 1 << 16}
+		req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		if version != "" {
+			req.Header.Set("Mcp-Protocol-Version", version)
+		}
+		rec := httptest.NewRecorder()
+		g.Wrap(next).ServeHTTP(rec, req)
+
+		switch rec.Code {
+		case 299:
+			if !bytes.Equal(forwarded, body) {
+				t.Fatalf("body changed on the way through: %q -> %q", body, forwarded)
+			}
+			return
+		case http.StatusAccepted:
+			return
+		}
+		var reply struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil || reply.JSONRPC != "2.0" || reply.Error == nil || reply.ID == nil {
+			t.Fatalf("status %d with a body that is not a JSON-RPC error: %q (%v)", rec.Code, rec.Body.Bytes(), err)
+		}
+		switch reply.Error.Code {
+		case -32700, -32600, -32601:
+		default:
+			t.Fatalf("undocumented code %d for %q", reply.Error.Code, body)
+		}
+		if reply.Error.Code == -32700 && json.Valid(bytes.TrimSpace(body)) && len(bytes.TrimSpace(body)) > 0 {
+			t.Fatalf("valid JSON %q reported as a parse error", body)
+		}
+	})
+}
+
+// FuzzValidateArguments checks that validation never panics on arbitrary
+// arguments and that its verdict agrees with whether it found issues.
+func FuzzValidateArguments(f *testing.F) {
+	schema := newCompiledSchema(json.RawMessage(`{"type":"object","properties":{` +
+		`"a":{"type":"integer","minimum":0},"b":{"enum":["x","y"]},"c":{"type":"array","items":{"type":"string"}},` +
+		`"d":{"$ref":"#/$defs/d"},"e/f~g":{"type":"string"}},"required":["a"],` +
+		`"$defs":{"d":{"type":"object","required":["z"]}},"oneOf":[{"required":["b"]},{"required":["c"]}]}`))
+	for _, seed := range []string{`{}`, `{"a":1,"b":"x"}`, `{"a":-1,"c":[1]}`, `{"d":{},"e/f~g":3}`, `[]`, `null`, `1e999`, `{"a":1e400}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		issues, missing, err := schema.validate(args)
+		if err != nil {
+			return // not JSON: reported as an error, which is what callers turn into -32602
+		}
+		for _, is := range issues {
+			if is.Keyword == "" || is.Message == "" || (is.Path != "" && is.Path[0] != '/') {
+				t.Fatalf("malformed issue %+v for %q", is, args)
+			}
+		}
+		if len(missing) > 0 && len(issues) == 0 {
+			t.Fatalf("missing %q without issues for %q", missing, args)
+		}
+	})
+}

@@ -1,0 +1,308 @@
+package router_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// newHTTPServer serves a router with search_tools over real HTTP on loopback.
+func newHTTPServer(t testing.TB, opts router.HTTPOptions) (*router.Router, *httptest.Server) {
+	t.Helper()
+	r := router.New(router.Options{Version: "test"})
+	local := router.NewLocalTools()
+	if err := router.AddSearchTools(local, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddProvider(context.Background(), local); err != nil {
+		t.Fatal(err)
+	}
+	h := r.HTTPHandler(opts)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		r.CloseSessions()
+		srv.Close()
+	})
+	return r, srv
+}
+
+type rpcReply struct {
+	ID     any             `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func post(t testing.TB, url string, body []byte, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, data
+}
+
+// decodeReply reads a JSON-RPC reply from a JSON body or the first SSE
+// message event.
+func decodeReply(t testing.TB, resp *http.Response, data []byte) rpcReply {
+	t.Helper()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			// Skip the empty priming event that precedes resumable streams.
+			if line, ok := strings.CutPrefix(sc.Text(), "data:"); ok && strings.TrimSpace(line) != "" {
+				data = []byte(strings.TrimSpace(line))
+				break
+			}
+		}
+	}
+	var r rpcReply
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("reply is not JSON-RPC: %v: %q", err, data)
+	}
+	return r
+}
+
+func initialize(t testing.TB, url string) string {
+	t.Helper()
+	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, data)
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+	return sid
+}
+
+func TestGuardAnswersMalformedInputWithJSONRPCErrors(t *testing.T) {
+	_, srv := newHTTPServer(t, router.HTTPOptions{MaxBodyBytes: 1 << 20})
+	url := srv.URL + "/mcp"
+	sid := initialize(t, url)
+	session := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+
+	tests := []struct {
+		name       string
+		body       []byte
+		headers    map[string]string
+		wantStatus int
+		wantCode   int
+		wantID     any
+	}{
+		{"not json", []byte("not json"), session, 400, -32700, nil},
+		{"empty body", []byte("   "), session, 400, -32700, nil},
+		{"json but not json-rpc", []byte(`{"foo":1}`), session, 400, -32600, nil},
+		{"wrong version tag", []byte(`{"jsonrpc":"1.0","id":5,"method":"ping"}`), session, 400, -32600, float64(5)},
+		{"unknown method", []byte(`{"jsonrpc":"2.0","id":7,"method":"nope/nope"}`), session, 200, -32601, float64(7)},
+		{"notification with id", []byte(`{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`), session, 400, -32600, float64(3)},
+		{"request without id", []byte(`{"jsonrpc":"2.0","method":"tools/list"}`), session, 400, -32600, nil},
+		{"batch on 2025-11-25", []byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`), session, 400, -32600, nil},
+		{"empty batch", []byte(`[]`), map[string]string{"Mcp-Session-Id": sid}, 400, -32600, nil},
+		{"oversized body", append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`), bytes.Repeat([]byte("x"), 10<<20)...), `"}}`...), session, 413, -32600, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, data := post(t, url, tt.body, tt.headers)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status = %d, want %d (body %q)", resp.StatusCode, tt.wantStatus, data)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			r := decodeReply(t, resp, data)
+			if r.Error == nil || r.Error.Code != tt.wantCode {
+				t.Fatalf("error = %+v, want code %d", r.Error, tt.wantCode)
+			}
+			if r.ID != tt.wantID {
+				t.Errorf("id = %v, want %v", r.ID, tt.wantID)
+			}
+			if !bytes.Contains(data, []byte(`"id":`)) {
+				t.Errorf("reply has no id member: %s", data)
+			}
+		})
+	}
+
+	// The session still works after all that.
+	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`), session)
+	if r := decodeReply(t, resp, data); r.Error != nil || !bytes.Contains(r.Result, []byte("search_tools")) {
+		t.Fatalf("tools/list after bad input: %d %s", resp.StatusCode, data)
+	}
+	// An unknown notification is accepted and dropped.
+	if resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/whatever"}`), session); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("unknown notification: %d %s", resp.StatusCode, data)
+	}
+}
+
+func TestKnownMethodsMatchTheSDKServer(t *testing.T) {
+	// The guard answers unknown methods itself, so its table must not miss a
+	// method the SDK serves: every listed call must get past the SDK's own
+	// method check (which would answer 400 "unsupported").
+	_, srv := newHTTPServer(t, router.HTTPOptions{})
+	url := srv.URL + "/mcp"
+	sid := initialize(t, url)
+	session := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	for method, kind := range router.KnownMethodsForTest() {
+		if kind != "call" || method == "initialize" || method == "subscriptions/listen" || method == "server/discover" {
+			continue // initialize is done; the last two belong to the sessionless protocol
+		}
+		resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{}}`), session)
+		if resp.StatusCode == http.StatusBadRequest && bytes.Contains(data, []byte("unsupported")) {
+			t.Errorf("%s: the SDK does not know it: %s", method, data)
+		}
+		if r := decodeReply(t, resp, data); r.Error != nil && r.Error.Code == -32601 {
+			t.Errorf("%s: method not found: %s", method, data)
+		}
+	}
+}
+
+func TestSessionlessProtocolIsServedStatelessly(t *testing.T) {
+	_, srv := newHTTPServer(t, router.HTTPOptions{})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`
+	resp, data := post(t, srv.URL+"/mcp", []byte(body), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+	r := decodeReply(t, resp, data)
+	if r.Error != nil || !bytes.Contains(r.Result, []byte("search_tools")) {
+		t.Fatalf("2026-07-28 tools/list on a stateful endpoint: %d %s", resp.StatusCode, data)
+	}
+	if resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Error("a sessionless request got a session id")
+	}
+}
+
+func TestSessionlessPOSTToSSEGetsPlainJSON(t *testing.T) {
+	_, srv := newHTTPServer(t, router.HTTPOptions{})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/sse", strings.NewReader(
+		`{"jsonrpc":"2.0","id":"a","method":"tools/validate","params":{"name":"search_tools","arguments":{"limit":0}}}`))
+	resp, err := http.DefaultClient.Do(req) // no Content-Type, no Accept: the original clients sent neither
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("status %d, Content-Type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	}
+	var r struct {
+		ID     string                `json:"id"`
+		Result router.ValidateResult `json:"result"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.ID != "a" || r.Result.Valid || len(r.Result.Missing) != 1 || r.Result.Missing[0] != "query" {
+		t.Errorf("reply = %s", data)
+	}
+	found := false
+	for _, is := range r.Result.Errors {
+		found = found || (is.Path == "/limit" && is.Keyword == "minimum")
+	}
+	if !found {
+		t.Errorf("no /limit minimum issue in %s", data)
+	}
+
+	resp2, data2 := post(t, srv.URL+"/sse", []byte(`{"jsonrpc":"2.0","id":2,"method":"nope"}`), nil)
+	if r := decodeReply(t, resp2, data2); r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("unknown method via POST /sse: %s", data2)
+	}
+}
+
+func TestRebindingProtection(t *testing.T) {
+	_, srv := newHTTPServer(t, router.HTTPOptions{AllowedOrigins: []string{"https://app.example.com"}})
+	ping := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		want    int
+	}{
+		{"loopback host", nil, 200},
+		{"localhost host", map[string]string{"Host": "localhost:1234"}, 200},
+		{"foreign host", map[string]string{"Host": "evil.example.com"}, 403},
+		{"foreign origin", map[string]string{"Origin": "http://evil.example.com"}, 403},
+		{"null origin", map[string]string{"Origin": "null"}, 403},
+		{"loopback origin", map[string]string{"Origin": "http://localhost:6274"}, 200},
+		{"allowed origin", map[string]string{"Origin": "https://app.example.com"}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, path := range []string{"/sse", "/mcp"} {
+				resp, data := post(t, srv.URL+path, ping, tt.headers)
+				// /mcp without a session answers ping in a fresh session: 200.
+				if resp.StatusCode != tt.want {
+					t.Errorf("%s: status %d, want %d: %s", path, resp.StatusCode, tt.want, data)
+				}
+			}
+		})
+	}
+}
+
+func TestRebindingProtectionOnNonLoopbackListener(t *testing.T) {
+	p := router.RebindingProtection{AllowedHosts: []string{"mcp.example.com"}}
+	h := p.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
+	for _, tc := range []struct {
+		host string
+		want int
+	}{{"mcp.example.com", 204}, {"mcp.example.com:443", 204}, {"other.example.com", 403}} {
+		req := httptest.NewRequest(http.MethodPost, "http://"+tc.host+"/mcp", nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("Host %s: %d, want %d", tc.host, rec.Code, tc.want)
+		}
+	}
+}
+
+// TestStatelessOption checks that --stateless serves /mcp without sessions.
+func TestStatelessOption(t *testing.T) {
+	_, srv := newHTTPServer(t, router.HTTPOptions{Stateless: true})
+	resp, data := post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"search"}}}`), nil)
+	r := decodeReply(t, resp, data)
+	if r.Error != nil || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("stateless call: %d %s (session %q)", resp.StatusCode, data, resp.Header.Get("Mcp-Session-Id"))
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(r.Result, &res); err != nil || res.IsError {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+	get, _ := http.NewRequest(http.MethodGet, srv.URL+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	gr, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr.Body.Close()
+	if gr.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET on stateless /mcp: %d, want 405", gr.StatusCode)
+	}
+}
