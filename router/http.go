@@ -2,6 +2,7 @@ package router
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/sse"
 )
 
@@ -40,7 +42,7 @@ type HTTPOptions struct {
 	// protection (so a forged Host is refused before credentials are even
 	// looked at) and before the JSON-RPC guard.
 	Authenticate func(http.Handler) http.Handler
-	Logger                       *slog.Logger
+	Logger       *slog.Logger
 }
 
 // HTTPHandler serves the MCP HTTP endpoints of one [Router]:
@@ -55,8 +57,9 @@ type HTTPOptions struct {
 // On /mcp, malformed JSON-RPC is answered with proper JSON-RPC errors (see
 // [JSONRPCGuard]) rather than the SDK's plain-text 400s.
 type HTTPHandler struct {
-	mux *http.ServeMux
-	sse *sse.Handler
+	mux   *http.ServeMux
+	sse   *sse.Handler
+	posts pending.Counter // POSTs being served on /mcp and POST /sse
 }
 
 // HTTPHandler builds the HTTP face of r.
@@ -101,8 +104,14 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		DisableLocalhostProtection: true,
 	})
 
+	h := &HTTPHandler{}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, KnownMethod: r.knownMethod}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost {
+			// A POST answers its calls in its own response: shutdown waits
+			// for it to return rather than cutting the answer off.
+			defer h.posts.Add()()
+		}
 		if usesSessionlessProtocol(req) {
 			stateless.ServeHTTP(w, req)
 			return
@@ -114,6 +123,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		// streamable transport insists on nor, sometimes, a Content-Type.
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Content-Type", "application/json")
+		defer h.posts.Add()()
 		compat.ServeHTTP(w, req)
 	}))
 	sseHandler := sse.NewHandler(getServer, &sse.Options{
@@ -134,15 +144,26 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	mux.Handle("/mcp", wrap(mcpEndpoint))
 	mux.Handle("/sse", wrap(sseHandler))
 	mux.Handle("/messages", wrap(sseHandler))
-	return &HTTPHandler{mux: mux, sse: sseHandler}
+	h.mux, h.sse = mux, sseHandler
+	return h
 }
 
 // ServeHTTP implements http.Handler for the paths listed on [HTTPHandler].
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mux.ServeHTTP(w, req) }
 
-// Close ends every open legacy SSE stream and refuses new ones. Streamable
-// sessions end with [Router.CloseSessions].
+// Close ends every open legacy SSE stream at once and refuses new ones.
+// Streamable sessions end with [Router.CloseSessions].
 func (h *HTTPHandler) Close() { h.sse.Close() }
+
+// Shutdown is the graceful Close: it waits (until ctx ends) for POSTs being
+// served to write their answers and for each legacy SSE session to deliver
+// the answers to calls it has received, then ends the SSE streams. Call it
+// after [Router.Drain] and before [Router.CloseSessions]. It reports how
+// many requests were cut off.
+func (h *HTTPHandler) Shutdown(ctx context.Context) (cutOff int) {
+	cutOff = h.posts.Wait(ctx)
+	return cutOff + h.sse.Shutdown(ctx)
+}
 
 // knownMethod reports whether the server handles method, so that the guard
 // can answer unknown ones with -32601 itself.

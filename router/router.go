@@ -58,8 +58,8 @@ type Router struct {
 
 	mu        sync.RWMutex
 	providers []agentsmcp.ToolProvider
-	tools     map[string]*toolEntry  // client-visible name → entry
-	problems  map[string][]string    // provider → problems found at its last listing
+	tools     map[string]*toolEntry // client-visible name → entry
+	problems  map[string][]string   // provider → problems found at its last listing
 	completer map[completionKey]CompletionFunc
 }
 

@@ -2,11 +2,12 @@ package router
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 )
 
 // StdioTransport serves MCP over stdin/stdout like [mcp.StdioTransport], with
@@ -38,59 +39,31 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if grace == 0 {
 		grace = 30 * time.Second
 	}
-	return &answerBeforeEOFConn{Connection: c, grace: grace, pending: map[jsonrpc.ID]bool{}, changed: make(chan struct{})}, nil
+	return &answerBeforeEOFConn{Connection: c, grace: grace}, nil
 }
 
-// answerBeforeEOFConn tracks the ids of calls read and not yet answered, and
-// delays reporting a read failure until there are none.
+// answerBeforeEOFConn delays reporting a read failure until every call read
+// so far has been answered.
 type answerBeforeEOFConn struct {
 	mcp.Connection
 	grace time.Duration
-
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]bool
-	changed chan struct{} // closed and replaced whenever pending shrinks
+	calls pending.Calls
 }
 
 func (c *answerBeforeEOFConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			c.mu.Lock()
-			c.pending[req.ID] = true
-			c.mu.Unlock()
-		}
+		c.calls.Received(msg)
 		return msg, nil
 	}
-	timer := time.NewTimer(c.grace)
-	defer timer.Stop()
-	for {
-		c.mu.Lock()
-		n, changed := len(c.pending), c.changed
-		c.mu.Unlock()
-		if n == 0 {
-			return nil, err
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			return nil, err
-		case <-ctx.Done():
-			return nil, err
-		}
-	}
+	wait, cancel := context.WithTimeout(ctx, c.grace)
+	defer cancel()
+	c.calls.Wait(wait)
+	return nil, err
 }
 
 func (c *answerBeforeEOFConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		if c.pending[resp.ID] {
-			delete(c.pending, resp.ID)
-			close(c.changed)
-			c.changed = make(chan struct{})
-		}
-		c.mu.Unlock()
-	}
+	c.calls.Sent(msg)
 	return err
 }

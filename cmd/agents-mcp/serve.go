@@ -95,7 +95,9 @@ func shutdown(srv *http.Server, serveErr <-chan error, r *router.Router, mcpHTTP
 	if left := r.Drain(ctx); left > 0 {
 		logger.Warn("shutdown deadline reached with requests still running", "requests", left)
 	}
-	mcpHTTP.Close()
+	if cut := mcpHTTP.Shutdown(ctx); cut > 0 {
+		logger.Warn("shutdown deadline reached before every answer was delivered", "requests", cut)
+	}
 	r.CloseSessions()
 
 	err := <-shutdownDone

@@ -26,6 +26,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 )
 
 // Defaults applied when the corresponding [Options] field is zero.
@@ -136,6 +138,41 @@ func (h *Handler) Close() {
 		c.Close()
 	}
 }
+
+// Shutdown refuses new streams, lets every session deliver the answers to
+// the calls it has already received (until ctx ends), then closes it. It
+// reports how many calls were left unanswered. Stop new calls first (the
+// router's Drain does), or a busy session may not go quiet before ctx ends.
+func (h *Handler) Shutdown(ctx context.Context) (unanswered int) {
+	h.mu.Lock()
+	h.closed = true
+	conns := make([]*conn, 0, len(h.sessions))
+	for _, c := range h.sessions {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		unanswered += c.calls.Wait(ctx)
+	}
+	// Some clients drop events they have read but not yet processed when
+	// the stream ends (go-sdk v1.8.0's SSE client selects randomly between
+	// its queue and end-of-stream), so the last answers get a moment to be
+	// consumed before the streams close.
+	if len(conns) > 0 {
+		select {
+		case <-time.After(shutdownLinger):
+		case <-ctx.Done():
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	return unanswered
+}
+
+// shutdownLinger is how long Shutdown keeps streams open after their last
+// answer has been written.
+const shutdownLinger = 200 * time.Millisecond
 
 // SessionCount reports the number of sessions whose stream is open.
 func (h *Handler) SessionCount() int {
@@ -340,8 +377,9 @@ func (t *transport) SupportsProtocolVersion(v string) bool { return v < "2026-07
 // conn is the [mcp.Connection] of one session: Read takes messages POSTed to
 // the session, Write sends 'message' events on the session's GET stream.
 type conn struct {
+	calls    pending.Calls // calls read and not yet answered, for Shutdown
 	id       string
-	owner    string // auth UserID of the GET that opened the stream; "" without auth
+	owner    string               // auth UserID of the GET that opened the stream; "" without auth
 	incoming chan jsonrpc.Message // never closed; done signals the end
 	done     chan struct{}        // closed by Close
 	once     sync.Once
@@ -367,6 +405,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	select {
 	case msg := <-c.incoming:
+		c.calls.Received(msg)
 		return msg, nil
 	case <-c.done:
 		return nil, io.EOF
@@ -389,7 +428,9 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.writeEvent("message", data)
+	err = c.writeEvent("message", data)
+	c.calls.Sent(msg)
+	return err
 }
 
 // Close implements [mcp.Connection]. It is idempotent, never blocks, and ends
