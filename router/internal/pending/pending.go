@@ -13,9 +13,9 @@ import (
 // Calls tracks the ids of JSON-RPC calls received on one connection until
 // their responses are sent. The zero value is ready to use.
 type Calls struct {
-	mu      sync.Mutex
-	ids     map[jsonrpc.ID]bool
-	changed chan struct{} // closed and replaced whenever ids shrinks
+	mu   sync.Mutex
+	ids  map[jsonrpc.ID]func() // id → its unit of work in open
+	open Counter
 }
 
 // Received records msg if it is a call (a request with an id).
@@ -27,9 +27,11 @@ func (c *Calls) Received(msg jsonrpc.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ids == nil {
-		c.ids = map[jsonrpc.ID]bool{}
+		c.ids = map[jsonrpc.ID]func(){}
 	}
-	c.ids[req.ID] = true
+	if _, dup := c.ids[req.ID]; !dup {
+		c.ids[req.ID] = c.open.Add()
+	}
 }
 
 // Sent forgets the call that msg answers, if msg is a response.
@@ -39,40 +41,17 @@ func (c *Calls) Sent(msg jsonrpc.Message) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ids[resp.ID] {
-		delete(c.ids, resp.ID)
-		if c.changed != nil {
-			close(c.changed)
-			c.changed = nil
-		}
+	done, ok := c.ids[resp.ID]
+	delete(c.ids, resp.ID)
+	c.mu.Unlock()
+	if ok {
+		done()
 	}
 }
 
 // Wait blocks until every recorded call has been answered or ctx ends, and
 // returns how many are still unanswered.
-func (c *Calls) Wait(ctx context.Context) int {
-	for {
-		c.mu.Lock()
-		n := len(c.ids)
-		if n == 0 {
-			c.mu.Unlock()
-			return 0
-		}
-		if c.changed == nil {
-			c.changed = make(chan struct{})
-		}
-		changed := c.changed
-		c.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return len(c.ids)
-		}
-	}
-}
+func (c *Calls) Wait(ctx context.Context) int { return c.open.Wait(ctx) }
 
 // Counter counts units of work in progress. The zero value is ready to use.
 type Counter struct {
