@@ -105,7 +105,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	})
 
 	h := &HTTPHandler{}
-	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, KnownMethod: r.knownMethod}
+	guard := &JSONRPCGuard{MaxBodyBytes: maxBody}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodPost {
 			// A POST answers its calls in its own response: shutdown waits
@@ -165,15 +165,9 @@ func (h *HTTPHandler) Shutdown(ctx context.Context) (cutOff int) {
 	return cutOff + h.sse.Shutdown(ctx)
 }
 
-// knownMethod reports whether the server handles method, so that the guard
-// can answer unknown ones with -32601 itself.
-func (r *Router) knownMethod(method string) bool {
-	_, ok := knownMethods[method]
-	return ok
-}
-
 // knownMethods is what a go-sdk v1.8.0 server receives (its serverMethodInfos)
-// plus our custom methods. A test checks each against the live server.
+// plus our custom methods, so that the guard can answer unknown ones with
+// -32601 itself. A test checks each against the live server.
 var knownMethods = map[string]methodKind{
 	"initialize":                       callMethod,
 	"ping":                             callMethod,
@@ -230,7 +224,6 @@ func usesSessionlessProtocol(req *http.Request) bool {
 // JSON-RPC requires. Anything else is passed on with its body intact.
 type JSONRPCGuard struct {
 	MaxBodyBytes int64
-	KnownMethod  func(method string) bool
 }
 
 // Wrap returns next behind the guard. Non-POST requests pass untouched.
@@ -306,9 +299,6 @@ func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, cod
 		return http.StatusBadRequest, r.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: empty method"
 	}
 	kind, known := knownMethods[r.Method]
-	if g.KnownMethod != nil {
-		known = g.KnownMethod(r.Method)
-	}
 	switch {
 	case !known && r.IsCall():
 		return http.StatusOK, r.ID, jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %q", r.Method)

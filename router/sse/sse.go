@@ -127,16 +127,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 503. It does not wait for the GET handlers to return; use
 // [http.Server.Shutdown] for that. Close is safe to call more than once.
 func (h *Handler) Close() {
+	for _, c := range h.stopAccepting() {
+		c.Close()
+	}
+}
+
+// stopAccepting makes later GETs fail and returns the open sessions.
+func (h *Handler) stopAccepting() []*conn {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.closed = true
 	conns := make([]*conn, 0, len(h.sessions))
 	for _, c := range h.sessions {
 		conns = append(conns, c)
 	}
-	h.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
+	return conns
 }
 
 // Shutdown refuses new streams, lets every session deliver the answers to
@@ -144,13 +149,7 @@ func (h *Handler) Close() {
 // reports how many calls were left unanswered. Stop new calls first (the
 // router's Drain does), or a busy session may not go quiet before ctx ends.
 func (h *Handler) Shutdown(ctx context.Context) (unanswered int) {
-	h.mu.Lock()
-	h.closed = true
-	conns := make([]*conn, 0, len(h.sessions))
-	for _, c := range h.sessions {
-		conns = append(conns, c)
-	}
-	h.mu.Unlock()
+	conns := h.stopAccepting()
 	for _, c := range conns {
 		unanswered += c.calls.Wait(ctx)
 	}
