@@ -1,14 +1,12 @@
 package sse
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,12 +44,9 @@ func FuzzPOST(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	endpoint := ""
-	for endpoint == "" && sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			endpoint = v
-		}
+	endpoint := readEndpoint(resp.Body)
+	if endpoint == "" {
+		f.Fatal("no endpoint event")
 	}
 	go func() { _, _ = io.Copy(io.Discard, resp.Body) }() // keep the stream drained
 

@@ -730,14 +730,7 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	endpoint := ""
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			endpoint = v
-			break
-		}
-	}
+	endpoint := readEndpoint(resp.Body)
 	if endpoint == "" {
 		t.Fatal("no endpoint event")
 	}
@@ -758,4 +751,16 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	if got := postAs("alice"); got != http.StatusAccepted {
 		t.Errorf("alice posting to her own session: %d, want 202", got)
 	}
+}
+
+// readEndpoint reads an SSE stream up to its first data line, the endpoint
+// event, and returns the endpoint ("" if the stream ends first).
+func readEndpoint(r io.Reader) string {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			return v
+		}
+	}
+	return ""
 }
