@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/oklog/ulid/v2 v2.1.2 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect

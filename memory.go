@@ -1,0 +1,304 @@
+package agentsmcp
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+)
+
+// This file holds the aggregates of memory: what agents-mcp learns from
+// every finished task, and the services that store them. Each service is
+// implemented by memory/sqlite (the embedded default) and memory/mongo
+// (production), and both pass the same behavioural suite, memory/storetest.
+//
+// Common contract of the Find* methods: results are ordered newest first
+// (ties by id), at most Limit of them (default [DefaultPageSize], capped at
+// [MaxPageSize]), and the returned cursor, when not empty, fetches the next
+// page with the same filter. A cursor that does not parse is EINVALID. Text
+// filters are matched as plain words, never as patterns: characters such as
+// '*', '"', '(' or '.*' have no special meaning.
+
+// Page sizes of every Find* method.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 200
+)
+
+// Limits on stored text, so one caller cannot bloat the store.
+const (
+	MaxInsightTextBytes = 16 << 10
+	MaxQueryTextBytes   = 8 << 10
+	MaxListItems        = 100 // tags, evidence, errors, steps…
+)
+
+// Insight is a piece of knowledge worth reusing: "server-filesystem's
+// search_files is slow on large trees; prefer list_directory first".
+//
+// Invariants: Text is non-empty and at most MaxInsightTextBytes; Type is one
+// of the InsightType values; Confidence is in [0, 1]; AppliesTo and Evidence
+// hold at most MaxListItems entries each.
+type Insight struct {
+	ID   string      `json:"id"`
+	Text string      `json:"text"`
+	Type InsightType `json:"type"`
+	// AppliesTo names what the insight is about: tool names
+	// ("files__search_files"), upstream names, or free tags ("goal:report").
+	AppliesTo  []string `json:"appliesTo"`
+	Confidence float64  `json:"confidence"`
+	// Evidence are ids of the tasks or learnings that support the insight.
+	Evidence  []string  `json:"evidence"`
+	Source    string    `json:"source,omitempty"` // who recorded it: "agent", "user", a principal
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// InsightType classifies insights.
+type InsightType string
+
+// The insight types.
+const (
+	InsightObservation  InsightType = "observation"
+	InsightBestPractice InsightType = "best_practice"
+	InsightPitfall      InsightType = "pitfall"
+	InsightPreference   InsightType = "preference"
+)
+
+// InsightTypes lists every valid InsightType.
+var InsightTypes = []InsightType{InsightObservation, InsightBestPractice, InsightPitfall, InsightPreference}
+
+// InsightFilter selects insights; zero fields select everything.
+type InsightFilter struct {
+	Type      InsightType
+	AppliesTo string // exact match on one AppliesTo entry
+	Text      string // all words must occur in Text
+	Cursor    string
+	Limit     int
+}
+
+// InsightService stores insights.
+type InsightService interface {
+	// CreateInsight validates in, assigns ID and CreatedAt when empty, and
+	// stores it. EINVALID for a broken invariant, ECONFLICT for a taken ID.
+	CreateInsight(ctx context.Context, in *Insight) error
+	// FindInsightByID returns ENOTFOUND for an unknown id.
+	FindInsightByID(ctx context.Context, id string) (*Insight, error)
+	// FindInsights lists insights matching f.
+	FindInsights(ctx context.Context, f InsightFilter) (items []*Insight, next string, err error)
+	// DeleteInsight returns ENOTFOUND for an unknown id.
+	DeleteInsight(ctx context.Context, id string) error
+}
+
+// Learning is what one finished task taught: written once when the task
+// ends, never updated.
+//
+// Invariants: Query is non-empty, at most MaxQueryTextBytes; Outcome is one
+// of the Outcome values; list fields hold at most MaxListItems entries;
+// Duration and Retries are not negative.
+type Learning struct {
+	ID     string `json:"id"`
+	TaskID string `json:"taskId,omitempty"`
+	Query  string `json:"query"`          // the user's request
+	Goal   string `json:"goal,omitempty"` // the generalised goal
+	// Steps is the plan's shape: the tools of its steps in execution order.
+	Steps     []string      `json:"steps"`
+	Tools     []string      `json:"tools"`     // distinct tools used
+	Upstreams []string      `json:"upstreams"` // distinct upstreams used
+	Outcome   Outcome       `json:"outcome"`
+	Duration  time.Duration `json:"durationNs"`
+	Errors    []string      `json:"errors"`
+	Retries   int           `json:"retries"`
+	CreatedAt time.Time     `json:"createdAt"`
+}
+
+// Outcome is how a task ended.
+type Outcome string
+
+// The outcomes.
+const (
+	OutcomeSuccess   Outcome = "success"
+	OutcomePartial   Outcome = "partial"
+	OutcomeFailure   Outcome = "failure"
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// Outcomes lists every valid Outcome.
+var Outcomes = []Outcome{OutcomeSuccess, OutcomePartial, OutcomeFailure, OutcomeCancelled}
+
+// LearningFilter selects learnings; zero fields select everything.
+type LearningFilter struct {
+	Tool     string  // used this tool
+	Upstream string  // used this upstream
+	Outcome  Outcome // ended this way
+	Since    time.Time
+	Until    time.Time // exclusive
+	Text     string    // all words occur in Query or Goal
+	Cursor   string
+	Limit    int
+}
+
+// LearningService stores learnings.
+type LearningService interface {
+	// CreateLearning validates l, assigns ID and CreatedAt when empty, and
+	// stores it durably before returning.
+	CreateLearning(ctx context.Context, l *Learning) error
+	FindLearningByID(ctx context.Context, id string) (*Learning, error)
+	FindLearnings(ctx context.Context, f LearningFilter) (items []*Learning, next string, err error)
+}
+
+// LatencyBucketBounds are the upper bounds of the tool-latency histogram;
+// the last bucket counts everything slower. Percentiles come from the
+// histogram, so no store needs $avg or $max.
+var LatencyBucketBounds = []time.Duration{
+	5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
+}
+
+// ToolCall is one observed tool call, the input of tool performance.
+type ToolCall struct {
+	Tool     string
+	Duration time.Duration
+	Error    string // empty on success; normalised to a short class by the store
+	At       time.Time
+}
+
+// ToolPerformance aggregates the calls of one tool.
+type ToolPerformance struct {
+	Tool   string `json:"tool"`
+	Calls  int64  `json:"calls"`
+	Errors int64  `json:"errors"`
+	// Buckets[i] counts calls no slower than LatencyBucketBounds[i]; the
+	// extra last bucket counts the rest.
+	Buckets      []int64          `json:"buckets"`
+	CommonErrors map[string]int64 `json:"commonErrors"` // error text → count, the most frequent few
+	LastCallAt   time.Time        `json:"lastCallAt"`
+}
+
+// SuccessRate is the share of calls without error, 0 with no calls.
+func (p *ToolPerformance) SuccessRate() float64 {
+	if p.Calls == 0 {
+		return 0
+	}
+	return float64(p.Calls-p.Errors) / float64(p.Calls)
+}
+
+// Percentile estimates the q-quantile (0 < q ≤ 1) of latency as the upper
+// bound of the histogram bucket that contains it; the open last bucket
+// reports the largest bound. Zero with no calls.
+func (p *ToolPerformance) Percentile(q float64) time.Duration {
+	var total int64
+	for _, n := range p.Buckets {
+		total += n
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := int64(q*float64(total) + 0.999999)
+	var seen int64
+	for i, n := range p.Buckets {
+		seen += n
+		if seen >= rank {
+			if i < len(LatencyBucketBounds) {
+				return LatencyBucketBounds[i]
+			}
+			break
+		}
+	}
+	return LatencyBucketBounds[len(LatencyBucketBounds)-1]
+}
+
+// ToolPerformanceService keeps per-tool counters. Recording is concurrent-
+// safe across replicas: stores update counters atomically, never by
+// read-modify-write.
+type ToolPerformanceService interface {
+	RecordToolCall(ctx context.Context, c ToolCall) error
+	// FindToolPerformance returns ENOTFOUND for a tool never recorded.
+	FindToolPerformance(ctx context.Context, tool string) (*ToolPerformance, error)
+	// ListToolPerformance returns every tool's figures, most called first.
+	ListToolPerformance(ctx context.Context) ([]*ToolPerformance, error)
+}
+
+// PlanPattern is a plan shape that worked for a kind of goal.
+type PlanPattern struct {
+	ID        string    `json:"id"`
+	Goal      string    `json:"goal"`  // generalised goal, the pattern's key
+	Steps     []string  `json:"steps"` // tools in order
+	Uses      int64     `json:"uses"`
+	Successes int64     `json:"successes"`
+	LastUsed  time.Time `json:"lastUsed"`
+}
+
+// SuccessRate is Successes/Uses, 0 when never used.
+func (p *PlanPattern) SuccessRate() float64 {
+	if p.Uses == 0 {
+		return 0
+	}
+	return float64(p.Successes) / float64(p.Uses)
+}
+
+// PatternFilter selects plan patterns.
+type PatternFilter struct {
+	Text   string // all words occur in Goal
+	Cursor string
+	Limit  int
+}
+
+// PatternService stores plan patterns.
+type PatternService interface {
+	// RecordPatternUse adds one use of the (goal, steps) pattern, creating it
+	// on first use, atomically.
+	RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*PlanPattern, error)
+	FindPatternByID(ctx context.Context, id string) (*PlanPattern, error)
+	// FindPatterns lists patterns matching f ordered by Successes, highest
+	// first (ties by id), not newest first.
+	FindPatterns(ctx context.Context, f PatternFilter) (items []*PlanPattern, next string, err error)
+}
+
+// Validate checks the invariants of an Insight (ID and CreatedAt may be
+// empty: the store assigns them).
+func (in *Insight) Validate() error {
+	switch {
+	case in == nil:
+		return Errorf(EINVALID, "insight is required")
+	case len(in.Text) == 0:
+		return Errorf(EINVALID, "insight text is required")
+	case len(in.Text) > MaxInsightTextBytes:
+		return Errorf(EINVALID, "insight text is %d bytes; the limit is %d", len(in.Text), MaxInsightTextBytes)
+	case !slices.Contains(InsightTypes, in.Type):
+		return Errorf(EINVALID, "insight type %q is not one of %v", in.Type, InsightTypes)
+	case in.Confidence < 0 || in.Confidence > 1 || math.IsNaN(in.Confidence):
+		return Errorf(EINVALID, "insight confidence %v is not in [0, 1]", in.Confidence)
+	case in.ID != "" && !IDPattern.MatchString(in.ID):
+		return Errorf(EINVALID, "insight id %q is malformed", in.ID)
+	}
+	return checkLists(map[string][]string{"appliesTo": in.AppliesTo, "evidence": in.Evidence})
+}
+
+// Validate checks the invariants of a Learning (ID and CreatedAt may be
+// empty: the store assigns them).
+func (l *Learning) Validate() error {
+	switch {
+	case l == nil:
+		return Errorf(EINVALID, "learning is required")
+	case len(l.Query) == 0:
+		return Errorf(EINVALID, "learning query is required")
+	case len(l.Query) > MaxQueryTextBytes || len(l.Goal) > MaxQueryTextBytes:
+		return Errorf(EINVALID, "learning query and goal are limited to %d bytes", MaxQueryTextBytes)
+	case !slices.Contains(Outcomes, l.Outcome):
+		return Errorf(EINVALID, "learning outcome %q is not one of %v", l.Outcome, Outcomes)
+	case l.Duration < 0 || l.Retries < 0:
+		return Errorf(EINVALID, "learning duration and retries must not be negative")
+	case l.ID != "" && !IDPattern.MatchString(l.ID):
+		return Errorf(EINVALID, "learning id %q is malformed", l.ID)
+	}
+	return checkLists(map[string][]string{"steps": l.Steps, "tools": l.Tools, "upstreams": l.Upstreams, "errors": l.Errors})
+}
+
+func checkLists(lists map[string][]string) error {
+	for name, list := range lists {
+		if len(list) > MaxListItems {
+			return Errorf(EINVALID, "%s has %d entries; the limit is %d", name, len(list), MaxListItems)
+		}
+	}
+	return nil
+}
