@@ -1,0 +1,49 @@
+package agentsmcp
+
+import "context"
+
+// Embedder turns texts into vectors.
+//
+// ID names the model and its settings ("hash-v1-384",
+// "openai:text-embedding-3-small"); vectors from different IDs are not
+// comparable, so stores keep the ID beside every vector and re-embed when it
+// changes. Embed returns one vector of Dimensions() values per text, in
+// order, or an error for the whole batch; implementations bound their own
+// timeouts and retry transient failures (HTTP 429 and 5xx).
+type Embedder interface {
+	ID() string
+	Dimensions() int
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Vector is one entry of a vector index.
+type Vector struct {
+	ID       string            `json:"id"`
+	Values   []float32         `json:"values"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// VectorQuery asks for the TopK nearest vectors by cosine similarity whose
+// metadata has every key/value pair of Filter.
+type VectorQuery struct {
+	Values []float32
+	TopK   int
+	Filter map[string]string
+}
+
+// VectorMatch is one query result; higher Score is more similar.
+type VectorMatch struct {
+	ID       string            `json:"id"`
+	Score    float32           `json:"score"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// VectorIndex stores vectors in namespaces ("learnings", "tools",
+// "insights") and answers nearest-neighbour queries. It is a derived index:
+// the store is the source of truth and the index can be rebuilt from it, so
+// implementations may be approximate and may lose recent writes on a crash.
+type VectorIndex interface {
+	Upsert(ctx context.Context, namespace string, vectors []Vector) error
+	Delete(ctx context.Context, namespace string, ids []string) error
+	Query(ctx context.Context, namespace string, q VectorQuery) ([]VectorMatch, error)
+}
