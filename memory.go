@@ -13,11 +13,16 @@ import (
 // (production), and both pass the same behavioural suite, memory/storetest.
 //
 // Common contract of the Find* methods: results are ordered newest first
-// (ties by id), at most Limit of them (default [DefaultPageSize], capped at
-// [MaxPageSize]), and the returned cursor, when not empty, fetches the next
-// page with the same filter. A cursor that does not parse is EINVALID. Text
-// filters are matched as plain words, never as patterns: characters such as
-// '*', '"', '(' or '.*' have no special meaning.
+// (ties by id, higher id first), at most Limit of them (default
+// [DefaultPageSize] when Limit ≤ 0, capped at [MaxPageSize]), and the
+// returned cursor, when not empty, fetches the next page with the same
+// filter; paging visits exactly once every item that matches throughout
+// and whose sort key does not change meanwhile. Times are kept at
+// millisecond precision and returned in UTC. A cursor that does not parse is
+// EINVALID. Text filters are matched as plain words, never as patterns:
+// characters such as '*', '"', '(' or '.*' have no special meaning. Words
+// are separated by white space and matched case-insensitively; a filter
+// text without any letter or digit matches nothing.
 
 // Page sizes of every Find* method.
 const (
@@ -31,6 +36,10 @@ const (
 	MaxQueryTextBytes   = 8 << 10
 	MaxListItems        = 100 // tags, evidence, errors, steps…
 )
+
+// MaxCommonErrors caps ToolPerformance.CommonErrors: only the most frequent
+// error classes of a tool are reported.
+const MaxCommonErrors = 5
 
 // Insight is a piece of knowledge worth reusing: "server-filesystem's
 // search_files is slow on large trees; prefer list_directory first".
@@ -139,8 +148,10 @@ type LearningFilter struct {
 // LearningService stores learnings.
 type LearningService interface {
 	// CreateLearning validates l, assigns ID and CreatedAt when empty, and
-	// stores it durably before returning.
+	// stores it durably before returning. EINVALID for a broken invariant,
+	// ECONFLICT for a taken ID: a learning is never overwritten.
 	CreateLearning(ctx context.Context, l *Learning) error
+	// FindLearningByID returns ENOTFOUND for an unknown id.
 	FindLearningByID(ctx context.Context, id string) (*Learning, error)
 	FindLearnings(ctx context.Context, f LearningFilter) (items []*Learning, next string, err error)
 }
@@ -167,11 +178,15 @@ type ToolPerformance struct {
 	Tool   string `json:"tool"`
 	Calls  int64  `json:"calls"`
 	Errors int64  `json:"errors"`
-	// Buckets[i] counts calls no slower than LatencyBucketBounds[i]; the
-	// extra last bucket counts the rest.
-	Buckets      []int64          `json:"buckets"`
-	CommonErrors map[string]int64 `json:"commonErrors"` // error text → count, the most frequent few
-	LastCallAt   time.Time        `json:"lastCallAt"`
+	// Buckets has len(LatencyBucketBounds)+1 entries and is not cumulative:
+	// Buckets[i] counts calls slower than LatencyBucketBounds[i-1] (or any
+	// call, for i = 0) and no slower than LatencyBucketBounds[i]; the extra
+	// last bucket counts the calls slower than every bound.
+	Buckets []int64 `json:"buckets"`
+	// CommonErrors maps error classes to their counts, for the at most
+	// MaxCommonErrors most frequent classes.
+	CommonErrors map[string]int64 `json:"commonErrors"`
+	LastCallAt   time.Time        `json:"lastCallAt"` // the latest ToolCall.At recorded
 }
 
 // SuccessRate is the share of calls without error, 0 with no calls.
@@ -211,10 +226,13 @@ func (p *ToolPerformance) Percentile(q float64) time.Duration {
 // safe across replicas: stores update counters atomically, never by
 // read-modify-write.
 type ToolPerformanceService interface {
+	// RecordToolCall counts c; a zero c.At means now. EINVALID for an empty
+	// Tool or a negative Duration.
 	RecordToolCall(ctx context.Context, c ToolCall) error
 	// FindToolPerformance returns ENOTFOUND for a tool never recorded.
 	FindToolPerformance(ctx context.Context, tool string) (*ToolPerformance, error)
-	// ListToolPerformance returns every tool's figures, most called first.
+	// ListToolPerformance returns every tool's figures, most called first
+	// (ties by tool name, ascending).
 	ListToolPerformance(ctx context.Context) ([]*ToolPerformance, error)
 }
 
@@ -225,7 +243,7 @@ type PlanPattern struct {
 	Steps     []string  `json:"steps"` // tools in order
 	Uses      int64     `json:"uses"`
 	Successes int64     `json:"successes"`
-	LastUsed  time.Time `json:"lastUsed"`
+	LastUsed  time.Time `json:"lastUsed"` // the latest use recorded
 }
 
 // SuccessRate is Successes/Uses, 0 when never used.
@@ -246,11 +264,15 @@ type PatternFilter struct {
 // PatternService stores plan patterns.
 type PatternService interface {
 	// RecordPatternUse adds one use of the (goal, steps) pattern, creating it
-	// on first use, atomically.
+	// on first use, atomically, and returns the pattern as updated. The same
+	// goal and steps (in the same order) always give the same pattern; a
+	// zero at means now. EINVALID for an empty goal, a goal longer than
+	// MaxQueryTextBytes or more than MaxListItems steps.
 	RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*PlanPattern, error)
+	// FindPatternByID returns ENOTFOUND for an unknown id.
 	FindPatternByID(ctx context.Context, id string) (*PlanPattern, error)
 	// FindPatterns lists patterns matching f ordered by Successes, highest
-	// first (ties by id), not newest first.
+	// first (ties by id, higher id first), not newest first.
 	FindPatterns(ctx context.Context, f PatternFilter) (items []*PlanPattern, next string, err error)
 }
 

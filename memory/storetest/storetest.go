@@ -1,9 +1,17 @@
 // Package storetest is the behavioural suite every memory store must pass:
 // memory/sqlite (the embedded default) and memory/mongo (production, tested
 // on FerretDB). A store is correct when Run passes against it.
+//
+// The suite checks the contracts written in the root package's doc comments
+// (memory.go), and nothing a store may choose freely. In particular it does
+// not decide whether a text word also matches as a prefix or substring of a
+// stored word, and it checks common-error trimming only with errors recorded
+// most frequent first. Each test stores at most about 50 items, so that the
+// suite stays fast on FerretDB, which scans.
 package storetest
 
 import (
+	"slices"
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -17,14 +25,21 @@ type Services struct {
 	Patterns        agentsmcp.PatternService
 }
 
-// Run runs the suite. open must return services over a fresh, empty store
-// each time it is called, and arrange its cleanup with t.Cleanup.
+// Run runs the suite, one subtest per behaviour, in name order. open must
+// return services over a fresh, empty store each time it is called, and
+// arrange its cleanup with t.Cleanup.
 func Run(t *testing.T, open func(t *testing.T) Services) {
 	t.Helper()
-	for name, test := range suite {
-		t.Run(name, func(t *testing.T) { test(t, open(t)) })
+	names := make([]string, 0, len(suite))
+	for name := range suite {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) { suite[name](t, open(t)) })
 	}
 }
 
-// suite maps test names to tests; the files of this package add to it.
+// suite maps test names to tests; the files of this package add to it, one
+// file per aggregate.
 var suite = map[string]func(t *testing.T, s Services){}

@@ -1,0 +1,199 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+const learningColumns = "l.id, l.task_id, l.query, l.goal, l.steps, l.tools, l.upstreams, l.outcome, l.duration_ns, l.errors, l.retries, l.created_at"
+
+const (
+	insertLearningSQL = `INSERT INTO learnings
+		(id, task_id, query, goal, steps, tools, upstreams, outcome, duration_ns, errors, retries, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+	insertLearningToolSQL = `INSERT INTO learning_tools (tool, created_at, learning_id, learning_pk)
+		VALUES (?, ?, ?, ?)`
+	insertLearningUpstreamSQL = `INSERT INTO learning_upstreams (upstream, created_at, learning_id, learning_pk)
+		VALUES (?, ?, ?, ?)`
+)
+
+const findLearningByIDSQL = "SELECT " + learningColumns + " FROM learnings l WHERE l.id = ?"
+
+// CreateLearning implements [agentsmcp.LearningService]. On success l holds
+// the stored ID and CreatedAt (UTC, at millisecond precision); the learning
+// is committed to the WAL, which survives a crash of the process.
+func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	id, created := l.ID, l.CreatedAt
+	if id == "" {
+		id = agentsmcp.NewID(agentsmcp.LearningIDPrefix)
+	}
+	if created.IsZero() {
+		created = now()
+	}
+	createdMS := toMillis(created)
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var pk int64
+		err := db.txStmt(ctx, tx, insertLearningSQL).QueryRowContext(ctx,
+			id, l.TaskID, l.Query, l.Goal, encodeList(l.Steps), encodeList(l.Tools), encodeList(l.Upstreams),
+			string(l.Outcome), int64(l.Duration), encodeList(l.Errors), l.Retries, createdMS,
+		).Scan(&pk)
+		if isUnique(err) {
+			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "learning %q already exists", id)
+		} else if err != nil {
+			return fmt.Errorf("insert learning: %w", err)
+		}
+		for _, tool := range distinct(l.Tools) {
+			if _, err := db.txStmt(ctx, tx, insertLearningToolSQL).ExecContext(ctx, tool, createdMS, id, pk); err != nil {
+				return fmt.Errorf("insert learning tool: %w", err)
+			}
+		}
+		for _, up := range distinct(l.Upstreams) {
+			if _, err := db.txStmt(ctx, tx, insertLearningUpstreamSQL).ExecContext(ctx, up, createdMS, id, pk); err != nil {
+				return fmt.Errorf("insert learning upstream: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.ID, l.CreatedAt = id, fromMillis(createdMS)
+	return nil
+}
+
+// FindLearningByID implements [agentsmcp.LearningService].
+func (db *DB) FindLearningByID(ctx context.Context, id string) (*agentsmcp.Learning, error) {
+	row, err := db.queryRow(ctx, findLearningByIDSQL, id)
+	if err != nil {
+		return nil, fmt.Errorf("find learning %q: %w", id, err)
+	}
+	l, err := scanLearning(row)
+	if err != nil {
+		return nil, notFound(err, "learning", id)
+	}
+	return l, nil
+}
+
+// FindLearnings implements [agentsmcp.LearningService]. A Tool filter reads
+// the side table learning_tools in sort order (else an Upstream filter,
+// learning_upstreams); otherwise the learnings table is read through its
+// (outcome,) created_at, id index. Since and Until bound the sort key of
+// whichever table leads.
+func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]*agentsmcp.Learning, string, error) {
+	q, ok, err := learningQuery(f)
+	if err != nil || !ok {
+		return []*agentsmcp.Learning{}, "", err
+	}
+	size := pageSize(f.Limit)
+	query, args := q.sql(size + 1)
+	rows, err := db.query(ctx, query, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("find learnings: %w", err)
+	}
+	defer rows.Close()
+	items := []*agentsmcp.Learning{}
+	for rows.Next() {
+		l, err := scanLearning(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("find learnings: %w", err)
+		}
+		items = append(items, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("find learnings: %w", err)
+	}
+	var next string
+	if len(items) > size {
+		items = items[:size]
+		last := items[size-1]
+		next = encodeCursor(learningCursor, cursor{n: toMillis(last.CreatedAt), id: last.ID})
+	}
+	return items, next, nil
+}
+
+// learningQuery builds the page query of f; ok is false when f can match
+// nothing.
+func learningQuery(f agentsmcp.LearningFilter) (q *listQuery, ok bool, err error) {
+	q = &listQuery{columns: learningColumns, from: "learnings l", keyN: "l.created_at", keyID: "l.id"}
+	switch {
+	case f.Tool != "":
+		q.from = "learning_tools d CROSS JOIN learnings l ON l.pk = d.learning_pk"
+		q.keyN, q.keyID = "d.created_at", "d.learning_id"
+		q.and("d.tool = ?", f.Tool)
+		if f.Upstream != "" {
+			q.and(`EXISTS (SELECT 1 FROM learning_upstreams u
+				WHERE u.upstream = ? AND u.created_at = d.created_at AND u.learning_id = d.learning_id)`, f.Upstream)
+		}
+	case f.Upstream != "":
+		q.from = "learning_upstreams d CROSS JOIN learnings l ON l.pk = d.learning_pk"
+		q.keyN, q.keyID = "d.created_at", "d.learning_id"
+		q.and("d.upstream = ?", f.Upstream)
+	}
+	if f.Outcome != "" {
+		q.and("l.outcome = ?", string(f.Outcome))
+	}
+	if !f.Since.IsZero() {
+		q.and(q.keyN+" >= ?", ceilMillis(f.Since))
+	}
+	if !f.Until.IsZero() {
+		q.and(q.keyN+" < ?", ceilMillis(f.Until))
+	}
+	if f.Text != "" {
+		match, ok := ftsQuery(f.Text)
+		if !ok {
+			return nil, false, nil
+		}
+		q.and("l.pk IN (SELECT rowid FROM learnings_fts WHERE learnings_fts MATCH ?)", match)
+	}
+	if f.Cursor != "" {
+		c, err := decodeCursor(learningCursor, f.Cursor)
+		if err != nil {
+			return nil, false, err
+		}
+		q.after(c)
+	}
+	return q, true, nil
+}
+
+// ceilMillis is the first stored millisecond not before t, so that Since
+// (inclusive) and Until (exclusive) keep their meaning for a t between two
+// milliseconds.
+func ceilMillis(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
+}
+
+func scanLearning(row scanner) (*agentsmcp.Learning, error) {
+	var (
+		l                               agentsmcp.Learning
+		steps, tools, upstreams, errors string
+		duration, created               int64
+	)
+	if err := row.Scan(&l.ID, &l.TaskID, &l.Query, &l.Goal, &steps, &tools, &upstreams, &l.Outcome,
+		&duration, &errors, &l.Retries, &created); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		dst *[]string
+		src string
+	}{{&l.Steps, steps}, {&l.Tools, tools}, {&l.Upstreams, upstreams}, {&l.Errors, errors}} {
+		list, err := decodeList(p.src)
+		if err != nil {
+			return nil, err
+		}
+		*p.dst = list
+	}
+	l.Duration = time.Duration(duration)
+	l.CreatedAt = fromMillis(created)
+	return &l, nil
+}

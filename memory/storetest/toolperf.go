@@ -1,0 +1,283 @@
+package storetest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+func init() {
+	suite["ToolPerfRoundTrip"] = testToolPerfRoundTrip
+	suite["ToolPerfHistogram"] = testToolPerfHistogram
+	suite["ToolPerfConcurrent"] = testToolPerfConcurrent
+	suite["ToolPerfCommonErrors"] = testToolPerfCommonErrors
+	suite["ToolPerfInvalid"] = testToolPerfInvalid
+	suite["ToolPerfNotFound"] = testToolPerfNotFound
+	suite["ToolPerfList"] = testToolPerfList
+}
+
+func record(t *testing.T, s Services, calls ...agentsmcp.ToolCall) {
+	t.Helper()
+	for _, c := range calls {
+		if err := s.ToolPerformance.RecordToolCall(t.Context(), c); err != nil {
+			t.Fatalf("RecordToolCall(%+v): %v", c, err)
+		}
+	}
+}
+
+func findPerf(t *testing.T, s Services, tool string) *agentsmcp.ToolPerformance {
+	t.Helper()
+	p, err := s.ToolPerformance.FindToolPerformance(t.Context(), tool)
+	if err != nil {
+		t.Fatalf("FindToolPerformance(%q): %v", tool, err)
+	}
+	if p.Tool != tool {
+		t.Errorf("FindToolPerformance(%q).Tool = %q", tool, p.Tool)
+	}
+	if len(p.Buckets) != len(agentsmcp.LatencyBucketBounds)+1 {
+		t.Fatalf("%s: %d buckets, want %d", tool, len(p.Buckets), len(agentsmcp.LatencyBucketBounds)+1)
+	}
+	return p
+}
+
+// sum adds the buckets: every call is in exactly one.
+func sum(buckets []int64) (n int64) {
+	for _, b := range buckets {
+		n += b
+	}
+	return n
+}
+
+func testToolPerfRoundTrip(t *testing.T, s Services) {
+	loc := time.FixedZone("X", 5*3600+1800)
+	record(t, s,
+		agentsmcp.ToolCall{Tool: "files__read_file", Duration: 3 * time.Millisecond, At: at(10).In(loc).Add(123456789)},
+		agentsmcp.ToolCall{Tool: "files__read_file", Duration: 40 * time.Millisecond, Error: "ENOENT: no such file", At: at(30)},
+		// Older than the previous call: LastCallAt keeps the latest.
+		agentsmcp.ToolCall{Tool: "files__read_file", Duration: 2 * time.Second, At: at(20)},
+	)
+	p := findPerf(t, s, "files__read_file")
+	if p.Calls != 3 || p.Errors != 1 {
+		t.Errorf("calls %d errors %d, want 3 and 1", p.Calls, p.Errors)
+	}
+	want := make([]int64, len(agentsmcp.LatencyBucketBounds)+1)
+	want[0], want[3], want[8] = 1, 1, 1
+	if !slices.Equal(p.Buckets, want) {
+		t.Errorf("buckets %v, want %v", p.Buckets, want)
+	}
+	if !maps.Equal(p.CommonErrors, map[string]int64{"ENOENT: no such file": 1}) {
+		t.Errorf("common errors %v, want the one error", p.CommonErrors)
+	}
+	checkTime(t, "LastCallAt", p.LastCallAt, at(30))
+	if got := p.SuccessRate(); got != 2.0/3 {
+		t.Errorf("success rate %v, want 2/3", got)
+	}
+
+	// A zero At means now.
+	before := time.Now()
+	record(t, s, agentsmcp.ToolCall{Tool: "now", Duration: time.Millisecond})
+	after := time.Now()
+	p = findPerf(t, s, "now")
+	checkRecent(t, "LastCallAt of a call without At", p.LastCallAt, before, after)
+	if len(p.CommonErrors) != 0 || p.Errors != 0 {
+		t.Errorf("a successful call counted errors: %d, %v", p.Errors, p.CommonErrors)
+	}
+
+	// Tool names are exact and may hold any character.
+	for _, name := range []string{"Files__Read_File", "a.b", "$where", "x y", "ünï"} {
+		record(t, s, agentsmcp.ToolCall{Tool: name, Duration: time.Millisecond, At: at(1)})
+		if p := findPerf(t, s, name); p.Calls != 1 {
+			t.Errorf("%q: %d calls, want 1", name, p.Calls)
+		}
+	}
+	if p := findPerf(t, s, "files__read_file"); p.Calls != 3 {
+		t.Errorf("other tools changed files__read_file: %d calls", p.Calls)
+	}
+}
+
+func testToolPerfHistogram(t *testing.T, s Services) {
+	ms := time.Millisecond
+	tests := []struct {
+		d      time.Duration
+		bucket int
+	}{
+		{0, 0}, {ms, 0}, {5 * ms, 0}, // bounds are inclusive
+		{5*ms + 1, 1}, {10 * ms, 1},
+		{11 * ms, 2}, {25 * ms, 2},
+		{26 * ms, 3}, {99 * ms, 4}, {100 * ms, 4},
+		{101 * ms, 5}, {499 * ms, 6}, {time.Second, 7},
+		{2 * time.Second, 8}, {5 * time.Second, 9}, {7 * time.Second, 10},
+		{30 * time.Second, 11}, {59 * time.Second, 12}, {time.Minute, 12},
+		{time.Minute + 1, 13}, {time.Hour, 13}, // the open last bucket
+	}
+	want := make([]int64, len(agentsmcp.LatencyBucketBounds)+1)
+	for i, tt := range tests {
+		tool := fmt.Sprint("single_", i)
+		record(t, s, agentsmcp.ToolCall{Tool: tool, Duration: tt.d, At: at(i)}, agentsmcp.ToolCall{Tool: "all", Duration: tt.d, At: at(i)})
+		single := make([]int64, len(want))
+		single[tt.bucket] = 1
+		if p := findPerf(t, s, tool); !slices.Equal(p.Buckets, single) {
+			t.Errorf("%v: buckets %v, want %v", tt.d, p.Buckets, single)
+		}
+		want[tt.bucket]++
+	}
+	p := findPerf(t, s, "all")
+	if !slices.Equal(p.Buckets, want) || p.Calls != int64(len(tests)) {
+		t.Errorf("all: %d calls, buckets %v, want %d and %v", p.Calls, p.Buckets, len(tests), want)
+	}
+
+	// Percentiles come from the histogram: 9 fast calls and 1 slow one.
+	for i := range 10 {
+		d := 3 * ms
+		if i == 9 {
+			d = 700 * ms
+		}
+		record(t, s, agentsmcp.ToolCall{Tool: "p", Duration: d, At: at(i)})
+	}
+	p = findPerf(t, s, "p")
+	for _, q := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5 * ms}, {0.9, 5 * ms}, {0.95, time.Second}, {0.99, time.Second}, {1, time.Second}} {
+		if got := p.Percentile(q.q); got != q.want {
+			t.Errorf("p%v = %v, want %v (buckets %v)", q.q*100, got, q.want, p.Buckets)
+		}
+	}
+}
+
+func testToolPerfConcurrent(t *testing.T, s Services) {
+	const goroutines, perGoroutine = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*perGoroutine)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perGoroutine {
+				c := agentsmcp.ToolCall{Tool: "hot", Duration: time.Duration(g*perGoroutine+i) * time.Millisecond, At: at(i)}
+				if i%5 == 0 {
+					c.Error = "boom"
+				}
+				if err := s.ToolPerformance.RecordToolCall(t.Context(), c); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent RecordToolCall: %v", err)
+	}
+	p := findPerf(t, s, "hot")
+	const total = goroutines * perGoroutine
+	if p.Calls != total || p.Errors != total/5 {
+		t.Errorf("calls %d errors %d, want %d and %d: increments were lost", p.Calls, p.Errors, total, total/5)
+	}
+	if n := sum(p.Buckets); n != total {
+		t.Errorf("buckets hold %d calls, want %d: %v", n, total, p.Buckets)
+	}
+	// Durations are 0…199 ms: 6 in ≤5ms, 5 in (5,10], 15 in (10,25], 25 in
+	// (25,50], 50 in (50,100], 99 in (100,250].
+	want := []int64{6, 5, 15, 25, 50, 99, 0, 0, 0, 0, 0, 0, 0, 0}
+	if !slices.Equal(p.Buckets, want) {
+		t.Errorf("buckets %v, want %v", p.Buckets, want)
+	}
+	if p.CommonErrors["boom"] != total/5 {
+		t.Errorf("common errors %v, want boom: %d", p.CommonErrors, total/5)
+	}
+	checkTime(t, "LastCallAt", p.LastCallAt, at(perGoroutine-1))
+}
+
+func testToolPerfCommonErrors(t *testing.T, s Services) {
+	// MaxCommonErrors+2 classes; the most frequent are recorded first, so
+	// that a store that trims as it goes keeps exact counts too.
+	classes := agentsmcp.MaxCommonErrors + 2
+	want := map[string]int64{}
+	n := 0
+	for c := range classes {
+		class := fmt.Sprintf("error class %d", c)
+		count := classes + 1 - c // distinct counts: no ties at the cut
+		if c < agentsmcp.MaxCommonErrors {
+			want[class] = int64(count)
+		}
+		for range count {
+			record(t, s, agentsmcp.ToolCall{Tool: "flaky", Duration: time.Millisecond, Error: class, At: at(n)})
+			n++
+		}
+	}
+	record(t, s, agentsmcp.ToolCall{Tool: "flaky", Duration: time.Millisecond, At: at(n)})
+	p := findPerf(t, s, "flaky")
+	if p.Calls != int64(n+1) || p.Errors != int64(n) {
+		t.Errorf("calls %d errors %d, want %d and %d", p.Calls, p.Errors, n+1, n)
+	}
+	if !maps.Equal(p.CommonErrors, want) {
+		t.Errorf("common errors %v, want the %d most frequent: %v", p.CommonErrors, agentsmcp.MaxCommonErrors, want)
+	}
+	if got := p.SuccessRate(); got != 1/float64(n+1) {
+		t.Errorf("success rate %v, want %v", got, 1/float64(n+1))
+	}
+}
+
+func testToolPerfInvalid(t *testing.T, s Services) {
+	ctx := t.Context()
+	for _, c := range []agentsmcp.ToolCall{
+		{Tool: "", Duration: time.Millisecond},
+		{Tool: "neg", Duration: -time.Millisecond},
+	} {
+		wantCode(t, s.ToolPerformance.RecordToolCall(ctx, c), agentsmcp.EINVALID, fmt.Sprintf("RecordToolCall(%+v)", c))
+	}
+	list, err := s.ToolPerformance.ListToolPerformance(ctx)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("invalid calls were recorded: %d tools, %v", len(list), err)
+	}
+}
+
+func testToolPerfNotFound(t *testing.T, s Services) {
+	ctx := t.Context()
+	record(t, s, agentsmcp.ToolCall{Tool: "known", Duration: time.Millisecond, At: at(0)})
+	for _, tool := range []string{"unknown", "", "Known", "know", ".*"} {
+		_, err := s.ToolPerformance.FindToolPerformance(ctx, tool)
+		wantCode(t, err, agentsmcp.ENOTFOUND, fmt.Sprintf("FindToolPerformance(%q)", tool))
+	}
+}
+
+func testToolPerfList(t *testing.T, s Services) {
+	ctx := t.Context()
+	list, err := s.ToolPerformance.ListToolPerformance(ctx)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("ListToolPerformance on an empty store: %d tools, %v", len(list), err)
+	}
+	calls := map[string]int{"b": 5, "a": 3, "d": 3, "c": 1, "e": 7}
+	i := 0
+	for _, tool := range []string{"a", "b", "c", "d", "e"} {
+		for range calls[tool] {
+			c := agentsmcp.ToolCall{Tool: tool, Duration: time.Duration(i) * time.Millisecond, At: at(i)}
+			if tool == "b" {
+				c.Error = "nope"
+			}
+			record(t, s, c)
+			i++
+		}
+	}
+	list, err = s.ToolPerformance.ListToolPerformance(ctx)
+	if err != nil {
+		t.Fatalf("ListToolPerformance: %v", err)
+	}
+	var got []string
+	for _, p := range list {
+		got = append(got, p.Tool)
+		if p.Calls != int64(calls[p.Tool]) || sum(p.Buckets) != p.Calls {
+			t.Errorf("%s: %d calls, buckets %v; want %d", p.Tool, p.Calls, p.Buckets, calls[p.Tool])
+		}
+		if one := findPerf(t, s, p.Tool); fmt.Sprint(one) != fmt.Sprint(p) {
+			t.Errorf("%s: listed %+v, found %+v", p.Tool, p, one)
+		}
+	}
+	if want := []string{"e", "b", "a", "d", "c"}; !slices.Equal(got, want) {
+		t.Errorf("ListToolPerformance order %v, want %v (calls descending, ties by name)", got, want)
+	}
+}
