@@ -1,0 +1,160 @@
+package mongo
+
+import (
+	"context"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// learningDoc is the stored form of a Learning, less its words array (see
+// text.go), which is written on insert and never read back.
+type learningDoc struct {
+	ID         string    `bson:"_id"`
+	TaskID     string    `bson:"taskId,omitempty"`
+	Query      string    `bson:"query"`
+	Goal       string    `bson:"goal"`
+	Steps      []string  `bson:"steps"`
+	Tools      []string  `bson:"tools"`
+	Upstreams  []string  `bson:"upstreams"`
+	Outcome    string    `bson:"outcome"`
+	DurationNs int64     `bson:"durationNs"`
+	Errors     []string  `bson:"errors"`
+	Retries    int64     `bson:"retries"`
+	CreatedAt  time.Time `bson:"createdAt"`
+}
+
+func (d *learningDoc) learning() *agentsmcp.Learning {
+	return &agentsmcp.Learning{
+		ID:        d.ID,
+		TaskID:    d.TaskID,
+		Query:     d.Query,
+		Goal:      d.Goal,
+		Steps:     d.Steps,
+		Tools:     d.Tools,
+		Upstreams: d.Upstreams,
+		Outcome:   agentsmcp.Outcome(d.Outcome),
+		Duration:  time.Duration(d.DurationNs),
+		Errors:    d.Errors,
+		Retries:   int(d.Retries),
+		CreatedAt: d.CreatedAt.UTC(),
+	}
+}
+
+// CreateLearning validates l (learnings are written once, never updated), assigns ID and CreatedAt when empty, and
+// inserts it with write concern majority, so it is durable when this
+// returns; on success l holds the stored ID and CreatedAt (UTC, millisecond
+// precision). EINVALID for a broken invariant, ECONFLICT for a taken ID.
+func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	d := learningDoc{
+		ID:         l.ID,
+		TaskID:     l.TaskID,
+		Query:      l.Query,
+		Goal:       l.Goal,
+		Steps:      orEmpty(l.Steps),
+		Tools:      orEmpty(l.Tools),
+		Upstreams:  orEmpty(l.Upstreams),
+		Outcome:    string(l.Outcome),
+		DurationNs: int64(l.Duration),
+		Errors:     orEmpty(l.Errors),
+		Retries:    int64(l.Retries),
+		CreatedAt:  ms(l.CreatedAt),
+	}
+	if d.ID == "" {
+		d.ID = agentsmcp.NewID(agentsmcp.LearningIDPrefix)
+	}
+	if l.CreatedAt.IsZero() {
+		d.CreatedAt = db.nowMs()
+	}
+	stored := struct {
+		Doc   learningDoc `bson:",inline"`
+		Words []string    `bson:"words"`
+	}{d, words(d.Query, d.Goal)}
+	if _, err := db.db.Collection(colLearnings).InsertOne(ctx, &stored); err != nil {
+		return wrap(err, "learning "+d.ID)
+	}
+	l.ID, l.CreatedAt = d.ID, d.CreatedAt
+	return nil
+}
+
+// FindLearningByID returns ENOTFOUND for an unknown id.
+func (db *DB) FindLearningByID(ctx context.Context, id string) (*agentsmcp.Learning, error) {
+	var d learningDoc
+	if err := db.db.Collection(colLearnings).FindOne(ctx, bson.D{{Key: "_id", Value: id}}, options.FindOne().SetProjection(noWords)).Decode(&d); err != nil {
+		return nil, wrap(err, "learning "+id)
+	}
+	return d.learning(), nil
+}
+
+// FindLearnings lists learnings matching f, newest first (ties by id,
+// highest first). Since is inclusive, Until exclusive. EINVALID for a
+// cursor that does not parse.
+func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]*agentsmcp.Learning, string, error) {
+	var clauses []bson.D
+	if f.Tool != "" {
+		clauses = append(clauses, bson.D{{Key: "tools", Value: f.Tool}})
+	}
+	if f.Upstream != "" {
+		clauses = append(clauses, bson.D{{Key: "upstreams", Value: f.Upstream}})
+	}
+	if f.Outcome != "" {
+		clauses = append(clauses, bson.D{{Key: "outcome", Value: string(f.Outcome)}})
+	}
+	if !f.Since.IsZero() {
+		clauses = append(clauses, bson.D{{Key: "createdAt", Value: bson.D{{Key: "$gte", Value: ceilMs(f.Since)}}}})
+	}
+	if !f.Until.IsZero() {
+		clauses = append(clauses, bson.D{{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: ceilMs(f.Until)}}}})
+	}
+	text, none, err := textClauses(f.Text)
+	if err != nil {
+		return nil, "", err
+	}
+	if none {
+		return nil, "", nil
+	}
+	clauses = append(clauses, text...)
+	if f.Cursor != "" {
+		at, id, err := decodeCursor(f.Cursor, agentsmcp.LearningIDPrefix)
+		if err != nil {
+			return nil, "", err
+		}
+		clauses = append(clauses, afterTime(time.UnixMilli(at).UTC(), id))
+	}
+	limit := pageSize(f.Limit)
+	cur, err := db.db.Collection(colLearnings).Find(ctx, and(clauses),
+		options.Find().SetSort(newestFirst).SetLimit(int64(limit+1)).SetProjection(noWords))
+	if err != nil {
+		return nil, "", wrap(err, "find learnings")
+	}
+	var docs []learningDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, "", wrap(err, "find learnings")
+	}
+	var next string
+	if len(docs) > limit {
+		docs = docs[:limit]
+		last := docs[limit-1]
+		next = encodeCursor(last.CreatedAt.UnixMilli(), last.ID)
+	}
+	items := make([]*agentsmcp.Learning, len(docs))
+	for i := range docs {
+		items[i] = docs[i].learning()
+	}
+	return items, next, nil
+}
+
+// ceilMs rounds a time bound up to the next millisecond when it has a
+// sub-millisecond part. Stored times are whole milliseconds, and for those
+// t >= b holds exactly when t >= ceil(b), t < b exactly when t < ceil(b).
+func ceilMs(t time.Time) time.Time {
+	if c := ms(t); !c.Equal(t) {
+		return c.Add(time.Millisecond)
+	}
+	return t.UTC()
+}

@@ -1,0 +1,491 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/memory/storetest"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// The tests run against an embedded FerretDB (SQLite backend), a real
+// MongoDB wire-protocol server: no MongoDB server can run here. One
+// FerretDB serves the whole package; every test gets a fresh database.
+
+var ferretURI string // of the package's FerretDB, set by TestMain
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithFerretDB(m))
+}
+
+func runWithFerretDB(m *testing.M) int {
+	stop, uri, err := startFerretDB()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
+		return 1
+	}
+	defer stop()
+	ferretURI = uri
+	return m.Run()
+}
+
+// startFerretDB starts an embedded FerretDB on a free local port with its
+// data in a temporary directory; stop shuts it down and removes the data.
+func startFerretDB() (stop func(), uri string, err error) {
+	dir, err := os.MkdirTemp("", "agents-mcp-ferretdb-")
+	if err != nil {
+		return nil, "", err
+	}
+	// FerretDB logs every client error at WARN; only its own failures
+	// (ERROR and above, such as a recovered panic) are worth showing.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + dir + "/",
+		Logger:    logger,
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.Run(ctx)
+	}()
+	stop = func() {
+		cancel()
+		<-done
+		os.RemoveAll(dir)
+	}
+	return stop, f.MongoDBURI(), nil
+}
+
+var dbSeq atomic.Int64
+
+// openDB opens a fresh database on the package's FerretDB, dropped and
+// closed when t ends.
+func openDB(t testing.TB) *DB {
+	t.Helper()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
+	db, err := Open(t.Context(), ferretURI, name)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		// t.Context is already cancelled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := db.db.Drop(ctx); err != nil {
+			t.Errorf("drop %s: %v", name, err)
+		}
+		if err := db.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return db
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Services {
+		db := openDB(t)
+		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
+	})
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	tests := []struct {
+		name string
+		uri  string
+		opts []Option
+	}{
+		{"timeout in the URI", "mongodb://agent:secret@127.0.0.1:1/?serverSelectionTimeoutMS=500", nil},
+		{"timeout as an option", "mongodb://agent:s3cr%40t-pw@127.0.0.1:1,127.0.0.1:2/agents", []Option{WithTimeout(500 * time.Millisecond)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			db, err := Open(t.Context(), tt.uri, "", tt.opts...)
+			if err == nil {
+				db.Close(t.Context())
+				t.Fatal("Open of an unreachable server succeeded")
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("Open took %v to fail; want about the 500 ms server-selection timeout", d)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "mongodb: cannot reach 127.0.0.1:1") {
+				t.Errorf("error %q does not say which hosts are unreachable", msg)
+			}
+			for _, secret := range []string{"secret", "s3cr", "agent:"} {
+				if strings.Contains(msg, secret) {
+					t.Errorf("error %q leaks the credentials (%q)", msg, secret)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenInvalidURI(t *testing.T) {
+	for _, uri := range []string{"", "http://agent:secret@example.com/", "mongodb://agent:secret@/", "mongodb://agent:secret@host/?connectTimeoutMS=x"} {
+		db, err := Open(t.Context(), uri, "")
+		if err == nil {
+			db.Close(t.Context())
+			t.Fatalf("Open(%q) succeeded", uri)
+		}
+		if strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "mongodb: ") {
+			t.Errorf("Open(%q): error %q: want a mongodb: error without the password", uri, err)
+		}
+	}
+	if _, err := Open(t.Context(), ferretURI, "bad.name"); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+		t.Errorf("Open with database %q: %v, want EINVALID", "bad.name", err)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for _, tt := range []struct{ in, password, want string }{
+		{"dial mongodb://u:p%40ss@h:1/x failed", "p@ss", "dial mongodb://xxxxx@h:1/x failed"},
+		{"auth as u with pass p@ss failed", "p@ss", "auth as u with pass xxxxx failed"},
+		{"escaped p%40ss here", "p@ss", "escaped xxxxx here"},
+		{"nothing secret", "", "nothing secret"},
+	} {
+		if got := redact(tt.in, tt.password); got != tt.want {
+			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOpenIsIdempotent(t *testing.T) {
+	first := openDB(t)
+	// A second Open of the same database, as a second replica or a restart
+	// would do: nothing to create, nothing to migrate, no error.
+	second, err := Open(t.Context(), ferretURI, first.Database())
+	if err != nil {
+		t.Fatalf("second Open: %v", err)
+	}
+	defer second.Close(context.Background())
+	if err := second.ensureIndexes(t.Context()); err != nil {
+		t.Fatalf("ensureIndexes again: %v", err)
+	}
+	want := map[string][]string{}
+	for _, ix := range indexes {
+		want[ix.collection] = append(want[ix.collection], ix.name)
+	}
+	for col, names := range want {
+		specs, err := second.db.Collection(col).Indexes().ListSpecifications(t.Context())
+		if err != nil {
+			t.Fatalf("list indexes of %s: %v", col, err)
+		}
+		var got []string
+		for _, s := range specs {
+			if s.Name != "_id_" {
+				got = append(got, s.Name)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(names)
+		if !slices.Equal(got, names) {
+			t.Errorf("indexes of %s = %v, want %v", col, got, names)
+		}
+	}
+	if v, err := second.schemaVersion(t.Context()); err != nil || v != SchemaVersion {
+		t.Errorf("schema version %d, %v; want %d", v, err, SchemaVersion)
+	}
+}
+
+func TestOpenConcurrently(t *testing.T) {
+	name := fmt.Sprintf("t%d_concurrent", os.Getpid())
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			db, err := Open(t.Context(), ferretURI, name)
+			if err == nil {
+				err = db.Close(context.Background())
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("replica %d: %v", i, err)
+		}
+	}
+	db, err := Open(t.Context(), ferretURI, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	defer db.db.Drop(context.Background())
+	if v, err := db.schemaVersion(t.Context()); err != nil || v != SchemaVersion {
+		t.Errorf("schema version %d, %v; want %d", v, err, SchemaVersion)
+	}
+}
+
+func TestMigrationsRunForwardOnce(t *testing.T) {
+	if last := migrations[len(migrations)-1].version; last != SchemaVersion {
+		t.Fatalf("the last migration is version %d, SchemaVersion is %d", last, SchemaVersion)
+	}
+	for i, m := range migrations {
+		if m.version != i+1 {
+			t.Fatalf("migration %d has version %d; versions must be 1, 2, 3…", i, m.version)
+		}
+	}
+	db := openDB(t)
+	var runs atomic.Int64
+	next := append(slices.Clone(migrations), migration{
+		version: SchemaVersion + 1,
+		name:    "test: count runs",
+		up: func(ctx context.Context, d *mongo.Database) error {
+			runs.Add(1)
+			_, err := d.Collection("migration_marks").InsertOne(ctx, bson.D{{Key: "n", Value: runs.Load()}})
+			return err
+		},
+	})
+	for range 2 {
+		if err := db.migrateWith(t.Context(), next); err != nil {
+			t.Fatalf("migrate to %d: %v", SchemaVersion+1, err)
+		}
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the new migration ran %d times, want once", runs.Load())
+	}
+	if v, err := db.schemaVersion(t.Context()); err != nil || v != SchemaVersion+1 {
+		t.Errorf("schema version %d, %v; want %d", v, err, SchemaVersion+1)
+	}
+	// This binary, which knows only SchemaVersion, now refuses the database.
+	if err := db.migrate(t.Context()); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("migrate with the older list: %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestDetectsFerretDB(t *testing.T) {
+	// The tests rely on it: without it, concurrent counts are lost on
+	// FerretDB (see DB.lockKey).
+	if db := openDB(t); !db.serialize {
+		t.Error("the server was not recognised as FerretDB")
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	db := openDB(t)
+	_, err := db.db.Collection(colSchemaMeta).UpdateOne(t.Context(),
+		bson.D{{Key: "_id", Value: "schema"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "version", Value: SchemaVersion + 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(t.Context(), ferretURI, db.Database())
+	if err == nil {
+		again.Close(t.Context())
+		t.Fatal("Open accepted a database with a newer schema")
+	}
+	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), fmt.Sprint(SchemaVersion+1)) {
+		t.Errorf("error %q: want ErrSchemaTooNew naming version %d", err, SchemaVersion+1)
+	}
+}
+
+func TestPingAndUnavailable(t *testing.T) {
+	stop, uri, err := startFerretDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(t.Context(), uri, "ping", WithTimeout(500*time.Millisecond))
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	if err := db.Ping(t.Context()); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+	stop()
+	if err := db.Ping(t.Context()); agentsmcp.ErrorCode(err) != agentsmcp.EUNAVAILABLE {
+		t.Errorf("Ping with the server gone: %v, want EUNAVAILABLE", err)
+	}
+	_, err = db.FindInsightByID(t.Context(), agentsmcp.NewID(agentsmcp.InsightIDPrefix))
+	if code := agentsmcp.ErrorCode(err); code != agentsmcp.EUNAVAILABLE {
+		t.Errorf("FindInsightByID with the server gone: %v (%s), want EUNAVAILABLE", err, code)
+	}
+	if msg := agentsmcp.ErrorMessage(err); strings.Contains(msg, "127.0.0.1") {
+		t.Errorf("the caller's message %q shows internals", msg)
+	}
+}
+
+func TestRecordToolCallConcurrent(t *testing.T) {
+	db := openDB(t)
+	const goroutines, perGoroutine = 8, 30
+	classes := []string{"timeout", "rate.limited", "$bad key"}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perGoroutine {
+				c := agentsmcp.ToolCall{Tool: "hot", Duration: time.Duration(i) * time.Millisecond, At: at(g)}
+				if i%2 == 0 {
+					c.Error = classes[(g+i)%len(classes)]
+				}
+				if err := db.RecordToolCall(t.Context(), c); err != nil {
+					t.Errorf("RecordToolCall: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	p, err := db.FindToolPerformance(t.Context(), "hot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = goroutines * perGoroutine
+	if p.Calls != total || p.Errors != total/2 {
+		t.Errorf("calls %d errors %d, want %d and %d", p.Calls, p.Errors, total, total/2)
+	}
+	var inClasses int64
+	for class, n := range p.CommonErrors {
+		if !slices.Contains(classes, class) {
+			t.Errorf("unexpected class %q", class)
+		}
+		inClasses += n
+	}
+	if len(p.CommonErrors) != len(classes) || inClasses != total/2 {
+		t.Errorf("common errors %v: want the %d classes holding all %d errors", p.CommonErrors, len(classes), total/2)
+	}
+	checkStoredClasses(t, db, "hot", len(classes))
+}
+
+// checkStoredClasses checks the raw document: n error classes, counted in
+// errorClasses, and keys MongoDB accepts.
+func checkStoredClasses(t *testing.T, db *DB, tool string, n int) {
+	t.Helper()
+	var raw struct {
+		CommonErrors map[string]int64 `bson:"commonErrors"`
+		ErrorClasses int64            `bson:"errorClasses"`
+	}
+	if err := db.db.Collection(colToolPerf).FindOne(t.Context(), bson.D{{Key: "_id", Value: tool}}).Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.CommonErrors) != n || raw.ErrorClasses != int64(n) {
+		t.Errorf("stored %d classes, errorClasses %d; want %d", len(raw.CommonErrors), raw.ErrorClasses, n)
+	}
+	for k := range raw.CommonErrors {
+		if strings.ContainsAny(k, ".$") {
+			t.Errorf("stored key %q holds '.' or '$'", k)
+		}
+	}
+}
+
+func TestErrorClassesAreBounded(t *testing.T) {
+	db := openDB(t)
+	// Rarer classes first: the store must still report the most frequent
+	// ones, as long as they are among the first KeptErrorClasses seen.
+	for c := range KeptErrorClasses + 3 {
+		for range c%7 + 1 {
+			err := db.RecordToolCall(t.Context(), agentsmcp.ToolCall{Tool: "flaky", Error: fmt.Sprintf("error.%d: $x\nstack trace…", c)})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, err := db.FindToolPerformance(t.Context(), "flaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"error.6: $x": 7, "error.13: $x": 7, "error.5: $x": 6, "error.12: $x": 6, "error.19: $x": 6}
+	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) {
+		t.Errorf("common errors %v, want %v", p.CommonErrors, want)
+	}
+	checkStoredClasses(t, db, "flaky", KeptErrorClasses)
+}
+
+func TestErrorClass(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"timeout", "timeout"},
+		{"  upstream files: EOF  \n\tat main.go:12\n", "upstream files: EOF"},
+		{" \n ", "error"},
+		{strings.Repeat("é", MaxErrorClassBytes), strings.Repeat("é", MaxErrorClassBytes/2)},
+	} {
+		if got := errorClass(tt.in); got != tt.want {
+			t.Errorf("errorClass(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for _, s := range []string{"a.b", "$where", "100%", "%2E", "nul\x00byte", "plain"} {
+		k := escapeKey(s)
+		if strings.ContainsAny(k, ".$\x00") {
+			t.Errorf("escapeKey(%q) = %q", s, k)
+		}
+		if back, err := unescapeKey(k); err != nil || back != s {
+			t.Errorf("unescapeKey(escapeKey(%q)) = %q, %v", s, back, err)
+		}
+	}
+}
+
+func TestTextFoldsAccents(t *testing.T) {
+	db := openDB(t)
+	for i, text := range []string{"Café au lait", "CAFE NOIR", "cafeteria", "naïve résumé"} {
+		in := agentsmcp.Insight{Text: text, Type: agentsmcp.InsightObservation, CreatedAt: at(i)}
+		if err := db.CreateInsight(t.Context(), &in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"cafe", []string{"CAFE NOIR", "Café au lait"}},
+		{"CAFÉ", []string{"CAFE NOIR", "Café au lait"}},
+		{"naive resume", []string{"naïve résumé"}},
+		{"RÉSUMÉ", []string{"naïve résumé"}},
+		{"caf", nil},
+	} {
+		items, _, err := db.FindInsights(t.Context(), agentsmcp.InsightFilter{Text: tt.text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, it := range items {
+			got = append(got, it.Text)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("text %q found %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestCursorOfAnotherKindIsInvalid(t *testing.T) {
+	db := openDB(t)
+	for i := range 3 {
+		l := agentsmcp.Learning{Query: "q", Outcome: agentsmcp.OutcomeSuccess, CreatedAt: at(i)}
+		if err := db.CreateLearning(t.Context(), &l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, next, err := db.FindLearnings(t.Context(), agentsmcp.LearningFilter{Limit: 1})
+	if err != nil || next == "" {
+		t.Fatalf("FindLearnings: next %q, %v", next, err)
+	}
+	if _, _, err := db.FindInsights(t.Context(), agentsmcp.InsightFilter{Cursor: next}); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+		t.Errorf("a learning cursor given to FindInsights: %v, want EINVALID", err)
+	}
+	if _, _, err := db.FindPatterns(t.Context(), agentsmcp.PatternFilter{Cursor: next}); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+		t.Errorf("a learning cursor given to FindPatterns: %v, want EINVALID", err)
+	}
+}
+
+// at is a fixed test time plus sec seconds.
+func at(sec int) time.Time {
+	return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second)
+}

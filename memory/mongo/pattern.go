@@ -1,0 +1,145 @@
+package mongo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"strings"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/oklog/ulid/v2"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// mostSuccessful is the order of patterns.
+var mostSuccessful = bson.D{{Key: "successes", Value: -1}, {Key: "_id", Value: -1}}
+
+// patternDoc is the stored form of a PlanPattern: one document per (goal,
+// steps), whose _id is [patternID]. Its words array (see text.go) is set on
+// insert and never decoded. (Reads leave it out, except findAndModify:
+// FerretDB 1.24 does not implement its projection.)
+type patternDoc struct {
+	ID        string    `bson:"_id"`
+	Goal      string    `bson:"goal"`
+	Steps     []string  `bson:"steps"`
+	Uses      int64     `bson:"uses"`
+	Successes int64     `bson:"successes"`
+	LastUsed  time.Time `bson:"lastUsed"`
+}
+
+func (d *patternDoc) pattern() *agentsmcp.PlanPattern {
+	return &agentsmcp.PlanPattern{
+		ID:        d.ID,
+		Goal:      d.Goal,
+		Steps:     d.Steps,
+		Uses:      d.Uses,
+		Successes: d.Successes,
+		LastUsed:  d.LastUsed.UTC(),
+	}
+}
+
+// patternID is the id of the (goal, steps) pattern: "pat_" and the first
+// 128 bits of a SHA-256 of both, written like a ULID so that it matches
+// [agentsmcp.IDPattern]. The same pattern has the same id in every replica,
+// which is what makes recording a use a single upsert.
+func patternID(goal string, steps []string) string {
+	// JSON of [goal, steps] is an unambiguous encoding: no goal or step
+	// text can shift the boundary between them.
+	b, _ := json.Marshal([]any{goal, orEmpty(steps)})
+	sum := sha256.Sum256(b)
+	return agentsmcp.PatternIDPrefix + "_" + ulid.ULID(sum[:16]).String()
+}
+
+// RecordPatternUse adds one use (and one success when success) of the
+// (goal, steps) pattern, creating it on first use, and returns the pattern
+// as it is after this use. It is one atomic findOneAndUpdate upsert: $inc
+// on the counters, $setOnInsert of goal, steps and words, $max of lastUsed
+// (at, or now when zero), so concurrent uses are all counted. EINVALID for
+// an empty or overlong goal or too many steps.
+func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
+	switch {
+	case strings.TrimSpace(goal) == "":
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern goal is required")
+	case len(goal) > agentsmcp.MaxQueryTextBytes:
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern goal is %d bytes; the limit is %d", len(goal), agentsmcp.MaxQueryTextBytes)
+	case len(steps) > agentsmcp.MaxListItems:
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern has %d steps; the limit is %d", len(steps), agentsmcp.MaxListItems)
+	}
+	if at.IsZero() {
+		at = db.nowMs()
+	}
+	var successes int64
+	if success {
+		successes = 1
+	}
+	id := patternID(goal, steps)
+	update := bson.D{
+		{Key: "$inc", Value: bson.D{{Key: "uses", Value: int64(1)}, {Key: "successes", Value: successes}}},
+		{Key: "$setOnInsert", Value: bson.D{{Key: "goal", Value: goal}, {Key: "steps", Value: orEmpty(steps)}, {Key: "words", Value: words(goal)}}},
+		{Key: "$max", Value: bson.D{{Key: "lastUsed", Value: ms(at)}}},
+	}
+	defer db.lockKey(colPatterns + "\x00" + id)()
+	var d patternDoc
+	err := upsertRetry(func() error {
+		return db.db.Collection(colPatterns).FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, update,
+			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&d)
+	})
+	if err != nil {
+		return nil, wrap(err, "record use of pattern "+id)
+	}
+	return d.pattern(), nil
+}
+
+// FindPatternByID returns ENOTFOUND for an unknown id.
+func (db *DB) FindPatternByID(ctx context.Context, id string) (*agentsmcp.PlanPattern, error) {
+	var d patternDoc
+	if err := db.db.Collection(colPatterns).FindOne(ctx, bson.D{{Key: "_id", Value: id}}, options.FindOne().SetProjection(noWords)).Decode(&d); err != nil {
+		return nil, wrap(err, "pattern "+id)
+	}
+	return d.pattern(), nil
+}
+
+// FindPatterns lists patterns whose goal holds every word of f.Text, most
+// successful first (ties by id, highest first). The cursor holds the
+// (successes, id) of the last item; a pattern whose successes change
+// between two pages may be seen twice or not at all. EINVALID for a cursor
+// that does not parse.
+func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*agentsmcp.PlanPattern, string, error) {
+	clauses, none, err := textClauses(f.Text)
+	if err != nil || none {
+		return nil, "", err
+	}
+	if f.Cursor != "" {
+		n, id, err := decodeCursor(f.Cursor, agentsmcp.PatternIDPrefix)
+		if err != nil {
+			return nil, "", err
+		}
+		clauses = append(clauses, bson.D{{Key: "$or", Value: bson.A{
+			bson.D{{Key: "successes", Value: bson.D{{Key: "$lt", Value: n}}}},
+			bson.D{{Key: "successes", Value: n}, {Key: "_id", Value: bson.D{{Key: "$lt", Value: id}}}},
+		}}})
+	}
+	limit := pageSize(f.Limit)
+	cur, err := db.db.Collection(colPatterns).Find(ctx, and(clauses),
+		options.Find().SetSort(mostSuccessful).SetLimit(int64(limit+1)).SetProjection(noWords))
+	if err != nil {
+		return nil, "", wrap(err, "find patterns")
+	}
+	var docs []patternDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, "", wrap(err, "find patterns")
+	}
+	var next string
+	if len(docs) > limit {
+		docs = docs[:limit]
+		last := docs[limit-1]
+		next = encodeCursor(last.Successes, last.ID)
+	}
+	items := make([]*agentsmcp.PlanPattern, len(docs))
+	for i := range docs {
+		items[i] = docs[i].pattern()
+	}
+	return items, next, nil
+}

@@ -1,0 +1,108 @@
+package mongo
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// This file holds what the Find* methods share: page sizes, cursors and
+// the combination of filter clauses. Text filters are in text.go.
+
+// pageSize applies the common Find* contract: 0 (or less) means
+// [agentsmcp.DefaultPageSize], more than [agentsmcp.MaxPageSize] is capped.
+func pageSize(limit int) int {
+	switch {
+	case limit <= 0:
+		return agentsmcp.DefaultPageSize
+	case limit > agentsmcp.MaxPageSize:
+		return agentsmcp.MaxPageSize
+	}
+	return limit
+}
+
+// A cursor is the sort key of the last item of a page, "<n>,<id>" in
+// URL-safe base64 without padding: n is createdAt in Unix milliseconds for
+// insights and learnings, Successes for patterns. It carries no filter;
+// the caller sends the same filter again, as the contract requires.
+
+func encodeCursor(n int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(n, 10) + "," + id))
+}
+
+// decodeCursor parses a cursor whose id must carry prefix; anything else is
+// EINVALID.
+func decodeCursor(cursor, prefix string) (int64, string, error) {
+	bad := agentsmcp.Errorf(agentsmcp.EINVALID, "cursor %q is not valid", truncate(cursor, 64))
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return 0, "", bad
+	}
+	ns, id, ok := strings.Cut(string(raw), ",")
+	if !ok || !agentsmcp.IDPattern.MatchString(id) || !strings.HasPrefix(id, prefix+"_") {
+		return 0, "", bad
+	}
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil {
+		return 0, "", bad
+	}
+	return n, id, nil
+}
+
+// afterTime selects what sorts after the cursor (createdAt, id) in the
+// newest-first order: createdAt < c, or createdAt == c and _id < id.
+func afterTime(createdAt time.Time, id string) bson.D {
+	return bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: createdAt}}}},
+		bson.D{{Key: "createdAt", Value: createdAt}, {Key: "_id", Value: bson.D{{Key: "$lt", Value: id}}}},
+	}}}
+}
+
+// noWords is the projection of every read: the words arrays serve filters
+// only, and can be large.
+var noWords = bson.D{{Key: "words", Value: 0}}
+
+// newestFirst is the order of insights and learnings.
+var newestFirst = bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}
+
+// and combines clauses; an empty list selects everything ($and must not be
+// empty).
+func and(clauses []bson.D) bson.D {
+	switch len(clauses) {
+	case 0:
+		return bson.D{}
+	case 1:
+		return clauses[0]
+	}
+	a := make(bson.A, len(clauses))
+	for i, c := range clauses {
+		a[i] = c
+	}
+	return bson.D{{Key: "$and", Value: a}}
+}
+
+// orEmpty stores a nil list as an empty array, so a document always has the
+// same shape and list fields never hold null.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,184 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// SchemaVersion is the layout this binary reads and writes. It is stored in
+// schema_meta as {_id: "schema", version: N}.
+const SchemaVersion = 1
+
+// ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
+// schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
+// it, and this binary would misread it. Upgrade the binary.
+var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+
+// migration moves the data from version-1 to version. Migrations must be
+// idempotent: two replicas starting together may both run one, and a crash
+// between the migration and the version bump runs it again.
+type migration struct {
+	version int
+	name    string
+	up      func(ctx context.Context, db *mongo.Database) error
+}
+
+// migrations in order; the last one's version is [SchemaVersion].
+var migrations = []migration{
+	// Version 1 is the initial layout. Collections come into being with
+	// their indexes (ensureIndexes) or their first document, so there is
+	// nothing to transform.
+	{version: 1, name: "initial layout", up: func(context.Context, *mongo.Database) error { return nil }},
+}
+
+// index is one index of the current layout. Every index has an explicit
+// name: index names are how ensureIndexes recognises what exists.
+//
+// No index is declared unique: everything the contracts need unique (an
+// insight's or learning's ID, a tool name, a pattern's (goal, steps) key)
+// is the document's _id, whose index is unique already, on FerretDB too.
+type index struct {
+	collection string
+	name       string
+	keys       bson.D
+}
+
+// indexes of the current layout. The list pages and filters of the Find*
+// methods each have a compound index ending in their sort key, so that on
+// MongoDB a page is an index range scan; the words_* indexes are multikey
+// and serve text filters (see text.go). FerretDB creates them all but uses
+// none but _id; see bench_test.go.
+var indexes = []index{
+	{colInsights, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colInsights, "type_createdAt_id", bson.D{{Key: "type", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colInsights, "appliesTo_createdAt_id", bson.D{{Key: "appliesTo", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colInsights, "words_createdAt_id", bson.D{{Key: "words", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+
+	{colLearnings, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colLearnings, "tools_createdAt_id", bson.D{{Key: "tools", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colLearnings, "upstreams_createdAt_id", bson.D{{Key: "upstreams", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colLearnings, "outcome_createdAt_id", bson.D{{Key: "outcome", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colLearnings, "words_createdAt_id", bson.D{{Key: "words", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+
+	{colToolPerf, "calls_id", bson.D{{Key: "calls", Value: -1}, {Key: "_id", Value: 1}}},
+
+	{colPatterns, "successes_id", bson.D{{Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
+	{colPatterns, "words_successes_id", bson.D{{Key: "words", Value: 1}, {Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
+}
+
+// migrate checks the stored schema version, ensures the indexes, runs the
+// migrations the database has not seen, and records the new version.
+func (db *DB) migrate(ctx context.Context) error { return db.migrateWith(ctx, migrations) }
+
+// migrateWith is migrate with a given list of migrations, whose last
+// version is the latest the caller knows.
+func (db *DB) migrateWith(ctx context.Context, migrations []migration) error {
+	latest := migrations[len(migrations)-1].version
+	version, err := db.schemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if version > latest {
+		return fmt.Errorf("%w: database is at version %d, this binary knows up to %d", ErrSchemaTooNew, version, latest)
+	}
+	if err := db.ensureIndexes(ctx); err != nil {
+		return err
+	}
+	for _, m := range migrations {
+		if m.version <= version {
+			continue
+		}
+		if err := m.up(ctx, db.db); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		if err := db.setSchemaVersion(ctx, version, m.version); err != nil {
+			return err
+		}
+		version = m.version
+	}
+	return nil
+}
+
+// schemaVersion reads the stored version; 0 for a database never prepared.
+func (db *DB) schemaVersion(ctx context.Context) (int, error) {
+	var meta struct {
+		Version int `bson:"version"`
+	}
+	err := db.db.Collection(colSchemaMeta).FindOne(ctx, bson.D{{Key: "_id", Value: "schema"}}).Decode(&meta)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return meta.Version, nil
+}
+
+// setSchemaVersion moves the version from old to new as a compare-and-set,
+// so that a replica that migrated further is never moved back.
+func (db *DB) setSchemaVersion(ctx context.Context, old, new int) error {
+	col := db.db.Collection(colSchemaMeta)
+	if old == 0 {
+		_, err := col.InsertOne(ctx, bson.D{{Key: "_id", Value: "schema"}, {Key: "version", Value: new}})
+		if err == nil || mongo.IsDuplicateKeyError(err) { // another replica got there first
+			return nil
+		}
+		return fmt.Errorf("record schema version %d: %w", new, err)
+	}
+	_, err := col.UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: "schema"}, {Key: "version", Value: old}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "version", Value: new}}}})
+	if err != nil {
+		return fmt.Errorf("record schema version %d: %w", new, err)
+	}
+	return nil
+}
+
+// ensureIndexes creates the indexes of the current layout that do not exist
+// yet. It is idempotent and cheap when nothing is missing: one listIndexes
+// per collection.
+//
+// It creates one index per command rather than all of a collection's in one
+// createIndexes, because FerretDB 1.24 mishandles a batch that holds two or
+// more indexes that already exist (it drops them from the batch by their
+// original position, which panics or skips the wrong index), and a
+// concurrent replica can create them between our list and our create. An
+// index that exists already is a no-op for a single-index command, on both
+// servers.
+func (db *DB) ensureIndexes(ctx context.Context) error {
+	existing := map[string]map[string]bool{}
+	for _, ix := range indexes {
+		names, ok := existing[ix.collection]
+		if !ok {
+			specs, err := db.db.Collection(ix.collection).Indexes().ListSpecifications(ctx)
+			if err != nil && !isNamespaceNotFound(err) {
+				return fmt.Errorf("list indexes of %s: %w", ix.collection, err)
+			}
+			names = map[string]bool{}
+			for _, s := range specs {
+				names[s.Name] = true
+			}
+			existing[ix.collection] = names
+		}
+		if names[ix.name] {
+			continue
+		}
+		model := mongo.IndexModel{Keys: ix.keys, Options: options.Index().SetName(ix.name)}
+		if _, err := db.db.Collection(ix.collection).Indexes().CreateOne(ctx, model); err != nil {
+			return fmt.Errorf("create index %s of %s: %w", ix.name, ix.collection, err)
+		}
+	}
+	return nil
+}
+
+// isNamespaceNotFound reports the error of listing the indexes of a
+// collection that does not exist yet (MongoDB code 26).
+func isNamespaceNotFound(err error) bool {
+	var ce mongo.CommandError
+	return errors.As(err, &ce) && (ce.Code == 26 || ce.Name == "NamespaceNotFound")
+}
