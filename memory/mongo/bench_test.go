@@ -19,8 +19,10 @@ import (
 // pages are index range scans (the *_createdAt_id indexes, words_* for
 // text) and every update touches one document by _id.
 func BenchmarkStore(b *testing.B) {
-	storetest.Bench(b, func(b *testing.B) storetest.Services {
-		db := openDB(b)
-		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
-	}, 1_000)
+	b.Run("rows=1k", func(b *testing.B) {
+		storetest.Bench(b, func(b *testing.B) storetest.Services {
+			db := openDB(b)
+			return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
+		}, 1_000)
+	})
 }

@@ -6,11 +6,14 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 )
 
-// BenchmarkStore runs the shared store benchmark over 10k learnings on a
-// fresh file; memory/mongo runs the same one on FerretDB.
+// BenchmarkStore runs the shared store benchmark on a fresh file: over 1k
+// learnings, the size memory/mongo uses on FerretDB (so the two compare like
+// for like in one `make bench` run), and over 10k.
 func BenchmarkStore(b *testing.B) {
-	storetest.Bench(b, func(b *testing.B) storetest.Services {
+	open := func(b *testing.B) storetest.Services {
 		db := openTest(b)
 		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
-	}, 10_000)
+	}
+	b.Run("rows=1k", func(b *testing.B) { storetest.Bench(b, open, 1_000) })
+	b.Run("rows=10k", func(b *testing.B) { storetest.Bench(b, open, 10_000) })
 }
