@@ -92,38 +92,10 @@ func (db *DB) FindInsights(ctx context.Context, f agentsmcp.InsightFilter) ([]*a
 		// Equality on an array field matches any one entry.
 		clauses = append(clauses, bson.D{{Key: "appliesTo", Value: f.AppliesTo}})
 	}
-	text, none, err := textClauses(f.Text)
+	docs, next, err := newestFirstPage(ctx, db.db.Collection(colInsights), agentsmcp.InsightIDPrefix, clauses, f.Text, f.Cursor, f.Limit,
+		func(d *insightDoc) (time.Time, string) { return d.CreatedAt, d.ID })
 	if err != nil {
 		return nil, "", err
-	}
-	if none {
-		return nil, "", nil
-	}
-	clauses = append(clauses, text...)
-	if f.Cursor != "" {
-		at, id, err := decodeCursor(f.Cursor, agentsmcp.InsightIDPrefix)
-		if err != nil {
-			return nil, "", err
-		}
-		clauses = append(clauses, afterTime(time.UnixMilli(at).UTC(), id))
-	}
-	limit := pageSize(f.Limit)
-	// One more than a page tells whether there is a next page, so the last
-	// page comes without a cursor.
-	cur, err := db.db.Collection(colInsights).Find(ctx, and(clauses),
-		options.Find().SetSort(newestFirst).SetLimit(int64(limit+1)).SetProjection(noWords))
-	if err != nil {
-		return nil, "", wrap(err, "find insights")
-	}
-	var docs []insightDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, "", wrap(err, "find insights")
-	}
-	var next string
-	if len(docs) > limit {
-		docs = docs[:limit]
-		last := docs[limit-1]
-		next = encodeCursor(last.CreatedAt.UnixMilli(), last.ID)
 	}
 	items := make([]*agentsmcp.Insight, len(docs))
 	for i := range docs {

@@ -111,36 +111,10 @@ func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]
 	if !f.Until.IsZero() {
 		clauses = append(clauses, bson.D{{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: ceilMs(f.Until)}}}})
 	}
-	text, none, err := textClauses(f.Text)
+	docs, next, err := newestFirstPage(ctx, db.db.Collection(colLearnings), agentsmcp.LearningIDPrefix, clauses, f.Text, f.Cursor, f.Limit,
+		func(d *learningDoc) (time.Time, string) { return d.CreatedAt, d.ID })
 	if err != nil {
 		return nil, "", err
-	}
-	if none {
-		return nil, "", nil
-	}
-	clauses = append(clauses, text...)
-	if f.Cursor != "" {
-		at, id, err := decodeCursor(f.Cursor, agentsmcp.LearningIDPrefix)
-		if err != nil {
-			return nil, "", err
-		}
-		clauses = append(clauses, afterTime(time.UnixMilli(at).UTC(), id))
-	}
-	limit := pageSize(f.Limit)
-	cur, err := db.db.Collection(colLearnings).Find(ctx, and(clauses),
-		options.Find().SetSort(newestFirst).SetLimit(int64(limit+1)).SetProjection(noWords))
-	if err != nil {
-		return nil, "", wrap(err, "find learnings")
-	}
-	var docs []learningDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, "", wrap(err, "find learnings")
-	}
-	var next string
-	if len(docs) > limit {
-		docs = docs[:limit]
-		last := docs[limit-1]
-		next = encodeCursor(last.CreatedAt.UnixMilli(), last.ID)
 	}
 	items := make([]*agentsmcp.Learning, len(docs))
 	for i := range docs {

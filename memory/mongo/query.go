@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"context"
 	"encoding/base64"
 	"strconv"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // This file holds what the Find* methods share: page sizes, cursors and
@@ -60,6 +63,47 @@ func afterTime(createdAt time.Time, id string) bson.D {
 		bson.D{{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: createdAt}}}},
 		bson.D{{Key: "createdAt", Value: createdAt}, {Key: "_id", Value: bson.D{{Key: "$lt", Value: id}}}},
 	}}}
+}
+
+// newestFirstPage is what FindInsights and FindLearnings share once their
+// own filter clauses are built: it adds the text filter and the cursor,
+// reads one more document than a page in newest-first order (so the last
+// page comes without a cursor), and returns the page with the next cursor.
+// key returns a document's sort key (createdAt, id).
+func newestFirstPage[D any](ctx context.Context, coll *mongo.Collection, idPrefix string, clauses []bson.D,
+	text, cursor string, limit int, key func(*D) (time.Time, string)) ([]D, string, error) {
+	textFilter, none, err := textClauses(text)
+	if err != nil {
+		return nil, "", err
+	}
+	if none {
+		return nil, "", nil
+	}
+	clauses = append(clauses, textFilter...)
+	if cursor != "" {
+		at, id, err := decodeCursor(cursor, idPrefix)
+		if err != nil {
+			return nil, "", err
+		}
+		clauses = append(clauses, afterTime(time.UnixMilli(at).UTC(), id))
+	}
+	limit = pageSize(limit)
+	cur, err := coll.Find(ctx, and(clauses),
+		options.Find().SetSort(newestFirst).SetLimit(int64(limit+1)).SetProjection(noWords))
+	if err != nil {
+		return nil, "", wrap(err, "find "+coll.Name())
+	}
+	var docs []D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, "", wrap(err, "find "+coll.Name())
+	}
+	var next string
+	if len(docs) > limit {
+		docs = docs[:limit]
+		at, id := key(&docs[limit-1])
+		next = encodeCursor(at.UnixMilli(), id)
+	}
+	return docs, next, nil
 }
 
 // noWords is the projection of every read: the words arrays serve filters
