@@ -2,6 +2,8 @@ package agentsmcp
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
 	"regexp"
 	"time"
 
@@ -24,3 +26,18 @@ const (
 	LearningIDPrefix = "lrn"
 	PatternIDPrefix  = "pat"
 )
+
+// PatternID is the id of the plan pattern (goal, steps): "pat_" and the
+// first 128 bits of SHA-256 over the JSON array [goal, steps...], written as
+// a ULID. JSON keeps the key unambiguous (["a b"] and ["a", "b"] differ), and
+// deriving the id makes it the pattern's unique key, so the same pattern has
+// the same id in every store and replica; recording a use is then a single
+// upsert. It is part of the stored data: its derivation must never change.
+func PatternID(goal string, steps []string) string {
+	b, err := json.Marshal(append([]string{goal}, steps...))
+	if err != nil {
+		panic(err) // a []string always marshals
+	}
+	sum := sha256.Sum256(b)
+	return PatternIDPrefix + "_" + ulid.ULID(sum[:16]).String()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,18 @@ const (
 	DefaultPageSize = 20
 	MaxPageSize     = 200
 )
+
+// PageSize applies the Find* contract to a requested limit: zero or less
+// means DefaultPageSize, more than MaxPageSize is capped.
+func PageSize(limit int) int {
+	switch {
+	case limit <= 0:
+		return DefaultPageSize
+	case limit > MaxPageSize:
+		return MaxPageSize
+	}
+	return limit
+}
 
 // Limits on stored text, so one caller cannot bloat the store.
 const (
@@ -314,6 +327,20 @@ func (l *Learning) Validate() error {
 		return Errorf(EINVALID, "learning id %q is malformed", l.ID)
 	}
 	return checkLists(map[string][]string{"steps": l.Steps, "tools": l.Tools, "upstreams": l.Upstreams, "errors": l.Errors})
+}
+
+// ValidatePatternUse checks the arguments of RecordPatternUse: a goal that
+// is not blank and at most MaxQueryTextBytes, and at most MaxListItems steps.
+func ValidatePatternUse(goal string, steps []string) error {
+	switch {
+	case strings.TrimSpace(goal) == "":
+		return Errorf(EINVALID, "pattern goal is required")
+	case len(goal) > MaxQueryTextBytes:
+		return Errorf(EINVALID, "pattern goal is %d bytes; the limit is %d", len(goal), MaxQueryTextBytes)
+	case len(steps) > MaxListItems:
+		return Errorf(EINVALID, "pattern has %d steps; the limit is %d", len(steps), MaxListItems)
+	}
+	return nil
 }
 
 func checkLists(lists map[string][]string) error {

@@ -2,13 +2,9 @@ package mongo
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
-	"strings"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/oklog/ulid/v2"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -40,18 +36,6 @@ func (d *patternDoc) pattern() *agentsmcp.PlanPattern {
 	}
 }
 
-// patternID is the id of the (goal, steps) pattern: "pat_" and the first
-// 128 bits of a SHA-256 of both, written like a ULID so that it matches
-// [agentsmcp.IDPattern]. The same pattern has the same id in every replica,
-// which is what makes recording a use a single upsert.
-func patternID(goal string, steps []string) string {
-	// JSON of [goal, steps] is an unambiguous encoding: no goal or step
-	// text can shift the boundary between them.
-	b, _ := json.Marshal([]any{goal, orEmpty(steps)})
-	sum := sha256.Sum256(b)
-	return agentsmcp.PatternIDPrefix + "_" + ulid.ULID(sum[:16]).String()
-}
-
 // RecordPatternUse adds one use (and one success when success) of the
 // (goal, steps) pattern, creating it on first use, and returns the pattern
 // as it is after this use. It is one atomic findOneAndUpdate upsert: $inc
@@ -59,13 +43,8 @@ func patternID(goal string, steps []string) string {
 // (at, or now when zero), so concurrent uses are all counted. EINVALID for
 // an empty or overlong goal or too many steps.
 func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
-	switch {
-	case strings.TrimSpace(goal) == "":
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern goal is required")
-	case len(goal) > agentsmcp.MaxQueryTextBytes:
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern goal is %d bytes; the limit is %d", len(goal), agentsmcp.MaxQueryTextBytes)
-	case len(steps) > agentsmcp.MaxListItems:
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern has %d steps; the limit is %d", len(steps), agentsmcp.MaxListItems)
+	if err := agentsmcp.ValidatePatternUse(goal, steps); err != nil {
+		return nil, err
 	}
 	if at.IsZero() {
 		at = db.nowMs()
@@ -74,7 +53,7 @@ func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string,
 	if success {
 		successes = 1
 	}
-	id := patternID(goal, steps)
+	id := agentsmcp.PatternID(goal, steps)
 	update := bson.D{
 		{Key: "$inc", Value: bson.D{{Key: "uses", Value: int64(1)}, {Key: "successes", Value: successes}}},
 		{Key: "$setOnInsert", Value: bson.D{{Key: "goal", Value: goal}, {Key: "steps", Value: orEmpty(steps)}, {Key: "words", Value: words(goal)}}},
@@ -121,7 +100,7 @@ func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*a
 			bson.D{{Key: "successes", Value: n}, {Key: "_id", Value: bson.D{{Key: "$lt", Value: id}}}},
 		}}})
 	}
-	limit := pageSize(f.Limit)
+	limit := agentsmcp.PageSize(f.Limit)
 	cur, err := db.db.Collection(colPatterns).Find(ctx, and(clauses),
 		options.Find().SetSort(mostSuccessful).SetLimit(int64(limit+1)).SetProjection(noWords))
 	if err != nil {

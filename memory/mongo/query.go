@@ -16,18 +16,6 @@ import (
 // This file holds what the Find* methods share: page sizes, cursors and
 // the combination of filter clauses. Text filters are in text.go.
 
-// pageSize applies the common Find* contract: 0 (or less) means
-// [agentsmcp.DefaultPageSize], more than [agentsmcp.MaxPageSize] is capped.
-func pageSize(limit int) int {
-	switch {
-	case limit <= 0:
-		return agentsmcp.DefaultPageSize
-	case limit > agentsmcp.MaxPageSize:
-		return agentsmcp.MaxPageSize
-	}
-	return limit
-}
-
 // A cursor is the sort key of the last item of a page, "<n>,<id>" in
 // URL-safe base64 without padding: n is createdAt in Unix milliseconds for
 // insights and learnings, Successes for patterns. It carries no filter;
@@ -87,7 +75,7 @@ func newestFirstPage[D any](ctx context.Context, coll *mongo.Collection, idPrefi
 		}
 		clauses = append(clauses, afterTime(time.UnixMilli(at).UTC(), id))
 	}
-	limit = pageSize(limit)
+	limit = agentsmcp.PageSize(limit)
 	cur, err := coll.Find(ctx, and(clauses),
 		options.Find().SetSort(newestFirst).SetLimit(int64(limit+1)).SetProjection(noWords))
 	if err != nil {

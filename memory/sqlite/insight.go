@@ -81,7 +81,7 @@ func (db *DB) FindInsights(ctx context.Context, f agentsmcp.InsightFilter) ([]*a
 	if err != nil || !ok {
 		return []*agentsmcp.Insight{}, "", err
 	}
-	size := pageSize(f.Limit)
+	size := agentsmcp.PageSize(f.Limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {

@@ -91,7 +91,7 @@ func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]
 	if err != nil || !ok {
 		return []*agentsmcp.Learning{}, "", err
 	}
-	size := pageSize(f.Limit)
+	size := agentsmcp.PageSize(f.Limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -29,13 +27,8 @@ const findPatternByIDSQL = "SELECT " + patternColumns + " FROM patterns p WHERE 
 // on the pattern's id, which is derived from (goal, steps) (see patternID):
 // the first use inserts, later ones add to the counters in SQL.
 func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
-	switch {
-	case goal == "":
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern goal is required")
-	case len(goal) > agentsmcp.MaxQueryTextBytes:
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern goal is %d bytes; the limit is %d", len(goal), agentsmcp.MaxQueryTextBytes)
-	case len(steps) > agentsmcp.MaxListItems:
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "pattern has %d steps; the limit is %d", len(steps), agentsmcp.MaxListItems)
+	if err := agentsmcp.ValidatePatternUse(goal, steps); err != nil {
+		return nil, err
 	}
 	if at.IsZero() {
 		at = now()
@@ -47,7 +40,7 @@ func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string,
 	var p *agentsmcp.PlanPattern
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
 		p, err = scanPattern(db.txStmt(ctx, tx, recordPatternUseSQL).QueryRowContext(ctx,
-			patternID(goal, steps), goal, encodeList(steps), successes, toMillis(at)))
+			agentsmcp.PatternID(goal, steps), goal, encodeList(steps), successes, toMillis(at)))
 		if err != nil {
 			return fmt.Errorf("record use of pattern %.40q: %w", goal, err)
 		}
@@ -57,26 +50,6 @@ func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string,
 		return nil, err
 	}
 	return p, nil
-}
-
-// patternID is the id of the (goal, steps) pattern: "pat_" and the first
-// 128 bits of SHA-256 over the JSON array [goal, steps...], written like a
-// ULID. JSON makes the key unambiguous (["a b"] and ["a", "b"] differ), and
-// a derived id makes the id itself the unique key, so the same pattern gets
-// the same id in every store and replica. A collision of 128-bit hashes is
-// not a practical concern.
-func patternID(goal string, steps []string) string {
-	sum := sha256.Sum256([]byte(encodeList(append([]string{goal}, steps...))))
-	hi, lo := binary.BigEndian.Uint64(sum[0:8]), binary.BigEndian.Uint64(sum[8:16])
-	// Crockford base32 of the 128 bits in 26 digits, as a ULID is written.
-	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-	var out [26]byte
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = alphabet[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
-	}
-	return agentsmcp.PatternIDPrefix + "_" + string(out[:])
 }
 
 // FindPatternByID implements [agentsmcp.PatternService].
@@ -99,7 +72,7 @@ func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*a
 	if err != nil || !ok {
 		return []*agentsmcp.PlanPattern{}, "", err
 	}
-	size := pageSize(f.Limit)
+	size := agentsmcp.PageSize(f.Limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {

@@ -254,14 +254,3 @@ func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // now is the current time at the stored precision.
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
-
-// pageSize applies the Find* contract to a requested limit.
-func pageSize(limit int) int {
-	switch {
-	case limit <= 0:
-		return agentsmcp.DefaultPageSize
-	case limit > agentsmcp.MaxPageSize:
-		return agentsmcp.MaxPageSize
-	}
-	return limit
-}

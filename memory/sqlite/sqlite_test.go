@@ -590,29 +590,6 @@ func TestCursor(t *testing.T) {
 
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
-func TestPatternID(t *testing.T) {
-	a := patternID("goal", []string{"a", "b"})
-	if !agentsmcp.IDPattern.MatchString(a) || !strings.HasPrefix(a, "pat_") {
-		t.Errorf("patternID = %q, not an id", a)
-	}
-	if b := patternID("goal", []string{"a", "b"}); b != a {
-		t.Errorf("patternID is not stable: %q then %q", a, b)
-	}
-	// Pinned: the id is part of the stored data, so its derivation must
-	// never change.
-	if want := "pat_635KZ2E6Z64Q6NNZEWCGTS0CNW"; a != want {
-		t.Errorf("patternID(goal, [a b]) = %q, want %q", a, want)
-	}
-	for _, other := range [][]string{{"a b"}, {"b", "a"}, {"ab"}, {"a", "b", ""}, nil} {
-		if patternID("goal", other) == a {
-			t.Errorf("patternID(goal, %q) collides with [a b]", other)
-		}
-	}
-	if patternID("goal", nil) != patternID("goal", []string{}) {
-		t.Error("nil and empty steps differ")
-	}
-}
-
 func TestBucketOfAndErrorClass(t *testing.T) {
 	if got := bucketOf(agentsmcp.LatencyBucketBounds[0]); got != 0 {
 		t.Errorf("bucketOf(first bound) = %d", got)

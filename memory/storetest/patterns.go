@@ -189,6 +189,7 @@ func testPatternInvalid(t *testing.T, s Services) {
 		steps []string
 	}{
 		{"empty goal", "", []string{"a"}},
+		{"blank goal", " \t\n", []string{"a"}},
 		{"huge goal", strings.Repeat("g", agentsmcp.MaxQueryTextBytes+1), []string{"a"}},
 		{"too many steps", "goal", many},
 	}

@@ -1,0 +1,36 @@
+package agentsmcp
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNewID(t *testing.T) {
+	a, b := NewID(InsightIDPrefix), NewID(InsightIDPrefix)
+	if !IDPattern.MatchString(a) || !strings.HasPrefix(a, "ins_") || a == b {
+		t.Errorf("NewID gave %q and %q", a, b)
+	}
+}
+
+func TestPatternID(t *testing.T) {
+	a := PatternID("goal", []string{"a", "b"})
+	if !IDPattern.MatchString(a) || !strings.HasPrefix(a, "pat_") {
+		t.Errorf("patternID = %q, not an id", a)
+	}
+	if b := PatternID("goal", []string{"a", "b"}); b != a {
+		t.Errorf("patternID is not stable: %q then %q", a, b)
+	}
+	// Pinned: the id is part of the stored data, so its derivation must
+	// never change.
+	if want := "pat_635KZ2E6Z64Q6NNZEWCGTS0CNW"; a != want {
+		t.Errorf("PatternID(goal, [a b]) = %q, want %q", a, want)
+	}
+	for _, other := range [][]string{{"a b"}, {"b", "a"}, {"ab"}, {"a", "b", ""}, nil} {
+		if PatternID("goal", other) == a {
+			t.Errorf("PatternID(goal, %q) collides with [a b]", other)
+		}
+	}
+	if PatternID("goal", nil) != PatternID("goal", []string{}) {
+		t.Error("nil and empty steps differ")
+	}
+}
