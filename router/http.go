@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/sse"
 )
 
@@ -332,17 +333,5 @@ func rawID(data []byte) jsonrpc.ID {
 // A zero id is written as null, as JSON-RPC requires when the request's id
 // is unknown.
 func WriteJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, msg string) {
-	body := struct {
-		JSONRPC string         `json:"jsonrpc"`
-		ID      any            `json:"id"`
-		Error   *jsonrpc.Error `json:"error"`
-	}{"2.0", id.Raw(), &jsonrpc.Error{Code: int64(code), Message: msg}}
-	data, err := json.Marshal(body)
-	if err != nil {
-		http.Error(w, msg, status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(data)
+	rpcerror.Write(w, status, id, code, msg)
 }

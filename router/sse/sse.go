@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
 
 // Defaults applied when the corresponding [Options] field is zero.
@@ -344,14 +345,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 
 // writeError writes a JSON-RPC error response with a null id.
 func writeError(w http.ResponseWriter, status, code int, msg string) {
-	body, _ := json.Marshal(struct {
-		JSONRPC string        `json:"jsonrpc"`
-		ID      any           `json:"id"`
-		Error   jsonrpc.Error `json:"error"`
-	}{"2.0", nil, jsonrpc.Error{Code: int64(code), Message: msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(body)
+	rpcerror.Write(w, status, jsonrpc.ID{}, code, msg)
 }
 
 // transport hands a prepared conn to [mcp.Server.Connect].
