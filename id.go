@@ -25,6 +25,9 @@ const (
 	InsightIDPrefix  = "ins"
 	LearningIDPrefix = "lrn"
 	PatternIDPrefix  = "pat"
+	ThoughtIDPrefix  = "thg"
+	PlanIDPrefix     = "pln"
+	TaskIDPrefix     = "tsk"
 )
 
 // PatternID is the id of the plan pattern (goal, steps): "pat_" and the

@@ -61,6 +61,10 @@ type Router struct {
 	tools     map[string]*toolEntry // client-visible name → entry
 	problems  map[string][]string   // provider → problems found at its last listing
 	completer map[completionKey]CompletionFunc
+	// gen counts changes of tools; watchers are signalled after each (see
+	// [Router.watchTools]).
+	gen      uint64
+	watchers map[chan struct{}]struct{}
 }
 
 type toolEntry struct {
@@ -83,6 +87,7 @@ func New(opts Options) *Router {
 		tools:     map[string]*toolEntry{},
 		problems:  map[string][]string{},
 		completer: map[completionKey]CompletionFunc{},
+		watchers:  map[chan struct{}]struct{}{},
 	}
 	version := opts.Version
 	if version == "" {
@@ -161,6 +166,9 @@ func (r *Router) RemoveProvider(name string) {
 	}
 	delete(r.problems, name)
 	r.server.RemoveTools(gone...)
+	if len(gone) > 0 {
+		r.toolsChangedLocked()
+	}
 }
 
 // Refresh re-lists the named provider's tools and applies the difference:
@@ -191,6 +199,7 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 	}
 	var problems []string
 	seen := map[string]bool{}
+	changed := false
 	for _, t := range listed {
 		if err := checkTool(t); err != nil {
 			problems = append(problems, err.Error())
@@ -217,6 +226,7 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 		e := &toolEntry{tool: t, raw: raw, provider: p, schema: newCompiledSchema(inputSchemaJSON(t))}
 		r.tools[t.Name] = e
 		r.server.AddTool(t, r.toolHandler(e))
+		changed = true
 	}
 	var gone []string
 	for name, e := range r.tools {
@@ -227,6 +237,10 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 	}
 	if len(gone) > 0 {
 		r.server.RemoveTools(gone...)
+		changed = true
+	}
+	if changed {
+		r.toolsChangedLocked()
 	}
 	r.problems[providerName] = problems
 	if len(problems) > 0 {
@@ -280,6 +294,56 @@ func (r *Router) ToolSource(tool string) (string, bool) {
 		return "", false
 	}
 	return e.provider.Name(), true
+}
+
+// toolsChangedLocked records a change of r.tools: it bumps the generation
+// and signals every watcher without blocking (a signal still pending is
+// enough, so signals coalesce). r.mu must be held for writing.
+func (r *Router) toolsChangedLocked() {
+	r.gen++
+	for ch := range r.watchers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// watchTools returns a channel that receives a value after the tool set
+// changes (coalesced: one pending value stands for any number of changes),
+// and a function that ends the watch. It is how derived indexes, such as the
+// search index, learn that they are stale; [Router.toolSnapshot] then gives
+// them the new set.
+func (r *Router) watchTools() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	r.mu.Lock()
+	r.watchers[ch] = struct{}{}
+	r.mu.Unlock()
+	return ch, func() {
+		r.mu.Lock()
+		delete(r.watchers, ch)
+		r.mu.Unlock()
+	}
+}
+
+// toolSnapshot returns the registered tools, sorted by name, and the
+// generation they are of.
+func (r *Router) toolSnapshot() (uint64, []*toolEntry) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*toolEntry, 0, len(r.tools))
+	for _, e := range r.tools {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *toolEntry) int { return compareStrings(a.tool.Name, b.tool.Name) })
+	return r.gen, out
+}
+
+// generation returns the number of changes of the tool set so far.
+func (r *Router) generation() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.gen
 }
 
 func (r *Router) entry(name string) (*toolEntry, bool) {

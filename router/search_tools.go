@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,30 +27,58 @@ type SearchToolsArgs struct {
 	Scope string `json:"scope,omitempty"`
 }
 
+// The ranking modes of a [SearchToolsResult].
+const (
+	// SearchModeLexical ranks by words only (BM25 with synonyms).
+	SearchModeLexical = "lexical"
+	// SearchModeHybrid fuses the lexical score with the embedding similarity
+	// of the query and each tool.
+	SearchModeHybrid = "hybrid"
+)
+
 // SearchToolsResult is the structured result of search_tools.
 type SearchToolsResult struct {
 	Tools []ToolMatch `json:"tools"`
+	// Mode is [SearchModeHybrid] or [SearchModeLexical].
+	Mode string `json:"mode"`
+	// Note says why a search with an embedder fell back to lexical ranking
+	// (tool embeddings not ready yet, query embedding failed or timed out).
+	Note string `json:"note,omitempty"`
 }
 
 // ToolMatch is one ranked tool.
 type ToolMatch struct {
-	Name        string  `json:"name"`
-	Source      string  `json:"source"`
-	Description string  `json:"description,omitempty"`
-	Score       float64 `json:"score"`
+	Name        string `json:"name"`
+	Source      string `json:"source"`
+	Description string `json:"description,omitempty"`
+	// Score orders the matches: the fused score in [0, 1] in hybrid mode,
+	// the weighted BM25 score in lexical mode. Only its order is meaningful.
+	Score float64 `json:"score"`
+	// Why explains the match in a line: the query words that matched, by
+	// field ("name: create, issue; description: ticket→issue"), and in hybrid
+	// mode the vector similarity.
+	Why string `json:"why,omitempty"`
 }
 
-// AddSearchTools registers search_tools on l, searching r's catalog.
-//
-// Ranking is BM25 over name, description and parameter text with the name
-// weighted highest; on a labelled catalog of real MCP servers this beat a
-// hashed-embedding search (NOTES: about two thirds vs one half top-3 hits).
-// The memory issue adds the vector half of a hybrid ranking.
+// AddSearchTools registers search_tools on l, searching r's catalog with
+// lexical ranking only. It is [AddSearchToolsWith] without an embedder, so it
+// starts no goroutine and needs no Close.
 func AddSearchTools(l *LocalTools, r *Router) error {
-	return AddLocalTool(l, &mcp.Tool{
+	_, err := AddSearchToolsWith(l, r, SearchOptions{})
+	return err
+}
+
+// AddSearchToolsWith registers search_tools on l, searching r's catalog
+// through a new [ToolIndex] with opts. The caller owns the index and closes
+// it when the router is done (Close stops the background embedding of an
+// index with an embedder; without one it is a no-op). On error no tool is
+// registered and the index is already closed.
+func AddSearchToolsWith(l *LocalTools, r *Router, opts SearchOptions) (*ToolIndex, error) {
+	x := NewToolIndex(r, opts)
+	err := AddLocalTool(l, &mcp.Tool{
 		Name:        SearchToolsName,
 		Title:       "Search tools",
-		Description: "Search every local and remote tool by what it does. Returns the best matching tools with their source and a relevance score.",
+		Description: "Search every local and remote tool by what it does. Returns the best matching tools with their source, a relevance score and why they matched.",
 		InputSchema: json.RawMessage(searchToolsSchema),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, args SearchToolsArgs) (*mcp.CallToolResult, *SearchToolsResult, error) {
@@ -61,180 +86,77 @@ func AddSearchTools(l *LocalTools, r *Router) error {
 		if limit == 0 {
 			limit = 10
 		}
-		matches := r.SearchTools(args.Query, args.Scope, limit)
+		res := x.Search(ctx, args.Query, args.Scope, limit)
 		var sb strings.Builder
-		if len(matches) == 0 {
-			fmt.Fprintf(&sb, "No tool matches %q.", args.Query)
+		if len(res.Tools) == 0 {
+			fmt.Fprintf(&sb, "No tool matches %q.\n", args.Query)
 		}
-		for i, m := range matches {
-			fmt.Fprintf(&sb, "%d. %s (%s, score %.2f): %s\n", i+1, m.Name, m.Source, m.Score, m.Description)
+		for i, m := range res.Tools {
+			fmt.Fprintf(&sb, "%d. %s (%s, score %.3f): %s\n   why: %s\n", i+1, m.Name, m.Source, m.Score, m.Description, m.Why)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sb.String()}}}, &SearchToolsResult{Tools: matches}, nil
+		fmt.Fprintf(&sb, "Ranking: %s", res.Mode)
+		if res.Note != "" {
+			fmt.Fprintf(&sb, " (%s)", res.Note)
+		}
+		sb.WriteByte('\n')
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sb.String()}}}, res, nil
 	})
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	return x, nil
 }
 
-// SearchTools ranks the registered tools against query. scope is "all" (or
-// ""), "local" or "remote".
+// SearchTools ranks the registered tools against query lexically (BM25 over
+// server, name, description and parameters, with synonyms), as search_tools
+// does without an embedder. scope is "all" (or ""), "local" or "remote". It
+// indexes the catalog on every call; a [ToolIndex] keeps its index between
+// calls.
 func (r *Router) SearchTools(query, scope string, limit int) []ToolMatch {
-	type doc struct {
-		match  ToolMatch
-		fields [3][]string // name, description, parameters
+	_, entries := r.toolSnapshot()
+	docs := make([]searchDoc, len(entries))
+	for i, e := range entries {
+		docs[i] = docOf(e)
 	}
-	r.mu.RLock()
-	docs := make([]doc, 0, len(r.tools))
-	for _, e := range r.tools {
-		src := e.provider.Name()
-		local := src == LocalProviderName
-		if (scope == "local" && !local) || (scope == "remote" && local) {
+	return rankMatches(newLexicalIndex(docs), parseQuery(query, defaultRankParams.synonymWeight), scope, limit, nil, nil)
+}
+
+// docOf tokenises a registered tool.
+func docOf(e *toolEntry) searchDoc {
+	return newSearchDoc(e.tool.Name, e.tool.Title, e.tool.Description, e.provider.Name(), e.schema.raw)
+}
+
+// inScope reports whether a tool from source belongs to scope.
+func inScope(scope, source string) bool {
+	local := source == LocalProviderName
+	return (scope != "local" || local) && (scope != "remote" || !local)
+}
+
+// rankMatches ranks ix for the query terms within scope and returns the best
+// limit matches; with queryVec and docVecs (aligned with ix.docs) it ranks
+// hybrid.
+func rankMatches(ix *lexicalIndex, terms []queryTerm, scope string, limit int, queryVec []float32, docVecs [][]float32) []ToolMatch {
+	out := []ToolMatch{}
+	if len(terms) == 0 && queryVec == nil {
+		return out
+	}
+	hybrid := queryVec != nil && docVecs != nil
+	for _, r := range ix.rank(terms, defaultRankParams, queryVec, docVecs) {
+		if !inScope(scope, r.doc.match.Source) {
 			continue
 		}
-		docs = append(docs, doc{
-			match: ToolMatch{Name: e.tool.Name, Source: src, Description: e.tool.Description},
-			fields: [3][]string{
-				tokenize(e.tool.Name + " " + e.tool.Title),
-				tokenize(e.tool.Description),
-				tokenize(schemaText(e.schema.raw)),
-			},
-		})
-	}
-	r.mu.RUnlock()
-
-	terms := tokenize(query)
-	if len(terms) == 0 || len(docs) == 0 {
-		return []ToolMatch{}
-	}
-	weights := [3]float64{3, 1.5, 0.75}
-	const k1, b = 1.2, 0.75
-	var avgLen [3]float64
-	df := map[string]int{}
-	for _, d := range docs {
-		seen := map[string]bool{}
-		for f, toks := range d.fields {
-			avgLen[f] += float64(len(toks))
-			for _, t := range toks {
-				if !seen[t] {
-					seen[t] = true
-					df[t]++
-				}
-			}
+		m := r.doc.match
+		m.Score = roundScore(r.score)
+		m.Why = r.why(hybrid)
+		out = append(out, m)
+		if len(out) == limit {
+			break
 		}
-	}
-	for f := range avgLen {
-		avgLen[f] = max(avgLen[f]/float64(len(docs)), 1)
-	}
-	n := float64(len(docs))
-	out := []ToolMatch{}
-	for _, d := range docs {
-		score := 0.0
-		for _, term := range terms {
-			if df[term] == 0 {
-				continue
-			}
-			idf := math.Log(1 + (n-float64(df[term])+0.5)/(float64(df[term])+0.5))
-			for f, toks := range d.fields {
-				tf := 0.0
-				for _, t := range toks {
-					if t == term {
-						tf++
-					}
-				}
-				if tf > 0 {
-					norm := tf * (k1 + 1) / (tf + k1*(1-b+b*float64(len(toks))/avgLen[f]))
-					score += weights[f] * idf * norm
-				}
-			}
-		}
-		if score > 0 {
-			d.match.Score = math.Round(score*1000) / 1000
-			out = append(out, d.match)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b ToolMatch) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return compareStrings(a.Name, b.Name)
-	})
-	if len(out) > limit {
-		out = out[:limit]
 	}
 	return out
 }
 
-// tokenize splits text into lower-case word stems, breaking snake_case,
-// kebab-case and camelCase so that "get_file_info" matches "file".
-func tokenize(s string) []string {
-	var toks []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 1 || (len(cur) == 1 && unicode.IsDigit(cur[0])) {
-			toks = append(toks, stem(string(cur)))
-		}
-		cur = cur[:0]
-	}
-	var prev rune
-	for _, c := range s {
-		switch {
-		case unicode.IsUpper(c) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, unicode.ToLower(c))
-		case unicode.IsLetter(c) || unicode.IsDigit(c):
-			cur = append(cur, unicode.ToLower(c))
-		default:
-			flush()
-		}
-		prev = c
-	}
-	flush()
-	return slices.DeleteFunc(toks, func(t string) bool { return stopWords[t] })
-}
-
-var stopWords = map[string]bool{"the": true, "a": true, "an": true, "of": true, "to": true, "and": true, "or": true, "in": true, "for": true, "is": true, "on": true, "with": true, "by": true, "it": true, "be": true, "this": true, "that": true, "from": true, "as": true, "at": true}
-
-// stem strips the commonest English suffixes; it is deliberately crude, so
-// that "files"/"file" and "searching"/"search" meet.
-func stem(w string) string {
-	for _, suf := range []string{"ing", "ed", "s"} {
-		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
-			return w[:len(w)-len(suf)]
-		}
-	}
-	return w
-}
-
-// schemaText collects property names and descriptions from a JSON schema.
-func schemaText(raw []byte) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return ""
-	}
-	var sb strings.Builder
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if props, ok := x["properties"].(map[string]any); ok {
-				for name := range props {
-					sb.WriteString(name)
-					sb.WriteByte(' ')
-				}
-			}
-			if d, ok := x["description"].(string); ok {
-				sb.WriteString(d)
-				sb.WriteByte(' ')
-			}
-			for _, child := range x {
-				walk(child)
-			}
-		case []any:
-			for _, child := range x {
-				walk(child)
-			}
-		}
-	}
-	walk(v)
-	return sb.String()
+func roundScore(s float64) float64 {
+	return float64(int64(s*1000+0.5)) / 1000
 }

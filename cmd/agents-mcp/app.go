@@ -6,8 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/conformance"
 )
@@ -16,7 +19,22 @@ import (
 type app struct {
 	router *router.Router
 	local  *router.LocalTools
-	stop   context.CancelFunc // ends the app's background goroutines
+	memory *memory
+
+	cancel context.CancelFunc // ends the app's background goroutines
+	wg     sync.WaitGroup     // the background goroutines
+}
+
+// stop ends the background goroutines, waits for them (the embedded vector
+// index saves itself on the way out), then closes the store.
+func (a *app) stop() {
+	a.cancel()
+	a.wg.Wait()
+	if a.memory != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.memory.close(ctx)
+	}
 }
 
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
@@ -36,23 +54,40 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 		KeepAlive:    keepAlive,
 	})
 	local := router.NewLocalTools()
-	bg, stop := context.WithCancel(context.Background())
-	a := &app{router: r, local: local, stop: stop}
-	if err := router.AddSearchTools(local, r); err != nil {
-		stop()
+	bg, cancel := context.WithCancel(context.Background())
+	a := &app{router: r, local: local, cancel: cancel}
+	fail := func(err error) (*app, error) {
+		a.stop()
 		return nil, err
+	}
+	m, err := openMemory(ctx, cfg, logger)
+	if err != nil {
+		return fail(err)
+	}
+	a.memory = m
+	logger.Info("memory", "store", m.where, "embedder", m.embedder.ID())
+	if err := router.AddSearchTools(local, r); err != nil {
+		return fail(err)
+	}
+	memoryTools := &mcptools.Tools{
+		Recall:          &mcptools.Recall{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger},
+		ToolPerformance: m.store,
+		Written:         m.syncer.Notify,
+		Logger:          logger,
+	}
+	if err := memoryTools.Register(local); err != nil {
+		return fail(err)
 	}
 	if cfg.ConformanceFixtures {
 		if err := conformance.Register(bg, r, local); err != nil {
-			stop()
-			return nil, err
+			return fail(err)
 		}
 		logger.Warn("conformance fixtures are enabled; do not use this in production")
 	}
 	if err := r.AddProvider(ctx, local); err != nil {
-		stop()
-		return nil, err
+		return fail(err)
 	}
+	m.run(bg, &a.wg, logger)
 	if len(cfg.Upstreams) > 0 {
 		logger.Warn("upstreams are configured but the remote pool is not implemented yet; they are ignored", "count", len(cfg.Upstreams))
 	}

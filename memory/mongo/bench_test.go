@@ -22,7 +22,7 @@ func BenchmarkStore(b *testing.B) {
 	b.Run("rows=1k", func(b *testing.B) {
 		storetest.Bench(b, func(b *testing.B) storetest.Services {
 			db := openDB(b)
-			return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
+			return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db, Outbox: db}
 		}, 1_000)
 	})
 }

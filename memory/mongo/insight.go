@@ -63,6 +63,9 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 		Doc   insightDoc `bson:",inline"`
 		Words []string   `bson:"words"`
 	}{d, words(d.Text)}
+	if err := db.enqueue(ctx, agentsmcp.NamespaceInsights, agentsmcp.OutboxUpsert, d.ID); err != nil {
+		return err
+	}
 	if _, err := db.db.Collection(colInsights).InsertOne(ctx, &stored); err != nil {
 		return wrap(err, "insight "+d.ID)
 	}
@@ -113,5 +116,7 @@ func (db *DB) DeleteInsight(ctx context.Context, id string) error {
 	if res.DeletedCount == 0 {
 		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "insight %s: not found", id)
 	}
-	return nil
+	// After the delete: a crash in between leaves a vector whose document
+	// is gone, which readers skip, never a document without its vector.
+	return db.enqueue(ctx, agentsmcp.NamespaceInsights, agentsmcp.OutboxDelete, id)
 }

@@ -75,6 +75,9 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 		Doc   learningDoc `bson:",inline"`
 		Words []string    `bson:"words"`
 	}{d, words(d.Query, d.Goal)}
+	if err := db.enqueue(ctx, agentsmcp.NamespaceLearnings, agentsmcp.OutboxUpsert, d.ID); err != nil {
+		return err
+	}
 	if _, err := db.db.Collection(colLearnings).InsertOne(ctx, &stored); err != nil {
 		return wrap(err, "learning "+d.ID)
 	}

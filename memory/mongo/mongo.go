@@ -1,6 +1,8 @@
 // Package mongo implements the memory services of the root package
 // ([agentsmcp.InsightService], [agentsmcp.LearningService],
-// [agentsmcp.ToolPerformanceService], [agentsmcp.PatternService]) on
+// [agentsmcp.ToolPerformanceService], [agentsmcp.PatternService]) and the
+// agents' ([agentsmcp.CatalogService], [agentsmcp.ThoughtService],
+// [agentsmcp.PlanService], [agentsmcp.TaskService]) on
 // MongoDB, the production store selected by MONGODB_URI. A [*DB] is every
 // service, like memory/sqlite's, and both pass memory/storetest.
 //
@@ -12,9 +14,10 @@
 // or $group accumulators other than $sum (it needs none of them).
 //
 // Every counter (tool calls, pattern uses) changes by a single atomic
-// update of one document, never by read-modify-write, so any number of
-// replicas can share one MongoDB database. FerretDB does not make those
-// updates atomic; see DB.lockKey for what is done about it.
+// update of one document, never by read-modify-write, and so do a task's
+// version and lease (conditional updates), so any number of replicas can
+// share one MongoDB database. FerretDB does not make those updates atomic;
+// see DB.lockKey for what is done about it.
 //
 // Choices the root contracts leave to a store: text filters match whole
 // words, folding case and accents (see text.go); a tool keeps the counts of
@@ -28,6 +31,11 @@
 //	learnings         one document per [agentsmcp.Learning], _id = its ID
 //	tool_performance  one document per tool, _id = the tool name
 //	plan_patterns     one document per (goal, steps), _id = a hash of both
+//	vector_outbox     one document per pending [agentsmcp.OutboxEntry], _id = its Key
+//	catalog_tools     one document per [agentsmcp.CatalogTool], _id = its Name
+//	thoughts          one document per [agentsmcp.Thought], _id = its ID
+//	plans             one document per [agentsmcp.Plan], _id = its ID
+//	tasks             one document per [agentsmcp.Task], _id = its ID
 //	schema_meta       {_id: "schema", version: N}
 package mongo
 
@@ -69,6 +77,11 @@ const (
 	colToolPerf   = "tool_performance"
 	colPatterns   = "plan_patterns"
 	colSchemaMeta = "schema_meta"
+	colOutbox     = "vector_outbox"
+	colCatalog    = "catalog_tools"
+	colThoughts   = "thoughts"
+	colPlans      = "plans"
+	colTasks      = "tasks"
 )
 
 // DB is a connection to one MongoDB database holding agents-mcp's memory.
@@ -89,6 +102,11 @@ var (
 	_ agentsmcp.LearningService        = (*DB)(nil)
 	_ agentsmcp.ToolPerformanceService = (*DB)(nil)
 	_ agentsmcp.PatternService         = (*DB)(nil)
+	_ agentsmcp.CatalogService         = (*DB)(nil)
+	_ agentsmcp.ThoughtService         = (*DB)(nil)
+	_ agentsmcp.PlanService            = (*DB)(nil)
+	_ agentsmcp.TaskService            = (*DB)(nil)
+	_ agentsmcp.OutboxService          = (*DB)(nil)
 )
 
 // Option configures [Open].

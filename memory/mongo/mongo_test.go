@@ -103,7 +103,8 @@ func openDB(t testing.TB) *DB {
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Services {
 		db := openDB(t)
-		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
+		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db, Outbox: db,
+			Catalog: db, Thoughts: db, Plans: db, Tasks: db}
 	})
 }
 

@@ -60,8 +60,20 @@ func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string,
 		{Key: "$max", Value: bson.D{{Key: "lastUsed", Value: ms(at)}}},
 	}
 	defer db.lockKey(colPatterns + "\x00" + id)()
+	// A pattern is indexed once, at its first use: goal and steps never
+	// change. The entry goes first (see the OutboxService contract); two
+	// first uses at once both enqueue, which is idempotent.
+	n, err := db.db.Collection(colPatterns).CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}, options.Count().SetLimit(1))
+	if err != nil {
+		return nil, wrap(err, "record use of pattern "+id)
+	}
+	if n == 0 {
+		if err := db.enqueue(ctx, agentsmcp.NamespacePatterns, agentsmcp.OutboxUpsert, id); err != nil {
+			return nil, err
+		}
+	}
 	var d patternDoc
-	err := upsertRetry(func() error {
+	err = upsertRetry(func() error {
 		return db.db.Collection(colPatterns).FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, update,
 			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&d)
 	})

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -34,6 +34,10 @@ var migrations = []migration{
 	// their indexes (ensureIndexes) or their first document, so there is
 	// nothing to transform.
 	{version: 1, name: "initial layout", up: func(context.Context, *mongo.Database) error { return nil }},
+	// Version 2 adds the agents' collections (catalog_tools, thoughts,
+	// plans, tasks), created with their indexes; nothing to transform. It
+	// keeps binaries that do not know them from writing to the database.
+	{version: 2, name: "agents: catalog, thoughts, plans, tasks", up: func(context.Context, *mongo.Database) error { return nil }},
 }
 
 // index is one index of the current layout. Every index has an explicit
@@ -69,6 +73,23 @@ var indexes = []index{
 
 	{colPatterns, "successes_id", bson.D{{Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
 	{colPatterns, "words_successes_id", bson.D{{Key: "words", Value: 1}, {Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
+
+	// The catalog is read by name (_id), or by source then name.
+	{colCatalog, "source_id", bson.D{{Key: "source", Value: 1}, {Key: "_id", Value: 1}}},
+
+	{colThoughts, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colThoughts, "words_createdAt_id", bson.D{{Key: "words", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+
+	{colPlans, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colPlans, "thoughtId_createdAt_id", bson.D{{Key: "thoughtId", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+
+	{colTasks, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	// Also FindTasksToResume's: status $in, read backwards for oldest first.
+	{colTasks, "status_createdAt_id", bson.D{{Key: "status", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colTasks, "planId_createdAt_id", bson.D{{Key: "planId", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+
+	{colOutbox, "nextAttemptAt_id", bson.D{{Key: "nextAttemptAt", Value: 1}, {Key: "_id", Value: 1}}},
+	{colOutbox, "createdAt", bson.D{{Key: "createdAt", Value: 1}}},
 }
 
 // migrate checks the stored schema version, ensures the indexes, runs the

@@ -12,7 +12,7 @@ import (
 func BenchmarkStore(b *testing.B) {
 	open := func(b *testing.B) storetest.Services {
 		db := openTest(b)
-		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
+		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db, Outbox: db}
 	}
 	b.Run("rows=1k", func(b *testing.B) { storetest.Bench(b, open, 1_000) })
 	b.Run("rows=10k", func(b *testing.B) { storetest.Bench(b, open, 10_000) })

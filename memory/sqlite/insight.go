@@ -51,7 +51,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 				return fmt.Errorf("insert insight appliesTo: %w", err)
 			}
 		}
-		return nil
+		return db.enqueue(ctx, tx, agentsmcp.NamespaceInsights, agentsmcp.OutboxUpsert, id)
 	})
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (db *DB) DeleteInsight(ctx context.Context, id string) error {
 		} else if n == 0 {
 			return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "insight %q not found", id)
 		}
-		return nil
+		return db.enqueue(ctx, tx, agentsmcp.NamespaceInsights, agentsmcp.OutboxDelete, id)
 	})
 }
 

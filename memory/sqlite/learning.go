@@ -59,7 +59,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 				return fmt.Errorf("insert learning upstream: %w", err)
 			}
 		}
-		return nil
+		return db.enqueue(ctx, tx, agentsmcp.NamespaceLearnings, agentsmcp.OutboxUpsert, id)
 	})
 	if err != nil {
 		return err

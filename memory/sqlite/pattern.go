@@ -44,7 +44,10 @@ func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string,
 		if err != nil {
 			return fmt.Errorf("record use of pattern %.40q: %w", goal, err)
 		}
-		return nil
+		if p.Uses > 1 {
+			return nil // indexed at its first use; goal and steps never change
+		}
+		return db.enqueue(ctx, tx, agentsmcp.NamespacePatterns, agentsmcp.OutboxUpsert, p.ID)
 	})
 	if err != nil {
 		return nil, err

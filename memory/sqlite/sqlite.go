@@ -3,8 +3,10 @@
 //
 // A [*DB] implements every memory service of the root package
 // ([agentsmcp.InsightService], [agentsmcp.LearningService],
-// [agentsmcp.ToolPerformanceService], [agentsmcp.PatternService]) and passes
-// the shared behavioural suite, memory/storetest.
+// [agentsmcp.ToolPerformanceService], [agentsmcp.PatternService]), the
+// agents' services ([agentsmcp.CatalogService], [agentsmcp.ThoughtService],
+// [agentsmcp.PlanService], [agentsmcp.TaskService]), and passes the shared
+// behavioural suite, memory/storetest.
 //
 // # Connections
 //
@@ -55,6 +57,9 @@ var writeStatements = []string{
 	insertLearningSQL, insertLearningToolSQL, insertLearningUpstreamSQL,
 	recordCallSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL,
 	recordPatternUseSQL,
+	deleteCatalogSourceSQL, upsertCatalogToolSQL, insertThoughtSQL, insertPlanSQL,
+	insertTaskSQL, updateTaskSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL,
+	enqueueOutboxSQL, claimOutboxSQL, ackOutboxSQL, retryOutboxSQL,
 }
 
 // Interface checks: *DB is every memory service.
@@ -63,6 +68,11 @@ var (
 	_ agentsmcp.LearningService        = (*DB)(nil)
 	_ agentsmcp.ToolPerformanceService = (*DB)(nil)
 	_ agentsmcp.PatternService         = (*DB)(nil)
+	_ agentsmcp.CatalogService         = (*DB)(nil)
+	_ agentsmcp.ThoughtService         = (*DB)(nil)
+	_ agentsmcp.PlanService            = (*DB)(nil)
+	_ agentsmcp.TaskService            = (*DB)(nil)
+	_ agentsmcp.OutboxService          = (*DB)(nil)
 )
 
 type options struct {

@@ -39,7 +39,8 @@ func openTest(t testing.TB, opts ...Option) *DB {
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Services {
 		db := openTest(t)
-		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db}
+		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db, Outbox: db,
+			Catalog: db, Thoughts: db, Plans: db, Tasks: db}
 	})
 }
 
@@ -504,6 +505,69 @@ func TestQueryPlans(t *testing.T) {
 		plan{"tool errors one", selectToolErrorsSQL + " WHERE tool = ? ORDER BY tool, count DESC, last_at DESC, class", []any{"x"}, []string{"tool_errors_rank (tool=?)"}, false},
 		plan{"tool errors all", selectToolErrorsSQL + " ORDER BY tool, count DESC, last_at DESC, class", nil, []string{"tool_errors_rank"}, false},
 		plan{"trim errors", trimErrorsSQL, []any{"x", 3}, []string{"tool_errors_rank (tool=?)"}, false},
+	)
+	// The agents' data: catalog, thoughts, plans, tasks.
+	for _, cur := range []bool{false, true} {
+		pick := func(kind string) string {
+			if cur {
+				return encodeCursor(kind, c)
+			}
+			return ""
+		}
+		keyed := func(s string) string {
+			if cur {
+				return s + " AND (created_at,"
+			}
+			return s
+		}
+		name := fmt.Sprint(" cursor=", cur)
+		tq, ok, err := thoughtQuery(agentsmcp.ThoughtFilter{Cursor: pick(thoughtCursor)})
+		list("thoughts"+name, tq, ok, err, false, "USING INDEX thoughts_created")
+		tq, ok, err = thoughtQuery(agentsmcp.ThoughtFilter{Text: "x", Cursor: pick(thoughtCursor)})
+		list("thoughts text"+name, tq, ok, err, true, "thoughts_fts VIRTUAL TABLE INDEX 0:M", "SEARCH t USING INTEGER PRIMARY KEY")
+		pq, err := planQuery(agentsmcp.PlanFilter{Cursor: pick(planCursor)})
+		list("plans"+name, pq, true, err, false, "USING INDEX plans_created")
+		pq, err = planQuery(agentsmcp.PlanFilter{ThoughtID: "x", Cursor: pick(planCursor)})
+		list("plans thought"+name, pq, true, err, false, keyed("SEARCH p USING INDEX plans_thought_created (thought_id=?"))
+		kq, err := taskQuery(agentsmcp.TaskFilter{Cursor: pick(taskCursor)})
+		list("tasks"+name, kq, true, err, false, "USING INDEX tasks_created")
+		kq, err = taskQuery(agentsmcp.TaskFilter{Status: agentsmcp.TaskRunning, Cursor: pick(taskCursor)})
+		list("tasks status"+name, kq, true, err, false, keyed("SEARCH t USING INDEX tasks_status_created (status=?"))
+		kq, err = taskQuery(agentsmcp.TaskFilter{PlanID: "x", Cursor: pick(taskCursor)})
+		list("tasks plan"+name, kq, true, err, false, keyed("SEARCH t USING INDEX tasks_plan_created (plan_id=?"))
+		kq, err = taskQuery(agentsmcp.TaskFilter{PlanID: "x", Status: agentsmcp.TaskRunning, Cursor: pick(taskCursor)})
+		list("tasks plan status"+name, kq, true, err, false, keyed("SEARCH t USING INDEX tasks_plan_created (plan_id=?"))
+
+		nameCursor := ""
+		if cur {
+			nameCursor = encodeNameCursor("tool")
+		}
+		for _, f := range []agentsmcp.CatalogFilter{{Cursor: nameCursor}, {Source: "s", Cursor: nameCursor}} {
+			q, args, err := catalogQuery(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "sqlite_autoindex_catalog_tools_1"
+			if f.Source != "" {
+				want = "SEARCH c USING INDEX catalog_tools_source (source=?"
+				if cur {
+					want += " AND name>?)"
+				}
+			}
+			plans = append(plans, plan{fmt.Sprintf("catalog %+v", f), q, append(args, 21), []string{want}, false})
+		}
+	}
+	plans = append(plans,
+		plan{"catalog tool by name", findCatalogToolSQL, []any{"x"}, []string{"SEARCH c USING INDEX sqlite_autoindex_catalog_tools_1 (name=?)"}, false},
+		plan{"delete catalog source", deleteCatalogSourceSQL, []any{"x"}, []string{"SEARCH catalog_tools USING INDEX catalog_tools_source (source=?)"}, false},
+		plan{"thought by id", findThoughtByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_thoughts_1 (id=?)"}, false},
+		plan{"plan by id", findPlanByIDSQL, []any{"x"}, []string{"SEARCH p USING INDEX sqlite_autoindex_plans_1 (id=?)"}, false},
+		plan{"task by id", findTaskByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
+		plan{"update task", updateTaskSQL, make([]any, 11), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
+		plan{"acquire task lease", acquireTaskLeaseSQL, make([]any, 5), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
+		plan{"release task lease", releaseTaskLeaseSQL, make([]any, 2), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
+		plan{"task exists", taskExistsSQL, []any{"x"}, []string{"SEARCH tasks USING COVERING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
+		plan{"tasks to resume", findTasksToResumeSQL, []any{1, 20}, []string{"SCAN t USING INDEX tasks_resume"}, false},
 	)
 	// A full scan of a table shows as "SCAN t" with no index after it.
 	tableScan := regexp.MustCompile(`^SCAN \w+$`)

@@ -23,6 +23,11 @@ type Services struct {
 	Learnings       agentsmcp.LearningService
 	ToolPerformance agentsmcp.ToolPerformanceService
 	Patterns        agentsmcp.PatternService
+	Catalog         agentsmcp.CatalogService
+	Thoughts        agentsmcp.ThoughtService
+	Plans           agentsmcp.PlanService
+	Tasks           agentsmcp.TaskService
+	Outbox          agentsmcp.OutboxService
 }
 
 // Run runs the suite, one subtest per behaviour, in name order. open must

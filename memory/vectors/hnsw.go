@@ -845,3 +845,19 @@ func putScratch(s *scratch) {
 	// that is the point, since the next search likely hits the same one.
 	scratchPool.Put(s)
 }
+
+// IDs returns the ids of a namespace's live vectors, in no particular
+// order: what a reconciliation against the store compares.
+func (h *HNSW) IDs(namespace string) []string {
+	sp := h.space(namespace, false)
+	if sp == nil {
+		return nil
+	}
+	sp.mu.RLock()
+	defer sp.mu.RUnlock()
+	ids := make([]string, 0, len(sp.g.index))
+	for id := range sp.g.index {
+		ids = append(ids, id)
+	}
+	return ids
+}

@@ -2,7 +2,8 @@
 # End-to-end tests of agents-mcp with real MCP peers. `make test` runs this after the Go tests.
 #
 #  1. `npm ci` here if node_modules is missing or does not match package.json/package-lock.json;
-#  2. builds bin/agents-mcp (go build -o bin/agents-mcp ./cmd/agents-mcp);
+#  2. builds bin/agents-mcp (go build -o bin/agents-mcp ./cmd/agents-mcp) and bin/ferretdb (a test
+#     MongoDB wire-protocol server, for mongo.test.mjs);
 #  3. starts `agents-mcp serve --conformance-fixtures` (and a second `serve --stateless`) on free
 #     loopback ports with temp data dirs, and waits for /healthz;
 #  4. runs the official conformance suite (conformance.sh) and the node tests (*.test.mjs: the
@@ -44,10 +45,11 @@ log "node $(node --version)"
 
 # --- 2. build --------------------------------------------------------------------------------
 if [[ "${E2E_SKIP_BUILD:-0}" != 1 ]]; then
-  log "go build -o bin/agents-mcp ./cmd/agents-mcp"
-  (cd "$ROOT" && go build -o bin/agents-mcp ./cmd/agents-mcp)
+  log "go build -o bin/agents-mcp ./cmd/agents-mcp; go build -o bin/ferretdb ./scripts/ferretdb"
+  (cd "$ROOT" && go build -o bin/agents-mcp ./cmd/agents-mcp && go build -o bin/ferretdb ./scripts/ferretdb)
 fi
 [[ -x "$BIN" ]] || { log "missing $BIN"; exit 1; }
+export FERRETDB_BIN="$ROOT/bin/ferretdb" # mongo.test.mjs runs agents-mcp with MONGODB_URI on it
 
 # --- 3. servers ------------------------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/agents-mcp-e2e.XXXXXX")
@@ -137,7 +139,7 @@ fi
 if [[ -n "${E2E_TESTS:-}" ]]; then
   read -r -a test_files <<<"$E2E_TESTS"
 else
-  test_files=(client.test.mjs http.test.mjs stateless.test.mjs)
+  test_files=(client.test.mjs http.test.mjs stateless.test.mjs mongo.test.mjs memory.test.mjs)
 fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"

@@ -51,7 +51,7 @@ func flagSource(name string) Source { return Source("flag:--" + name) }
 // Config is the effective configuration. Load returns it validated; a Config
 // built by hand (for example from [Default] in tests) is not validated.
 //
-// Secret fields (OpenAIAPIKey, PineconeAPIKey, APIKeys, the MongoURI password,
+// Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, the MongoURI password,
 // upstream header and env values) are plain strings so that consumers can use
 // them, but every formatting path this package offers (String, GoString,
 // LogValue, Describe) redacts them.
@@ -70,6 +70,9 @@ type Config struct {
 	Embedder          string // hash | openai | ollama | pinecone
 	EmbeddingsBaseURL string
 	EmbeddingsModel   string
+	// EmbeddingsAPIKey authenticates to the embedder; the openai embedder
+	// falls back to OpenAIAPIKey, the pinecone one to PineconeAPIKey.
+	EmbeddingsAPIKey string
 
 	LLM           string // auto | sampling | openai | builtin
 	OpenAIBaseURL string

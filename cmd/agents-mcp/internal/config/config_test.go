@@ -129,6 +129,7 @@ func TestEnvAndFileNames(t *testing.T) {
 		{"embedder", "AGENTS_MCP_EMBEDDER", "OpenAI", "embedder: {kind: ollama}", func(c *Config) string { return c.Embedder }, "openai"},
 		{"embedder.base_url", "EMBEDDINGS_BASE_URL", "http://e", "embedder: {base_url: http://f-e}", func(c *Config) string { return c.EmbeddingsBaseURL }, ""},
 		{"embedder.model", "EMBEDDINGS_MODEL", "m", "embedder: {model: f-m}", func(c *Config) string { return c.EmbeddingsModel }, ""},
+		{"embedder.api_key", "EMBEDDINGS_API_KEY", "ek", "embedder: {api_key: f-ek}", func(c *Config) string { return c.EmbeddingsAPIKey }, ""},
 		{"llm", "AGENTS_MCP_LLM", "builtin", "llm: {kind: sampling}", func(c *Config) string { return c.LLM }, ""},
 		{"llm.base_url", "OPENAI_BASE_URL", "http://o", "llm: {base_url: http://f-o}", func(c *Config) string { return c.OpenAIBaseURL }, ""},
 		{"llm.api_key", "OPENAI_API_KEY", "ok", "llm: {api_key: f-ok}", func(c *Config) string { return c.OpenAIAPIKey }, ""},
@@ -442,6 +443,7 @@ upstreams:
 `)
 	env := map[string]string{
 		"OPENAI_API_KEY":      "sk-openai-SECRET",
+		"EMBEDDINGS_API_KEY":  "emb-SECRET",
 		"AGENTS_MCP_API_KEYS": "inbound-SECRET-1, inbound-SECRET-2",
 		"MONGODB_URI":         "mongodb://agent:hunter2@db1.example:27017,db2.example:27017/agents?authSource=admin&authMechanismProperties=AWS_SESSION_TOKEN:SESSIONTOKEN",
 		"TOKEN":               "hdr-SECRET",

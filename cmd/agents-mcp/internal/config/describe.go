@@ -56,6 +56,7 @@ func (c *Config) Describe() []Setting {
 	add("embedder", c.Embedder)
 	add("embedder.base_url", redactURL(c.EmbeddingsBaseURL))
 	add("embedder.model", c.EmbeddingsModel)
+	add("embedder.api_key", redactSecret(c.EmbeddingsAPIKey))
 	add("llm", c.LLM)
 	add("llm.base_url", redactURL(c.OpenAIBaseURL))
 	add("llm.api_key", redactSecret(c.OpenAIAPIKey))

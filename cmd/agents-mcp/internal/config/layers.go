@@ -50,6 +50,7 @@ type fileEmbedder struct {
 	Kind    *string `yaml:"kind"`
 	BaseURL *string `yaml:"base_url"`
 	Model   *string `yaml:"model"`
+	APIKey  *string `yaml:"api_key"`
 }
 
 type fileLLM struct {
@@ -174,6 +175,7 @@ func (l *loader) applyFile(f *fileConfig) {
 		l.fileString("embedder", e.Kind, &c.Embedder)
 		l.fileString("embedder.base_url", e.BaseURL, &c.EmbeddingsBaseURL)
 		l.fileString("embedder.model", e.Model, &c.EmbeddingsModel)
+		l.fileString("embedder.api_key", e.APIKey, &c.EmbeddingsAPIKey)
 	}
 	if m := f.LLM; m != nil {
 		l.fileString("llm", m.Kind, &c.LLM)
@@ -244,6 +246,7 @@ func (l *loader) applyEnv() {
 	l.envString("embedder", "AGENTS_MCP_EMBEDDER", &c.Embedder)
 	l.envString("embedder.base_url", "EMBEDDINGS_BASE_URL", &c.EmbeddingsBaseURL)
 	l.envString("embedder.model", "EMBEDDINGS_MODEL", &c.EmbeddingsModel)
+	l.envString("embedder.api_key", "EMBEDDINGS_API_KEY", &c.EmbeddingsAPIKey)
 	l.envString("llm", "AGENTS_MCP_LLM", &c.LLM)
 	l.envString("llm.base_url", "OPENAI_BASE_URL", &c.OpenAIBaseURL)
 	l.envString("llm.api_key", "OPENAI_API_KEY", &c.OpenAIAPIKey)

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/memory/embed"
+	"github.com/agents-mcp/agents-mcp/memory/mongo"
+	"github.com/agents-mcp/agents-mcp/memory/pinecone"
+	"github.com/agents-mcp/agents-mcp/memory/sqlite"
+	"github.com/agents-mcp/agents-mcp/memory/vectors"
+	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
+)
+
+// store is what the server needs of a memory store; memory/sqlite and
+// memory/mongo both provide it.
+type store interface {
+	agentsmcp.InsightService
+	agentsmcp.LearningService
+	agentsmcp.ToolPerformanceService
+	agentsmcp.PatternService
+	agentsmcp.OutboxService
+	Ping(ctx context.Context) error
+}
+
+// memory is the assembled memory layer: store, embedder, vector index and
+// the syncer between them.
+type memory struct {
+	store    store
+	embedder agentsmcp.Embedder
+	// queryEmbedder embeds search queries: embedder, or its query twin.
+	queryEmbedder agentsmcp.Embedder
+	index         agentsmcp.VectorIndex
+	durable       *vectors.Durable // the embedded index, nil with Pinecone
+	syncer        *vectorsync.Syncer
+	where         string // for logs: which store, never credentials
+
+	reconcile struct {
+		sync.Mutex
+		progress vectorsync.Progress
+		done     bool
+		err      error
+	}
+	closers []func(context.Context) error
+}
+
+// SQLiteFile is the embedded store's file name under the data dir.
+const SQLiteFile = "agents-mcp.db"
+
+// indexSaveInterval is how often the embedded vector index is saved while
+// it changes; a crash loses at most this much of it, which the next start
+// reconciles from the store.
+const indexSaveInterval = 30 * time.Second
+
+// openMemory opens the store selected by cfg (MongoDB when MONGODB_URI is
+// set, else SQLite under the data dir), the embedder and the vector index
+// (Pinecone when configured, else the embedded index under the data dir).
+// An unreachable MongoDB fails here, within the driver's selection timeout.
+func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_ *memory, err error) {
+	m := &memory{}
+	defer func() {
+		if err != nil {
+			m.close(context.WithoutCancel(ctx))
+		}
+	}()
+	if cfg.MongoURI != "" {
+		db, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase)
+		if err != nil {
+			return nil, err // names the hosts, never the credentials
+		}
+		m.store, m.where = db, "mongodb database "+db.Database()
+		m.closers = append(m.closers, db.Close)
+	} else {
+		path := filepath.Join(cfg.DataDir, SQLiteFile)
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("open the embedded store: %w", err)
+		}
+		m.store, m.where = db, "sqlite "+db.Path()
+		m.closers = append(m.closers, func(context.Context) error { return db.Close() })
+	}
+
+	m.embedder, m.queryEmbedder, err = newEmbedder(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if m.index, err = openIndex(ctx, cfg, m, logger); err != nil {
+		return nil, err
+	}
+	m.syncer, err = vectorsync.New(vectorsync.Config{
+		Outbox: m.store, Index: m.index, Embedder: m.embedder,
+		Sources: []vectorsync.Source{vectorsync.Learnings(m.store), vectorsync.Insights(m.store), vectorsync.Patterns(m.store)},
+		Logger:  logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newEmbedder builds the embedder named by cfg.Embedder, and the twin that
+// embeds search queries (the same one, except for Pinecone's, which embeds
+// queries and passages differently). A remote model of unknown size is
+// asked once, at start, how many dimensions it has: the index needs it.
+func newEmbedder(ctx context.Context, cfg *config.Config) (docs, queries agentsmcp.Embedder, err error) {
+	ec := embed.Config{BaseURL: cfg.EmbeddingsBaseURL, Model: cfg.EmbeddingsModel, APIKey: cfg.EmbeddingsAPIKey}
+	switch cfg.Embedder {
+	case "", "hash":
+		return embed.Hash{}, embed.Hash{}, nil
+	case "openai":
+		ec.APIKey = cmp.Or(ec.APIKey, cfg.OpenAIAPIKey)
+		docs, err = embed.NewOpenAI(ec)
+		queries = docs
+	case "ollama":
+		docs, err = embed.NewOllama(ec)
+		queries = docs
+	case "pinecone":
+		ec.APIKey = cmp.Or(ec.APIKey, cfg.PineconeAPIKey)
+		var p *embed.Pinecone
+		p, err = embed.NewPinecone(ec)
+		docs, queries = p, p.ForQueries()
+	default:
+		return nil, nil, fmt.Errorf("unknown embedder %q", cfg.Embedder)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedder %s: %w", cfg.Embedder, err)
+	}
+	if docs.Dimensions() == 0 {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if _, err := docs.Embed(pctx, []string{"dimension probe"}); err != nil {
+			return nil, nil, fmt.Errorf("embedder %s: model %q is not one whose size is known, and asking it failed: %s", cfg.Embedder, cfg.EmbeddingsModel, agentsmcp.ErrorMessage(err))
+		}
+	}
+	return docs, queries, nil
+}
+
+// openIndex opens the vector index selected by cfg: Pinecone when
+// configured, else the embedded index under the data dir.
+func openIndex(ctx context.Context, cfg *config.Config, m *memory, logger *slog.Logger) (agentsmcp.VectorIndex, error) {
+	if cfg.PineconeAPIKey != "" && (cfg.PineconeHost != "" || cfg.PineconeIndex != "") {
+		idx, err := pinecone.Open(ctx, pinecone.Config{
+			APIKey: cfg.PineconeAPIKey, Index: cfg.PineconeIndex, Host: cfg.PineconeHost,
+			Dimensions: m.embedder.Dimensions(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("pinecone: %w", err)
+		}
+		m.closers = append(m.closers, func(context.Context) error { return idx.Close() })
+		logger.Info("vector index", "index", idx.String())
+		return idx, nil
+	}
+	d, status, err := vectors.OpenDurable(cfg.DataDir, m.embedder.ID(), m.embedder.Dimensions(), vectors.HNSWOptions{})
+	if err != nil {
+		return nil, err
+	}
+	switch status {
+	case vectors.OpenedCorrupt, vectors.OpenedMismatch:
+		logger.Warn("the saved vector index was unusable and was set aside; rebuilding it from the store", "status", string(status), "path", d.Path())
+	default:
+		logger.Info("vector index", "status", string(status), "path", d.Path())
+	}
+	m.durable = d
+	return d, nil
+}
+
+// run starts the memory layer's background work, all of it ending with
+// ctx: the outbox worker, and with the embedded index its reconciliation
+// with the store and its periodic saves. wg tracks the goroutines.
+func (m *memory) run(ctx context.Context, wg *sync.WaitGroup, logger *slog.Logger) {
+	wg.Go(func() { m.syncer.Run(ctx) })
+	if m.durable == nil {
+		m.setReconciled(nil)
+		return
+	}
+	wg.Go(func() {
+		m.durable.Run(ctx, indexSaveInterval, func(err error) { logger.Warn("vector index save failed", "err", err) })
+	})
+	wg.Go(func() {
+		start := time.Now()
+		err := m.syncer.Reconcile(ctx, false, func(p vectorsync.Progress) {
+			m.reconcile.Lock()
+			m.reconcile.progress = p
+			m.reconcile.Unlock()
+			if p.Total > 0 && (p.Done == p.Total || p.Done%(16*256) == 0) {
+				logger.Info("vector index catching up with the store", "namespace", p.Namespace, "done", p.Done, "total", p.Total, "removed", p.Removed)
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			logger.Error("vector index reconciliation failed; semantic search may miss documents until the next start or `agents-mcp reindex`", "err", err)
+		} else if err == nil {
+			logger.Info("vector index in step with the store", "took", time.Since(start).Round(time.Millisecond).String())
+		}
+		m.setReconciled(err)
+	})
+}
+
+func (m *memory) setReconciled(err error) {
+	m.reconcile.Lock()
+	defer m.reconcile.Unlock()
+	m.reconcile.done, m.reconcile.err = true, err
+}
+
+// storeCheck is the store's readiness check: a ping, and the outbox
+// backlog, which grows while the embedder or index is failing.
+func (m *memory) storeCheck(ctx context.Context) (any, error) {
+	if err := m.store.Ping(ctx); err != nil {
+		return map[string]any{"store": m.where}, errors.New(agentsmcp.ErrorMessage(err))
+	}
+	pending, oldest, err := m.store.OutboxBacklog(ctx)
+	if err != nil {
+		return map[string]any{"store": m.where}, errors.New(agentsmcp.ErrorMessage(err))
+	}
+	detail := map[string]any{"store": m.where, "vectorOutbox": pending}
+	if pending > 0 {
+		detail["vectorOutboxOldest"] = oldest
+	}
+	return detail, nil
+}
+
+// indexCheck reports the vector index; it does not fail readiness while
+// the index catches up, because every search falls back to the store.
+func (m *memory) indexCheck(context.Context) (any, error) {
+	m.reconcile.Lock()
+	defer m.reconcile.Unlock()
+	detail := map[string]any{"embedder": m.embedder.ID()}
+	if m.durable != nil {
+		detail["index"] = "embedded"
+		detail["learnings"] = m.durable.Len(agentsmcp.NamespaceLearnings)
+		detail["insights"] = m.durable.Len(agentsmcp.NamespaceInsights)
+		detail["patterns"] = m.durable.Len(agentsmcp.NamespacePatterns)
+	}
+	switch {
+	case !m.reconcile.done:
+		detail["state"] = "catching up"
+		detail["progress"] = m.reconcile.progress
+	case m.reconcile.err != nil:
+		detail["state"] = "reconciliation failed: " + agentsmcp.ErrorMessage(m.reconcile.err)
+	default:
+		detail["state"] = "ready"
+	}
+	return detail, nil
+}
+
+// close releases the store; the embedded index saves itself when run's
+// context ends.
+func (m *memory) close(ctx context.Context) error {
+	var errs []error
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		errs = append(errs, m.closers[i](ctx))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,307 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// taskDoc is the stored form of a Task. A free lease is leaseOwner "" and
+// leaseExpires the Unix epoch, so "free or expired at t" is one range
+// condition, leaseExpires <= t. Unset times (endedAt, a step's startedAt
+// and endedAt) are absent. JSON the caller gave (inputs, step outputs) is
+// kept as strings.
+type taskDoc struct {
+	ID           string         `bson:"_id"`
+	PlanID       string         `bson:"planId"`
+	Request      string         `bson:"request"`
+	Status       string         `bson:"status"`
+	Steps        []stepStateDoc `bson:"steps"`
+	Inputs       string         `bson:"inputs"`
+	History      []eventDoc     `bson:"history"`
+	Error        string         `bson:"error"`
+	LeaseOwner   string         `bson:"leaseOwner"`
+	LeaseExpires time.Time      `bson:"leaseExpires"`
+	Version      int64          `bson:"version"`
+	CreatedAt    time.Time      `bson:"createdAt"`
+	UpdatedAt    time.Time      `bson:"updatedAt"`
+	EndedAt      time.Time      `bson:"endedAt,omitempty"`
+}
+
+type stepStateDoc struct {
+	StepID    string    `bson:"stepId"`
+	Status    string    `bson:"status"`
+	Attempts  int64     `bson:"attempts"`
+	Output    string    `bson:"output,omitempty"`
+	Error     string    `bson:"error,omitempty"`
+	StartedAt time.Time `bson:"startedAt,omitempty"`
+	EndedAt   time.Time `bson:"endedAt,omitempty"`
+}
+
+type eventDoc struct {
+	At      time.Time `bson:"at"`
+	Type    string    `bson:"type"`
+	StepID  string    `bson:"stepId,omitempty"`
+	Message string    `bson:"message,omitempty"`
+}
+
+// freeLease is the leaseExpires of a free lease.
+var freeLease = time.Unix(0, 0).UTC()
+
+func (d *taskDoc) task() *agentsmcp.Task {
+	t := &agentsmcp.Task{
+		ID:        d.ID,
+		PlanID:    d.PlanID,
+		Request:   d.Request,
+		Status:    agentsmcp.TaskStatus(d.Status),
+		Steps:     make([]agentsmcp.StepState, len(d.Steps)),
+		Inputs:    rawOrNil(d.Inputs),
+		History:   make([]agentsmcp.TaskEvent, len(d.History)),
+		Error:     d.Error,
+		Version:   d.Version,
+		CreatedAt: d.CreatedAt.UTC(),
+		UpdatedAt: d.UpdatedAt.UTC(),
+		EndedAt:   utcOrZero(d.EndedAt),
+	}
+	if d.LeaseOwner != "" {
+		t.Lease = agentsmcp.TaskLease{Owner: d.LeaseOwner, ExpiresAt: d.LeaseExpires.UTC()}
+	}
+	for i, s := range d.Steps {
+		t.Steps[i] = agentsmcp.StepState{
+			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: int(s.Attempts), Output: rawOrNil(s.Output),
+			Error: s.Error, StartedAt: utcOrZero(s.StartedAt), EndedAt: utcOrZero(s.EndedAt),
+		}
+	}
+	for i, e := range d.History {
+		t.History[i] = agentsmcp.TaskEvent{At: utcOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
+	}
+	return t
+}
+
+// utcOrZero is t in UTC, or the zero time for a zero (absent) t.
+func utcOrZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// msOrZero is ms(t), keeping the zero time zero (so omitempty leaves it
+// out).
+func msOrZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return ms(t)
+}
+
+// taskState is what a create or an update writes of t: the fields every
+// UpdateTask replaces, and the history it stores (trimmed).
+func taskState(t *agentsmcp.Task) (steps []stepStateDoc, history []eventDoc, trimmed []agentsmcp.TaskEvent) {
+	steps = make([]stepStateDoc, len(t.Steps))
+	for i, s := range t.Steps {
+		steps[i] = stepStateDoc{
+			StepID: s.StepID, Status: string(s.Status), Attempts: int64(s.Attempts), Output: string(s.Output),
+			Error: s.Error, StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+		}
+	}
+	trimmed = agentsmcp.TrimTaskHistory(t.History)
+	history = make([]eventDoc, len(trimmed))
+	for i, e := range trimmed {
+		history[i] = eventDoc{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
+	}
+	return steps, history, trimmed
+}
+
+// CreateTask validates t, assigns ID, CreatedAt and Status when empty, and
+// inserts it with Version 1 and a free lease; see [agentsmcp.TaskService].
+func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	steps, history, trimmed := taskState(t)
+	d := taskDoc{
+		ID: t.ID, PlanID: t.PlanID, Request: t.Request, Status: string(t.Status),
+		Steps: steps, Inputs: string(t.Inputs), History: history, Error: t.Error,
+		LeaseExpires: freeLease, Version: 1, CreatedAt: ms(t.CreatedAt), EndedAt: msOrZero(t.EndedAt),
+	}
+	if d.ID == "" {
+		d.ID = agentsmcp.NewID(agentsmcp.TaskIDPrefix)
+	}
+	if t.CreatedAt.IsZero() {
+		d.CreatedAt = db.nowMs()
+	}
+	if d.Status == "" {
+		d.Status = string(agentsmcp.TaskPending)
+	}
+	d.UpdatedAt = d.CreatedAt
+	if _, err := db.db.Collection(colTasks).InsertOne(ctx, &d); err != nil {
+		return wrap(err, "task "+d.ID)
+	}
+	t.ID, t.Status, t.History, t.Lease, t.Version = d.ID, agentsmcp.TaskStatus(d.Status), trimmed, agentsmcp.TaskLease{}, 1
+	t.CreatedAt, t.UpdatedAt = d.CreatedAt, d.UpdatedAt
+	return nil
+}
+
+// FindTaskByID returns ENOTFOUND for an unknown id.
+func (db *DB) FindTaskByID(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	var d taskDoc
+	if err := db.db.Collection(colTasks).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
+		return nil, wrap(err, "task "+id)
+	}
+	return d.task(), nil
+}
+
+// FindTasks lists tasks matching f, newest first by CreatedAt (ties by id,
+// highest first). EINVALID for a cursor that does not parse.
+func (db *DB) FindTasks(ctx context.Context, f agentsmcp.TaskFilter) ([]*agentsmcp.Task, string, error) {
+	var clauses []bson.D
+	if f.Status != "" {
+		clauses = append(clauses, bson.D{{Key: "status", Value: string(f.Status)}})
+	}
+	if f.PlanID != "" {
+		clauses = append(clauses, bson.D{{Key: "planId", Value: f.PlanID}})
+	}
+	docs, next, err := newestFirstPage(ctx, db.db.Collection(colTasks), agentsmcp.TaskIDPrefix, clauses, "", f.Cursor, f.Limit,
+		func(d *taskDoc) (time.Time, string) { return d.CreatedAt, d.ID })
+	if err != nil {
+		return nil, "", err
+	}
+	items := make([]*agentsmcp.Task, len(docs))
+	for i := range docs {
+		items[i] = docs[i].task()
+	}
+	return items, next, nil
+}
+
+// UpdateTask stores t provided the stored version is t.Version, in one
+// updateOne whose filter holds the version: a compare-and-set. When it
+// matches nothing, a read by id tells ENOTFOUND from ECONFLICT. See
+// [agentsmcp.TaskService].
+func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
+	if err := t.ValidateUpdate(); err != nil {
+		return err
+	}
+	steps, history, trimmed := taskState(t)
+	updated := db.nowMs()
+	set := bson.D{
+		{Key: "planId", Value: t.PlanID},
+		{Key: "request", Value: t.Request},
+		{Key: "status", Value: string(t.Status)},
+		{Key: "steps", Value: steps},
+		{Key: "inputs", Value: string(t.Inputs)},
+		{Key: "history", Value: history},
+		{Key: "error", Value: t.Error},
+		{Key: "updatedAt", Value: updated},
+	}
+	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
+	if t.EndedAt.IsZero() {
+		update = append(update, bson.E{Key: "$unset", Value: bson.D{{Key: "endedAt", Value: ""}}})
+	} else {
+		set = append(set, bson.E{Key: "endedAt", Value: ms(t.EndedAt)})
+	}
+	update = append(update, bson.E{Key: "$set", Value: set})
+	defer db.lockKey(colTasks + "\x00" + t.ID)()
+	res, err := db.db.Collection(colTasks).UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: t.ID}, {Key: "version", Value: t.Version}}, update)
+	if err != nil {
+		return wrap(err, "update task "+t.ID)
+	}
+	if res.MatchedCount == 0 {
+		if err := db.taskExists(ctx, t.ID); err != nil {
+			return err
+		}
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s changed since version %d was read", t.ID, t.Version)
+	}
+	t.Version++
+	t.UpdatedAt, t.History = updated, trimmed
+	return nil
+}
+
+// taskExists returns nil when task id exists, ENOTFOUND when it does not.
+func (db *DB) taskExists(ctx context.Context, id string) error {
+	err := db.db.Collection(colTasks).FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	return wrap(err, "task "+id)
+}
+
+// AcquireTaskLease takes the lease in one findOneAndUpdate whose filter
+// says the lease is free, expired or owner's: [agentsmcp.TaskService].
+func (db *DB) AcquireTaskLease(ctx context.Context, id, owner string, ttl time.Duration) (*agentsmcp.Task, error) {
+	if err := agentsmcp.ValidateLease(owner, ttl); err != nil {
+		return nil, err
+	}
+	defer db.lockKey(colTasks + "\x00" + id)()
+	now := db.nowMs()
+	filter := bson.D{
+		{Key: "_id", Value: id},
+		{Key: "$or", Value: bson.A{
+			bson.D{{Key: "leaseOwner", Value: ""}},
+			bson.D{{Key: "leaseExpires", Value: bson.D{{Key: "$lte", Value: now}}}},
+			bson.D{{Key: "leaseOwner", Value: owner}},
+		}},
+	}
+	update := bson.D{{Key: "$set", Value: bson.D{
+		{Key: "leaseOwner", Value: owner},
+		{Key: "leaseExpires", Value: now.Add(ttl.Truncate(time.Millisecond))},
+	}}}
+	var d taskDoc
+	err := db.db.Collection(colTasks).FindOneAndUpdate(ctx, filter, update,
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		if err := db.taskExists(ctx, id); err != nil {
+			return nil, err
+		}
+		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "the lease of task %s is held by another owner", id)
+	} else if err != nil {
+		return nil, wrap(err, "acquire lease of task "+id)
+	}
+	return d.task(), nil
+}
+
+// ReleaseTaskLease frees the lease if owner holds it, in one conditional
+// updateOne; see [agentsmcp.TaskService].
+func (db *DB) ReleaseTaskLease(ctx context.Context, id, owner string) error {
+	defer db.lockKey(colTasks + "\x00" + id)()
+	res, err := db.db.Collection(colTasks).UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: id}, {Key: "leaseOwner", Value: owner}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "leaseOwner", Value: ""}, {Key: "leaseExpires", Value: freeLease}}}})
+	if err != nil {
+		return wrap(err, "release lease of task "+id)
+	}
+	if res.MatchedCount == 0 {
+		return db.taskExists(ctx, id) // not held by owner: nothing to do
+	}
+	return nil
+}
+
+// resumeOrder is the order of FindTasksToResume: oldest first.
+var resumeOrder = bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}
+
+// FindTasksToResume returns pending and running tasks whose lease is free
+// or expired at now, oldest first; see [agentsmcp.TaskService].
+func (db *DB) FindTasksToResume(ctx context.Context, now time.Time, limit int) ([]*agentsmcp.Task, error) {
+	filter := bson.D{
+		{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{string(agentsmcp.TaskPending), string(agentsmcp.TaskRunning)}}}},
+		{Key: "leaseExpires", Value: bson.D{{Key: "$lte", Value: ms(now)}}},
+	}
+	cur, err := db.db.Collection(colTasks).Find(ctx, filter,
+		options.Find().SetSort(resumeOrder).SetLimit(int64(agentsmcp.PageSize(limit))))
+	if err != nil {
+		return nil, wrap(err, "find tasks to resume")
+	}
+	var docs []taskDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, wrap(err, "find tasks to resume")
+	}
+	items := make([]*agentsmcp.Task, len(docs))
+	for i := range docs {
+		items[i] = docs[i].task()
+	}
+	return items, nil
+}

@@ -1,0 +1,364 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// taskFields are the columns of a task as read, in scanTask's order.
+const taskFields = "id, plan_id, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at"
+
+// taskColumns are taskFields of the alias t.
+var taskColumns = "t." + strings.ReplaceAll(taskFields, ", ", ", t.")
+
+const (
+	insertTaskSQL = `INSERT INTO tasks
+		(id, plan_id, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1, ?, ?, ?)`
+	// updateTaskSQL is the compare-and-set of UpdateTask: it matches only
+	// the version the caller read.
+	updateTaskSQL = `UPDATE tasks SET
+		plan_id = ?, request = ?, status = ?, steps = ?, inputs = ?, history = ?, error = ?, ended_at = ?,
+		updated_at = ?, version = version + 1
+		WHERE id = ? AND version = ?`
+	// acquireTaskLeaseSQL takes the lease if it is free, expired or the
+	// caller's, in one statement.
+	acquireTaskLeaseSQL = `UPDATE tasks SET lease_owner = ?, lease_expires = ?
+		WHERE id = ? AND (lease_owner = '' OR lease_expires <= ? OR lease_owner = ?)
+		RETURNING ` + taskFields
+	releaseTaskLeaseSQL = "UPDATE tasks SET lease_owner = '', lease_expires = 0 WHERE id = ? AND lease_owner = ?"
+	// taskExistsSQL tells a missing task from a refused conditional
+	// update, inside the same transaction.
+	taskExistsSQL = "SELECT count(*) FROM tasks WHERE id = ?"
+)
+
+var (
+	findTaskByIDSQL = "SELECT " + taskColumns + " FROM tasks t WHERE t.id = ?"
+	// findTasksToResumeSQL reads the partial index tasks_resume, whose
+	// condition it repeats word for word. INDEXED BY, because the planner
+	// would rather take tasks_status_created and sort; it also makes the
+	// statement fail if the index ever could not serve it.
+	findTasksToResumeSQL = "SELECT " + taskColumns + ` FROM tasks t INDEXED BY tasks_resume
+		WHERE t.status IN ('pending', 'running') AND t.lease_expires <= ?
+		ORDER BY t.created_at, t.id LIMIT ?`
+)
+
+// storedStepState is the stored form of a StepState, an entry of
+// tasks.steps: Output is a JSON string holding the caller's bytes, times
+// are unix milliseconds (0 for a zero time). Its JSON names are part of the
+// schema.
+type storedStepState struct {
+	StepID    string `json:"stepId"`
+	Status    string `json:"status"`
+	Attempts  int    `json:"attempts,omitempty"`
+	Output    string `json:"output,omitempty"`
+	Error     string `json:"error,omitempty"`
+	StartedAt int64  `json:"startedAt,omitempty"`
+	EndedAt   int64  `json:"endedAt,omitempty"`
+}
+
+// storedEvent is the stored form of a TaskEvent, an entry of
+// tasks.history.
+type storedEvent struct {
+	At      int64  `json:"at"`
+	Type    string `json:"type"`
+	StepID  string `json:"stepId,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// taskRow holds the encoded columns a create or an update writes.
+type taskRow struct {
+	steps, history string
+	history0       []agentsmcp.TaskEvent // the history stored, trimmed
+	endedMS        int64
+}
+
+func encodeTask(t *agentsmcp.Task) (taskRow, error) {
+	steps := make([]storedStepState, len(t.Steps))
+	for i, s := range t.Steps {
+		steps[i] = storedStepState{
+			StepID: s.StepID, Status: string(s.Status), Attempts: s.Attempts, Output: string(s.Output), Error: s.Error,
+			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+		}
+	}
+	history := agentsmcp.TrimTaskHistory(t.History)
+	events := make([]storedEvent, len(history))
+	for i, e := range history {
+		events[i] = storedEvent{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
+	}
+	s, err := json.Marshal(steps)
+	if err != nil {
+		return taskRow{}, fmt.Errorf("encode task steps: %w", err)
+	}
+	h, err := json.Marshal(events)
+	if err != nil {
+		return taskRow{}, fmt.Errorf("encode task history: %w", err)
+	}
+	return taskRow{steps: string(s), history: string(h), history0: history, endedMS: msOrZero(t.EndedAt)}, nil
+}
+
+// CreateTask implements [agentsmcp.TaskService].
+func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	id, created, status := t.ID, t.CreatedAt, t.Status
+	if id == "" {
+		id = agentsmcp.NewID(agentsmcp.TaskIDPrefix)
+	}
+	if created.IsZero() {
+		created = now()
+	}
+	if status == "" {
+		status = agentsmcp.TaskPending
+	}
+	row, err := encodeTask(t)
+	if err != nil {
+		return err
+	}
+	createdMS := toMillis(created)
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		_, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
+			id, t.PlanID, t.Request, string(status), row.steps, string(t.Inputs), row.history, t.Error,
+			createdMS, createdMS, row.endedMS)
+		if isUnique(err) {
+			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", id)
+		} else if err != nil {
+			return fmt.Errorf("insert task: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	t.ID, t.Status, t.History, t.Lease, t.Version = id, status, row.history0, agentsmcp.TaskLease{}, 1
+	t.CreatedAt = fromMillis(createdMS)
+	t.UpdatedAt = t.CreatedAt
+	return nil
+}
+
+// FindTaskByID implements [agentsmcp.TaskService].
+func (db *DB) FindTaskByID(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	row, err := db.queryRow(ctx, findTaskByIDSQL, id)
+	if err != nil {
+		return nil, fmt.Errorf("find task %q: %w", id, err)
+	}
+	t, err := scanTask(row)
+	if err != nil {
+		return nil, notFound(err, "task", id)
+	}
+	return t, nil
+}
+
+// FindTasks implements [agentsmcp.TaskService]. A PlanID filter reads the
+// index (plan_id, created_at, id), else a Status filter (status,
+// created_at, id), else (created_at, id), backwards.
+func (db *DB) FindTasks(ctx context.Context, f agentsmcp.TaskFilter) ([]*agentsmcp.Task, string, error) {
+	q, err := taskQuery(f)
+	if err != nil {
+		return nil, "", err
+	}
+	return findPage(ctx, db, q, f.Limit, "tasks", scanTask, taskCursor,
+		func(t *agentsmcp.Task) (time.Time, string) { return t.CreatedAt, t.ID })
+}
+
+func taskQuery(f agentsmcp.TaskFilter) (*listQuery, error) {
+	q := &listQuery{columns: taskColumns, from: "tasks t", keyN: "t.created_at", keyID: "t.id"}
+	if f.PlanID != "" {
+		q.and("t.plan_id = ?", f.PlanID)
+		if f.Status != "" {
+			// Keep the plan's index: a plan has few tasks.
+			q.and("+t.status = ?", string(f.Status))
+		}
+	} else if f.Status != "" {
+		q.and("t.status = ?", string(f.Status))
+	}
+	if f.Cursor != "" {
+		c, err := decodeCursor(taskCursor, f.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		q.after(c)
+	}
+	return q, nil
+}
+
+// UpdateTask implements [agentsmcp.TaskService] with one UPDATE … WHERE id
+// = ? AND version = ?; when it matches no row, a read in the same
+// transaction tells ENOTFOUND from ECONFLICT.
+func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
+	if err := t.ValidateUpdate(); err != nil {
+		return err
+	}
+	row, err := encodeTask(t)
+	if err != nil {
+		return err
+	}
+	updated := now()
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		res, err := db.txStmt(ctx, tx, updateTaskSQL).ExecContext(ctx,
+			t.PlanID, t.Request, string(t.Status), row.steps, string(t.Inputs), row.history, t.Error, row.endedMS,
+			toMillis(updated), t.ID, t.Version)
+		if err != nil {
+			return fmt.Errorf("update task %q: %w", t.ID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("update task %q: %w", t.ID, err)
+		} else if n == 0 {
+			return db.missOrConflict(ctx, tx, t.ID, "task %q changed since version %d was read", t.ID, t.Version)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	t.Version++
+	t.UpdatedAt, t.History = updated, row.history0
+	return nil
+}
+
+// missOrConflict returns ENOTFOUND when task id does not exist, and
+// ECONFLICT with the given message when it does.
+func (db *DB) missOrConflict(ctx context.Context, tx *sql.Tx, id string, format string, args ...any) error {
+	if err := db.taskExists(ctx, tx, id); err != nil {
+		return err
+	}
+	return agentsmcp.Errorf(agentsmcp.ECONFLICT, format, args...)
+}
+
+// taskExists returns nil when task id exists, ENOTFOUND when it does not.
+func (db *DB) taskExists(ctx context.Context, tx *sql.Tx, id string) error {
+	var n int
+	if err := db.txStmt(ctx, tx, taskExistsSQL).QueryRowContext(ctx, id).Scan(&n); err != nil {
+		return fmt.Errorf("find task %q: %w", id, err)
+	}
+	if n == 0 {
+		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "task %q not found", id)
+	}
+	return nil
+}
+
+// AcquireTaskLease implements [agentsmcp.TaskService] with one conditional
+// UPDATE … RETURNING.
+func (db *DB) AcquireTaskLease(ctx context.Context, id, owner string, ttl time.Duration) (*agentsmcp.Task, error) {
+	if err := agentsmcp.ValidateLease(owner, ttl); err != nil {
+		return nil, err
+	}
+	var t *agentsmcp.Task
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		nowMS := toMillis(now())
+		var err error
+		t, err = scanTask(db.txStmt(ctx, tx, acquireTaskLeaseSQL).QueryRowContext(ctx,
+			owner, nowMS+ttl.Milliseconds(), id, nowMS, owner))
+		if errors.Is(err, sql.ErrNoRows) {
+			return db.missOrConflict(ctx, tx, id, "the lease of task %q is held by another owner", id)
+		} else if err != nil {
+			return fmt.Errorf("acquire lease of task %q: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ReleaseTaskLease implements [agentsmcp.TaskService].
+func (db *DB) ReleaseTaskLease(ctx context.Context, id, owner string) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		res, err := db.txStmt(ctx, tx, releaseTaskLeaseSQL).ExecContext(ctx, id, owner)
+		if err != nil {
+			return fmt.Errorf("release lease of task %q: %w", id, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("release lease of task %q: %w", id, err)
+		} else if n == 0 {
+			return db.taskExists(ctx, tx, id) // not held by owner: nothing to do
+		}
+		return nil
+	})
+}
+
+// FindTasksToResume implements [agentsmcp.TaskService], reading the
+// partial index tasks_resume in order.
+func (db *DB) FindTasksToResume(ctx context.Context, now time.Time, limit int) ([]*agentsmcp.Task, error) {
+	rows, err := db.query(ctx, findTasksToResumeSQL, toMillis(now), agentsmcp.PageSize(limit))
+	if err != nil {
+		return nil, fmt.Errorf("find tasks to resume: %w", err)
+	}
+	defer rows.Close()
+	items := []*agentsmcp.Task{}
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("find tasks to resume: %w", err)
+		}
+		items = append(items, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find tasks to resume: %w", err)
+	}
+	return items, nil
+}
+
+func scanTask(row scanner) (*agentsmcp.Task, error) {
+	var (
+		t                             agentsmcp.Task
+		steps, inputs, history        string
+		leaseMS, createdMS, updatedMS int64
+		endedMS                       int64
+		storedSteps                   []storedStepState
+		storedEvents                  []storedEvent
+	)
+	if err := row.Scan(&t.ID, &t.PlanID, &t.Request, &t.Status, &steps, &inputs, &history, &t.Error,
+		&t.Lease.Owner, &leaseMS, &t.Version, &createdMS, &updatedMS, &endedMS); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(steps), &storedSteps); err != nil {
+		return nil, fmt.Errorf("decode task steps: %w", err)
+	}
+	if err := json.Unmarshal([]byte(history), &storedEvents); err != nil {
+		return nil, fmt.Errorf("decode task history: %w", err)
+	}
+	t.Steps = make([]agentsmcp.StepState, len(storedSteps))
+	for i, s := range storedSteps {
+		t.Steps[i] = agentsmcp.StepState{
+			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: s.Attempts, Output: rawOrNil(s.Output),
+			Error: s.Error, StartedAt: timeOrZero(s.StartedAt), EndedAt: timeOrZero(s.EndedAt),
+		}
+	}
+	t.History = make([]agentsmcp.TaskEvent, len(storedEvents))
+	for i, e := range storedEvents {
+		t.History[i] = agentsmcp.TaskEvent{At: timeOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
+	}
+	if t.Lease.Owner != "" {
+		t.Lease.ExpiresAt = fromMillis(leaseMS)
+	}
+	t.Inputs = rawOrNil(inputs)
+	t.CreatedAt, t.UpdatedAt, t.EndedAt = fromMillis(createdMS), fromMillis(updatedMS), timeOrZero(endedMS)
+	return &t, nil
+}
+
+// msOrZero is the stored form of a time that may be unset: 0 for the zero
+// time.
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return toMillis(t)
+}
+
+// timeOrZero reads what msOrZero wrote.
+func timeOrZero(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return fromMillis(ms)
+}

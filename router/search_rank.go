@@ -1,0 +1,523 @@
+package router
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// The fields of a tool document, from the most to the least telling.
+const (
+	fieldServer      = iota // the upstream prefix of "server__tool"
+	fieldName               // the tool's own name and title
+	fieldDescription        // its description
+	fieldParams             // its parameters' names and descriptions
+	numFields
+)
+
+var fieldNames = [numFields]string{"server", "name", "description", "parameters"}
+
+// rankParams are the knobs of the ranking; [defaultRankParams] holds the ones
+// chosen on the labelled catalog (see search_quality_test.go).
+type rankParams struct {
+	// weights multiply each field's BM25 score.
+	weights [numFields]float64
+	// k1 and b are BM25's term-saturation and length-normalisation.
+	k1, b float64
+	// synonymWeight is the weight of a query term added from the synonym
+	// table, relative to 1 for a term the user wrote; 0 adds none.
+	synonymWeight float64
+	// vectorWeight is the share of the vector similarity in the fused score
+	// (0 is lexical only, 1 vector only).
+	vectorWeight float64
+	// coord, if positive, scales a tool's lexical score by the share of the
+	// query's words it matches (directly or by a synonym) to this power, so
+	// that a tool matching "create" and "issue" beats one matching "issue"
+	// twice.
+	coord float64
+	// minCosine is the least similarity that lets a tool with no lexical
+	// match into the results.
+	minCosine float64
+}
+
+// defaultRankParams were chosen on the labelled catalog of real MCP servers
+// in testdata/catalog (TestSearchQuality logs the comparison). Synonyms and
+// coverage gave most of the gain over plain BM25; with the offline hash
+// embedder a small vector share mostly breaks ties and adds trigram
+// (spelling) matches, and more of it hurt top-1.
+var defaultRankParams = rankParams{
+	weights:       [numFields]float64{1.5, 3, 1.5, 0.5},
+	k1:            1.2,
+	b:             0.75,
+	synonymWeight: 0.5,
+	coord:         1,
+	vectorWeight:  0.2,
+	minCosine:     0.15,
+}
+
+// searchDoc is one tool, tokenised for ranking.
+type searchDoc struct {
+	match     ToolMatch
+	fields    [numFields][]string
+	tf        map[string][numFields]int // term → its frequency in each field
+	embedText string                    // what the embedder is given for this tool
+	vecKey    string                    // the cache key of its vector (see ToolIndex)
+}
+
+// newSearchDoc tokenises a tool. schema is its input schema as JSON.
+func newSearchDoc(name, title, description, source string, schema []byte) searchDoc {
+	server, short := "", name
+	if i := strings.Index(name, "__"); i > 0 {
+		server, short = name[:i], name[i+2:]
+	}
+	d := searchDoc{
+		match: ToolMatch{Name: name, Source: source, Description: description},
+		fields: [numFields][]string{
+			tokenize(server),
+			tokenize(short + " " + title),
+			tokenize(description),
+			tokenize(schemaText(schema)),
+		},
+		embedText: embedText(server, short, title, description),
+	}
+	d.tf = map[string][numFields]int{}
+	for f, toks := range d.fields {
+		for _, t := range toks {
+			c := d.tf[t]
+			c[f]++
+			d.tf[t] = c
+		}
+	}
+	return d
+}
+
+// embedText is the text a tool is embedded as: its words, not its
+// identifiers, so that "list_directory" and "list the directory" meet.
+func embedText(server, short, title, description string) string {
+	var sb strings.Builder
+	for _, s := range []string{server, short, title} {
+		sb.WriteString(splitIdentifier(s))
+		sb.WriteByte(' ')
+	}
+	sb.WriteString(description)
+	return sb.String()
+}
+
+// splitIdentifier turns "get_fileInfo-v2" into "get file info v2".
+func splitIdentifier(s string) string {
+	var sb strings.Builder
+	var prev rune
+	for _, c := range s {
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == '/':
+			c = ' '
+		case unicode.IsUpper(c) && unicode.IsLower(prev):
+			sb.WriteByte(' ')
+		}
+		sb.WriteRune(unicode.ToLower(c))
+		prev = c
+	}
+	return sb.String()
+}
+
+// lexicalIndex holds the corpus statistics BM25 needs.
+type lexicalIndex struct {
+	docs   []searchDoc
+	df     map[string]int
+	avgLen [numFields]float64
+}
+
+func newLexicalIndex(docs []searchDoc) *lexicalIndex {
+	ix := &lexicalIndex{docs: docs, df: map[string]int{}}
+	for _, d := range docs {
+		seen := map[string]bool{}
+		for f, toks := range d.fields {
+			ix.avgLen[f] += float64(len(toks))
+			for _, t := range toks {
+				if !seen[t] {
+					seen[t] = true
+					ix.df[t]++
+				}
+			}
+		}
+	}
+	for f := range ix.avgLen {
+		ix.avgLen[f] = max(ix.avgLen[f]/float64(max(len(docs), 1)), 1)
+	}
+	return ix
+}
+
+// queryTerm is one stem of a query. word is how it is shown: the word the
+// user wrote, or for a synonym the table's word, with from the user's word
+// it was added for.
+type queryTerm struct {
+	term   string
+	weight float64
+	word   string
+	from   string
+}
+
+// parseQuery tokenises a query and, if synonymWeight > 0, adds the synonyms
+// of its words at that weight.
+func parseQuery(q string, synonymWeight float64) []queryTerm {
+	var out []queryTerm
+	have := map[string]bool{}
+	for _, t := range tokenWords(q) {
+		if !have[t.stem] {
+			have[t.stem] = true
+			out = append(out, queryTerm{term: t.stem, weight: 1, word: t.word})
+		}
+	}
+	if synonymWeight <= 0 {
+		return out
+	}
+	for _, qt := range slices.Clone(out) {
+		for _, s := range synonymsOf(qt.term) {
+			if !have[s] {
+				have[s] = true
+				out = append(out, queryTerm{term: s, weight: synonymWeight, word: synonymWord[s], from: qt.word})
+			}
+		}
+	}
+	return out
+}
+
+// fieldHit records that a query term matched in a field.
+type fieldHit struct {
+	term  queryTerm
+	field int
+}
+
+// idfs returns the BM25 inverse document frequency of each query term (0
+// for a term no tool has).
+func (ix *lexicalIndex) idfs(terms []queryTerm) []float64 {
+	n := float64(len(ix.docs))
+	out := make([]float64, len(terms))
+	for i, qt := range terms {
+		if df := float64(ix.df[qt.term]); df > 0 {
+			out[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		}
+	}
+	return out
+}
+
+// scoreDoc is the weighted BM25 score of doc for the terms (with idf their
+// [lexicalIndex.idfs]), with the hits that made it.
+func (ix *lexicalIndex) scoreDoc(d *searchDoc, terms []queryTerm, idf []float64, p rankParams) (float64, []fieldHit) {
+	score := 0.0
+	var hits []fieldHit
+	for i, qt := range terms {
+		if idf[i] == 0 {
+			continue
+		}
+		counts, ok := d.tf[qt.term]
+		if !ok {
+			continue
+		}
+		for f, c := range counts {
+			tf := float64(c)
+			if tf == 0 || p.weights[f] == 0 {
+				continue
+			}
+			norm := tf * (p.k1 + 1) / (tf + p.k1*(1-p.b+p.b*float64(len(d.fields[f]))/ix.avgLen[f]))
+			score += qt.weight * p.weights[f] * idf[i] * norm
+			hits = append(hits, fieldHit{qt, f})
+		}
+	}
+	if p.coord > 0 && score > 0 {
+		words, matched := 0, 0
+		for _, qt := range terms {
+			if qt.from != "" {
+				continue
+			}
+			words++
+			if slices.ContainsFunc(hits, func(h fieldHit) bool { return h.term.term == qt.term || h.term.from == qt.word }) {
+				matched++
+			}
+		}
+		score *= math.Pow(float64(matched)/float64(words), p.coord)
+	}
+	return score, hits
+}
+
+// ranked is one scored document.
+type ranked struct {
+	doc     *searchDoc
+	lexical float64
+	cosine  float64
+	score   float64
+	hits    []fieldHit
+}
+
+// rank scores every document for the query. docVecs, if not nil, holds the
+// embedding of each document (by index) and queryVec the query's, all of unit
+// length (see [normalize]); then the lexical and the cosine scores are fused,
+// each divided by its best value.
+// Results are sorted best first, ties by name, and only those with a
+// lexical match or a cosine of at least p.minCosine are kept.
+func (ix *lexicalIndex) rank(terms []queryTerm, p rankParams, queryVec []float32, docVecs [][]float32) []ranked {
+	out := make([]ranked, 0, len(ix.docs))
+	maxLex, maxCos := 0.0, 0.0
+	hybrid := queryVec != nil && docVecs != nil && p.vectorWeight > 0
+	idf := ix.idfs(terms)
+	for i := range ix.docs {
+		d := &ix.docs[i]
+		r := ranked{doc: d}
+		r.lexical, r.hits = ix.scoreDoc(d, terms, idf, p)
+		if hybrid && docVecs[i] != nil {
+			r.cosine = dot(queryVec, docVecs[i])
+		}
+		if r.lexical <= 0 && (!hybrid || r.cosine < p.minCosine) {
+			continue
+		}
+		maxLex = max(maxLex, r.lexical)
+		maxCos = max(maxCos, r.cosine)
+		out = append(out, r)
+	}
+	for i := range out {
+		r := &out[i]
+		if !hybrid {
+			r.score = r.lexical
+			continue
+		}
+		lex, vec := 0.0, 0.0
+		if maxLex > 0 {
+			lex = r.lexical / maxLex
+		}
+		if maxCos > 0 {
+			vec = max(r.cosine, 0) / maxCos
+		}
+		r.score = (1-p.vectorWeight)*lex + p.vectorWeight*vec
+	}
+	slices.SortFunc(out, func(a, b ranked) int { // names are unique: a total order
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return compareStrings(a.doc.match.Name, b.doc.match.Name)
+	})
+	return out
+}
+
+// why explains a ranked result in a line: per field, the query words that
+// matched there, a word matched through a synonym as "word→synonym" (the
+// first such synonym only), and the vector similarity in hybrid ranking.
+func (r *ranked) why(hybrid bool) string {
+	var parts []string
+	for f := range numFields {
+		var words []string
+		seen := map[string]bool{}
+		for _, h := range r.hits {
+			if h.field != f {
+				continue
+			}
+			w, by := h.term.word, h.term.word
+			if h.term.from != "" {
+				w, by = h.term.from+"→"+h.term.word, h.term.from
+			}
+			if !seen[by] {
+				seen[by] = true
+				words = append(words, w)
+			}
+		}
+		if len(words) > 0 {
+			parts = append(parts, fieldNames[f]+": "+strings.Join(words, ", "))
+		}
+	}
+	if hybrid {
+		parts = append(parts, fmt.Sprintf("vector similarity %.2f", r.cosine))
+	}
+	if len(parts) == 0 {
+		return "no match"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// dot is the cosine similarity of unit vectors (0 if their sizes differ).
+func dot(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s float64
+	for i := range a {
+		s += float64(a[i] * b[i])
+	}
+	return s
+}
+
+// normalize returns v scaled to unit length (a zero vector as it is).
+func normalize(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return v
+	}
+	inv := 1 / math.Sqrt(n)
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+
+// tokenize splits text into lower-case word stems, breaking snake_case,
+// kebab-case and camelCase so that "get_file_info" matches "file", and drops
+// stop words.
+func tokenize(s string) []string {
+	toks := tokenWords(s)
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = t.stem
+	}
+	return out
+}
+
+// token is a stem and the lower-case word it came from.
+type token struct{ stem, word string }
+
+// tokenWords is [tokenize] keeping each stem's word.
+func tokenWords(s string) []token {
+	var toks []token
+	var cur []rune
+	flush := func() {
+		if len(cur) > 1 || (len(cur) == 1 && unicode.IsDigit(cur[0])) {
+			w := string(cur)
+			if st := stem(w); !stopWords[st] {
+				toks = append(toks, token{st, w})
+			}
+		}
+		cur = cur[:0]
+	}
+	var prev rune
+	for _, c := range s {
+		switch {
+		case unicode.IsUpper(c) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, unicode.ToLower(c))
+		case unicode.IsLetter(c) || unicode.IsDigit(c):
+			cur = append(cur, unicode.ToLower(c))
+		case c == '\'' && unicode.IsLetter(prev):
+			// "what's", "page's": drop the clitic with the apostrophe.
+			flush()
+			prev = ' '
+			continue
+		default:
+			flush()
+		}
+		prev = c
+	}
+	flush()
+	return toks
+}
+
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the a an of to and or in for is are was were on with by it its be
+		this that these those from as at me my mine we our us you your he she they them their
+		do doe did can could would should will shall may might must please so some any than then
+		just also what which who whom whose where when how why there here into onto about
+		ve ll re don isn`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// stem strips the commonest English suffixes and a final "e", so that
+// "files"/"file", "created"/"create", "entries"/"entry" and
+// "running"/"run" meet. It is deliberately crude: it only has to map
+// related words of a query and a tool to the same stem.
+func stem(w string) string {
+	if len(w) <= 3 || !isAlpha(w) {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "ied") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zes"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		// "access", "status", "analysis" are not plurals.
+	case strings.HasSuffix(w, "s"):
+		w = w[:len(w)-1]
+	case strings.HasSuffix(w, "ing") && len(w) > 5:
+		w = undouble(w[:len(w)-3])
+	case strings.HasSuffix(w, "ed") && len(w) > 4:
+		w = undouble(w[:len(w)-2])
+	}
+	if strings.HasSuffix(w, "e") && len(w) > 4 {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble drops one of a doubled final consonant: "runn" → "run".
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func isAlpha(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// schemaText collects property names and descriptions from a JSON schema.
+func schemaText(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if props, ok := x["properties"].(map[string]any); ok {
+				keys := make([]string, 0, len(props))
+				for name := range props {
+					keys = append(keys, name)
+				}
+				slices.Sort(keys)
+				for _, name := range keys {
+					sb.WriteString(name)
+					sb.WriteByte(' ')
+				}
+			}
+			if d, ok := x["description"].(string); ok {
+				sb.WriteString(d)
+				sb.WriteByte(' ')
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case []any:
+			for _, child := range x {
+				walk(child)
+			}
+		}
+	}
+	walk(v)
+	return sb.String()
+}

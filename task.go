@@ -1,0 +1,306 @@
+package agentsmcp
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Task is one execution of a plan. The executor stores it after every step
+// transition, so that after a crash another replica resumes it from its
+// last completed step. One replica at a time executes a task: the one that
+// holds its lease (see TaskService).
+//
+// Invariants (see Validate): Request is non-empty, at most
+// MaxQueryTextBytes; PlanID is empty or a plan id; Status is one of
+// TaskStatuses; Steps hold at most MaxListItems states with distinct step
+// ids, each valid; Inputs is empty or a JSON object of at most
+// MaxPlanInputsBytes; History holds events of at most MaxTaskEventBytes
+// (stores keep only the newest MaxTaskHistory); Error is at most
+// MaxTaskErrorBytes; and the whole task, outputs and history included, is
+// at most MaxTaskBytes.
+type Task struct {
+	ID      string     `json:"id"`
+	PlanID  string     `json:"planId,omitempty"`
+	Request string     `json:"request"`
+	Status  TaskStatus `json:"status"`
+	// Steps holds the state of each step of the plan, in plan order.
+	Steps []StepState `json:"steps"`
+	// Inputs are the values the user supplied, per the plan's Inputs
+	// schema.
+	Inputs  json.RawMessage `json:"inputs,omitempty"`
+	History []TaskEvent     `json:"history"`
+	Error   string          `json:"error,omitempty"`
+	// Lease is changed only by AcquireTaskLease and ReleaseTaskLease;
+	// UpdateTask ignores it.
+	Lease TaskLease `json:"lease"`
+	// Version counts the stored states of the task: 1 when created, one
+	// more at each UpdateTask.
+	Version   int64     `json:"version"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	EndedAt   time.Time `json:"endedAt"` // zero until the task ends
+}
+
+// TaskStatus is where a task is in its life.
+type TaskStatus string
+
+// The task statuses. A task is pending until an executor starts it,
+// running while it executes, paused while it waits for the user (inputs or
+// a confirmation), and ends succeeded, failed or cancelled.
+const (
+	TaskPending   TaskStatus = "pending"
+	TaskRunning   TaskStatus = "running"
+	TaskPaused    TaskStatus = "paused"
+	TaskSucceeded TaskStatus = "succeeded"
+	TaskFailed    TaskStatus = "failed"
+	TaskCancelled TaskStatus = "cancelled"
+)
+
+// TaskStatuses lists every valid TaskStatus.
+var TaskStatuses = []TaskStatus{TaskPending, TaskRunning, TaskPaused, TaskSucceeded, TaskFailed, TaskCancelled}
+
+// Terminal reports whether a task in status s has ended: succeeded, failed
+// or cancelled.
+func (s TaskStatus) Terminal() bool {
+	return s == TaskSucceeded || s == TaskFailed || s == TaskCancelled
+}
+
+// StepState is the execution state of one plan step within a task.
+type StepState struct {
+	StepID   string     `json:"stepId"`
+	Status   StepStatus `json:"status"`
+	Attempts int        `json:"attempts"`
+	// Output is the step's result as JSON, at most MaxStepOutputBytes:
+	// the executor truncates larger results before storing them.
+	Output    json.RawMessage `json:"output,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	StartedAt time.Time       `json:"startedAt"`
+	EndedAt   time.Time       `json:"endedAt"`
+}
+
+// StepStatus is where a step is in its task.
+type StepStatus string
+
+// The step statuses.
+const (
+	StepPending             StepStatus = "pending"
+	StepRunning             StepStatus = "running"
+	StepSucceeded           StepStatus = "succeeded"
+	StepFailed              StepStatus = "failed"
+	StepSkipped             StepStatus = "skipped"
+	StepCancelled           StepStatus = "cancelled"
+	StepWaitingInput        StepStatus = "waiting_input"
+	StepWaitingConfirmation StepStatus = "waiting_confirmation"
+)
+
+// StepStatuses lists every valid StepStatus.
+var StepStatuses = []StepStatus{
+	StepPending, StepRunning, StepSucceeded, StepFailed, StepSkipped, StepCancelled,
+	StepWaitingInput, StepWaitingConfirmation,
+}
+
+// TaskEvent is one entry of a task's history: "step_started",
+// "step_failed", "paused", … The Type vocabulary belongs to the executor.
+type TaskEvent struct {
+	At      time.Time `json:"at"`
+	Type    string    `json:"type"`
+	StepID  string    `json:"stepId,omitempty"`
+	Message string    `json:"message,omitempty"`
+}
+
+// TaskLease says which replica executes a task, until when. The zero
+// lease is free.
+type TaskLease struct {
+	Owner     string    `json:"owner,omitempty"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Limits on tasks. MaxTaskBytes keeps a task far below MongoDB's 16 MB
+// document limit whatever its steps hold.
+const (
+	MaxStepOutputBytes = 256 << 10
+	MaxTaskErrorBytes  = 8 << 10 // a task's or a step's Error
+	MaxTaskEventBytes  = 4 << 10 // an event's Type + StepID + Message
+	MaxTaskHistory     = 200
+	MaxLeaseOwnerBytes = 256
+	MaxTaskBytes       = 8 << 20
+)
+
+// TaskFilter selects tasks; zero fields select everything.
+type TaskFilter struct {
+	Status TaskStatus
+	PlanID string
+	Cursor string
+	Limit  int
+}
+
+// TaskService stores tasks, and arbitrates which replica executes each.
+//
+// Every change of a stored task is one atomic conditional update, never a
+// read-modify-write: UpdateTask is a compare-and-set on Version, and the
+// lease methods compare the stored lease. Lease changes do not change
+// Version, and UpdateTask does not change the lease, so renewing a lease
+// never makes an executor's next UpdateTask fail.
+type TaskService interface {
+	// CreateTask validates t, assigns ID when empty, CreatedAt when zero,
+	// Status pending when empty, and stores it with Version 1, UpdatedAt
+	// CreatedAt and a free lease; on success t holds those values, and a
+	// History trimmed to its newest MaxTaskHistory events. EINVALID for a
+	// broken invariant, ECONFLICT for a taken ID.
+	CreateTask(ctx context.Context, t *Task) error
+	// FindTaskByID returns ENOTFOUND for an unknown id.
+	FindTaskByID(ctx context.Context, id string) (*Task, error)
+	// FindTasks lists tasks matching f, newest first by CreatedAt (see
+	// memory.go).
+	FindTasks(ctx context.Context, f TaskFilter) (items []*Task, next string, err error)
+	// UpdateTask stores t in place of the task with t's ID, provided the
+	// stored Version equals t.Version; it then sets t.Version to the
+	// stored Version + 1 and t.UpdatedAt to now, and trims t.History to
+	// its newest MaxTaskHistory events. Every field is stored but ID,
+	// CreatedAt and Lease. ECONFLICT when the stored Version differs (the
+	// task changed since t was read), ENOTFOUND for an unknown id, EINVALID
+	// when t fails ValidateUpdate; t is unchanged then.
+	UpdateTask(ctx context.Context, t *Task) error
+	// AcquireTaskLease gives owner the lease of task id until now + ttl,
+	// provided the lease is free, expired, or held by owner already (a
+	// renewal), and returns the task with its new lease. ECONFLICT when
+	// another owner holds an unexpired lease, ENOTFOUND for an unknown id,
+	// EINVALID for an empty or overlong owner or a ttl under a
+	// millisecond. A lease expires at ExpiresAt, at millisecond precision.
+	// The status of the task is not checked.
+	AcquireTaskLease(ctx context.Context, id, owner string, ttl time.Duration) (*Task, error)
+	// ReleaseTaskLease frees the lease of task id if owner holds it, and
+	// does nothing otherwise. ENOTFOUND for an unknown id.
+	ReleaseTaskLease(ctx context.Context, id, owner string) error
+	// FindTasksToResume returns at most limit (see PageSize) tasks that
+	// are pending or running and whose lease is free or expired at now,
+	// oldest first (by CreatedAt, ties by id ascending): the tasks a
+	// replica should acquire and resume.
+	FindTasksToResume(ctx context.Context, now time.Time, limit int) ([]*Task, error)
+}
+
+// Validate checks the invariants of a Task (ID, CreatedAt, UpdatedAt,
+// Status and Version may be empty: the store assigns them; a History
+// longer than MaxTaskHistory is accepted, stores trim it).
+func (t *Task) Validate() error {
+	switch {
+	case t == nil:
+		return Errorf(EINVALID, "task is required")
+	case strings.TrimSpace(t.Request) == "":
+		return Errorf(EINVALID, "task request is required")
+	case len(t.Request) > MaxQueryTextBytes:
+		return Errorf(EINVALID, "task request is %d bytes; the limit is %d", len(t.Request), MaxQueryTextBytes)
+	case t.ID != "" && !validID(t.ID, TaskIDPrefix):
+		return Errorf(EINVALID, "task id %q is malformed", t.ID)
+	case t.PlanID != "" && !validID(t.PlanID, PlanIDPrefix):
+		return Errorf(EINVALID, "task plan id %q is malformed", t.PlanID)
+	case t.Status != "" && !slices.Contains(TaskStatuses, t.Status):
+		return Errorf(EINVALID, "task status %q is not one of %v", t.Status, TaskStatuses)
+	case len(t.Steps) > MaxListItems:
+		return Errorf(EINVALID, "task has %d steps; the limit is %d", len(t.Steps), MaxListItems)
+	case len(t.Error) > MaxTaskErrorBytes:
+		return Errorf(EINVALID, "task error is %d bytes; the limit is %d", len(t.Error), MaxTaskErrorBytes)
+	case t.Version < 0:
+		return Errorf(EINVALID, "task version %d is negative", t.Version)
+	}
+	if err := checkJSONObject(t.Inputs, MaxPlanInputsBytes, "task inputs"); err != nil {
+		return err
+	}
+	size := len(t.Request) + len(t.Inputs) + len(t.Error)
+	seen := make(map[string]bool, len(t.Steps))
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		switch {
+		case !StepIDPattern.MatchString(s.StepID):
+			return Errorf(EINVALID, "task step id %q does not match %v", s.StepID, StepIDPattern)
+		case seen[s.StepID]:
+			return Errorf(EINVALID, "task step %q has two states", s.StepID)
+		case !slices.Contains(StepStatuses, s.Status):
+			return Errorf(EINVALID, "task step %q: status %q is not one of %v", s.StepID, s.Status, StepStatuses)
+		case s.Attempts < 0:
+			return Errorf(EINVALID, "task step %q: attempts %d is negative", s.StepID, s.Attempts)
+		case len(s.Output) > MaxStepOutputBytes:
+			return Errorf(EINVALID, "task step %q: output is %d bytes; the limit is %d", s.StepID, len(s.Output), MaxStepOutputBytes)
+		case len(s.Output) > 0 && !json.Valid(s.Output):
+			return Errorf(EINVALID, "task step %q: output is not valid JSON", s.StepID)
+		case len(s.Error) > MaxTaskErrorBytes:
+			return Errorf(EINVALID, "task step %q: error is %d bytes; the limit is %d", s.StepID, len(s.Error), MaxTaskErrorBytes)
+		}
+		seen[s.StepID] = true
+		size += len(s.StepID) + len(s.Output) + len(s.Error)
+	}
+	for _, e := range t.History {
+		n := len(e.Type) + len(e.StepID) + len(e.Message)
+		if n > MaxTaskEventBytes {
+			return Errorf(EINVALID, "a task event is %d bytes; the limit is %d", n, MaxTaskEventBytes)
+		}
+	}
+	for _, e := range t.History[max(len(t.History)-MaxTaskHistory, 0):] {
+		size += len(e.Type) + len(e.StepID) + len(e.Message)
+	}
+	if size > MaxTaskBytes {
+		return Errorf(EINVALID, "task holds %d bytes; the limit is %d", size, MaxTaskBytes)
+	}
+	return nil
+}
+
+// ValidateUpdate checks t as UpdateTask takes it: valid, with a Status and
+// the Version it was read at (at least 1).
+func (t *Task) ValidateUpdate() error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case t.Status == "":
+		return Errorf(EINVALID, "task status is required")
+	case t.Version < 1:
+		return Errorf(EINVALID, "task version %d is not a stored version", t.Version)
+	}
+	return nil
+}
+
+// AddEvent appends an event to t's history, its Message cut to fit
+// MaxTaskEventBytes, and drops the oldest events beyond MaxTaskHistory.
+func (t *Task) AddEvent(e TaskEvent) {
+	if room := MaxTaskEventBytes - len(e.Type) - len(e.StepID); len(e.Message) > room {
+		e.Message = truncateUTF8(e.Message, max(room, 0))
+	}
+	t.History = TrimTaskHistory(append(t.History, e))
+}
+
+// TrimTaskHistory returns the newest MaxTaskHistory events of h (h itself
+// when it is short enough).
+func TrimTaskHistory(h []TaskEvent) []TaskEvent {
+	if len(h) <= MaxTaskHistory {
+		return h
+	}
+	return slices.Clone(h[len(h)-MaxTaskHistory:])
+}
+
+// ValidateLease checks the arguments of AcquireTaskLease.
+func ValidateLease(owner string, ttl time.Duration) error {
+	switch {
+	case owner == "":
+		return Errorf(EINVALID, "lease owner is required")
+	case len(owner) > MaxLeaseOwnerBytes:
+		return Errorf(EINVALID, "lease owner is %d bytes; the limit is %d", len(owner), MaxLeaseOwnerBytes)
+	case ttl < time.Millisecond:
+		return Errorf(EINVALID, "lease ttl %v is under a millisecond", ttl)
+	}
+	return nil
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
