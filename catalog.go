@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+	"unicode/utf8"
 )
 
 // CatalogTool is one tool as the agents know it: what the router exposes,
@@ -147,7 +148,7 @@ func checkJSONObject(raw json.RawMessage, limit int, what string) error {
 	if len(raw) > limit {
 		return Errorf(EINVALID, "%s is %d bytes; the limit is %d", what, len(raw), limit)
 	}
-	if !json.Valid(raw) {
+	if !json.Valid(raw) || !utf8.Valid(raw) {
 		return Errorf(EINVALID, "%s is not valid JSON", what)
 	}
 	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); trimmed[0] != '{' {

@@ -61,6 +61,7 @@ func TestPlanValidate(t *testing.T) {
 		{"array arguments", func(p *Plan) { p.Steps[0].Arguments = json.RawMessage(`[1]`) }, "not a JSON object"},
 		{"string arguments", func(p *Plan) { p.Steps[0].Arguments = json.RawMessage(`"{}"`) }, "not a JSON object"},
 		{"broken arguments", func(p *Plan) { p.Steps[0].Arguments = json.RawMessage(`{"a":`) }, "not valid JSON"},
+		{"arguments not UTF-8", func(p *Plan) { p.Steps[0].Arguments = json.RawMessage("{\"a\":\"\xff\"}") }, "not valid JSON"},
 		{"huge arguments", func(p *Plan) {
 			p.Steps[0].Arguments = json.RawMessage(`{"a":"` + strings.Repeat("x", MaxStepArgumentsBytes) + `"}`)
 		}, "limit"},
@@ -164,13 +165,14 @@ func TestTaskValidate(t *testing.T) {
 	}
 	big := json.RawMessage(`"` + strings.Repeat("x", MaxStepOutputBytes-2) + `"`)
 	for name, change := range map[string]func(tk *Task){
-		"no request":  func(tk *Task) { tk.Request = "" },
-		"bad status":  func(tk *Task) { tk.Status = "done" },
-		"bad step":    func(tk *Task) { tk.Steps[0].StepID = "A" },
-		"two states":  func(tk *Task) { tk.Steps = append(tk.Steps, tk.Steps[0]) },
-		"step status": func(tk *Task) { tk.Steps[0].Status = "" },
-		"attempts":    func(tk *Task) { tk.Steps[0].Attempts = -1 },
-		"output json": func(tk *Task) { tk.Steps[0].Output = json.RawMessage(`{`) },
+		"no request":   func(tk *Task) { tk.Request = "" },
+		"bad status":   func(tk *Task) { tk.Status = "done" },
+		"bad step":     func(tk *Task) { tk.Steps[0].StepID = "A" },
+		"two states":   func(tk *Task) { tk.Steps = append(tk.Steps, tk.Steps[0]) },
+		"step status":  func(tk *Task) { tk.Steps[0].Status = "" },
+		"attempts":     func(tk *Task) { tk.Steps[0].Attempts = -1 },
+		"output json":  func(tk *Task) { tk.Steps[0].Output = json.RawMessage(`{`) },
+		"output utf-8": func(tk *Task) { tk.Steps[0].Output = json.RawMessage("\"\xc3\"") },
 		"output size": func(tk *Task) {
 			tk.Steps[0].Output = json.RawMessage(`"` + strings.Repeat("x", MaxStepOutputBytes) + `"`)
 		},

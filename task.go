@@ -225,7 +225,7 @@ func (t *Task) Validate() error {
 			return Errorf(EINVALID, "task step %q: attempts %d is negative", s.StepID, s.Attempts)
 		case len(s.Output) > MaxStepOutputBytes:
 			return Errorf(EINVALID, "task step %q: output is %d bytes; the limit is %d", s.StepID, len(s.Output), MaxStepOutputBytes)
-		case len(s.Output) > 0 && !json.Valid(s.Output):
+		case len(s.Output) > 0 && (!json.Valid(s.Output) || !utf8.Valid(s.Output)):
 			return Errorf(EINVALID, "task step %q: output is not valid JSON", s.StepID)
 		case len(s.Error) > MaxTaskErrorBytes:
 			return Errorf(EINVALID, "task step %q: error is %d bytes; the limit is %d", s.StepID, len(s.Error), MaxTaskErrorBytes)

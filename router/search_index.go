@@ -29,7 +29,7 @@ type SearchOptions struct {
 	// QueryTimeout bounds embedding the query of one search; past it the
 	// search answers lexically. Zero means [DefaultSearchQueryTimeout].
 	QueryTimeout time.Duration
-	// Logger receives embedding failures; nil discards them.
+	// Logger receives embedding failures; nil means the router's logger.
 	Logger *slog.Logger
 }
 
@@ -78,7 +78,7 @@ func NewToolIndex(r *Router, opts SearchOptions) *ToolIndex {
 		x.timeout = DefaultSearchQueryTimeout
 	}
 	if x.logger == nil {
-		x.logger = slog.New(slog.DiscardHandler)
+		x.logger = r.logger
 	}
 	if x.emb == nil {
 		x.stop = func() {}
@@ -143,7 +143,8 @@ func (x *ToolIndex) embedQuery(ctx context.Context, query string) ([]float32, er
 		err error
 	}
 	// The embedder should honour ctx; the select makes sure a search never
-	// waits past the timeout for one that does not.
+	// waits past the timeout for one that does not (that call then ends
+	// whenever the embedder returns).
 	ch := make(chan answer, 1)
 	go func() {
 		vs, err := x.emb.Embed(ctx, []string{query})

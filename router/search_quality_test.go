@@ -306,7 +306,7 @@ func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 		{"fields+stems+synonyms", lexical(with(func(p *rankParams) { p.coord = 0 }))},
 		{rankLexical, func(q string) []string { return matchNames(r.SearchTools(q, "all", 10)) }},
 		{"rrf k=60 (lexical, hash)", rrf},
-		{"hybrid a=0.3", func(q string) []string {
+		{"hybrid, vector share 0.3", func(q string) []string {
 			p := with(func(p *rankParams) { p.vectorWeight = 0.3 })
 			return rankedNames(ix.rank(parseQuery(q, p.synonymWeight), p, hashVectors(t, []string{q})[0], docVecs))
 		}},
@@ -349,13 +349,14 @@ func TestSearchQuality(t *testing.T) {
 	if hybrid.top3 < bm25.top3 || hybrid.top3 < hash.top3 || hybrid.top1 < bm25.top1 {
 		t.Errorf("hybrid %.3f/%.3f (top-1/top-3) is not at least BM25 %.3f/%.3f and hashing top-3 %.3f", hybrid.top1, hybrid.top3, bm25.top1, bm25.top3, hash.top3)
 	}
-	// Floors a little below what was measured (hybrid 56.5/74.6, lexical
-	// 55.9/75.1 on 193 queries): a regression of a few queries fails.
+	// Floors a little below what was measured (top-1/top-3: hybrid
+	// 57.0/75.1%, lexical 56.5/75.6% on 193 queries): losing four or five
+	// queries fails.
 	for _, c := range []struct {
 		name       string
 		a          accuracy
 		top1, top3 float64
-	}{{rankHybrid, hybrid, 0.54, 0.72}, {rankLexical, lex, 0.53, 0.72}} {
+	}{{rankHybrid, hybrid, 0.55, 0.73}, {rankLexical, lex, 0.54, 0.73}} {
 		if c.a.top1 < c.top1 || c.a.top3 < c.top3 {
 			t.Errorf("%s: top-1 %.3f top-3 %.3f, want at least %.2f and %.2f", c.name, c.a.top1, c.a.top3, c.top1, c.top3)
 		}

@@ -367,7 +367,6 @@ func normalize(v []float32) []float32 {
 	return out
 }
 
-
 // tokenize splits text into lower-case word stems, breaking snake_case,
 // kebab-case and camelCase so that "get_file_info" matches "file", and drops
 // stop words.
@@ -443,7 +442,7 @@ func stem(w string) string {
 		w = w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "ied") && len(w) > 4:
 		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zes"):
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "xes"):
 		w = w[:len(w)-2]
 	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
 		// "access", "status", "analysis" are not plurals.

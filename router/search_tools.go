@@ -138,7 +138,7 @@ func inScope(scope, source string) bool {
 // hybrid.
 func rankMatches(ix *lexicalIndex, terms []queryTerm, scope string, limit int, queryVec []float32, docVecs [][]float32) []ToolMatch {
 	out := []ToolMatch{}
-	if len(terms) == 0 && queryVec == nil {
+	if limit <= 0 || (len(terms) == 0 && queryVec == nil) {
 		return out
 	}
 	hybrid := queryVec != nil && docVecs != nil

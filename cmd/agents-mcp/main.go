@@ -28,6 +28,7 @@ const usage = `Usage: agents-mcp <command> [flags]
 Commands:
   serve     serve MCP over HTTP (/mcp streamable, /sse legacy) plus /healthz, /readyz
   stdio     serve MCP over stdin/stdout
+  reindex   rebuild the vector index from the store, with progress
   version   print the version
 
 Run "agents-mcp serve -h" for the flags; environment variables are listed in README.md.
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serveCommand(ctx, args[1:], getenv, stderr)
 	case "stdio":
 		err = stdioCommand(ctx, args[1:], getenv, stderr)
+	case "reindex":
+		err = reindexCommand(ctx, args[1:], getenv, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "agents-mcp %s\n", version)
 	case "help", "-h", "--help":

@@ -164,3 +164,33 @@ func TestInsightSurvivesKill9RightAfterTheCallReturned(t *testing.T) {
 		t.Errorf("third start did not load the saved vector index:\n%s", third.logs.String())
 	}
 }
+
+func TestReindexRebuildsTheEmbeddedIndexWithProgress(t *testing.T) {
+	dir := t.TempDir()
+	p := startServerProcess(t, dir)
+	cs := p.client(t)
+	var ids []string
+	for _, text := range []string{"rotate the staging credentials monthly", "archive logs older than ninety days"} {
+		out := callTool(t, cs, "store_insight", map[string]any{"text": text})
+		ids = append(ids, out["insight"].(map[string]any)["id"].(string))
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+
+	var stderr syncBuffer
+	if code := run(t.Context(), []string{"reindex", "--data-dir", dir}, envOf(nil), io.Discard, &stderr); code != 0 {
+		t.Fatalf("reindex exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"reindex insights  2/2 (100%)", "reindex learnings 0/0", "reindex done"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("reindex output lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	again := startServerProcess(t, dir)
+	if !strings.Contains(again.logs.String(), `"status":"loaded"`) {
+		t.Errorf("the rebuilt index was not loaded:\n%s", again.logs.String())
+	}
+	findInsight(t, again.client(t), "archive old logs", ids[1])
+}

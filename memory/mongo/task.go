@@ -11,6 +11,14 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
+// Tasks change only by conditional updates of one document: UpdateTask
+// matches the version read, the lease methods the lease's owner and
+// expiry. On MongoDB each is atomic across replicas. On FerretDB, which
+// applies an update as read, modify, write, they are serialised per task
+// within this process only (see DB.lockKey): FerretDB is a test server.
+// Lease expiry is judged by the clock of the replica that asks, so
+// replicas need synchronised clocks (NTP), and a ttl well above their skew.
+
 // taskDoc is the stored form of a Task. A free lease is leaseOwner "" and
 // leaseExpires the Unix epoch, so "free or expired at t" is one range
 // condition, leaseExpires <= t. Unset times (endedAt, a step's startedAt

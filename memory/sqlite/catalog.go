@@ -179,14 +179,14 @@ func decodeEmbedding(b []byte) ([]float32, error) {
 
 func scanCatalogTool(row scanner) (*agentsmcp.CatalogTool, error) {
 	var (
-		t                   agentsmcp.CatalogTool
-		input, output       string
-		embedding           []byte
-		updated             int64
-		destructive, readOn bool
+		t                     agentsmcp.CatalogTool
+		input, output         string
+		embedding             []byte
+		updated               int64
+		destructive, readOnly bool
 	)
 	if err := row.Scan(&t.Name, &t.Source, &t.Title, &t.Description, &input, &output,
-		&destructive, &readOn, &t.Hash, &t.EmbedderID, &embedding, &updated); err != nil {
+		&destructive, &readOnly, &t.Hash, &t.EmbedderID, &embedding, &updated); err != nil {
 		return nil, err
 	}
 	var err error
@@ -194,7 +194,7 @@ func scanCatalogTool(row scanner) (*agentsmcp.CatalogTool, error) {
 		return nil, err
 	}
 	t.InputSchema, t.OutputSchema = rawOrNil(input), rawOrNil(output)
-	t.Destructive, t.ReadOnly = destructive, readOn
+	t.Destructive, t.ReadOnly = destructive, readOnly
 	t.UpdatedAt = fromMillis(updated)
 	return &t, nil
 }

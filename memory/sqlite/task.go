@@ -76,7 +76,7 @@ type storedEvent struct {
 // taskRow holds the encoded columns a create or an update writes.
 type taskRow struct {
 	steps, history string
-	history0       []agentsmcp.TaskEvent // the history stored, trimmed
+	trimmed        []agentsmcp.TaskEvent // the history stored: the newest MaxTaskHistory events
 	endedMS        int64
 }
 
@@ -101,7 +101,7 @@ func encodeTask(t *agentsmcp.Task) (taskRow, error) {
 	if err != nil {
 		return taskRow{}, fmt.Errorf("encode task history: %w", err)
 	}
-	return taskRow{steps: string(s), history: string(h), history0: history, endedMS: msOrZero(t.EndedAt)}, nil
+	return taskRow{steps: string(s), history: string(h), trimmed: history, endedMS: msOrZero(t.EndedAt)}, nil
 }
 
 // CreateTask implements [agentsmcp.TaskService].
@@ -138,7 +138,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if err != nil {
 		return err
 	}
-	t.ID, t.Status, t.History, t.Lease, t.Version = id, status, row.history0, agentsmcp.TaskLease{}, 1
+	t.ID, t.Status, t.History, t.Lease, t.Version = id, status, row.trimmed, agentsmcp.TaskLease{}, 1
 	t.CreatedAt = fromMillis(createdMS)
 	t.UpdatedAt = t.CreatedAt
 	return nil
@@ -220,7 +220,7 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 		return err
 	}
 	t.Version++
-	t.UpdatedAt, t.History = updated, row.history0
+	t.UpdatedAt, t.History = updated, row.trimmed
 	return nil
 }
 

@@ -3,7 +3,8 @@
 // on FerretDB). A store is correct when Run passes against it.
 //
 // The suite checks the contracts written in the root package's doc comments
-// (memory.go), and nothing a store may choose freely. In particular it does
+// (memory.go, catalog.go, plan.go, task.go), and nothing a store may choose
+// freely. In particular it does
 // not decide whether a text word also matches as a prefix or substring of a
 // stored word, and it checks common-error trimming only with errors recorded
 // most frequent first. Each test stores at most about 50 items, so that the

@@ -140,3 +140,10 @@ func (d *Durable) Run(ctx context.Context, interval time.Duration, report func(e
 		}
 	}
 }
+
+// Reset empties the index, keeping its dimensions and options, for a
+// rebuild from the store. It must not run concurrently with other calls.
+func (d *Durable) Reset() {
+	d.HNSW = NewHNSW(d.dims, d.opts)
+	d.dirty.Store(true)
+}
