@@ -43,6 +43,21 @@ type Options struct {
 	// KeepAlive, if positive, pings each session at this interval and closes
 	// sessions that stop answering, so dead legacy-SSE clients are reaped.
 	KeepAlive time.Duration
+	// OnToolCall, if set, is told about every tools/call that reached a
+	// provider (not those refused for invalid arguments), after it ended.
+	// It runs on the call's goroutine before the answer is sent, so it must
+	// not block: hand the record to a queue.
+	OnToolCall func(ToolCallRecord)
+}
+
+// ToolCallRecord describes one finished tools/call.
+type ToolCallRecord struct {
+	Tool     string
+	Provider string
+	Duration time.Duration
+	// Error is empty on success; otherwise the error result's text, or the
+	// provider's error message.
+	Error string
 }
 
 // Router merges the tools of its providers into one MCP server.
@@ -65,6 +80,8 @@ type Router struct {
 	// [Router.watchTools]).
 	gen      uint64
 	watchers map[chan struct{}]struct{}
+
+	onToolCall func(ToolCallRecord)
 }
 
 type toolEntry struct {
@@ -88,6 +105,8 @@ func New(opts Options) *Router {
 		problems:  map[string][]string{},
 		completer: map[completionKey]CompletionFunc{},
 		watchers:  map[chan struct{}]struct{}{},
+
+		onToolCall: opts.OnToolCall,
 	}
 	version := opts.Version
 	if version == "" {
@@ -410,7 +429,11 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 		} else if len(issues) > 0 {
 			return errorResult(summarizeIssues(e.tool.Name, issues)), nil
 		}
+		start := time.Now()
 		res, err := e.provider.CallTool(ctx, req)
+		if r.onToolCall != nil {
+			r.onToolCall(ToolCallRecord{Tool: e.tool.Name, Provider: e.provider.Name(), Duration: time.Since(start), Error: callError(res, err)})
+		}
 		if err != nil {
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) {
@@ -431,4 +454,20 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// callError is the error text of a finished call, empty on success.
+func callError(res *mcp.CallToolResult, err error) string {
+	if err != nil {
+		return agentsmcp.ErrorMessage(err)
+	}
+	if res == nil || !res.IsError {
+		return ""
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok && t.Text != "" {
+			return t.Text
+		}
+	}
+	return "error result"
 }

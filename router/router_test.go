@@ -435,3 +435,39 @@ func textOf(res *mcp.CallToolResult) string {
 	}
 	return sb.String()
 }
+
+func TestOnToolCallSeesProviderCallsOnly(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var got []router.ToolCallRecord
+	r := router.New(router.Options{OnToolCall: func(c router.ToolCallRecord) {
+		mu.Lock()
+		got = append(got, c)
+		mu.Unlock()
+	}})
+	p := &staticProvider{name: "up", tools: []*mcp.Tool{rawTool("up__person", personSchema), rawTool("up__fail", `{"type":"object"}`)}}
+	if err := r.AddProvider(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, r, nil)
+	for _, c := range []struct{ name, args string }{
+		{"up__person", `{"name":"Ada","age":36}`},
+		{"up__person", `{"age":-1}`}, // invalid: refused before the provider
+		{"up__fail", `{}`},
+	} {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: json.RawMessage(c.args)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("records = %+v, want the two calls that reached the provider", got)
+	}
+	if got[0].Tool != "up__person" || got[0].Provider != "up" || got[0].Error != "" || got[0].Duration <= 0 {
+		t.Errorf("success record = %+v", got[0])
+	}
+	if got[1].Tool != "up__fail" || got[1].Error != "internal error" {
+		t.Errorf("failure record = %+v, want the generic error text (never the provider's internals)", got[1])
+	}
+}

@@ -21,14 +21,18 @@ type app struct {
 	local  *router.LocalTools
 	memory *memory
 
-	cancel context.CancelFunc // ends the app's background goroutines
-	wg     sync.WaitGroup     // the background goroutines
+	cancel  context.CancelFunc // ends the app's background goroutines
+	wg      sync.WaitGroup     // the background goroutines
+	closers []func() error     // components with goroutines of their own
 }
 
 // stop ends the background goroutines, waits for them (the embedded vector
 // index saves itself on the way out), then closes the store.
 func (a *app) stop() {
 	a.cancel()
+	for _, c := range a.closers {
+		_ = c()
+	}
 	a.wg.Wait()
 	if a.memory != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -41,21 +45,14 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
 }
 
-// assemble builds the router with its local tools. Background goroutines
-// started here end when app.stop is called.
+// assemble opens the memory layer and builds the router with its local
+// tools. Background goroutines started here end when app.stop is called.
 func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*app, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	r := router.New(router.Options{
-		Version:      version,
-		Logger:       logger,
-		Instructions: "agents-mcp routes tool calls to local and remote MCP tools. Use search_tools to find a tool by what it does; tools/validate checks arguments without calling a tool.",
-		KeepAlive:    keepAlive,
-	})
-	local := router.NewLocalTools()
 	bg, cancel := context.WithCancel(context.Background())
-	a := &app{router: r, local: local, cancel: cancel}
+	a := &app{cancel: cancel}
 	fail := func(err error) (*app, error) {
 		a.stop()
 		return nil, err
@@ -66,25 +63,38 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 	}
 	a.memory = m
 	logger.Info("memory", "store", m.where, "embedder", m.embedder.ID())
-	if err := router.AddSearchTools(local, r); err != nil {
+	recorder := mcptools.NewRecorder(m.store, 4096, logger)
+	a.wg.Go(func() { recorder.Run(bg) })
+
+	a.router = router.New(router.Options{
+		Version:      version,
+		Logger:       logger,
+		Instructions: "agents-mcp routes tool calls to local and remote MCP tools. Use search_tools to find a tool by what it does; tools/validate checks arguments without calling a tool; query_memory recalls past tasks, insights and plans.",
+		KeepAlive:    keepAlive,
+		OnToolCall:   func(c router.ToolCallRecord) { recorder.Record(c.Tool, c.Duration, c.Error) },
+	})
+	a.local = router.NewLocalTools()
+	search, err := router.AddSearchToolsWith(a.local, a.router, router.SearchOptions{Embedder: m.queryEmbedder, Logger: logger})
+	if err != nil {
 		return fail(err)
 	}
+	a.closers = append(a.closers, search.Close)
 	memoryTools := &mcptools.Tools{
 		Recall:          &mcptools.Recall{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger},
 		ToolPerformance: m.store,
 		Written:         m.syncer.Notify,
 		Logger:          logger,
 	}
-	if err := memoryTools.Register(local); err != nil {
+	if err := memoryTools.Register(a.local); err != nil {
 		return fail(err)
 	}
 	if cfg.ConformanceFixtures {
-		if err := conformance.Register(bg, r, local); err != nil {
+		if err := conformance.Register(bg, a.router, a.local); err != nil {
 			return fail(err)
 		}
 		logger.Warn("conformance fixtures are enabled; do not use this in production")
 	}
-	if err := r.AddProvider(ctx, local); err != nil {
+	if err := a.router.AddProvider(ctx, a.local); err != nil {
 		return fail(err)
 	}
 	m.run(bg, &a.wg, logger)

@@ -174,6 +174,19 @@ func TestReindexRebuildsTheEmbeddedIndexWithProgress(t *testing.T) {
 		out := callTool(t, cs, "store_insight", map[string]any{"text": text})
 		ids = append(ids, out["insight"].(map[string]any)["id"].(string))
 	}
+	// Every routed call feeds tool performance, off the call's path.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out := callTool(t, cs, "get_tool_performance", map[string]any{"tool": "store_insight"})
+		tools, _ := out["tools"].([]any)
+		if len(tools) == 1 && tools[0].(map[string]any)["calls"] == float64(2) && tools[0].(map[string]any)["successRate"] == float64(1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store_insight performance = %v, want 2 successful calls", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
