@@ -158,6 +158,9 @@ func openIndex(ctx context.Context, cfg *config.Config, m *memory, logger *slog.
 		logger.Info("vector index", "index", idx.String())
 		return idx, nil
 	}
+	if cfg.PineconeAPIKey != "" {
+		logger.Warn("PINECONE_API_KEY is set without PINECONE_INDEX or PINECONE_HOST; using the embedded vector index")
+	}
 	d, status, err := vectors.OpenDurable(cfg.DataDir, m.embedder.ID(), m.embedder.Dimensions(), vectors.HNSWOptions{})
 	if err != nil {
 		return nil, err

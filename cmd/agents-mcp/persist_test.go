@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 		main2(args)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	startupDirs.Range(func(_, dir any) bool { os.RemoveAll(dir.(string)); return true })
+	os.Exit(code)
 }
 
 // main2 is main with explicit arguments.
