@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -164,6 +165,27 @@ func TestInsightSurvivesKill9RightAfterTheCallReturned(t *testing.T) {
 	findInsight(t, third.client(t), "idempotency key for billing", id)
 	if !strings.Contains(third.logs.String(), `"status":"loaded"`) {
 		t.Errorf("third start did not load the saved vector index:\n%s", third.logs.String())
+	}
+
+	// A damaged index file: set aside, rebuilt from the store.
+	if err := third.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = third.cmd.Wait()
+	files, _ := filepath.Glob(filepath.Join(dir, "vectors-*.hnsw"))
+	if len(files) != 1 {
+		t.Fatalf("index files: %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte("AMCPHNSW\x01\x00\x00\x00 truncated"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fourth := startServerProcess(t, dir)
+	findInsight(t, fourth.client(t), "billing idempotency", id)
+	if !strings.Contains(fourth.logs.String(), "set aside") {
+		t.Errorf("the corrupt index was not reported:\n%s", fourth.logs.String())
+	}
+	if aside, _ := filepath.Glob(files[0] + ".corrupt-*"); len(aside) != 1 {
+		t.Errorf("corrupt file not kept for inspection: %v", aside)
 	}
 }
 
