@@ -148,7 +148,7 @@ func newEmbedder(ctx context.Context, cfg *config.Config) (docs, queries agentsm
 func openIndex(ctx context.Context, cfg *config.Config, m *memory, logger *slog.Logger) (agentsmcp.VectorIndex, error) {
 	if cfg.PineconeAPIKey != "" && (cfg.PineconeHost != "" || cfg.PineconeIndex != "") {
 		idx, err := pinecone.Open(ctx, pinecone.Config{
-			APIKey: cfg.PineconeAPIKey, Index: cfg.PineconeIndex, Host: cfg.PineconeHost,
+			APIKey: cfg.PineconeAPIKey, Index: cfg.PineconeIndex, Host: cfg.PineconeHost, NamespacePrefix: cfg.PineconeNamespace,
 			Dimensions: m.embedder.Dimensions(),
 		})
 		if err != nil {

@@ -66,6 +66,10 @@ type Config struct {
 	PineconeAPIKey string // empty selects the embedded vector index
 	PineconeIndex  string
 	PineconeHost   string
+	// PineconeNamespace prefixes agents-mcp's namespaces in the index
+	// ("learnings" → PineconeNamespace+"learnings"), so that several
+	// deployments can share one index.
+	PineconeNamespace string
 
 	Embedder          string // hash | openai | ollama | pinecone
 	EmbeddingsBaseURL string

@@ -126,6 +126,7 @@ func TestEnvAndFileNames(t *testing.T) {
 		{"pinecone.api_key", "PINECONE_API_KEY", "pk", "pinecone: {api_key: f-pk}", func(c *Config) string { return c.PineconeAPIKey }, ""},
 		{"pinecone.index", "PINECONE_INDEX", "idx", "pinecone: {index: f-idx}", func(c *Config) string { return c.PineconeIndex }, ""},
 		{"pinecone.host", "PINECONE_HOST", "h.example", "pinecone: {host: f-h.example}", func(c *Config) string { return c.PineconeHost }, ""},
+		{"pinecone.namespace", "PINECONE_NAMESPACE", "prod-", "pinecone: {namespace: f-prod-}", func(c *Config) string { return c.PineconeNamespace }, ""},
 		{"embedder", "AGENTS_MCP_EMBEDDER", "OpenAI", "embedder: {kind: ollama}", func(c *Config) string { return c.Embedder }, "openai"},
 		{"embedder.base_url", "EMBEDDINGS_BASE_URL", "http://e", "embedder: {base_url: http://f-e}", func(c *Config) string { return c.EmbeddingsBaseURL }, ""},
 		{"embedder.model", "EMBEDDINGS_MODEL", "m", "embedder: {model: f-m}", func(c *Config) string { return c.EmbeddingsModel }, ""},

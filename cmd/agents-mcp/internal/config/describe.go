@@ -53,6 +53,7 @@ func (c *Config) Describe() []Setting {
 	add("pinecone.api_key", redactSecret(c.PineconeAPIKey))
 	add("pinecone.index", c.PineconeIndex)
 	add("pinecone.host", redactURL(c.PineconeHost))
+	add("pinecone.namespace", c.PineconeNamespace)
 	add("embedder", c.Embedder)
 	add("embedder.base_url", redactURL(c.EmbeddingsBaseURL))
 	add("embedder.model", c.EmbeddingsModel)

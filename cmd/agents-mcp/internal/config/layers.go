@@ -44,6 +44,8 @@ type filePinecone struct {
 	APIKey *string `yaml:"api_key"`
 	Index  *string `yaml:"index"`
 	Host   *string `yaml:"host"`
+	// Namespace is the prefix of agents-mcp's namespaces in the index.
+	Namespace *string `yaml:"namespace"`
 }
 
 type fileEmbedder struct {
@@ -170,6 +172,7 @@ func (l *loader) applyFile(f *fileConfig) {
 		l.fileString("pinecone.api_key", p.APIKey, &c.PineconeAPIKey)
 		l.fileString("pinecone.index", p.Index, &c.PineconeIndex)
 		l.fileString("pinecone.host", p.Host, &c.PineconeHost)
+		l.fileString("pinecone.namespace", p.Namespace, &c.PineconeNamespace)
 	}
 	if e := f.Embedder; e != nil {
 		l.fileString("embedder", e.Kind, &c.Embedder)
@@ -243,6 +246,7 @@ func (l *loader) applyEnv() {
 	l.envString("pinecone.api_key", "PINECONE_API_KEY", &c.PineconeAPIKey)
 	l.envString("pinecone.index", "PINECONE_INDEX", &c.PineconeIndex)
 	l.envString("pinecone.host", "PINECONE_HOST", &c.PineconeHost)
+	l.envString("pinecone.namespace", "PINECONE_NAMESPACE", &c.PineconeNamespace)
 	l.envString("embedder", "AGENTS_MCP_EMBEDDER", &c.Embedder)
 	l.envString("embedder.base_url", "EMBEDDINGS_BASE_URL", &c.EmbeddingsBaseURL)
 	l.envString("embedder.model", "EMBEDDINGS_MODEL", &c.EmbeddingsModel)
