@@ -117,13 +117,4 @@ func ValidateOutboxRequest(namespace string, op OutboxOp, docIDs []string) error
 
 // CutOutboxError applies MaxOutboxErrorBytes to an error text, on a UTF-8
 // boundary.
-func CutOutboxError(s string) string {
-	if len(s) <= MaxOutboxErrorBytes {
-		return s
-	}
-	cut := MaxOutboxErrorBytes
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut]
-}
+func CutOutboxError(s string) string { return TruncateUTF8(s, MaxOutboxErrorBytes) }

@@ -267,7 +267,7 @@ func (t *Task) ValidateUpdate() error {
 // MaxTaskEventBytes, and drops the oldest events beyond MaxTaskHistory.
 func (t *Task) AddEvent(e TaskEvent) {
 	if room := MaxTaskEventBytes - len(e.Type) - len(e.StepID); len(e.Message) > room {
-		e.Message = truncateUTF8(e.Message, max(room, 0))
+		e.Message = TruncateUTF8(e.Message, max(room, 0))
 	}
 	t.History = TrimTaskHistory(append(t.History, e))
 }
@@ -294,8 +294,9 @@ func ValidateLease(owner string, ttl time.Duration) error {
 	return nil
 }
 
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
+// TruncateUTF8 cuts s to at most n bytes without splitting a character:
+// how every stored text limit of the stores is applied.
+func TruncateUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // maxMessageBytes is how much of a server's error message an error quotes.
@@ -118,9 +119,5 @@ func trimMessage(msg string) string {
 	if len(msg) <= maxMessageBytes {
 		return msg
 	}
-	cut := maxMessageBytes
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + "…"
+	return agentsmcp.TruncateUTF8(msg, maxMessageBytes) + "…"
 }

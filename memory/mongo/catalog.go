@@ -178,7 +178,7 @@ func decodeNameCursor(cursor string) (string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	name, ok := strings.CutPrefix(string(raw), nameCursorPrefix)
 	if err != nil || !ok || !agentsmcp.ToolNamePattern.MatchString(name) {
-		return "", agentsmcp.Errorf(agentsmcp.EINVALID, "cursor %q is not valid", truncate(cursor, 64))
+		return "", agentsmcp.Errorf(agentsmcp.EINVALID, "cursor %q is not valid", agentsmcp.TruncateUTF8(cursor, 64))
 	}
 	return name, nil
 }

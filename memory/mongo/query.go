@@ -28,7 +28,7 @@ func encodeCursor(n int64, id string) string {
 // decodeCursor parses a cursor whose id must carry prefix; anything else is
 // EINVALID.
 func decodeCursor(cursor, prefix string) (int64, string, error) {
-	bad := agentsmcp.Errorf(agentsmcp.EINVALID, "cursor %q is not valid", truncate(cursor, 64))
+	bad := agentsmcp.Errorf(agentsmcp.EINVALID, "cursor %q is not valid", agentsmcp.TruncateUTF8(cursor, 64))
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil {
 		return 0, "", bad
@@ -125,16 +125,3 @@ func orEmpty(s []string) []string {
 	}
 	return s
 }
-
-// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !isRuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

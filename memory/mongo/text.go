@@ -62,7 +62,7 @@ func foldWord(f cases.Caser, run string) string {
 			b.WriteRune(r)
 		}
 	}
-	return truncate(f.String(b.String()), maxWordBytes)
+	return agentsmcp.TruncateUTF8(f.String(b.String()), maxWordBytes)
 }
 
 // notWordRune reports the characters that separate words: anything but a

@@ -212,7 +212,7 @@ func bucketOf(d time.Duration) int {
 func errorClass(text string) string {
 	// Invalid UTF-8 would make an invalid document key.
 	line, _, _ := strings.Cut(strings.TrimSpace(strings.ToValidUTF8(text, "\uFFFD")), "\n")
-	class := truncate(strings.TrimSpace(line), MaxErrorClassBytes)
+	class := agentsmcp.TruncateUTF8(strings.TrimSpace(line), MaxErrorClassBytes)
 	if class == "" {
 		return "error"
 	}

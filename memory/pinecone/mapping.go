@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	pc "github.com/pinecone-io/go-pinecone/v5/pinecone"
@@ -331,11 +330,7 @@ func trimMessage(msg string) string {
 	if len(msg) <= maxMessageBytes {
 		return msg
 	}
-	cut := maxMessageBytes
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + "…"
+	return agentsmcp.TruncateUTF8(msg, maxMessageBytes) + "…"
 }
 
 // redact removes secret from msg wherever it appears.

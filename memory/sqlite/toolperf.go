@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -107,13 +106,7 @@ func bucketOf(d time.Duration) int {
 func errorClass(text string) string {
 	line, _, _ := strings.Cut(text, "\n")
 	line = strings.TrimSpace(line)
-	if len(line) > MaxErrorClassBytes {
-		cut := MaxErrorClassBytes
-		for cut > 0 && !utf8.RuneStart(line[cut]) {
-			cut--
-		}
-		line = line[:cut]
-	}
+	line = agentsmcp.TruncateUTF8(line, MaxErrorClassBytes)
 	if line == "" {
 		return "error"
 	}
