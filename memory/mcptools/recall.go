@@ -14,6 +14,7 @@ package mcptools
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
@@ -44,37 +45,101 @@ const (
 // of results are cut from them.
 const maxCandidates = agentsmcp.MaxPageSize
 
-// scored is a document id with its similarity.
-type scored struct {
-	id    string
-	score float64
+// Query is a search text. It is embedded at most once, however many kinds
+// of memory one call searches with it; create one per call.
+type Query struct {
+	Text string
+
+	embedded bool
+	vector   []float32
+	err      error
 }
 
-// nearest embeds text and returns up to k ids of namespace nearest to it
-// whose metadata has filter. An error means semantic search is unavailable.
-func (r *Recall) nearest(ctx context.Context, namespace, text string, k int, filter map[string]string) ([]scored, error) {
-	timeout := r.QueryTimeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
+// NewQuery returns a query for text.
+func NewQuery(text string) *Query { return &Query{Text: text} }
+
+func (r *Recall) timeout() time.Duration {
+	if r.QueryTimeout <= 0 {
+		return 5 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return r.QueryTimeout
+}
+
+// embed returns q's vector, embedding it on first use within QueryTimeout;
+// a failure is remembered too, so a failing embedder costs one timeout per
+// call, not one per kind.
+func (r *Recall) embed(ctx context.Context, q *Query) ([]float32, error) {
+	if q.embedded {
+		return q.vector, q.err
+	}
+	q.embedded = true
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	vs, err := r.Embedder.Embed(ctx, []string{text})
+	vs, err := r.Embedder.Embed(ctx, []string{q.Text})
+	switch {
+	case err != nil:
+		q.err = err
+	case len(vs) != 1:
+		q.err = agentsmcp.Errorf(agentsmcp.EINTERNAL, "embedder returned %d vectors for one text", len(vs))
+	default:
+		q.vector = vs[0]
+	}
+	return q.vector, q.err
+}
+
+// hit is a document read back from the store with its similarity.
+type hit[T any] struct {
+	score float64
+	doc   T
+}
+
+// nearest returns up to max documents of namespace nearest to q whose
+// metadata has filter and that keep accepts, best first, each read from
+// the store by load (documents gone from the store are skipped). An error
+// from the embedder or the index means semantic search is unavailable; the
+// caller falls back to the store's word filter.
+func nearest[T any](ctx context.Context, r *Recall, namespace string, q *Query, filter map[string]string, max int,
+	load func(context.Context, string) (T, error), keep func(T) bool) ([]hit[T], error) {
+	vec, err := r.embed(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	if len(vs) != 1 {
-		return nil, agentsmcp.Errorf(agentsmcp.EINTERNAL, "embedder returned %d vectors for one text", len(vs))
-	}
-	ms, err := r.Index.Query(ctx, namespace, agentsmcp.VectorQuery{Values: vs[0], TopK: k, Filter: filter})
+	qctx, cancel := context.WithTimeout(ctx, r.timeout())
+	ms, err := r.Index.Query(qctx, namespace, agentsmcp.VectorQuery{Values: vec, TopK: maxCandidates, Filter: filter})
+	cancel()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]scored, len(ms))
-	for i, m := range ms {
-		out[i] = scored{id: m.ID, score: float64(m.Score)}
+	var out []hit[T]
+	for _, m := range ms {
+		if len(out) == max {
+			break
+		}
+		d, err := load(ctx, m.ID)
+		if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, &storeError{err}
+		}
+		if keep(d) {
+			out = append(out, hit[T]{score: float64(m.Score), doc: d})
+		}
 	}
 	return out, nil
+}
+
+// storeError marks a failure of the store while reading matches back: not
+// a reason to fall back to the store's word filter, but the call's error.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// semanticFailed reports whether err means "answer lexically" (the embedder
+// or index failed) rather than "fail the call" (the store failed).
+func semanticFailed(err error) bool {
+	var se *storeError
+	return err != nil && !errors.As(err, &se)
 }
 
 func (r *Recall) logFallback(what string, err error) {
@@ -90,17 +155,18 @@ type ScoredLearning struct {
 	Learning *agentsmcp.Learning `json:"learning"`
 }
 
-// SimilarLearnings returns up to max learnings most similar to query that
+// SimilarLearnings returns up to max learnings most similar to q that
 // match f (its Text, Cursor and Limit are ignored), best first.
-func (r *Recall) SimilarLearnings(ctx context.Context, query string, f agentsmcp.LearningFilter, max int) ([]ScoredLearning, string, error) {
+func (r *Recall) SimilarLearnings(ctx context.Context, q *Query, f agentsmcp.LearningFilter, max int) ([]ScoredLearning, string, error) {
 	var filter map[string]string
 	if f.Outcome != "" {
 		filter = map[string]string{"outcome": string(f.Outcome)}
 	}
-	near, err := r.nearest(ctx, agentsmcp.NamespaceLearnings, query, maxCandidates, filter)
-	if err != nil {
+	hits, err := nearest(ctx, r, agentsmcp.NamespaceLearnings, q, filter, max, r.Learnings.FindLearningByID,
+		func(l *agentsmcp.Learning) bool { return matchesLearning(l, f) })
+	if semanticFailed(err) {
 		r.logFallback("learnings", err)
-		f.Text, f.Cursor, f.Limit = query, "", max
+		f.Text, f.Cursor, f.Limit = q.Text, "", max
 		ls, _, ferr := r.Learnings.FindLearnings(ctx, f)
 		if ferr != nil {
 			return nil, "", ferr
@@ -110,21 +176,12 @@ func (r *Recall) SimilarLearnings(ctx context.Context, query string, f agentsmcp
 			out[i] = ScoredLearning{Learning: l}
 		}
 		return out, ModeLexical, nil
+	} else if err != nil {
+		return nil, "", err
 	}
-	var out []ScoredLearning
-	for _, n := range near {
-		if len(out) == max {
-			break
-		}
-		l, err := r.Learnings.FindLearningByID(ctx, n.id)
-		if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
-			continue
-		} else if err != nil {
-			return nil, "", err
-		}
-		if matchesLearning(l, f) {
-			out = append(out, ScoredLearning{Score: n.score, Learning: l})
-		}
+	out := make([]ScoredLearning, len(hits))
+	for i, h := range hits {
+		out[i] = ScoredLearning{Score: h.score, Learning: h.doc}
 	}
 	return out, ModeSemantic, nil
 }
@@ -147,17 +204,20 @@ type ScoredInsight struct {
 	Insight *agentsmcp.Insight `json:"insight"`
 }
 
-// SimilarInsights returns up to max insights most similar to query that
-// match f (Text, Cursor and Limit ignored), best first.
-func (r *Recall) SimilarInsights(ctx context.Context, query string, f agentsmcp.InsightFilter, max int) ([]ScoredInsight, string, error) {
+// SimilarInsights returns up to max insights most similar to q that match
+// f (Text, Cursor and Limit ignored), best first.
+func (r *Recall) SimilarInsights(ctx context.Context, q *Query, f agentsmcp.InsightFilter, max int) ([]ScoredInsight, string, error) {
 	var filter map[string]string
 	if f.Type != "" {
 		filter = map[string]string{"type": string(f.Type)}
 	}
-	near, err := r.nearest(ctx, agentsmcp.NamespaceInsights, query, maxCandidates, filter)
-	if err != nil {
+	hits, err := nearest(ctx, r, agentsmcp.NamespaceInsights, q, filter, max, r.Insights.FindInsightByID,
+		func(in *agentsmcp.Insight) bool {
+			return (f.Type == "" || in.Type == f.Type) && (f.AppliesTo == "" || slices.Contains(in.AppliesTo, f.AppliesTo))
+		})
+	if semanticFailed(err) {
 		r.logFallback("insights", err)
-		f.Text, f.Cursor, f.Limit = query, "", max
+		f.Text, f.Cursor, f.Limit = q.Text, "", max
 		ins, _, ferr := r.Insights.FindInsights(ctx, f)
 		if ferr != nil {
 			return nil, "", ferr
@@ -167,21 +227,12 @@ func (r *Recall) SimilarInsights(ctx context.Context, query string, f agentsmcp.
 			out[i] = ScoredInsight{Insight: in}
 		}
 		return out, ModeLexical, nil
+	} else if err != nil {
+		return nil, "", err
 	}
-	var out []ScoredInsight
-	for _, n := range near {
-		if len(out) == max {
-			break
-		}
-		in, err := r.Insights.FindInsightByID(ctx, n.id)
-		if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
-			continue
-		} else if err != nil {
-			return nil, "", err
-		}
-		if (f.Type == "" || in.Type == f.Type) && (f.AppliesTo == "" || slices.Contains(in.AppliesTo, f.AppliesTo)) {
-			out = append(out, ScoredInsight{Score: n.score, Insight: in})
-		}
+	out := make([]ScoredInsight, len(hits))
+	for i, h := range hits {
+		out[i] = ScoredInsight{Score: h.score, Insight: h.doc}
 	}
 	return out, ModeSemantic, nil
 }
@@ -193,13 +244,13 @@ type ScoredPattern struct {
 }
 
 // SimilarPatterns returns up to max patterns whose goal is most similar to
-// goal and that succeeded at least minSuccessRate of the time, best first.
-func (r *Recall) SimilarPatterns(ctx context.Context, goal string, minSuccessRate float64, max int) ([]ScoredPattern, string, error) {
+// q and that succeeded at least minSuccessRate of the time, best first.
+func (r *Recall) SimilarPatterns(ctx context.Context, q *Query, minSuccessRate float64, max int) ([]ScoredPattern, string, error) {
 	keep := func(p *agentsmcp.PlanPattern) bool { return p.Successes > 0 && p.SuccessRate() >= minSuccessRate }
-	near, err := r.nearest(ctx, agentsmcp.NamespacePatterns, goal, maxCandidates, nil)
-	if err != nil {
+	hits, err := nearest(ctx, r, agentsmcp.NamespacePatterns, q, nil, max, r.Patterns.FindPatternByID, keep)
+	if semanticFailed(err) {
 		r.logFallback("patterns", err)
-		ps, _, ferr := r.Patterns.FindPatterns(ctx, agentsmcp.PatternFilter{Text: goal, Limit: agentsmcp.MaxPageSize})
+		ps, _, ferr := r.Patterns.FindPatterns(ctx, agentsmcp.PatternFilter{Text: q.Text, Limit: agentsmcp.MaxPageSize})
 		if ferr != nil {
 			return nil, "", ferr
 		}
@@ -210,21 +261,12 @@ func (r *Recall) SimilarPatterns(ctx context.Context, goal string, minSuccessRat
 			}
 		}
 		return out, ModeLexical, nil
+	} else if err != nil {
+		return nil, "", err
 	}
-	var out []ScoredPattern
-	for _, n := range near {
-		if len(out) == max {
-			break
-		}
-		p, err := r.Patterns.FindPatternByID(ctx, n.id)
-		if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
-			continue
-		} else if err != nil {
-			return nil, "", err
-		}
-		if keep(p) {
-			out = append(out, ScoredPattern{Score: n.score, Pattern: p})
-		}
+	out := make([]ScoredPattern, len(hits))
+	for i, h := range hits {
+		out[i] = ScoredPattern{Score: h.score, Pattern: h.doc}
 	}
 	return out, ModeSemantic, nil
 }

@@ -194,6 +194,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 	if len(kinds) == 0 {
 		kinds = []string{agentsmcp.NamespaceLearnings, agentsmcp.NamespaceInsights, agentsmcp.NamespacePatterns}
 	}
+	q := NewQuery(a.Query)
 	res := &QueryMemoryResult{Mode: ModeSemantic, Items: []MemoryItem{}}
 	note := func(mode string) {
 		if mode == ModeLexical {
@@ -204,7 +205,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 	for _, kind := range kinds {
 		switch kind {
 		case agentsmcp.NamespaceLearnings:
-			ls, mode, err := t.Recall.SimilarLearnings(ctx, a.Query, agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool}, p.want())
+			ls, mode, err := t.Recall.SimilarLearnings(ctx, q, agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool}, p.want())
 			if err != nil {
 				return nil, nil, t.fail(err)
 			}
@@ -213,7 +214,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 				items = append(items, MemoryItem{Kind: kind, ID: l.Learning.ID, Score: l.Score, Learning: l.Learning})
 			}
 		case agentsmcp.NamespaceInsights:
-			ins, mode, err := t.Recall.SimilarInsights(ctx, a.Query, agentsmcp.InsightFilter{Type: agentsmcp.InsightType(a.InsightType)}, p.want())
+			ins, mode, err := t.Recall.SimilarInsights(ctx, q, agentsmcp.InsightFilter{Type: agentsmcp.InsightType(a.InsightType)}, p.want())
 			if err != nil {
 				return nil, nil, t.fail(err)
 			}
@@ -222,7 +223,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 				items = append(items, MemoryItem{Kind: kind, ID: in.Insight.ID, Score: in.Score, Insight: in.Insight})
 			}
 		case agentsmcp.NamespacePatterns:
-			ps, mode, err := t.Recall.SimilarPatterns(ctx, a.Query, 0, p.want())
+			ps, mode, err := t.Recall.SimilarPatterns(ctx, q, 0, p.want())
 			if err != nil {
 				return nil, nil, t.fail(err)
 			}
@@ -301,7 +302,7 @@ func (t *Tools) similarTasks(ctx context.Context, _ *mcp.CallToolRequest, a Simi
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
-	ls, mode, err := t.Recall.SimilarLearnings(ctx, a.Query, agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool}, p.want())
+	ls, mode, err := t.Recall.SimilarLearnings(ctx, NewQuery(a.Query), agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool}, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
@@ -336,7 +337,7 @@ func (t *Tools) successfulPlans(ctx context.Context, _ *mcp.CallToolRequest, a S
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
-	ps, mode, err := t.Recall.SimilarPatterns(ctx, a.Goal, a.MinSuccessRate, p.want())
+	ps, mode, err := t.Recall.SimilarPatterns(ctx, NewQuery(a.Goal), a.MinSuccessRate, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}

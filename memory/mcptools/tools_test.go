@@ -23,10 +23,12 @@ import (
 // hang, to test the fallback; otherwise it is the offline hash embedder.
 type switchableEmbedder struct {
 	embed.Hash
-	hang atomic.Bool
+	hang  atomic.Bool
+	calls atomic.Int32
 }
 
 func (e *switchableEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.calls.Add(1)
 	if e.hang.Load() {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -233,6 +235,15 @@ func TestHungEmbedderFallsBackToWords(t *testing.T) {
 	}
 	if got.Mode != mcptools.ModeLexical || len(got.Tasks) != 1 || got.Tasks[0].Learning.Outcome != agentsmcp.OutcomeFailure {
 		t.Fatalf("get_similar_tasks with a hung embedder = %+v, want the lexical match", got)
+	}
+	// One query over every kind waits for the embedder once, not per kind.
+	e.embedder.calls.Store(0)
+	var all mcptools.QueryMemoryResult
+	if msg := e.call(t, mcptools.QueryMemoryName, map[string]any{"query": "billing"}, &all); msg != "" {
+		t.Fatal(msg)
+	}
+	if n := e.embedder.calls.Load(); n != 1 || all.Mode != mcptools.ModeLexical || len(all.Items) != 1 {
+		t.Errorf("query_memory over three kinds: %d embedder calls, mode %q, %d items; want 1 call and the lexical match", n, all.Mode, len(all.Items))
 	}
 }
 
