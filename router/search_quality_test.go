@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -221,25 +222,20 @@ func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 	plainVecs := hashVectors(t, plainTexts)
 	legacy := newLegacyBM25(servers)
 
-	plainHash := func(q string) []string {
+	// byCosine ranks the tools by the cosine of q's hash vector with vecs,
+	// one vector per doc.
+	byCosine := func(q string, vecs [][]float32) []string {
 		qv := hashVectors(t, []string{q})[0]
 		cos := make(map[string]float64, len(docs))
 		out := make([]string, len(docs))
 		for i, d := range docs {
 			out[i] = d.match.Name
-			cos[d.match.Name] = cosine(qv, plainVecs[i])
+			cos[d.match.Name] = cosine(qv, vecs[i])
 		}
-		slices.SortStableFunc(out, func(a, b string) int {
-			switch {
-			case cos[a] > cos[b]:
-				return -1
-			case cos[a] < cos[b]:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(cos[b], cos[a]) })
 		return out
 	}
+	plainHash := func(q string) []string { return byCosine(q, plainVecs) }
 	lexical := func(p rankParams) func(string) []string {
 		return func(q string) []string { return rankedNames(ix.rank(parseQuery(q, p.synonymWeight), p, nil, nil)) }
 	}
@@ -256,22 +252,7 @@ func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 	}
 	docVecs := hashVectors(t, embedTexts)
 	rrf := func(q string) []string {
-		qv := hashVectors(t, []string{q})[0]
-		cos := make(map[string]float64, len(docs))
-		vec := make([]string, len(docs))
-		for i, d := range docs {
-			vec[i] = d.match.Name
-			cos[d.match.Name] = cosine(qv, docVecs[i])
-		}
-		slices.SortStableFunc(vec, func(a, b string) int {
-			switch {
-			case cos[a] > cos[b]:
-				return -1
-			case cos[a] < cos[b]:
-				return 1
-			}
-			return 0
-		})
+		vec := byCosine(q, docVecs)
 		score := map[string]float64{}
 		for i, n := range lexical(defaultRankParams)(q) {
 			score[n] += 1 / (60 + float64(i+1))
