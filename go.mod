@@ -56,6 +56,7 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	github.com/stretchr/testify v1.9.0 // indirect
 	github.com/viterin/partial v1.1.0 // indirect
 	github.com/xdg-go/pbkdf2 v1.0.0 // indirect

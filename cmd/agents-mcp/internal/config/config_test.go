@@ -477,8 +477,8 @@ upstreams:
 		"pinecone.index":   "memories",
 		"api_keys":         "[redacted] (2 keys)",
 		"upstreams":        "remote,local",
-		"upstreams[0]":     "name=remote transport=streamable url=https://bob:xxxxx@remote.example/mcp?sig=xxxxx&v=1 headers=Authorization:[redacted] timeout=30s",
-		"upstreams[1]":     "name=local transport=stdio command=server env=API_TOKEN:[redacted] timeout=30s",
+		"upstreams[0]":     "name=remote transport=streamable url=https://bob:xxxxx@remote.example/mcp?sig=xxxxx&v=1 headers=Authorization:[redacted] timeout=30s max_concurrency=32 max_backoff=8s",
+		"upstreams[1]":     "name=local transport=stdio command=server env=API_TOKEN:[redacted] timeout=30s max_concurrency=32 max_backoff=8s",
 	}
 	got := map[string]Setting{}
 	for _, s := range c.Describe() {

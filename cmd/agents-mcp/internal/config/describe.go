@@ -4,18 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // Redaction markers. They are fixed strings, never derived from the secret,
 // so that not even the length of a secret leaks.
-const (
-	redacted         = "[redacted]"
-	redactedPassword = "xxxxx"
-)
+const redacted = agentsmcp.Redacted
 
 // Setting is one effective setting as shown to operators: Value is already
 // redacted and safe to log.
@@ -120,45 +117,6 @@ func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// String describes the upstream with header and env values redacted.
-func (u Upstream) String() string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	redactMap := func(m map[string]string) string {
-		var kv []string
-		for _, k := range sortedKeys(m) {
-			kv = append(kv, k+":"+redacted)
-		}
-		return strings.Join(kv, ",")
-	}
-	add("name", u.Name)
-	add("transport", u.Transport)
-	add("url", redactURL(u.URL))
-	add("headers", redactMap(u.Headers))
-	add("command", u.Command)
-	if len(u.Args) > 0 {
-		add("args", fmt.Sprintf("%q", u.Args))
-	}
-	add("env", redactMap(u.Env))
-	add("tools.allow", strings.Join(u.Tools.Allow, ","))
-	add("tools.deny", strings.Join(u.Tools.Deny, ","))
-	if u.Timeout != 0 {
-		add("timeout", u.Timeout.String())
-	}
-	add("protocol_version", u.ProtocolVersion)
-	return strings.Join(parts, " ")
-}
-
-// GoString makes %#v as safe as %v.
-func (u Upstream) GoString() string { return "config.Upstream{" + u.String() + "}" }
-
-// LogValue makes slog.Any("upstream", u) log the redacted form.
-func (u Upstream) LogValue() slog.Value { return slog.StringValue(u.String()) }
-
 func redactSecret(s string) string {
 	if s == "" {
 		return ""
@@ -177,76 +135,7 @@ func redactKeys(n int) string {
 }
 
 // redactMongoURI keeps what helps diagnose a connection (user, hosts,
-// database, options) and hides the password and credential-like options.
-func redactMongoURI(s string) string { return redactURLWith(s, false) }
+// options) and hides the password.
+func redactMongoURI(s string) string { return agentsmcp.RedactConnectionString(s) }
 
-// redactURL is redactMongoURI for other URLs, where a user without password is
-// often an API key (https://KEY@host) and is hidden too.
-func redactURL(s string) string { return redactURLWith(s, true) }
-
-// secretQueryKey matches query parameter names whose values are credentials,
-// including MongoDB's authMechanismProperties (AWS session tokens).
-var secretQueryKey = regexp.MustCompile(`(?i)pass|pwd|token|secret|key|sig|credential|authmechanismproperties`)
-
-func redactURLWith(s string, hideBareUser bool) string {
-	if s == "" {
-		return ""
-	}
-	// net/url copes with MongoDB's comma-separated host lists, but a
-	// password with unescaped reserved characters ("p@ss/word") can make it
-	// parse part of the password as host or path; an '@' outside the user
-	// info is taken as that sign, and the credentials are cut out by hand.
-	u, err := url.Parse(s)
-	if err != nil || strings.Contains(u.Opaque, "@") || strings.Contains(u.Path, "@") {
-		return redactURLByHand(s)
-	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), redactedPassword)
-		} else if hideBareUser {
-			u.User = url.User(redactedPassword)
-		}
-	}
-	if u.RawQuery != "" {
-		u.RawQuery = redactQuery(u.RawQuery)
-	}
-	u.Fragment, u.RawFragment = "", ""
-	return u.String()
-}
-
-// redactURLByHand treats everything up to the last '@' before the query as
-// user info, which may over-redact an odd URL but never leaks a password.
-func redactURLByHand(s string) string {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		if strings.Contains(s, "@") {
-			return redacted
-		}
-		return s
-	}
-	rest, _, _ = strings.Cut(rest, "#")
-	beforeQuery, query, hasQuery := strings.Cut(rest, "?")
-	if hasQuery {
-		query = "?" + redactQuery(query)
-	}
-	at := strings.LastIndex(beforeQuery, "@")
-	if at < 0 {
-		return scheme + "://" + beforeQuery + query
-	}
-	user, _, _ := strings.Cut(beforeQuery[:at], ":")
-	return scheme + "://" + user + ":" + redactedPassword + "@" + beforeQuery[at+1:] + query
-}
-
-// redactQuery hides the values of credential-like parameters, keeping the
-// parameter order so the result still reads like the input.
-func redactQuery(q string) string {
-	q, _, _ = strings.Cut(q, "#")
-	parts := strings.Split(q, "&")
-	for i, p := range parts {
-		k, _, hasValue := strings.Cut(p, "=")
-		if hasValue && secretQueryKey.MatchString(k) {
-			parts[i] = k + "=" + redactedPassword
-		}
-	}
-	return strings.Join(parts, "&")
-}
+func redactURL(s string) string { return agentsmcp.RedactURL(s) }

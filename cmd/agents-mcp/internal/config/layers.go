@@ -73,6 +73,8 @@ type fileUpstream struct {
 	Tools           fileTools         `yaml:"tools"`
 	Timeout         string            `yaml:"timeout"`
 	ProtocolVersion string            `yaml:"protocol_version"`
+	MaxConcurrency  int               `yaml:"max_concurrency"`
+	MaxBackoff      string            `yaml:"max_backoff"`
 }
 
 type fileTools struct {

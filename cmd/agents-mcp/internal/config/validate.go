@@ -81,7 +81,7 @@ func (c *Config) validate() []error {
 	for i := range c.Upstreams {
 		u := &c.Upstreams[i]
 		prefix := fmt.Sprintf("upstreams[%d]", i)
-		errs = append(errs, u.validate(prefix)...)
+		errs = append(errs, validateUpstream(u, prefix)...)
 		if j, dup := seen[u.Name]; dup && u.Name != "" {
 			errs = append(errs, fieldError(prefix+".name", "%q is already used by upstreams[%d]", u.Name, j))
 		} else {

@@ -1,0 +1,89 @@
+package agentsmcp
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Redaction markers. They are fixed strings, never derived from the secret,
+// so that not even the length of a secret leaks.
+const (
+	Redacted         = "[redacted]"
+	redactedPassword = "xxxxx"
+)
+
+// RedactConnectionString keeps what helps diagnose a connection (user, hosts,
+// database, options) and hides the password and credential-like options.
+func RedactConnectionString(s string) string { return redactURLWith(s, false) }
+
+// RedactURL is RedactConnectionString for other URLs, where a user without password is
+// often an API key (https://KEY@host) and is hidden too.
+func RedactURL(s string) string { return redactURLWith(s, true) }
+
+// secretQueryKey matches query parameter names whose values are credentials,
+// including MongoDB's authMechanismProperties (AWS session tokens).
+var secretQueryKey = regexp.MustCompile(`(?i)pass|pwd|token|secret|key|sig|credential|authmechanismproperties`)
+
+func redactURLWith(s string, hideBareUser bool) string {
+	if s == "" {
+		return ""
+	}
+	// net/url copes with MongoDB's comma-separated host lists, but a
+	// password with unescaped reserved characters ("p@ss/word") can make it
+	// parse part of the password as host or path; an '@' outside the user
+	// info is taken as that sign, and the credentials are cut out by hand.
+	u, err := url.Parse(s)
+	if err != nil || strings.Contains(u.Opaque, "@") || strings.Contains(u.Path, "@") {
+		return redactURLByHand(s)
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), redactedPassword)
+		} else if hideBareUser {
+			u.User = url.User(redactedPassword)
+		}
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = redactQuery(u.RawQuery)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// redactURLByHand treats everything up to the last '@' before the query as
+// user info, which may over-redact an odd URL but never leaks a password.
+func redactURLByHand(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		if strings.Contains(s, "@") {
+			return Redacted
+		}
+		return s
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	beforeQuery, query, hasQuery := strings.Cut(rest, "?")
+	if hasQuery {
+		query = "?" + redactQuery(query)
+	}
+	at := strings.LastIndex(beforeQuery, "@")
+	if at < 0 {
+		return scheme + "://" + beforeQuery + query
+	}
+	user, _, _ := strings.Cut(beforeQuery[:at], ":")
+	return scheme + "://" + user + ":" + redactedPassword + "@" + beforeQuery[at+1:] + query
+}
+
+// redactQuery hides the values of credential-like parameters, keeping the
+// parameter order so the result still reads like the input.
+func redactQuery(q string) string {
+	q, _, _ = strings.Cut(q, "#")
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		k, _, hasValue := strings.Cut(p, "=")
+		if hasValue && secretQueryKey.MatchString(k) {
+			parts[i] = k + "=" + redactedPassword
+		}
+	}
+	return strings.Join(parts, "&")
+}
