@@ -129,6 +129,10 @@ func New(opts Options) *Router {
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			// Announced even while there are none: upstream resources
+			// and prompts may appear after a client has initialized.
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
 	})
 	r.server.AddReceivingMiddleware(r.drain.middleware)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/conformance"
 )
@@ -20,6 +21,7 @@ type app struct {
 	router *router.Router
 	local  *router.LocalTools
 	memory *memory
+	pool   *remote.Pool
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -30,6 +32,12 @@ type app struct {
 // index saves itself on the way out), then closes the store.
 func (a *app) stop() {
 	a.cancel()
+	if a.pool != nil {
+		// Stops every upstream session and reaps stdio children.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = a.pool.Close(ctx)
+		cancel()
+	}
 	for _, c := range a.closers {
 		_ = c()
 	}
@@ -98,8 +106,38 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 		return fail(err)
 	}
 	m.run(bg, &a.wg, logger)
-	if len(cfg.Upstreams) > 0 {
-		logger.Warn("upstreams are configured but the remote pool is not implemented yet; they are ignored", "count", len(cfg.Upstreams))
-	}
+	a.pool = remote.NewPool(remote.Options{Registry: a.router, Logger: logger, ClientVersion: version})
+	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
 	return a, nil
+}
+
+// upstreamStartWait bounds how long start-up waits for the upstreams' first
+// connect attempts; slower ones keep connecting in the background.
+const upstreamStartWait = 10 * time.Second
+
+// addUpstreams starts the configured upstreams concurrently and waits for
+// their first connect attempts (within upstreamStartWait), so that a server
+// that reports ready already lists the tools of the upstreams that answer.
+func addUpstreams(ctx context.Context, pool *remote.Pool, upstreams []config.Upstream, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, upstreamStartWait)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, u := range upstreams {
+		wg.Go(func() {
+			if err := pool.AddFromConfig(ctx, u); err != nil {
+				logger.Error("upstream not added", "upstream", u, "error", err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, st := range pool.Statuses() {
+		logger.Info("upstream", "name", st.Name, "state", string(st.State), "reason", st.Reason, "tools", st.Tools)
+	}
+}
+
+// upstreamsCheck summarises the upstream pool in /readyz. Upstreams that are
+// down do not make the server unready: every other tool still works, and
+// the summary names what is missing and why.
+func (a *app) upstreamsCheck(context.Context) (any, error) {
+	return a.pool.Summary(), nil
 }

@@ -57,6 +57,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 			"router": func(context.Context) (any, error) {
 				return map[string]any{"tools": len(a.router.Tools()), "problems": a.router.Problems()}, nil
 			},
+			"upstreams":    a.upstreamsCheck,
 			"database":     a.memory.storeCheck,
 			"vector_index": a.memory.indexCheck,
 		},

@@ -1,0 +1,313 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// Registry is where a [Pool] publishes its upstreams: the router. Each
+// upstream is added as a tool provider named after the upstream; resources
+// and prompts are registered on Server directly.
+type Registry interface {
+	AddProvider(ctx context.Context, p agentsmcp.ToolProvider) error
+	RemoveProvider(name string)
+	Server() *mcp.Server
+	// Problems returns, per provider, the tools the registry refused
+	// (collisions, invalid names or schemas).
+	Problems() map[string][]string
+}
+
+// Options configure a [Pool]. Zero values select the documented defaults.
+type Options struct {
+	Registry Registry
+	Logger   *slog.Logger
+	// ClientVersion is announced to upstreams as clientInfo.version.
+	ClientVersion string
+	// HealthInterval is how often a ready upstream is pinged (default 15 s).
+	// Two missed pings in a row end the session and start a reconnect.
+	HealthInterval time.Duration
+	// ListChangedDelay debounces list_changed notifications from upstreams
+	// before the pool re-lists (default 200 ms).
+	ListChangedDelay time.Duration
+	// BreakerFailures consecutive failed calls open an upstream's circuit
+	// (default 5); it stays open for BreakerCooldown (default 10 s), then
+	// lets one call through to probe.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+	// MinBackoff is the first reconnect delay (default 250 ms); later ones
+	// double up to the upstream's MaxBackoff, with full jitter.
+	MinBackoff time.Duration
+	// HTTPTransport carries streamable and SSE traffic; nil means a pooled
+	// transport sized for many concurrent calls per upstream.
+	HTTPTransport http.RoundTripper
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "dev"
+	}
+	if o.HealthInterval <= 0 {
+		o.HealthInterval = 15 * time.Second
+	}
+	if o.ListChangedDelay <= 0 {
+		o.ListChangedDelay = 200 * time.Millisecond
+	}
+	if o.BreakerFailures <= 0 {
+		o.BreakerFailures = 5
+	}
+	if o.BreakerCooldown <= 0 {
+		o.BreakerCooldown = 10 * time.Second
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 250 * time.Millisecond
+	}
+	if o.HTTPTransport == nil {
+		o.HTTPTransport = newHTTPTransport()
+	}
+	return o
+}
+
+// newHTTPTransport keeps many idle connections per upstream host: at 32
+// concurrent callers a transport with the default 2 idle connections per
+// host opens thousands of new connections a second.
+func newHTTPTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   128,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Pool is the set of upstream MCP servers. Each upstream has a supervisor
+// goroutine, owned by the pool, that connects, re-lists on list_changed,
+// pings, and reconnects; [Pool.Remove] and [Pool.Close] stop it and release
+// its session (and stdio process group).
+//
+// Attribution of upstream requests: upstreams send sampling, elicitation and
+// logging messages without saying which call they belong to, and one
+// upstream session serves every caller. The pool forwards such a message to
+// the calling client only when every call in flight to that upstream comes
+// from the same client session; otherwise it refuses the request (sampling,
+// elicitation) or logs the message itself (logging), so that one client
+// never sees another's traffic. Progress notifications carry a token and are
+// always delivered to the right caller.
+//
+// A Pool is safe for concurrent use.
+type Pool struct {
+	opts Options
+	http *http.Client
+
+	mu        sync.Mutex
+	upstreams map[string]*upstream
+	closed    bool
+}
+
+// NewPool returns an empty pool that publishes to opts.Registry.
+func NewPool(opts Options) *Pool {
+	opts = opts.withDefaults()
+	return &Pool{
+		opts:      opts,
+		http:      &http.Client{Transport: opts.HTTPTransport},
+		upstreams: map[string]*upstream{},
+	}
+}
+
+// Add starts an upstream defined at run time (the admin API). Only
+// streamable and sse upstreams are accepted: a stdio command from the
+// network would be remote code execution, so stdio upstreams can only come
+// from the config file ([Pool.AddFromConfig]).
+//
+// Add returns once the upstream is registered and its first connect attempt
+// has finished or ctx is done, whichever is first; a failed attempt is not an
+// error (the pool keeps retrying and [Pool.Status] says why). Errors:
+// EINVALID for a bad config, ECONFLICT for a name in use, EUNAVAILABLE after
+// Close.
+func (p *Pool) Add(ctx context.Context, cfg Config) error {
+	if cfg.Transport == TransportStdio {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: stdio upstreams can only be defined in the config file", cfg.Name)
+	}
+	return p.add(ctx, cfg, OriginAPI)
+}
+
+// AddFromConfig is [Pool.Add] for upstreams from the config file, which may
+// use any transport, stdio included.
+func (p *Pool) AddFromConfig(ctx context.Context, cfg Config) error {
+	return p.add(ctx, cfg, OriginConfig)
+}
+
+func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
+	cfg = cfg.WithDefaults()
+	if problems := cfg.Problems(); len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, pr := range problems {
+			msgs[i] = pr.Error()
+		}
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: %s", cfg.Name, strings.Join(msgs, "; "))
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "the upstream pool is shut down")
+	}
+	if _, dup := p.upstreams[cfg.Name]; dup {
+		p.mu.Unlock()
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "upstream %q already exists", cfg.Name)
+	}
+	u := newUpstream(p, cfg, origin)
+	p.upstreams[cfg.Name] = u
+	p.mu.Unlock()
+
+	if err := p.opts.Registry.AddProvider(ctx, u); err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
+		// ECONFLICT reports refused tools, which Status shows; anything
+		// else means the provider is not registered.
+		p.mu.Lock()
+		delete(p.upstreams, cfg.Name)
+		p.mu.Unlock()
+		return fmt.Errorf("register upstream %q: %w", cfg.Name, err)
+	}
+	u.start()
+	select {
+	case <-u.firstAttempt:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// Remove stops an upstream: its tools, resources and prompts disappear, its
+// session is closed and a stdio child's process group is killed and reaped
+// before Remove returns (or ctx ends). ENOTFOUND if there is no such
+// upstream.
+func (p *Pool) Remove(ctx context.Context, name string) error {
+	p.mu.Lock()
+	u, ok := p.upstreams[name]
+	delete(p.upstreams, name)
+	p.mu.Unlock()
+	if !ok {
+		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "upstream %q does not exist", name)
+	}
+	p.opts.Registry.RemoveProvider(name)
+	return u.stop(ctx)
+}
+
+// Refresh re-lists an upstream's tools, resources and prompts now, or, if it
+// is not connected, makes the next connect attempt start now. It waits for
+// the outcome within ctx and returns the upstream's status then. ENOTFOUND
+// if there is no such upstream.
+func (p *Pool) Refresh(ctx context.Context, name string) (Status, error) {
+	u, ok := p.get(name)
+	if !ok {
+		return Status{}, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "upstream %q does not exist", name)
+	}
+	return u.refreshNow(ctx), nil
+}
+
+// Status returns one upstream's status.
+func (p *Pool) Status(name string) (Status, bool) {
+	u, ok := p.get(name)
+	if !ok {
+		return Status{}, false
+	}
+	return u.status(), true
+}
+
+// Statuses returns every upstream's status, sorted by name.
+func (p *Pool) Statuses() []Status {
+	p.mu.Lock()
+	ups := make([]*upstream, 0, len(p.upstreams))
+	for _, u := range p.upstreams {
+		ups = append(ups, u)
+	}
+	p.mu.Unlock()
+	out := make([]Status, len(ups))
+	for i, u := range ups {
+		out[i] = u.status()
+	}
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Tools returns the tools an upstream currently exposes, with their
+// client-visible names. ENOTFOUND if there is no such upstream.
+func (p *Pool) Tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
+	u, ok := p.get(name)
+	if !ok {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "upstream %q does not exist", name)
+	}
+	return u.Tools(ctx)
+}
+
+// Summary counts the upstreams by state.
+func (p *Pool) Summary() Summary {
+	var s Summary
+	for _, st := range p.Statuses() {
+		s.Total++
+		switch st.State {
+		case StateReady:
+			s.Ready++
+			continue
+		case StateDegraded:
+			s.Degraded++
+		case StateConnecting:
+			s.Connecting++
+		case StateDown:
+			s.Down++
+		}
+		if s.NotReady == nil {
+			s.NotReady = map[string]string{}
+		}
+		s.NotReady[st.Name] = string(st.State) + ": " + st.Reason
+	}
+	return s
+}
+
+// Close stops every upstream and waits for their sessions and processes to
+// end (bounded by ctx). The pool accepts no upstreams afterwards.
+func (p *Pool) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	ups := p.upstreams
+	p.upstreams = map[string]*upstream{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, 0, len(ups))
+	var mu sync.Mutex
+	for name, u := range ups {
+		p.opts.Registry.RemoveProvider(name)
+		wg.Go(func() {
+			if err := u.stop(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (p *Pool) get(name string) (*upstream, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, ok := p.upstreams[name]
+	return u, ok
+}

@@ -1,0 +1,84 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// transport builds the MCP transport of one connection attempt. Its
+// long-lived parts (the SSE stream, the stdio child) live until sessionCtx
+// ends; stopSession ends it early if the attempt fails.
+func (u *upstream) transport(sessionCtx context.Context, stopSession context.CancelFunc) (mcp.Transport, *process, error) {
+	switch u.cfg.Transport {
+	case TransportStreamable:
+		return &mcp.StreamableClientTransport{
+			Endpoint:   u.cfg.URL,
+			HTTPClient: u.httpClient(),
+		}, nil, nil
+	case TransportSSE:
+		return &sessionScopedTransport{
+			inner:       &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
+			sessionCtx:  sessionCtx,
+			stopSession: stopSession,
+		}, nil, nil
+	case TransportStdio:
+		proc, err := u.newProcess()
+		if err != nil {
+			return nil, nil, err
+		}
+		return proc.transport(), proc, nil
+	}
+	return nil, nil, fmt.Errorf("unknown transport %q", u.cfg.Transport)
+}
+
+// httpClient is the pool's pooled client with the upstream's headers added
+// to every request. It has no overall timeout: streams are long-lived, and
+// each call is bounded by its context.
+func (u *upstream) httpClient() *http.Client {
+	if len(u.cfg.Headers) == 0 {
+		return u.pool.http
+	}
+	return &http.Client{Transport: &headerTransport{base: u.pool.http.Transport, headers: u.cfg.Headers}}
+}
+
+// headerTransport adds fixed headers (credentials, usually) to requests.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// sessionScopedTransport connects the SSE client transport with the
+// session's context instead of the connect attempt's: the SDK opens the
+// event stream with the context it is given, so the attempt's timeout would
+// otherwise end the stream right after the handshake. The attempt's context
+// still bounds the connect itself.
+type sessionScopedTransport struct {
+	inner       mcp.Transport
+	sessionCtx  context.Context
+	stopSession context.CancelFunc
+}
+
+func (t *sessionScopedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	stop := context.AfterFunc(ctx, t.stopSession)
+	conn, err := t.inner.Connect(t.sessionCtx)
+	if !stop() {
+		// The attempt ended while connecting; the stream is being torn
+		// down with the session context.
+		if conn != nil {
+			_ = conn.Close()
+		}
+		return nil, fmt.Errorf("connect: %w", ctx.Err())
+	}
+	return conn, err
+}

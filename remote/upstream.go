@@ -1,0 +1,591 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sony/gobreaker/v2"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// upstream is one upstream MCP server: an [agentsmcp.ToolProvider] for the
+// registry, and the supervisor goroutine that keeps its session alive.
+type upstream struct {
+	pool   *Pool
+	cfg    Config
+	origin string
+	log    *slog.Logger
+	client *mcp.Client
+	calls  *callTracker
+	slots  chan struct{} // MaxConcurrency call slots
+	cb     *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+
+	// Signals to the supervisor; each is buffered so that senders never
+	// block and repeated signals coalesce.
+	listChanged chan struct{}      // an upstream list_changed notification
+	probe       chan struct{}      // a call met a transport error
+	refreshReq  chan chan struct{} // Refresh: re-list or connect now, then close the channel
+
+	ctx          context.Context // the supervisor's lifetime
+	cancel       context.CancelFunc
+	done         chan struct{} // closed when the supervisor has returned
+	firstAttempt chan struct{} // closed after the first connect attempt
+	firstOnce    sync.Once
+
+	mu       sync.Mutex
+	st       Status             // state, reason, errors, timestamps, server info
+	session  *mcp.ClientSession // nil unless a session is established
+	changed  chan struct{}      // closed and replaced on every state change
+	tools    []*mcp.Tool        // exposed tools, names prefixed
+	original map[string]string  // exposed tool name → upstream tool name
+	problems []string
+	catalog  *catalog // resources and prompts registered for this upstream
+	onChange func()
+	started  bool
+}
+
+func newUpstream(p *Pool, cfg Config, origin string) *upstream {
+	ctx, cancel := context.WithCancel(context.Background())
+	u := &upstream{
+		pool:         p,
+		cfg:          cfg,
+		origin:       origin,
+		log:          p.opts.Logger.With("upstream", cfg.Name),
+		calls:        newCallTracker(),
+		slots:        make(chan struct{}, cfg.MaxConcurrency),
+		listChanged:  make(chan struct{}, 1),
+		probe:        make(chan struct{}, 1),
+		refreshReq:   make(chan chan struct{}),
+		ctx:          ctx,
+		cancel:       cancel,
+		done:         make(chan struct{}),
+		firstAttempt: make(chan struct{}),
+		changed:      make(chan struct{}),
+		catalog:      newCatalog(cfg.Name, p.opts.Registry.Server()),
+	}
+	u.st = Status{
+		Name:      cfg.Name,
+		Transport: cfg.Transport,
+		URL:       agentsmcp.RedactURL(cfg.URL),
+		Command:   cfg.Command,
+		Origin:    origin,
+		State:     StateConnecting,
+		Reason:    "first connection in progress",
+		Since:     time.Now(),
+	}
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "agents-mcp", Version: p.opts.ClientVersion}, &mcp.ClientOptions{
+		Logger: u.log,
+		// No roots: they would have to come from one particular caller.
+		Capabilities:                &mcp.ClientCapabilities{},
+		CreateMessageHandler:        u.forwardSampling,
+		ElicitationHandler:          u.forwardElicitation,
+		ProgressNotificationHandler: u.forwardProgress,
+		LoggingMessageHandler:       u.forwardLog,
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { signal(u.listChanged) },
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { signal(u.listChanged) },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
+	})
+	u.cb = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
+		Name:        cfg.Name,
+		MaxRequests: 1,
+		Timeout:     p.opts.BreakerCooldown,
+		ReadyToTrip: func(c gobreaker.Counts) bool {
+			return c.ConsecutiveFailures >= uint32(p.opts.BreakerFailures)
+		},
+		IsSuccessful: breakerSuccess,
+		OnStateChange: func(_ string, from, to gobreaker.State) {
+			u.log.Warn("upstream circuit breaker", "from", from.String(), "to", to.String())
+		},
+	})
+	return u
+}
+
+// signal sends on a buffered channel of capacity 1 without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Name implements agentsmcp.ToolProvider.
+func (u *upstream) Name() string { return u.cfg.Name }
+
+// Tools implements agentsmcp.ToolProvider: the tools of the last successful
+// listing, or none while the upstream is down (or was never ready).
+func (u *upstream) Tools(context.Context) ([]*mcp.Tool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.st.State == StateDown {
+		return nil, nil
+	}
+	return slices.Clone(u.tools), nil
+}
+
+// OnToolsChanged implements agentsmcp.ToolChangeNotifier.
+func (u *upstream) OnToolsChanged(f func()) {
+	u.mu.Lock()
+	u.onChange = f
+	u.mu.Unlock()
+}
+
+func (u *upstream) notifyToolsChanged() {
+	u.mu.Lock()
+	f := u.onChange
+	u.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+func (u *upstream) start() {
+	u.mu.Lock()
+	u.started = true
+	u.mu.Unlock()
+	go u.run()
+}
+
+// stop ends the supervisor and waits (within ctx) until the session is
+// closed and a stdio child is reaped.
+func (u *upstream) stop(ctx context.Context) error {
+	u.cancel()
+	u.mu.Lock()
+	started := u.started
+	u.mu.Unlock()
+	if !started {
+		return nil
+	}
+	select {
+	case <-u.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop upstream %q: %w", u.cfg.Name, ctx.Err())
+	}
+}
+
+// status returns a snapshot. A ready upstream whose circuit is open is
+// reported degraded.
+func (u *upstream) status() Status {
+	u.mu.Lock()
+	st := u.st
+	st.Tools = len(u.tools)
+	st.Resources, st.ResourceTemplates, st.Prompts = u.catalog.counts()
+	st.Problems = slices.Clone(u.problems)
+	u.mu.Unlock()
+	st.Problems = append(st.Problems, u.pool.opts.Registry.Problems()[u.cfg.Name]...)
+	st.InFlight = u.calls.count()
+	st.Breaker = u.cb.State().String()
+	if st.State == StateReady && u.cb.State() == gobreaker.StateOpen {
+		st.State = StateDegraded
+		st.Reason = fmt.Sprintf("circuit open after %d consecutive failed calls; calls are refused for %s", u.pool.opts.BreakerFailures, u.pool.opts.BreakerCooldown)
+	}
+	return st
+}
+
+// setState records a state change and wakes calls waiting for a session.
+// u.mu must be held.
+func (u *upstream) setStateLocked(s State, reason string) {
+	if u.st.State != s || u.st.Reason != reason {
+		if u.st.State != s {
+			u.st.Since = time.Now()
+			u.log.Info("upstream state", "state", string(s), "reason", reason)
+		}
+		u.st.State, u.st.Reason = s, reason
+	}
+	close(u.changed)
+	u.changed = make(chan struct{})
+}
+
+func (u *upstream) recordErrorLocked(err error) {
+	u.st.LastError = agentsmcp.TruncateUTF8(err.Error(), 1024)
+	u.st.LastErrorAt = time.Now()
+}
+
+// run is the supervisor: connect, serve the session until it must be
+// replaced, and again, with backoff between failed attempts, until stopped.
+func (u *upstream) run() {
+	defer close(u.done)
+	defer u.catalog.clear()
+	defer u.firstOnce.Do(func() { close(u.firstAttempt) })
+	failures := 0
+	var waiting []chan struct{} // Refresh calls to answer after the next attempt
+	for u.ctx.Err() == nil {
+		s, err := u.connect()
+		u.firstOnce.Do(func() { close(u.firstAttempt) })
+		for _, ch := range waiting {
+			close(ch)
+		}
+		waiting = nil
+		if err != nil {
+			if u.ctx.Err() != nil {
+				return
+			}
+			failures++
+			wait := u.backoff(failures)
+			u.mu.Lock()
+			wasUp := u.st.State != StateDown
+			u.recordErrorLocked(err)
+			u.st.FailedAttempts = failures
+			u.st.NextAttemptAt = time.Now().Add(wait)
+			u.setStateLocked(StateDown, "cannot connect: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+			u.mu.Unlock()
+			u.log.Warn("upstream connect failed", "attempt", failures, "retry_in", wait.Round(time.Millisecond), "error", err)
+			if wasUp {
+				// Withdraw what the upstream offered until it is back.
+				u.notifyToolsChanged()
+				u.catalog.clear()
+			}
+			timer := time.NewTimer(wait)
+			select {
+			case <-u.ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			case ch := <-u.refreshReq:
+				timer.Stop()
+				waiting = append(waiting, ch)
+			}
+			continue
+		}
+		failures = 0
+		u.serve(s)
+		u.closeSession(s)
+	}
+}
+
+// backoff is the wait before connect attempt failures+1: exponential from
+// MinBackoff, capped at MaxBackoff, with "equal jitter" (half fixed, half
+// random) so that replicas and upstreams restarted together spread out
+// without ever retrying in a tight loop.
+func (u *upstream) backoff(failures int) time.Duration {
+	d := u.pool.opts.MinBackoff << min(failures-1, 20)
+	d = min(d, u.cfg.MaxBackoff)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// session is one established connection: the client session and, for
+// stdio, the child process.
+type session struct {
+	cs   *mcp.ClientSession
+	proc *process // nil unless stdio
+	stop context.CancelFunc
+}
+
+// connect establishes a session: initialize (with protocol-version
+// fallback) and the first tools/list must both succeed within the upstream's
+// timeout. Resources and prompts are listed too, but their failure only
+// shows in the status.
+func (u *upstream) connect() (*session, error) {
+	u.mu.Lock()
+	if u.st.State != StateDown {
+		u.setStateLocked(StateConnecting, u.st.Reason)
+	}
+	u.mu.Unlock()
+	ctx, cancel := context.WithTimeout(u.ctx, u.cfg.Timeout)
+	defer cancel()
+
+	s, err := u.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, original, problems, err := u.listTools(ctx, s.cs)
+	if err != nil {
+		u.closeSession(s)
+		return nil, fmt.Errorf("first tools/list: %w", err)
+	}
+	problems = append(problems, u.syncCatalog(ctx, s.cs)...)
+
+	init := s.cs.InitializeResult()
+	u.mu.Lock()
+	u.session = s.cs
+	u.tools, u.original, u.problems = tools, original, problems
+	u.st.ConnectedAt = time.Now()
+	u.st.FailedAttempts = 0
+	u.st.NextAttemptAt = time.Time{}
+	if init != nil {
+		u.st.ProtocolVersion = init.ProtocolVersion
+		if init.ServerInfo != nil {
+			u.st.ServerName, u.st.ServerVersion = init.ServerInfo.Name, init.ServerInfo.Version
+		}
+	}
+	if s.proc != nil {
+		u.st.PID = s.proc.pid()
+	}
+	u.setStateLocked(StateReady, fmt.Sprintf("connected; %d tools", len(tools)))
+	u.mu.Unlock()
+	u.log.Info("upstream ready", "tools", len(tools), "protocol_version", u.st.ProtocolVersion, "problems", len(problems))
+	u.notifyToolsChanged()
+	return s, nil
+}
+
+// fallbackVersions are proposed, in order, when an upstream refuses the
+// SDK's newest protocol version in a way the SDK does not negotiate itself.
+var fallbackVersions = []string{"2025-06-18", "2025-03-26", "2024-11-05"}
+
+// dial connects and initializes, trying older protocol versions when the
+// upstream answers the handshake with a protocol error rather than a
+// transport failure (which would fail the same way again).
+func (u *upstream) dial(ctx context.Context) (*session, error) {
+	versions := []string{u.cfg.ProtocolVersion}
+	if u.cfg.ProtocolVersion == "" {
+		versions = append(versions, fallbackVersions...)
+	}
+	var firstErr error
+	for _, v := range versions {
+		s, err := u.dialVersion(ctx, v)
+		if err == nil {
+			return s, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil || !isProtocolRefusal(err) {
+			break
+		}
+		u.log.Info("upstream refused protocol version; trying an older one", "version", versionLabel(v), "error", err)
+	}
+	return nil, firstErr
+}
+
+func versionLabel(v string) string {
+	if v == "" {
+		return "latest"
+	}
+	return v
+}
+
+// isProtocolRefusal reports whether a failed handshake was the upstream
+// answering but refusing (a JSON-RPC error or an unsupported version), as
+// opposed to not answering at all.
+func isProtocolRefusal(err error) bool {
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) || strings.Contains(err.Error(), "unsupported protocol version")
+}
+
+func (u *upstream) dialVersion(ctx context.Context, version string) (*session, error) {
+	sessionCtx, stopSession := context.WithCancel(u.ctx)
+	t, proc, err := u.transport(sessionCtx, stopSession)
+	if err != nil {
+		stopSession()
+		return nil, err
+	}
+	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		stopSession()
+		if proc != nil {
+			proc.kill(u.log)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("initialize did not finish within %s: %w", u.cfg.Timeout, err)
+		}
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return &session{cs: cs, proc: proc, stop: stopSession}, nil
+}
+
+// closeSession closes a session and, for stdio, kills and reaps what is
+// left of the child's process group.
+func (u *upstream) closeSession(s *session) {
+	u.mu.Lock()
+	if u.session == s.cs {
+		u.session = nil
+	}
+	u.mu.Unlock()
+	_ = s.cs.Close()
+	s.stop()
+	if s.proc != nil {
+		s.proc.kill(u.log)
+	}
+}
+
+// listTools lists the upstream's tools (every page) and turns them into the
+// exposed set: filtered by allow/deny, renamed `<upstream>__<tool>`, with
+// input and output schemas as JSON bytes so that the router passes them on
+// unchanged. Tools whose exposed name would be invalid are left out and
+// reported.
+func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) (tools []*mcp.Tool, original map[string]string, problems []string, err error) {
+	original = map[string]string{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !u.cfg.Tools.Allows(t.Name) {
+			continue
+		}
+		exposed := *t
+		exposed.Name = u.cfg.Name + agentsmcp.NamespaceSeparator + t.Name
+		if !agentsmcp.ToolNamePattern.MatchString(exposed.Name) {
+			problems = append(problems, fmt.Sprintf("tool %q: exposed name %q does not match %s", t.Name, exposed.Name, agentsmcp.ToolNamePattern))
+			continue
+		}
+		if _, dup := original[exposed.Name]; dup {
+			problems = append(problems, fmt.Sprintf("tool %q is listed twice", t.Name))
+			continue
+		}
+		if exposed.InputSchema, err = schemaJSON(t.InputSchema); err != nil {
+			problems = append(problems, fmt.Sprintf("tool %q: input schema: %v", t.Name, err))
+			continue
+		}
+		if t.OutputSchema != nil {
+			if exposed.OutputSchema, err = schemaJSON(t.OutputSchema); err != nil {
+				problems = append(problems, fmt.Sprintf("tool %q: output schema: %v", t.Name, err))
+				continue
+			}
+		}
+		original[exposed.Name] = t.Name
+		tools = append(tools, &exposed)
+	}
+	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	for _, name := range u.cfg.Tools.Allow {
+		if _, ok := original[u.cfg.Name+agentsmcp.NamespaceSeparator+name]; !ok {
+			problems = append(problems, fmt.Sprintf("allowed tool %q is not offered by the upstream", name))
+		}
+	}
+	return tools, original, problems, nil
+}
+
+// schemaJSON encodes a schema the client decoded, once, so that the router
+// compiles and serves exactly these bytes.
+func schemaJSON(s any) (json.RawMessage, error) {
+	if raw, ok := s.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// serve watches an established session until it has to be replaced (it
+// ended, or stopped answering pings) or the upstream is stopped. It
+// re-lists on list_changed (debounced) and on Refresh.
+func (u *upstream) serve(s *session) {
+	ended := make(chan error, 1)
+	go func() { ended <- s.cs.Wait() }() // returns when closeSession closes cs
+	health := time.NewTicker(u.pool.opts.HealthInterval)
+	defer health.Stop()
+	var debounce <-chan time.Time
+	missed := 0
+	for {
+		select {
+		case <-u.ctx.Done():
+			return
+		case err := <-ended:
+			u.lost(fmt.Errorf("session ended: %v", orClosed(err)))
+			return
+		case <-u.listChanged:
+			if debounce == nil {
+				debounce = time.After(u.pool.opts.ListChangedDelay)
+			}
+		case <-debounce:
+			debounce = nil
+			u.relist(s.cs)
+		case ch := <-u.refreshReq:
+			u.relist(s.cs)
+			close(ch)
+		case <-u.probe:
+			if err := u.ping(s.cs); err != nil {
+				u.lost(fmt.Errorf("a call failed and the upstream does not answer pings: %w", err))
+				return
+			}
+		case <-health.C:
+			if err := u.ping(s.cs); err != nil {
+				missed++
+				if missed >= 2 {
+					u.lost(fmt.Errorf("%d pings in a row failed: %w", missed, err))
+					return
+				}
+				u.mu.Lock()
+				u.recordErrorLocked(err)
+				u.setStateLocked(StateDegraded, "ping failed: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+				u.mu.Unlock()
+				continue
+			}
+			missed = 0
+			u.mu.Lock()
+			if u.st.State == StateDegraded {
+				u.setStateLocked(StateReady, fmt.Sprintf("answering again; %d tools", len(u.tools)))
+			}
+			u.mu.Unlock()
+		}
+	}
+}
+
+func orClosed(err error) error {
+	if err == nil {
+		return errors.New("closed by the upstream")
+	}
+	return err
+}
+
+func (u *upstream) ping(cs *mcp.ClientSession) error {
+	ctx, cancel := context.WithTimeout(u.ctx, min(u.cfg.Timeout, 10*time.Second))
+	defer cancel()
+	return cs.Ping(ctx, nil)
+}
+
+// lost records that the session is gone; the tools stay listed while the
+// supervisor reconnects, and calls wait for the new session.
+func (u *upstream) lost(err error) {
+	if u.ctx.Err() != nil {
+		return
+	}
+	u.log.Warn("upstream session lost; reconnecting", "error", err)
+	u.mu.Lock()
+	u.session = nil
+	u.recordErrorLocked(err)
+	u.setStateLocked(StateConnecting, "reconnecting: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+	u.mu.Unlock()
+}
+
+// relist re-reads tools, resources and prompts after a list_changed or a
+// Refresh. A failure keeps the previous lists and degrades the upstream.
+func (u *upstream) relist(cs *mcp.ClientSession) {
+	ctx, cancel := context.WithTimeout(u.ctx, u.cfg.Timeout)
+	defer cancel()
+	tools, original, problems, err := u.listTools(ctx, cs)
+	if err != nil {
+		u.log.Warn("re-listing tools failed", "error", err)
+		u.mu.Lock()
+		u.recordErrorLocked(err)
+		u.setStateLocked(StateDegraded, "re-listing tools failed: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+		u.mu.Unlock()
+		return
+	}
+	problems = append(problems, u.syncCatalog(ctx, cs)...)
+	u.mu.Lock()
+	u.tools, u.original, u.problems = tools, original, problems
+	u.setStateLocked(StateReady, fmt.Sprintf("connected; %d tools", len(tools)))
+	u.mu.Unlock()
+	u.notifyToolsChanged()
+}
+
+// refreshNow asks the supervisor to re-list (or to connect now, if the
+// upstream is not connected) and waits for it within ctx.
+func (u *upstream) refreshNow(ctx context.Context) Status {
+	done := make(chan struct{})
+	select {
+	case u.refreshReq <- done:
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-u.done:
+		}
+	case <-ctx.Done():
+	case <-u.done:
+	}
+	return u.status()
+}
