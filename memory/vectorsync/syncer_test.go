@@ -195,13 +195,11 @@ func TestRunStopsWithItsContextAndWakesOnNotify(t *testing.T) {
 func TestReconcileRestoresALostIndex(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	var ids []string
 	for _, q := range []string{"rotate api keys", "compress build logs", "email the on-call team"} {
 		l := &agentsmcp.Learning{Query: q, Outcome: agentsmcp.OutcomeSuccess}
 		if err := f.db.CreateLearning(ctx, l); err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, l.ID)
 	}
 	if _, err := f.db.RecordPatternUse(ctx, "rotate credentials", []string{"vault__rotate"}, true, time.Time{}); err != nil {
 		t.Fatal(err)
