@@ -39,7 +39,7 @@ func (u *upstream) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	case <-ctx.Done():
 		return nil, u.contextError(ctx, fmt.Sprintf("waiting for one of its %d call slots", u.cfg.MaxConcurrency))
 	}
-	res, err := u.cb.Execute(func() (*mcp.CallToolResult, error) { return u.call(ctx, req, name) })
+	res, err := u.cb.Load().Execute(func() (*mcp.CallToolResult, error) { return u.call(ctx, req, name) })
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		u.mu.Lock()
 		last := u.st.LastError
@@ -56,8 +56,7 @@ func breakerSuccess(err error) bool {
 	if err == nil {
 		return true
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
+	if upstreamError(err) != nil {
 		return true
 	}
 	return errors.Is(err, context.Canceled)
@@ -74,13 +73,24 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 		if c.upstreamToken != "" {
 			params.SetProgressToken(c.upstreamToken)
 		}
+		if logsByRequest(cs) {
+			meta := params.GetMeta()
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta[mcp.MetaKeyLogLevel] = "debug" // as logging/setLevel in connect
+			params.SetMeta(meta)
+		}
 		res, err := cs.CallTool(ctx, params)
+		if err == nil {
+			u.settle(c)
+		}
 		u.calls.end(c)
 		if err == nil {
+			u.exposeResourceURIs(res)
 			return res, nil
 		}
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
+		if rpcErr := upstreamError(err); rpcErr != nil {
 			return nil, rpcErr
 		}
 		if ctx.Err() != nil {
@@ -94,8 +104,54 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			continue
 		}
 		signal(u.probe)
-		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q: %s", u.cfg.Name, agentsmcp.TruncateUTF8(err.Error(), 500))
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q: %s", u.cfg.Name, u.errorText(err, 500))
 	}
+}
+
+// Bounds of settle.
+const (
+	settleQuiet = 3 * time.Millisecond
+	settleMax   = 30 * time.Millisecond
+)
+
+// settle holds a call that has its answer open until the notifications the
+// upstream sent before that answer are forwarded. go-sdk runs notification
+// handlers on another goroutine and may return the answer first; forwarded
+// after the answer (or not at all, once the call is no longer in flight), a
+// progress notification would break the protocol and a log message would
+// lose its caller. The wait ends once no notification has been handled for
+// settleQuiet, at most after settleMax, and only calls that can receive such
+// notifications wait: calls with a progress token to upstreams that have
+// sent progress, and calls from a client to upstreams that have sent log
+// messages.
+func (u *upstream) settle(c *inflightCall) {
+	if c.session == nil || !(c.upstreamToken != "" && u.sentProgress.Load() || u.sentLog.Load()) {
+		return
+	}
+	start := time.Now()
+	for {
+		now := time.Now()
+		if now.Sub(start) >= settleMax || now.Sub(start) >= settleQuiet && now.Sub(time.Unix(0, u.lastNote.Load())) >= settleQuiet {
+			return
+		}
+		time.Sleep(settleQuiet / 3)
+	}
+}
+
+// codeRejectedByTransport is the code go-sdk gives the *jsonrpc.Error it
+// returns when its own transport failed to deliver a request (connection
+// refused, a dropped stream): a local failure, not the upstream's answer.
+const codeRejectedByTransport = -32005
+
+// upstreamError returns the JSON-RPC error the upstream answered with, or
+// nil if err is not an answer of the upstream (a transport failure, a
+// timeout, …).
+func upstreamError(err error) *jsonrpc.Error {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport {
+		return rpcErr
+	}
+	return nil
 }
 
 // contextError explains a call whose context ended: the upstream's timeout
@@ -148,4 +204,23 @@ func (u *upstream) sessionGone(cs *mcp.ClientSession, err error) {
 	}
 	u.mu.Unlock()
 	_ = cs.Close() // ends serve's wait, and the supervisor reconnects
+}
+
+// exposeResourceURIs rewrites the resource URIs in a result (resource links,
+// embedded resources) to the namespaced URIs under which the caller can read
+// them through agents-mcp.
+func (u *upstream) exposeResourceURIs(res *mcp.CallToolResult) {
+	prefix := ResourceURIPrefix(u.cfg.Name)
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.ResourceLink:
+			if c.URI != "" {
+				c.URI = prefix + c.URI
+			}
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.URI != "" {
+				c.Resource.URI = prefix + c.Resource.URI
+			}
+		}
+	}
 }

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -92,7 +91,7 @@ func (u *upstream) syncCatalog(ctx context.Context, cs *mcp.ClientSession) []str
 	prefix := ResourceURIPrefix(u.cfg.Name)
 	if caps.Resources != nil {
 		if listed, err := collect(cs.Resources(ctx, nil)); err != nil {
-			problems = append(problems, "resources/list failed: "+err.Error())
+			problems = append(problems, "resources/list failed: "+u.errorText(err, 300))
 		} else {
 			resources = nil
 			for _, r := range listed {
@@ -107,7 +106,7 @@ func (u *upstream) syncCatalog(ctx context.Context, cs *mcp.ClientSession) []str
 			}
 		}
 		if listed, err := collect(cs.ResourceTemplates(ctx, nil)); err != nil {
-			problems = append(problems, "resources/templates/list failed: "+err.Error())
+			problems = append(problems, "resources/templates/list failed: "+u.errorText(err, 300))
 		} else {
 			templates = nil
 			for _, t := range listed {
@@ -124,7 +123,7 @@ func (u *upstream) syncCatalog(ctx context.Context, cs *mcp.ClientSession) []str
 	}
 	if caps.Prompts != nil {
 		if listed, err := collect(cs.Prompts(ctx, nil)); err != nil {
-			problems = append(problems, "prompts/list failed: "+err.Error())
+			problems = append(problems, "prompts/list failed: "+u.errorText(err, 300))
 		} else {
 			prompts = nil
 			for _, p := range listed {
@@ -204,8 +203,7 @@ func (u *upstream) getPrompt(ctx context.Context, original string, req *mcp.GetP
 // anything else into an internal error with a message fit for the caller
 // (resources and prompts have no tool-error result to carry it).
 func protocolError(err error) error {
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
+	if rpcErr := upstreamError(err); rpcErr != nil {
 		return rpcErr
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: agentsmcp.ErrorMessage(err)}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,9 +106,12 @@ func callerContext(ctx context.Context, c *inflightCall) (context.Context, conte
 }
 
 // refuse is the JSON-RPC error an upstream gets for a request no caller can
-// answer: the code a client without the capability would send.
+// answer. It is not "method not found" (what a client without the
+// capability would send): go-sdk replaces the message of every error with
+// that code by a generic one, and the upstream, and through it the user,
+// would never learn why.
 func refuse(format string, args ...any) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf(format, args...)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
 func (u *upstream) targetFor(what string) (*inflightCall, error) {
@@ -150,7 +154,15 @@ func (u *upstream) forwardElicitation(ctx context.Context, req *mcp.ElicitReques
 	return c.session.Elicit(ctx, req.Params)
 }
 
+// noted records that a notification of the kind flag stands for was
+// handled (see settle).
+func (u *upstream) noted(flag *atomic.Bool) {
+	flag.Store(true)
+	u.lastNote.Store(time.Now().UnixNano())
+}
+
 func (u *upstream) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	defer u.noted(&u.sentProgress)
 	c := u.calls.byProgressToken(req.Params.ProgressToken)
 	if c == nil || c.session == nil {
 		return
@@ -168,6 +180,7 @@ func (u *upstream) forwardProgress(ctx context.Context, req *mcp.ProgressNotific
 // can be attributed (the client's logging/setLevel applies), and to the
 // server log otherwise.
 func (u *upstream) forwardLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	defer u.noted(&u.sentLog)
 	p := *req.Params
 	if p.Logger == "" {
 		p.Logger = u.cfg.Name

@@ -21,6 +21,9 @@ import (
 // upstream is added as a tool provider named after the upstream; resources
 // and prompts are registered on Server directly.
 type Registry interface {
+	// AddProvider lists p's tools and registers them. When it accepts p,
+	// it registers p's [agentsmcp.ToolChangeNotifier] callback before
+	// listing; refusing p (its name is taken) leaves the callback unset.
 	AddProvider(ctx context.Context, p agentsmcp.ToolProvider) error
 	RemoveProvider(name string)
 	Server() *mcp.Server
@@ -127,7 +130,7 @@ func NewPool(opts Options) *Pool {
 	opts = opts.withDefaults()
 	return &Pool{
 		opts:      opts,
-		http:      &http.Client{Transport: opts.HTTPTransport},
+		http:      &http.Client{Transport: drainingTransport{base: opts.HTTPTransport}},
 		upstreams: map[string]*upstream{},
 	}
 }
@@ -177,18 +180,37 @@ func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
 	p.upstreams[cfg.Name] = u
 	p.mu.Unlock()
 
-	if err := p.opts.Registry.AddProvider(ctx, u); err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
-		// ECONFLICT reports refused tools, which Status shows; anything
-		// else means the provider is not registered.
-		p.mu.Lock()
-		delete(p.upstreams, cfg.Name)
-		p.mu.Unlock()
-		return fmt.Errorf("register upstream %q: %w", cfg.Name, err)
-	}
 	u.start()
 	select {
 	case <-u.firstAttempt:
 	case <-ctx.Done():
+	}
+	// Registering after the first attempt makes the registry list the
+	// tools that attempt found before Add returns; tools found later reach
+	// it through OnToolsChanged.
+	err := p.opts.Registry.AddProvider(ctx, u)
+	if err != nil && (agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT || !u.registered()) {
+		// ECONFLICT with the provider registered reports refused tools,
+		// which Status shows; anything else (another provider holding
+		// the name included) means the provider is not registered.
+		p.mu.Lock()
+		if p.upstreams[cfg.Name] == u {
+			delete(p.upstreams, cfg.Name)
+		}
+		p.mu.Unlock()
+		_ = u.stop(context.WithoutCancel(ctx))
+		if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT {
+			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "upstream %q: the name is taken by another tool provider", cfg.Name)
+		}
+		return fmt.Errorf("register upstream %q: %w", cfg.Name, err)
+	}
+	p.mu.Lock()
+	gone := p.upstreams[cfg.Name] != u
+	p.mu.Unlock()
+	if gone {
+		// Removed (or the pool closed) while connecting: Remove found
+		// nothing to unregister yet.
+		p.opts.Registry.RemoveProvider(cfg.Name)
 	}
 	return nil
 }

@@ -3,7 +3,10 @@ package remote
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -56,6 +59,61 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(req)
+}
+
+// drainGrace is how long the response to a POST may still be read after its
+// request's context has ended, once the response headers are in.
+const drainGrace = time.Second
+
+// drainingTransport lets the response of a POST (a call, or a notification)
+// be read to its end after the call's context is cancelled, so that its
+// connection is reused. go-sdk hands a call its answer as soon as the answer's
+// event arrives and reads the rest of the response (the end of the SSE
+// stream) afterwards, with the call's context; [upstream.CallTool] cancels
+// that context as it returns, and net/http then closed the connection instead
+// of reusing it: about one relayed call in twenty opened a new upstream
+// connection. Cancellation still applies as before while waiting for the
+// response headers, and a response body still unread drainGrace after the
+// context ended (a hung upstream) is aborted.
+type drainingTransport struct {
+	base http.RoundTripper
+}
+
+func (t drainingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost {
+		return t.base.RoundTrip(req)
+	}
+	parent := req.Context()
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	var headersIn atomic.Bool
+	stop := context.AfterFunc(parent, func() {
+		if headersIn.Load() {
+			time.AfterFunc(drainGrace, func() { cancel(context.Cause(parent)) })
+			return
+		}
+		cancel(context.Cause(parent))
+	})
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		stop()
+		cancel(nil)
+		return nil, err
+	}
+	headersIn.Store(true)
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { stop(); cancel(nil) }}
+	return resp, nil
+}
+
+// releasingBody releases its request's context when closed.
+type releasingBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
 }
 
 // sessionScopedTransport connects the SSE client transport with the

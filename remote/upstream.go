@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
 
@@ -29,7 +29,7 @@ type upstream struct {
 	client *mcp.Client
 	calls  *callTracker
 	slots  chan struct{} // MaxConcurrency call slots
-	cb     *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+	cb     atomic.Pointer[gobreaker.CircuitBreaker[*mcp.CallToolResult]] // replaced per session
 
 	// Signals to the supervisor; each is buffered so that senders never
 	// block and repeated signals coalesce.
@@ -53,6 +53,11 @@ type upstream struct {
 	catalog  *catalog // resources and prompts registered for this upstream
 	onChange func()
 	started  bool
+
+	// Whether the upstream ever sent progress or log notifications, and
+	// when one was last handled (UnixNano): see settle.
+	sentProgress, sentLog atomic.Bool
+	lastNote              atomic.Int64
 }
 
 func newUpstream(p *Pool, cfg Config, origin string) *upstream {
@@ -96,19 +101,27 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { signal(u.listChanged) },
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
 	})
-	u.cb = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
-		Name:        cfg.Name,
+	u.cb.Store(u.newBreaker())
+	return u
+}
+
+// newBreaker returns a closed circuit breaker. Each new session gets one:
+// failures of a dead session say nothing about the one that just passed
+// initialize and tools/list.
+func (u *upstream) newBreaker() *gobreaker.CircuitBreaker[*mcp.CallToolResult] {
+	opts := u.pool.opts
+	return gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
+		Name:        u.cfg.Name,
 		MaxRequests: 1,
-		Timeout:     p.opts.BreakerCooldown,
+		Timeout:     opts.BreakerCooldown,
 		ReadyToTrip: func(c gobreaker.Counts) bool {
-			return c.ConsecutiveFailures >= uint32(p.opts.BreakerFailures)
+			return c.ConsecutiveFailures >= uint32(opts.BreakerFailures)
 		},
 		IsSuccessful: breakerSuccess,
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			u.log.Warn("upstream circuit breaker", "from", from.String(), "to", to.String())
 		},
 	})
-	return u
 }
 
 // signal sends on a buffered channel of capacity 1 without blocking.
@@ -138,6 +151,15 @@ func (u *upstream) OnToolsChanged(f func()) {
 	u.mu.Lock()
 	u.onChange = f
 	u.mu.Unlock()
+}
+
+// registered reports whether a registry took u as a provider: accepting a
+// provider that implements agentsmcp.ToolChangeNotifier means registering
+// its callback.
+func (u *upstream) registered() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.onChange != nil
 }
 
 func (u *upstream) notifyToolsChanged() {
@@ -185,8 +207,9 @@ func (u *upstream) status() Status {
 	u.mu.Unlock()
 	st.Problems = append(st.Problems, u.pool.opts.Registry.Problems()[u.cfg.Name]...)
 	st.InFlight = u.calls.count()
-	st.Breaker = u.cb.State().String()
-	if st.State == StateReady && u.cb.State() == gobreaker.StateOpen {
+	breaker := u.cb.Load().State()
+	st.Breaker = breaker.String()
+	if st.State == StateReady && breaker == gobreaker.StateOpen {
 		st.State = StateDegraded
 		st.Reason = fmt.Sprintf("circuit open after %d consecutive failed calls; calls are refused for %s", u.pool.opts.BreakerFailures, u.pool.opts.BreakerCooldown)
 	}
@@ -207,8 +230,22 @@ func (u *upstream) setStateLocked(s State, reason string) {
 	u.changed = make(chan struct{})
 }
 
+// errorText is err's message fit for logs, status and callers: at most max
+// bytes, with the upstream's URL redacted (Go's HTTP errors quote the URL,
+// query tokens included).
+func (u *upstream) errorText(err error, max int) string {
+	msg := err.Error()
+	if u.cfg.URL != "" {
+		msg = strings.ReplaceAll(msg, u.cfg.URL, agentsmcp.RedactURL(u.cfg.URL))
+		if i := strings.IndexByte(u.cfg.URL, '?'); i >= 0 && i+1 < len(u.cfg.URL) {
+			msg = strings.ReplaceAll(msg, u.cfg.URL[i+1:], agentsmcp.Redacted)
+		}
+	}
+	return agentsmcp.TruncateUTF8(msg, max)
+}
+
 func (u *upstream) recordErrorLocked(err error) {
-	u.st.LastError = agentsmcp.TruncateUTF8(err.Error(), 1024)
+	u.st.LastError = u.errorText(err, 1024)
 	u.st.LastErrorAt = time.Now()
 }
 
@@ -238,9 +275,9 @@ func (u *upstream) run() {
 			u.recordErrorLocked(err)
 			u.st.FailedAttempts = failures
 			u.st.NextAttemptAt = time.Now().Add(wait)
-			u.setStateLocked(StateDown, "cannot connect: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+			u.setStateLocked(StateDown, "cannot connect: "+u.errorText(err, 300))
 			u.mu.Unlock()
-			u.log.Warn("upstream connect failed", "attempt", failures, "retry_in", wait.Round(time.Millisecond), "error", err)
+			u.log.Warn("upstream connect failed", "attempt", failures, "retry_in", wait.Round(time.Millisecond), "error", u.errorText(err, 2000))
 			if wasUp {
 				// Withdraw what the upstream offered until it is back.
 				u.notifyToolsChanged()
@@ -306,8 +343,17 @@ func (u *upstream) connect() (*session, error) {
 		return nil, fmt.Errorf("first tools/list: %w", err)
 	}
 	problems = append(problems, u.syncCatalog(ctx, s.cs)...)
+	if logsBySession(s.cs) {
+		// An upstream sends no log messages before logging/setLevel. Ask
+		// for all of them: the calling client's own level decides what
+		// it receives.
+		if err := s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			problems = append(problems, "logging/setLevel failed: "+u.errorText(err, 300))
+		}
+	}
 
 	init := s.cs.InitializeResult()
+	u.cb.Store(u.newBreaker())
 	u.mu.Lock()
 	u.session = s.cs
 	u.tools, u.original, u.problems = tools, original, problems
@@ -328,6 +374,25 @@ func (u *upstream) connect() (*session, error) {
 	u.log.Info("upstream ready", "tools", len(tools), "protocol_version", u.st.ProtocolVersion, "problems", len(problems))
 	u.notifyToolsChanged()
 	return s, nil
+}
+
+// sessionlessVersion is the first protocol version without sessions, where
+// the log level travels in each request's _meta instead of being set once
+// with logging/setLevel.
+const sessionlessVersion = "2026-07-28"
+
+// logsBySession reports whether cs is with an upstream that can log and
+// takes its log level from logging/setLevel.
+func logsBySession(cs *mcp.ClientSession) bool {
+	init := cs.InitializeResult()
+	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && init.ProtocolVersion < sessionlessVersion
+}
+
+// logsByRequest reports whether cs is with an upstream that can log and
+// takes its log level from each request's _meta.
+func logsByRequest(cs *mcp.ClientSession) bool {
+	init := cs.InitializeResult()
+	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && init.ProtocolVersion >= sessionlessVersion
 }
 
 // fallbackVersions are proposed, in order, when an upstream refuses the
@@ -354,7 +419,7 @@ func (u *upstream) dial(ctx context.Context) (*session, error) {
 		if ctx.Err() != nil || !isProtocolRefusal(err) {
 			break
 		}
-		u.log.Info("upstream refused protocol version; trying an older one", "version", versionLabel(v), "error", err)
+		u.log.Info("upstream refused protocol version; trying an older one", "version", versionLabel(v), "error", u.errorText(err, 2000))
 	}
 	return nil, firstErr
 }
@@ -370,8 +435,7 @@ func versionLabel(v string) string {
 // answering but refusing (a JSON-RPC error or an unsupported version), as
 // opposed to not answering at all.
 func isProtocolRefusal(err error) bool {
-	var rpcErr *jsonrpc.Error
-	return errors.As(err, &rpcErr) || strings.Contains(err.Error(), "unsupported protocol version")
+	return upstreamError(err) != nil || strings.Contains(err.Error(), "unsupported protocol version")
 }
 
 func (u *upstream) dialVersion(ctx context.Context, version string) (*session, error) {
@@ -510,7 +574,7 @@ func (u *upstream) serve(s *session) {
 				}
 				u.mu.Lock()
 				u.recordErrorLocked(err)
-				u.setStateLocked(StateDegraded, "ping failed: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+				u.setStateLocked(StateDegraded, "ping failed: "+u.errorText(err, 300))
 				u.mu.Unlock()
 				continue
 			}
@@ -543,11 +607,11 @@ func (u *upstream) lost(err error) {
 	if u.ctx.Err() != nil {
 		return
 	}
-	u.log.Warn("upstream session lost; reconnecting", "error", err)
+	u.log.Warn("upstream session lost; reconnecting", "error", u.errorText(err, 2000))
 	u.mu.Lock()
 	u.session = nil
 	u.recordErrorLocked(err)
-	u.setStateLocked(StateConnecting, "reconnecting: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+	u.setStateLocked(StateConnecting, "reconnecting: "+u.errorText(err, 300))
 	u.mu.Unlock()
 }
 
@@ -558,10 +622,10 @@ func (u *upstream) relist(cs *mcp.ClientSession) {
 	defer cancel()
 	tools, original, problems, err := u.listTools(ctx, cs)
 	if err != nil {
-		u.log.Warn("re-listing tools failed", "error", err)
+		u.log.Warn("re-listing tools failed", "error", u.errorText(err, 2000))
 		u.mu.Lock()
 		u.recordErrorLocked(err)
-		u.setStateLocked(StateDegraded, "re-listing tools failed: "+agentsmcp.TruncateUTF8(err.Error(), 300))
+		u.setStateLocked(StateDegraded, "re-listing tools failed: "+u.errorText(err, 300))
 		u.mu.Unlock()
 		return
 	}

@@ -7,7 +7,8 @@
 #  3. starts `agents-mcp serve --conformance-fixtures` (and a second `serve --stateless`) on free
 #     loopback ports with temp data dirs, and waits for /healthz;
 #  4. runs the official conformance suite (conformance.sh) and the node tests (*.test.mjs: the
-#     official TypeScript SDK client over legacy SSE, streamable HTTP and stdio, plus raw HTTP);
+#     official TypeScript SDK client over legacy SSE, streamable HTTP and stdio, plus raw HTTP;
+#     mongo.test.mjs and remote.test.mjs start agents-mcp instances of their own);
 #  5. stops the servers with SIGTERM and checks that each exits with status 0 within 5 s, and that
 #     everything they logged to stderr is JSON.
 # Exits non-zero on any failure. Artifacts (server logs, conformance results, TAP output) are kept
@@ -139,12 +140,12 @@ fi
 if [[ -n "${E2E_TESTS:-}" ]]; then
   read -r -a test_files <<<"$E2E_TESTS"
 else
-  test_files=(client.test.mjs http.test.mjs stateless.test.mjs mongo.test.mjs memory.test.mjs)
+  test_files=(client.test.mjs http.test.mjs stateless.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs)
 fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"
 set +e
-(cd "$E2E_DIR" && timeout 150 node --test --test-reporter=tap --test-timeout=60000 "${test_files[@]}") \
+(cd "$E2E_DIR" && timeout 300 node --test --test-reporter=tap --test-timeout=60000 "${test_files[@]}") \
   2>&1 | tee "$NODE_OUT"
 node_rc=${PIPESTATUS[0]}
 set -e
