@@ -44,7 +44,14 @@ func (u *upstream) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		u.mu.Lock()
 		last := u.st.LastError
 		u.mu.Unlock()
-		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q is failing (last error: %s); calls are refused for up to %s before it is tried again", u.cfg.Name, last, u.pool.opts.BreakerCooldown)
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q is failing (last error: %s); its circuit breaker is open and calls are refused for up to %s before it is tried again", u.cfg.Name, last, u.pool.opts.BreakerCooldown)
+	}
+	if !breakerSuccess(err) {
+		// What the circuit breaker counts is what Status and the refusal
+		// above report.
+		u.mu.Lock()
+		u.recordErrorLocked(errors.New(agentsmcp.ErrorMessage(err)))
+		u.mu.Unlock()
 	}
 	return res, err
 }

@@ -187,8 +187,9 @@ func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
 	}
 	// Registering after the first attempt makes the registry list the
 	// tools that attempt found before Add returns; tools found later reach
-	// it through OnToolsChanged.
-	err := p.opts.Registry.AddProvider(ctx, u)
+	// it through OnToolsChanged. (ctx may be over: the upstream is added
+	// all the same.)
+	err := p.opts.Registry.AddProvider(context.WithoutCancel(ctx), u)
 	if err != nil && (agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT || !u.registered()) {
 		// ECONFLICT with the provider registered reports refused tools,
 		// which Status shows; anything else (another provider holding

@@ -28,7 +28,7 @@ type upstream struct {
 	log    *slog.Logger
 	client *mcp.Client
 	calls  *callTracker
-	slots  chan struct{} // MaxConcurrency call slots
+	slots  chan struct{}                                                 // MaxConcurrency call slots
 	cb     atomic.Pointer[gobreaker.CircuitBreaker[*mcp.CallToolResult]] // replaced per session
 
 	// Signals to the supervisor; each is buffered so that senders never
@@ -459,6 +459,10 @@ func (u *upstream) dialVersion(ctx context.Context, version string) (*session, e
 	return &session{cs: cs, proc: proc, stop: stopSession}, nil
 }
 
+// closeWait bounds how long closing an HTTP session may hold up the
+// supervisor (a reconnect, Remove, Close).
+const closeWait = 2 * time.Second
+
 // closeSession closes a session and, for stdio, kills and reaps what is
 // left of the child's process group.
 func (u *upstream) closeSession(s *session) {
@@ -467,7 +471,23 @@ func (u *upstream) closeSession(s *session) {
 		u.session = nil
 	}
 	u.mu.Unlock()
-	_ = s.cs.Close()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = s.cs.Close()
+	}()
+	if s.proc != nil {
+		<-closed // the stdio transport stops and reaps the child within its grace periods
+	} else {
+		// go-sdk's Close waits for the notifications still being sent,
+		// such as the cancellations of calls to an upstream that stopped
+		// answering, up to 5 s each. They end on their own.
+		select {
+		case <-closed:
+		case <-time.After(closeWait):
+			u.log.Debug("upstream session still closing; not waiting for it")
+		}
+	}
 	s.stop()
 	if s.proc != nil {
 		s.proc.kill(u.log)
