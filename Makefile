@@ -10,9 +10,10 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZ_GUARD    ?= 120000x
 FUZZ_VALIDATE ?= 120000x
 FUZZ_SSE      ?= 60000x
+FUZZ_FASTPATH ?= 60000x
 ARGS     ?=
 
-.PHONY: all build run test test-go fuzz e2e bench vet
+.PHONY: all build run test test-go fuzz e2e bench bench-relay vet
 
 all: build
 
@@ -40,10 +41,25 @@ test-go:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzJSONRPCGuard$$' -fuzztime $(FUZZ_GUARD) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateArguments$$' -fuzztime $(FUZZ_VALIDATE) ./router/
+	$(GO) test -run '^$$' -fuzz '^FuzzPassesPlainly$$' -fuzztime $(FUZZ_FASTPATH) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/sse/
 
 e2e:
 	scripts/e2e/run.sh
 
+# Every benchmark but the remote package's (-count 5, bench.out), then
+# bench-relay.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./... | tee bench.out
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 $$($(GO) list ./... | grep -v '/remote$$') | tee bench.out
+	$(MAKE) --no-print-directory bench-relay
+
+# The relay benchmark of issue 4 (remote.BenchmarkRelay): tools/call relayed
+# through agents-mcp vs calling the upstream directly, for a Go upstream and
+# server-everything (needs node and `npm ci` in scripts/e2e, else skipped), at
+# 1 and 32 clients, direct and relayed interleaved in one run. A fixed
+# benchtime and 3 counts keep it to about a minute; docs/benchmarks.md says
+# how to read it. Output in bench-relay.out.
+RELAY_BENCH_COUNT ?= 3
+RELAY_BENCH_TIME  ?= 1s
+bench-relay:
+	$(GO) test -run '^$$' -bench . -benchmem -count $(RELAY_BENCH_COUNT) -benchtime $(RELAY_BENCH_TIME) ./remote/ | tee bench-relay.out

@@ -86,9 +86,10 @@ func (t drainingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	parent := req.Context()
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	var headersIn atomic.Bool
+	var grace atomic.Pointer[time.Timer]
 	stop := context.AfterFunc(parent, func() {
 		if headersIn.Load() {
-			time.AfterFunc(drainGrace, func() { cancel(context.Cause(parent)) })
+			grace.Store(time.AfterFunc(drainGrace, func() { cancel(context.Cause(parent)) }))
 			return
 		}
 		cancel(context.Cause(parent))
@@ -100,7 +101,13 @@ func (t drainingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	headersIn.Store(true)
-	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { stop(); cancel(nil) }}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() {
+		stop()
+		if g := grace.Load(); g != nil {
+			g.Stop()
+		}
+		cancel(nil)
+	}}
 	return resp, nil
 }
 

@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -288,6 +290,14 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (status int, id jso
 }
 
 func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	if passesPlainly(data) {
+		return 0, id, 0, ""
+	}
+	return checkDecoded(data)
+}
+
+// checkDecoded is checkMessage by a full decode.
+func checkDecoded(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
 	m, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
 		return http.StatusBadRequest, rawID(data), jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
@@ -311,6 +321,197 @@ func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, cod
 		return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: %q is a request and needs an id", r.Method)
 	}
 	return 0, id, 0, ""
+}
+
+// passesPlainly reports, without decoding, whether data (one valid JSON
+// value) is a request that checkMessage certainly passes on: an object whose
+// members are "jsonrpc": "2.0", a known "method" of the right kind (a call
+// with an "id", a notification without), an "id" that is a string or a small
+// integer, and "params", each at most once, with no escapes in those strings,
+// valid UTF-8 and at most maxFastBrackets brackets (so the SDK's nesting
+// limit cannot be hit). Everything else takes the full decode, which decides
+// as before; this only spares the common call the SDK decoder, which
+// allocates two 32 KiB buffers per message.
+func passesPlainly(data []byte) bool {
+	if len(data) < 2 || data[0] != '{' ||
+		bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) > maxFastBrackets ||
+		!utf8.Valid(data) {
+		return false
+	}
+	const (
+		hasVersion = 1 << iota
+		hasMethod
+		hasID
+		hasParams
+	)
+	var seen int
+	var method []byte
+	i := skipJSONSpace(data, 1)
+	if i < len(data) && data[i] == '}' {
+		return false
+	}
+	for {
+		key, next, ok := plainJSONString(data, i)
+		if !ok {
+			return false
+		}
+		i = skipJSONSpace(data, next)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipJSONSpace(data, i+1)
+		end := skipJSONValue(data, i)
+		if end < 0 {
+			return false
+		}
+		val := data[i:end]
+		var member int
+		switch string(key) {
+		case "jsonrpc":
+			member = hasVersion
+			if string(val) != `"2.0"` {
+				return false
+			}
+		case "method":
+			member = hasMethod
+			m, n, ok := plainJSONString(val, 0)
+			if !ok || n != len(val) {
+				return false
+			}
+			method = m
+		case "id":
+			member = hasID
+			if !plainJSONID(val) {
+				return false
+			}
+		case "params":
+			member = hasParams
+		default:
+			return false
+		}
+		if seen&member != 0 {
+			return false
+		}
+		seen |= member
+		i = skipJSONSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		if data[i] == '}' {
+			if skipJSONSpace(data, i+1) != len(data) {
+				return false
+			}
+			break
+		}
+		if data[i] != ',' {
+			return false
+		}
+		i = skipJSONSpace(data, i+1)
+	}
+	if seen&(hasVersion|hasMethod) != hasVersion|hasMethod {
+		return false
+	}
+	kind, known := knownMethods[string(method)]
+	return known && (kind == callMethod) == (seen&hasID != 0)
+}
+
+// maxFastBrackets bounds the brackets of a message passesPlainly accepts; it
+// is at most go-sdk's nesting limit (1000), which the count bounds.
+const maxFastBrackets = 1000
+
+func skipJSONSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainJSONString returns the content of the string starting at data[i] and
+// the index after it; ok is false if there is none or it has escapes.
+func plainJSONString(data []byte, i int) (s []byte, next int, ok bool) {
+	if i >= len(data) || data[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			return nil, 0, false
+		case '"':
+			return data[i+1 : j], j + 1, true
+		}
+	}
+	return nil, 0, false
+}
+
+// plainJSONID accepts the ids the SDK certainly decodes to the same ID: a
+// string without escapes, or an integer of at most 15 digits (exact as the
+// float64 the SDK decodes it to).
+func plainJSONID(v []byte) bool {
+	if _, n, ok := plainJSONString(v, 0); ok {
+		return n == len(v)
+	}
+	digits := v
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// skipJSONValue returns the index after the JSON value starting at data[i],
+// or -1. data is known to be valid JSON, so it only finds the value's end.
+func skipJSONValue(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				end := skipJSONValue(data, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		j := i
+		for j < len(data) && !strings.ContainsRune(",}] \t\n\r", rune(data[j])) {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
 }
 
 // rawID recovers the id of a message that did not decode, so the error can
