@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -138,7 +137,7 @@ func (c *Config) Problems() []ConfigProblem {
 	case TransportStreamable, TransportSSE:
 		if c.URL == "" {
 			bad("url", "required for transport %s", c.Transport)
-		} else if err := checkHTTPURL(c.URL); err != nil {
+		} else if err := agentsmcp.CheckHTTPURL(c.URL); err != nil {
 			bad("url", "%q %v", agentsmcp.RedactURL(c.URL), err)
 		}
 		if c.Command != "" {
@@ -245,21 +244,6 @@ func (c Config) GoString() string { return "remote.Config{" + c.String() + "}" }
 
 // LogValue makes slog.Any("upstream", c) log the redacted form.
 func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
-
-// checkHTTPURL accepts only absolute http(s) URLs with a host.
-func checkHTTPURL(s string) error {
-	p, err := url.Parse(s)
-	if err != nil {
-		return errors.New("is not a valid URL")
-	}
-	if p.Scheme != "http" && p.Scheme != "https" {
-		return errors.New("must be an absolute http or https URL")
-	}
-	if p.Host == "" {
-		return errors.New("has no host")
-	}
-	return nil
-}
 
 // isToken reports whether s is an RFC 9110 token, the syntax of header names.
 func isToken(s string) bool {

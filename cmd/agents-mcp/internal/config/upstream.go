@@ -1,10 +1,8 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -111,21 +109,6 @@ func validateUpstream(u *Upstream, prefix string) []error {
 		errs = append(errs, fieldError(prefix+"."+p.Field, "%s", p.Message))
 	}
 	return errs
-}
-
-// checkHTTPURL accepts only absolute http(s) URLs with a host.
-func checkHTTPURL(s string) error {
-	p, err := url.Parse(s)
-	if err != nil {
-		return errors.New("is not a valid URL")
-	}
-	if p.Scheme != "http" && p.Scheme != "https" {
-		return errors.New("must be an absolute http or https URL")
-	}
-	if p.Host == "" {
-		return errors.New("has no host")
-	}
-	return nil
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 var (
@@ -49,13 +51,13 @@ func (c *Config) validate() []error {
 		bad("embedder", "pinecone requires pinecone.api_key (PINECONE_API_KEY)")
 	}
 	if c.EmbeddingsBaseURL != "" {
-		if err := checkHTTPURL(c.EmbeddingsBaseURL); err != nil {
+		if err := agentsmcp.CheckHTTPURL(c.EmbeddingsBaseURL); err != nil {
 			bad("embedder.base_url", "%q %v", redactURL(c.EmbeddingsBaseURL), err)
 		}
 	}
 	oneOf("llm", c.LLM, llmKinds)
 	if c.OpenAIBaseURL != "" {
-		if err := checkHTTPURL(c.OpenAIBaseURL); err != nil {
+		if err := agentsmcp.CheckHTTPURL(c.OpenAIBaseURL); err != nil {
 			bad("llm.base_url", "%q %v", redactURL(c.OpenAIBaseURL), err)
 		}
 	}
