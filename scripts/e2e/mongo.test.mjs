@@ -6,9 +6,7 @@
 // binaries and sets AGENTS_MCP_BIN and FERRETDB_BIN.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,73 +14,9 @@ import { after, before, describe, test } from 'node:test';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { BIN, newClient, withTimeout } from './lib/harness.mjs';
+import { eventually, freePort, readyz, start } from './lib/procs.mjs';
 
 const FERRETDB_BIN = process.env.FERRETDB_BIN ?? '';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Spawns a process and collects its output; `waitFor(re)` resolves with the first match. */
-function start(cmd, args, env = {}) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const waiters = [];
-  const onData = (d) => {
-    out += d.toString();
-    for (const w of [...waiters]) {
-      const m = out.match(w.re);
-      if (m) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(m);
-      }
-    }
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    child,
-    exited,
-    output: () => out,
-    waitFor: (re, ms, what) =>
-      withTimeout(
-        new Promise((resolve) => {
-          const m = out.match(re);
-          if (m) resolve(m);
-          else waiters.push({ re, resolve });
-        }),
-        ms,
-        what,
-      ),
-  };
-}
-
-async function readyz(base) {
-  const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5000) });
-  return { status: res.status, body: await res.json() };
-}
-
-async function eventually(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms: ${last?.message ?? last}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('agents-mcp on MongoDB (FerretDB)', { skip: !FERRETDB_BIN && 'FERRETDB_BIN not set; run through scripts/e2e/run.sh' }, () => {
   const work = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-mongo-'));
@@ -109,8 +43,7 @@ describe('agents-mcp on MongoDB (FerretDB)', { skip: !FERRETDB_BIN && 'FERRETDB_
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     server = start(BIN, ['serve', '--addr', `127.0.0.1:${port}`, '--data-dir', path.join(work, 'data')], {
-      MONGODB_URI: f.uri,
-      MONGODB_DATABASE: 'agents_mcp_e2e',
+      env: { MONGODB_URI: f.uri, MONGODB_DATABASE: 'agents_mcp_e2e' },
     });
     await server.waitFor(/"msg":"serving"/, 30_000, 'agents-mcp start on MongoDB');
     client = newClient();
@@ -190,7 +123,7 @@ describe('an unreachable MONGODB_URI at start', { skip: !BIN && 'AGENTS_MCP_BIN 
   test('fails fast with a clear message and no credentials', async () => {
     const port = await freePort(); // nothing listens there
     const p = start(BIN, ['serve', '--addr', '127.0.0.1:0', '--data-dir', mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-nodb-'))], {
-      MONGODB_URI: `mongodb://agent:s3cret-pw@127.0.0.1:${port}/?serverSelectionTimeoutMS=1500&connectTimeoutMS=1500`,
+      env: { MONGODB_URI: `mongodb://agent:s3cret-pw@127.0.0.1:${port}/?serverSelectionTimeoutMS=1500&connectTimeoutMS=1500` },
     });
     const started = Date.now();
     const { code } = await withTimeout(p.exited, 20_000, 'exit with an unreachable database');
