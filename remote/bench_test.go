@@ -270,7 +270,7 @@ func relayBenchRelay(b *testing.B, name, upstreamURL string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		h.Close()
-		r.CloseSessions()
+		r.CloseSessions(ctx)
 		srv.Close()
 		_ = pool.Close(ctx)
 	})

@@ -80,10 +80,32 @@ func (r *Router) Draining() bool {
 }
 
 // CloseSessions ends every connected MCP session (all transports), which
-// ends their open streams. Call it after [Router.Drain].
-func (r *Router) CloseSessions() {
+// ends their open streams, and reports how many had not ended when ctx did.
+// Call it after [Router.Drain].
+//
+// The sessions are closed concurrently and the wait is bounded because a
+// go-sdk session's Close waits for its outgoing calls: a keepalive ping in
+// flight to a client that no longer answers holds it for half the
+// keepalive interval, whatever the caller's deadline. Such a Close
+// finishes in the background once the ping times out.
+func (r *Router) CloseSessions(ctx context.Context) (stillOpen int) {
+	var closing sync.WaitGroup
 	for ss := range r.server.Sessions() {
-		_ = ss.Close()
+		closing.Go(func() { _ = ss.Close() })
+	}
+	closed := make(chan struct{})
+	go func() {
+		closing.Wait()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		return 0
+	case <-ctx.Done():
+		for range r.server.Sessions() {
+			stillOpen++
+		}
+		return stillOpen
 	}
 }
 

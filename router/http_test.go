@@ -31,7 +31,7 @@ func newHTTPServer(t testing.TB, opts router.HTTPOptions) (*router.Router, *http
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()
-		r.CloseSessions()
+		r.CloseSessions(context.Background())
 		srv.Close()
 	})
 	return r, srv

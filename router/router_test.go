@@ -426,6 +426,74 @@ func TestDrainGivesUpAtDeadline(t *testing.T) {
 	}
 }
 
+// TestCloseSessionsIsBoundedByAPingInFlight: a go-sdk session's Close waits
+// for its outgoing calls, so a keepalive ping to a client that no longer
+// answers would hold shutdown for half the keepalive interval. CloseSessions
+// must still close the other sessions and return at its deadline.
+func TestCloseSessionsIsBoundedByAPingInFlight(t *testing.T) {
+	r := newRouterWith(t)
+	ctx := context.Background()
+
+	// A client that stops answering pings, as one whose process froze.
+	pingSeen := make(chan struct{}, 1)
+	release := make(chan struct{})
+	silentClient := mcp.NewClient(&mcp.Implementation{Name: "silent", Version: "1"}, nil)
+	silentClient.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "ping" {
+				pingSeen <- struct{}{}
+				<-release
+			}
+			return next(ctx, method, req)
+		}
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	silent, err := r.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	silentSession, err := silentClient.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silentSession.Close()
+	defer close(release) // before the Close above, which waits for the handler
+	pingCtx, cancelPing := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelPing()
+	pinged := make(chan error, 1)
+	go func() { pinged <- silent.Ping(pingCtx, nil) }()
+	select {
+	case <-pingSeen:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the ping did not reach the client")
+	}
+
+	// A well-behaved client, whose session must end.
+	cs := connect(t, r, nil)
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+
+	closeCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	open := r.CloseSessions(closeCtx)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("CloseSessions took %v; want it bounded by its 200ms deadline", took)
+	}
+	if open != 1 {
+		t.Errorf("CloseSessions = %d sessions still open, want 1 (the silent one)", open)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the well-behaved session did not end")
+	}
+	cancelPing()
+	if err := <-pinged; err == nil {
+		t.Error("the unanswered ping succeeded")
+	}
+}
+
 func textOf(res *mcp.CallToolResult) string {
 	var sb strings.Builder
 	for _, c := range res.Content {

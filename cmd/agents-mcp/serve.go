@@ -85,6 +85,10 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	return shutdown(srv, serveErr, a.router, mcpHTTP, cfg.ShutdownTimeout, logger)
 }
 
+// sessionCloseWait bounds how long shutdown waits for the MCP sessions to
+// end once their requests are done (see router.Router.CloseSessions).
+const sessionCloseWait = 2 * time.Second
+
 // shutdown stops accepting connections, lets in-flight MCP requests finish
 // within timeout, then closes the long-lived streams (legacy SSE, streamable
 // GET) that would otherwise keep the server open.
@@ -101,7 +105,14 @@ func shutdown(srv *http.Server, serveErr <-chan error, r *router.Router, mcpHTTP
 	if cut := mcpHTTP.Shutdown(ctx); cut > 0 {
 		logger.Warn("shutdown deadline reached before every answer was delivered", "requests", cut)
 	}
-	r.CloseSessions()
+	closeCtx, cancelClose := context.WithTimeout(ctx, sessionCloseWait)
+	if open := r.CloseSessions(closeCtx); open > 0 {
+		// Nothing of ours runs in them any more (Drain returned): cut their
+		// streams rather than wait out the whole grace period.
+		logger.Warn("closing the connections of sessions that did not end", "sessions", open)
+		_ = srv.Close()
+	}
+	cancelClose()
 
 	err := <-shutdownDone
 	if errors.Is(err, context.DeadlineExceeded) {
