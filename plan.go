@@ -22,6 +22,7 @@ const (
 	MaxStepArgumentsBytes = 64 << 10 // a step's Arguments
 	MaxPlanInputsBytes    = 64 << 10 // a plan's Inputs schema, a task's Inputs
 	MaxRetryAttempts      = 20
+	MaxPlanSteps          = 256 // steps of a plan, step states of a task
 )
 
 // Thought is the thought agent's analysis of a request, from which a plan
@@ -75,7 +76,7 @@ type ThoughtService interface {
 //
 // Invariants (see Validate): ThoughtID is empty or a thought id; Request
 // and Goal are at most MaxQueryTextBytes, Request is non-empty; Steps holds
-// 1 to MaxListItems valid steps with distinct IDs whose dependencies exist
+// 1 to MaxPlanSteps valid steps with distinct IDs whose dependencies exist
 // and form no cycle; Inputs is empty or a JSON object (a JSON Schema) of at
 // most MaxPlanInputsBytes.
 type Plan struct {
@@ -207,8 +208,8 @@ func (p *Plan) Validate() error {
 		return Errorf(EINVALID, "plan thought id %q is malformed", p.ThoughtID)
 	case len(p.Steps) == 0:
 		return Errorf(EINVALID, "plan has no steps")
-	case len(p.Steps) > MaxListItems:
-		return Errorf(EINVALID, "plan has %d steps; the limit is %d", len(p.Steps), MaxListItems)
+	case len(p.Steps) > MaxPlanSteps:
+		return Errorf(EINVALID, "plan has %d steps; the limit is %d", len(p.Steps), MaxPlanSteps)
 	}
 	if err := checkJSONObject(p.Inputs, MaxPlanInputsBytes, "plan inputs"); err != nil {
 		return err

@@ -28,7 +28,7 @@ func TestPlanValidate(t *testing.T) {
 	if err := validPlan().Validate(); err != nil {
 		t.Fatalf("valid plan: %v", err)
 	}
-	many := make([]PlanStep, MaxListItems+1)
+	many := make([]PlanStep, MaxPlanSteps+1)
 	for i := range many {
 		many[i] = PlanStep{ID: fmt.Sprint("s", i), Tool: "t"}
 	}
@@ -39,7 +39,7 @@ func TestPlanValidate(t *testing.T) {
 	}{
 		{"no request", func(p *Plan) { p.Request = " " }, "request is required"},
 		{"no steps", func(p *Plan) { p.Steps = nil }, "no steps"},
-		{"too many steps", func(p *Plan) { p.Steps = many }, "101 steps"},
+		{"too many steps", func(p *Plan) { p.Steps = many }, "257 steps"},
 		{"duplicate step id", func(p *Plan) { p.Steps[1].ID = "list" }, `"list" is used twice`},
 		{"bad step id", func(p *Plan) { p.Steps[0].ID = "List" }, "does not match"},
 		{"empty step id", func(p *Plan) { p.Steps[0].ID = "" }, "does not match"},
@@ -113,16 +113,16 @@ func TestPlanValidateAccepts(t *testing.T) {
 }
 
 func TestFindCycleLongChain(t *testing.T) {
-	// A chain of MaxListItems steps, each depending on the next, closed
+	// A chain of MaxPlanSteps steps, each depending on the next, closed
 	// into a cycle by the last: the whole chain is reported.
-	steps := make([]PlanStep, MaxListItems)
+	steps := make([]PlanStep, MaxPlanSteps)
 	for i := range steps {
 		steps[i] = PlanStep{ID: fmt.Sprint("s", i), Tool: "t", DependsOn: []string{fmt.Sprint("s", (i+1)%len(steps))}}
 	}
 	p := &Plan{Request: "r", Steps: steps}
 	err := p.Validate()
 	msg := ErrorMessage(err)
-	if ErrorCode(err) != EINVALID || !strings.HasSuffix(msg, "s98 → s99 → s0") || strings.Count(msg, "→") != MaxListItems {
+	if ErrorCode(err) != EINVALID || !strings.HasSuffix(msg, "s254 → s255 → s0") || strings.Count(msg, "→") != MaxPlanSteps {
 		t.Errorf("Validate = %v", err)
 	}
 	steps[len(steps)-1].DependsOn = nil // now a chain: valid

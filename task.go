@@ -16,7 +16,7 @@ import (
 //
 // Invariants (see Validate): Request is non-empty, at most
 // MaxQueryTextBytes; PlanID is empty or a plan id; Status is one of
-// TaskStatuses; Steps hold at most MaxListItems states with distinct step
+// TaskStatuses; Steps hold at most MaxPlanSteps states with distinct step
 // ids, each valid; Inputs is empty or a JSON object of at most
 // MaxPlanInputsBytes; History holds events of at most MaxTaskEventBytes
 // (stores keep only the newest MaxTaskHistory); Error is at most
@@ -76,10 +76,14 @@ type StepState struct {
 	Attempts int        `json:"attempts"`
 	// Output is the step's result as JSON, at most MaxStepOutputBytes:
 	// the executor truncates larger results before storing them.
-	Output    json.RawMessage `json:"output,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	StartedAt time.Time       `json:"startedAt"`
-	EndedAt   time.Time       `json:"endedAt"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	// Confirmed records the user's go-ahead for a step that needs one (a
+	// destructive tool, or a step planned with NeedsConfirmation), so that
+	// it is asked once, whoever resumes the task.
+	Confirmed bool      `json:"confirmed,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	EndedAt   time.Time `json:"endedAt"`
 }
 
 // StepStatus is where a step is in its task.
@@ -148,9 +152,11 @@ type TaskFilter struct {
 type TaskService interface {
 	// CreateTask validates t, assigns ID when empty, CreatedAt when zero,
 	// Status pending when empty, and stores it with Version 1, UpdatedAt
-	// CreatedAt and a free lease; on success t holds those values, and a
+	// CreatedAt and t.Lease (free when its Owner is empty: an executor that
+	// creates a task to run it passes its lease, so that no other replica
+	// takes the task in between); on success t holds those values, and a
 	// History trimmed to its newest MaxTaskHistory events. EINVALID for a
-	// broken invariant, ECONFLICT for a taken ID.
+	// broken invariant or an overlong lease owner, ECONFLICT for a taken ID.
 	CreateTask(ctx context.Context, t *Task) error
 	// FindTaskByID returns ENOTFOUND for an unknown id.
 	FindTaskByID(ctx context.Context, id string) (*Task, error)
@@ -200,12 +206,14 @@ func (t *Task) Validate() error {
 		return Errorf(EINVALID, "task plan id %q is malformed", t.PlanID)
 	case t.Status != "" && !slices.Contains(TaskStatuses, t.Status):
 		return Errorf(EINVALID, "task status %q is not one of %v", t.Status, TaskStatuses)
-	case len(t.Steps) > MaxListItems:
-		return Errorf(EINVALID, "task has %d steps; the limit is %d", len(t.Steps), MaxListItems)
+	case len(t.Steps) > MaxPlanSteps:
+		return Errorf(EINVALID, "task has %d steps; the limit is %d", len(t.Steps), MaxPlanSteps)
 	case len(t.Error) > MaxTaskErrorBytes:
 		return Errorf(EINVALID, "task error is %d bytes; the limit is %d", len(t.Error), MaxTaskErrorBytes)
 	case t.Version < 0:
 		return Errorf(EINVALID, "task version %d is negative", t.Version)
+	case len(t.Lease.Owner) > MaxLeaseOwnerBytes:
+		return Errorf(EINVALID, "lease owner is %d bytes; the limit is %d", len(t.Lease.Owner), MaxLeaseOwnerBytes)
 	}
 	if err := checkJSONObject(t.Inputs, MaxPlanInputsBytes, "task inputs"); err != nil {
 		return err

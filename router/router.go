@@ -20,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -400,7 +399,13 @@ func checkTool(t *mcp.Tool) error {
 // inputSchemaJSON returns the tool's input schema as JSON without
 // re-encoding a json.RawMessage, so upstream bytes are what gets compiled.
 func inputSchemaJSON(t *mcp.Tool) json.RawMessage {
-	switch s := t.InputSchema.(type) {
+	return schemaJSON(t.InputSchema)
+}
+
+// schemaJSON returns a schema (as an [mcp.Tool] holds it) as JSON, passing
+// json.RawMessage and []byte through unchanged.
+func schemaJSON(schema any) json.RawMessage {
+	switch s := schema.(type) {
 	case nil:
 		return nil
 	case json.RawMessage:
@@ -413,46 +418,6 @@ func inputSchemaJSON(t *mcp.Tool) json.RawMessage {
 			return nil
 		}
 		return b
-	}
-}
-
-// toolHandler validates the arguments of a call and hands it to the entry's
-// provider. Argument problems and tool failures are tool results with
-// isError set (so a model can correct itself, as MCP asks); only
-// *jsonrpc.Error values from a provider become protocol errors.
-func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		issues, _, err := e.schema.validate(req.Params.Arguments)
-		if err != nil {
-			if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: agentsmcp.ErrorMessage(err)}
-			}
-			// An uncompilable schema must not make the tool unusable; the
-			// provider (or upstream) still checks its own input.
-			r.logger.Warn("input schema unusable; calling without validation", "tool", e.tool.Name, "error", err)
-		} else if len(issues) > 0 {
-			return errorResult(summarizeIssues(e.tool.Name, issues)), nil
-		}
-		start := time.Now()
-		res, err := e.provider.CallTool(ctx, req)
-		if r.onToolCall != nil {
-			r.onToolCall(ToolCallRecord{Tool: e.tool.Name, Provider: e.provider.Name(), Duration: time.Since(start), Error: callError(res, err)})
-		}
-		if err != nil {
-			var werr *jsonrpc.Error
-			if errors.As(err, &werr) {
-				return nil, werr
-			}
-			if ctx.Err() != nil {
-				return errorResult(fmt.Sprintf("tool %q was cancelled or timed out", e.tool.Name)), nil
-			}
-			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
-			return errorResult(agentsmcp.ErrorMessage(err)), nil
-		}
-		if res == nil {
-			res = &mcp.CallToolResult{}
-		}
-		return res, nil
 	}
 }
 

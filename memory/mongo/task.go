@@ -47,6 +47,7 @@ type stepStateDoc struct {
 	Attempts  int64     `bson:"attempts"`
 	Output    string    `bson:"output,omitempty"`
 	Error     string    `bson:"error,omitempty"`
+	Confirmed bool      `bson:"confirmed,omitempty"`
 	StartedAt time.Time `bson:"startedAt,omitempty"`
 	EndedAt   time.Time `bson:"endedAt,omitempty"`
 }
@@ -82,7 +83,7 @@ func (d *taskDoc) task() *agentsmcp.Task {
 	for i, s := range d.Steps {
 		t.Steps[i] = agentsmcp.StepState{
 			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: int(s.Attempts), Output: rawOrNil(s.Output),
-			Error: s.Error, StartedAt: utcOrZero(s.StartedAt), EndedAt: utcOrZero(s.EndedAt),
+			Error: s.Error, Confirmed: s.Confirmed, StartedAt: utcOrZero(s.StartedAt), EndedAt: utcOrZero(s.EndedAt),
 		}
 	}
 	for i, e := range d.History {
@@ -115,7 +116,7 @@ func taskState(t *agentsmcp.Task) (steps []stepStateDoc, history []eventDoc, tri
 	for i, s := range t.Steps {
 		steps[i] = stepStateDoc{
 			StepID: s.StepID, Status: string(s.Status), Attempts: int64(s.Attempts), Output: string(s.Output),
-			Error: s.Error, StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+			Error: s.Error, Confirmed: s.Confirmed, StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		}
 	}
 	trimmed = agentsmcp.TrimTaskHistory(t.History)
@@ -127,7 +128,7 @@ func taskState(t *agentsmcp.Task) (steps []stepStateDoc, history []eventDoc, tri
 }
 
 // CreateTask validates t, assigns ID, CreatedAt and Status when empty, and
-// inserts it with Version 1 and a free lease; see [agentsmcp.TaskService].
+// inserts it with Version 1 and t.Lease; see [agentsmcp.TaskService].
 func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if err := t.Validate(); err != nil {
 		return err
@@ -147,11 +148,16 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if d.Status == "" {
 		d.Status = string(agentsmcp.TaskPending)
 	}
+	lease := agentsmcp.TaskLease{}
+	if t.Lease.Owner != "" {
+		d.LeaseOwner, d.LeaseExpires = t.Lease.Owner, ms(t.Lease.ExpiresAt)
+		lease = agentsmcp.TaskLease{Owner: d.LeaseOwner, ExpiresAt: d.LeaseExpires}
+	}
 	d.UpdatedAt = d.CreatedAt
 	if _, err := db.db.Collection(colTasks).InsertOne(ctx, &d); err != nil {
 		return wrap(err, "task "+d.ID)
 	}
-	t.ID, t.Status, t.History, t.Lease, t.Version = d.ID, agentsmcp.TaskStatus(d.Status), trimmed, agentsmcp.TaskLease{}, 1
+	t.ID, t.Status, t.History, t.Lease, t.Version = d.ID, agentsmcp.TaskStatus(d.Status), trimmed, lease, 1
 	t.CreatedAt, t.UpdatedAt = d.CreatedAt, d.UpdatedAt
 	return nil
 }

@@ -21,7 +21,7 @@ var taskColumns = "t." + strings.ReplaceAll(taskFields, ", ", ", t.")
 const (
 	insertTaskSQL = `INSERT INTO tasks
 		(id, plan_id, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
 	// updateTaskSQL is the compare-and-set of UpdateTask: it matches only
 	// the version the caller read.
 	updateTaskSQL = `UPDATE tasks SET
@@ -60,6 +60,7 @@ type storedStepState struct {
 	Attempts  int    `json:"attempts,omitempty"`
 	Output    string `json:"output,omitempty"`
 	Error     string `json:"error,omitempty"`
+	Confirmed bool   `json:"confirmed,omitempty"`
 	StartedAt int64  `json:"startedAt,omitempty"`
 	EndedAt   int64  `json:"endedAt,omitempty"`
 }
@@ -85,7 +86,7 @@ func encodeTask(t *agentsmcp.Task) (taskRow, error) {
 	for i, s := range t.Steps {
 		steps[i] = storedStepState{
 			StepID: s.StepID, Status: string(s.Status), Attempts: s.Attempts, Output: string(s.Output), Error: s.Error,
-			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+			Confirmed: s.Confirmed, StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		}
 	}
 	history := agentsmcp.TrimTaskHistory(t.History)
@@ -124,10 +125,16 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 		return err
 	}
 	createdMS := toMillis(created)
+	lease := agentsmcp.TaskLease{}
+	var leaseMS int64
+	if t.Lease.Owner != "" {
+		leaseMS = toMillis(t.Lease.ExpiresAt)
+		lease = agentsmcp.TaskLease{Owner: t.Lease.Owner, ExpiresAt: fromMillis(leaseMS)}
+	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		_, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
 			id, t.PlanID, t.Request, string(status), row.steps, string(t.Inputs), row.history, t.Error,
-			createdMS, createdMS, row.endedMS)
+			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", id)
 		} else if err != nil {
@@ -138,7 +145,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if err != nil {
 		return err
 	}
-	t.ID, t.Status, t.History, t.Lease, t.Version = id, status, row.trimmed, agentsmcp.TaskLease{}, 1
+	t.ID, t.Status, t.History, t.Lease, t.Version = id, status, row.trimmed, lease, 1
 	t.CreatedAt = fromMillis(createdMS)
 	t.UpdatedAt = t.CreatedAt
 	return nil
@@ -331,7 +338,7 @@ func scanTask(row scanner) (*agentsmcp.Task, error) {
 	for i, s := range storedSteps {
 		t.Steps[i] = agentsmcp.StepState{
 			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: s.Attempts, Output: rawOrNil(s.Output),
-			Error: s.Error, StartedAt: timeOrZero(s.StartedAt), EndedAt: timeOrZero(s.EndedAt),
+			Error: s.Error, Confirmed: s.Confirmed, StartedAt: timeOrZero(s.StartedAt), EndedAt: timeOrZero(s.EndedAt),
 		}
 	}
 	t.History = make([]agentsmcp.TaskEvent, len(storedEvents))

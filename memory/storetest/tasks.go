@@ -24,6 +24,7 @@ func init() {
 	suite["TaskHistoryBound"] = testTaskHistoryBound
 	suite["TaskLease"] = testTaskLease
 	suite["TaskLeaseExpires"] = testTaskLeaseExpires
+	suite["TaskCreatedLeased"] = testTaskCreatedLeased
 	suite["TaskLeaseConcurrent"] = testTaskLeaseConcurrent
 	suite["TaskLeaseAndVersionIndependent"] = testTaskLeaseAndVersionIndependent
 	suite["TaskFindToResume"] = testTaskFindToResume
@@ -93,7 +94,7 @@ func fullTask() agentsmcp.Task {
 				Output:    json.RawMessage("{\"items\": [ {\"number\": 1, \"a.b\": {\"$gt\": \"<&>\"}} ],\n \"e\": \"\\u00e9\"}"),
 				Error:     "first attempt: rate limited",
 				StartedAt: time.Date(2026, 10, 3, 9, 8, 7, 654321987, cet), EndedAt: time.Date(2026, 10, 3, 9, 8, 9, 1, cet)},
-			{StepID: "read-1", Status: agentsmcp.StepRunning, Attempts: 1, StartedAt: at(10)},
+			{StepID: "read-1", Status: agentsmcp.StepRunning, Attempts: 1, Confirmed: true, StartedAt: at(10)},
 			{StepID: "count", Status: agentsmcp.StepSucceeded, Attempts: 1, Output: json.RawMessage(`42`), StartedAt: at(11), EndedAt: at(12)},
 			{StepID: "write_report", Status: agentsmcp.StepWaitingConfirmation},
 		},
@@ -128,8 +129,7 @@ func testTaskRoundTrip(t *testing.T, s Services) {
 	t.Run("every field", func(t *testing.T) {
 		tk := fullTask()
 		want := tk
-		tk.Lease = agentsmcp.TaskLease{Owner: "ignored", ExpiresAt: at(99)} // a new task's lease is free
-		tk.Version, tk.UpdatedAt = 42, at(77)                               // assigned by the store
+		tk.Version, tk.UpdatedAt = 42, at(77) // assigned by the store
 		createTask(t, s, &tk)
 		checkID(t, "ID", tk.ID, agentsmcp.TaskIDPrefix)
 		want.ID, want.Version, want.UpdatedAt = tk.ID, 1, want.CreatedAt
@@ -494,6 +494,33 @@ func testTaskLeaseExpires(t *testing.T, s Services) {
 	if got := findTask(t, s, tk.ID); got.Lease.Owner != "replica-b" {
 		t.Errorf("lease %+v, want replica-b's", got.Lease)
 	}
+}
+
+// testTaskCreatedLeased: an executor creates the task it is about to run
+// with its lease, so that no other replica resumes it in between.
+func testTaskCreatedLeased(t *testing.T, s Services) {
+	ctx := t.Context()
+	expires := time.Now().Add(time.Hour)
+	tk := agentsmcp.Task{Request: "leased from the start", Lease: agentsmcp.TaskLease{Owner: "replica-a", ExpiresAt: expires}}
+	createTask(t, s, &tk)
+	if tk.Lease.Owner != "replica-a" || !tk.Lease.ExpiresAt.Equal(expires.Truncate(time.Millisecond)) {
+		t.Errorf("CreateTask returned lease %+v, want replica-a's until %v", tk.Lease, expires)
+	}
+	if got := findTask(t, s, tk.ID); got.Lease != tk.Lease {
+		t.Errorf("stored lease %+v, want %+v", got.Lease, tk.Lease)
+	}
+	resumable, err := s.Tasks.FindTasksToResume(ctx, time.Now(), agentsmcp.MaxPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(resumable, func(x *agentsmcp.Task) bool { return x.ID == tk.ID }) {
+		t.Error("FindTasksToResume offers a task created with an unexpired lease")
+	}
+	_, err = s.Tasks.AcquireTaskLease(ctx, tk.ID, "replica-b", time.Minute)
+	wantCode(t, err, agentsmcp.ECONFLICT, "AcquireTaskLease of a task created leased by another")
+	acquire(t, s, tk.ID, "replica-a", time.Minute)
+	long := agentsmcp.Task{Request: "r", Lease: agentsmcp.TaskLease{Owner: strings.Repeat("o", agentsmcp.MaxLeaseOwnerBytes+1), ExpiresAt: expires}}
+	wantCode(t, s.Tasks.CreateTask(ctx, &long), agentsmcp.EINVALID, "CreateTask with an overlong lease owner")
 }
 
 func testTaskLeaseConcurrent(t *testing.T, s Services) {

@@ -1,0 +1,135 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// Caller is the client a task reports to while one of its requests waits
+// for the task: it receives progress and can be asked for inputs and
+// confirmations. A task has no caller when nobody waits (execute_task
+// without wait, a task resumed after a restart); it then pauses where it
+// would have asked.
+type Caller interface {
+	// Progress reports that done of total steps have ended; message says
+	// what happened last. It must not block for long.
+	Progress(ctx context.Context, done, total int, message string)
+	// Elicit asks the user for the values described by schema (a flat JSON
+	// Schema object, as MCP elicitation allows). It returns the values
+	// when the user accepted, ok false when they declined or cancelled,
+	// and ENOTIMPLEMENTED when this client cannot be asked.
+	Elicit(ctx context.Context, message string, schema json.RawMessage) (values json.RawMessage, ok bool, err error)
+	// Session is the MCP session tool calls are made for, so that an
+	// upstream's sampling and elicitation requests reach this client; nil
+	// when there is none.
+	Session() *mcp.ServerSession
+}
+
+// elicitTimeout bounds how long a question waits for the user before the
+// task pauses instead (resume_task then answers it).
+const elicitTimeout = 10 * time.Minute
+
+// SessionCaller is the Caller of a tools/call request: progress goes to the
+// request's progress token, questions through MCP elicitation when the
+// client declared it.
+type SessionCaller struct {
+	session *mcp.ServerSession
+	token   any // the request's progress token; nil: no progress wanted
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	last    float64 // progress must increase
+	stopped bool
+}
+
+// NewSessionCaller returns the Caller for req, a tools/call being served.
+// Call Detach when the request returns: progress notifications are only
+// valid while it is in flight.
+func NewSessionCaller(req *mcp.CallToolRequest, logger *slog.Logger) *SessionCaller {
+	c := &SessionCaller{session: req.Session, logger: logger}
+	if req.Params != nil {
+		c.token = req.Params.GetProgressToken()
+	}
+	return c
+}
+
+// Detach stops progress: the request it belonged to has ended.
+func (c *SessionCaller) Detach() {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+}
+
+// Progress implements Caller.
+func (c *SessionCaller) Progress(ctx context.Context, done, total int, message string) {
+	if c.session == nil || c.token == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// The lock also orders the notifications, which progress requires.
+	if c.stopped || float64(done) < c.last {
+		return
+	}
+	c.last = float64(done)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: c.token, Progress: float64(done), Total: float64(total), Message: message,
+	})
+	if err != nil && c.logger != nil {
+		c.logger.Debug("progress notification not sent", "error", err)
+	}
+}
+
+// Elicit implements Caller.
+func (c *SessionCaller) Elicit(ctx context.Context, message string, schema json.RawMessage) (json.RawMessage, bool, error) {
+	if c.session == nil || !clientCanElicit(c.session) {
+		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "the client does not support elicitation")
+	}
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped {
+		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "nobody waits for the task any more")
+	}
+	ctx, cancel := context.WithTimeout(ctx, elicitTimeout)
+	defer cancel()
+	res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: schema})
+	if err != nil {
+		return nil, false, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "elicitation failed: %v", err)
+	}
+	if res.Action != "accept" {
+		return nil, false, nil
+	}
+	values, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, false, fmt.Errorf("elicitation answer: %w", err)
+	}
+	return values, true, nil
+}
+
+// Session implements Caller.
+func (c *SessionCaller) Session() *mcp.ServerSession { return c.session }
+
+func clientCanElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// ClientCanSample reports whether the client of ss declared sampling.
+func ClientCanSample(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil
+}

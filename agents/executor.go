@@ -1,0 +1,451 @@
+package agents
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// Executor runs plans as tasks: the DAG of each plan with bounded
+// parallelism, retries with backoff, per-step timeouts, pauses for user
+// inputs and confirmations, and cancellation. Every step transition is
+// stored before anything depends on it, so a task survives a crash: the
+// executor of any replica resumes it from its last stored state (see
+// Run), and a step that ended is never run again.
+//
+// One replica at a time runs a task: the one holding its lease, which the
+// runner renews while it runs.
+type Executor struct {
+	opts ExecutorOptions
+
+	mu      sync.Mutex
+	runners map[string]*runner // tasks running in this process, by id
+	closing bool
+	wg      sync.WaitGroup // runner goroutines
+}
+
+// ExecutorOptions configure an Executor. Tasks, Plans and Tools are
+// required.
+type ExecutorOptions struct {
+	Tasks agentsmcp.TaskService
+	Plans agentsmcp.PlanService
+	Tools agentsmcp.ToolCaller
+	// Catalog tells which tools are destructive (their steps need a
+	// confirmation) and which may run again after an interruption
+	// (read-only or idempotent ones). Nil: no tool is known to be either.
+	Catalog agentsmcp.ToolCatalog
+	// OnEnd is called once when a task run by this executor ends
+	// (succeeded, failed or cancelled), from the task's goroutine and
+	// before waiters are released: the learning loop. The context carries
+	// a deadline.
+	OnEnd func(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Plan)
+	// Owner names this replica in task leases; default host-pid-random.
+	Owner string
+	// MaxParallel bounds the steps of one task running at once; default 8.
+	MaxParallel int
+	// StepTimeout bounds one attempt of a step without a timeout of its
+	// own; default 2 minutes.
+	StepTimeout time.Duration
+	// Retry applies to steps without a retry policy of their own; default
+	// 3 attempts, 200 ms doubling up to 5 s. Only retryable failures are
+	// retried (see classifyFailure).
+	Retry agentsmcp.RetryPolicy
+	// LeaseTTL is how long a lease lasts unless renewed (every third of
+	// it); a crashed replica's tasks are resumed elsewhere after it.
+	// Default 30 s.
+	LeaseTTL time.Duration
+	// ResumeInterval is how often Run looks for tasks to resume; default
+	// 5 s.
+	ResumeInterval time.Duration
+	Logger         *slog.Logger
+}
+
+// ResumeRequest is what resume_task supplies to a paused task.
+type ResumeRequest struct {
+	// Inputs are merged into the task's inputs (top-level keys replace).
+	Inputs json.RawMessage `json:"inputs,omitempty"`
+	// Confirm lists the steps the user allows to run; Reject those they
+	// refuse (the steps are skipped, and so are their dependents).
+	Confirm []string `json:"confirm,omitempty"`
+	Reject  []string `json:"reject,omitempty"`
+}
+
+// NewExecutor returns an executor; call Run to resume interrupted tasks and
+// Close to stop.
+func NewExecutor(opts ExecutorOptions) *Executor {
+	if opts.Owner == "" {
+		opts.Owner = defaultOwner()
+	}
+	if opts.MaxParallel <= 0 {
+		opts.MaxParallel = 8
+	}
+	if opts.StepTimeout <= 0 {
+		opts.StepTimeout = 2 * time.Minute
+	}
+	if opts.Retry.MaxAttempts <= 0 {
+		opts.Retry = agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 5 * time.Second}
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = 30 * time.Second
+	}
+	if opts.ResumeInterval <= 0 {
+		opts.ResumeInterval = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Executor{opts: opts, runners: make(map[string]*runner)}
+}
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// Owner is the lease owner name of this executor.
+func (e *Executor) Owner() string { return e.opts.Owner }
+
+// Start creates a task for plan (a stored plan: it needs its ID) with the
+// user's inputs and the steps confirmed in advance, and starts it. It
+// returns at once with the stored task; use Wait for the outcome. caller,
+// when not nil, receives progress and is asked for what is missing.
+// EINVALID for inputs that are not a JSON object or do not satisfy the
+// plan's Inputs schema (missing values are not an error: the task asks for
+// them), or confirmations of unknown steps.
+func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.RawMessage, confirm []string, caller Caller) (*agentsmcp.Task, error) {
+	if plan == nil || plan.ID == "" {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "a stored plan is required")
+	}
+	if err := plan.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkInputs(plan, inputs, false); err != nil {
+		return nil, err
+	}
+	t := &agentsmcp.Task{PlanID: plan.ID, Request: plan.Request, Status: agentsmcp.TaskPending, Inputs: inputs}
+	for _, s := range plan.Steps {
+		t.Steps = append(t.Steps, agentsmcp.StepState{StepID: s.ID, Status: agentsmcp.StepPending})
+	}
+	for _, id := range confirm {
+		i := slices.IndexFunc(t.Steps, func(s agentsmcp.StepState) bool { return s.StepID == id })
+		if i < 0 {
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "confirmed step %q is not a step of plan %s", id, plan.ID)
+		}
+		t.Steps[i].Confirmed = true
+	}
+	t.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "created", Message: fmt.Sprintf("plan %s, %d steps", plan.ID, len(plan.Steps))})
+	if err := e.refuseWhenClosing(); err != nil {
+		return nil, err
+	}
+	// Created leased: another replica's resume loop must not take it.
+	t.Lease = agentsmcp.TaskLease{Owner: e.opts.Owner, ExpiresAt: time.Now().Add(e.opts.LeaseTTL)}
+	if err := e.opts.Tasks.CreateTask(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := e.launch(t, plan, caller, false); err != nil {
+		// Not started here: with its lease released, a replica's resume
+		// loop (or this one's, after a restart) runs it.
+		_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
+		return nil, err
+	}
+	return t, nil
+}
+
+// Task returns the stored state of a task, which the runner keeps current
+// at every step transition. ENOTFOUND for an unknown id.
+func (e *Executor) Task(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	return e.opts.Tasks.FindTaskByID(ctx, id)
+}
+
+// Wait returns the task once it has ended or paused, or when ctx ends (with
+// the state stored then, and no error). A task run by another replica is
+// polled.
+func (e *Executor) Wait(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	for {
+		e.mu.Lock()
+		r := e.runners[id]
+		e.mu.Unlock()
+		if r != nil {
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+			}
+		}
+		t, err := e.opts.Tasks.FindTaskByID(context.WithoutCancel(ctx), id)
+		if err != nil || t.Status.Terminal() || t.Status == agentsmcp.TaskPaused || ctx.Err() != nil {
+			return t, err
+		}
+		if r == nil {
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+	}
+}
+
+// Resume answers a paused task (inputs, confirmations, rejections) and
+// restarts it; it returns at once with the stored task. A task running in
+// this process gets the answers directly. ECONFLICT for a task that has
+// ended, or that another replica is running; EINVALID for inputs the
+// plan's schema rejects or steps that are not waiting.
+func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, caller Caller) (*agentsmcp.Task, error) {
+	if err := e.refuseWhenClosing(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	r := e.runners[id]
+	e.mu.Unlock()
+	if r != nil && r.deliver(req, caller) {
+		return e.opts.Tasks.FindTaskByID(ctx, id)
+	}
+	t, err := e.opts.Tasks.FindTaskByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case t.Status.Terminal():
+		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s has ended (%s); start a new one", id, t.Status)
+	case t.Status != agentsmcp.TaskPaused && t.Lease.Owner != "" && time.Now().Before(t.Lease.ExpiresAt):
+		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s is %s on replica %s; resume it once it pauses", id, t.Status, t.Lease.Owner)
+	}
+	plan, err := e.opts.Plans.FindPlanByID(ctx, t.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyResume(t, plan, req); err != nil {
+		return nil, err
+	}
+	t.Status = agentsmcp.TaskPending
+	t.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "resumed", Message: describeResume(req)})
+	if err := e.opts.Tasks.UpdateTask(ctx, t); err != nil {
+		return nil, err
+	}
+	leased, err := e.opts.Tasks.AcquireTaskLease(ctx, id, e.opts.Owner, e.opts.LeaseTTL)
+	if err != nil {
+		// Another replica took it between our update and now: it runs the
+		// task with our answers.
+		return t, nil
+	}
+	if err := e.launch(leased, plan, caller, false); err != nil {
+		return nil, err
+	}
+	return leased, nil
+}
+
+// Cancel stops a task: its running steps are cancelled, the others will
+// not run. A task running in another replica is marked cancelled in the
+// store, which that replica notices at its next write or lease renewal.
+// Cancelling a task that has ended returns it unchanged.
+func (e *Executor) Cancel(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	e.mu.Lock()
+	r := e.runners[id]
+	e.mu.Unlock()
+	if r != nil {
+		r.requestCancel("cancelled by the user")
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
+		return e.opts.Tasks.FindTaskByID(context.WithoutCancel(ctx), id)
+	}
+	for {
+		t, err := e.opts.Tasks.FindTaskByID(ctx, id)
+		if err != nil || t.Status.Terminal() {
+			return t, err
+		}
+		now := time.Now()
+		for i := range t.Steps {
+			if s := &t.Steps[i]; !stepEnded(s.Status) {
+				s.Status, s.Error, s.EndedAt = agentsmcp.StepCancelled, "cancelled by the user", now
+			}
+		}
+		t.Status, t.EndedAt, t.Error = agentsmcp.TaskCancelled, now, "cancelled by the user"
+		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "cancelled", Message: "cancelled by the user"})
+		err = e.opts.Tasks.UpdateTask(ctx, t)
+		if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT {
+			continue // the runner wrote meanwhile: cancel the newer state
+		}
+		return t, err
+	}
+}
+
+// Run resumes the tasks that need an executor (pending or running, with a
+// free or expired lease: their replica crashed or stopped) at once and every
+// ResumeInterval, until ctx ends.
+func (e *Executor) Run(ctx context.Context) {
+	tick := time.NewTicker(e.opts.ResumeInterval)
+	defer tick.Stop()
+	for {
+		e.resumeOrphans(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (e *Executor) resumeOrphans(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tasks, err := e.opts.Tasks.FindTasksToResume(ctx, time.Now(), 50)
+	if err != nil {
+		e.opts.Logger.Warn("looking for tasks to resume failed", "error", err)
+		return
+	}
+	for _, t := range tasks {
+		e.mu.Lock()
+		_, local := e.runners[t.ID]
+		e.mu.Unlock()
+		if local || e.refuseWhenClosing() != nil {
+			continue
+		}
+		leased, err := e.opts.Tasks.AcquireTaskLease(ctx, t.ID, e.opts.Owner, e.opts.LeaseTTL)
+		if err != nil {
+			continue // another replica was faster
+		}
+		plan, err := e.opts.Plans.FindPlanByID(ctx, leased.PlanID)
+		if err != nil {
+			e.failUnrunnable(ctx, leased, fmt.Sprintf("its plan %s cannot be read: %s", leased.PlanID, agentsmcp.ErrorMessage(err)))
+			continue
+		}
+		e.opts.Logger.Info("resuming task", "task", t.ID, "status", string(t.Status))
+		if err := e.launch(leased, plan, nil, true); err != nil {
+			_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
+		}
+	}
+}
+
+// failUnrunnable ends a task that cannot be resumed, keeping its history.
+func (e *Executor) failUnrunnable(ctx context.Context, t *agentsmcp.Task, why string) {
+	now := time.Now()
+	t.Status, t.EndedAt, t.Error = agentsmcp.TaskFailed, now, agentsmcp.TruncateUTF8("cannot resume: "+why, agentsmcp.MaxTaskErrorBytes)
+	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", Message: t.Error})
+	if err := e.opts.Tasks.UpdateTask(ctx, t); err != nil {
+		e.opts.Logger.Warn("marking an unrunnable task failed", "task", t.ID, "error", err)
+	}
+	_ = e.opts.Tasks.ReleaseTaskLease(ctx, t.ID, e.opts.Owner)
+}
+
+// Close stops the executor: no task starts any more, running steps may
+// finish until ctx ends, then they are cancelled. Stopped tasks stay
+// running in the store with their lease released, so that a replica (or
+// this one after a restart) resumes them.
+func (e *Executor) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closing = true
+	runners := make([]*runner, 0, len(e.runners))
+	for _, r := range e.runners {
+		runners = append(runners, r)
+	}
+	e.mu.Unlock()
+	for _, r := range runners {
+		r.stop()
+	}
+	done := make(chan struct{})
+	go func() {
+		e.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, r := range runners {
+		r.abort()
+	}
+	<-done
+	return ctx.Err()
+}
+
+func (e *Executor) refuseWhenClosing() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closing {
+		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "the server is shutting down; retry on another replica or after the restart")
+	}
+	return nil
+}
+
+// launch starts the runner of a leased task. The runner works on its own
+// copy: t stays the caller's.
+func (e *Executor) launch(t *agentsmcp.Task, plan *agentsmcp.Plan, caller Caller, resumed bool) error {
+	r, err := newRunner(e, cloneTask(t), plan, caller, resumed)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.closing {
+		e.mu.Unlock()
+		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "the server is shutting down")
+	}
+	if _, dup := e.runners[t.ID]; dup {
+		e.mu.Unlock()
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s is already running here", t.ID)
+	}
+	e.runners[t.ID] = r
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		r.run()
+		e.mu.Lock()
+		delete(e.runners, t.ID)
+		e.mu.Unlock()
+		close(r.done)
+	}()
+	return nil
+}
+
+func stepEnded(s agentsmcp.StepStatus) bool {
+	switch s {
+	case agentsmcp.StepSucceeded, agentsmcp.StepFailed, agentsmcp.StepSkipped, agentsmcp.StepCancelled:
+		return true
+	}
+	return false
+}
+
+func describeResume(req ResumeRequest) string {
+	var parts []string
+	if len(req.Inputs) > 0 {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(req.Inputs, &m)
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts = append(parts, fmt.Sprintf("inputs %v", keys))
+	}
+	if len(req.Confirm) > 0 {
+		parts = append(parts, fmt.Sprintf("confirmed %v", req.Confirm))
+	}
+	if len(req.Reject) > 0 {
+		parts = append(parts, fmt.Sprintf("rejected %v", req.Reject))
+	}
+	if len(parts) == 0 {
+		return "resumed"
+	}
+	return fmt.Sprint(parts)
+}
+
+func cloneTask(t *agentsmcp.Task) *agentsmcp.Task {
+	c := *t
+	c.Steps = slices.Clone(t.Steps)
+	c.History = slices.Clone(t.History)
+	c.Inputs = slices.Clone(t.Inputs)
+	return &c
+}

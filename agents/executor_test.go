@@ -1,0 +1,583 @@
+package agents_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/memory/sqlite"
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// toolbox is a set of real local tools behind a real router, with counters
+// the tests read.
+type toolbox struct {
+	mu        sync.Mutex
+	calls     map[string]int // tool → calls
+	running   int
+	maxSeen   int
+	flakyLeft map[string]int // key → failures still to give
+	cancelled atomic.Int32   // block calls that saw their context end
+}
+
+type echoIn struct {
+	Value any `json:"value"`
+}
+
+type sleepIn struct {
+	Ms    int    `json:"ms"`
+	Label string `json:"label,omitempty"`
+}
+
+type flakyIn struct {
+	Key      string `json:"key"`
+	Failures int    `json:"failures"`
+}
+
+type pathIn struct {
+	Path string `json:"path"`
+}
+
+func (tb *toolbox) count(name string) {
+	tb.mu.Lock()
+	tb.calls[name]++
+	tb.mu.Unlock()
+}
+
+func (tb *toolbox) callsOf(name string) int {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.calls[name]
+}
+
+func newToolbox(t testing.TB) (*toolbox, *router.Router) {
+	t.Helper()
+	tb := &toolbox{calls: map[string]int{}, flakyLeft: map[string]int{}}
+	local := router.NewLocalTools()
+	yes := true
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(router.AddLocalTool(local, &mcp.Tool{Name: "echo", Description: "returns its value", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("echo")
+			return nil, map[string]any{"value": in.Value}, nil
+		}))
+	must(router.AddLocalTool(local, &mcp.Tool{Name: "sleep", Description: "sleeps", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("sleep")
+			tb.mu.Lock()
+			tb.running++
+			tb.maxSeen = max(tb.maxSeen, tb.running)
+			tb.mu.Unlock()
+			defer func() {
+				tb.mu.Lock()
+				tb.running--
+				tb.mu.Unlock()
+			}()
+			select {
+			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return nil, map[string]any{"slept": in.Ms, "label": in.Label}, nil
+		}))
+	must(router.AddLocalTool(local, &mcp.Tool{Name: "flaky", Description: "fails a few times, then works"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in flakyIn) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("flaky")
+			tb.mu.Lock()
+			left, seen := tb.flakyLeft[in.Key]
+			if !seen {
+				left = in.Failures
+			}
+			tb.flakyLeft[in.Key] = left - 1
+			tb.mu.Unlock()
+			if left > 0 {
+				return nil, nil, errors.New("service temporarily unavailable, try again")
+			}
+			return nil, map[string]any{"ok": true}, nil
+		}))
+	must(router.AddLocalTool(local, &mcp.Tool{Name: "broken", Description: "always fails"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("broken")
+			return nil, nil, errors.New("bad argument: path is empty")
+		}))
+	must(router.AddLocalTool(local, &mcp.Tool{Name: "delete_all", Description: "deletes everything", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("delete_all")
+			return nil, map[string]any{"deleted": in.Path}, nil
+		}))
+	must(router.AddLocalTool(local, &mcp.Tool{Name: "block", Description: "blocks until cancelled"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("block")
+			<-ctx.Done()
+			tb.cancelled.Add(1)
+			return nil, nil, ctx.Err()
+		}))
+	r := router.New(router.Options{Version: "test"})
+	must(r.AddProvider(context.Background(), local))
+	return tb, r
+}
+
+type harness struct {
+	t      testing.TB
+	store  *sqlite.DB
+	tools  *toolbox
+	router *router.Router
+	exec   *agents.Executor
+}
+
+func newHarness(t testing.TB, tune func(*agents.ExecutorOptions)) *harness {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tb, r := newToolbox(t)
+	opts := agents.ExecutorOptions{
+		Tasks: db, Plans: db, Tools: r, Catalog: router.NewCatalog(r, nil, nil),
+		Retry: agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond},
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	ex := agents.NewExecutor(opts)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = ex.Close(ctx)
+	})
+	return &harness{t: t, store: db, tools: tb, router: r, exec: ex}
+}
+
+// plan stores a plan built from steps.
+func (h *harness) plan(inputs string, steps ...agentsmcp.PlanStep) *agentsmcp.Plan {
+	h.t.Helper()
+	p := &agentsmcp.Plan{Request: "test request", Steps: steps}
+	if inputs != "" {
+		p.Inputs = json.RawMessage(inputs)
+	}
+	if err := h.store.CreatePlan(context.Background(), p); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *harness) run(p *agentsmcp.Plan, inputs string, caller agents.Caller) *agentsmcp.Task {
+	h.t.Helper()
+	var in json.RawMessage
+	if inputs != "" {
+		in = json.RawMessage(inputs)
+	}
+	t, err := h.exec.Start(context.Background(), p, in, nil, caller)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return h.wait(t.ID)
+}
+
+func (h *harness) wait(id string) *agentsmcp.Task {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	t, err := h.exec.Wait(ctx, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		h.t.Fatalf("task %s still %s after 20 s: %+v", id, t.Status, t.Steps)
+	}
+	return t
+}
+
+func step(id, tool, args string, deps ...string) agentsmcp.PlanStep {
+	s := agentsmcp.PlanStep{ID: id, Tool: tool, DependsOn: deps}
+	if args != "" {
+		s.Arguments = json.RawMessage(args)
+	}
+	return s
+}
+
+func stateOf(t *agentsmcp.Task, id string) agentsmcp.StepState {
+	for _, s := range t.Steps {
+		if s.StepID == id {
+			return s
+		}
+	}
+	return agentsmcp.StepState{}
+}
+
+func TestParallelBranchesAndReferences(t *testing.T) {
+	h := newHarness(t, nil)
+	p := h.plan("",
+		step("start", "echo", `{"value":{"ms":150,"names":["left","right"]}}`),
+		step("left", "sleep", `{"ms":"{{steps.start.output.value.ms}}","label":"{{steps.start.output.value.names[0]}}"}`, "start"),
+		step("right", "sleep", `{"ms":"{{steps.start.output.value.ms}}","label":"{{ steps.start.output.value.names[1] }}"}`, "start"),
+		step("join", "echo", `{"value":"{{steps.left.output.label}} and {{steps.right.output.label}}: {{steps.left.output}}"}`, "left", "right"),
+	)
+	started := time.Now()
+	task := h.run(p, "", nil)
+	took := time.Since(started)
+	if task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("task %s: %s %+v", task.Status, task.Error, task.Steps)
+	}
+	if h.tools.maxSeen < 2 {
+		t.Errorf("the two independent branches never ran at the same time (max %d at once)", h.tools.maxSeen)
+	}
+	if took > 280*time.Millisecond*3 { // two sequential sleeps would be 300 ms; allow a loaded machine
+		t.Logf("took %v", took)
+	}
+	var join struct {
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(stateOf(task, "join").Output, &join); err != nil {
+		t.Fatal(err)
+	}
+	if want := `left and right: {"label":"left","slept":150}`; join.Value != want {
+		t.Errorf("join output %q, want %q", join.Value, want)
+	}
+	// The whole-value reference kept its type: sleep received the number.
+	if got := string(stateOf(task, "left").Output); !strings.Contains(got, `"slept":150`) {
+		t.Errorf("left output %s", got)
+	}
+	for _, s := range task.Steps {
+		if s.Attempts != 1 || s.StartedAt.IsZero() || s.EndedAt.IsZero() {
+			t.Errorf("step %s: attempts %d, started %v, ended %v", s.StepID, s.Attempts, s.StartedAt, s.EndedAt)
+		}
+	}
+	if !stateOf(task, "join").StartedAt.After(stateOf(task, "left").EndedAt.Add(-time.Millisecond)) {
+		t.Error("join started before its dependencies ended")
+	}
+}
+
+func TestRetriesTransientFailuresOnly(t *testing.T) {
+	h := newHarness(t, nil)
+	p := h.plan("",
+		step("flaky", "flaky", `{"key":"a","failures":2}`),
+		step("broken", "broken", `{"path":""}`),
+		step("after-broken", "echo", `{"value":1}`, "broken"),
+		step("after-after", "echo", `{"value":2}`, "after-broken"),
+	)
+	task := h.run(p, "", nil)
+	if task.Status != agentsmcp.TaskFailed {
+		t.Fatalf("task %s, want failed", task.Status)
+	}
+	if s := stateOf(task, "flaky"); s.Status != agentsmcp.StepSucceeded || s.Attempts != 3 {
+		t.Errorf("flaky: %s after %d attempts, want succeeded after 3", s.Status, s.Attempts)
+	}
+	if n := countEvents(task, "step_retrying", "flaky"); n != 2 {
+		t.Errorf("%d retry events for flaky, want 2", n)
+	}
+	if s := stateOf(task, "broken"); s.Status != agentsmcp.StepFailed || s.Attempts != 1 || !strings.Contains(s.Error, "path is empty") {
+		t.Errorf("broken: %+v, want failed once with the tool's error", s)
+	}
+	for _, id := range []string{"after-broken", "after-after"} {
+		s := stateOf(task, id)
+		if s.Status != agentsmcp.StepSkipped || !strings.Contains(s.Error, "dependency") {
+			t.Errorf("%s: %s %q, want skipped naming its dependency", id, s.Status, s.Error)
+		}
+	}
+	if h.tools.callsOf("echo") != 0 {
+		t.Error("a skipped step ran")
+	}
+	if !strings.Contains(task.Error, "broken") {
+		t.Errorf("task error %q does not name the failed step", task.Error)
+	}
+}
+
+func countEvents(t *agentsmcp.Task, typ, stepID string) int {
+	n := 0
+	for _, e := range t.History {
+		if e.Type == typ && e.StepID == stepID {
+			n++
+		}
+	}
+	return n
+}
+
+func TestStepTimeoutIsRetriedThenFails(t *testing.T) {
+	h := newHarness(t, nil)
+	s := step("slow", "sleep", `{"ms":2000}`)
+	s.Timeout = 50 * time.Millisecond
+	s.Retry = &agentsmcp.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond}
+	started := time.Now()
+	task := h.run(h.plan("", s), "", nil)
+	if took := time.Since(started); took > 1500*time.Millisecond {
+		t.Errorf("took %v: the timeout did not cut the calls", took)
+	}
+	st := stateOf(task, "slow")
+	if st.Status != agentsmcp.StepFailed || st.Attempts != 2 || !strings.Contains(st.Error, "timed out") {
+		t.Errorf("slow: %+v, want failed after 2 timed-out attempts", st)
+	}
+}
+
+func TestCancelStopsRunningSteps(t *testing.T) {
+	h := newHarness(t, nil)
+	p := h.plan("", step("block", "block", ""), step("later", "echo", `{"value":1}`, "block"), step("free", "echo", `{"value":2}`))
+	task, err := h.exec.Start(context.Background(), p, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return h.tools.callsOf("block") == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := h.exec.Cancel(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != agentsmcp.TaskCancelled {
+		t.Fatalf("status %s after Cancel", got.Status)
+	}
+	if h.tools.cancelled.Load() != 1 {
+		t.Error("the running tool call was not cancelled")
+	}
+	if s := stateOf(got, "block"); s.Status != agentsmcp.StepCancelled {
+		t.Errorf("block: %s", s.Status)
+	}
+	if s := stateOf(got, "later"); s.Status != agentsmcp.StepCancelled && s.Status != agentsmcp.StepSkipped {
+		t.Errorf("later: %s, want cancelled", s.Status)
+	}
+	// Cancelling again changes nothing.
+	again, err := h.exec.Cancel(ctx, task.ID)
+	if err != nil || again.Status != agentsmcp.TaskCancelled || again.Version != got.Version {
+		t.Errorf("second cancel: %v, %v", again, err)
+	}
+}
+
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestPausesForInputsAndResumeReturnsAtOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	p := h.plan(`{"type":"object","properties":{"path":{"type":"string","minLength":1}},"required":["path"]}`,
+		step("independent", "echo", `{"value":"runs without inputs"}`),
+		step("use", "echo", `{"value":"{{inputs.path}}"}`),
+		step("slow", "sleep", `{"ms":300}`, "use"),
+	)
+	task := h.run(p, "", nil)
+	if task.Status != agentsmcp.TaskPaused {
+		t.Fatalf("status %s, want paused", task.Status)
+	}
+	if s := stateOf(task, "use"); s.Status != agentsmcp.StepWaitingInput || !strings.Contains(s.Error, "path") {
+		t.Errorf("use: %+v", s)
+	}
+	if s := stateOf(task, "independent"); s.Status != agentsmcp.StepSucceeded {
+		t.Errorf("a step that needs no input did not run: %s", s.Status)
+	}
+	ctx := context.Background()
+	if _, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{Inputs: json.RawMessage(`{"path":""}`)}, nil); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+		t.Errorf("inputs violating the schema: %v, want EINVALID", err)
+	}
+	started := time.Now()
+	resumed, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{Inputs: json.RawMessage(`{"path":"/data"}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(started); took > 250*time.Millisecond || resumed.Status.Terminal() {
+		t.Errorf("Resume took %v and returned %s: it waited for the task", took, resumed.Status)
+	}
+	done := h.wait(task.ID)
+	if done.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("after resume: %s %s", done.Status, done.Error)
+	}
+	if got := string(stateOf(done, "use").Output); got != `{"value":"/data"}` {
+		t.Errorf("use output %s", got)
+	}
+	if h.tools.callsOf("echo") != 2 {
+		t.Errorf("echo called %d times, want 2 (no step twice)", h.tools.callsOf("echo"))
+	}
+	if _, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{}, nil); agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
+		t.Errorf("resuming an ended task: %v, want ECONFLICT", err)
+	}
+}
+
+func TestDestructiveStepsNeedConfirmation(t *testing.T) {
+	h := newHarness(t, nil)
+	p := h.plan("",
+		step("wipe", "delete_all", `{"path":"/tmp/x"}`),
+		step("report", "echo", `{"value":"{{steps.wipe.output.deleted}}"}`, "wipe"),
+	)
+	task := h.run(p, "", nil)
+	if task.Status != agentsmcp.TaskPaused || stateOf(task, "wipe").Status != agentsmcp.StepWaitingConfirmation {
+		t.Fatalf("status %s, wipe %s: want paused for confirmation", task.Status, stateOf(task, "wipe").Status)
+	}
+	if h.tools.callsOf("delete_all") != 0 {
+		t.Fatal("the destructive tool ran without confirmation")
+	}
+	if _, err := h.exec.Resume(context.Background(), task.ID, agents.ResumeRequest{Confirm: []string{"wipe"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := h.wait(task.ID)
+	if done.Status != agentsmcp.TaskSucceeded || h.tools.callsOf("delete_all") != 1 || !stateOf(done, "wipe").Confirmed {
+		t.Fatalf("after confirm: %s, %d calls", done.Status, h.tools.callsOf("delete_all"))
+	}
+
+	// Rejected: skipped with its dependents, and never called.
+	task = h.run(h.plan("", step("wipe", "delete_all", `{"path":"/"}`), step("report", "echo", `{"value":1}`, "wipe")), "", nil)
+	if _, err := h.exec.Resume(context.Background(), task.ID, agents.ResumeRequest{Reject: []string{"wipe"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done = h.wait(task.ID)
+	if s := stateOf(done, "wipe"); s.Status != agentsmcp.StepSkipped || !strings.Contains(s.Error, "rejected") {
+		t.Errorf("rejected step: %+v", s)
+	}
+	if s := stateOf(done, "report"); s.Status != agentsmcp.StepSkipped {
+		t.Errorf("dependent of a rejected step: %s", s.Status)
+	}
+	if h.tools.callsOf("delete_all") != 1 {
+		t.Error("a rejected destructive step ran")
+	}
+
+	// Confirmed in advance, at Start.
+	started, err := h.exec.Start(context.Background(), h.plan("", step("wipe", "delete_all", `{"path":"/y"}`)), nil, []string{"wipe"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := h.wait(started.ID); done.Status != agentsmcp.TaskSucceeded {
+		t.Errorf("pre-confirmed: %s", done.Status)
+	}
+}
+
+// scriptedCaller is a client that answers every question at once, as a
+// user would; it stands for the MCP client, whose real counterpart the
+// e2e tests use.
+type scriptedCaller struct {
+	mu        sync.Mutex
+	inputs    json.RawMessage
+	confirm   bool
+	questions []string
+	progress  []int
+}
+
+func (c *scriptedCaller) Progress(_ context.Context, done, _ int, _ string) {
+	c.mu.Lock()
+	c.progress = append(c.progress, done)
+	c.mu.Unlock()
+}
+
+func (c *scriptedCaller) Elicit(_ context.Context, message string, schema json.RawMessage) (json.RawMessage, bool, error) {
+	c.mu.Lock()
+	c.questions = append(c.questions, message)
+	c.mu.Unlock()
+	if strings.Contains(string(schema), `"confirm"`) {
+		return json.RawMessage(fmt.Sprintf(`{"confirm":%v}`, c.confirm)), true, nil
+	}
+	return c.inputs, true, nil
+}
+
+func (c *scriptedCaller) Session() *mcp.ServerSession { return nil }
+
+func TestAsksTheCallerInsteadOfPausing(t *testing.T) {
+	h := newHarness(t, nil)
+	p := h.plan(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`,
+		step("use", "echo", `{"value":"{{inputs.path}}"}`),
+		step("wipe", "delete_all", `{"path":"{{inputs.path}}"}`, "use"),
+	)
+	caller := &scriptedCaller{inputs: json.RawMessage(`{"path":"/srv"}`), confirm: true}
+	task := h.run(p, "", caller)
+	if task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("status %s: %s %+v", task.Status, task.Error, task.Steps)
+	}
+	if len(caller.questions) != 2 {
+		t.Errorf("asked %d questions, want 2 (inputs, confirmation): %q", len(caller.questions), caller.questions)
+	}
+	if got := string(stateOf(task, "wipe").Output); got != `{"deleted":"/srv"}` {
+		t.Errorf("wipe output %s", got)
+	}
+	if !slices.IsSorted(caller.progress) || caller.progress[len(caller.progress)-1] != 2 {
+		t.Errorf("progress %v, want increasing to 2", caller.progress)
+	}
+
+	// A user who says no: the step is skipped, never called.
+	caller = &scriptedCaller{inputs: json.RawMessage(`{"path":"/srv"}`), confirm: false}
+	task = h.run(h.plan("", step("wipe", "delete_all", `{"path":"/"}`)), "", caller)
+	if s := stateOf(task, "wipe"); s.Status != agentsmcp.StepSkipped || h.tools.callsOf("delete_all") != 1 {
+		t.Errorf("declined: %+v, %d calls", s, h.tools.callsOf("delete_all"))
+	}
+}
+
+func TestOnEndRunsOnceWithTheOutcome(t *testing.T) {
+	var ended []*agentsmcp.Task
+	var mu sync.Mutex
+	h := newHarness(t, func(o *agents.ExecutorOptions) {
+		o.OnEnd = func(_ context.Context, t *agentsmcp.Task, _ *agentsmcp.Plan) {
+			mu.Lock()
+			ended = append(ended, t)
+			mu.Unlock()
+		}
+	})
+	task := h.run(h.plan("", step("a", "echo", `{"value":1}`)), "", nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ended) != 1 || ended[0].ID != task.ID || ended[0].Status != agentsmcp.TaskSucceeded {
+		t.Errorf("OnEnd saw %v", ended)
+	}
+}
+
+func TestBoundedParallelism(t *testing.T) {
+	h := newHarness(t, func(o *agents.ExecutorOptions) { o.MaxParallel = 3 })
+	var steps []agentsmcp.PlanStep
+	for i := range 9 {
+		steps = append(steps, step(fmt.Sprint("s", i), "sleep", `{"ms":40}`))
+	}
+	task := h.run(h.plan("", steps...), "", nil)
+	if task.Status != agentsmcp.TaskSucceeded {
+		t.Fatal(task.Status)
+	}
+	if h.tools.maxSeen != 3 {
+		t.Errorf("at most %d steps ran at once, want exactly MaxParallel 3", h.tools.maxSeen)
+	}
+}
+
+func TestTwoExecutorsNeverRunATaskTwice(t *testing.T) {
+	h := newHarness(t, func(o *agents.ExecutorOptions) { o.Owner = "a" })
+	other := agents.NewExecutor(agents.ExecutorOptions{Tasks: h.store, Plans: h.store, Tools: h.router, Owner: "b", ResumeInterval: 10 * time.Millisecond})
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { other.Run(ctx) })
+	defer func() {
+		stop()
+		wg.Wait()
+		_ = other.Close(context.Background())
+	}()
+	var ids []string
+	for range 10 {
+		task, err := h.exec.Start(context.Background(), h.plan("", step("a", "sleep", `{"ms":30}`)), nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	for _, id := range ids {
+		if done := h.wait(id); done.Status != agentsmcp.TaskSucceeded || stateOf(done, "a").Attempts != 1 {
+			t.Errorf("task %s: %s, attempts %d", id, done.Status, stateOf(done, "a").Attempts)
+		}
+	}
+	if n := h.tools.callsOf("sleep"); n != 10 {
+		t.Errorf("sleep called %d times for 10 tasks", n)
+	}
+}

@@ -1,0 +1,732 @@
+package agents
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// runner executes one task in this process. Its goroutine (run) owns the
+// task state: step goroutines, questions to the user, lease renewals and
+// requests from other goroutines all reach it as events, so the state
+// needs no lock and every transition is stored in order.
+type runner struct {
+	e    *Executor
+	task *agentsmcp.Task
+	plan *agentsmcp.Plan
+
+	refs      [][]Ref // per step, its argument references
+	refErrs   []error // per step, a malformed argument
+	tools     map[string]*agentsmcp.ToolInfo
+	outputs   map[string]json.RawMessage // full outputs; stored ones may be cut
+	index     map[string]int             // step id -> position
+	dependent [][]int                    // step -> the steps that depend on it
+
+	events chan any
+	done   chan struct{} // closed when run has returned
+
+	stepCtx       context.Context // cancelled to stop the running steps
+	stopSteps     context.CancelFunc
+	caller        atomic.Pointer[callerRef]
+	stopping      atomic.Bool // Close: start nothing new
+	inflight      int
+	asking        bool // a question to the user is open
+	askedInput    bool // the user was asked for the missing inputs already
+	askedConfirms []int
+	cancelled     atomic.Bool // set before the steps are stopped for a cancel
+	cancelWhy     string
+	lost          bool // the lease went to another replica: write nothing
+	dirty         bool
+	started       time.Time
+	retries       int
+}
+
+type callerRef struct{ c Caller }
+
+// Events a runner receives.
+type (
+	stepRetrying struct {
+		index    int
+		attempts int
+		err      string
+		wait     time.Duration
+	}
+	stepDone struct {
+		index    int
+		attempts int
+		status   agentsmcp.StepStatus
+		output   json.RawMessage
+		err      string
+	}
+	confirmAnswer struct {
+		index     int
+		confirmed bool
+		asked     bool // false: the caller cannot be asked
+	}
+	inputsAnswer struct {
+		values json.RawMessage
+		ok     bool
+		asked  bool
+	}
+	resumeDelivery struct {
+		req    ResumeRequest
+		caller Caller
+		reply  chan error
+	}
+	cancelRequest struct{ why string }
+	leaseLost     struct{}
+	stopRequest   struct{}
+)
+
+func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Caller, resumed bool) (*runner, error) {
+	if len(t.Steps) != len(plan.Steps) {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s has %d step states for the %d steps of plan %s", t.ID, len(t.Steps), len(plan.Steps), plan.ID)
+	}
+	r := &runner{
+		e: e, task: t, plan: plan,
+		refs: make([][]Ref, len(plan.Steps)), refErrs: make([]error, len(plan.Steps)),
+		tools:   make(map[string]*agentsmcp.ToolInfo),
+		outputs: make(map[string]json.RawMessage),
+		index:   make(map[string]int, len(plan.Steps)),
+		events:  make(chan any, 64),
+		done:    make(chan struct{}),
+		started: time.Now(),
+	}
+	r.dependent = make([][]int, len(plan.Steps))
+	for i, s := range plan.Steps {
+		if t.Steps[i].StepID != s.ID {
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s step %d is %q, plan step is %q", t.ID, i, t.Steps[i].StepID, s.ID)
+		}
+		r.index[s.ID] = i
+		r.refs[i], r.refErrs[i] = FindRefs(s.Arguments)
+	}
+	for i, s := range plan.Steps {
+		for _, d := range s.DependsOn {
+			r.dependent[r.index[d]] = append(r.dependent[r.index[d]], i)
+		}
+	}
+	for i := range t.Steps {
+		if s := t.Steps[i]; s.Status == agentsmcp.StepSucceeded && len(s.Output) > 0 {
+			r.outputs[s.StepID] = s.Output
+		}
+	}
+	r.stepCtx, r.stopSteps = context.WithCancel(context.Background())
+	r.caller.Store(&callerRef{caller})
+	r.lookupTools()
+	if resumed {
+		r.recoverInterrupted()
+	}
+	return r, nil
+}
+
+// lookupTools reads the annotations of the plan's tools once: whether a
+// step needs a confirmation, whether it may run again.
+func (r *runner) lookupTools() {
+	if r.e.opts.Catalog == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, s := range r.plan.Steps {
+		if _, seen := r.tools[s.Tool]; seen {
+			continue
+		}
+		info, err := r.e.opts.Catalog.Tool(ctx, s.Tool)
+		if err != nil {
+			info = nil // unknown now: its call will say so
+		}
+		r.tools[s.Tool] = info
+	}
+}
+
+// recoverInterrupted decides what becomes of the steps that were running
+// when the task's previous runner stopped (a crash, a shutdown): a tool
+// that is read-only or idempotent runs again; any other may have had its
+// effect, so the user must confirm running it again. Waiting steps are
+// reconsidered.
+func (r *runner) recoverInterrupted() {
+	now := time.Now()
+	r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "resumed", Message: "resumed by " + r.e.opts.Owner + " after its previous executor stopped"})
+	for i := range r.task.Steps {
+		s := &r.task.Steps[i]
+		switch s.Status {
+		case agentsmcp.StepRunning:
+			info := r.tools[r.plan.Steps[i].Tool]
+			if info != nil && (info.ReadOnly || info.Idempotent) {
+				s.Status, s.Error = agentsmcp.StepPending, ""
+				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: "interrupted while running; running it again (the tool is read-only or idempotent)"})
+			} else {
+				s.Status, s.Confirmed = agentsmcp.StepWaitingConfirmation, false
+				s.Error = "interrupted while running by a stop of its executor; it may have had effects: confirm it with resume_task to run it again, or reject it"
+				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: s.Error})
+			}
+		case agentsmcp.StepWaitingInput, agentsmcp.StepWaitingConfirmation:
+			if s.Error == "" || s.Confirmed {
+				s.Status = agentsmcp.StepPending
+			}
+		}
+	}
+	r.dirty = true
+}
+
+func (r *runner) currentCaller() Caller {
+	if ref := r.caller.Load(); ref != nil {
+		return ref.c
+	}
+	return nil
+}
+
+// send delivers an event to the runner; false once the runner has ended.
+func (r *runner) send(ev any) bool {
+	select {
+	case r.events <- ev:
+		return true
+	case <-r.done:
+		return false
+	}
+}
+
+func (r *runner) requestCancel(why string) { r.send(cancelRequest{why}) }
+func (r *runner) stop()                    { r.stopping.Store(true); r.send(stopRequest{}) }
+func (r *runner) abort()                   { r.stopSteps() }
+
+// deliver hands a resume request to the running task; false when the
+// runner has ended (the caller then resumes from the store).
+func (r *runner) deliver(req ResumeRequest, caller Caller) bool {
+	reply := make(chan error, 1)
+	if !r.send(resumeDelivery{req, caller, reply}) {
+		return false
+	}
+	select {
+	case <-reply:
+		return true
+	case <-r.done:
+		return false
+	}
+}
+
+// run is the runner's goroutine.
+func (r *runner) run() {
+	ctx := context.Background()
+	renewDone := make(chan struct{})
+	renewCtx, stopRenew := context.WithCancel(ctx)
+	go func() {
+		defer close(renewDone)
+		r.renewLease(renewCtx)
+	}()
+	defer func() {
+		stopRenew()
+		<-renewDone
+		r.stopSteps()
+		if !r.lost {
+			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = r.e.opts.Tasks.ReleaseTaskLease(rctx, r.task.ID, r.e.opts.Owner)
+			cancel()
+		}
+	}()
+
+	if r.task.Status != agentsmcp.TaskRunning {
+		r.task.Status = agentsmcp.TaskRunning
+		r.task.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "running"})
+		r.dirty = true
+	}
+	for {
+		launch := r.schedule()
+		if !r.persist() {
+			return
+		}
+		for _, l := range launch {
+			r.inflight++
+			go r.runStep(l.index, l.args, l.attempts)
+		}
+		if r.inflight == 0 && !r.asking {
+			switch {
+			case r.lost:
+			case r.finishedAll() || r.cancelWhy != "":
+				r.finish()
+			case r.stopping.Load():
+				// Left running in the store, lease released: resumed by
+				// whoever looks next.
+			default:
+				r.pause()
+			}
+			return
+		}
+		r.apply(<-r.events)
+		// Take every event already queued, so that their transitions are
+		// stored in one write.
+		for more := true; more; {
+			select {
+			case ev := <-r.events:
+				r.apply(ev)
+			default:
+				more = false
+			}
+		}
+	}
+}
+
+type launchStep struct {
+	index    int
+	args     json.RawMessage
+	attempts int
+}
+
+// schedule moves steps forward as far as they can go without waiting:
+// skips the steps whose dependencies failed, marks the ones that wait for
+// the user (asking them when possible), and returns the steps to start,
+// already marked running.
+func (r *runner) schedule() []launchStep {
+	if r.lost {
+		return nil
+	}
+	if r.cancelWhy != "" {
+		r.endUnstarted(agentsmcp.StepCancelled, r.cancelWhy)
+		return nil
+	}
+	var launch []launchStep
+	now := time.Now()
+	for changed := true; changed; {
+		changed = false
+		for i := range r.task.Steps {
+			s := &r.task.Steps[i]
+			if s.Status == agentsmcp.StepWaitingInput && len(r.missingInputs(i)) == 0 {
+				s.Status, s.Error = agentsmcp.StepPending, ""
+			}
+			if s.Status == agentsmcp.StepWaitingConfirmation && s.Confirmed {
+				s.Status, s.Error = agentsmcp.StepPending, ""
+			}
+			if s.Status != agentsmcp.StepPending {
+				continue
+			}
+			ready, blocked := r.dependencies(i)
+			switch {
+			case blocked != "":
+				r.endStep(i, agentsmcp.StepSkipped, nil, "not run: "+blocked, now)
+				changed = true
+			case !ready:
+			case r.refErrs[i] != nil:
+				r.endStep(i, agentsmcp.StepFailed, nil, "its arguments are malformed: "+agentsmcp.ErrorMessage(r.refErrs[i]), now)
+				changed = true
+			case len(r.missingInputs(i)) > 0:
+				missing := r.missingInputs(i)
+				s.Status, s.Error = agentsmcp.StepWaitingInput, "waiting for inputs: "+strings.Join(missing, ", ")
+				r.event("step_waiting_input", s.StepID, s.Error)
+			case r.needsConfirmation(i) && !s.Confirmed:
+				s.Status, s.Error = agentsmcp.StepWaitingConfirmation, r.confirmationQuestion(i)
+				r.event("step_waiting_confirmation", s.StepID, s.Error)
+			case r.stopping.Load() || r.inflight+len(launch) >= r.e.opts.MaxParallel:
+			default:
+				args, err := ResolveRefs(r.plan.Steps[i].Arguments, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
+				if err != nil {
+					r.endStep(i, agentsmcp.StepFailed, nil, "its arguments cannot be resolved: "+agentsmcp.ErrorMessage(err), now)
+					changed = true
+					continue
+				}
+				s.Status, s.Error, s.StartedAt, s.EndedAt = agentsmcp.StepRunning, "", now, time.Time{}
+				r.event("step_started", s.StepID, r.plan.Steps[i].Tool)
+				launch = append(launch, launchStep{i, args, s.Attempts})
+			}
+		}
+	}
+	r.askUser()
+	return launch
+}
+
+// dependencies reports whether step i may run (every dependency
+// succeeded), or why it never will.
+func (r *runner) dependencies(i int) (ready bool, blocked string) {
+	ready = true
+	for _, d := range r.plan.Steps[i].DependsOn {
+		ds := r.task.Steps[r.index[d]]
+		switch ds.Status {
+		case agentsmcp.StepSucceeded:
+		case agentsmcp.StepFailed, agentsmcp.StepSkipped, agentsmcp.StepCancelled:
+			return false, fmt.Sprintf("its dependency %q %s", d, ds.Status)
+		default:
+			ready = false
+		}
+	}
+	return ready, ""
+}
+
+// missingInputs lists the inputs step i references that the task lacks.
+func (r *runner) missingInputs(i int) []string {
+	if len(r.refs[i]) == 0 {
+		return nil
+	}
+	have := inputNames(r.task.Inputs)
+	var missing []string
+	for _, ref := range r.refs[i] {
+		if ref.Kind == RefInput && !have[ref.Name] && !slices.Contains(missing, ref.Name) {
+			missing = append(missing, ref.Name)
+		}
+	}
+	return missing
+}
+
+func (r *runner) needsConfirmation(i int) bool {
+	if r.plan.Steps[i].NeedsConfirmation {
+		return true
+	}
+	info := r.tools[r.plan.Steps[i].Tool]
+	return info != nil && info.Destructive
+}
+
+func (r *runner) confirmationQuestion(i int) string {
+	s := r.plan.Steps[i]
+	why := "the plan asks for a confirmation"
+	if info := r.tools[s.Tool]; info != nil && info.Destructive {
+		why = "the tool is marked destructive"
+	}
+	return fmt.Sprintf("step %q calls %s, and %s: confirm it with resume_task (confirm: [%q]) or reject it", s.ID, s.Tool, why, s.ID)
+}
+
+// askUser opens at most one question at a time: first the missing inputs,
+// then the confirmations, in plan order. Without a caller that can be
+// asked, the steps stay waiting and the task pauses.
+func (r *runner) askUser() {
+	caller := r.currentCaller()
+	if r.asking || caller == nil || r.stopping.Load() || r.cancelWhy != "" {
+		return
+	}
+	if !r.askedInput {
+		var missing []string
+		for i, s := range r.task.Steps {
+			if s.Status == agentsmcp.StepWaitingInput {
+				for _, m := range r.missingInputs(i) {
+					if !slices.Contains(missing, m) {
+						missing = append(missing, m)
+					}
+				}
+			}
+		}
+		if len(missing) > 0 {
+			schema, ok := elicitationSchema(r.plan.Inputs, missing)
+			r.askedInput = true
+			if ok {
+				r.asking = true
+				go r.askInputs(caller, schema, missing)
+				return
+			}
+		}
+	}
+	for i, s := range r.task.Steps {
+		if s.Status == agentsmcp.StepWaitingConfirmation && !s.Confirmed && !r.askedConfirm(i) {
+			r.asking = true
+			r.markAskedConfirm(i)
+			go r.askConfirmation(caller, i)
+			return
+		}
+	}
+}
+
+// askedConfirm remembers, for this run, the steps already asked about, so
+// that a client that cannot answer is not asked again and again.
+func (r *runner) askedConfirm(i int) bool {
+	return slices.Contains(r.askedConfirms, i)
+}
+
+func (r *runner) markAskedConfirm(i int) { r.askedConfirms = append(r.askedConfirms, i) }
+
+func (r *runner) askInputs(caller Caller, schema json.RawMessage, missing []string) {
+	msg := fmt.Sprintf("Task %q needs: %s", r.task.Request, strings.Join(missing, ", "))
+	values, ok, err := caller.Elicit(r.stepCtx, msg, schema)
+	r.send(inputsAnswer{values: values, ok: ok && err == nil, asked: err == nil})
+}
+
+func (r *runner) askConfirmation(caller Caller, i int) {
+	s := r.plan.Steps[i]
+	args := string(s.Arguments)
+	if len(args) > 500 {
+		args = agentsmcp.TruncateUTF8(args, 500) + "…"
+	}
+	msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.ID, s.Tool, args)
+	if s.Description != "" {
+		msg += " (" + s.Description + ")"
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this step","description":"true runs the step; false skips it and the steps that depend on it"}},"required":["confirm"]}`)
+	values, ok, err := caller.Elicit(r.stepCtx, msg, schema)
+	var answer struct {
+		Confirm bool `json:"confirm"`
+	}
+	if ok && err == nil {
+		_ = json.Unmarshal(values, &answer)
+	}
+	// Declining the question is a refusal of the step; failing to ask is
+	// not an answer.
+	r.send(confirmAnswer{index: i, confirmed: answer.Confirm, asked: err == nil})
+}
+
+// apply changes the task state for one event.
+func (r *runner) apply(ev any) {
+	now := time.Now()
+	switch ev := ev.(type) {
+	case stepRetrying:
+		s := &r.task.Steps[ev.index]
+		s.Attempts = ev.attempts
+		r.retries++
+		r.event("step_retrying", s.StepID, fmt.Sprintf("attempt %d failed: %s; retrying in %v", ev.attempts, ev.err, ev.wait.Round(time.Millisecond)))
+	case stepDone:
+		r.inflight--
+		s := &r.task.Steps[ev.index]
+		s.Attempts = ev.attempts
+		if ev.status == agentsmcp.StepRunning {
+			// Stopped by Close: the step stays running in the store, and
+			// whoever resumes the task decides whether it runs again.
+			r.event("step_interrupted", s.StepID, "the executor is stopping")
+			return
+		}
+		if ev.status == agentsmcp.StepSucceeded {
+			r.outputs[s.StepID] = ev.output
+		}
+		r.endStep(ev.index, ev.status, ev.output, ev.err, now)
+	case confirmAnswer:
+		r.asking = false
+		s := &r.task.Steps[ev.index]
+		if !ev.asked || s.Status != agentsmcp.StepWaitingConfirmation {
+			return
+		}
+		if ev.confirmed {
+			s.Confirmed = true
+			r.event("step_confirmed", s.StepID, "confirmed by the user")
+		} else {
+			r.endStep(ev.index, agentsmcp.StepSkipped, nil, "rejected by the user", now)
+		}
+	case inputsAnswer:
+		r.asking = false
+		if !ev.ok {
+			return
+		}
+		merged, err := mergeInputs(r.task.Inputs, ev.values)
+		if err == nil {
+			err = checkInputs(r.plan, merged, false)
+		}
+		if err != nil {
+			r.event("inputs_rejected", "", agentsmcp.ErrorMessage(err))
+			return
+		}
+		r.task.Inputs = merged
+		r.event("inputs_received", "", describeResume(ResumeRequest{Inputs: ev.values}))
+	case resumeDelivery:
+		err := applyResume(r.task, r.plan, ev.req)
+		if err == nil {
+			if ev.caller != nil {
+				r.caller.Store(&callerRef{ev.caller})
+			}
+			r.askedInput, r.askedConfirms = false, nil
+			r.event("resumed", "", describeResume(ev.req))
+		}
+		ev.reply <- err
+	case cancelRequest:
+		if r.cancelWhy == "" {
+			r.cancelWhy = ev.why
+			r.event("cancelling", "", ev.why)
+			r.cancelled.Store(true)
+			r.stopSteps()
+		}
+	case leaseLost:
+		r.lost = true
+		r.stopSteps()
+	case stopRequest:
+		// Checked by the loop through r.stopping.
+	}
+}
+
+// endStep records the end of step i.
+func (r *runner) endStep(i int, status agentsmcp.StepStatus, output json.RawMessage, errText string, now time.Time) {
+	s := &r.task.Steps[i]
+	s.Status, s.EndedAt = status, now
+	s.Error = agentsmcp.TruncateUTF8(errText, agentsmcp.MaxTaskErrorBytes)
+	s.Output = storedOutput(output)
+	msg := errText
+	if status == agentsmcp.StepSucceeded {
+		msg = fmt.Sprintf("%d attempt(s)", max(s.Attempts, 1))
+	}
+	r.event("step_"+string(status), s.StepID, msg)
+	r.progress(fmt.Sprintf("step %s %s", s.StepID, status))
+}
+
+// endUnstarted ends every step that has not ended and is not running.
+func (r *runner) endUnstarted(status agentsmcp.StepStatus, why string) {
+	now := time.Now()
+	for i := range r.task.Steps {
+		if s := r.task.Steps[i]; !stepEnded(s.Status) && s.Status != agentsmcp.StepRunning {
+			r.endStep(i, status, nil, why, now)
+		}
+	}
+}
+
+func (r *runner) finishedAll() bool {
+	for _, s := range r.task.Steps {
+		if !stepEnded(s.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+// finish ends the task, stores it and runs the learning loop.
+func (r *runner) finish() {
+	now := time.Now()
+	t := r.task
+	var failed []string
+	for _, s := range t.Steps {
+		if s.Status == agentsmcp.StepFailed {
+			failed = append(failed, fmt.Sprintf("%s: %s", s.StepID, s.Error))
+		}
+	}
+	switch {
+	case r.cancelWhy != "":
+		t.Status, t.Error = agentsmcp.TaskCancelled, r.cancelWhy
+	case len(failed) > 0:
+		t.Status = agentsmcp.TaskFailed
+		t.Error = agentsmcp.TruncateUTF8(fmt.Sprintf("%d step(s) failed: %s", len(failed), strings.Join(failed, "; ")), agentsmcp.MaxTaskErrorBytes)
+	default:
+		t.Status, t.Error = agentsmcp.TaskSucceeded, ""
+	}
+	t.EndedAt = now
+	r.event(string(t.Status), "", t.Error)
+	if !r.persist() {
+		return
+	}
+	r.progress("task " + string(t.Status))
+	if r.e.opts.OnEnd != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r.e.opts.OnEnd(ctx, t, r.plan)
+		cancel()
+	}
+}
+
+// pause stores the task as paused: nothing can run until the user answers.
+func (r *runner) pause() {
+	var waiting []string
+	for _, s := range r.task.Steps {
+		if s.Status == agentsmcp.StepWaitingInput || s.Status == agentsmcp.StepWaitingConfirmation {
+			waiting = append(waiting, fmt.Sprintf("%s (%s)", s.StepID, s.Status))
+		}
+	}
+	r.task.Status = agentsmcp.TaskPaused
+	msg := "waiting for the user: " + strings.Join(waiting, ", ") + "; answer with resume_task"
+	r.event("paused", "", msg)
+	if r.persist() {
+		r.progress("task paused: " + msg)
+	}
+}
+
+func (r *runner) event(typ, stepID, msg string) {
+	r.task.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: typ, StepID: stepID, Message: msg})
+	r.dirty = true
+}
+
+func (r *runner) progress(msg string) {
+	c := r.currentCaller()
+	if c == nil {
+		return
+	}
+	done := 0
+	for _, s := range r.task.Steps {
+		if stepEnded(s.Status) {
+			done++
+		}
+	}
+	c.Progress(context.Background(), done, len(r.task.Steps), msg)
+}
+
+// persist stores the task if it changed, and reports whether the runner
+// may go on. A conflict means someone else wrote the task: a cancel from
+// another replica is honoured; anything else means this runner no longer
+// owns the task. A store that keeps failing stops the runner too: its
+// task, still running with an expiring lease, is resumed later.
+func (r *runner) persist() bool {
+	if !r.dirty || r.lost {
+		return !r.lost
+	}
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := r.e.opts.Tasks.UpdateTask(ctx, r.task)
+		cancel()
+		switch {
+		case err == nil:
+			r.dirty = false
+			return true
+		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
+			if r.adoptExternalCancel() {
+				continue
+			}
+			r.e.opts.Logger.Warn("task changed under its runner; stopping", "task", r.task.ID)
+			r.lost = true
+			r.stopSteps()
+			return false
+		case agentsmcp.ErrorCode(err) == agentsmcp.EINVALID:
+			// A bug of ours, not a state to retry: say so in the task.
+			r.e.opts.Logger.Error("task state rejected by the store", "task", r.task.ID, "error", err)
+			r.lost = true
+			r.stopSteps()
+			return false
+		case attempt >= 8:
+			r.e.opts.Logger.Error("storing the task keeps failing; leaving it to be resumed", "task", r.task.ID, "error", err)
+			r.lost = true
+			r.stopSteps()
+			return false
+		}
+		time.Sleep(backoff)
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// adoptExternalCancel re-reads the task after a conflict; when it was
+// cancelled elsewhere (cancel_task on another replica), the runner takes
+// that as its own cancel request and continues from the stored version.
+func (r *runner) adoptExternalCancel() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stored, err := r.e.opts.Tasks.FindTaskByID(ctx, r.task.ID)
+	if err != nil || stored.Status != agentsmcp.TaskCancelled {
+		return false
+	}
+	// Continue from the stored version, as cancelled: what is written next
+	// only adds how the running steps ended.
+	r.task.Version = stored.Version
+	r.task.Status, r.task.EndedAt = stored.Status, stored.EndedAt
+	if r.cancelWhy == "" {
+		r.cancelWhy = cmp.Or(stored.Error, "cancelled")
+		r.cancelled.Store(true)
+		r.stopSteps()
+	}
+	return true
+}
+
+// renewLease keeps the lease while the runner lives, and tells it when the
+// lease went to someone else or the task was cancelled elsewhere.
+func (r *runner) renewLease(ctx context.Context) {
+	tick := time.NewTicker(r.e.opts.LeaseTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, r.e.opts.LeaseTTL/3)
+		t, err := r.e.opts.Tasks.AcquireTaskLease(rctx, r.task.ID, r.e.opts.Owner, r.e.opts.LeaseTTL)
+		cancel()
+		switch {
+		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
+			r.send(leaseLost{})
+			return
+		case err != nil:
+			r.e.opts.Logger.Warn("renewing a task lease failed", "task", r.task.ID, "error", err)
+		case t.Status == agentsmcp.TaskCancelled:
+			r.send(cancelRequest{why: t.Error})
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// runStep calls the tool of step i until it succeeds, fails for good or
+// runs out of attempts, and reports to the runner. It owns nothing of the
+// task: attempts before this run are given, everything else goes through
+// events.
+func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
+	step := r.plan.Steps[i]
+	policy := r.e.opts.Retry
+	if step.Retry != nil {
+		policy = *step.Retry
+	}
+	timeout := r.e.opts.StepTimeout
+	if step.Timeout > 0 {
+		timeout = step.Timeout
+	}
+	ctx := r.stepCtx
+	attempts := attemptsBefore
+	for n := 1; ; n++ {
+		attempts++
+		output, errText, retryable := r.callOnce(ctx, step.Tool, args, timeout)
+		switch {
+		case ctx.Err() != nil && r.cancelled.Load():
+			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepCancelled, err: "cancelled while running"})
+			return
+		case ctx.Err() != nil:
+			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepRunning})
+			return
+		case errText == "":
+			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepSucceeded, output: output})
+			return
+		case !retryable || n >= policy.MaxAttempts:
+			if retryable {
+				errText = fmt.Sprintf("%s (gave up after %d attempts)", errText, n)
+			}
+			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepFailed, err: errText})
+			return
+		}
+		wait := backoff(policy, n)
+		r.send(stepRetrying{index: i, attempts: attempts, err: errText, wait: wait})
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// callOnce makes one attempt, bounded by timeout: the step's output on
+// success, else the error and whether another attempt may succeed.
+func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable bool) {
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var session *mcp.ServerSession
+	if c := r.currentCaller(); c != nil {
+		session = c.Session()
+	}
+	res, err := r.e.opts.Tools.CallTool(actx, &mcp.CallToolRequest{
+		Session: session,
+		Params:  &mcp.CallToolParamsRaw{Name: tool, Arguments: args},
+	})
+	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Sprintf("timed out after %v", timeout), true
+	}
+	if err != nil {
+		return nil, agentsmcp.ErrorMessage(err), agentsmcp.ErrorCode(err) == agentsmcp.EUNAVAILABLE
+	}
+	if res == nil {
+		return json.RawMessage(`null`), "", false
+	}
+	if res.IsError {
+		text := resultText(res)
+		if text == "" {
+			text = "the tool reported an error without a message"
+		}
+		return nil, text, transientToolError.MatchString(text)
+	}
+	return stepOutput(res), "", false
+}
+
+// transientToolError recognises tool errors that say the failure is
+// temporary. Other tool errors are the tool's answer to these arguments,
+// which another attempt would repeat.
+var transientToolError = regexp.MustCompile(`(?i)\b(time[d ]?out|timed out|temporar(y|ily)|unavailable|rate[- ]limit|too many requests|try again|retry later|connection (reset|refused)|429|502|503|504)\b`)
+
+// backoff is the wait after the n-th failed attempt: the policy's initial
+// backoff doubled n-1 times, capped, with jitter so that retries of many
+// steps do not fall in step.
+func backoff(p agentsmcp.RetryPolicy, n int) time.Duration {
+	d := p.InitialBackoff
+	for k := 1; k < n && (p.MaxBackoff == 0 || d < p.MaxBackoff); k++ {
+		d *= 2
+	}
+	if p.MaxBackoff > 0 && d > p.MaxBackoff {
+		d = p.MaxBackoff
+	}
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// stepOutput is what later steps reference as {{steps.<id>.output}}: the
+// structured content when the tool gives one; else its text, parsed when
+// it is a JSON object or array; else the content blocks themselves.
+func stepOutput(res *mcp.CallToolResult) json.RawMessage {
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return b
+		}
+	}
+	texts, onlyText := make([]string, 0, len(res.Content)), true
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+		} else {
+			onlyText = false
+		}
+	}
+	if onlyText {
+		joined := strings.Join(texts, "\n")
+		if trimmed := bytes.TrimSpace([]byte(joined)); len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+			return trimmed
+		}
+		b, _ := json.Marshal(joined)
+		return b
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok && t.Text != "" {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// storedOutput is the output as the task stores it: whole when it fits
+// MaxStepOutputBytes, otherwise a preview that says it was cut (later
+// steps of this run still see the whole output).
+func storedOutput(output json.RawMessage) json.RawMessage {
+	if len(output) <= agentsmcp.MaxStepOutputBytes {
+		return output
+	}
+	preview := agentsmcp.TruncateUTF8(string(output), 4<<10)
+	b, _ := json.Marshal(map[string]any{"truncated": true, "bytes": len(output), "preview": preview})
+	return b
+}
+
+// elicitationSchema is the part of a plan's inputs schema that asks for
+// the missing inputs, as MCP elicitation allows it: a flat object of
+// primitive properties. ok is false when an input is not primitive (the
+// user must then supply it through resume_task).
+func elicitationSchema(inputs json.RawMessage, missing []string) (json.RawMessage, bool) {
+	var doc struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	_ = json.Unmarshal(inputs, &doc)
+	props := make(map[string]any, len(missing))
+	for _, name := range missing {
+		p, declared := doc.Properties[name]
+		if !declared {
+			p = map[string]any{"type": "string", "title": name}
+		}
+		switch p["type"] {
+		case "string", "number", "integer", "boolean":
+		default:
+			return nil, false
+		}
+		props[name] = p
+	}
+	b, err := json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
+	return b, err == nil
+}

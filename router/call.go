@@ -1,0 +1,142 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+var _ agentsmcp.ToolCaller = (*Router)(nil)
+
+// CallTool implements [agentsmcp.ToolCaller]: it calls a registered tool
+// in-process, on the path a client's tools/call takes (argument validation,
+// the provider, [Options.OnToolCall]), and reports with errors what the MCP
+// path reports with error results:
+//
+//   - ENOTFOUND for an unknown tool;
+//   - EINVALID for arguments the schema rejects (the message is the summary
+//     a client gets in its error result; the provider is not called), for
+//     arguments that are not JSON, and for a JSON-RPC error of the provider
+//     (its code is kept in the message);
+//   - the provider's own code for an [agentsmcp.Error] (the remote pool's
+//     EUNAVAILABLE for an upstream that is down, timed out or refused by its
+//     circuit breaker);
+//   - EUNAVAILABLE when ctx was cancelled or its deadline passed;
+//   - EINTERNAL for any other provider error (logged, not returned).
+//
+// A failure of the tool itself is a result with IsError set, as on the MCP
+// path. Nil arguments mean {}. req is given to the provider as is, so
+// req.Session (a client session or nil) and the progress token in
+// req.Params.Meta reach the remote pool.
+//
+// In-process calls do not pass through the MCP server's middleware: they are
+// neither refused by [Router.Drain] (they belong to work already running) nor
+// counted among the in-flight requests it waits for; whoever runs them
+// drains them.
+func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req == nil || req.Params == nil {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "tool call without params")
+	}
+	e, ok := r.entry(req.Params.Name)
+	if !ok {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "unknown tool %q", req.Params.Name)
+	}
+	res, refused, err := r.dispatch(ctx, e, req)
+	if refused != nil {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)
+	}
+	if err != nil {
+		return nil, r.callFailure(ctx, e, err)
+	}
+	return res, nil
+}
+
+// refusal is a call stopped before its provider because of its arguments.
+type refusal struct {
+	msg string // what the caller is told
+	// notJSON: the arguments are not JSON, a protocol error on the MCP
+	// path; otherwise they violate the schema, an error result there.
+	notJSON bool
+}
+
+// dispatch is the path of every tool call, from a client or in-process: it
+// validates req's arguments against e's input schema and, if they pass,
+// calls e's provider and records the call with [Options.OnToolCall]. It
+// returns a refusal when the provider was not called, and otherwise the
+// provider's result (never nil on success) and error, untranslated.
+func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRequest) (*mcp.CallToolResult, *refusal, error) {
+	issues, _, err := e.schema.validate(req.Params.Arguments)
+	if err != nil {
+		if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {
+			return nil, &refusal{msg: agentsmcp.ErrorMessage(err), notJSON: true}, nil
+		}
+		// An uncompilable schema must not make the tool unusable; the
+		// provider (or upstream) still checks its own input.
+		r.logger.Warn("input schema unusable; calling without validation", "tool", e.tool.Name, "error", err)
+	} else if len(issues) > 0 {
+		return nil, &refusal{msg: summarizeIssues(e.tool.Name, issues)}, nil
+	}
+	start := time.Now()
+	res, err := e.provider.CallTool(ctx, req)
+	if r.onToolCall != nil {
+		r.onToolCall(ToolCallRecord{Tool: e.tool.Name, Provider: e.provider.Name(), Duration: time.Since(start), Error: callError(res, err)})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	return res, nil, nil
+}
+
+// callFailure turns a provider's error into the error of an in-process
+// call (see [Router.CallTool]).
+func (r *Router) callFailure(ctx context.Context, e *toolEntry, err error) error {
+	var rpcErr *jsonrpc.Error
+	var appErr *agentsmcp.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "tool %q: JSON-RPC error %d: %s", e.tool.Name, rpcErr.Code, rpcErr.Message)
+	case errors.As(err, &appErr):
+		return err
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "tool %q was cancelled or timed out", e.tool.Name)
+	}
+	r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
+	return agentsmcp.Errorf(agentsmcp.EINTERNAL, "tool %q failed: %s", e.tool.Name, agentsmcp.ErrorMessage(err))
+}
+
+// toolHandler serves tools/call for e: argument problems and tool failures
+// are tool results with isError set (so a model can correct itself, as MCP
+// asks); only arguments that are not JSON and *jsonrpc.Error values from a
+// provider become protocol errors.
+func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, refused, err := r.dispatch(ctx, e, req)
+		if refused != nil {
+			if refused.notJSON {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: refused.msg}
+			}
+			return errorResult(refused.msg), nil
+		}
+		if err != nil {
+			var werr *jsonrpc.Error
+			if errors.As(err, &werr) {
+				return nil, werr
+			}
+			if ctx.Err() != nil {
+				return errorResult(fmt.Sprintf("tool %q was cancelled or timed out", e.tool.Name)), nil
+			}
+			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
+			return errorResult(agentsmcp.ErrorMessage(err)), nil
+		}
+		return res, nil
+	}
+}
