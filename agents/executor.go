@@ -29,6 +29,11 @@ type Executor struct {
 
 	mu      sync.Mutex
 	runners map[string]*runner // tasks running in this process, by id
+	// claims are the tasks being started here (between the decision to
+	// run one and its runner's start): Resume and the resume loop share the
+	// lease owner, so the lease alone cannot keep them from both starting
+	// the same task.
+	claims  map[string]bool
 	closing bool
 	wg      sync.WaitGroup // runner goroutines
 }
@@ -103,7 +108,7 @@ func NewExecutor(opts ExecutorOptions) *Executor {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Executor{opts: opts, runners: make(map[string]*runner)}
+	return &Executor{opts: opts, runners: make(map[string]*runner), claims: make(map[string]bool)}
 }
 
 func defaultOwner() string {
@@ -152,6 +157,10 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 	t.Lease = agentsmcp.TaskLease{Owner: e.opts.Owner, ExpiresAt: time.Now().Add(e.opts.LeaseTTL)}
 	if err := e.opts.Tasks.CreateTask(ctx, t); err != nil {
 		return nil, err
+	}
+	if !e.claim(t.ID) {
+		_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "the server is shutting down; the task will run after the restart")
 	}
 	if err := e.launch(t, plan, caller, false); err != nil {
 		// Not started here: with its lease released, a replica's resume
@@ -204,12 +213,22 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 	if err := e.refuseWhenClosing(); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	r := e.runners[id]
-	e.mu.Unlock()
-	if r != nil && r.deliver(req, caller) {
+	if e.deliver(id, req, caller) {
 		return e.opts.Tasks.FindTaskByID(ctx, id)
 	}
+	if !e.claim(id) {
+		// Started here meanwhile (by the resume loop): answer its runner.
+		if e.deliver(id, req, caller) {
+			return e.opts.Tasks.FindTaskByID(ctx, id)
+		}
+		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s is being started; retry", id)
+	}
+	launched := false
+	defer func() {
+		if !launched {
+			e.unclaim(id)
+		}
+	}()
 	t, err := e.opts.Tasks.FindTaskByID(ctx, id)
 	if err != nil {
 		return nil, err
@@ -238,10 +257,38 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 		// task with our answers.
 		return t, nil
 	}
+	launched = true
 	if err := e.launch(leased, plan, caller, false); err != nil {
 		return nil, err
 	}
 	return leased, nil
+}
+
+// deliver hands a resume request to the task's runner in this process;
+// false when there is none (any more).
+func (e *Executor) deliver(id string, req ResumeRequest, caller Caller) bool {
+	e.mu.Lock()
+	r := e.runners[id]
+	e.mu.Unlock()
+	return r != nil && r.deliver(req, caller)
+}
+
+// claim reserves the start of task id in this process; false when it runs
+// or is being started here already, or the executor is closing.
+func (e *Executor) claim(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closing || e.runners[id] != nil || e.claims[id] {
+		return false
+	}
+	e.claims[id] = true
+	return true
+}
+
+func (e *Executor) unclaim(id string) {
+	e.mu.Lock()
+	delete(e.claims, id)
+	e.mu.Unlock()
 }
 
 // Cancel stops a task: its running steps are cancelled, the others will
@@ -306,23 +353,28 @@ func (e *Executor) resumeOrphans(ctx context.Context) {
 		return
 	}
 	for _, t := range tasks {
-		e.mu.Lock()
-		_, local := e.runners[t.ID]
-		e.mu.Unlock()
-		if local || e.refuseWhenClosing() != nil {
-			continue
+		if !e.claim(t.ID) {
+			continue // runs here, or Resume is starting it
 		}
 		leased, err := e.opts.Tasks.AcquireTaskLease(ctx, t.ID, e.opts.Owner, e.opts.LeaseTTL)
-		if err != nil {
-			continue // another replica was faster
+		if err != nil || (leased.Status != agentsmcp.TaskPending && leased.Status != agentsmcp.TaskRunning) {
+			// Another replica was faster, or the task moved on since it
+			// was listed.
+			if err == nil {
+				_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
+			}
+			e.unclaim(t.ID)
+			continue
 		}
 		plan, err := e.opts.Plans.FindPlanByID(ctx, leased.PlanID)
 		if err != nil {
 			e.failUnrunnable(ctx, leased, fmt.Sprintf("its plan %s cannot be read: %s", leased.PlanID, agentsmcp.ErrorMessage(err)))
+			e.unclaim(t.ID)
 			continue
 		}
 		e.opts.Logger.Info("resuming task", "task", t.ID, "status", string(t.Status))
 		if err := e.launch(leased, plan, nil, true); err != nil {
+			e.opts.Logger.Warn("resuming a task failed", "task", t.ID, "error", err)
 			_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
 		}
 	}
@@ -380,9 +432,14 @@ func (e *Executor) refuseWhenClosing() error {
 	return nil
 }
 
-// launch starts the runner of a leased task. The runner works on its own
-// copy: t stays the caller's.
+// launch starts the runner of a leased task that the caller has claimed;
+// the claim ends either way. The runner works on its own copy: t stays
+// the caller's.
 func (e *Executor) launch(t *agentsmcp.Task, plan *agentsmcp.Plan, caller Caller, resumed bool) error {
+	defer e.unclaim(t.ID)
+	if t.Status.Terminal() {
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s has ended (%s)", t.ID, t.Status)
+	}
 	r, err := newRunner(e, cloneTask(t), plan, caller, resumed)
 	if err != nil {
 		return err

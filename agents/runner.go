@@ -159,6 +159,16 @@ func (r *runner) recoverInterrupted() {
 		switch s.Status {
 		case agentsmcp.StepRunning:
 			info := r.tools[r.plan.Steps[i].Tool]
+			policy := r.e.opts.Retry
+			if p := r.plan.Steps[i].Retry; p != nil {
+				policy = *p
+			}
+			if s.Attempts >= policy.MaxAttempts {
+				s.Status, s.EndedAt = agentsmcp.StepFailed, now
+				s.Error = fmt.Sprintf("interrupted by a stop of its executor on each of its %d attempts; not tried again", s.Attempts)
+				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_failed", StepID: s.StepID, Message: s.Error})
+				continue
+			}
 			if info != nil && (info.ReadOnly || info.Idempotent) {
 				s.Status, s.Error = agentsmcp.StepPending, ""
 				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: "interrupted while running; running it again (the tool is read-only or idempotent)"})
@@ -330,9 +340,12 @@ func (r *runner) schedule() []launchStep {
 					changed = true
 					continue
 				}
+				// The attempt is counted before the call, so that a step
+				// whose call crashes the process is not retried forever.
 				s.Status, s.Error, s.StartedAt, s.EndedAt = agentsmcp.StepRunning, "", now, time.Time{}
+				s.Attempts++
 				r.event("step_started", s.StepID, r.plan.Steps[i].Tool)
-				launch = append(launch, launchStep{i, args, s.Attempts})
+				launch = append(launch, launchStep{i, args, s.Attempts - 1})
 			}
 		}
 	}

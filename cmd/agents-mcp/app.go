@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/remote"
@@ -22,6 +23,9 @@ type app struct {
 	local  *router.LocalTools
 	memory *memory
 	pool   *remote.Pool
+	// executor runs tasks; stopped before the pool so that running steps
+	// can still reach their upstreams.
+	executor *agents.Executor
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -31,6 +35,12 @@ type app struct {
 // stop ends the background goroutines, waits for them (the embedded vector
 // index saves itself on the way out), then closes the store.
 func (a *app) stop() {
+	if a.executor != nil {
+		// Running steps get a moment to finish; the tasks stay resumable.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.executor.Close(ctx)
+		cancel()
+	}
 	a.cancel()
 	if a.pool != nil {
 		// Stops every upstream session and reaps stdio children.
@@ -87,8 +97,9 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 		return fail(err)
 	}
 	a.closers = append(a.closers, search.Close)
+	recall := &mcptools.Recall{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger}
 	memoryTools := &mcptools.Tools{
-		Recall:          &mcptools.Recall{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger},
+		Recall:          recall,
 		ToolPerformance: m.store,
 		Written:         m.syncer.Notify,
 		Logger:          logger,
@@ -96,6 +107,11 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 	if err := memoryTools.Register(a.local); err != nil {
 		return fail(err)
 	}
+	executor, err := a.addAgents(cfg, m, recall, search, logger)
+	if err != nil {
+		return fail(err)
+	}
+	a.executor = executor
 	if cfg.ConformanceFixtures {
 		if err := conformance.Register(bg, a.router, a.local); err != nil {
 			return fail(err)
@@ -108,6 +124,9 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 	m.run(bg, &a.wg, logger)
 	a.pool = remote.NewPool(remote.Options{Registry: a.router, Logger: logger, ClientVersion: version})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
+	// Tasks left running by a crash or a stop are resumed once the
+	// upstreams are back.
+	a.wg.Go(func() { executor.Run(bg) })
 	return a, nil
 }
 

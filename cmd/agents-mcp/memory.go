@@ -28,6 +28,9 @@ type store interface {
 	agentsmcp.ToolPerformanceService
 	agentsmcp.PatternService
 	agentsmcp.OutboxService
+	agentsmcp.ThoughtService
+	agentsmcp.PlanService
+	agentsmcp.TaskService
 	Ping(ctx context.Context) error
 }
 

@@ -1,0 +1,182 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// Memory is what the agents recall before thinking and planning: past
+// tasks, insights and plan patterns resembling a request. cmd/agents-mcp
+// adapts the memory layer (semantic search with a lexical fallback) to it.
+type Memory interface {
+	// SimilarLearnings returns learnings whose request resembles text,
+	// most similar first.
+	SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error)
+	// RelevantInsights returns insights about text or about one of tools.
+	RelevantInsights(ctx context.Context, text string, tools []string, max int) ([]*agentsmcp.Insight, error)
+}
+
+// Knowledge is what the agents know that bears on one request: candidate
+// tools with their performance, similar past tasks, insights.
+type Knowledge struct {
+	Request    string
+	SubGoals   []string
+	Candidates map[string][]*agentsmcp.ToolMatch // per sub-goal, best first
+	Tools      map[string]*ToolFacts             // every candidate, by name
+	PastTasks  []*agentsmcp.Learning
+	Insights   []*agentsmcp.Insight
+}
+
+// ToolFacts is a candidate tool with what is known about its record.
+type ToolFacts struct {
+	agentsmcp.ToolInfo
+	Calls       int64
+	SuccessRate float64 // (successes+1)/(calls+2): unknown tools are neither trusted nor shunned
+	P95         time.Duration
+	Pitfalls    []string // insights about failures of this tool
+	// FailedThisGoal is a pitfall recorded for this tool on a request of
+	// the same goal: the strongest reason to prefer another tool.
+	FailedThisGoal string
+}
+
+// Performance renders the record for a prompt.
+func (f *ToolFacts) Performance() string {
+	if f.Calls == 0 {
+		return "no calls recorded"
+	}
+	return fmt.Sprintf("%.0f%% success over %d calls, p95 %v", 100*f.SuccessRate, f.Calls, f.P95)
+}
+
+// Usable reports whether the tool can be planned on now.
+func (f *ToolFacts) Usable() bool { return f.Health != agentsmcp.HealthDown }
+
+// Gatherer collects Knowledge. Catalog is required; the others may be nil.
+type Gatherer struct {
+	Catalog     agentsmcp.ToolCatalog
+	Memory      Memory
+	Performance agentsmcp.ToolPerformanceService
+	// PerGoal is how many candidate tools are kept per sub-goal; default 5.
+	PerGoal int
+}
+
+// Gather searches tools for each sub-goal of request and recalls what
+// memory holds about it. Memory failures leave their part empty: planning
+// without memory is worse, not impossible.
+func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string) (*Knowledge, error) {
+	if len(subGoals) == 0 {
+		subGoals = SplitSubGoals(request)
+	}
+	per := g.PerGoal
+	if per <= 0 {
+		per = 5
+	}
+	k := &Knowledge{Request: request, SubGoals: subGoals, Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: map[string]*ToolFacts{}}
+	for _, goal := range subGoals {
+		matches, err := g.Catalog.SearchTools(ctx, goal, per+3)
+		if err != nil {
+			return nil, err
+		}
+		var kept []*agentsmcp.ToolMatch
+		for _, m := range matches {
+			if isAgentTool(m.Name) {
+				continue // the agents do not plan on themselves
+			}
+			kept = append(kept, m)
+			if len(kept) == per {
+				break
+			}
+		}
+		k.Candidates[goal] = kept
+		for _, m := range kept {
+			if _, seen := k.Tools[m.Name]; !seen {
+				k.Tools[m.Name] = &ToolFacts{ToolInfo: m.ToolInfo, SuccessRate: 0.5}
+			}
+		}
+	}
+	if g.Performance != nil {
+		for name, f := range k.Tools {
+			p, err := g.Performance.FindToolPerformance(ctx, name)
+			if err != nil {
+				continue
+			}
+			f.Calls = p.Calls
+			f.SuccessRate = float64(p.Calls-p.Errors+1) / float64(p.Calls+2)
+			f.P95 = p.Percentile(0.95)
+		}
+	}
+	if g.Memory != nil {
+		k.PastTasks, _ = g.Memory.SimilarLearnings(ctx, request, 5)
+		names := make([]string, 0, len(k.Tools))
+		for name := range k.Tools {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		k.Insights, _ = g.Memory.RelevantInsights(ctx, request, names, 10)
+		goalTag := GoalTag(GoalOf(request))
+		for _, in := range k.Insights {
+			if in.Type != agentsmcp.InsightPitfall {
+				continue
+			}
+			sameGoal := slices.Contains(in.AppliesTo, goalTag)
+			for _, t := range in.AppliesTo {
+				if f := k.Tools[t]; f != nil {
+					f.Pitfalls = append(f.Pitfalls, in.Text)
+					if sameGoal {
+						f.FailedThisGoal = in.Text
+					}
+				}
+			}
+		}
+	}
+	return k, nil
+}
+
+// agentToolNames are the tools of the agents themselves.
+var agentToolNames = []string{"generate_thoughts", "generate_plan", "execute_task", "run_task", "get_task", "list_tasks", "resume_task", "cancel_task"}
+
+func isAgentTool(name string) bool { return slices.Contains(agentToolNames, name) }
+
+// subGoalSplit separates the parts of a request: sentences, ";", "then",
+// "and then", "and also", "afterwards".
+var subGoalSplit = regexp.MustCompile(`(?i)\s*(?:;|\.\s+|,?\s+and then\s+|,?\s+then\s+|,?\s+and also\s+|,?\s+afterwards,?\s+|,\s+and\s+)\s*`)
+
+// SplitSubGoals splits a request into its sub-goals, in order. A request
+// without separators is one sub-goal.
+func SplitSubGoals(request string) []string {
+	var goals []string
+	for _, part := range subGoalSplit.Split(strings.TrimSpace(request), -1) {
+		part = strings.Trim(strings.TrimSpace(part), ".")
+		if part != "" {
+			goals = append(goals, part)
+		}
+	}
+	if len(goals) > agentsmcp.MaxListItems {
+		goals = goals[:agentsmcp.MaxListItems]
+	}
+	return goals
+}
+
+// sequentialAfter reports whether sub-goal i of request continues from the
+// one before it ("… then …"), rather than standing on its own.
+func sequentialAfter(request string, goals []string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev, cur := goals[i-1], goals[i]
+	a, b := strings.Index(request, prev), strings.Index(request, cur)
+	if a < 0 || b < 0 || b < a {
+		return true
+	}
+	between := strings.ToLower(request[a+len(prev) : b])
+	return strings.Contains(between, "then") || strings.Contains(between, "afterwards") ||
+		referencesEarlier.MatchString(cur)
+}
+
+// referencesEarlier finds words that point back at an earlier result.
+var referencesEarlier = regexp.MustCompile(`(?i)\b(it|them|its|their|the result|the results|those|these|that)\b`)

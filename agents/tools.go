@@ -1,0 +1,265 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// Tools are the MCP tools of the agents: generate_thoughts, generate_plan,
+// execute_task, run_task, get_task, list_tasks, resume_task, cancel_task.
+type Tools struct {
+	Thinker  *Thinker
+	Planner  *Planner
+	Executor *Executor
+	Thoughts agentsmcp.ThoughtService
+	Plans    agentsmcp.PlanService
+	Tasks    agentsmcp.TaskService
+	LLM      LLMChooser
+	// MaxWait bounds how long a call waits for its task; default 10
+	// minutes. The task goes on after it.
+	MaxWait time.Duration
+	Logger  *slog.Logger
+}
+
+// Register adds the tools to l.
+func (t *Tools) Register(l *router.LocalTools) error {
+	if t.Logger == nil {
+		t.Logger = slog.New(slog.DiscardHandler)
+	}
+	return errors.Join(
+		router.AddLocalTool(l, &mcp.Tool{Name: "generate_thoughts", Description: "Thought agent: analyse a request into sub-goals, approaches, constraints, assumptions, uncertainties and recommended tools, from tool search, similar past tasks, insights and tool performance. Stored; returns the thought.",
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(false)}}, t.generateThoughts),
+		router.AddLocalTool(l, &mcp.Tool{Name: "generate_plan", Description: "Planner: compose a DAG plan of tool calls (local and remote tools) for a request or a stored thought. Every step's arguments are checked against its tool's schema; values the request does not give become plan inputs. Stored; returns the plan.",
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)}}, t.generatePlan),
+		router.AddLocalTool(l, &mcp.Tool{Name: "execute_task", Description: "Executor: run a stored plan as a task (parallel where the DAG allows, with retries and timeouts). Returns the task at once, or its outcome with wait: true. Steps of destructive tools wait for a confirmation; missing inputs are asked for, or the task pauses until resume_task.",
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.executeTask),
+		router.AddLocalTool(l, &mcp.Tool{Name: "run_task", Description: "Think, plan and execute a request in one call, reporting progress, and return the task's outcome (or its paused state, answered with resume_task).",
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.runTask),
+		router.AddLocalTool(l, &mcp.Tool{Name: "get_task", Description: "A task with its steps (status, attempts, outputs, errors) and history.",
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getTask),
+		router.AddLocalTool(l, &mcp.Tool{Name: "list_tasks", Description: "Tasks, newest first, optionally by status; pages with cursor.",
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.listTasks),
+		router.AddLocalTool(l, &mcp.Tool{Name: "resume_task", Description: "Answer a paused task: supply inputs, confirm or reject waiting steps. Returns at once; the task continues in the background.",
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.resumeTask),
+		router.AddLocalTool(l, &mcp.Tool{Name: "cancel_task", Description: "Cancel a task: running steps are cancelled and no other step starts.",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: true}}, t.cancelTask),
+	)
+}
+
+// GenerateThoughtsArgs are the arguments of generate_thoughts.
+type GenerateThoughtsArgs struct {
+	Request string `json:"request" jsonschema:"what the user wants done"`
+}
+
+// ThoughtResult is the result of generate_thoughts.
+type ThoughtResult struct {
+	Thought *agentsmcp.Thought `json:"thought"`
+	Report  *ThoughtReport     `json:"report"`
+}
+
+func (t *Tools) generateThoughts(ctx context.Context, req *mcp.CallToolRequest, a GenerateThoughtsArgs) (*mcp.CallToolResult, *ThoughtResult, error) {
+	llm, err := t.LLM.Choose(req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	th, report, err := t.Thinker.Think(ctx, a.Request, llm)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &ThoughtResult{Thought: th, Report: report}, nil
+}
+
+// GeneratePlanArgs are the arguments of generate_plan.
+type GeneratePlanArgs struct {
+	Request   string `json:"request,omitempty" jsonschema:"what the user wants done; optional with thoughtId"`
+	ThoughtID string `json:"thoughtId,omitempty" jsonschema:"a thought from generate_thoughts to plan from"`
+}
+
+// PlanResult is the result of generate_plan.
+type PlanResult struct {
+	Plan   *agentsmcp.Plan `json:"plan"`
+	Report *PlanReport     `json:"report"`
+}
+
+func (t *Tools) generatePlan(ctx context.Context, req *mcp.CallToolRequest, a GeneratePlanArgs) (*mcp.CallToolResult, *PlanResult, error) {
+	pr := PlanRequest{Request: a.Request}
+	if a.ThoughtID != "" {
+		th, err := t.Thoughts.FindThoughtByID(ctx, a.ThoughtID)
+		if err != nil {
+			return nil, nil, err
+		}
+		pr.Thought = th
+	}
+	llm, err := t.LLM.Choose(req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr.LLM = llm
+	plan, report, err := t.Planner.Plan(ctx, pr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &PlanResult{Plan: plan, Report: report}, nil
+}
+
+// ExecuteTaskArgs are the arguments of execute_task.
+type ExecuteTaskArgs struct {
+	PlanID  string          `json:"planId" jsonschema:"a plan from generate_plan"`
+	Inputs  json.RawMessage `json:"inputs,omitempty" jsonschema:"values for the plan's inputs"`
+	Confirm []string        `json:"confirm,omitempty" jsonschema:"steps allowed to run without asking"`
+	Wait    bool            `json:"wait,omitempty" jsonschema:"wait for the task to end or pause, reporting progress"`
+}
+
+// TaskResult is the result of the task tools.
+type TaskResult struct {
+	Task      *agentsmcp.Task `json:"task"`
+	PlanID    string          `json:"planId,omitempty"`
+	ThoughtID string          `json:"thoughtId,omitempty"`
+	// Waiting is true when the call stopped waiting before the task ended
+	// or paused; get_task follows it.
+	Waiting bool `json:"waiting,omitempty"`
+}
+
+func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a ExecuteTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	plan, err := t.Plans.FindPlanByID(ctx, a.PlanID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.start(ctx, req, plan, a.Inputs, a.Confirm, a.Wait, "")
+}
+
+// start runs plan as a task for the caller of req; with wait, it returns
+// when the task ends or pauses (or MaxWait passes). A caller that cancels
+// its request cancels the task it waits for.
+func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agentsmcp.Plan, inputs json.RawMessage, confirm []string, wait bool, thoughtID string) (*mcp.CallToolResult, *TaskResult, error) {
+	var caller *SessionCaller
+	var c Caller
+	if wait {
+		caller = NewSessionCaller(req, t.Logger)
+		defer caller.Detach()
+		c = caller
+	}
+	task, err := t.Executor.Start(ctx, plan, inputs, confirm, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := &TaskResult{Task: task, PlanID: plan.ID, ThoughtID: thoughtID}
+	if !wait {
+		return nil, res, nil
+	}
+	res.Task, res.Waiting, err = t.wait(ctx, task.ID)
+	return nil, res, err
+}
+
+func (t *Tools) wait(ctx context.Context, id string) (*agentsmcp.Task, bool, error) {
+	maxWait := t.MaxWait
+	if maxWait <= 0 {
+		maxWait = 10 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, maxWait)
+	defer cancel()
+	task, err := t.Executor.Wait(wctx, id)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// The client cancelled the call that waited: stop the task too.
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer ccancel()
+		task, err = t.Executor.Cancel(cctx, id)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return task, !task.Status.Terminal() && task.Status != agentsmcp.TaskPaused, nil
+}
+
+// RunTaskArgs are the arguments of run_task.
+type RunTaskArgs struct {
+	Request string          `json:"request" jsonschema:"what the user wants done"`
+	Inputs  json.RawMessage `json:"inputs,omitempty" jsonschema:"values the plan may need"`
+	Confirm []string        `json:"confirm,omitempty" jsonschema:"steps allowed to run without asking"`
+	NoWait  bool            `json:"noWait,omitempty" jsonschema:"return once the task has started"`
+}
+
+func (t *Tools) runTask(ctx context.Context, req *mcp.CallToolRequest, a RunTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	llm, err := t.LLM.Choose(req.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	th, _, err := t.Thinker.Think(ctx, a.Request, llm)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, _, err := t.Planner.Plan(ctx, PlanRequest{Request: a.Request, Thought: th, LLM: llm})
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.start(ctx, req, plan, a.Inputs, a.Confirm, !a.NoWait, th.ID)
+}
+
+// TaskIDArgs name a task.
+type TaskIDArgs struct {
+	TaskID string `json:"taskId"`
+}
+
+func (t *Tools) getTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	task, err := t.Executor.Task(ctx, a.TaskID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &TaskResult{Task: task, PlanID: task.PlanID}, nil
+}
+
+// ListTasksArgs are the arguments of list_tasks.
+type ListTasksArgs struct {
+	Status string `json:"status,omitempty" jsonschema:"pending, running, paused, succeeded, failed or cancelled"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// ListTasksResult is the result of list_tasks.
+type ListTasksResult struct {
+	Tasks      []*agentsmcp.Task `json:"tasks"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+}
+
+func (t *Tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, a ListTasksArgs) (*mcp.CallToolResult, *ListTasksResult, error) {
+	tasks, next, err := t.Tasks.FindTasks(ctx, agentsmcp.TaskFilter{Status: agentsmcp.TaskStatus(a.Status), Cursor: a.Cursor, Limit: a.Limit})
+	if err != nil {
+		return nil, nil, err
+	}
+	if tasks == nil {
+		tasks = []*agentsmcp.Task{}
+	}
+	return nil, &ListTasksResult{Tasks: tasks, NextCursor: next}, nil
+}
+
+// ResumeTaskArgs are the arguments of resume_task.
+type ResumeTaskArgs struct {
+	TaskID  string          `json:"taskId"`
+	Inputs  json.RawMessage `json:"inputs,omitempty" jsonschema:"values for the inputs the task waits for"`
+	Confirm []string        `json:"confirm,omitempty" jsonschema:"waiting steps allowed to run"`
+	Reject  []string        `json:"reject,omitempty" jsonschema:"waiting steps refused: skipped with their dependents"`
+}
+
+func (t *Tools) resumeTask(ctx context.Context, _ *mcp.CallToolRequest, a ResumeTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	task, err := t.Executor.Resume(ctx, a.TaskID, ResumeRequest{Inputs: a.Inputs, Confirm: a.Confirm, Reject: a.Reject}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &TaskResult{Task: task, PlanID: task.PlanID}, nil
+}
+
+func (t *Tools) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	task, err := t.Executor.Cancel(ctx, a.TaskID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &TaskResult{Task: task, PlanID: task.PlanID}, nil
+}
