@@ -11,6 +11,7 @@ FUZZ_GUARD    ?= 120000x
 FUZZ_VALIDATE ?= 120000x
 FUZZ_SSE      ?= 60000x
 FUZZ_FASTPATH ?= 60000x
+FUZZ_REFS     ?= 50000x
 ARGS     ?=
 
 .PHONY: all build run test test-go fuzz e2e bench bench-relay vet
@@ -43,6 +44,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateArguments$$' -fuzztime $(FUZZ_VALIDATE) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPassesPlainly$$' -fuzztime $(FUZZ_FASTPATH) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/sse/
+	$(GO) test -run '^$$' -fuzz '^FuzzResolveRefs$$' -fuzztime $(FUZZ_REFS) ./agents/
 
 e2e:
 	scripts/e2e/run.sh
