@@ -213,13 +213,13 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 	if err := e.refuseWhenClosing(); err != nil {
 		return nil, err
 	}
-	if e.deliver(id, req, caller) {
-		return e.opts.Tasks.FindTaskByID(ctx, id)
+	if ok, err := e.deliver(id, req, caller); ok {
+		return e.taskAfterDelivery(ctx, id, err)
 	}
 	if !e.claim(id) {
 		// Started here meanwhile (by the resume loop): answer its runner.
-		if e.deliver(id, req, caller) {
-			return e.opts.Tasks.FindTaskByID(ctx, id)
+		if ok, err := e.deliver(id, req, caller); ok {
+			return e.taskAfterDelivery(ctx, id, err)
 		}
 		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s is being started; retry", id)
 	}
@@ -265,12 +265,22 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 }
 
 // deliver hands a resume request to the task's runner in this process;
-// false when there is none (any more).
-func (e *Executor) deliver(id string, req ResumeRequest, caller Caller) bool {
+// delivered is false when there is none (any more).
+func (e *Executor) deliver(id string, req ResumeRequest, caller Caller) (delivered bool, err error) {
 	e.mu.Lock()
 	r := e.runners[id]
 	e.mu.Unlock()
-	return r != nil && r.deliver(req, caller)
+	if r == nil {
+		return false, nil
+	}
+	return r.deliver(req, caller)
+}
+
+func (e *Executor) taskAfterDelivery(ctx context.Context, id string, err error) (*agentsmcp.Task, error) {
+	if err != nil {
+		return nil, err
+	}
+	return e.opts.Tasks.FindTaskByID(ctx, id)
 }
 
 // claim reserves the start of task id in this process; false when it runs

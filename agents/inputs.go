@@ -136,15 +136,17 @@ func inputNames(inputs json.RawMessage) map[string]bool {
 // merged and checked, steps confirmed or rejected, waiting steps made
 // pending again so that the runner reconsiders them.
 func applyResume(t *agentsmcp.Task, plan *agentsmcp.Plan, req ResumeRequest) error {
+	// Everything is checked before anything changes: a rejected request
+	// leaves the task as it was.
+	merged := t.Inputs
 	if len(req.Inputs) > 0 {
-		merged, err := mergeInputs(t.Inputs, req.Inputs)
-		if err != nil {
+		var err error
+		if merged, err = mergeInputs(t.Inputs, req.Inputs); err != nil {
 			return err
 		}
 		if err := checkInputs(plan, merged, false); err != nil {
 			return err
 		}
-		t.Inputs = merged
 	}
 	for _, id := range append(slices.Clone(req.Confirm), req.Reject...) {
 		i := slices.IndexFunc(t.Steps, func(s agentsmcp.StepState) bool { return s.StepID == id })
@@ -158,6 +160,7 @@ func applyResume(t *agentsmcp.Task, plan *agentsmcp.Plan, req ResumeRequest) err
 			return agentsmcp.Errorf(agentsmcp.EINVALID, "step %q is both confirmed and rejected", id)
 		}
 	}
+	t.Inputs = merged
 	for _, id := range req.Confirm {
 		i := slices.IndexFunc(t.Steps, func(s agentsmcp.StepState) bool { return s.StepID == id })
 		t.Steps[i].Confirmed = true

@@ -207,18 +207,19 @@ func (r *runner) requestCancel(why string) { r.send(cancelRequest{why}) }
 func (r *runner) stop()                    { r.stopping.Store(true); r.send(stopRequest{}) }
 func (r *runner) abort()                   { r.stopSteps() }
 
-// deliver hands a resume request to the running task; false when the
-// runner has ended (the caller then resumes from the store).
-func (r *runner) deliver(req ResumeRequest, caller Caller) bool {
+// deliver hands a resume request to the running task and returns what
+// applying it said; delivered is false when the runner has ended (the
+// caller then resumes from the store).
+func (r *runner) deliver(req ResumeRequest, caller Caller) (delivered bool, err error) {
 	reply := make(chan error, 1)
 	if !r.send(resumeDelivery{req, caller, reply}) {
-		return false
+		return false, nil
 	}
 	select {
-	case <-reply:
-		return true
+	case err := <-reply:
+		return true, err
 	case <-r.done:
-		return false
+		return false, nil
 	}
 }
 
