@@ -1,3 +1,5 @@
+//go:build unix
+
 package agents_test
 
 import (
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,8 +183,8 @@ func (be *benchExec) runOnce(b testing.TB, p *agentsmcp.Plan) (time.Duration, *a
 	return time.Since(started), done
 }
 
-// checkTask fails the benchmark unless the task succeeded with every step
-// run exactly once.
+// checkBenchTask fails the benchmark unless the task succeeded with
+// every step run exactly once.
 func checkBenchTask(b testing.TB, t *agentsmcp.Task, steps int) {
 	b.Helper()
 	if t.Status != agentsmcp.TaskSucceeded {
@@ -214,6 +217,8 @@ var dagBaseline sync.Map
 // Metrics, means over the iterations:
 //
 //	wall-ms           Start to Wait's return (ns/op is the same, in ns)
+//	cpu-ms/task       CPU time of the whole process (executor, router,
+//	                  tool, store, GC) from Start to Wait's return
 //	critical-path-ms  the sum of the tool's own latencies along the longest
 //	                  path of the DAG, as measured in the tool (13 × L plus
 //	                  the sleep's overshoot; the floor any executor has)
@@ -236,7 +241,7 @@ func BenchmarkExecutorDAG200(b *testing.B) {
 				p := be.plan(b, steps)
 				took := make([]atomic.Int64, dagSteps)
 				be.tools.took.Store(&took)
-				var wall, path time.Duration
+				var wall, path, cpu time.Duration
 				var taskKB float64
 				updates0 := be.tasks.updates.Load()
 				b.ResetTimer()
@@ -247,7 +252,9 @@ func BenchmarkExecutorDAG200(b *testing.B) {
 					}
 					calls0 := be.tools.calls.Load()
 					b.StartTimer()
+					cpu0 := processCPU()
 					d, task := be.runOnce(b, p)
+					cpu += processCPU() - cpu0
 					b.StopTimer()
 					wall += d
 					checkBenchTask(b, task, dagSteps)
@@ -265,6 +272,7 @@ func BenchmarkExecutorDAG200(b *testing.B) {
 				wallMS, pathMS := ms(wall)/n, ms(path)/n
 				overhead := wallMS - pathMS
 				b.ReportMetric(wallMS, "wall-ms")
+				b.ReportMetric(ms(cpu)/n, "cpu-ms/task")
 				b.ReportMetric(pathMS, "critical-path-ms")
 				b.ReportMetric(overhead, "overhead-ms")
 				if latency > 0 {
@@ -305,6 +313,15 @@ func criticalPath(b testing.TB, took []atomic.Int64, deps [][]int) time.Duration
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// processCPU is the user+system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // concTasks is the number of tasks BenchmarkExecutor50Concurrent starts at
 // once.
 const concTasks = 50
@@ -321,6 +338,7 @@ const concTasks = 50
 //	               return), over every task of every round
 //	single-ms      median latency of the task run alone
 //	p50/single     p50-ms / single-ms (p99/single likewise)
+//	cpu-ms/task    CPU time of the process in the rounds, per task
 //	updates/task   UpdateTask calls per task
 func BenchmarkExecutor50Concurrent(b *testing.B) {
 	for _, shape := range []struct{ steps, width int }{{10, 4}, {dagSteps, dagWidth}} {
@@ -330,7 +348,7 @@ func BenchmarkExecutor50Concurrent(b *testing.B) {
 				be := newBenchExec(b, storeKind(store), time.Millisecond)
 				p := be.plan(b, steps)
 				var single, lat []time.Duration
-				var elapsed time.Duration
+				var elapsed, cpu time.Duration
 				updates0 := be.tasks.updates.Load()
 				b.ResetTimer()
 				for range b.N {
@@ -340,7 +358,9 @@ func BenchmarkExecutor50Concurrent(b *testing.B) {
 					single = append(single, d)
 					calls0 := be.tools.calls.Load()
 					b.StartTimer()
+					cpu0 := processCPU()
 					round, took, tasks := be.concurrentRound(b, p)
+					cpu += processCPU() - cpu0
 					b.StopTimer()
 					elapsed += round
 					lat = append(lat, took...)
@@ -358,6 +378,7 @@ func BenchmarkExecutor50Concurrent(b *testing.B) {
 				singleMS := ms(single[len(single)/2])
 				p50, p99 := ms(percentile(lat, 0.50)), ms(percentile(lat, 0.99))
 				b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "tasks/s")
+				b.ReportMetric(ms(cpu)/float64(len(lat)), "cpu-ms/task")
 				b.ReportMetric(p50, "p50-ms")
 				b.ReportMetric(p99, "p99-ms")
 				b.ReportMetric(singleMS, "single-ms")

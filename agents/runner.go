@@ -22,12 +22,11 @@ type runner struct {
 	task *agentsmcp.Task
 	plan *agentsmcp.Plan
 
-	refs      [][]Ref // per step, its argument references
-	refErrs   []error // per step, a malformed argument
-	tools     map[string]*agentsmcp.ToolInfo
-	outputs   map[string]json.RawMessage // full outputs; stored ones may be cut
-	index     map[string]int             // step id -> position
-	dependent [][]int                    // step -> the steps that depend on it
+	refs    [][]Ref // per step, its argument references
+	refErrs []error // per step, a malformed argument
+	tools   map[string]*agentsmcp.ToolInfo
+	outputs map[string]json.RawMessage // full outputs; stored ones may be cut
+	index   map[string]int             // step id -> position
 
 	events chan any
 	done   chan struct{} // closed when run has returned
@@ -99,18 +98,12 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
-	r.dependent = make([][]int, len(plan.Steps))
 	for i, s := range plan.Steps {
 		if t.Steps[i].StepID != s.ID {
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s step %d is %q, plan step is %q", t.ID, i, t.Steps[i].StepID, s.ID)
 		}
 		r.index[s.ID] = i
 		r.refs[i], r.refErrs[i] = FindRefs(s.Arguments)
-	}
-	for i, s := range plan.Steps {
-		for _, d := range s.DependsOn {
-			r.dependent[r.index[d]] = append(r.dependent[r.index[d]], i)
-		}
 	}
 	for i := range t.Steps {
 		if s := t.Steps[i]; s.Status == agentsmcp.StepSucceeded && len(s.Output) > 0 {

@@ -57,6 +57,13 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
+			// Stopped between attempts: no further call.
+			status, msg := agentsmcp.StepRunning, ""
+			if r.cancelled.Load() {
+				status, msg = agentsmcp.StepCancelled, "cancelled between attempts"
+			}
+			r.send(stepDone{index: i, attempts: attempts, status: status, err: msg})
+			return
 		}
 	}
 }
@@ -74,6 +81,9 @@ func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage
 		Session: session,
 		Params:  &mcp.CallToolParamsRaw{Name: tool, Arguments: args},
 	})
+	if err == nil && res != nil && !res.IsError {
+		return stepOutput(res), "", false // even when it answered right at the deadline
+	}
 	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 		return nil, fmt.Sprintf("timed out after %v", timeout), true
 	}
