@@ -28,7 +28,7 @@ var _ agentsmcp.ToolCaller = (*Router)(nil)
 //     EUNAVAILABLE for an upstream that is down, timed out or refused by its
 //     circuit breaker);
 //   - EUNAVAILABLE when ctx was cancelled or its deadline passed;
-//   - EINTERNAL for any other provider error (logged, not returned).
+//   - EINTERNAL for any other provider error (also logged).
 //
 // A failure of the tool itself is a result with IsError set, as on the MCP
 // path. Nil arguments mean {}. req is given to the provider as is, so
