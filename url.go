@@ -1,6 +1,7 @@
 package agentsmcp
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"regexp"
@@ -104,4 +105,49 @@ func CheckHTTPURL(s string) error {
 		return errors.New("has no host")
 	}
 	return nil
+}
+
+// MaxQuotedMessageBytes is how much of a remote server's message an error
+// of ours quotes.
+const MaxQuotedMessageBytes = 300
+
+// ServerMessage extracts the human-readable part of an HTTP error body for
+// an error to quote: the "error.message" of OpenAI-style APIs, the "error"
+// string of Ollama, a top-level "message" or "detail", or else the text
+// itself; trimmed by QuoteMessage. Callers redact secrets themselves.
+func ServerMessage(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  string          `json:"detail"`
+	}
+	msg := string(body)
+	if json.Unmarshal(body, &v) == nil {
+		var nested struct {
+			Message string `json:"message"`
+		}
+		var flat string
+		switch {
+		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
+			msg = nested.Message
+		case json.Unmarshal(v.Error, &flat) == nil && flat != "":
+			msg = flat
+		case v.Message != "":
+			msg = v.Message
+		case v.Detail != "":
+			msg = v.Detail
+		}
+	}
+	return QuoteMessage(msg)
+}
+
+// QuoteMessage makes a remote server's text fit to quote in an error: valid
+// UTF-8, whitespace collapsed, cut to MaxQuotedMessageBytes (marked "…")
+// without splitting a character.
+func QuoteMessage(msg string) string {
+	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "\uFFFD")), " ")
+	if len(msg) <= MaxQuotedMessageBytes {
+		return msg
+	}
+	return TruncateUTF8(msg, MaxQuotedMessageBytes) + "…"
 }

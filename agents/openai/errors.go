@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,11 +15,8 @@ import (
 )
 
 // Error bodies are only quoted, so a little is plenty; the quote itself is
-// cut to maxMessageBytes.
-const (
-	maxErrorBytes   = 64 << 10
-	maxMessageBytes = 300
-)
+// cut to agentsmcp.MaxQuotedMessageBytes.
+const maxErrorBytes = 64 << 10
 
 // attempts is what one library call's HTTP attempts saw. The library's
 // own error keeps the status but decodes only OpenAI-shaped bodies; this
@@ -45,7 +41,7 @@ func (a *attempts) record(req *http.Request, next option.MiddlewareNext) (*http.
 	_ = res.Body.Close()
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	a.status = res.StatusCode
-	a.message = serverMessage(body)
+	a.message = agentsmcp.ServerMessage(body)
 	return res, nil
 }
 
@@ -73,9 +69,9 @@ func (c *Client) mapError(ctx context.Context, err error, a attempts) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		// url.Error's own text starts with the URL; its cause does not.
-		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: cannot reach the server after %s (%s); try again later", c.name, attemptsText(a.count), c.scrub(trimMessage(ue.Err.Error())))
+		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: cannot reach the server after %s (%s); try again later", c.name, attemptsText(a.count), c.scrub(agentsmcp.QuoteMessage(ue.Err.Error())))
 	}
-	return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: the server's answer is unusable (%s)", c.name, c.scrub(trimMessage(err.Error())))
+	return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: the server's answer is unusable (%s)", c.name, c.scrub(agentsmcp.QuoteMessage(err.Error())))
 }
 
 func attemptsText(n int) string {
@@ -98,42 +94,4 @@ func (c *Client) scrub(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, c.apiKey, agentsmcp.Redacted)
-}
-
-// serverMessage extracts the human-readable part of an error body: the
-// "error.message" of OpenAI-style APIs, the "error" string of Ollama, a
-// top-level "message" or "detail", or else the text itself; whitespace
-// collapsed and cut to maxMessageBytes.
-func serverMessage(body []byte) string {
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  string          `json:"detail"`
-	}
-	msg := string(body)
-	if json.Unmarshal(body, &v) == nil {
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var flat string
-		switch {
-		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
-			msg = nested.Message
-		case json.Unmarshal(v.Error, &flat) == nil && flat != "":
-			msg = flat
-		case v.Message != "":
-			msg = v.Message
-		case v.Detail != "":
-			msg = v.Detail
-		}
-	}
-	return trimMessage(msg)
-}
-
-func trimMessage(msg string) string {
-	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "\uFFFD")), " ")
-	if len(msg) <= maxMessageBytes {
-		return msg
-	}
-	return agentsmcp.TruncateUTF8(msg, maxMessageBytes) + "…"
 }

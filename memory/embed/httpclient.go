@@ -14,9 +14,6 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// maxMessageBytes is how much of a server's error message an error quotes.
-const maxMessageBytes = 300
-
 // postJSON sends one JSON request and decodes a 2xx answer into out. A
 // non-2xx answer is a [*statusError] carrying the server's message and
 // Retry-After; a failure to send or to read the answer is a
@@ -48,7 +45,7 @@ func (r *remote) postJSON(ctx context.Context, path string, in, out any) error {
 		// A read error here loses only the message, not the status.
 		data, _ := io.ReadAll(io.LimitReader(res.Body, r.maxError))
 		wait, _ := parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-		return &statusError{status: res.StatusCode, retryAfter: wait, message: r.redactString(serverMessage(data))}
+		return &statusError{status: res.StatusCode, retryAfter: wait, message: r.redactString(agentsmcp.ServerMessage(data))}
 	}
 	data, err := io.ReadAll(io.LimitReader(res.Body, r.maxBody+1))
 	if err != nil {
@@ -82,42 +79,4 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
-}
-
-// serverMessage extracts the human-readable part of an error body: the
-// "error.message" of OpenAI-style APIs, the "error" string of Ollama, a
-// top-level "message" or "detail", or else the text itself; whitespace
-// collapsed and cut to maxMessageBytes.
-func serverMessage(body []byte) string {
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  string          `json:"detail"`
-	}
-	msg := string(body)
-	if json.Unmarshal(body, &v) == nil {
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var flat string
-		switch {
-		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
-			msg = nested.Message
-		case json.Unmarshal(v.Error, &flat) == nil && flat != "":
-			msg = flat
-		case v.Message != "":
-			msg = v.Message
-		case v.Detail != "":
-			msg = v.Detail
-		}
-	}
-	return trimMessage(msg)
-}
-
-func trimMessage(msg string) string {
-	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "\uFFFD")), " ")
-	if len(msg) <= maxMessageBytes {
-		return msg
-	}
-	return agentsmcp.TruncateUTF8(msg, maxMessageBytes) + "…"
 }

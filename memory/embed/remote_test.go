@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,31 +120,6 @@ func TestParseRetryAfter(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
-	}
-}
-
-func TestServerMessage(t *testing.T) {
-	tests := []struct {
-		body string
-		want string
-	}{
-		{`{"error":{"message":"Invalid 'input': empty string.","type":"invalid_request_error"}}`, "Invalid 'input': empty string."},
-		{`{"error":"model \"x\" not found, try pulling it first"}`, `model "x" not found, try pulling it first`},
-		{`{"message":"too many"}`, "too many"},
-		{`{"detail":"Not Found"}`, "Not Found"},
-		{`{"object":"error","message":"vllm says no"}`, "vllm says no"},
-		{"plain\n  text  body", "plain text body"},
-		{"", ""},
-		{`{"error":{}}`, `{"error":{}}`},
-		{strings.Repeat("x", 1000), strings.Repeat("x", maxMessageBytes) + "…"},
-	}
-	for _, tt := range tests {
-		if got := serverMessage([]byte(tt.body)); got != tt.want {
-			t.Errorf("serverMessage(%.40q) = %q, want %q", tt.body, got, tt.want)
-		}
-	}
-	if got := trimMessage(strings.Repeat("é", 300)); strings.ContainsRune(got, '\uFFFD') || len(got) > maxMessageBytes+len("…") {
-		t.Errorf("trim cut a rune or is too long: %d bytes", len(got))
 	}
 }
 

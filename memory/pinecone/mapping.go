@@ -33,7 +33,6 @@ const (
 	upsertBatchCount = 100
 	upsertBatchBytes = 1_500_000 // of the 2 MB request limit, for headers and framing
 	maxTopK          = 1000      // the limit when metadata is included
-	maxMessageBytes  = 300       // of a server message quoted in an error
 )
 
 // validateID enforces Pinecone's id rules (non-empty, at most 512 bytes of
@@ -322,15 +321,7 @@ func serverMessage(err error, secret string) string {
 	} else if st, ok := status.FromError(err); ok {
 		msg = st.Message()
 	}
-	return trimMessage(redact(msg, secret))
-}
-
-func trimMessage(msg string) string {
-	msg = strings.Join(strings.Fields(msg), " ")
-	if len(msg) <= maxMessageBytes {
-		return msg
-	}
-	return agentsmcp.TruncateUTF8(msg, maxMessageBytes) + "…"
+	return agentsmcp.QuoteMessage(redact(msg, secret))
 }
 
 // redact removes secret from msg wherever it appears.

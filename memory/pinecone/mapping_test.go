@@ -486,17 +486,3 @@ func TestWrapRemote(t *testing.T) {
 		t.Errorf("cause lost: %v", err)
 	}
 }
-
-func TestTrimMessage(t *testing.T) {
-	long := strings.Repeat("é", 400) // 800 bytes
-	got := trimMessage(long)
-	if len(got) > maxMessageBytes+len("…") || !strings.HasSuffix(got, "…") {
-		t.Errorf("trimmed to %d bytes", len(got))
-	}
-	if strings.ContainsRune(got, '\uFFFD') {
-		t.Error("cut inside a rune")
-	}
-	if got := trimMessage("  a\n\tb  "); got != "a b" {
-		t.Errorf("whitespace: %q", got)
-	}
-}
