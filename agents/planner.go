@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -254,21 +255,14 @@ func (p *Planner) checkArguments(ctx context.Context, s agentsmcp.PlanStep) []st
 		if isRef && (whole || issue.Keyword != "type") {
 			continue
 		}
-		problems = append(problems, fmt.Sprintf("step %q (%s) argument %s: %s", s.ID, s.Tool, cmpOr(issue.Path, "/"), issue.Message))
+		problems = append(problems, fmt.Sprintf("step %q (%s) argument %s: %s", s.ID, s.Tool, cmp.Or(issue.Path, "/"), issue.Message))
 	}
 	return problems
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // alternatives names usable tools of other sources that do what info does.
 func (p *Planner) alternatives(ctx context.Context, info *agentsmcp.ToolInfo) []string {
-	matches, err := p.Gatherer.Catalog.SearchTools(ctx, cmpOr(info.Description, info.Name), 5)
+	matches, err := p.Gatherer.Catalog.SearchTools(ctx, cmp.Or(info.Description, info.Name), 5)
 	if err != nil {
 		return nil
 	}
