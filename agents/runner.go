@@ -320,8 +320,7 @@ func (r *runner) schedule() []launchStep {
 				r.endStep(i, agentsmcp.StepFailed, nil, "its arguments are malformed: "+agentsmcp.ErrorMessage(r.refErrs[i]), now)
 				changed = true
 			case len(r.missingInputs(i)) > 0:
-				missing := r.missingInputs(i)
-				s.Status, s.Error = agentsmcp.StepWaitingInput, "waiting for inputs: "+strings.Join(missing, ", ")
+				s.Status, s.Error = agentsmcp.StepWaitingInput, "waiting for inputs: "+strings.Join(r.missingInputs(i), ", ")
 				r.event("step_waiting_input", s.StepID, s.Error)
 			case r.needsConfirmation(i) && !s.Confirmed:
 				s.Status, s.Error = agentsmcp.StepWaitingConfirmation, r.confirmationQuestion(i)
@@ -366,8 +365,8 @@ func (r *runner) dependencies(i int) (ready bool, blocked string) {
 
 // missingInputs lists the inputs step i references that the task lacks.
 func (r *runner) missingInputs(i int) []string {
-	if len(r.refs[i]) == 0 {
-		return nil
+	if !slices.ContainsFunc(r.refs[i], func(ref Ref) bool { return ref.Kind == RefInput }) {
+		return nil // most steps: no need to decode the inputs
 	}
 	have := inputNames(r.task.Inputs)
 	var missing []string
