@@ -115,33 +115,44 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 	}
 }
 
-// Bounds of settle.
-const (
-	settleQuiet = 3 * time.Millisecond
-	settleMax   = 30 * time.Millisecond
-)
+// settleMax bounds how long a call's answer waits for the notifications
+// read before it to be handled (see settle): a handler stuck on a slow
+// caller, or a notification go-sdk dropped, must not hold the answer longer.
+const settleMax = time.Second
 
-// settle holds a call that has its answer open until the notifications the
-// upstream sent before that answer are forwarded. go-sdk runs notification
-// handlers on another goroutine and may return the answer first; forwarded
-// after the answer (or not at all, once the call is no longer in flight), a
-// progress notification would break the protocol and a log message would
-// lose its caller. The wait ends once no notification has been handled for
-// settleQuiet, at most after settleMax, and only calls that can receive such
-// notifications wait: calls with a progress token to upstreams that have
-// sent progress, and calls from a client to upstreams that have sent log
-// messages.
+// settle holds a call that has its answer until the progress and log
+// notifications the upstream sent before that answer are handled. go-sdk
+// runs notification handlers on another goroutine and may return the answer
+// first; forwarded after the answer (or not at all, once the call is no
+// longer in flight), a progress notification would break the protocol and a
+// log message would lose its caller. The connection counts such
+// notifications as it reads them (noteCountingTransport), so by the time the
+// answer is here the count covers every notification sent before it: the
+// call waits until that many were handled. Usually none is outstanding and
+// nothing waits.
 func (u *upstream) settle(c *inflightCall) {
-	if c.session == nil || !(c.upstreamToken != "" && u.sentProgress.Load() || u.sentLog.Load()) {
+	if c.session == nil {
 		return
 	}
-	start := time.Now()
-	for {
-		now := time.Now()
-		if now.Sub(start) >= settleMax || now.Sub(start) >= settleQuiet && now.Sub(time.Unix(0, u.lastNote.Load())) >= settleQuiet {
+	want := u.notesRead.Load()
+	if u.notesHandled.Load() >= want {
+		return
+	}
+	deadline := time.Now().Add(settleMax)
+	for u.notesHandled.Load() < want {
+		if time.Now().After(deadline) {
+			// Count the missing ones as handled, so that one lost
+			// notification costs one wait, not one per later call.
+			for {
+				got := u.notesHandled.Load()
+				if got >= want || u.notesHandled.CompareAndSwap(got, want) {
+					break
+				}
+			}
+			u.log.Debug("notifications from the upstream not handled in time; answering without them")
 			return
 		}
-		time.Sleep(settleQuiet / 3)
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 

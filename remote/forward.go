@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,15 +153,8 @@ func (u *upstream) forwardElicitation(ctx context.Context, req *mcp.ElicitReques
 	return c.session.Elicit(ctx, req.Params)
 }
 
-// noted records that a notification of the kind flag stands for was
-// handled (see settle).
-func (u *upstream) noted(flag *atomic.Bool) {
-	flag.Store(true)
-	u.lastNote.Store(time.Now().UnixNano())
-}
-
 func (u *upstream) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-	defer u.noted(&u.sentProgress)
+	defer u.notesHandled.Add(1)
 	c := u.calls.byProgressToken(req.Params.ProgressToken)
 	if c == nil || c.session == nil {
 		return
@@ -180,7 +172,7 @@ func (u *upstream) forwardProgress(ctx context.Context, req *mcp.ProgressNotific
 // can be attributed (the client's logging/setLevel applies), and to the
 // server log otherwise.
 func (u *upstream) forwardLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
-	defer u.noted(&u.sentLog)
+	defer u.notesHandled.Add(1)
 	p := *req.Params
 	if p.Logger == "" {
 		p.Logger = u.cfg.Name

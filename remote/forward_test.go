@@ -81,19 +81,6 @@ func TestProgressReachesCallerWithItsToken(t *testing.T) {
 		progress := &progressLog{}
 		opts := &mcp.ClientOptions{ProgressNotificationHandler: progress.handler}
 
-		// The pool learns from the first progress notification that an
-		// upstream reports progress; from then on it holds answers until
-		// the notifications sent before them are forwarded (see settle).
-		// The notifications of that first call may come too late.
-		warm := &mcp.CallToolParams{Name: "up__progress", Arguments: json.RawMessage(`{}`)}
-		warm.SetProgressToken("warm-up")
-		if _, err := e.caller(opts, callerVersion).CallTool(testCtx(t, 10*time.Second), warm); err != nil {
-			t.Fatal(err)
-		}
-		<-fx.progTok
-		u, _ := e.pool.get("up")
-		eventually(t, 5*time.Second, "the pool saw progress", u.sentProgress.Load)
-
 		forEachCaller(t, e, opts, func(t *testing.T, cs *mcp.ClientSession) {
 			tok := "caller-token-" + t.Name()
 			p := &mcp.CallToolParams{Name: "up__progress", Arguments: json.RawMessage(`{}`)}
@@ -359,12 +346,6 @@ func TestLoggingReachesCaller(t *testing.T) {
 			}
 		}
 		setLevel("info")
-
-		// As with progress, the pool learns from the first message that
-		// the upstream logs; that one may miss its caller.
-		mustText(t, cs, "up__log", `{"id":"warm-up"}`)
-		u, _ := e.pool.get("up")
-		eventually(t, 5*time.Second, "the pool saw a log message", u.sentLog.Load)
 
 		withData := func(data string) []*mcp.LoggingMessageParams {
 			var out []*mcp.LoggingMessageParams

@@ -1,13 +1,17 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,22 +21,24 @@ import (
 func (u *upstream) transport(sessionCtx context.Context, stopSession context.CancelFunc) (mcp.Transport, *process, error) {
 	switch u.cfg.Transport {
 	case TransportStreamable:
-		return &mcp.StreamableClientTransport{
-			Endpoint:   u.cfg.URL,
-			HTTPClient: u.httpClient(),
-		}, nil, nil
+		// go-sdk needs its own streamable connection unwrapped (it
+		// type-asserts it for an unexported method), so notifications
+		// are counted in the HTTP response streams instead.
+		client := u.httpClient()
+		client = &http.Client{Transport: noteCountingRoundTripper{base: client.Transport, read: &u.notesRead}}
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}, nil, nil
 	case TransportSSE:
-		return &sessionScopedTransport{
+		return noteCountingTransport{read: &u.notesRead, inner: &sessionScopedTransport{
 			inner:       &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
 			sessionCtx:  sessionCtx,
 			stopSession: stopSession,
-		}, nil, nil
+		}}, nil, nil
 	case TransportStdio:
 		proc, err := u.newProcess()
 		if err != nil {
 			return nil, nil, err
 		}
-		return proc.transport(), proc, nil
+		return noteCountingTransport{inner: proc.transport(), read: &u.notesRead}, proc, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", u.cfg.Transport)
 }
@@ -146,4 +152,100 @@ func (t *sessionScopedTransport) Connect(ctx context.Context) (mcp.Connection, e
 		return nil, fmt.Errorf("connect: %w", ctx.Err())
 	}
 	return conn, err
+}
+
+// noteCountingTransport counts the progress and log notifications its
+// connection reads, in the order the upstream sent them, so that a call's
+// answer can wait for those sent before it (see [upstream.settle]).
+type noteCountingTransport struct {
+	inner mcp.Transport
+	read  *atomic.Int64
+}
+
+func (t noteCountingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &noteCountingConn{Connection: conn, read: t.read}, nil
+}
+
+type noteCountingConn struct {
+	mcp.Connection
+	read *atomic.Int64
+}
+
+func (c *noteCountingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && isCountedNote(req.Method) {
+		c.read.Add(1)
+	}
+	return msg, err
+}
+
+func isCountedNote(method string) bool {
+	return method == "notifications/progress" || method == "notifications/message"
+}
+
+// countedNoteTokens are the counted notifications' method names as JSON
+// strings. Quoted this way they cannot occur inside another JSON string (its
+// quotes would be escaped), so in an event stream they mark the
+// notifications themselves; a string value equal to one (rare) costs one
+// settle wait, no more.
+var countedNoteTokens = [][]byte{[]byte(`"notifications/progress"`), []byte(`"notifications/message"`)}
+
+// noteCountingRoundTripper counts the counted notifications in the event
+// streams of streamable HTTP responses as go-sdk reads them, before it
+// decodes and queues their messages.
+type noteCountingRoundTripper struct {
+	base http.RoundTripper
+	read *atomic.Int64
+}
+
+func (t noteCountingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	resp.Body = &noteCountingBody{ReadCloser: resp.Body, read: t.read}
+	return resp, nil
+}
+
+// noteCountingBody counts countedNoteTokens in what is read through it,
+// including those split across reads.
+type noteCountingBody struct {
+	io.ReadCloser
+	read *atomic.Int64
+	tail []byte // the previous read's last bytes, shorter than any token
+}
+
+func (b *noteCountingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.count(p[:n])
+	}
+	return n, err
+}
+
+func (b *noteCountingBody) count(chunk []byte) {
+	const keep = len(`"notifications/progress"`) - 1 // the longest token, less one byte
+	var found int64
+	for _, tok := range countedNoteTokens {
+		found += int64(bytes.Count(chunk, tok))
+		if len(b.tail) > 0 {
+			// Occurrences straddling the boundary; both sides are
+			// shorter than tok, so none is counted twice.
+			edge := slices.Concat(b.tail[max(0, len(b.tail)-(len(tok)-1)):], chunk[:min(len(chunk), len(tok)-1)])
+			found += int64(bytes.Count(edge, tok))
+		}
+	}
+	if found > 0 {
+		b.read.Add(found)
+	}
+	if len(chunk) >= keep {
+		b.tail = append(b.tail[:0], chunk[len(chunk)-keep:]...)
+	} else {
+		b.tail = append(b.tail, chunk...)
+		b.tail = b.tail[max(0, len(b.tail)-keep):]
+	}
 }

@@ -54,10 +54,9 @@ type upstream struct {
 	onChange func()
 	started  bool
 
-	// Whether the upstream ever sent progress or log notifications, and
-	// when one was last handled (UnixNano): see settle.
-	sentProgress, sentLog atomic.Bool
-	lastNote              atomic.Int64
+	// Progress and log notifications read from the upstream's connections
+	// and handled (forwarded or logged) so far: see settle.
+	notesRead, notesHandled atomic.Int64
 }
 
 func newUpstream(p *Pool, cfg Config, origin string) *upstream {
