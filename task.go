@@ -124,12 +124,14 @@ type TaskLease struct {
 }
 
 // Limits on tasks. MaxTaskBytes keeps a task far below MongoDB's 16 MB
-// document limit whatever its steps hold.
+// document limit whatever its steps hold. MaxTaskHistory leaves room for
+// the start and the end of every step of the largest plan, plus retries,
+// pauses and resumes, so that a task's history is whole in practice.
 const (
 	MaxStepOutputBytes = 256 << 10
 	MaxTaskErrorBytes  = 8 << 10 // a task's or a step's Error
 	MaxTaskEventBytes  = 4 << 10 // an event's Type + StepID + Message
-	MaxTaskHistory     = 200
+	MaxTaskHistory     = 4 * MaxPlanSteps
 	MaxLeaseOwnerBytes = 256
 	MaxTaskBytes       = 8 << 20
 )
@@ -223,7 +225,7 @@ func (t *Task) Validate() error {
 	for i := range t.Steps {
 		s := &t.Steps[i]
 		switch {
-		case !StepIDPattern.MatchString(s.StepID):
+		case !IsStepID(s.StepID):
 			return Errorf(EINVALID, "task step id %q does not match %v", s.StepID, StepIDPattern)
 		case seen[s.StepID]:
 			return Errorf(EINVALID, "task step %q has two states", s.StepID)

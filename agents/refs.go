@@ -543,7 +543,7 @@ func parseRef(text string, kind RefKind, j int) (r Ref, end int, problem string)
 	switch {
 	case kind == RefStep && name == "":
 		return r, 0, `a step id must follow "steps."`
-	case kind == RefStep && !agentsmcp.StepIDPattern.MatchString(name):
+	case kind == RefStep && !agentsmcp.IsStepID(name):
 		return r, 0, "step id " + strconv.Quote(name) + " does not match " + agentsmcp.StepIDPattern.String()
 	case kind == RefInput && name == "":
 		return r, 0, `an input name must follow "inputs."`
