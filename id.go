@@ -28,6 +28,7 @@ const (
 	ThoughtIDPrefix  = "thg"
 	PlanIDPrefix     = "pln"
 	TaskIDPrefix     = "tsk"
+	AuditIDPrefix    = "aud"
 )
 
 // PatternID is the id of the plan pattern (goal, steps): "pat_" and the

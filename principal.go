@@ -1,0 +1,73 @@
+package agentsmcp
+
+import (
+	"context"
+	"path"
+	"slices"
+)
+
+// The scopes a credential may carry.
+const (
+	ScopeMCP        = "mcp"         // connect over MCP (/mcp, /sse, /messages, stdio) and call tools
+	ScopeAdminRead  = "admin:read"  // GET the admin API
+	ScopeAdminWrite = "admin:write" // change through the admin API
+)
+
+// Scopes lists every scope.
+var Scopes = []string{ScopeMCP, ScopeAdminRead, ScopeAdminWrite}
+
+// Principal is an authenticated caller.
+//
+// Tools, when not empty, is an allowlist: the caller may see and call only
+// the tools matching one of its patterns (path.Match syntax on the exposed
+// tool name, so "everything__*" allows one upstream and "search_tools" one
+// tool). An empty list allows every tool.
+type Principal struct {
+	// ID names the caller in logs and the audit trail, never its secret:
+	// "key:<first 12 hex digits of the key's SHA-256>", "jwt:<subject>",
+	// or AnonymousPrincipal.
+	ID     string
+	Name   string // a display name from the configuration, optional
+	Scopes []string
+	Tools  []string
+	// RateLimit overrides the server's default request rate for this
+	// caller (requests per second, with Burst); zero keeps the default.
+	RateLimit float64
+	Burst     int
+}
+
+// AnonymousPrincipal is the ID of the caller of a server that has no
+// credentials configured (loopback only): it has every scope.
+const AnonymousPrincipal = "anonymous"
+
+// HasScope reports whether p carries scope. A nil Principal has none.
+func (p *Principal) HasScope(scope string) bool {
+	return p != nil && slices.Contains(p.Scopes, scope)
+}
+
+// MayUseTool reports whether p's allowlist admits the exposed tool name. A
+// nil Principal (no authentication configured) may use every tool.
+func (p *Principal) MayUseTool(name string) bool {
+	if p == nil || len(p.Tools) == 0 {
+		return true
+	}
+	for _, pattern := range p.Tools {
+		if ok, _ := path.Match(pattern, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the Principal ctx carries, or nil.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}
