@@ -33,12 +33,22 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 		return plan, nil
 	}
 	plan := &agentsmcp.Plan{Request: k.Request, Goal: agentsmcp.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)}
+	// A pattern that worked for this goal, one tool per sub-goal, decides
+	// the tools; the search decides otherwise.
+	var pattern []string
+	if pat := k.provenPattern(ctx, p.Gatherer.Catalog); pat != nil && len(pat.Steps) == len(k.SubGoals) {
+		pattern = pat.Steps
+		report.Pattern = pat.ID
+	}
 	inputs := newInputsSchema()
 	ids := map[string]bool{}
 	var prev *agentsmcp.PlanStep
 	var prevFacts *ToolFacts
 	for i, g := range k.SubGoals {
 		best, _ := bestTool(k, g)
+		if pattern != nil {
+			best = p.toolFacts(ctx, k, pattern[i])
+		}
 		if best == nil {
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "no usable tool matches %q; connect an upstream that provides one, or rephrase the request", g)
 		}
@@ -59,6 +69,21 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 		return nil, err
 	}
 	return plan, nil
+}
+
+// toolFacts returns what k knows of tool, looking it up in the catalog
+// when it was not among the search's candidates; nil if it is gone.
+func (p *Planner) toolFacts(ctx context.Context, k *Knowledge, tool string) *ToolFacts {
+	if f := k.Tools[tool]; f != nil {
+		return f
+	}
+	info, err := p.Gatherer.Catalog.Tool(ctx, tool)
+	if err != nil {
+		return nil
+	}
+	f := &ToolFacts{ToolInfo: *info, SuccessRate: 0.5}
+	k.Tools[tool] = f
+	return f
 }
 
 // reuse adapts a past plan to a new request of the same goal: the same

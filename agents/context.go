@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -20,10 +21,14 @@ type Memory interface {
 	SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error)
 	// RelevantInsights returns insights about text or about one of tools.
 	RelevantInsights(ctx context.Context, text string, tools []string, max int) ([]*agentsmcp.Insight, error)
+	// SuccessfulPatterns returns plan patterns whose goal resembles text
+	// and that succeeded more often than not, most similar first.
+	SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error)
 }
 
 // Knowledge is what the agents know that bears on one request: candidate
-// tools with their performance, similar past tasks, insights.
+// tools with their performance, similar past tasks, insights, and the plan
+// patterns that worked for its goal.
 type Knowledge struct {
 	Request    string
 	SubGoals   []string
@@ -31,6 +36,37 @@ type Knowledge struct {
 	Tools      map[string]*ToolFacts             // every candidate, by name
 	PastTasks  []*agentsmcp.Learning
 	Insights   []*agentsmcp.Insight
+	// Patterns are the successful plan patterns of the request's own goal
+	// (GoalOf), best first.
+	Patterns []*agentsmcp.PlanPattern
+}
+
+// inPattern reports whether tool is a step of one of k's patterns.
+func (k *Knowledge) inPattern(tool string) bool {
+	for _, p := range k.Patterns {
+		if slices.Contains(p.Steps, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// provenPattern is the pattern of k's goal with the best record whose
+// tools can all be planned on now, or nil.
+func (k *Knowledge) provenPattern(ctx context.Context, catalog agentsmcp.ToolCatalog) *agentsmcp.PlanPattern {
+	for _, p := range k.Patterns {
+		usable := len(p.Steps) > 0
+		for _, tool := range p.Steps {
+			if info, err := catalog.Tool(ctx, tool); err != nil || info.Health == agentsmcp.HealthDown {
+				usable = false
+				break
+			}
+		}
+		if usable {
+			return p
+		}
+	}
+	return nil
 }
 
 // ToolFacts is a candidate tool with what is known about its record.
@@ -118,6 +154,16 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		}
 		slices.Sort(names)
 		k.Insights, _ = g.Memory.RelevantInsights(ctx, request, names, 10)
+		patterns, _ := g.Memory.SuccessfulPatterns(ctx, request, 10)
+		goal := GoalOf(request)
+		for _, p := range patterns {
+			if p.Goal == goal {
+				k.Patterns = append(k.Patterns, p)
+			}
+		}
+		slices.SortStableFunc(k.Patterns, func(a, b *agentsmcp.PlanPattern) int {
+			return cmp.Or(cmp.Compare(b.SuccessRate(), a.SuccessRate()), cmp.Compare(b.Successes, a.Successes))
+		})
 		goalTag := GoalTag(GoalOf(request))
 		for _, in := range k.Insights {
 			if in.Type != agentsmcp.InsightPitfall {

@@ -1,3 +1,17 @@
-// Package agents will hold the orchestration logic: the thought agent, the
-// planner and the executor. It depends only on the root package's interfaces.
+// Package agents turns one request into a run over every tool the router
+// serves, and learns from each run.
+//
+// The [Thinker] analyses a request into sub-goals and recommended tools
+// (generate_thoughts); the [Planner] composes a checked DAG [agentsmcp.Plan]
+// (generate_plan); the [Executor] runs it with bounded parallelism, retries,
+// timeouts, leases and crash resume (execute_task, run_task and the task
+// tools); the [Learner] records what each finished task taught, which the
+// thinker and planner read on the next request. [Tools] registers all of
+// them as local MCP tools.
+//
+// The model is an [agentsmcp.LLM]: the calling client's through MCP
+// sampling ([SamplingLLM]), an OpenAI-compatible endpoint (agents/openai),
+// or none, in which case the builtin planner plans from memory and tool
+// search alone. The package depends on the root package's interfaces, and
+// on router for registering its tools and reading sessions.
 package agents

@@ -462,6 +462,93 @@ func TestDestructiveStepsNeedConfirmation(t *testing.T) {
 	}
 }
 
+func TestDestructiveToolThatComesBackDuringATaskStillNeedsConfirmation(t *testing.T) {
+	h := newHarness(t, nil)
+	// late_wipe's upstream is down when the task starts: the tool is not
+	// in the catalog yet.
+	p := h.plan("",
+		step("wait", "sleep", `{"ms":300}`),
+		step("wipe", "late_wipe", `{"path":"/srv"}`, "wait"),
+	)
+	task, err := h.exec.Start(context.Background(), p, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	late := router.NewLocalTools()
+	yes := true
+	if err := router.AddLocalTool(late, &mcp.Tool{Name: "late_wipe", Description: "deletes a tree", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
+			calls.Add(1)
+			return nil, map[string]any{"deleted": in.Path}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.router.AddProvider(context.Background(), renamed{late, "late-upstream"}); err != nil {
+		t.Fatal(err)
+	}
+	done := h.wait(task.ID)
+	if done.Status != agentsmcp.TaskPaused || stateOf(done, "wipe").Status != agentsmcp.StepWaitingConfirmation || calls.Load() != 0 {
+		t.Fatalf("task %s, wipe %s, %d calls: a destructive tool must wait for confirmation even if it was unknown when the task started",
+			done.Status, stateOf(done, "wipe").Status, calls.Load())
+	}
+}
+
+type blobIn struct {
+	Bytes int `json:"bytes"`
+}
+
+func TestManyLargeOutputsStayWithinWhatTheStoreAccepts(t *testing.T) {
+	h := newHarness(t, nil)
+	blobs := router.NewLocalTools()
+	if err := router.AddLocalTool(blobs, &mcp.Tool{Name: "blob", Description: "returns n bytes", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in blobIn) (*mcp.CallToolResult, map[string]any, error) {
+			return nil, map[string]any{"data": strings.Repeat("x", in.Bytes)}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.router.AddProvider(context.Background(), renamed{blobs, "blobs"}); err != nil {
+		t.Fatal(err)
+	}
+	// 44 outputs of 200 KB: 8.8 MB, more than a task may hold.
+	var steps []agentsmcp.PlanStep
+	for i := range 44 {
+		steps = append(steps, step(fmt.Sprintf("b%02d", i), "blob", `{"bytes":200000}`))
+	}
+	steps = append(steps, step("last", "echo", `{"value":"{{steps.b00.output.data}}"}`, "b00", "b43"))
+	done := h.wait(h.run(h.plan("", steps...), "", nil).ID)
+	if done.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("task %s: %s", done.Status, done.Error)
+	}
+	whole, cut := 0, 0
+	for _, s := range done.Steps[:44] {
+		if strings.Contains(string(s.Output), `"truncated":true`) {
+			cut++
+		} else {
+			whole++
+		}
+	}
+	if whole == 0 || cut == 0 {
+		t.Errorf("%d outputs stored whole, %d cut: want the first ones whole and the rest cut to previews", whole, cut)
+	}
+	// last's own output is cut in the store too; its size says what it saw.
+	var last struct {
+		Bytes int `json:"bytes"`
+	}
+	if err := json.Unmarshal(stateOf(done, "last").Output, &last); err != nil || last.Bytes < 200000 {
+		t.Errorf("the last step's output %.200s: it must have seen b00's whole output (steps of the same run see whole outputs)", stateOf(done, "last").Output)
+	}
+}
+
+// renamed is a provider of local tools under another name, as a second
+// upstream would be.
+type renamed struct {
+	*router.LocalTools
+	name string
+}
+
+func (r renamed) Name() string { return r.name }
+
 // scriptedCaller is a client that answers every question at once, as a
 // user would; it stands for the MCP client, whose real counterpart the
 // e2e tests use.

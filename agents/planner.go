@@ -44,6 +44,9 @@ type PlanReport struct {
 	Usage    agentsmcp.LLMUsage `json:"usage"`
 	// ReusedPlan is the id of the past plan the builtin planner reused.
 	ReusedPlan string `json:"reusedPlan,omitempty"`
+	// Pattern is the id of the plan pattern whose tools the builtin
+	// planner followed.
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // Plan composes, checks and stores a plan. EINVALID when no valid plan

@@ -40,6 +40,17 @@ func (m storeMemory) RelevantInsights(ctx context.Context, _ string, tools []str
 	return out, nil
 }
 
+func (m storeMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
+	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: agents.GoalOf(text), Limit: max})
+	var out []*agentsmcp.PlanPattern
+	for _, p := range ps {
+		if p.Successes > 0 && p.SuccessRate() >= 0.5 {
+			out = append(out, p)
+		}
+	}
+	return out, err
+}
+
 // stack is the whole agents assembly over real parts: SQLite, a router
 // with local tools recording their performance, the learner.
 type stack struct {
@@ -162,6 +173,68 @@ func TestLearningLoopImprovesTheNextPlan(t *testing.T) {
 	patterns, _, err := s.db.FindPatterns(context.Background(), agentsmcp.PatternFilter{})
 	if err != nil || len(patterns) == 0 || patterns[0].Successes < 2 {
 		t.Errorf("patterns %v, %v: want the successful plan shape recorded twice", patterns, err)
+	}
+}
+
+func TestPlanPatternOfTheGoalDecidesTheNextPlan(t *testing.T) {
+	s := newStack(t, fetchTools(t))
+	s.planner.Tasks = nil // no past plan to reuse: only the pattern can tell
+	ctx := context.Background()
+	request := "fetch the web page https://example.com/a"
+
+	before, _, err := s.planner.Plan(ctx, agents.PlanRequest{Request: request})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Steps[0].Tool != "fetch_web_page_fast" {
+		t.Fatalf("without a pattern the plan uses %s; the test needs the search to rank fetch_web_page_fast first", before.Steps[0].Tool)
+	}
+
+	// A task of the same goal succeeds with fetch_page: the learner
+	// records the pattern.
+	worked := &agentsmcp.Plan{Request: "fetch the web page https://example.com/z", Goal: agents.GoalOf(request),
+		Steps: []agentsmcp.PlanStep{{ID: "get", Tool: "fetch_page", Arguments: []byte(`{"url":"https://example.com/z"}`)}}}
+	if err := s.db.CreatePlan(ctx, worked); err != nil {
+		t.Fatal(err)
+	}
+	task, err := s.exec.Start(ctx, worked, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if task, err = s.exec.Wait(wctx, task.ID); err != nil || task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("task %v: %v", task, err)
+	}
+
+	th, _, err := s.thinker.Think(ctx, request, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(th.Approaches, "\n"), "plan pattern fetch_page") {
+		t.Errorf("the thought does not follow the pattern: %q", th.Approaches)
+	}
+	after, report, err := s.planner.Plan(ctx, agents.PlanRequest{Request: request, Thought: th})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Steps[0].Tool != "fetch_page" || report.Pattern == "" {
+		t.Errorf("with a successful pattern for the goal the plan uses %s (pattern %q), want fetch_page", after.Steps[0].Tool, report.Pattern)
+	}
+
+	// A model sees the pattern in its prompt.
+	fake := openaitest.NewFakeServer(t)
+	fake.Enqueue(openaitest.Text(`{"goal":"fetch","steps":[{"id":"get","tool":"fetch_page","arguments":{"url":"https://example.com/a"}}]}`, 10, 5))
+	llm, err := openai.New(openai.Config{BaseURL: fake.URL, APIKey: "test-key", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.planner.Plan(ctx, agents.PlanRequest{Request: request, LLM: llm}); err != nil {
+		t.Fatal(err)
+	}
+	prompt := fake.Requests()[0].Messages[len(fake.Requests()[0].Messages)-1].Content
+	if !strings.Contains(prompt, "[fetch_page]: 1/1") {
+		t.Errorf("the plan prompt does not show the pattern:\n%s", prompt)
 	}
 }
 

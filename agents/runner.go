@@ -26,6 +26,9 @@ type runner struct {
 	refErrs []error // per step, a malformed argument
 	tools   map[string]*agentsmcp.ToolInfo
 	outputs map[string]json.RawMessage // full outputs; stored ones may be cut
+	// storedOutputBytes is the size of the outputs the task stores, kept
+	// within storedOutputsBudget.
+	storedOutputBytes int
 	index   map[string]int             // step id -> position
 
 	events chan any
@@ -108,6 +111,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 	for i := range t.Steps {
 		if s := t.Steps[i]; s.Status == agentsmcp.StepSucceeded && len(s.Output) > 0 {
 			r.outputs[s.StepID] = s.Output
+			r.storedOutputBytes += len(s.Output)
 		}
 	}
 	r.stepCtx, r.stopSteps = context.WithCancel(context.Background())
@@ -119,24 +123,42 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 	return r, nil
 }
 
-// lookupTools reads the annotations of the plan's tools once: whether a
-// step needs a confirmation, whether it may run again.
+// lookupTools reads the annotations of the plan's tools: whether a step
+// needs a confirmation, whether it may run again.
 func (r *runner) lookupTools() {
+	for _, s := range r.plan.Steps {
+		if _, seen := r.tools[s.Tool]; !seen {
+			r.tools[s.Tool] = r.lookupTool(s.Tool)
+		}
+	}
+}
+
+// toolInfo returns the annotations of step i's tool. A tool unknown so far
+// (its upstream was down) is looked up again, so that a destructive tool
+// that comes back is not run as if it were harmless.
+func (r *runner) toolInfo(i int) *agentsmcp.ToolInfo {
+	tool := r.plan.Steps[i].Tool
+	if info := r.tools[tool]; info != nil {
+		return info
+	}
+	info := r.lookupTool(tool)
+	r.tools[tool] = info
+	return info
+}
+
+// lookupTool returns tool's annotations, or nil when the catalog does not
+// know it now (its call will say so).
+func (r *runner) lookupTool(tool string) *agentsmcp.ToolInfo {
 	if r.e.opts.Catalog == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, s := range r.plan.Steps {
-		if _, seen := r.tools[s.Tool]; seen {
-			continue
-		}
-		info, err := r.e.opts.Catalog.Tool(ctx, s.Tool)
-		if err != nil {
-			info = nil // unknown now: its call will say so
-		}
-		r.tools[s.Tool] = info
+	info, err := r.e.opts.Catalog.Tool(ctx, tool)
+	if err != nil {
+		return nil
 	}
+	return info
 }
 
 // recoverInterrupted decides what becomes of the steps that were running
@@ -151,7 +173,7 @@ func (r *runner) recoverInterrupted() {
 		s := &r.task.Steps[i]
 		switch s.Status {
 		case agentsmcp.StepRunning:
-			info := r.tools[r.plan.Steps[i].Tool]
+			info := r.toolInfo(i)
 			policy := r.e.opts.Retry
 			if p := r.plan.Steps[i].Retry; p != nil {
 				policy = *p
@@ -382,14 +404,14 @@ func (r *runner) needsConfirmation(i int) bool {
 	if r.plan.Steps[i].NeedsConfirmation {
 		return true
 	}
-	info := r.tools[r.plan.Steps[i].Tool]
+	info := r.toolInfo(i)
 	return info != nil && info.Destructive
 }
 
 func (r *runner) confirmationQuestion(i int) string {
 	s := r.plan.Steps[i]
 	why := "the plan asks for a confirmation"
-	if info := r.tools[s.Tool]; info != nil && info.Destructive {
+	if info := r.toolInfo(i); info != nil && info.Destructive {
 		why = "the tool is marked destructive"
 	}
 	return fmt.Sprintf("step %q calls %s, and %s: confirm it with resume_task (confirm: [%q]) or reject it", s.ID, s.Tool, why, s.ID)
@@ -551,7 +573,8 @@ func (r *runner) endStep(i int, status agentsmcp.StepStatus, output json.RawMess
 	s := &r.task.Steps[i]
 	s.Status, s.EndedAt = status, now
 	s.Error = agentsmcp.TruncateUTF8(errText, agentsmcp.MaxTaskErrorBytes)
-	s.Output = storedOutput(output)
+	s.Output = storedOutput(output, r.storedOutputBytes)
+	r.storedOutputBytes += len(s.Output)
 	msg := errText
 	if status == agentsmcp.StepSucceeded {
 		msg = fmt.Sprintf("%d attempt(s)", max(s.Attempts, 1))
@@ -627,7 +650,13 @@ func (r *runner) pause() {
 	}
 }
 
+// maxEventMessageBytes bounds the message of the runner's events: the
+// whole text of an error is in its step's Error, and the history must leave
+// room for outputs within MaxTaskBytes (see storedOutputsBudget).
+const maxEventMessageBytes = 512
+
 func (r *runner) event(typ, stepID, msg string) {
+	msg = agentsmcp.TruncateUTF8(msg, maxEventMessageBytes)
 	r.task.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: typ, StepID: stepID, Message: msg})
 	r.dirty = true
 }
@@ -673,10 +702,12 @@ func (r *runner) persist() bool {
 			r.stopSteps()
 			return false
 		case agentsmcp.ErrorCode(err) == agentsmcp.EINVALID:
-			// A bug of ours, not a state to retry: say so in the task.
+			// A bug of ours, not a state to retry: resuming would only
+			// meet it again, so the task ends failed, saying why.
 			r.e.opts.Logger.Error("task state rejected by the store", "task", r.task.ID, "error", err)
 			r.lost = true
 			r.stopSteps()
+			r.failRejected(err)
 			return false
 		case attempt >= 8:
 			r.e.opts.Logger.Error("storing the task keeps failing; leaving it to be resumed", "task", r.task.ID, "error", err)
@@ -687,6 +718,25 @@ func (r *runner) persist() bool {
 		time.Sleep(backoff)
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// failRejected marks the stored task failed after the store rejected the
+// runner's state of it, keeping the stored steps, and releases its lease.
+func (r *runner) failRejected(rejection error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stored, err := r.e.opts.Tasks.FindTaskByID(ctx, r.task.ID)
+	if err == nil && !stored.Status.Terminal() {
+		now := time.Now()
+		stored.Status, stored.EndedAt = agentsmcp.TaskFailed, now
+		stored.Error = agentsmcp.TruncateUTF8("internal error: the executor produced a task state the store rejects: "+agentsmcp.ErrorMessage(rejection), agentsmcp.MaxTaskErrorBytes)
+		stored.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", Message: stored.Error})
+		err = r.e.opts.Tasks.UpdateTask(ctx, stored)
+	}
+	if err != nil {
+		r.e.opts.Logger.Error("marking a rejected task failed", "task", r.task.ID, "error", err)
+	}
+	_ = r.e.opts.Tasks.ReleaseTaskLease(ctx, r.task.ID, r.e.opts.Owner)
 }
 
 // adoptExternalCancel re-reads the task after a conflict; when it was

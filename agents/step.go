@@ -167,16 +167,37 @@ func resultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// storedOutput is the output as the task stores it: whole when it fits
-// MaxStepOutputBytes, otherwise a preview that says it was cut (later
-// steps of this run still see the whole output).
-func storedOutput(output json.RawMessage) json.RawMessage {
-	if len(output) <= agentsmcp.MaxStepOutputBytes {
+// storedOutputsBudget is how many bytes of step outputs a task stores in
+// full: what MaxTaskBytes leaves once the largest possible request, inputs,
+// step errors and history (of events cut to maxEventMessageBytes) are
+// counted, less room for a preview of every step. Without it a task of
+// many large outputs would outgrow what the store accepts.
+const storedOutputsBudget = agentsmcp.MaxTaskBytes -
+	agentsmcp.MaxQueryTextBytes - agentsmcp.MaxPlanInputsBytes - agentsmcp.MaxTaskErrorBytes -
+	agentsmcp.MaxPlanSteps*agentsmcp.MaxTaskErrorBytes -
+	agentsmcp.MaxTaskHistory*(maxEventMessageBytes+64+64) - // message, step id, type
+	agentsmcp.MaxPlanSteps*(outputPreviewBytes+256)
+
+// outputPreviewBytes is how much of an output too large to store is kept.
+const outputPreviewBytes = 4 << 10
+
+// storedOutput is the output as the task stores it, given the bytes of
+// outputs it stores already: whole when it fits MaxStepOutputBytes and the
+// task's storedOutputsBudget, otherwise a preview that says it was cut
+// (later steps of this run still see the whole output).
+func storedOutput(output json.RawMessage, storedSoFar int) json.RawMessage {
+	if len(output) <= agentsmcp.MaxStepOutputBytes && storedSoFar+len(output) <= storedOutputsBudget {
 		return output
 	}
-	preview := agentsmcp.TruncateUTF8(string(output), 4<<10)
-	b, _ := json.Marshal(map[string]any{"truncated": true, "bytes": len(output), "preview": preview})
-	return b
+	// Escaping can make the preview longer than its text: shorten until
+	// the whole stays within its room.
+	for n := outputPreviewBytes; ; n /= 2 {
+		preview := agentsmcp.TruncateUTF8(string(output), n)
+		b, _ := json.Marshal(map[string]any{"truncated": true, "bytes": len(output), "preview": preview})
+		if len(b) <= outputPreviewBytes+256 || n == 0 {
+			return b
+		}
+	}
 }
 
 // elicitationSchema is the part of a plan's inputs schema that asks for

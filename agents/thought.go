@@ -157,7 +157,11 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 	if failed > 0 {
 		t.Uncertainties = append(t.Uncertainties, fmt.Sprintf("%d similar past task(s) did not fully succeed", failed))
 	}
-	t.Confidence = confidence(scores, len(k.SubGoals), succeeded > 0)
+	if len(k.Patterns) > 0 {
+		p := k.Patterns[0]
+		t.Approaches = append(t.Approaches, clip(fmt.Sprintf("follow the plan pattern %s, which succeeded %d of %d times for this kind of request", strings.Join(p.Steps, " → "), p.Successes, p.Uses)))
+	}
+	t.Confidence = confidence(scores, len(k.SubGoals), succeeded > 0 || len(k.Patterns) > 0)
 	t.Reasoning = clip(fmt.Sprintf("%d sub-goal(s); %d with a matching tool; %d similar past task(s), %d successful; %d insight(s) considered.",
 		len(k.SubGoals), len(scores), len(k.PastTasks), succeeded, len(k.Insights)))
 	return t
@@ -176,6 +180,9 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 		score := m.Score * (0.25 + 0.75*f.SuccessRate)
 		if f.FailedThisGoal != "" {
 			score *= 0.2 // it failed on this very goal before
+		}
+		if k.inPattern(f.Name) {
+			score *= 1.5 // it is part of a plan that worked for this goal
 		}
 		if best == nil || score > bestScore {
 			best, bestScore = f, score
@@ -213,5 +220,5 @@ func promptData(k *Knowledge) map[string]any {
 		f := k.Tools[n]
 		tools = append(tools, promptToolData{Name: n, Description: agentsmcp.TruncateUTF8(f.Description, 500), Health: f.Health, Performance: f.Performance(), Schema: string(f.InputSchema)})
 	}
-	return map[string]any{"Request": k.Request, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights}
+	return map[string]any{"Request": k.Request, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns}
 }

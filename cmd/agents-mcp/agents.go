@@ -100,3 +100,17 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 	}
 	return out, err
 }
+
+// SuccessfulPatterns returns the plan patterns resembling text that
+// succeeded at least half the time.
+func (m recallMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
+	hits, _, err := m.r.SimilarPatterns(ctx, mcptools.NewQuery(agents.GoalOf(text)), 0.5, max)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*agentsmcp.PlanPattern, len(hits))
+	for i, h := range hits {
+		out[i] = h.Pattern
+	}
+	return out, nil
+}
