@@ -29,7 +29,7 @@ type runner struct {
 	// storedOutputBytes is the size of the outputs the task stores, kept
 	// within storedOutputsBudget.
 	storedOutputBytes int
-	index   map[string]int             // step id -> position
+	index             map[string]int // step id -> position
 
 	events chan any
 	done   chan struct{} // closed when run has returned
