@@ -31,6 +31,12 @@ type Caller interface {
 	// upstream's sampling and elicitation requests reach this client; nil
 	// when there is none.
 	Session() *mcp.ServerSession
+	// Request carries the values of the waiting request, not its
+	// cancellation, or is nil. Tool calls made while it waits take their
+	// values from it, so that an upstream's requests to the client travel
+	// on that request's stream (streamable HTTP), as do progress and
+	// questions; a client need not open the optional GET stream.
+	Request() context.Context
 }
 
 // elicitTimeout bounds how long a question waits for the user before the
@@ -43,18 +49,20 @@ const elicitTimeout = 10 * time.Minute
 type SessionCaller struct {
 	session *mcp.ServerSession
 	token   any // the request's progress token; nil: no progress wanted
+	reqVals context.Context // the request's values, without its cancellation
 	logger  *slog.Logger
 
 	mu      sync.Mutex
 	last    float64 // progress must increase
+	sent    bool
 	stopped bool
 }
 
 // NewSessionCaller returns the Caller for req, a tools/call being served.
 // Call Detach when the request returns: progress notifications are only
 // valid while it is in flight.
-func NewSessionCaller(req *mcp.CallToolRequest, logger *slog.Logger) *SessionCaller {
-	c := &SessionCaller{session: req.Session, logger: logger}
+func NewSessionCaller(ctx context.Context, req *mcp.CallToolRequest, logger *slog.Logger) *SessionCaller {
+	c := &SessionCaller{session: req.Session, logger: logger, reqVals: context.WithoutCancel(ctx)}
 	if req.Params != nil {
 		c.token = req.Params.GetProgressToken()
 	}
@@ -76,11 +84,11 @@ func (c *SessionCaller) Progress(ctx context.Context, done, total int, message s
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// The lock also orders the notifications, which progress requires.
-	if c.stopped || float64(done) < c.last {
+	if c.stopped || (c.sent && float64(done) <= c.last) {
 		return
 	}
-	c.last = float64(done)
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	c.last, c.sent = float64(done), true
+	ctx, cancel := context.WithTimeout(c.reqVals, 5*time.Second)
 	defer cancel()
 	err := c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 		ProgressToken: c.token, Progress: float64(done), Total: float64(total), Message: message,
@@ -101,9 +109,11 @@ func (c *SessionCaller) Elicit(ctx context.Context, message string, schema json.
 	if stopped {
 		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "nobody waits for the task any more")
 	}
-	ctx, cancel := context.WithTimeout(ctx, elicitTimeout)
+	rctx, cancel := context.WithTimeout(c.reqVals, elicitTimeout)
 	defer cancel()
-	res, err := c.session.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: schema})
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	res, err := c.session.Elicit(rctx, &mcp.ElicitParams{Message: message, RequestedSchema: schema})
 	if err != nil {
 		return nil, false, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "elicitation failed: %v", err)
 	}
@@ -119,6 +129,9 @@ func (c *SessionCaller) Elicit(ctx context.Context, message string, schema json.
 
 // Session implements Caller.
 func (c *SessionCaller) Session() *mcp.ServerSession { return c.session }
+
+// Request implements [Caller].
+func (c *SessionCaller) Request() context.Context { return c.reqVals }
 
 func clientCanElicit(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()

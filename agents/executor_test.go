@@ -577,6 +577,7 @@ func (c *scriptedCaller) Elicit(_ context.Context, message string, schema json.R
 }
 
 func (c *scriptedCaller) Session() *mcp.ServerSession { return nil }
+func (c *scriptedCaller) Request() context.Context    { return nil }
 
 func TestAsksTheCallerInsteadOfPausing(t *testing.T) {
 	h := newHarness(t, nil)

@@ -71,12 +71,18 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 // callOnce makes one attempt, bounded by timeout: the step's output on
 // success, else the error and whether another attempt may succeed.
 func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable bool) {
-	actx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var session *mcp.ServerSession
 	if c := r.currentCaller(); c != nil {
 		session = c.Session()
+		if values := c.Request(); values != nil {
+			// The waiting request's values, the step's cancellation.
+			var stop context.CancelFunc
+			ctx, stop = withCancelOf(values, ctx)
+			defer stop()
+		}
 	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	res, err := r.e.opts.Tools.CallTool(actx, &mcp.CallToolRequest{
 		Session: session,
 		Params:  &mcp.CallToolParamsRaw{Name: tool, Arguments: args},
@@ -101,6 +107,14 @@ func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage
 		return nil, text, transientToolError.MatchString(text)
 	}
 	return stepOutput(res), "", false
+}
+
+// withCancelOf returns a context with the values of values that ends when
+// ctx ends, with ctx's cause.
+func withCancelOf(values, ctx context.Context) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(values)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return out, func() { stop(); cancel(nil) }
 }
 
 // transientToolError recognises tool errors that say the failure is

@@ -143,7 +143,7 @@ func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agent
 	var caller *SessionCaller
 	var c Caller
 	if wait {
-		caller = NewSessionCaller(req, t.Logger)
+		caller = NewSessionCaller(ctx, req, t.Logger)
 		defer caller.Detach()
 		c = caller
 	}

@@ -161,7 +161,9 @@ func schemaFor[T any]() (json.RawMessage, error) {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	s, err := jsonschema.ForType(t, nil)
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {}, // any JSON value, not a byte array
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -539,3 +539,41 @@ func TestOnToolCallSeesProviderCallsOnly(t *testing.T) {
 		t.Errorf("failure record = %+v, want the generic error text (never the provider's internals)", got[1])
 	}
 }
+
+type rawJSONIn struct {
+	Data json.RawMessage `json:"data"`
+}
+
+type rawJSONOut struct {
+	Echo json.RawMessage `json:"echo"`
+}
+
+// A json.RawMessage field is any JSON value, not the byte array its Go type
+// would suggest: clients send objects there and validate results by the
+// output schema.
+func TestLocalToolRawJSONFieldsAcceptAnyValue(t *testing.T) {
+	local := router.NewLocalTools()
+	if err := router.AddLocalTool(local, &mcp.Tool{Name: "raw"}, func(_ context.Context, _ *mcp.CallToolRequest, in rawJSONIn) (*mcp.CallToolResult, rawJSONOut, error) {
+		return nil, rawJSONOut{Echo: in.Data}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := router.New(router.Options{})
+	if err := r.AddProvider(context.Background(), local); err != nil {
+		t.Fatal(err)
+	}
+	tool := r.Tools()[0]
+	for name, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
+		b, _ := json.Marshal(schema)
+		if strings.Contains(string(b), `"array"`) || strings.Contains(string(b), "255") {
+			t.Errorf("%s schema %s describes a json.RawMessage as a byte array", name, b)
+		}
+	}
+	res, err := r.CallTool(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "raw", Arguments: json.RawMessage(`{"data":{"a":[1,"x"]}}`)}})
+	if err != nil || res.IsError {
+		t.Fatalf("an object for a json.RawMessage field: %v %+v", err, res)
+	}
+	if got, _ := json.Marshal(res.StructuredContent); string(got) != `{"echo":{"a":[1,"x"]}}` {
+		t.Errorf("structured content %s", got)
+	}
+}

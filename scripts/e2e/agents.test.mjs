@@ -1,0 +1,788 @@
+// The agents end to end: think → plan → execute over REAL upstreams, with the calling client's
+// model as the LLM (AGENTS_MCP_LLM=sampling), driven by the official TypeScript SDK client over
+// streamable HTTP (/mcp).
+//
+// The test starts its own agents-mcp (`serve --config`, temp data dir) with two upstreams:
+//   - `everything`: @modelcontextprotocol/server-everything over streamable HTTP, started here;
+//   - `memory`: @modelcontextprotocol/server-memory over stdio, started by agents-mcp.
+//
+// The client declares sampling; its sampling/createMessage handler plays the LLM: it tells the
+// thought prompt from the plan prompt by their system prompt, finds the request in the first user
+// message ("Request: …") and answers with the scripted JSON of that request. It records every call,
+// so that the test can check the answers were used as given (no repair round, the plan's steps are
+// the scripted ones, the planner saw the scripted thought).
+//
+//   1. run_task: a 4-step plan across both upstreams; two parallel roots, a typed whole-value
+//      reference ({{steps.weather.output.temperature}} → a number argument), and a step fed by
+//      both branches through embedded references; the graph in server-memory holds the result.
+//   2. progress notifications of that run_task, under the call's own token, before the result;
+//      2b/2c: progress and elicitation also reach a client that does not open the (optional)
+//      standalone GET stream, i.e. they travel on the tools/call's own response stream.
+//   3. inputs: generate_thoughts → generate_plan → execute_task(wait) with a declared input that
+//      the client supplies through elicitation; then a client without elicitation: the task pauses,
+//      resume_task answers at once, get_task later shows it succeeded.
+//   4. the learning loop: get_successful_plans and get_similar_tasks know the run of test 1.
+//   5. the LLM's answers were used as scripted; a client that cannot sample is refused.
+//   6. the agents tools' input and output schemas accept the JSON values they carry (task inputs,
+//      step arguments and outputs): tools/validate, AJV on every structured result received, and
+//      the SDK's own validating callTool.
+//
+// Tools are called with a plain tools/call request (`call`): the SDK's callTool also validates
+// structuredContent against the listed outputSchema, which test 6 checks on its own, so that a
+// schema problem does not hide how the agents behave.
+
+import assert from 'node:assert/strict';
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+
+import { BIN, newClient, ValidateResultSchema, withTimeout } from './lib/harness.mjs';
+import { descendants, eventually, freePort, readyz, start, stillExists, stop } from './lib/procs.mjs';
+
+const E2E_DIR = path.dirname(fileURLToPath(import.meta.url));
+const NODE = process.execPath;
+const pkgDir = (name) => path.join(E2E_DIR, 'node_modules', '@modelcontextprotocol', name);
+const EVERYTHING = path.join(pkgDir('server-everything'), 'dist', 'index.js');
+const MEMORY = path.join(pkgDir('server-memory'), 'dist', 'index.js');
+
+// Unique per run: names in the memory graph and the requests (the data dir is fresh anyway).
+const RUN = `${process.pid}-${Date.now().toString(36)}`;
+const ENTITY = `e2e-agents-${RUN}`;
+const MODEL = 'e2e-scripted-llm';
+
+// ---------------------------------------------------------------------------------------------
+// The scripted LLM: per request, the thought and the plan it answers with.
+
+const REQ_A = `Look up the Chicago weather, store the entity ${ENTITY} in the memory graph, add 6 to the temperature and note the sum on that entity`;
+const THOUGHT_A = {
+  subGoals: ['look up the Chicago weather', `store the entity ${ENTITY}`, 'add 6 to the temperature', 'note the sum on the entity'],
+  reasoning: `scripted-thought-A-${RUN}: the weather and the entity are independent; the sum needs the temperature; the note needs the entity and the sum`,
+  approaches: ['weather and entity in parallel, then the sum, then the note'],
+  constraints: ['use the structured temperature, not its text'],
+  assumptions: ['Chicago is one of the cities the weather tool knows'],
+  uncertainties: [],
+  confidence: 0.9,
+  recommendedTools: [
+    { tool: 'everything__get-structured-content', reason: 'weather as structured content' },
+    { tool: 'memory__create_entities', reason: 'store the entity' },
+    { tool: 'everything__get-sum', reason: 'add two numbers' },
+    { tool: 'memory__add_observations', reason: 'note the sum on the entity' },
+  ],
+};
+const PLAN_A = {
+  goal: 'weather, entity, sum, note',
+  steps: [
+    { id: 'weather', tool: 'everything__get-structured-content', arguments: { location: 'Chicago' }, dependsOn: [], description: 'the weather in Chicago' },
+    {
+      id: 'entity',
+      tool: 'memory__create_entities',
+      arguments: { entities: [{ name: ENTITY, entityType: 'e2e-agents', observations: ['created by the scripted plan'] }] },
+      dependsOn: [],
+      description: 'store the entity',
+    },
+    // A whole-value reference: the number itself, not its text.
+    { id: 'sum', tool: 'everything__get-sum', arguments: { a: '{{steps.weather.output.temperature}}', b: 6 }, dependsOn: ['weather'], description: 'temperature + 6' },
+    // Both branches meet here; weather is reached through sum.
+    {
+      id: 'note',
+      tool: 'memory__add_observations',
+      arguments: {
+        observations: [{ entityName: '{{steps.entity.output.entities[0].name}}', contents: ['{{steps.sum.output}}', 'humidity {{steps.weather.output.humidity}}%'] }],
+      },
+      dependsOn: ['entity', 'sum'],
+      description: 'note the sum on the entity',
+    },
+  ],
+};
+// What server-everything answers for Chicago, and so what must flow through the plan.
+const CHICAGO = { temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 };
+const SUM_A = 'The sum of 36 and 6 is 42.';
+
+const REQ_B = `Greet a person and add one half to a whole number they choose (run ${RUN})`;
+const THOUGHT_B = {
+  subGoals: ['greet the person', 'add one half to their number'],
+  reasoning: `scripted-thought-B-${RUN}: who and the number are not given; ask for them`,
+  approaches: ['echo the greeting and sum in parallel'],
+  constraints: [],
+  assumptions: [],
+  uncertainties: ['who to greet', 'which number'],
+  confidence: 0.7,
+  recommendedTools: [
+    { tool: 'everything__echo', reason: 'greeting' },
+    { tool: 'everything__get-sum', reason: 'addition' },
+  ],
+};
+const INPUTS_B = {
+  type: 'object',
+  properties: { who: { type: 'string', title: 'Who to greet' }, n: { type: 'integer', title: 'A whole number' } },
+  required: ['who', 'n'],
+};
+const PLAN_B = {
+  goal: 'greet and add',
+  steps: [
+    { id: 'greet', tool: 'everything__echo', arguments: { message: 'hello {{inputs.who}}' }, dependsOn: [], description: 'greet' },
+    { id: 'add', tool: 'everything__get-sum', arguments: { a: '{{inputs.n}}', b: 0.5 }, dependsOn: [], description: 'n + 0.5' },
+  ],
+  inputs: INPUTS_B,
+};
+const ELICITED_B = { who: `Ada-${RUN}`, n: 41 };
+
+const REQ_C = `Greet someone, then wait a few seconds they choose (run ${RUN})`;
+const THOUGHT_C = {
+  subGoals: ['greet someone', 'wait'],
+  reasoning: `scripted-thought-C-${RUN}: who and how long are not given`,
+  approaches: ['echo, and a long running operation'],
+  constraints: [],
+  assumptions: [],
+  uncertainties: ['who', 'how long'],
+  confidence: 0.6,
+  recommendedTools: [
+    { tool: 'everything__echo', reason: 'greeting' },
+    { tool: 'everything__trigger-long-running-operation', reason: 'waiting' },
+  ],
+};
+const PLAN_C = {
+  goal: 'greet and wait',
+  steps: [
+    { id: 'greet', tool: 'everything__echo', arguments: { message: 'hi {{inputs.who}}' }, dependsOn: [], description: 'greet' },
+    { id: 'slow', tool: 'everything__trigger-long-running-operation', arguments: { duration: '{{inputs.seconds}}', steps: 2 }, dependsOn: [], description: 'wait' },
+  ],
+  inputs: {
+    type: 'object',
+    properties: { who: { type: 'string' }, seconds: { type: 'number', minimum: 1, maximum: 5 } },
+    required: ['who', 'seconds'],
+  },
+};
+const SLOW_SECONDS = 2;
+
+// For a client without the optional standalone GET stream (test 2b).
+const REQ_D = `Echo a word, then echo that echo again (run ${RUN})`;
+const THOUGHT_D = { subGoals: ['echo', 'echo the echo'], reasoning: 'two echoes in a row', approaches: [], constraints: [], assumptions: [], uncertainties: [], confidence: 0.8, recommendedTools: [{ tool: 'everything__echo', reason: 'echo' }] };
+const PLAN_D = {
+  goal: 'echo twice',
+  steps: [
+    { id: 'first', tool: 'everything__echo', arguments: { message: 'ping' }, dependsOn: [] },
+    { id: 'second', tool: 'everything__echo', arguments: { message: '{{steps.first.output}} again' }, dependsOn: ['first'] },
+  ],
+};
+const REQ_E = `Echo a word I will tell you (run ${RUN})`;
+const THOUGHT_E = { subGoals: ['echo the word'], reasoning: 'the word is not given', approaches: [], constraints: [], assumptions: [], uncertainties: ['the word'], confidence: 0.5, recommendedTools: [{ tool: 'everything__echo', reason: 'echo' }] };
+const PLAN_E = {
+  goal: 'echo a word',
+  steps: [{ id: 'say', tool: 'everything__echo', arguments: { message: 'you said {{inputs.word}}' }, dependsOn: [] }],
+  inputs: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+};
+
+const SCRIPTS = new Map([
+  [REQ_D, { thought: THOUGHT_D, plan: PLAN_D }],
+  [REQ_E, { thought: THOUGHT_E, plan: PLAN_E }],
+  [REQ_A, { thought: THOUGHT_A, plan: PLAN_A }],
+  [REQ_B, { thought: THOUGHT_B, plan: PLAN_B }],
+  [REQ_C, { thought: THOUGHT_C, plan: PLAN_C }],
+]);
+
+/**
+ * A sampling handler that plays the LLM. Every call is recorded in `calls`:
+ * { kind: 'thought'|'plan'|'unknown', request, repair, params }.
+ */
+function scriptedLLM(calls) {
+  return async (req) => {
+    const p = req.params;
+    const sys = p.systemPrompt ?? '';
+    const first = p.messages?.[0]?.content?.text ?? '';
+    const kind = sys.startsWith('You are the thought agent') ? 'thought' : sys.startsWith('You are the planner') ? 'plan' : 'unknown';
+    const request = /^Request: (.*)$/m.exec(first)?.[1];
+    const repair = (p.messages?.length ?? 0) > 1;
+    calls.push({ kind, request, repair, params: p });
+    const script = SCRIPTS.get(request);
+    // Anything unexpected gets an answer that cannot be used, so that it shows as a failed call.
+    const answer = script && kind !== 'unknown' ? JSON.stringify(script[kind]) : 'no script for this request';
+    return { model: MODEL, role: 'assistant', content: { type: 'text', text: answer }, stopReason: 'endTurn' };
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes and clients (the same patterns as remote.test.mjs).
+
+async function startEverything(port) {
+  const p = start(NODE, [EVERYTHING, 'streamableHttp'], { env: { PORT: String(port) }, name: `server-everything streamableHttp :${port}` });
+  await p.waitFor(/listening on port/, 30_000, `server-everything listening on ${port}`);
+  return p;
+}
+
+async function startEverythingAnywhere() {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { p: await startEverything(port), port };
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+/** The environment for agents-mcp, without settings of the caller that would change it. */
+function hermeticEnv() {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^(AGENTS_MCP_|MONGODB_|PINECONE_|OPENAI_|EMBEDDINGS_)/.test(k)) env[k] = v;
+  }
+  return env;
+}
+
+async function startAgents(configPath, dataDir, env) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const p = start(BIN, ['serve', '--addr', `127.0.0.1:${port}`, '--config', configPath, '--data-dir', dataDir], {
+      name: 'agents-mcp',
+      baseEnv: hermeticEnv(),
+      env,
+    });
+    try {
+      await p.waitFor(/"msg":"serving"/, 60_000, 'agents-mcp serving');
+      return { p, base: `http://127.0.0.1:${port}` };
+    } catch (err) {
+      await stop(p, 'SIGKILL');
+      if (attempt >= 3 || !/address already in use/.test(p.output())) {
+        err.message += `\n--- agents-mcp output ---\n${p.output().slice(-4000)}`;
+        throw err;
+      }
+    }
+  }
+}
+
+/**
+ * A TS SDK client over /mcp. `wire` records every JSON-RPC message in both directions, in the order
+ * the client saw them ({ dir: 'in'|'out', msg, at }); `errors` collects the client's onerror.
+ */
+async function connect(base, { sampling = false, elicitation = false, setup, noGetStream = false } = {}) {
+  const client = newClient({ sampling, elicitation });
+  const errors = [];
+  client.onerror = (err) => errors.push(err);
+  setup?.(client);
+  // noGetStream: the client never opens the standalone GET stream, which the spec leaves optional
+  // (the SDK takes a 405 as "no stream" and goes on without one).
+  const fetchNoGet = async (url, init) => ((init?.method ?? 'GET') === 'GET' ? new Response(null, { status: 405 }) : fetch(url, init));
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), noGetStream ? { fetch: fetchNoGet } : undefined);
+  await withTimeout(client.connect(transport), 15_000, 'connect to agents-mcp over /mcp');
+  if (transport._abortController) setMaxListeners(1_000_000, transport._abortController.signal);
+  const wire = [];
+  const onmessage = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    wire.push({ dir: 'in', msg, at: Date.now() });
+    onmessage?.(msg, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (msg, opts) => {
+    wire.push({ dir: 'out', msg, at: Date.now() });
+    return send(msg, opts);
+  };
+  return {
+    client,
+    wire,
+    errors,
+    close: async () => {
+      await transport.terminateSession().catch(() => {});
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+/** tools/call as a plain request, without the SDK's output-schema check (see the top). */
+const seenResults = []; // { name, structuredContent } of every successful call, for test 6
+async function call(client, name, args, opts = {}) {
+  const res = await withTimeout(
+    client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, { timeout: 30_000, ...opts }),
+    opts.guardMs ?? 40_000,
+    `call ${name}`,
+  );
+  if (res.structuredContent && res.isError !== true) seenResults.push({ name, structuredContent: res.structuredContent });
+  return res;
+}
+
+/** The SDK's own callTool, as applications use it (output validated against the listed schema). */
+function sdkCall(client, name, args) {
+  return withTimeout(client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 }), 40_000, `callTool ${name}`);
+}
+
+function text(res) {
+  return (res.content ?? [])
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+}
+
+/** The structured result of a call that must have succeeded. */
+function ok(res, what) {
+  assert.notEqual(res.isError, true, `${what} failed: ${text(res)}`);
+  assert.ok(res.structuredContent, `${what}: no structured content: ${JSON.stringify(res).slice(0, 500)}`);
+  return res.structuredContent;
+}
+
+const stepsById = (task) => Object.fromEntries(task.steps.map((s) => [s.stepId, s]));
+const ms = (iso) => Date.parse(iso);
+
+// ---------------------------------------------------------------------------------------------
+
+describe('agents: think, plan and execute over real upstreams with the client as the LLM', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
+  const work = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-agents-'));
+  let everything; // { p, port }
+  let agents; // { p, base }
+  let main; // sampling + elicitation
+  const llmCalls = []; // every sampling call, all clients
+  const elicitations = []; // elicitation/create params received by main
+  const closers = [];
+  const runA = {}; // what test 1 saw, for tests 2, 4 and 5
+  const listed = new Map(); // tool name -> tool, as tools/list gave it
+
+  before(
+    async () => {
+      everything = await startEverythingAnywhere();
+      const upstreams = [
+        { name: 'everything', transport: 'streamable', url: `http://127.0.0.1:${everything.port}/mcp`, timeout: '20s', max_backoff: '1s' },
+        { name: 'memory', transport: 'stdio', command: NODE, args: [MEMORY], env: { MEMORY_FILE_PATH: path.join(work, 'memory.jsonl') }, timeout: '20s' },
+      ];
+      const configPath = path.join(work, 'config.yaml');
+      writeFileSync(configPath, JSON.stringify({ upstreams }, null, 2)); // JSON is YAML
+      agents = await startAgents(configPath, path.join(work, 'data'), { AGENTS_MCP_LLM: 'sampling' });
+      await eventually(
+        async () => {
+          const { body } = await readyz(agents.base);
+          const detail = body.checks?.upstreams?.detail;
+          assert.equal(detail?.total, 2, JSON.stringify(body));
+          assert.equal(detail?.ready, 2, JSON.stringify(detail));
+        },
+        30_000,
+        'both upstreams ready',
+        200,
+      );
+      main = await connect(agents.base, {
+        sampling: true,
+        elicitation: true,
+        setup: (client) => {
+          client.setRequestHandler(CreateMessageRequestSchema, scriptedLLM(llmCalls));
+          client.setRequestHandler(ElicitRequestSchema, async (req) => {
+            elicitations.push(req.params);
+            return { action: 'accept', content: ELICITED_B };
+          });
+        },
+      });
+      closers.push(main.close);
+      // The tools the scripts name exist, under <upstream>__<tool>.
+      const needed = [...SCRIPTS.values()].flatMap((s) => s.plan.steps.map((x) => x.tool));
+      needed.push('run_task', 'generate_thoughts', 'generate_plan', 'execute_task', 'get_task', 'list_tasks', 'resume_task', 'get_successful_plans', 'get_similar_tasks');
+      await eventually(
+        async () => {
+          listed.clear();
+          let cursor;
+          do {
+            const page = await main.client.listTools(cursor ? { cursor } : undefined);
+            for (const t of page.tools) listed.set(t.name, t);
+            cursor = page.nextCursor;
+          } while (cursor);
+          for (const n of needed) assert.ok(listed.has(n), `tool ${n} listed`);
+        },
+        20_000,
+        'every tool of the scripts listed',
+        200,
+      );
+    },
+    { timeout: 60_000 },
+  );
+
+  after(
+    async () => {
+      for (const c of closers) await c();
+      const kids = agents && !agents.p.exitInfo() ? descendants(agents.p.pid) : [];
+      if (agents) await stop(agents.p, 'SIGTERM', 20_000);
+      for (const k of kids) {
+        if (stillExists(k)) {
+          try {
+            process.kill(k.pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+      }
+      if (everything) await stop(everything.p, 'SIGKILL', 5_000);
+      rmSync(work, { recursive: true, force: true });
+    },
+    { timeout: 40_000 },
+  );
+
+  test('1. run_task: a plan across both upstreams, parallel roots, outputs flowing through references', { timeout: 30_000 }, async () => {
+    const progress = [];
+    const wireFrom = main.wire.length;
+    const started = Date.now();
+    const res = await call(main.client, 'run_task', { request: REQ_A }, { onprogress: (p) => progress.push({ ...p, at: Date.now() }) });
+    runA.elapsed = Date.now() - started;
+    runA.progress = progress;
+    runA.wire = main.wire.slice(wireFrom);
+    const out = ok(res, 'run_task');
+    runA.result = out;
+    const task = out.task;
+    assert.equal(task.status, 'succeeded', `task: ${JSON.stringify(task, null, 1).slice(0, 3000)}`);
+    assert.notEqual(out.waiting, true);
+    assert.match(out.planId ?? '', /\S/, 'planId');
+    assert.match(out.thoughtId ?? '', /\S/, 'thoughtId');
+    assert.equal(task.planId, out.planId);
+    assert.equal(task.request, REQ_A);
+
+    // The steps are the scripted ones, in plan order, each succeeded once.
+    assert.deepEqual(
+      task.steps.map((s) => s.stepId),
+      PLAN_A.steps.map((s) => s.id),
+    );
+    for (const s of task.steps) {
+      assert.equal(s.status, 'succeeded', `step ${s.stepId}: ${JSON.stringify(s)}`);
+      assert.equal(s.attempts, 1, `step ${s.stepId} attempts`);
+    }
+    const st = stepsById(task);
+    // Outputs: structured content where the tool gives it, else the text.
+    assert.deepEqual(st.weather.output, CHICAGO);
+    assert.deepEqual(st.entity.output, { entities: [{ name: ENTITY, entityType: 'e2e-agents', observations: ['created by the scripted plan'] }] });
+    // The temperature reached get-sum as the number 36 ({{steps.weather.output.temperature}}).
+    assert.equal(st.sum.output, SUM_A);
+    // Both branches reached the memory upstream: the entity's name, the sum's text, the humidity.
+    assert.deepEqual(st.note.output, { results: [{ entityName: ENTITY, addedObservations: [SUM_A, `humidity ${CHICAGO.humidity}%`] }] });
+
+    // The DAG, from the runner's own history (in the order it happened): both roots started before
+    // either ended; each dependent step started after its dependencies succeeded. The stored times
+    // (millisecond precision) agree.
+    const at = (type, id) => {
+      const i = task.history.findIndex((h) => h.type === type && h.stepId === id);
+      assert.ok(i >= 0, `no ${type} event for ${id}: ${JSON.stringify(task.history.map((h) => [h.type, h.stepId]))}`);
+      return i;
+    };
+    const firstRootEnd = Math.min(at('step_succeeded', 'weather'), at('step_succeeded', 'entity'));
+    assert.ok(at('step_started', 'weather') < firstRootEnd && at('step_started', 'entity') < firstRootEnd, 'weather and entity ran in parallel');
+    assert.ok(at('step_started', 'sum') > at('step_succeeded', 'weather'), 'sum started after weather succeeded');
+    assert.ok(at('step_started', 'note') > at('step_succeeded', 'entity') && at('step_started', 'note') > at('step_succeeded', 'sum'), 'note started after entity and sum');
+    const [w, e, s, n] = ['weather', 'entity', 'sum', 'note'].map((id) => ({ start: ms(st[id].startedAt), end: ms(st[id].endedAt) }));
+    for (const [id, x] of Object.entries({ w, e, s, n })) assert.ok(x.start > 0 && x.end >= x.start, `${id}: ${JSON.stringify(x)}`);
+    assert.ok(e.start <= w.end && w.start <= e.end, `weather ${JSON.stringify(w)} and entity ${JSON.stringify(e)} overlap`);
+    assert.ok(s.start >= w.end && n.start >= e.end && n.start >= s.end, 'stored times follow the dependencies');
+    assert.equal(task.history.at(-1).type, 'succeeded');
+
+    // The upstream's own state: the observations are in server-memory's graph.
+    const nodes = ok(await call(main.client, 'memory__open_nodes', { names: [ENTITY] }), 'memory__open_nodes');
+    assert.deepEqual(nodes.entities, [{ name: ENTITY, entityType: 'e2e-agents', observations: ['created by the scripted plan', SUM_A, `humidity ${CHICAGO.humidity}%`] }]);
+
+    // get_task returns the same stored task.
+    const got = ok(await call(main.client, 'get_task', { taskId: task.id }), 'get_task').task;
+    assert.equal(got.status, 'succeeded');
+    assert.deepEqual(
+      got.steps.map((x) => [x.stepId, x.status, x.output]),
+      task.steps.map((x) => [x.stepId, x.status, x.output]),
+    );
+  });
+
+  test('2. run_task reports progress under the call’s token, increasing, before the result', { timeout: 10_000 }, async (t) => {
+    assert.ok(runA.wire, 'test 1 ran');
+    const req = runA.wire.find((m) => m.dir === 'out' && m.msg.method === 'tools/call' && m.msg.params?.name === 'run_task');
+    assert.ok(req, 'the run_task request was sent');
+    const token = req.msg.params._meta?.progressToken;
+    assert.notEqual(token, undefined, 'the request carries _meta.progressToken');
+    const resIdx = runA.wire.findIndex((m) => m.dir === 'in' && m.msg.id === req.msg.id && ('result' in m.msg || 'error' in m.msg));
+    assert.ok(resIdx >= 0, 'the result arrived');
+    const notes = runA.wire
+      .map((m, i) => ({ ...m, i }))
+      .filter((m) => m.dir === 'in' && m.msg.method === 'notifications/progress' && m.msg.params?.progressToken === token);
+    t.diagnostic(`progress: ${JSON.stringify(notes.map((m) => [m.msg.params.progress, m.msg.params.total, m.msg.params.message]))}`);
+    const foreign = runA.wire.filter((m) => m.dir === 'in' && m.msg.method === 'notifications/progress' && m.msg.params?.progressToken !== token);
+    assert.equal(foreign.length, 0, `progress under other tokens: ${JSON.stringify(foreign.map((m) => m.msg))}`);
+    assert.ok(notes.length >= 3, `only ${notes.length} progress notifications for token ${token}`);
+    for (const m of notes) assert.ok(m.i < resIdx, `progress ${JSON.stringify(m.msg.params)} arrived after the result`);
+    // What the SDK handed to onprogress is the same sequence.
+    assert.equal(runA.progress.length, notes.length, 'onprogress saw every notification');
+    const values = notes.map((m) => m.msg.params.progress);
+    for (let i = 1; i < values.length; i++) {
+      assert.ok(values[i] > values[i - 1], `progress must increase with each notification (MCP spec): ${JSON.stringify(values)}`);
+    }
+    for (const m of notes) assert.equal(m.msg.params.total, PLAN_A.steps.length, JSON.stringify(m.msg.params));
+    assert.equal(values.at(-1), PLAN_A.steps.length, 'the last notification says every step has ended');
+    assert.deepEqual(main.errors.map(String), [], 'no client-side protocol errors (e.g. progress for an unknown token)');
+  });
+
+  test('2b. progress reaches a client that does not open the optional GET stream', { timeout: 20_000 }, async () => {
+    const calls = [];
+    const c = await connect(agents.base, { sampling: true, noGetStream: true, setup: (client) => client.setRequestHandler(CreateMessageRequestSchema, scriptedLLM(calls)) });
+    closers.push(c.close);
+    const progress = [];
+    const res = await call(c.client, 'run_task', { request: REQ_D }, { onprogress: (p) => progress.push(p) });
+    const task = ok(res, 'run_task').task;
+    assert.equal(task.status, 'succeeded', JSON.stringify(task).slice(0, 2000));
+    assert.equal(stepsById(task).second.output, 'Echo: Echo: ping again');
+    assert.deepEqual(
+      calls.map((x) => x.kind),
+      ['thought', 'plan'],
+      'sampling (related to the request) reached this client',
+    );
+    assert.ok(
+      progress.length >= PLAN_D.steps.length,
+      `${progress.length} progress notifications without the GET stream (progress of a tools/call belongs on its own response stream): ${JSON.stringify(progress)}`,
+    );
+  });
+
+  test('2c. elicitation reaches a client that does not open the optional GET stream', { timeout: 20_000 }, async () => {
+    const calls = [];
+    const asked = [];
+    const c = await connect(agents.base, {
+      sampling: true,
+      elicitation: true,
+      noGetStream: true,
+      setup: (client) => {
+        client.setRequestHandler(CreateMessageRequestSchema, scriptedLLM(calls));
+        client.setRequestHandler(ElicitRequestSchema, async (req) => {
+          asked.push(req.params);
+          return { action: 'accept', content: { word: 'avocado' } };
+        });
+      },
+    });
+    closers.push(c.close);
+    const abort = new AbortController();
+    let res;
+    try {
+      res = await call(c.client, 'run_task', { request: REQ_E }, { signal: abort.signal, guardMs: 8_000 });
+    } catch (err) {
+      abort.abort(); // cancels the call, and with it the task
+      assert.fail(`run_task with a missing input did not return within 8 s; the client was asked ${asked.length} times (${err.message})`);
+    }
+    const task = ok(res, 'run_task').task;
+    assert.equal(asked.length, 1, 'asked once');
+    assert.equal(task.status, 'succeeded', JSON.stringify(task).slice(0, 2000));
+    assert.equal(stepsById(task).say.output, 'Echo: you said avocado');
+  });
+
+  test('3a. declared inputs are asked through elicitation (generate_thoughts → generate_plan → execute_task)', { timeout: 30_000 }, async () => {
+    const before = llmCalls.length;
+    const th = ok(await call(main.client, 'generate_thoughts', { request: REQ_B }), 'generate_thoughts');
+    assert.equal(th.report.backend, 'sampling');
+    assert.equal(th.report.attempts, 1, 'the scripted thought was accepted at once');
+    for (const k of ['subGoals', 'reasoning', 'approaches', 'constraints', 'assumptions', 'uncertainties', 'confidence', 'recommendedTools']) {
+      assert.deepEqual(th.thought[k], THOUGHT_B[k], `thought.${k} is the scripted one`);
+    }
+    assert.equal(th.thought.request, REQ_B);
+
+    const pl = ok(await call(main.client, 'generate_plan', { thoughtId: th.thought.id }), 'generate_plan');
+    assert.equal(pl.report.backend, 'sampling');
+    assert.equal(pl.report.attempts, 1, 'the scripted plan was accepted at once');
+    assert.equal(pl.plan.thoughtId, th.thought.id);
+    assert.equal(pl.plan.request, REQ_B);
+    assert.deepEqual(
+      pl.plan.steps.map((s) => ({ id: s.id, tool: s.tool, arguments: s.arguments, dependsOn: s.dependsOn ?? [] })),
+      PLAN_B.steps.map((s) => ({ id: s.id, tool: s.tool, arguments: s.arguments, dependsOn: s.dependsOn })),
+    );
+    assert.deepEqual(pl.plan.inputs, INPUTS_B);
+    // The planner was given the scripted thought.
+    const planCall = llmCalls.slice(before).find((c) => c.kind === 'plan');
+    assert.ok(planCall?.params.messages[0].content.text.includes(THOUGHT_B.reasoning), 'the plan prompt holds the thought');
+
+    const asked = elicitations.length;
+    const res = await call(main.client, 'execute_task', { planId: pl.plan.id, wait: true });
+    const task = ok(res, 'execute_task').task;
+    assert.equal(task.status, 'succeeded', JSON.stringify(task, null, 1).slice(0, 3000));
+    // One question for both missing inputs, with their declared schemas.
+    assert.equal(elicitations.length, asked + 1, 'asked once');
+    const q = elicitations.at(-1);
+    assert.deepEqual(Object.keys(q.requestedSchema.properties).sort(), ['n', 'who']);
+    assert.deepEqual(q.requestedSchema.properties.who, INPUTS_B.properties.who);
+    assert.deepEqual(q.requestedSchema.properties.n, INPUTS_B.properties.n);
+    assert.deepEqual([...q.requestedSchema.required].sort(), ['n', 'who']);
+    assert.match(q.message, /who/);
+    // The answers were used by the steps.
+    const st = stepsById(task);
+    assert.equal(st.greet.output, `Echo: hello ${ELICITED_B.who}`);
+    assert.equal(st.add.output, `The sum of ${ELICITED_B.n} and 0.5 is ${ELICITED_B.n + 0.5}.`);
+    assert.deepEqual(task.inputs, ELICITED_B);
+    assert.ok(task.history.some((h) => h.type === 'inputs_received'), task.history.map((h) => h.type).join(','));
+  });
+
+  test('3b. without elicitation the task pauses; resume_task answers at once; get_task shows it succeed', { timeout: 30_000 }, async () => {
+    const calls = [];
+    const plain = await connect(agents.base, { sampling: true, setup: (client) => client.setRequestHandler(CreateMessageRequestSchema, scriptedLLM(calls)) });
+    closers.push(plain.close);
+    const res = await call(plain.client, 'run_task', { request: REQ_C });
+    const paused = ok(res, 'run_task').task;
+    assert.equal(paused.status, 'paused', JSON.stringify(paused, null, 1).slice(0, 3000));
+    for (const s of paused.steps) {
+      assert.equal(s.status, 'waiting_input', JSON.stringify(s));
+      assert.equal(s.attempts, 0);
+    }
+    assert.match(stepsById(paused).greet.error, /who/);
+    assert.match(stepsById(paused).slow.error, /seconds/);
+    assert.ok(!plain.wire.some((m) => m.dir === 'in' && m.msg.method === 'elicitation/create'), 'a client without elicitation is not asked');
+    assert.deepEqual(
+      calls.map((c) => c.kind),
+      ['thought', 'plan'],
+    );
+
+    const listed = ok(await call(plain.client, 'list_tasks', { status: 'paused' }), 'list_tasks').tasks;
+    assert.ok(
+      listed.some((x) => x.id === paused.id),
+      `paused task listed: ${listed.map((x) => x.id)}`,
+    );
+
+    const inputs = { who: `Grace-${RUN}`, seconds: SLOW_SECONDS };
+    const t0 = Date.now();
+    const resumed = ok(await call(plain.client, 'resume_task', { taskId: paused.id, inputs }), 'resume_task').task;
+    const resumeMs = Date.now() - t0;
+    assert.ok(resumeMs < 1500, `resume_task took ${resumeMs} ms: it must not wait for the ${SLOW_SECONDS} s step`);
+    assert.ok(['pending', 'running'].includes(resumed.status), `status right after resume_task: ${resumed.status}`);
+    assert.deepEqual(resumed.inputs, inputs);
+
+    const done = await eventually(
+      async () => {
+        const t = ok(await call(plain.client, 'get_task', { taskId: paused.id }), 'get_task').task;
+        assert.equal(t.status, 'succeeded', `status ${t.status}`);
+        return t;
+      },
+      15_000,
+      'the resumed task succeeds',
+      200,
+    );
+    assert.ok(Date.now() - t0 >= SLOW_SECONDS * 1000 - 100, 'the task really ran its slow step after resume_task returned');
+    const st = stepsById(done);
+    assert.equal(st.greet.output, `Echo: hi ${inputs.who}`);
+    assert.match(st.slow.output, new RegExp(`Long running operation completed\\. Duration: ${SLOW_SECONDS} seconds, Steps: 2`));
+    assert.ok(done.history.some((h) => h.type === 'resumed'));
+
+    // An ended task cannot be resumed again.
+    const again = await call(plain.client, 'resume_task', { taskId: paused.id, inputs });
+    assert.equal(again.isError, true, `resume of an ended task: ${JSON.stringify(again).slice(0, 500)}`);
+    assert.match(text(again), /ended/);
+  });
+
+  test('4. the learning loop: get_successful_plans and get_similar_tasks know the run of test 1', { timeout: 20_000 }, async (t) => {
+    assert.ok(runA.result, 'test 1 ran');
+    const taskId = runA.result.task.id;
+    const tools = PLAN_A.steps.map((s) => s.tool); // the order the steps started in
+    const plans = await eventually(
+      async () => {
+        const r = ok(await call(main.client, 'get_successful_plans', { goal: REQ_A }), 'get_successful_plans');
+        const match = r.plans.find((p) => JSON.stringify(p.pattern.steps) === JSON.stringify(tools));
+        assert.ok(match, `no pattern with steps ${tools.join(' → ')}: ${JSON.stringify(r).slice(0, 1500)}`);
+        return { r, match };
+      },
+      15_000,
+      'the plan pattern is found',
+      250,
+    );
+    t.diagnostic(`get_successful_plans mode ${plans.r.mode}, pattern goal ${JSON.stringify(plans.match.pattern.goal)}`);
+    assert.equal(plans.match.successRate, 1);
+    assert.equal(plans.match.pattern.uses, 1);
+    assert.equal(plans.match.pattern.successes, 1);
+    assert.doesNotMatch(plans.match.pattern.goal, /scripted|weather, entity, sum, note/, 'the goal is the generalised request, not the model’s name for it');
+    assert.match(plans.match.pattern.goal, /chicago weather/);
+
+    const similar = await eventually(
+      async () => {
+        const r = ok(await call(main.client, 'get_similar_tasks', { query: REQ_A }), 'get_similar_tasks');
+        const hit = r.tasks.find((x) => x.learning.taskId === taskId);
+        assert.ok(hit, `no learning of ${taskId}: ${JSON.stringify(r).slice(0, 1500)}`);
+        return hit.learning;
+      },
+      15_000,
+      'the learning is found',
+      250,
+    );
+    assert.equal(similar.outcome, 'success');
+    assert.equal(similar.query, REQ_A);
+    assert.deepEqual(similar.steps, tools);
+    assert.deepEqual([...similar.upstreams].sort(), ['everything', 'memory']);
+    assert.deepEqual(similar.errors ?? [], []);
+  });
+
+  test('5. the LLM is the client’s model: its scripted answers are used as given; no sampling, no LLM', { timeout: 20_000 }, async () => {
+    // run_task (A) asked once for a thought and once for a plan, without a repair round.
+    const a = llmCalls.filter((c) => c.request === REQ_A);
+    assert.deepEqual(
+      a.map((c) => [c.kind, c.repair]),
+      [
+        ['thought', false],
+        ['plan', false],
+      ],
+    );
+    assert.deepEqual(
+      llmCalls.filter((c) => c.request === REQ_B).map((c) => [c.kind, c.repair]),
+      [
+        ['thought', false],
+        ['plan', false],
+      ],
+    );
+    assert.ok(
+      llmCalls.every((c) => c.kind !== 'unknown' && SCRIPTS.has(c.request)),
+      `unexpected sampling calls: ${JSON.stringify(llmCalls.filter((c) => c.kind === 'unknown' || !SCRIPTS.has(c.request)).map((c) => c.params.systemPrompt?.slice(0, 80)))}`,
+    );
+    for (const c of a) {
+      assert.match(c.params.systemPrompt, /Answer with one JSON object and nothing else\.$/);
+      assert.ok(c.params.maxTokens > 0);
+      assert.equal(c.params.messages[0].role, 'user');
+    }
+    // The thought's prompt lists the upstream tools; the plan's prompt holds the scripted thought.
+    const [thoughtCall, planCall] = a;
+    assert.match(thoughtCall.params.messages[0].content.text, /everything__get-sum|memory__create_entities/);
+    const planPrompt = planCall.params.messages[0].content.text;
+    assert.ok(planPrompt.includes(THOUGHT_A.reasoning), 'the planner saw the scripted thought');
+    for (const r of THOUGHT_A.recommendedTools) assert.ok(planPrompt.includes(r.tool), `plan prompt names ${r.tool}`);
+    // run_task stored the scripted thought and plan: the task has exactly the scripted steps.
+    assert.deepEqual(
+      runA.result.task.steps.map((s) => s.stepId),
+      PLAN_A.steps.map((s) => s.id),
+    );
+
+    // AGENTS_MCP_LLM=sampling and a client that cannot sample: refused, quickly, nothing run.
+    const nosampling = await connect(agents.base);
+    closers.push(nosampling.close);
+    const n = llmCalls.length;
+    const res = await call(nosampling.client, 'run_task', { request: REQ_A }, { guardMs: 10_000 });
+    assert.equal(res.isError, true, JSON.stringify(res).slice(0, 500));
+    assert.match(text(res), /sampling/);
+    assert.equal(llmCalls.length, n, 'no other client was sampled for it');
+  });
+  test('6. the agents tools’ schemas take JSON values where they hold JSON values (plan inputs, arguments, outputs)', { timeout: 20_000 }, async (t) => {
+    // Task inputs, step arguments, plan inputs and step outputs are any JSON value (json.RawMessage
+    // in Go); a schema inferred from the Go type would declare them as byte arrays.
+    const problems = [];
+    // Inputs: the router validates arguments against the listed input schema (tools/validate says
+    // what tools/call would).
+    const inputsArgs = {
+      run_task: { request: 'anything', inputs: { who: 'x' } },
+      execute_task: { planId: 'plan_0', inputs: { who: 'x' } },
+      resume_task: { taskId: 'task_0', inputs: { who: 'x' } },
+    };
+    for (const [name, args] of Object.entries(inputsArgs)) {
+      const v = await withTimeout(main.client.request({ method: 'tools/validate', params: { name, arguments: args } }, ValidateResultSchema), 10_000, `tools/validate ${name}`);
+      if (!v.valid) problems.push(`${name}: an inputs object is rejected: ${JSON.stringify(v.errors)}; schema of inputs: ${JSON.stringify(listed.get(name).inputSchema.properties?.inputs)}`);
+    }
+    // Outputs: every structured result this file received, against the tool's listed output schema.
+    const ajv = new AjvJsonSchemaValidator();
+    const checked = new Set();
+    for (const { name, structuredContent } of seenResults) {
+      const schema = listed.get(name)?.outputSchema;
+      if (!schema) continue;
+      checked.add(name);
+      const r = ajv.getValidator(schema)(structuredContent);
+      if (!r.valid) problems.push(`${name}: its result does not match its outputSchema: ${r.errorMessage}`);
+    }
+    t.diagnostic(`output schemas checked: ${[...checked].sort().join(', ')}`);
+    for (const name of ['run_task', 'get_task', 'generate_plan', 'execute_task']) assert.ok(checked.has(name), `a result of ${name} was checked`);
+    // And the way applications call tools: the SDK's callTool validates structuredContent itself.
+    if (runA.result) {
+      try {
+        await sdkCall(main.client, 'get_task', { taskId: runA.result.task.id });
+      } catch (err) {
+        problems.push(`SDK callTool(get_task): ${err.message}`);
+      }
+    }
+    const dedup = [...new Set(problems)];
+    assert.equal(dedup.length, 0, `${dedup.length} schema problems:\n${dedup.join('\n')}`);
+  });
+});
