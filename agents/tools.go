@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -140,6 +142,9 @@ func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a Exe
 // when the task ends or pauses (or MaxWait passes). A caller that cancels
 // its request cancels the task it waits for.
 func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agentsmcp.Plan, inputs json.RawMessage, confirm []string, wait bool, thoughtID string) (*mcp.CallToolResult, *TaskResult, error) {
+	if err := mayRun(ctx, plan); err != nil {
+		return nil, nil, err
+	}
 	var caller *SessionCaller
 	var c Caller
 	if wait {
@@ -249,6 +254,15 @@ type ResumeTaskArgs struct {
 }
 
 func (t *Tools) resumeTask(ctx context.Context, _ *mcp.CallToolRequest, a ResumeTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	if stored, err := t.Tasks.FindTaskByID(ctx, a.TaskID); err == nil && stored.PlanID != "" {
+		plan, err := t.Plans.FindPlanByID(ctx, stored.PlanID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := mayRun(ctx, plan); err != nil {
+			return nil, nil, err
+		}
+	}
 	task, err := t.Executor.Resume(ctx, a.TaskID, ResumeRequest{Inputs: a.Inputs, Confirm: a.Confirm, Reject: a.Reject}, nil)
 	if err != nil {
 		return nil, nil, err
@@ -262,4 +276,20 @@ func (t *Tools) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskID
 		return nil, nil, err
 	}
 	return nil, &TaskResult{Task: task, PlanID: task.PlanID}, nil
+}
+
+// mayRun refuses a plan that calls a tool the caller may not use: the
+// executor calls tools in-process, past the router's check of each call.
+func mayRun(ctx context.Context, plan *agentsmcp.Plan) error {
+	p := agentsmcp.PrincipalFrom(ctx)
+	var denied []string
+	for _, s := range plan.Steps {
+		if !p.MayUseTool(s.Tool) && !slices.Contains(denied, s.Tool) {
+			denied = append(denied, s.Tool)
+		}
+	}
+	if len(denied) > 0 {
+		return agentsmcp.Errorf(agentsmcp.EUNAUTHORIZED, "plan %s calls tools this credential may not use: %s", plan.ID, strings.Join(denied, ", "))
+	}
+	return nil
 }

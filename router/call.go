@@ -74,18 +74,24 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	issues, _, err := e.schema.validate(req.Params.Arguments)
 	if err != nil {
 		if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {
-			return nil, &refusal{msg: agentsmcp.ErrorMessage(err), notJSON: true}, nil
+			msg := agentsmcp.ErrorMessage(err)
+			r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
+			return nil, &refusal{msg: msg, notJSON: true}, nil
 		}
 		// An uncompilable schema must not make the tool unusable; the
 		// provider (or upstream) still checks its own input.
 		r.logger.Warn("input schema unusable; calling without validation", "tool", e.tool.Name, "error", err)
 	} else if len(issues) > 0 {
-		return nil, &refusal{msg: summarizeIssues(e.tool.Name, issues)}, nil
+		msg := summarizeIssues(e.tool.Name, issues)
+		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
+		return nil, &refusal{msg: msg}, nil
 	}
 	start := time.Now()
 	res, err := e.provider.CallTool(ctx, req)
 	if r.onToolCall != nil {
-		r.onToolCall(ToolCallRecord{Tool: e.tool.Name, Provider: e.provider.Name(), Duration: time.Since(start), Error: callError(res, err)})
+		rec := callRecord(ctx, e.tool.Name, req.Params.Arguments)
+		rec.Provider, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
+		r.onToolCall(rec)
 	}
 	if err != nil {
 		return nil, nil, err

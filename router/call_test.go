@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -240,8 +241,10 @@ func TestCallToolInProcessRefusesInvalidArguments(t *testing.T) {
 	if calls := c.up.calls(); len(calls) != 0 {
 		t.Errorf("provider was called with invalid arguments %d times", len(calls))
 	}
-	if recs := c.takeRecords(); len(recs) != 0 {
-		t.Errorf("refused calls were recorded: %+v", recs)
+	for _, rec := range c.takeRecords() {
+		if rec.Provider != "" || !strings.HasPrefix(rec.Refused, "invalid arguments: ") {
+			t.Errorf("a call refused for its arguments is recorded as %+v; want Refused set and no provider", rec)
+		}
 	}
 }
 
@@ -305,7 +308,7 @@ func TestCallToolInProcessIsRecordedLikeMCPCalls(t *testing.T) {
 		{"up__toolerr", "up", "no such widget"},
 		{"up__crash", "up", "internal error"},
 	}
-	for name, recs := range map[string][]router.ToolCallRecord{"in-process": inProcess, "MCP": viaMCP} {
+	for name, recs := range map[string][]router.ToolCallRecord{"in-process": ran(inProcess), "MCP": ran(viaMCP)} {
 		if len(recs) != len(want) {
 			t.Fatalf("%s records = %+v, want %d", name, recs, len(want))
 		}
@@ -332,4 +335,9 @@ func TestCallToolInProcessIsNotRefusedWhileDraining(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("in-process call while draining: res=%+v err=%v", res, err)
 	}
+}
+
+// ran keeps the records of calls that reached their provider.
+func ran(recs []router.ToolCallRecord) []router.ToolCallRecord {
+	return slices.DeleteFunc(recs, func(r router.ToolCallRecord) bool { return r.Refused != "" })
 }

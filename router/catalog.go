@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,9 +41,9 @@ func NewCatalog(r *Router, index *ToolIndex, health func(source string) string) 
 }
 
 // Tool implements [agentsmcp.ToolCatalog]: ENOTFOUND for an unknown tool.
-func (c *Catalog) Tool(_ context.Context, name string) (*agentsmcp.ToolInfo, error) {
+func (c *Catalog) Tool(ctx context.Context, name string) (*agentsmcp.ToolInfo, error) {
 	e, ok := c.r.entry(name)
-	if !ok {
+	if !ok || !mayUse(ctx, name) {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "unknown tool %q", name)
 	}
 	return toolInfo(e, c.healthOf(e.provider.Name())), nil
@@ -50,12 +51,14 @@ func (c *Catalog) Tool(_ context.Context, name string) (*agentsmcp.ToolInfo, err
 
 // ListTools implements [agentsmcp.ToolCatalog]: every registered tool,
 // sorted by name.
-func (c *Catalog) ListTools(context.Context) ([]*agentsmcp.ToolInfo, error) {
+func (c *Catalog) ListTools(ctx context.Context) ([]*agentsmcp.ToolInfo, error) {
 	_, entries := c.r.toolSnapshot()
 	health := c.healthCache()
-	out := make([]*agentsmcp.ToolInfo, len(entries))
-	for i, e := range entries {
-		out[i] = toolInfo(e, health(e.provider.Name()))
+	out := make([]*agentsmcp.ToolInfo, 0, len(entries))
+	for _, e := range entries {
+		if mayUse(ctx, e.tool.Name) {
+			out = append(out, toolInfo(e, health(e.provider.Name())))
+		}
 	}
 	return out, nil
 }
@@ -69,20 +72,27 @@ func (c *Catalog) SearchTools(ctx context.Context, query string, limit int) ([]*
 	if limit <= 0 {
 		limit = DefaultCatalogSearchLimit
 	}
+	ranked := limit
+	if restricted(ctx) {
+		ranked = math.MaxInt32 // rank everything, keep what the caller may use
+	}
 	var matches []ToolMatch
 	if c.index != nil {
-		matches = c.index.Search(ctx, query, "", limit).Tools
+		matches = c.index.Search(ctx, query, "", ranked).Tools
 	} else {
-		matches = c.r.SearchTools(query, "", limit)
+		matches = c.r.SearchTools(query, "", ranked)
 	}
 	health := c.healthCache()
 	out := make([]*agentsmcp.ToolMatch, 0, len(matches))
 	for _, m := range matches {
 		e, ok := c.r.entry(m.Name)
-		if !ok {
-			continue // removed since the index was built
+		if !ok || !mayUse(ctx, m.Name) {
+			continue // removed since the index was built, or hidden
 		}
 		out = append(out, &agentsmcp.ToolMatch{ToolInfo: *toolInfo(e, health(e.provider.Name())), Score: m.Score, Why: m.Why})
+		if len(out) == limit {
+			break
+		}
 	}
 	return out, nil
 }

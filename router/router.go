@@ -42,21 +42,33 @@ type Options struct {
 	// KeepAlive, if positive, pings each session at this interval and closes
 	// sessions that stop answering, so dead legacy-SSE clients are reaped.
 	KeepAlive time.Duration
-	// OnToolCall, if set, is told about every tools/call that reached a
-	// provider (not those refused for invalid arguments), after it ended.
-	// It runs on the call's goroutine before the answer is sent, so it must
-	// not block: hand the record to a queue.
+	// OnToolCall, if set, is told about every tools/call, from a client or
+	// in-process, after it ended or was refused (Refused says why). It runs
+	// on the call's goroutine before the answer is sent, so it must not
+	// block: hand the record to a queue.
 	OnToolCall func(ToolCallRecord)
+	// Access controls which principal may call which tool.
+	Access AccessOptions
 }
 
-// ToolCallRecord describes one finished tools/call.
+// ToolCallRecord describes one finished or refused tools/call.
 type ToolCallRecord struct {
 	Tool     string
-	Provider string
+	Provider string // empty when refused
 	Duration time.Duration
 	// Error is empty on success; otherwise the error result's text, or the
 	// provider's error message.
 	Error string
+	// Refused, when not empty, says why the provider was not called
+	// ("invalid arguments: …", "not allowed", "rate limited").
+	Refused string
+	// Principal is the caller's id; empty for in-process calls made
+	// without one.
+	Principal string
+	RequestID string
+	// Arguments are the call's arguments as sent, secrets included: redact
+	// before storing them.
+	Arguments json.RawMessage
 }
 
 // Router merges the tools of its providers into one MCP server.
@@ -81,6 +93,7 @@ type Router struct {
 	watchers map[chan struct{}]struct{}
 
 	onToolCall func(ToolCallRecord)
+	access     AccessOptions
 }
 
 type toolEntry struct {
@@ -106,6 +119,7 @@ func New(opts Options) *Router {
 		watchers:  map[chan struct{}]struct{}{},
 
 		onToolCall: opts.OnToolCall,
+		access:     opts.Access,
 	}
 	version := opts.Version
 	if version == "" {
@@ -134,7 +148,7 @@ func New(opts Options) *Router {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
 	})
-	r.server.AddReceivingMiddleware(r.drain.middleware)
+	r.server.AddReceivingMiddleware(r.drain.middleware, r.accessMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}

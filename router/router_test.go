@@ -504,7 +504,7 @@ func textOf(res *mcp.CallToolResult) string {
 	return sb.String()
 }
 
-func TestOnToolCallSeesProviderCallsOnly(t *testing.T) {
+func TestOnToolCallSeesEveryCallAndWhyItWasRefused(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var got []router.ToolCallRecord
@@ -529,9 +529,10 @@ func TestOnToolCallSeesProviderCallsOnly(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 2 {
-		t.Fatalf("records = %+v, want the two calls that reached the provider", got)
+	if len(got) != 3 || got[1].Refused == "" || got[1].Provider != "" {
+		t.Fatalf("records = %+v, want the two calls that reached the provider and the refused one between them", got)
 	}
+	got = ran(got)
 	if got[0].Tool != "up__person" || got[0].Provider != "up" || got[0].Error != "" || got[0].Duration <= 0 {
 		t.Errorf("success record = %+v", got[0])
 	}

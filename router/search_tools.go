@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,7 +88,16 @@ func AddSearchToolsWith(l *LocalTools, r *Router, opts SearchOptions) (*ToolInde
 		if limit == 0 {
 			limit = 10
 		}
-		res := x.Search(ctx, args.Query, args.Scope, limit)
+		var res *SearchToolsResult
+		if restricted(ctx) {
+			// Rank everything, then keep what the caller may use: a
+			// hidden tool is neither shown nor counted.
+			res = x.Search(ctx, args.Query, args.Scope, math.MaxInt32)
+			res.Tools = slices.DeleteFunc(res.Tools, func(m ToolMatch) bool { return !mayUse(ctx, m.Name) })
+			res.Tools = res.Tools[:min(len(res.Tools), limit)]
+		} else {
+			res = x.Search(ctx, args.Query, args.Scope, limit)
+		}
 		var sb strings.Builder
 		if len(res.Tools) == 0 {
 			fmt.Fprintf(&sb, "No tool matches %q.\n", args.Query)

@@ -35,6 +35,9 @@ func (r *Router) ValidateToolArguments(ctx context.Context, tool string, args []
 	if !ok {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "unknown tool %q", tool)
 	}
+	if !mayUse(ctx, tool) {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "tool %q is not allowed for this credential", tool)
+	}
 	issues, missing, err := e.schema.validate(args)
 	if err != nil {
 		if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {

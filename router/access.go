@@ -1,0 +1,143 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// This file is who may do what over MCP. Credentials are checked in front
+// of the HTTP transports (api/auth), which hands each request's
+// [agentsmcp.Principal] down in its auth.TokenInfo; the router applies the
+// principal's tool allowlist and, for transports with no HTTP layer
+// (stdio), its rate limit.
+
+// AccessOptions configure access control; see [Options.Access].
+type AccessOptions struct {
+	// Default is the principal of requests that carry none: those of stdio
+	// (the key given through the environment), or every request when no
+	// credentials are configured (nil: no restriction).
+	Default *agentsmcp.Principal
+	// Admit, if set, is asked before serving each request that carries no
+	// credentials of its own (stdio): false refuses it with
+	// [CodeRateLimited], saying to retry after retryAfter. HTTP requests
+	// are rate limited in front of the transports instead.
+	Admit func(p *agentsmcp.Principal) (ok bool, retryAfter time.Duration)
+}
+
+// CodeRateLimited is the JSON-RPC error code of a request refused by a rate
+// limit; its data is {"retryAfterMs": N}.
+const CodeRateLimited = -32029
+
+// TokenInfoPrincipal is the key of auth.TokenInfo.Extra under which the
+// authentication layer stores the request's *agentsmcp.Principal.
+const TokenInfoPrincipal = "principal"
+
+// principalOf returns the caller of req and whether it came with the
+// request's own credentials.
+func (r *Router) principalOf(req mcp.Request) (p *agentsmcp.Principal, own bool) {
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		if p, ok := extra.TokenInfo.Extra[TokenInfoPrincipal].(*agentsmcp.Principal); ok {
+			return p, true
+		}
+	}
+	return r.access.Default, false
+}
+
+// requestIDOf returns the id of an HTTP request (the header set or checked
+// by the HTTP layer), or "".
+func requestIDOf(req mcp.Request) string {
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+		return extra.Header.Get(agentsmcp.RequestIDHeader)
+	}
+	return ""
+}
+
+// accessMiddleware puts the caller and the request id in the context of
+// every request, refuses what the caller may not do, and hides the tools it
+// may not call.
+func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		p, own := r.principalOf(req)
+		if p != nil {
+			ctx = agentsmcp.WithPrincipal(ctx, p)
+		}
+		if id := requestIDOf(req); id != "" {
+			ctx = agentsmcp.WithRequestID(ctx, id)
+		}
+		if !own && p != nil && r.access.Admit != nil && !isNotification(method) {
+			if ok, wait := r.access.Admit(p); !ok {
+				if call, isCall := req.(*mcp.CallToolRequest); isCall && call.Params != nil {
+					r.recordRefusal(ctx, call.Params.Name, call.Params.Arguments, "rate limited")
+				}
+				return nil, rateLimited(wait)
+			}
+		}
+		switch req := req.(type) {
+		case *mcp.CallToolRequest:
+			if req.Params != nil && !p.MayUseTool(req.Params.Name) {
+				r.recordRefusal(ctx, req.Params.Name, req.Params.Arguments, "not allowed")
+				return nil, notAllowed(req.Params.Name)
+			}
+		case *mcp.ListToolsRequest:
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && p != nil && len(p.Tools) > 0 {
+				lr.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !p.MayUseTool(t.Name) })
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// notAllowed is the error of a call to a tool outside the caller's
+// allowlist: "invalid params", as for an unknown tool, since the tool does
+// not exist for this caller.
+func notAllowed(tool string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q is not allowed for this credential", tool)}
+}
+
+func rateLimited(wait time.Duration) error {
+	ms := int64(math.Ceil(float64(wait) / float64(time.Millisecond)))
+	data, _ := json.Marshal(map[string]int64{"retryAfterMs": ms})
+	return &jsonrpc.Error{Code: CodeRateLimited, Message: fmt.Sprintf("rate limit exceeded; retry after %s", wait.Round(time.Millisecond)), Data: data}
+}
+
+// recordRefusal tells [Options.OnToolCall] about a call refused before its
+// provider.
+func (r *Router) recordRefusal(ctx context.Context, tool string, args json.RawMessage, why string) {
+	if r.onToolCall == nil {
+		return
+	}
+	rec := callRecord(ctx, tool, args)
+	rec.Refused = why
+	r.onToolCall(rec)
+}
+
+// callRecord starts the record of a call from what ctx says of its caller.
+func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCallRecord {
+	rec := ToolCallRecord{Tool: tool, Arguments: args, RequestID: agentsmcp.RequestIDFrom(ctx)}
+	if p := agentsmcp.PrincipalFrom(ctx); p != nil {
+		rec.Principal = p.ID
+	}
+	return rec
+}
+
+// restricted reports whether the caller in ctx sees only some tools.
+func restricted(ctx context.Context) bool {
+	p := agentsmcp.PrincipalFrom(ctx)
+	return p != nil && len(p.Tools) > 0
+}
+
+// mayUse reports whether the caller in ctx may see and call tool.
+func mayUse(ctx context.Context, tool string) bool {
+	return agentsmcp.PrincipalFrom(ctx).MayUseTool(tool)
+}
