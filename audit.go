@@ -3,17 +3,22 @@ package agentsmcp
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // AuditEntry is one audited event: a tool call, an admin write, or a failed
 // authentication. Written once, never updated; removed only by retention.
 //
 // Invariants: Kind is one of AuditKinds; Outcome is one of AuditOutcomes;
-// Principal, Target and RequestID are at most MaxAuditFieldBytes; Arguments,
-// when set, is a JSON value of at most MaxAuditArgumentsBytes that has
-// already been through RedactArguments (stores never see a secret); Latency
-// is not negative.
+// Target is not empty; Principal, Target, RequestID and Transport are at
+// most MaxAuditFieldBytes and Error at most MaxAuditErrorBytes, all valid
+// UTF-8; Arguments, when set, is a JSON value of at most
+// MaxAuditArgumentsBytes that has already been through RedactArguments
+// (stores never see a secret); Latency is not negative; ID, when set, is an
+// id with prefix AuditIDPrefix.
 type AuditEntry struct {
 	ID        string    `json:"id"`
 	At        time.Time `json:"at"`
@@ -65,10 +70,13 @@ const (
 // AuditOutcomes lists every valid AuditOutcome.
 var AuditOutcomes = []AuditOutcome{AuditOK, AuditError, AuditDenied}
 
-// Limits on audit entries.
+// Limits on audit entries. MaxAuditBatchEntries bounds one call of
+// CreateAuditEntries, and so the size of one store transaction.
 const (
 	MaxAuditFieldBytes     = 512
+	MaxAuditErrorBytes     = 2 << 10
 	MaxAuditArgumentsBytes = 8 << 10
+	MaxAuditBatchEntries   = 1000
 )
 
 // AuditFilter selects audit entries; zero fields select everything.
@@ -88,11 +96,94 @@ type AuditFilter struct {
 // of this package (newest first by At, cursor paging).
 type AuditService interface {
 	// CreateAuditEntries validates and stores entries in one batch,
-	// assigning ID and At when empty. EINVALID (nothing stored) when one
-	// breaks an invariant.
+	// assigning ID and At when empty (At at millisecond precision, UTC).
+	// EINVALID, with nothing stored, when one entry breaks an invariant or
+	// the batch holds more than MaxAuditBatchEntries; an empty batch is a
+	// no-op.
+	//
+	// The assigned ID and At are written into the entries before anything
+	// is stored, and an entry whose ID is already stored is skipped, not
+	// overwritten nor an error: retrying the same entries after a failure
+	// (a timeout, a store that went away mid-batch) stores each entry
+	// exactly once. Whether a failed batch stored a part of it is up to the
+	// store (SQLite: never; MongoDB, which has no transactions on every
+	// deployment: maybe), which the retry makes whole.
 	CreateAuditEntries(ctx context.Context, entries []*AuditEntry) error
+	// FindAuditEntries lists the entries matching f. EINVALID for a bad
+	// cursor, or a Kind or Outcome that is not one of the valid values.
 	FindAuditEntries(ctx context.Context, f AuditFilter) (items []*AuditEntry, next string, err error)
-	// DeleteAuditEntriesBefore removes the entries older than t (retention)
-	// and reports how many.
+	// DeleteAuditEntriesBefore removes the entries whose At is before t
+	// (retention) and reports how many. A store may delete in several
+	// transactions, so that a large delete does not hold up writers.
 	DeleteAuditEntriesBefore(ctx context.Context, t time.Time) (int64, error)
+}
+
+// Validate checks the invariants of an AuditEntry (ID and At may be empty:
+// the store assigns them). It checks that Arguments is valid JSON within
+// its size limit, which it cannot tell from redacted.
+func (e *AuditEntry) Validate() error {
+	if e == nil {
+		return Errorf(EINVALID, "audit entry is required")
+	}
+	switch {
+	case e.ID != "" && (!IDPattern.MatchString(e.ID) || !strings.HasPrefix(e.ID, AuditIDPrefix+"_")):
+		return Errorf(EINVALID, "audit entry id %q is malformed", TruncateUTF8(e.ID, 64))
+	case !slices.Contains(AuditKinds, e.Kind):
+		return Errorf(EINVALID, "audit kind %q is not one of %v", TruncateUTF8(string(e.Kind), 64), AuditKinds)
+	case !slices.Contains(AuditOutcomes, e.Outcome):
+		return Errorf(EINVALID, "audit outcome %q is not one of %v", TruncateUTF8(string(e.Outcome), 64), AuditOutcomes)
+	case e.Target == "":
+		return Errorf(EINVALID, "audit target is required")
+	case e.Latency < 0:
+		return Errorf(EINVALID, "audit latency %v is negative", e.Latency)
+	case len(e.Arguments) > MaxAuditArgumentsBytes:
+		return Errorf(EINVALID, "audit arguments are %d bytes; the limit is %d", len(e.Arguments), MaxAuditArgumentsBytes)
+	case len(e.Arguments) > 0 && !json.Valid(e.Arguments):
+		return Errorf(EINVALID, "audit arguments are not valid JSON")
+	}
+	for _, f := range []struct {
+		name, value string
+		limit       int
+	}{
+		{"principal", e.Principal, MaxAuditFieldBytes},
+		{"target", e.Target, MaxAuditFieldBytes},
+		{"requestId", e.RequestID, MaxAuditFieldBytes},
+		{"transport", e.Transport, MaxAuditFieldBytes},
+		{"error", e.Error, MaxAuditErrorBytes},
+	} {
+		if len(f.value) > f.limit {
+			return Errorf(EINVALID, "audit %s is %d bytes; the limit is %d", f.name, len(f.value), f.limit)
+		}
+		if !utf8.ValidString(f.value) {
+			return Errorf(EINVALID, "audit %s is not valid UTF-8", f.name)
+		}
+	}
+	return nil
+}
+
+// ValidateAuditBatch checks a batch for CreateAuditEntries: at most
+// MaxAuditBatchEntries entries, each valid.
+func ValidateAuditBatch(entries []*AuditEntry) error {
+	if len(entries) > MaxAuditBatchEntries {
+		return Errorf(EINVALID, "audit batch has %d entries; the limit is %d", len(entries), MaxAuditBatchEntries)
+	}
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return Errorf(EINVALID, "audit entry %d: %s", i, ErrorMessage(err))
+		}
+	}
+	return nil
+}
+
+// Validate checks the enumerated fields of a filter: a Kind or Outcome,
+// when set, must be one of the valid values (a typo would otherwise
+// silently match nothing).
+func (f AuditFilter) Validate() error {
+	switch {
+	case f.Kind != "" && !slices.Contains(AuditKinds, f.Kind):
+		return Errorf(EINVALID, "audit kind %q is not one of %v", TruncateUTF8(string(f.Kind), 64), AuditKinds)
+	case f.Outcome != "" && !slices.Contains(AuditOutcomes, f.Outcome):
+		return Errorf(EINVALID, "audit outcome %q is not one of %v", TruncateUTF8(string(f.Outcome), 64), AuditOutcomes)
+	}
+	return nil
 }

@@ -48,7 +48,7 @@ const elicitTimeout = 10 * time.Minute
 // client declared it.
 type SessionCaller struct {
 	session *mcp.ServerSession
-	token   any // the request's progress token; nil: no progress wanted
+	token   any             // the request's progress token; nil: no progress wanted
 	reqVals context.Context // the request's values, without its cancellation
 	logger  *slog.Logger
 
@@ -77,7 +77,7 @@ func (c *SessionCaller) Detach() {
 }
 
 // Progress implements Caller.
-func (c *SessionCaller) Progress(ctx context.Context, done, total int, message string) {
+func (c *SessionCaller) Progress(_ context.Context, done, total int, message string) {
 	if c.session == nil || c.token == nil {
 		return
 	}
@@ -88,6 +88,8 @@ func (c *SessionCaller) Progress(ctx context.Context, done, total int, message s
 		return
 	}
 	c.last, c.sent = float64(done), true
+	// The request's values, not the caller's context: the notification
+	// belongs on the waiting request's stream.
 	ctx, cancel := context.WithTimeout(c.reqVals, 5*time.Second)
 	defer cancel()
 	err := c.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{

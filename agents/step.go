@@ -12,6 +12,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -30,26 +34,28 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 	if step.Timeout > 0 {
 		timeout = step.Timeout
 	}
-	ctx := r.stepCtx
+	ctx, span := r.startStepSpan(i)
+	defer span.End()
 	attempts := attemptsBefore
 	for n := 1; ; n++ {
 		attempts++
 		output, errText, retryable := r.callOnce(ctx, step.Tool, args, timeout)
+		recordAttempt(span, attempts, errText, retryable)
 		switch {
 		case ctx.Err() != nil && r.cancelled.Load():
-			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepCancelled, err: "cancelled while running"})
+			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepCancelled, err: "cancelled while running"})
 			return
 		case ctx.Err() != nil:
-			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepRunning})
+			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepRunning})
 			return
 		case errText == "":
-			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepSucceeded, output: output})
+			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepSucceeded, output: output})
 			return
 		case !retryable || n >= policy.MaxAttempts:
 			if retryable {
 				errText = fmt.Sprintf("%s (gave up after %d attempts)", errText, n)
 			}
-			r.send(stepDone{index: i, attempts: attempts, status: agentsmcp.StepFailed, err: errText})
+			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepFailed, err: errText})
 			return
 		}
 		wait := backoff(policy, n)
@@ -62,7 +68,7 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 			if r.cancelled.Load() {
 				status, msg = agentsmcp.StepCancelled, "cancelled between attempts"
 			}
-			r.send(stepDone{index: i, attempts: attempts, status: status, err: msg})
+			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: status, err: msg})
 			return
 		}
 	}
@@ -71,6 +77,7 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 // callOnce makes one attempt, bounded by timeout: the step's output on
 // success, else the error and whether another attempt may succeed.
 func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable bool) {
+	stepSpan := trace.SpanFromContext(ctx)
 	var session *mcp.ServerSession
 	if c := r.currentCaller(); c != nil {
 		session = c.Session()
@@ -79,6 +86,7 @@ func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage
 			var stop context.CancelFunc
 			ctx, stop = withCancelOf(values, ctx)
 			defer stop()
+			ctx = trace.ContextWithSpan(ctx, stepSpan) // the call is a child of the step, not of the request
 		}
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
@@ -238,4 +246,52 @@ func elicitationSchema(inputs json.RawMessage, missing []string) (json.RawMessag
 	}
 	b, err := json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
 	return b, err == nil
+}
+
+// tracerName names the executor's spans. The tracer is looked up at each span
+// rather than kept: a tracer kept from the global provider follows only the
+// first provider ever set, which in tests need not be the current one.
+const tracerName = "github.com/agents-mcp/agents-mcp/agents"
+
+// startStepSpan starts the "executor step" span of step i, on the steps'
+// context. When a request waits for the task, the step belongs to that
+// request's trace; otherwise (no caller, a resumed task) it starts one.
+func (r *runner) startStepSpan(i int) (context.Context, trace.Span) {
+	parent := r.stepCtx
+	if c := r.currentCaller(); c != nil {
+		if values := c.Request(); values != nil {
+			parent = trace.ContextWithSpanContext(parent, trace.SpanContextFromContext(values))
+		}
+	}
+	step := r.plan.Steps[i]
+	return otel.Tracer(tracerName).Start(parent, "executor step", trace.WithAttributes(
+		attribute.String("agents_mcp.task.id", r.task.ID),
+		attribute.String("agents_mcp.step.id", step.ID),
+		attribute.String("agents_mcp.tool", step.Tool),
+	))
+}
+
+// maxSpanErrorBytes bounds the error texts copied into spans.
+const maxSpanErrorBytes = 256
+
+// recordAttempt adds an "attempt" event to the step's span.
+func recordAttempt(span trace.Span, attempt int, errText string, retryable bool) {
+	if !span.IsRecording() {
+		return
+	}
+	attrs := []attribute.KeyValue{attribute.Int("agents_mcp.attempt", attempt), attribute.Bool("agents_mcp.ok", errText == "")}
+	if errText != "" {
+		attrs = append(attrs, attribute.String("error.message", agentsmcp.TruncateUTF8(errText, maxSpanErrorBytes)), attribute.Bool("agents_mcp.retryable", retryable))
+	}
+	span.AddEvent("attempt", trace.WithAttributes(attrs...))
+}
+
+// sendStepDone reports how step d.index ended to the runner, and to its
+// span.
+func (r *runner) sendStepDone(span trace.Span, d stepDone) {
+	span.SetAttributes(attribute.Int("agents_mcp.attempts", d.attempts), attribute.String("agents_mcp.step.status", string(d.status)))
+	if d.status == agentsmcp.StepFailed {
+		span.SetStatus(codes.Error, agentsmcp.TruncateUTF8(d.err, maxSpanErrorBytes))
+	}
+	r.send(d)
 }

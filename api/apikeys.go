@@ -2,48 +2,61 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
-	"fmt"
 	"net/http"
+	"slices"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/api/auth"
 )
 
 // AllScopes are the scopes of a key from AGENTS_MCP_API_KEYS.
-var AllScopes = []string{"mcp", "admin:read", "admin:write"}
+//
+// Deprecated: use [agentsmcp.Scopes].
+var AllScopes = slices.Clone(agentsmcp.Scopes)
+
+// allScopeAuthenticator builds the authenticator of keys that each have
+// every scope; a key list the config package would refuse (duplicates,
+// blanks) fails closed: nil, and the callers refuse every request.
+func allScopeAuthenticator(keys []string) *auth.Authenticator {
+	ks := make([]auth.Key, len(keys))
+	for i, k := range keys {
+		ks[i] = auth.Key{Secret: k, Scopes: slices.Clone(agentsmcp.Scopes)}
+	}
+	a, err := auth.New(auth.Config{Keys: ks})
+	if err != nil {
+		return nil
+	}
+	return a
+}
 
 // APIKeyVerifier returns a bearer-token verifier for the given inbound API
-// keys, for use with go-sdk's auth.RequireBearerToken. Keys are kept only as
-// SHA-256 hashes and compared in constant time. The verified principal is
-// "key:<first 12 hex digits of the hash>", never the key itself; the SDK uses
-// it to stop one key from taking over another key's MCP session.
-func APIKeyVerifier(keys []string) auth.TokenVerifier {
-	hashes := make([][sha256.Size]byte, 0, len(keys))
-	for _, k := range keys {
-		hashes = append(hashes, sha256.Sum256([]byte(k)))
-	}
-	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		got := sha256.Sum256([]byte(token))
-		match := 0
-		for i := range hashes {
-			// No early exit: the time taken must not tell which key matched.
-			match |= subtle.ConstantTimeCompare(got[:], hashes[i][:])
+// keys, each with every scope, for use with go-sdk's auth.RequireBearerToken.
+// The verified principal is "key:<first 12 hex digits of the hash>".
+//
+// Deprecated: use [auth.Authenticator.TokenVerifier], which also knows
+// scoped keys and JWTs.
+func APIKeyVerifier(keys []string) sdkauth.TokenVerifier {
+	a := allScopeAuthenticator(keys)
+	if a == nil || !a.Configured() {
+		return func(_ context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+			return nil, sdkauth.ErrInvalidToken
 		}
-		if match == 0 {
-			return nil, fmt.Errorf("%w: unknown API key", auth.ErrInvalidToken)
-		}
-		return &auth.TokenInfo{Scopes: AllScopes, UserID: "key:" + hex.EncodeToString(got[:6])}, nil
 	}
+	return a.TokenVerifier()
 }
 
 // RequireAPIKey wraps next so that it demands "Authorization: Bearer <key>"
-// with one of keys and the given scope; failures get 401 (403 for a missing
-// scope) with a WWW-Authenticate header.
+// with one of keys and the given scope.
+//
+// Deprecated: use [auth.Authenticator.Middleware].
 func RequireAPIKey(keys []string, scope string, next http.Handler) http.Handler {
-	return auth.RequireBearerToken(APIKeyVerifier(keys), &auth.RequireBearerTokenOptions{
-		Scopes:                 []string{scope},
-		AllowMissingExpiration: true, // API keys do not expire; revoke by removing them
-	})(next)
+	a := allScopeAuthenticator(keys)
+	if a == nil || !a.Configured() {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "no valid API key is configured", http.StatusUnauthorized)
+		})
+	}
+	return a.Middleware(scope)(next)
 }

@@ -9,6 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -22,8 +26,46 @@ var errCallTimeout = errors.New("upstream call timeout")
 // by the upstream's timeout as a whole. Tool failures come back as results
 // with IsError; a JSON-RPC error from the upstream is returned as is (the
 // router relays it as a protocol error); everything else is an EUNAVAILABLE
-// error that says what went wrong.
+// error that says what went wrong. The call is traced as an "upstream
+// call" span, whose context reaches the upstream's HTTP requests.
 func (u *upstream) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "upstream call", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("agents_mcp.upstream", u.cfg.Name),
+		attribute.String("agents_mcp.tool", req.Params.Name),
+	))
+	res, err := u.callTool(ctx, req)
+	endCallSpan(span, res, err)
+	return res, err
+}
+
+// tracerName names the pool's spans. The tracer is looked up at each span
+// rather than kept: a tracer kept from the global provider follows only the
+// first provider ever set, which in tests need not be the current one.
+const tracerName = "github.com/agents-mcp/agents-mcp/remote"
+
+// endCallSpan records the outcome of an upstream call on its span: ok,
+// tool_error (a result with IsError, the tool's answer) or error (no
+// answer, or a JSON-RPC error).
+func endCallSpan(span trace.Span, res *mcp.CallToolResult, err error) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
+	switch {
+	case err != nil:
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "error"))
+		span.RecordError(err)
+		span.SetStatus(codes.Error, agentsmcp.TruncateUTF8(agentsmcp.ErrorMessage(err), 256))
+	case res != nil && res.IsError:
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "tool_error"))
+		span.SetStatus(codes.Error, "the tool returned an error result")
+	default:
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "ok"))
+	}
+}
+
+// callTool is CallTool without its span.
+func (u *upstream) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	u.mu.Lock()
 	name, ok := u.original[req.Params.Name]
 	u.mu.Unlock()

@@ -29,6 +29,7 @@ Commands:
   serve     serve MCP over HTTP (/mcp streamable, /sse legacy) plus /healthz, /readyz
   stdio     serve MCP over stdin/stdout
   reindex   rebuild the vector index from the store, with progress
+  healthcheck  GET /healthz (or --path) of the local server; exit 0 on 200 (for container health checks)
   version   print the version
 
 Run "agents-mcp serve -h" for the flags; environment variables are listed in README.md.
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = stdioCommand(ctx, args[1:], getenv, stderr)
 	case "reindex":
 		err = reindexCommand(ctx, args[1:], getenv, stderr)
+	case "healthcheck":
+		err = healthcheckCommand(ctx, args[1:], getenv, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "agents-mcp %s\n", version)
 	case "help", "-h", "--help":

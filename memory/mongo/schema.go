@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -38,6 +38,9 @@ var migrations = []migration{
 	// plans, tasks), created with their indexes; nothing to transform. It
 	// keeps binaries that do not know them from writing to the database.
 	{version: 2, name: "agents: catalog, thoughts, plans, tasks", up: func(context.Context, *mongo.Database) error { return nil }},
+	// Version 3 adds audit_entries, created with its indexes; nothing to
+	// transform.
+	{version: 3, name: "audit trail", up: func(context.Context, *mongo.Database) error { return nil }},
 }
 
 // index is one index of the current layout. Every index has an explicit
@@ -90,6 +93,16 @@ var indexes = []index{
 
 	{colOutbox, "nextAttemptAt_id", bson.D{{Key: "nextAttemptAt", Value: 1}, {Key: "_id", Value: 1}}},
 	{colOutbox, "createdAt", bson.D{{Key: "createdAt", Value: 1}}},
+
+	// The audit trail: one index per filter, and createdAt_id also serves
+	// retention's deleteMany by time. No TTL index: FerretDB has none, and
+	// the retention period is a setting that may change.
+	{colAudit, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colAudit, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colAudit, "kind_createdAt_id", bson.D{{Key: "kind", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colAudit, "target_createdAt_id", bson.D{{Key: "target", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colAudit, "outcome_createdAt_id", bson.D{{Key: "outcome", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colAudit, "requestId_createdAt_id", bson.D{{Key: "requestId", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 }
 
 // migrate checks the stored schema version, ensures the indexes, runs the

@@ -3,7 +3,7 @@
 // on FerretDB). A store is correct when Run passes against it.
 //
 // The suite checks the contracts written in the root package's doc comments
-// (memory.go, catalog.go, plan.go, task.go), and nothing a store may choose
+// (memory.go, catalog.go, plan.go, task.go, audit.go), and nothing a store may choose
 // freely. In particular it does
 // not decide whether a text word also matches as a prefix or substring of a
 // stored word, and it checks common-error trimming only with errors recorded
@@ -29,6 +29,7 @@ type Services struct {
 	Plans           agentsmcp.PlanService
 	Tasks           agentsmcp.TaskService
 	Outbox          agentsmcp.OutboxService
+	Audit           agentsmcp.AuditService
 }
 
 // Run runs the suite, one subtest per behaviour, in name order. open must

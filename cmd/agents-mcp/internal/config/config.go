@@ -18,6 +18,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/agents-mcp/agents-mcp/api/auth"
 )
 
 // Defaults of the settings that have one. They are what `make run` uses, so
@@ -51,8 +53,8 @@ func flagSource(name string) Source { return Source("flag:--" + name) }
 // Config is the effective configuration. Load returns it validated; a Config
 // built by hand (for example from [Default] in tests) is not validated.
 //
-// Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, the MongoURI password,
-// upstream header and env values) are plain strings so that consumers can use
+// Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, the secrets of
+// AuthKeys, StdioAPIKey, the MongoURI password, upstream header and env values) are plain strings so that consumers can use
 // them, but every formatting path this package offers (String, GoString,
 // LogValue, Describe) redacts them.
 type Config struct {
@@ -83,9 +85,27 @@ type Config struct {
 	OpenAIAPIKey  string
 	LLMModel      string
 
-	// APIKeys are the inbound bearer keys with every scope. When empty the
-	// caller must only serve loopback unless Insecure is set.
+	// APIKeys are the inbound bearer keys with every scope
+	// (AGENTS_MCP_API_KEYS, or api_keys in the file).
 	APIKeys []string
+	// AuthKeys are the keys of the file's auth.api_keys, each with its own
+	// scopes, tool allowlist and rate limit.
+	AuthKeys []APIKey
+	// JWT configures bearer JWTs (auth.jwt, AGENTS_MCP_JWKS_URL, …).
+	// Without any credential ([Config.AuthConfigured]) the caller must
+	// only serve loopback unless Insecure is set ([Config.CheckExposure]).
+	JWT JWTConfig
+	// StdioAPIKey is the credential `agents-mcp stdio` presents to itself
+	// (AGENTS_MCP_API_KEY): required when credentials are configured.
+	StdioAPIKey string
+
+	// RateLimit is the default rate of requests per second per principal
+	// (0 disables it; keys may override it), with bursts of RateBurst.
+	RateLimit float64
+	RateBurst int
+	// AuditRetention is how long audit entries are kept; 0 keeps them
+	// forever.
+	AuditRetention time.Duration
 
 	Stateless       bool          // serve MCP without sessions
 	MaxBodyBytes    int64         // largest accepted request body, > 0
@@ -96,7 +116,7 @@ type Config struct {
 	AllowedHosts   []string
 	LogLevel       string // debug | info | warn | error
 
-	Insecure            bool // allow a non-loopback bind without API keys
+	Insecure            bool // allow a non-loopback bind without credentials
 	ConformanceFixtures bool // add the conformance-suite fixtures
 
 	Upstreams []Upstream
@@ -116,6 +136,10 @@ func Default() *Config {
 		MaxBodyBytes:    DefaultMaxBodyBytes,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		LogLevel:        DefaultLogLevel,
+		JWT:             JWTConfig{ScopesClaim: auth.DefaultScopesClaim},
+		RateLimit:       DefaultRateLimit,
+		RateBurst:       DefaultRateBurst,
+		AuditRetention:  DefaultAuditRetention,
 	}
 }
 
@@ -203,7 +227,7 @@ func newFlagSet(out io.Writer) (*flag.FlagSet, *flagValues) {
 	fs.StringVar(&v.config, "config", "", "YAML config `file` (env AGENTS_MCP_CONFIG)")
 	fs.StringVar(&v.dataDir, "data-dir", DefaultDataDir, "`dir`ectory of the embedded store and index (env AGENTS_MCP_DATA_DIR)")
 	fs.BoolVar(&v.stateless, "stateless", false, "serve MCP without sessions (env AGENTS_MCP_STATELESS)")
-	fs.BoolVar(&v.insecure, "insecure", false, "allow a non-loopback listen address without API keys")
+	fs.BoolVar(&v.insecure, "insecure", false, "allow a non-loopback listen address without credentials")
 	fs.StringVar(&v.logLevel, "log-level", DefaultLogLevel, "debug, info, warn or error (env AGENTS_MCP_LOG_LEVEL)")
 	fs.BoolVar(&v.fixtures, "conformance-fixtures", false, "add the MCP conformance-suite fixtures")
 	fs.Usage = func() {

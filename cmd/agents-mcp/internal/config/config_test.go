@@ -600,7 +600,9 @@ func TestDescribeCoversDefaults(t *testing.T) {
 	for _, n := range []string{"addr", "config", "data_dir", "mongodb.uri", "mongodb.database", "pinecone.api_key", "pinecone.index",
 		"pinecone.host", "embedder", "embedder.base_url", "embedder.model", "llm", "llm.base_url", "llm.api_key", "llm.model",
 		"api_keys", "stateless", "max_body_bytes", "shutdown_timeout", "allowed_origins", "allowed_hosts", "log_level",
-		"insecure", "conformance_fixtures", "upstreams"} {
+		"insecure", "conformance_fixtures", "upstreams", "auth.api_keys", "auth.jwt.jwks_url", "auth.jwt.issuer", "auth.jwt.audience",
+		"auth.jwt.scopes_claim", "auth.jwt.resource", "auth.jwt.authorization_servers", "stdio.api_key", "rate_limit.requests_per_second",
+		"rate_limit.burst", "audit.retention"} {
 		if !names[n] {
 			t.Errorf("Describe lacks %s", n)
 		}

@@ -33,7 +33,9 @@ func (s Setting) Attrs() []slog.Attr {
 }
 
 // Describe returns every effective setting, in a stable order, with its
-// source and secrets redacted: API keys (only their count is shown), the
+// source and secrets redacted: API keys (only their count, or for
+// auth.api_keys their names, principal IDs and grants, are shown), the
+// stdio key, the
 // MongoDB password, credentials in URLs and query parameters that look like
 // credentials, and upstream header and env values. Upstream args are shown;
 // secrets for stdio upstreams belong in env.
@@ -68,6 +70,7 @@ func (c *Config) Describe() []Setting {
 	add("log_level", c.LogLevel)
 	add("insecure", strconv.FormatBool(c.Insecure))
 	add("conformance_fixtures", strconv.FormatBool(c.ConformanceFixtures))
+	c.describeAuth(add, func(s Setting) { out = append(out, s) })
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {
 		names[i] = u.Name

@@ -33,6 +33,9 @@ type fileConfig struct {
 	AllowedHosts    *[]string      `yaml:"allowed_hosts"`
 	LogLevel        *string        `yaml:"log_level"`
 	Upstreams       []fileUpstream `yaml:"upstreams"`
+	Auth            *fileAuth      `yaml:"auth"`
+	RateLimit       *fileRateLimit `yaml:"rate_limit"`
+	Audit           *fileAudit     `yaml:"audit"`
 }
 
 type fileMongo struct {
@@ -85,13 +88,18 @@ type fileTools struct {
 // yamlSections turns the Go type names in yaml.v3 messages into the YAML
 // section the user wrote.
 var yamlSections = map[string]string{
-	"config.fileConfig":   "",
-	"config.fileMongo":    "mongodb",
-	"config.filePinecone": "pinecone",
-	"config.fileEmbedder": "embedder",
-	"config.fileLLM":      "llm",
-	"config.fileUpstream": "upstreams entry",
-	"config.fileTools":    "upstreams[].tools",
+	"config.fileConfig":    "",
+	"config.fileMongo":     "mongodb",
+	"config.filePinecone":  "pinecone",
+	"config.fileEmbedder":  "embedder",
+	"config.fileLLM":       "llm",
+	"config.fileUpstream":  "upstreams entry",
+	"config.fileTools":     "upstreams[].tools",
+	"config.fileAuth":      "auth",
+	"config.fileAPIKey":    "auth.api_keys entry",
+	"config.fileJWT":       "auth.jwt",
+	"config.fileRateLimit": "rate_limit",
+	"config.fileAudit":     "audit",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -217,6 +225,7 @@ func (l *loader) applyFile(f *fileConfig) {
 			c.Upstreams = append(c.Upstreams, u)
 		}
 	}
+	l.applyFileAuth(f)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
 	c.Embedder = strings.ToLower(strings.TrimSpace(c.Embedder))
@@ -285,6 +294,7 @@ func (l *loader) applyEnv() {
 	l.envList("allowed_origins", "AGENTS_MCP_ALLOWED_ORIGINS", &c.AllowedOrigins)
 	l.envList("allowed_hosts", "AGENTS_MCP_ALLOWED_HOSTS", &c.AllowedHosts)
 	l.envString("log_level", "AGENTS_MCP_LOG_LEVEL", &c.LogLevel)
+	l.applyEnvAuth()
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)
 	c.LogLevel = strings.ToLower(c.LogLevel)

@@ -1,0 +1,269 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// DefaultScopesClaim is the claim read for scopes when [JWTConfig] names
+// none: "scope", a space-separated string (RFC 8693, RFC 9068).
+const DefaultScopesClaim = "scope"
+
+// DefaultLeeway is the clock skew allowed on exp and nbf.
+const DefaultLeeway = 30 * time.Second
+
+// signingAlgs are the accepted JWS algorithms: asymmetric only, so that
+// a public key from the JWKS can never be used as an HMAC secret, and never
+// "none".
+var signingAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// JWTConfig configures bearer JWTs issued by an OAuth authorization server.
+//
+// It is enabled when any of JWKSURL, Issuer, Audience, Resource or
+// AuthorizationServers is set, and then JWKSURL, Issuer, Audience and
+// Resource are required (see [JWTConfig.Problems]): a token is accepted only
+// when it is signed by a key of the JWKS with an asymmetric algorithm, has
+// an exp in the future and no nbf in the future (give or take Leeway), and
+// names Issuer as iss and Audience among aud.
+//
+// Resource is this server's MCP URL as clients know it (for example
+// https://mcp.example.com/mcp); it is published in the RFC 9728 metadata,
+// whose resource clients compare with the URL they connect to.
+type JWTConfig struct {
+	JWKSURL  string
+	Issuer   string
+	Audience string
+	// ScopesClaim names the claim holding the scopes, as a space-separated
+	// string or an array of strings; empty means [DefaultScopesClaim]. Only
+	// the scopes of [agentsmcp.Scopes] are kept.
+	ScopesClaim          string
+	Resource             string
+	AuthorizationServers []string // empty means [Issuer]
+
+	// Tuning that the config file does not expose; zero means the default
+	// ([DefaultLeeway], [DefaultJWKSRefreshInterval],
+	// [DefaultJWKSMinRefreshInterval], [DefaultJWKSFetchTimeout]).
+	Leeway             time.Duration
+	RefreshInterval    time.Duration
+	MinRefreshInterval time.Duration
+	FetchTimeout       time.Duration
+}
+
+// Enabled reports whether JWT authentication is configured at all.
+func (c *JWTConfig) Enabled() bool {
+	return c != nil && (c.JWKSURL != "" || c.Issuer != "" || c.Audience != "" || c.Resource != "" || len(c.AuthorizationServers) > 0)
+}
+
+// Problems lists every invalid field of an enabled c (none when disabled).
+// Field names are those of the config file ("jwks_url", "issuer", …).
+func (c *JWTConfig) Problems() []Problem {
+	if !c.Enabled() {
+		return nil
+	}
+	var out []Problem
+	bad := func(field, format string, args ...any) {
+		out = append(out, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	checkURL := func(field, v string) {
+		if v == "" {
+			bad(field, "required when JWT authentication is configured")
+		} else if err := agentsmcp.CheckHTTPURL(v); err != nil {
+			bad(field, "%q %v", agentsmcp.RedactURL(v), err)
+		}
+	}
+	checkURL("jwks_url", c.JWKSURL)
+	if strings.TrimSpace(c.Issuer) == "" {
+		bad("issuer", "required when JWT authentication is configured")
+	}
+	if strings.TrimSpace(c.Audience) == "" {
+		// Without it, a token minted for any other service of the same
+		// issuer would be accepted here.
+		bad("audience", "required when JWT authentication is configured")
+	}
+	if c.ScopesClaim != "" && strings.TrimSpace(c.ScopesClaim) != c.ScopesClaim {
+		bad("scopes_claim", "%q must not have surrounding spaces", c.ScopesClaim)
+	}
+	checkURL("resource", c.Resource)
+	for i, s := range c.AuthorizationServers {
+		checkURL(fmt.Sprintf("authorization_servers[%d]", i), s)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"leeway", c.Leeway}, {"refresh_interval", c.RefreshInterval}, {"min_refresh_interval", c.MinRefreshInterval}, {"fetch_timeout", c.FetchTimeout}} {
+		if d.v < 0 {
+			bad(d.name, "must not be negative, got %s", d.v)
+		}
+	}
+	return out
+}
+
+// ResourceMetadataURL returns the URL of the RFC 9728 metadata that
+// [Authenticator.RegisterMetadata] serves: the origin of Resource followed
+// by /.well-known/oauth-protected-resource. It is "" when Resource is not
+// a valid URL.
+func (c *JWTConfig) ResourceMetadataURL() string {
+	u, err := url.Parse(c.Resource)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: metadataPath}).String()
+}
+
+func (c *JWTConfig) authorizationServers() []string {
+	if len(c.AuthorizationServers) > 0 {
+		return slices.Clone(c.AuthorizationServers)
+	}
+	return []string{c.Issuer}
+}
+
+// jwtVerifier checks bearer JWTs against one issuer's JWKS.
+type jwtVerifier struct {
+	scopesClaim string
+	parser      *jwt.Parser
+	keys        *jwks
+}
+
+func newJWTVerifier(cfg *JWTConfig, client *http.Client, logger *slog.Logger) *jwtVerifier {
+	claim := cfg.ScopesClaim
+	if claim == "" {
+		claim = DefaultScopesClaim
+	}
+	return &jwtVerifier{
+		scopesClaim: claim,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods(signingAlgs),
+			jwt.WithIssuer(cfg.Issuer),
+			jwt.WithAudience(cfg.Audience),
+			jwt.WithExpirationRequired(),
+			jwt.WithLeeway(orDefault(cfg.Leeway, DefaultLeeway)),
+		),
+		keys: newJWKS(cfg.JWKSURL, client, cfg, logger),
+	}
+}
+
+// looksLikeJWT tells a compact JWS (three base64url parts) from an API key.
+func looksLikeJWT(token string) bool {
+	return strings.Count(token, ".") == 2
+}
+
+// verify returns the principal of a valid token and its expiry, or an
+// [*Error] whose reason names the failed check.
+func (v *jwtVerifier) verify(ctx context.Context, token string) (*agentsmcp.Principal, time.Time, error) {
+	claims := jwt.MapClaims{}
+	_, err := v.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		return v.keys.keyFor(ctx, kid, t.Method.Alg())
+	})
+	if err != nil {
+		e := &Error{Status: http.StatusUnauthorized, Hint: v.hint(token), Reason: jwtReason(err), presented: true}
+		if errors.Is(err, errJWKSUnavailable) {
+			e.Status = http.StatusServiceUnavailable
+		}
+		return nil, time.Time{}, e
+	}
+	sub, _ := claims.GetSubject()
+	if sub == "" {
+		return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:", Reason: "token has no sub claim", presented: true}
+	}
+	exp, _ := claims.GetExpirationTime() // present: the parser requires it
+	return &agentsmcp.Principal{
+		ID:     "jwt:" + sub,
+		Scopes: scopesOf(claims[v.scopesClaim]),
+	}, exp.Time, nil
+}
+
+// jwtReason turns a parser error into a message safe and useful to show to
+// the caller: which check failed, not the token.
+func jwtReason(err error) string {
+	switch {
+	case errors.Is(err, errJWKSUnavailable):
+		return "the issuer's signing keys cannot be fetched; try again later"
+	case errors.Is(err, errUnknownKey):
+		return "token signed by an unknown key"
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "malformed token"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		if strings.Contains(err.Error(), "signing method") {
+			return "token signing algorithm not accepted"
+		}
+		return "invalid token signature"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		// golang-jwt names the claim only in its message.
+		for _, claim := range []string{"exp", "iss", "aud", "nbf", "sub"} {
+			if strings.Contains(err.Error(), claim+" claim is required") {
+				return "token has no " + claim + " claim"
+			}
+		}
+		return "token lacks a required claim"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "token expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "token not valid yet"
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return "token issuer not accepted"
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return "token audience not accepted"
+	}
+	return "invalid token"
+}
+
+// hint names who a refused token claims to be, from its unverified sub,
+// made safe for logs: printable and short.
+func (v *jwtVerifier) hint(token string) string {
+	claims := jwt.MapClaims{}
+	if _, _, err := v.parser.ParseUnverified(token, claims); err != nil {
+		return "jwt:"
+	}
+	sub, _ := claims.GetSubject()
+	return "jwt:" + sanitizeHint(sub)
+}
+
+func sanitizeHint(s string) string {
+	const maxHint = 64
+	s = strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) || r == '"' || r == '\\' {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > maxHint {
+		s = s[:maxHint] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// scopesOf reads a scopes claim: a space-separated string or an array of
+// strings. Scopes agents-mcp does not know are dropped.
+func scopesOf(claim any) []string {
+	var all []string
+	switch v := claim.(type) {
+	case string:
+		all = strings.Fields(v)
+	case []any:
+		for _, s := range v {
+			if s, ok := s.(string); ok {
+				all = append(all, s)
+			}
+		}
+	}
+	var out []string
+	for _, s := range all {
+		if slices.Contains(agentsmcp.Scopes, s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

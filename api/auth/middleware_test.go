@@ -1,0 +1,445 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// failure is one call of Config.OnFailure.
+type failure struct {
+	hint   string
+	status int
+	reason string
+}
+
+type failureLog struct {
+	mu  sync.Mutex
+	got []failure
+}
+
+func (l *failureLog) hook(_ *http.Request, hint string, status int, reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, failure{hint, status, reason})
+}
+
+func (l *failureLog) take() []failure {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.got
+	l.got = nil
+	return out
+}
+
+// okHandler answers 200 with the principal ID it sees.
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := agentsmcp.PrincipalFrom(r.Context())
+	if p == nil {
+		http.Error(w, "no principal", http.StatusInternalServerError)
+		return
+	}
+	_, _ = w.Write([]byte(p.ID))
+})
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func do(t *testing.T, h http.Handler, method string, header http.Header) (*httptest.ResponseRecorder, errorBody) {
+	t.Helper()
+	req := httptest.NewRequest(method, "/mcp", nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var body errorBody
+	if rec.Code >= 400 {
+		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+			t.Errorf("error Content-Type %q, want application/json", ct)
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Errorf("error body %q: %v", rec.Body, err)
+		}
+	}
+	return rec, body
+}
+
+func bearer(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }
+
+const (
+	mcpKey   = "mcp-only-key-0001"
+	adminKey = "admin-read-key-0002"
+)
+
+func TestMiddlewareRefusals(t *testing.T) {
+	rs := newRSASigner(t, "rsa-1")
+	is := newTestIssuer(t, rs)
+	keys := []Key{
+		{Name: "agent", Secret: mcpKey, Scopes: []string{"mcp"}},
+		{Name: "viewer", Secret: adminKey, Scopes: []string{"admin:read"}},
+	}
+	expired := claims("alice", "mcp")
+	expired["exp"] = time.Now().Add(-time.Hour).Unix()
+	metadataURL := "https://mcp.example.com/.well-known/oauth-protected-resource"
+
+	for _, withJWT := range []bool{false, true} {
+		var log failureLog
+		cfg := Config{Keys: keys, OnFailure: log.hook}
+		if withJWT {
+			cfg.JWT = is.jwtConfig()
+		}
+		a, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := a.Middleware(agentsmcp.ScopeMCP)(okHandler)
+		tests := []struct {
+			name      string
+			header    http.Header
+			jwtOnly   bool
+			status    int
+			code      string
+			challenge string // the WWW-Authenticate after the resource_metadata param
+			hint      string
+		}{
+			{name: "no header", status: 401, code: "unauthenticated", challenge: ``, hint: "none"},
+			{name: "basic", header: http.Header{"Authorization": {"Basic dXNlcjpwYXNz"}}, status: 401, code: "unauthenticated", challenge: ``, hint: "none"},
+			{name: "empty bearer", header: http.Header{"Authorization": {"Bearer "}}, status: 401, code: "unauthenticated",
+				challenge: `, error="invalid_token", error_description="malformed bearer token"`, hint: "none"},
+			{name: "two tokens", header: http.Header{"Authorization": {"Bearer a b"}}, status: 401, code: "unauthenticated",
+				challenge: `, error="invalid_token", error_description="malformed bearer token"`, hint: "none"},
+			{name: "two headers", header: http.Header{"Authorization": {"Bearer " + mcpKey, "Bearer " + mcpKey}}, status: 401, code: "unauthenticated",
+				challenge: `, error="invalid_token", error_description="more than one Authorization header"`, hint: "none"},
+			{name: "wrong key", header: bearer("wrong-key"), status: 401, code: "unauthenticated",
+				challenge: `, error="invalid_token", error_description="unknown API key`, hint: "key:" + sha256Hex("wrong-key")[:12]},
+			{name: "missing scope", header: bearer(adminKey), status: 403, code: "forbidden",
+				challenge: `, error="insufficient_scope", scope="mcp", error_description="requires scope mcp"`, hint: "key:" + sha256Hex(adminKey)[:12]},
+			{name: "expired jwt", header: bearer(rs.sign(t, expired)), jwtOnly: true, status: 401, code: "unauthenticated",
+				challenge: `, error="invalid_token", error_description="token expired"`, hint: "jwt:alice"},
+			{name: "jwt without mcp", header: bearer(rs.sign(t, claims("bob", "admin:read"))), jwtOnly: true, status: 403, code: "forbidden",
+				challenge: `, error="insufficient_scope", scope="mcp"`, hint: "jwt:bob"},
+			{name: "lowercase scheme", header: http.Header{"Authorization": {"bearer " + mcpKey}}, status: 200},
+			{name: "key", header: bearer(mcpKey), status: 200},
+			{name: "jwt", header: bearer(rs.sign(t, claims("carol", "mcp"))), jwtOnly: true, status: 200},
+		}
+		for _, tt := range tests {
+			if tt.jwtOnly && !withJWT {
+				continue
+			}
+			name := tt.name
+			if withJWT {
+				name += " (keys and JWT)"
+			}
+			t.Run(name, func(t *testing.T) {
+				rec, body := do(t, h, http.MethodPost, tt.header)
+				if rec.Code != tt.status {
+					t.Fatalf("status %d (%s), want %d", rec.Code, rec.Body, tt.status)
+				}
+				fails := log.take()
+				if tt.status == 200 {
+					if len(fails) != 0 || rec.Header().Get("WWW-Authenticate") != "" {
+						t.Errorf("accepted request reported failures %v / challenge %q", fails, rec.Header().Get("WWW-Authenticate"))
+					}
+					return
+				}
+				want := `Bearer realm="agents-mcp"`
+				if withJWT {
+					want += `, resource_metadata="` + metadataURL + `"`
+				}
+				want += tt.challenge
+				if got := rec.Header().Get("WWW-Authenticate"); !strings.HasPrefix(got, want) {
+					t.Errorf("WWW-Authenticate\n got %s\nwant %s…", got, want)
+				}
+				if body.Error.Code != tt.code || body.Error.Message == "" {
+					t.Errorf("body %+v, want code %q and a message", body, tt.code)
+				}
+				if len(fails) != 1 || fails[0].status != tt.status || fails[0].hint != tt.hint || fails[0].reason != body.Error.Message {
+					t.Errorf("OnFailure calls %+v, want one with hint %q, status %d, reason %q", fails, tt.hint, tt.status, body.Error.Message)
+				}
+				for _, secret := range []string{mcpKey, adminKey, "wrong-key"} {
+					if strings.Contains(rec.Body.String()+rec.Header().Get("WWW-Authenticate"), secret) || (len(fails) > 0 && strings.Contains(fails[0].hint+fails[0].reason, secret)) {
+						t.Errorf("secret %q leaks into the response or the failure hook", secret)
+					}
+				}
+			})
+		}
+	}
+}
+
+// Every combination of key scopes and endpoints: MCP needs mcp, admin
+// reads need admin:read, admin writes admin:write.
+func TestScopeMatrix(t *testing.T) {
+	grants := [][]string{{"mcp"}, {"admin:read"}, {"admin:write"}, {"admin:read", "admin:write"}, agentsmcp.Scopes}
+	var keys []Key
+	for i, g := range grants {
+		keys = append(keys, Key{Name: "k" + string(rune('0'+i)), Secret: "matrix-key-" + string(rune('0'+i)), Scopes: g})
+	}
+	a, err := New(Config{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpEndpoint := a.Middleware(agentsmcp.ScopeMCP)(okHandler)
+	admin := a.Authenticate(a.RequireAdmin(okHandler))
+	endpoints := []struct {
+		name   string
+		h      http.Handler
+		method string
+		scope  string
+	}{
+		{"mcp POST", mcpEndpoint, http.MethodPost, "mcp"},
+		{"mcp GET", mcpEndpoint, http.MethodGet, "mcp"},
+		{"admin GET", admin, http.MethodGet, "admin:read"},
+		{"admin HEAD", admin, http.MethodHead, "admin:read"},
+		{"admin POST", admin, http.MethodPost, "admin:write"},
+		{"admin PUT", admin, http.MethodPut, "admin:write"},
+		{"admin DELETE", admin, http.MethodDelete, "admin:write"},
+	}
+	for i, g := range grants {
+		for _, e := range endpoints {
+			want := http.StatusForbidden
+			if slices.Contains(g, e.scope) {
+				want = http.StatusOK
+			}
+			rec, _ := do(t, e.h, e.method, bearer(keys[i].Secret))
+			if rec.Code != want {
+				t.Errorf("key with %v on %s: %d, want %d", g, e.name, rec.Code, want)
+			}
+			if want == http.StatusForbidden && !strings.Contains(rec.Header().Get("WWW-Authenticate"), `scope="`+e.scope+`"`) {
+				t.Errorf("key with %v on %s: challenge %q does not name %s", g, e.name, rec.Header().Get("WWW-Authenticate"), e.scope)
+			}
+		}
+	}
+}
+
+// Without credentials configured, every request is anonymous and is
+// served the same way whatever it carries.
+func TestMiddlewareWithoutAuth(t *testing.T) {
+	a, err := New(Config{OnFailure: func(*http.Request, string, int, string) { t.Error("OnFailure called without auth") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []http.Handler{a.Middleware(agentsmcp.ScopeMCP)(okHandler), a.Authenticate(a.RequireAdmin(okHandler))} {
+		for _, header := range []http.Header{nil, bearer("anything"), {"Authorization": {"Basic x"}}} {
+			for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+				rec, _ := do(t, h, method, header)
+				if rec.Code != http.StatusOK || rec.Body.String() != agentsmcp.AnonymousPrincipal {
+					t.Errorf("%s with %v: %d %q, want 200 anonymous", method, header, rec.Code, rec.Body)
+				}
+			}
+		}
+	}
+	if a.Metadata() != nil || a.ResourceMetadataURL() != "" {
+		t.Error("metadata without JWT")
+	}
+}
+
+// The handler behind Authenticate sees the request as it came, plus the
+// principal in both places MCP code looks.
+func TestAuthenticateContext(t *testing.T) {
+	rs := newRSASigner(t, "rsa-1")
+	is := newTestIssuer(t, rs)
+	a, err := New(Config{Keys: []Key{{Name: "agent", Secret: mcpKey, Scopes: []string{"mcp"}, Tools: []string{"x__*"}}}, JWT: is.jwtConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		header    http.Header
+		principal *agentsmcp.Principal
+		info      *sdkauth.TokenInfo
+	}
+	var got seen
+	h := a.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = seen{r.Header.Clone(), agentsmcp.PrincipalFrom(r.Context()), sdkauth.TokenInfoFromContext(r.Context())}
+	}))
+	jwtExp := time.Now().Add(time.Hour).Truncate(time.Second)
+	c := claims("alice", "mcp admin:read")
+	c["exp"] = jwtExp.Unix()
+	for _, tt := range []struct {
+		name    string
+		token   string
+		wantID  string
+		wantExp time.Time
+	}{
+		{"key", mcpKey, "key:" + sha256Hex(mcpKey)[:12], time.Time{}},
+		{"jwt", rs.sign(t, c), "jwt:alice", jwtExp},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			header := http.Header{"Authorization": {"Bearer " + tt.token}, "X-Trace": {"abc"}, "Mcp-Session-Id": {"s1"}}
+			rec, _ := do(t, h, http.MethodPost, header)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d %s", rec.Code, rec.Body)
+			}
+			for k, v := range header {
+				if !slices.Equal(got.header[k], v) {
+					t.Errorf("header %s = %q, want %q", k, got.header[k], v)
+				}
+			}
+			if got.principal == nil || got.principal.ID != tt.wantID {
+				t.Fatalf("context principal %+v, want %s", got.principal, tt.wantID)
+			}
+			if got.info == nil || got.info.UserID != tt.wantID || !got.info.Expiration.Equal(tt.wantExp) || !slices.Equal(got.info.Scopes, got.principal.Scopes) {
+				t.Fatalf("TokenInfo %+v, want UserID %s, expiry %v", got.info, tt.wantID, tt.wantExp)
+			}
+			if p := PrincipalFromTokenInfo(got.info); p != got.principal {
+				t.Errorf("PrincipalFromTokenInfo = %p, want the context principal %p", p, got.principal)
+			}
+		})
+	}
+	if PrincipalFromTokenInfo(nil) != nil || PrincipalFromTokenInfo(&sdkauth.TokenInfo{UserID: "x"}) != nil {
+		t.Error("PrincipalFromTokenInfo of a foreign TokenInfo is not nil")
+	}
+}
+
+// The principal reaches a real go-sdk tool handler as
+// req.Extra.TokenInfo, over a real streamable HTTP connection, and go-sdk
+// binds the session to it.
+func TestPrincipalReachesMCPHandler(t *testing.T) {
+	a, err := New(Config{Keys: []Key{
+		{Name: "agent", Secret: mcpKey, Scopes: []string{"mcp"}, Tools: []string{"whoami"}},
+		{Name: "other", Secret: "other-mcp-key-0003", Scopes: []string{"mcp"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		p := PrincipalFromTokenInfo(req.Extra.TokenInfo)
+		if p == nil {
+			return nil, nil, agentsmcp.Errorf(agentsmcp.EUNAUTHORIZED, "no principal")
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: p.ID + " " + p.Name + " " + strings.Join(p.Tools, ",")}}}, nil, nil
+	})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	srv := httptest.NewServer(a.Middleware(agentsmcp.ScopeMCP)(handler))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var sessionID string
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:             srv.URL,
+		HTTPClient:           &http.Client{Transport: bearerTransport{token: mcpKey, sessionID: &sessionID}},
+		DisableStandaloneSSE: true,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "key:" + sha256Hex(mcpKey)[:12] + " agent whoami"
+	if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || text != want {
+		t.Fatalf("whoami = %q (error %v), want %q", text, res.IsError, want)
+	}
+
+	// Another valid key may not use the first key's session.
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer other-mcp-key-0003")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sessionID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if sessionID == "" || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("other key on session %q: %d, want 403", sessionID, resp.StatusCode)
+	}
+}
+
+// bearerTransport adds the key to every request and remembers the MCP
+// session the server assigns.
+type bearerTransport struct {
+	token     string
+	sessionID *string
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && resp.Header.Get("Mcp-Session-Id") != "" {
+		*b.sessionID = resp.Header.Get("Mcp-Session-Id")
+	}
+	return resp, err
+}
+
+// While the issuer's keys cannot be fetched, JWT callers get 503, not a
+// challenge that would send them to fetch a new token.
+func TestMiddlewareIssuerDown(t *testing.T) {
+	rs := newRSASigner(t, "rsa-1")
+	is := newTestIssuer(t, rs)
+	is.setDown(true)
+	var log failureLog
+	a, err := New(Config{JWT: is.jwtConfig(), OnFailure: log.hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, body := do(t, a.Middleware(agentsmcp.ScopeMCP)(okHandler), http.MethodPost, bearer(rs.sign(t, claims("alice", "mcp"))))
+	if rec.Code != http.StatusServiceUnavailable || body.Error.Code != "unavailable" || rec.Header().Get("WWW-Authenticate") != "" {
+		t.Errorf("issuer down: %d %+v challenge %q; want 503 unavailable without challenge", rec.Code, body, rec.Header().Get("WWW-Authenticate"))
+	}
+	if f := log.take(); len(f) != 1 || f[0].status != 503 || f[0].hint != "jwt:alice" {
+		t.Errorf("OnFailure %+v", f)
+	}
+}
+
+// go-sdk's own middleware accepts the adapter.
+func TestTokenVerifierWithSDKMiddleware(t *testing.T) {
+	a, err := New(Config{Keys: []Key{{Secret: mcpKey, Scopes: []string{"mcp"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *agentsmcp.Principal
+	h := sdkauth.RequireBearerToken(a.TokenVerifier(), &sdkauth.RequireBearerTokenOptions{Scopes: []string{"mcp"}, AllowMissingExpiration: true})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got = PrincipalFromTokenInfo(sdkauth.TokenInfoFromContext(r.Context()))
+		}))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	req.Header.Set("Authorization", "Bearer wrong")
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("wrong key through go-sdk: %d, want 401", rec.Code)
+	}
+	req.Header.Set("Authorization", "Bearer "+mcpKey)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || got == nil || got.ID != "key:"+sha256Hex(mcpKey)[:12] {
+		t.Errorf("good key through go-sdk: %d, principal %+v", rec.Code, got)
+	}
+}
+
+// RequireScope without Authenticate in front is a wiring mistake; it
+// fails closed.
+func TestRequireScopeWithoutPrincipal(t *testing.T) {
+	a, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, body := do(t, a.RequireScope(agentsmcp.ScopeMCP)(okHandler), http.MethodGet, nil)
+	if rec.Code != http.StatusUnauthorized || body.Error.Code != "unauthenticated" {
+		t.Errorf("no principal: %d %+v, want 401", rec.Code, body)
+	}
+}

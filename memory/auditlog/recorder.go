@@ -1,0 +1,390 @@
+// Package auditlog writes the audit trail ([agentsmcp.AuditEntry]) without
+// slowing down what it audits: the router records every tool call, the
+// admin API every write, authentication every failure, each through
+// [Recorder.Record], which queues the entry and returns; [Recorder.Run]
+// writes the queue to an [agentsmcp.AuditService] in batches and deletes
+// entries past their retention.
+//
+// The trail is best effort by design. When the store falls behind by more
+// than the queue holds, entries are dropped and counted ([Recorder.Dropped])
+// rather than delaying callers; a store that fails is retried with backoff,
+// and the entries waiting meanwhile are kept as long as the queue has room.
+package auditlog
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// DefaultRetention is the retention period agents-mcp recommends: 30 days.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// Options configures a [Recorder]. Zero sizes and durations select the
+// defaults, except Retention, where zero means no retention.
+type Options struct {
+	// QueueSize bounds the entries accepted and not yet written (default
+	// 4096).
+	QueueSize int
+	// BatchSize is the most entries one store call carries (default 100,
+	// at most [agentsmcp.MaxAuditBatchEntries]).
+	BatchSize int
+	// FlushInterval is the longest an entry waits for its batch to fill
+	// (default 1 s).
+	FlushInterval time.Duration
+	// EnqueueWait is how long Record waits for room in a full queue before
+	// it drops the entry (default 5 ms): the most an audited request is
+	// ever delayed.
+	EnqueueWait time.Duration
+	// WriteTimeout bounds each store call (default 10 s).
+	WriteTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait before retrying a failed
+	// write (default 100 ms and 30 s), doubling from one to the other,
+	// with jitter.
+	MinBackoff, MaxBackoff time.Duration
+	// FlushTimeout bounds the final flush when Run's context ends (default
+	// 5 s); what is still unwritten then is counted as dropped.
+	FlushTimeout time.Duration
+	// Retention is how long entries are kept: every RetentionInterval,
+	// entries older than now - Retention are deleted. Zero (or negative)
+	// disables retention: entries are kept forever. See DefaultRetention.
+	Retention time.Duration
+	// RetentionInterval is how often retention runs (default 1 h); the
+	// first run is when Run starts.
+	RetentionInterval time.Duration
+	// RetentionTimeout bounds one retention delete (default 5 min).
+	RetentionTimeout time.Duration
+	// LogInterval is the least time between two warnings of the same kind
+	// (entries dropped, writes failing), default 1 min, so that a store
+	// outage does not flood the log.
+	LogInterval time.Duration
+	// Logger receives the warnings; default none.
+	Logger *slog.Logger
+}
+
+// Recorder is the non-blocking, batching writer of the audit trail. Create
+// it with [New], start [Recorder.Run] once in a goroutine, and Record from
+// any goroutine. It is safe for concurrent use.
+type Recorder struct {
+	store agentsmcp.AuditService
+	opts  Options
+	queue chan *agentsmcp.AuditEntry
+
+	// mu is held for reading by Record while it may send to queue, and for
+	// writing by Run to set stopped: after that, nothing more is sent, so
+	// the final flush sees every entry that was accepted.
+	mu      sync.RWMutex
+	stopped bool
+	started atomic.Bool
+
+	dropped  atomic.Uint64
+	written  atomic.Uint64
+	pending  atomic.Int64
+	dropLog  logLimiter
+	writeLog logLimiter
+}
+
+// New returns a Recorder writing to store. Nothing runs until
+// [Recorder.Run]; entries recorded before are queued.
+func New(store agentsmcp.AuditService, opts Options) *Recorder {
+	setDefault(&opts.QueueSize, 4096)
+	setDefault(&opts.BatchSize, 100)
+	opts.BatchSize = min(opts.BatchSize, agentsmcp.MaxAuditBatchEntries)
+	setDefault(&opts.FlushInterval, time.Second)
+	setDefault(&opts.EnqueueWait, 5*time.Millisecond)
+	setDefault(&opts.WriteTimeout, 10*time.Second)
+	setDefault(&opts.MinBackoff, 100*time.Millisecond)
+	setDefault(&opts.MaxBackoff, 30*time.Second)
+	opts.MaxBackoff = max(opts.MaxBackoff, opts.MinBackoff)
+	setDefault(&opts.FlushTimeout, 5*time.Second)
+	setDefault(&opts.RetentionInterval, time.Hour)
+	setDefault(&opts.RetentionTimeout, 5*time.Minute)
+	setDefault(&opts.LogInterval, time.Minute)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Recorder{store: store, opts: opts, queue: make(chan *agentsmcp.AuditEntry, opts.QueueSize)}
+}
+
+func setDefault[T int | time.Duration](p *T, v T) {
+	if *p <= 0 {
+		*p = v
+	}
+}
+
+// Record queues e to be written, and takes ownership of it: the caller must
+// not use e afterwards. It returns at once while the queue has room, and
+// after at most Options.EnqueueWait when it is full, dropping e then.
+//
+// Record makes e fit the invariants of [agentsmcp.AuditEntry] rather than
+// lose it: e.Arguments may be the raw arguments or request body, which
+// Record passes through [agentsmcp.RedactArguments] (redacting twice is
+// harmless); e.Error, and e.Principal of an auth failure, through
+// [agentsmcp.RedactText]; every text field is cut to its limit and made
+// valid UTF-8; a negative Latency becomes 0; a zero At becomes now and an
+// empty ID a new one. An entry still invalid after that (an unknown Kind
+// or Outcome, no Target) is a bug of the caller: it is dropped, counted,
+// and logged. After Run has returned, every entry is dropped.
+//
+// The redaction runs on the caller's goroutine, so that the queue holds
+// only bounded entries: about 10 µs for small arguments, linear in their
+// size.
+func (r *Recorder) Record(e *agentsmcp.AuditEntry) {
+	if e == nil {
+		return
+	}
+	prepare(e)
+	if err := e.Validate(); err != nil {
+		r.drop(1, "invalid audit entry dropped", err)
+		return
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.stopped {
+		r.drop(1, "audit entry recorded after the recorder stopped", nil)
+		return
+	}
+	r.pending.Add(1)
+	select {
+	case r.queue <- e:
+		return
+	default:
+	}
+	t := time.NewTimer(r.opts.EnqueueWait)
+	defer t.Stop()
+	select {
+	case r.queue <- e:
+	case <-t.C:
+		r.pending.Add(-1)
+		r.drop(1, "audit queue full: entries dropped", nil)
+	}
+}
+
+// prepare makes e fit the entry invariants where that can be done without
+// guessing; see Record.
+func prepare(e *agentsmcp.AuditEntry) {
+	if e.Kind == agentsmcp.AuditAuthFailure {
+		e.Principal = agentsmcp.RedactText(e.Principal, agentsmcp.MaxAuditFieldBytes)
+	}
+	e.Principal = clip(e.Principal, agentsmcp.MaxAuditFieldBytes)
+	e.Target = clip(e.Target, agentsmcp.MaxAuditFieldBytes)
+	e.RequestID = clip(e.RequestID, agentsmcp.MaxAuditFieldBytes)
+	e.Transport = clip(e.Transport, agentsmcp.MaxAuditFieldBytes)
+	if e.Error != "" {
+		e.Error = agentsmcp.RedactText(e.Error, agentsmcp.MaxAuditErrorBytes)
+	}
+	e.Arguments = agentsmcp.RedactArguments(e.Arguments)
+	e.Latency = max(e.Latency, 0)
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	if e.ID == "" {
+		e.ID = agentsmcp.NewID(agentsmcp.AuditIDPrefix)
+	}
+}
+
+// clip makes s valid UTF-8 of at most n bytes.
+func clip(s string, n int) string {
+	return agentsmcp.TruncateUTF8(strings.ToValidUTF8(s, "\uFFFD"), n)
+}
+
+// Dropped counts the entries lost: dropped because the queue was full,
+// invalid, recorded after Run ended, rejected by the store, or left
+// unwritten when the final flush timed out.
+func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
+
+// Written counts the entries the store accepted.
+func (r *Recorder) Written() uint64 { return r.written.Load() }
+
+// Pending counts the entries accepted and neither written nor dropped yet:
+// queued, or in a batch being written or retried.
+func (r *Recorder) Pending() int { return int(r.pending.Load()) }
+
+// Run writes queued entries in batches, of Options.BatchSize or whatever
+// is queued when Options.FlushInterval passes, and runs retention, until
+// ctx ends. A failing write is retried with backoff, holding its batch
+// while later entries wait in the queue. When ctx ends, Run stops taking
+// entries, writes what is queued within Options.FlushTimeout, counts the
+// rest as dropped, and returns. Run is meant to be called once; further
+// calls return at once.
+func (r *Recorder) Run(ctx context.Context) {
+	if !r.started.CompareAndSwap(false, true) {
+		return
+	}
+	var wg sync.WaitGroup
+	if r.opts.Retention > 0 {
+		wg.Go(func() { r.retain(ctx) })
+	}
+	left := r.loop(ctx)
+	wg.Wait()
+	r.finish(context.WithoutCancel(ctx), left)
+}
+
+// loop is Run's main loop; it returns the batch in hand when ctx ends.
+func (r *Recorder) loop(ctx context.Context) []*agentsmcp.AuditEntry {
+	ticker := time.NewTicker(r.opts.FlushInterval)
+	defer ticker.Stop()
+	var batch []*agentsmcp.AuditEntry
+	for {
+		select {
+		case <-ctx.Done():
+			return batch
+		case e := <-r.queue:
+			batch = r.fill(append(batch, e))
+			if len(batch) < r.opts.BatchSize {
+				continue
+			}
+		case <-ticker.C:
+			if len(batch) == 0 {
+				continue
+			}
+		}
+		if left := r.flush(ctx, batch); left != nil {
+			return left
+		}
+		batch = nil
+	}
+}
+
+// fill adds to batch what is queued now, up to a full batch.
+func (r *Recorder) fill(batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
+	for len(batch) < r.opts.BatchSize {
+		select {
+		case e := <-r.queue:
+			batch = append(batch, e)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// flush writes batch, retrying failures with backoff until it is written
+// or ctx ends; it returns the entries still unwritten then, nil otherwise.
+// A batch the store refuses as invalid is written entry by entry, so that
+// only the entries it refuses are lost.
+func (r *Recorder) flush(ctx context.Context, batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
+	backoff := r.opts.MinBackoff
+	for {
+		err := r.create(ctx, batch)
+		switch {
+		case err == nil:
+			r.written.Add(uint64(len(batch)))
+			r.pending.Add(-int64(len(batch)))
+			return nil
+		case agentsmcp.ErrorCode(err) == agentsmcp.EINVALID && len(batch) == 1:
+			r.pending.Add(-1)
+			r.drop(1, "audit entry rejected by the store", err)
+			return nil
+		case agentsmcp.ErrorCode(err) == agentsmcp.EINVALID:
+			for i := range batch {
+				if left := r.flush(ctx, batch[i:i+1]); left != nil {
+					return batch[i:]
+				}
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return batch
+		}
+		if r.writeLog.allow(r.opts.LogInterval) {
+			r.opts.Logger.Warn("audit entries not written; retrying", "entries", len(batch), "pending", r.Pending(), "err", err)
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return batch
+		case <-t.C:
+		}
+		backoff = min(2*backoff, r.opts.MaxBackoff)
+	}
+}
+
+// create is one store call, bounded by WriteTimeout.
+func (r *Recorder) create(ctx context.Context, batch []*agentsmcp.AuditEntry) error {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout)
+	defer cancel()
+	return r.store.CreateAuditEntries(ctx, batch)
+}
+
+// finish stops intake, then writes left and everything queued within
+// FlushTimeout; what remains unwritten is counted as dropped.
+func (r *Recorder) finish(ctx context.Context, left []*agentsmcp.AuditEntry) {
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, r.opts.FlushTimeout)
+	defer cancel()
+	batch := r.fill(left)
+	for len(batch) > 0 {
+		if rest := r.flush(ctx, batch); rest != nil {
+			lost := len(rest) + len(r.queue)
+			for len(r.queue) > 0 {
+				<-r.queue
+			}
+			r.pending.Add(-int64(lost))
+			r.drop(uint64(lost), "audit entries not written before the flush timeout", ctx.Err())
+			return
+		}
+		batch = r.fill(nil)
+	}
+}
+
+// retain deletes the entries past retention now and every
+// RetentionInterval until ctx ends.
+func (r *Recorder) retain(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cutoff := time.Now().Add(-r.opts.Retention)
+		dctx, cancel := context.WithTimeout(ctx, r.opts.RetentionTimeout)
+		n, err := r.store.DeleteAuditEntriesBefore(dctx, cutoff)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.opts.Logger.Warn("audit retention failed", "before", cutoff, "deleted", n, "err", err)
+		case n > 0:
+			r.opts.Logger.Info("audit retention", "before", cutoff, "deleted", n)
+		}
+		t.Reset(r.opts.RetentionInterval)
+	}
+}
+
+// drop counts n lost entries and warns, at most once per LogInterval.
+// The entries themselves are never logged.
+func (r *Recorder) drop(n uint64, msg string, err error) {
+	total := r.dropped.Add(n)
+	if !r.dropLog.allow(r.opts.LogInterval) {
+		return
+	}
+	attrs := []any{"dropped", n, "droppedTotal", total}
+	if err != nil {
+		attrs = append(attrs, "err", err)
+	}
+	r.opts.Logger.Warn(msg, attrs...)
+}
+
+// logLimiter lets one log line through per interval.
+type logLimiter struct{ last atomic.Int64 } // unix nanoseconds of the last line
+
+func (l *logLimiter) allow(interval time.Duration) bool {
+	now := time.Now().UnixNano()
+	last := l.last.Load()
+	if last != 0 && now-last < int64(interval) {
+		return false
+	}
+	return l.last.CompareAndSwap(last, now)
+}

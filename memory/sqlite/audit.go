@@ -1,0 +1,187 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+var _ agentsmcp.AuditService = (*DB)(nil)
+
+const auditColumns = "a.id, a.at, a.request_id, a.principal, a.kind, a.target, a.transport, a.arguments, a.outcome, a.error, a.latency_ns"
+
+const (
+	// insertAuditSQL skips an id already stored: see CreateAuditEntries.
+	insertAuditSQL = `INSERT INTO audit_entries
+		(id, at, request_id, principal, kind, target, transport, arguments, outcome, error, latency_ns)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	// deleteAuditSQL deletes one chunk of the entries older than a time,
+	// oldest first, through the (at, id) index.
+	deleteAuditSQL = `DELETE FROM audit_entries WHERE id IN
+		(SELECT id FROM audit_entries WHERE at < ? ORDER BY at, id LIMIT ?)`
+)
+
+// auditDeleteChunk is how many entries one retention transaction deletes:
+// small enough that the single writer is held for milliseconds, so other
+// writes interleave with a large retention delete.
+const auditDeleteChunk = 2000
+
+// auditCursor is the cursor kind of FindAuditEntries (see cursor.go).
+const auditCursor = "a"
+
+// The audit statements join those prepared at Open (see writeStatements
+// in sqlite.go), which every write statement must be.
+func init() {
+	writeStatements = append(writeStatements, insertAuditSQL, deleteAuditSQL)
+}
+
+// CreateAuditEntries implements [agentsmcp.AuditService]: every entry is
+// validated first, then all are inserted in one transaction, so a batch is
+// stored whole or not at all. IDs and times are assigned into the entries
+// before the write; an ID already stored is skipped.
+func (db *DB) CreateAuditEntries(ctx context.Context, entries []*agentsmcp.AuditEntry) error {
+	if err := agentsmcp.ValidateAuditBatch(entries); err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	t := now()
+	for _, e := range entries {
+		if e.ID == "" {
+			e.ID = agentsmcp.NewID(agentsmcp.AuditIDPrefix)
+		}
+		if e.At.IsZero() {
+			e.At = t
+		}
+		e.At = fromMillis(toMillis(e.At))
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		stmt := db.txStmt(ctx, tx, insertAuditSQL)
+		for _, e := range entries {
+			if _, err := stmt.ExecContext(ctx, e.ID, toMillis(e.At), e.RequestID, e.Principal, string(e.Kind), e.Target,
+				e.Transport, string(e.Arguments), string(e.Outcome), e.Error, int64(e.Latency)); err != nil {
+				return fmt.Errorf("insert audit entry: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// FindAuditEntries implements [agentsmcp.AuditService]. Each filter field
+// has an index ending in (at, id), so SQLite reads a page off one of them
+// newest first; Since and Until bound at.
+func (db *DB) FindAuditEntries(ctx context.Context, f agentsmcp.AuditFilter) ([]*agentsmcp.AuditEntry, string, error) {
+	q, err := auditQuery(f)
+	if err != nil {
+		return nil, "", err
+	}
+	size := agentsmcp.PageSize(f.Limit)
+	query, args := q.sql(size + 1)
+	rows, err := db.query(ctx, query, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("find audit entries: %w", err)
+	}
+	defer rows.Close()
+	items := []*agentsmcp.AuditEntry{}
+	for rows.Next() {
+		e, err := scanAuditEntry(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("find audit entries: %w", err)
+		}
+		items = append(items, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("find audit entries: %w", err)
+	}
+	var next string
+	if len(items) > size {
+		items = items[:size]
+		last := items[size-1]
+		next = encodeCursor(auditCursor, cursor{n: toMillis(last.At), id: last.ID})
+	}
+	return items, next, nil
+}
+
+// DeleteAuditEntriesBefore implements [agentsmcp.AuditService]. It deletes
+// in chunks of auditDeleteChunk entries, one transaction each, oldest first;
+// when ctx ends part-way, what was deleted stays deleted and is counted.
+func (db *DB) DeleteAuditEntriesBefore(ctx context.Context, t time.Time) (int64, error) {
+	before := ceilMillis(t)
+	var total int64
+	for {
+		var n int64
+		err := db.write(ctx, func(tx *sql.Tx) error {
+			res, err := db.txStmt(ctx, tx, deleteAuditSQL).ExecContext(ctx, before, auditDeleteChunk)
+			if err != nil {
+				return fmt.Errorf("delete audit entries: %w", err)
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < auditDeleteChunk {
+			return total, nil
+		}
+	}
+}
+
+// auditQuery builds the page query of f.
+func auditQuery(f agentsmcp.AuditFilter) (*listQuery, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	q := &listQuery{columns: auditColumns, from: "audit_entries a", keyN: "a.at", keyID: "a.id"}
+	for _, eq := range []struct{ column, value string }{
+		{"a.principal", f.Principal}, {"a.kind", string(f.Kind)}, {"a.target", f.Target}, {"a.outcome", string(f.Outcome)},
+	} {
+		if eq.value != "" {
+			q.and(eq.column+" = ?", eq.value)
+		}
+	}
+	if f.RequestID != "" {
+		// The literal condition lets SQLite use the partial index.
+		q.and("a.request_id = ? AND a.request_id != ''", f.RequestID)
+	}
+	if !f.Since.IsZero() {
+		q.and("a.at >= ?", ceilMillis(f.Since))
+	}
+	if !f.Until.IsZero() {
+		q.and("a.at < ?", ceilMillis(f.Until))
+	}
+	if f.Cursor != "" {
+		c, err := decodeCursor(auditCursor, f.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		q.after(c)
+	}
+	return q, nil
+}
+
+func scanAuditEntry(row scanner) (*agentsmcp.AuditEntry, error) {
+	var (
+		e             agentsmcp.AuditEntry
+		at, latency   int64
+		kind, outcome string
+		arguments     string
+	)
+	if err := row.Scan(&e.ID, &at, &e.RequestID, &e.Principal, &kind, &e.Target, &e.Transport,
+		&arguments, &outcome, &e.Error, &latency); err != nil {
+		return nil, err
+	}
+	e.At = fromMillis(at)
+	e.Kind, e.Outcome = agentsmcp.AuditKind(kind), agentsmcp.AuditOutcome(outcome)
+	if arguments != "" {
+		e.Arguments = json.RawMessage(arguments)
+	}
+	e.Latency = time.Duration(latency)
+	return &e, nil
+}

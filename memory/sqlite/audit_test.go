@@ -1,0 +1,105 @@
+package sqlite
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// TestAuditQueryPlans checks with EXPLAIN QUERY PLAN that each audit
+// filter reads its page off its own index in order (no sort, no scan of
+// the table), and that retention deletes through the time index.
+func TestAuditQueryPlans(t *testing.T) {
+	db := openTest(t)
+	since, until := time.Unix(100, 0), time.Unix(200, 0)
+	cur := encodeCursor(auditCursor, cursor{n: 150_000, id: agentsmcp.NewID(agentsmcp.AuditIDPrefix)})
+	tests := []struct {
+		name  string
+		f     agentsmcp.AuditFilter
+		index string
+	}{
+		{"all", agentsmcp.AuditFilter{}, "audit_entries_at"},
+		{"all, paged", agentsmcp.AuditFilter{Cursor: cur}, "audit_entries_at"},
+		{"time range", agentsmcp.AuditFilter{Since: since, Until: until}, "audit_entries_at"},
+		{"principal", agentsmcp.AuditFilter{Principal: "jwt:bob", Cursor: cur}, "audit_entries_principal_at"},
+		{"kind", agentsmcp.AuditFilter{Kind: agentsmcp.AuditAdminWrite, Since: since}, "audit_entries_kind_at"},
+		{"target", agentsmcp.AuditFilter{Target: "files__read_file", Until: until}, "audit_entries_target_at"},
+		{"outcome", agentsmcp.AuditFilter{Outcome: agentsmcp.AuditDenied, Cursor: cur}, "audit_entries_outcome_at"},
+		{"request id", agentsmcp.AuditFilter{RequestID: "r1"}, "audit_entries_request_at"},
+	}
+	type stmt struct {
+		name, sql, index string
+		args             []any
+	}
+	var stmts []stmt
+	for _, tt := range tests {
+		q, err := auditQuery(tt.f)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		s, args := q.sql(21)
+		stmts = append(stmts, stmt{tt.name, s, tt.index, args})
+	}
+	stmts = append(stmts, stmt{"retention", `SELECT id FROM audit_entries WHERE at < ? ORDER BY at, id LIMIT ?`,
+		"audit_entries_at", []any{int64(1), auditDeleteChunk}})
+	for _, s := range stmts {
+		rows, err := db.writer.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+s.sql, s.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		var details []string
+		for rows.Next() {
+			var id, parent, notUsed int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+				t.Fatal(err)
+			}
+			details = append(details, detail)
+		}
+		rows.Close()
+		plan := strings.Join(details, "\n")
+		if !strings.Contains(plan, "USING INDEX "+s.index) && !strings.Contains(plan, "USING COVERING INDEX "+s.index) {
+			t.Errorf("%s: plan does not use %s:\n%s\n%s", s.name, s.index, s.sql, plan)
+		}
+		if strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("%s: plan sorts:\n%s\n%s", s.name, s.sql, plan)
+		}
+	}
+}
+
+// TestAuditRetentionInChunks deletes more entries than one chunk holds:
+// the count covers every chunk and newer entries stay.
+func TestAuditRetentionInChunks(t *testing.T) {
+	db := openTest(t)
+	ctx := t.Context()
+	old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const nOld = 2*auditDeleteChunk + 137
+	for done := 0; done < nOld; {
+		batch := make([]*agentsmcp.AuditEntry, 0, agentsmcp.MaxAuditBatchEntries)
+		for ; done < nOld && len(batch) < agentsmcp.MaxAuditBatchEntries; done++ {
+			batch = append(batch, &agentsmcp.AuditEntry{At: old.Add(time.Duration(done) * time.Second),
+				Kind: agentsmcp.AuditToolCall, Target: "t", Outcome: agentsmcp.AuditOK})
+		}
+		if err := db.CreateAuditEntries(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutoff := old.Add(48 * time.Hour)
+	recent := []*agentsmcp.AuditEntry{
+		{At: cutoff, Kind: agentsmcp.AuditToolCall, Target: "kept", Outcome: agentsmcp.AuditOK},
+		{At: cutoff.Add(time.Hour), Kind: agentsmcp.AuditToolCall, Target: "kept", Outcome: agentsmcp.AuditOK},
+	}
+	if err := db.CreateAuditEntries(ctx, recent); err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.DeleteAuditEntriesBefore(ctx, cutoff)
+	if err != nil || n != nOld {
+		t.Fatalf("DeleteAuditEntriesBefore: %d, %v; want %d", n, err, nOld)
+	}
+	items, next, err := db.FindAuditEntries(ctx, agentsmcp.AuditFilter{Limit: agentsmcp.MaxPageSize})
+	if err != nil || next != "" || len(items) != 2 || items[0].ID != recent[1].ID || items[1].ID != recent[0].ID {
+		t.Fatalf("left after retention: %d items, cursor %q, %v; want the 2 recent entries", len(items), next, err)
+	}
+}
