@@ -59,6 +59,10 @@ func (p *Principal) MayUseTool(name string) bool {
 	return false
 }
 
+// TokenInfoPrincipal is the key of go-sdk's auth.TokenInfo.Extra under
+// which authentication hands each MCP request's *Principal to the router.
+const TokenInfoPrincipal = "principal"
+
 type principalKey struct{}
 
 // WithPrincipal returns ctx carrying p.

@@ -37,15 +37,11 @@ type AccessOptions struct {
 // limit; its data is {"retryAfterMs": N}.
 const CodeRateLimited = -32029
 
-// TokenInfoPrincipal is the key of auth.TokenInfo.Extra under which the
-// authentication layer stores the request's *agentsmcp.Principal.
-const TokenInfoPrincipal = "principal"
-
 // principalOf returns the caller of req and whether it came with the
 // request's own credentials.
 func (r *Router) principalOf(req mcp.Request) (p *agentsmcp.Principal, own bool) {
 	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-		if p, ok := extra.TokenInfo.Extra[TokenInfoPrincipal].(*agentsmcp.Principal); ok {
+		if p, ok := extra.TokenInfo.Extra[agentsmcp.TokenInfoPrincipal].(*agentsmcp.Principal); ok {
 			return p, true
 		}
 	}

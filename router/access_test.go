@@ -133,7 +133,7 @@ func TestAllowlistOfTheRequestsPrincipalOverHTTP(t *testing.T) {
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: p.ID, Scopes: p.Scopes, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{router.TokenInfoPrincipal: p}}, nil
+		return &auth.TokenInfo{UserID: p.ID, Scopes: p.Scopes, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{agentsmcp.TokenInfoPrincipal: p}}, nil
 	}
 	h := f.router.HTTPHandler(router.HTTPOptions{Authenticate: auth.RequireBearerToken(verify, nil)})
 	srv := httptest.NewServer(h)

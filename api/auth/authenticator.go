@@ -156,7 +156,7 @@ func (a *Authenticator) TokenVerifier() sdkauth.TokenVerifier {
 }
 
 // principalExtra is the TokenInfo.Extra key of the *agentsmcp.Principal.
-const principalExtra = "principal"
+const principalExtra = agentsmcp.TokenInfoPrincipal
 
 // NewTokenInfo returns the go-sdk TokenInfo for p: UserID is p.ID (go-sdk
 // binds MCP sessions to it, so one caller cannot take over another's

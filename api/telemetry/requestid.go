@@ -6,29 +6,27 @@ import (
 	"net/http"
 	"time"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+
 	"github.com/oklog/ulid/v2"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // RequestIDHeader carries a request's id, in requests and in answers.
-const RequestIDHeader = "X-Request-Id"
+const RequestIDHeader = agentsmcp.RequestIDHeader
 
 // MaxRequestIDLen is the longest request id taken from a caller.
 const MaxRequestIDLen = 128
 
-type requestIDKey struct{}
-
-// WithRequestID returns ctx carrying the request id id.
+// WithRequestID returns ctx carrying the request id id (the root
+// package's key, which the router and the audit trail read too).
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
+	return agentsmcp.WithRequestID(ctx, id)
 }
 
 // RequestID returns the request id ctx carries, or "".
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
+func RequestID(ctx context.Context) string { return agentsmcp.RequestIDFrom(ctx) }
 
 // NewRequestID returns a new request id: a ULID, 26 characters that sort
 // by time.

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -26,6 +28,8 @@ type app struct {
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
+	security *security
+	metrics  *telemetry.Metrics
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -59,18 +63,21 @@ func (a *app) stop() {
 	}
 }
 
+// newLogger logs JSON lines; records logged with a request's context carry
+// its request id and trace.
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	return slog.New(telemetry.NewLogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.SlogLevel()})))
 }
 
 // assemble opens the memory layer and builds the router with its local
 // tools. Background goroutines started here end when app.stop is called.
-func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*app, error) {
+func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *slog.Logger) (*app, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	a := &app{cancel: cancel}
+	a := &app{cancel: cancel, security: sec, metrics: telemetry.NewMetrics(telemetry.MetricsOptions{Version: version, Logger: logger})}
+	sec.metrics = a.metrics
 	fail := func(err error) (*app, error) {
 		a.stop()
 		return nil, err
@@ -83,6 +90,8 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 	logger.Info("memory", "store", m.where, "embedder", m.embedder.ID())
 	recorder := mcptools.NewRecorder(m.store, 4096, logger)
 	a.wg.Go(func() { recorder.Run(bg) })
+	sec.audit = auditlog.New(m.store, auditlog.Options{Retention: cfg.AuditRetention, Logger: logger})
+	a.wg.Go(func() { sec.audit.Run(bg) })
 
 	a.router = router.New(router.Options{
 		Version:      version,
@@ -93,7 +102,9 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 			if c.Refused == "" { // tool performance counts calls that ran
 				recorder.Record(c.Tool, c.Duration, c.Error)
 			}
+			sec.toolCalled(c)
 		},
+		Access: sec.routerAccess(),
 	})
 	a.local = router.NewLocalTools()
 	search, err := router.AddSearchToolsWith(a.local, a.router, router.SearchOptions{Embedder: m.queryEmbedder, Logger: logger})
@@ -126,7 +137,20 @@ func assemble(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*ap
 		return fail(err)
 	}
 	m.run(bg, &a.wg, logger)
-	a.pool = remote.NewPool(remote.Options{Registry: a.router, Logger: logger, ClientVersion: version})
+	a.pool = remote.NewPool(remote.Options{Registry: a.router, Logger: logger, ClientVersion: version, HTTPTransport: telemetry.PropagatingTransport(nil)})
+	a.metrics.SetSources(telemetry.Sources{
+		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
+		Upstreams: func() []telemetry.UpstreamState {
+			var out []telemetry.UpstreamState
+			for _, st := range a.pool.Statuses() {
+				out = append(out, telemetry.UpstreamState{Name: st.Name, State: string(st.State), Tools: st.Tools})
+			}
+			return out
+		},
+		Tasks:         m.store,
+		OutboxBacklog: m.store.OutboxBacklog,
+		AuditDropped:  sec.audit.Dropped,
+	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
 	// Tasks left running by a crash or a stop are resumed once the
 	// upstreams are back.

@@ -31,6 +31,8 @@ type store interface {
 	agentsmcp.ThoughtService
 	agentsmcp.PlanService
 	agentsmcp.TaskService
+	agentsmcp.AuditService
+	CountTasksByStatus(ctx context.Context) (map[agentsmcp.TaskStatus]int64, error)
 	Ping(ctx context.Context) error
 }
 

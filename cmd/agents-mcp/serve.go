@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/api"
+	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -25,10 +26,22 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	logger := newLogger(cfg, stderr)
 	cfg.LogSettings(ctx, logger)
-	if !cfg.IsLoopbackAddr() && len(cfg.APIKeys) == 0 && !cfg.Insecure {
-		return fmt.Errorf("refusing to serve on non-loopback address %s without credentials: set AGENTS_MCP_API_KEYS (or api_keys in the config file), or pass --insecure to accept unauthenticated clients", cfg.Addr)
+	if err := cfg.CheckExposure(); err != nil {
+		return err
 	}
-	a, err := assemble(ctx, cfg, logger)
+	sec, err := newSecurity(cfg, logger)
+	if err != nil {
+		return err
+	}
+	if err := sec.authn.RefreshJWKS(ctx); err != nil {
+		logger.Warn("the JWT issuer's keys could not be fetched at start-up; JWT requests fail until they can", "error", err)
+	}
+	shutdownTracing, err := telemetry.SetupTracing(ctx, telemetry.TracingConfig{ServiceName: "agents-mcp", Version: version, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer flushTraces(shutdownTracing, logger)
+	a, err := assemble(ctx, cfg, sec, logger)
 	if err != nil {
 		return err
 	}
@@ -41,9 +54,10 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
 	}
-	if len(cfg.APIKeys) > 0 {
-		httpOpts.Authenticate = func(h http.Handler) http.Handler { return api.RequireAPIKey(cfg.APIKeys, "mcp", h) }
-	} else if !cfg.IsLoopbackAddr() {
+	// Always: without credentials every request gets the anonymous
+	// principal, so that the router sees one caller model.
+	httpOpts.Authenticate = sec.mcpHTTP
+	if !sec.authn.Configured() && !cfg.IsLoopbackAddr() {
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", cfg.Addr)
 	}
 	mcpHTTP := a.router.HTTPHandler(httpOpts)
@@ -51,6 +65,8 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	for _, p := range []string{"/mcp", "/sse", "/messages"} {
 		mux.Handle(p, mcpHTTP)
 	}
+	sec.authn.RegisterMetadata(mux)
+	mux.Handle("GET /metrics", a.metrics.Handler())
 	health := &api.Health{
 		Draining: a.router.Draining,
 		Checks: map[string]api.ReadinessCheck{
@@ -69,7 +85,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           telemetry.HTTPMiddleware(telemetry.RequestIDMiddleware(mux)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -83,6 +99,15 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	case <-ctx.Done():
 	}
 	return shutdown(srv, serveErr, a.router, mcpHTTP, cfg.ShutdownTimeout, logger)
+}
+
+// flushTraces exports the spans still buffered, within a few seconds.
+func flushTraces(shutdown func(context.Context) error, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := shutdown(ctx); err != nil {
+		logger.Warn("flushing traces", "error", err)
+	}
 }
 
 // sessionCloseWait bounds how long shutdown waits for the MCP sessions to

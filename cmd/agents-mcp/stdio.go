@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/router"
 
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
@@ -18,10 +20,23 @@ func stdioCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	logger := newLogger(cfg, stderr)
 	cfg.LogSettings(ctx, logger)
-	a, err := assemble(ctx, cfg, logger)
+	sec, err := newSecurity(cfg, logger)
+	if err != nil {
+		return err
+	}
+	// Checked before anything starts: a refused credential does no work.
+	if sec.stdio, err = sec.authn.AuthenticateStdio(ctx, cfg.StdioAPIKey); err != nil {
+		return err
+	}
+	shutdownTracing, err := telemetry.SetupTracing(ctx, telemetry.TracingConfig{ServiceName: "agents-mcp", Version: version, Logger: logger, StdoutInUse: true})
+	if err != nil {
+		return err
+	}
+	defer flushTraces(shutdownTracing, logger)
+	a, err := assemble(ctx, cfg, sec, logger)
 	if err != nil {
 		return err
 	}
 	defer a.stop()
-	return a.router.Server().Run(ctx, &router.StdioTransport{Grace: cfg.ShutdownTimeout})
+	return a.router.Server().Run(agentsmcp.WithPrincipal(ctx, sec.stdio), &router.StdioTransport{Grace: cfg.ShutdownTimeout})
 }

@@ -1,0 +1,228 @@
+package admin
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/remote"
+)
+
+// Prefix is the path under which [Handler] serves its routes: mount it
+// with the prefix kept, e.g. mux.Handle(admin.Prefix+"/", h).
+const Prefix = "/admin/v1"
+
+// Recall is the semantic search behind the q parameter of the memory
+// routes: what the query_memory tool uses, so that both answer alike.
+// [*mcptools.Recall] implements it. Each method returns the matches best
+// first and the search mode (mcptools.ModeSemantic, or ModeLexical when it
+// fell back to the store's word filter).
+type Recall interface {
+	SimilarLearnings(ctx context.Context, q *mcptools.Query, f agentsmcp.LearningFilter, max int) ([]mcptools.ScoredLearning, string, error)
+	SimilarInsights(ctx context.Context, q *mcptools.Query, f agentsmcp.InsightFilter, max int) ([]mcptools.ScoredInsight, string, error)
+	SimilarPatterns(ctx context.Context, q *mcptools.Query, minSuccessRate float64, max int) ([]mcptools.ScoredPattern, string, error)
+}
+
+// Upstreams manages the upstream MCP servers: [*remote.Pool] implements
+// it. Add must refuse stdio configs on its own too (the pool does); this
+// package refuses them before calling it.
+type Upstreams interface {
+	Add(ctx context.Context, cfg remote.Config) error
+	Remove(ctx context.Context, name string) error
+	Refresh(ctx context.Context, name string) (remote.Status, error)
+	Status(name string) (remote.Status, bool)
+	Statuses() []remote.Status
+	Tools(ctx context.Context, name string) ([]*mcp.Tool, error)
+}
+
+// TaskCanceller stops a task: [*agents.Executor] implements it. Cancel
+// returns the task as it is afterwards; ENOTFOUND for an unknown id.
+type TaskCanceller interface {
+	Cancel(ctx context.Context, id string) (*agentsmcp.Task, error)
+}
+
+// AuditRecorder takes the audit entries of admin writes. Record must not
+// block on storage (the recorder batches and writes in the background)
+// and must not keep e's fields from changing meaning: this package never
+// touches e after the call.
+type AuditRecorder interface {
+	Record(e *agentsmcp.AuditEntry)
+}
+
+// Progress is how far a long operation got: Done of Total units in the
+// named stage ("learnings", "insights", …). Total may grow between stages.
+type Progress struct {
+	Stage string
+	Done  int
+	Total int
+}
+
+// ReindexFunc rebuilds the vector index from the store, calling report
+// after each batch, until done or ctx ends. It runs in an operation of its
+// own, one at a time.
+type ReindexFunc func(ctx context.Context, report func(Progress)) error
+
+// Options configure [New]. Every service is optional: a route whose
+// service is missing answers 503 unavailable, so the API, and its
+// OpenAPI document, stay the same on every server.
+type Options struct {
+	Learnings       agentsmcp.LearningService
+	Insights        agentsmcp.InsightService
+	Patterns        agentsmcp.PatternService
+	ToolPerformance agentsmcp.ToolPerformanceService
+	Tasks           agentsmcp.TaskService
+	Plans           agentsmcp.PlanService
+	Thoughts        agentsmcp.ThoughtService
+	// AuditLog serves GET /audit.
+	AuditLog agentsmcp.AuditService
+	// Recall serves the q parameter; without it q is a word filter of
+	// the store (mode "lexical").
+	Recall    Recall
+	Executor  TaskCanceller
+	Upstreams Upstreams
+	// Reindex serves POST /reindex.
+	Reindex ReindexFunc
+	// Audit records every write; nil records nothing (and New logs a
+	// warning).
+	Audit AuditRecorder
+	// Written is called after the API changed memory (an insight created
+	// or deleted), to wake the vector index sync: vectorsync.Syncer.Notify.
+	Written func()
+	Logger  *slog.Logger
+
+	// MaxBodyBytes bounds request bodies; default 1 MiB.
+	MaxBodyBytes int64
+	// RequestTimeout bounds the store and pool calls of one request;
+	// default 30 s.
+	RequestTimeout time.Duration
+	// MaxOperations bounds the operations kept (running or ended); when
+	// it is reached the oldest ended one is forgotten, and with every one
+	// running a new one is refused (429). Default 64.
+	MaxOperations int
+	// OperationTTL is how long an ended operation stays visible; default
+	// 1 h.
+	OperationTTL time.Duration
+	// RefreshTimeout bounds an upstream refresh operation; default 1 min.
+	RefreshTimeout time.Duration
+	// ReindexTimeout bounds a reindex operation; default 1 h.
+	ReindexTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.MaxOperations <= 0 {
+		o.MaxOperations = 64
+	}
+	if o.OperationTTL <= 0 {
+		o.OperationTTL = time.Hour
+	}
+	if o.RefreshTimeout <= 0 {
+		o.RefreshTimeout = time.Minute
+	}
+	if o.ReindexTimeout <= 0 {
+		o.ReindexTimeout = time.Hour
+	}
+	return o
+}
+
+// Handler serves the admin API under [Prefix]. It owns the goroutines of
+// the operations it starts: call [Handler.Close] when the server stops.
+type Handler struct {
+	opts   Options
+	router chi.Router
+	ops    *operations
+}
+
+// New returns the admin API. Mount it with its prefix kept:
+//
+//	mux.Handle(admin.Prefix+"/", auth.Authenticate(h))
+//
+// It checks scopes itself, from the principal of the request context.
+func New(opts Options) *Handler {
+	opts = opts.withDefaults()
+	if opts.Audit == nil {
+		opts.Logger.Warn("admin API without an audit recorder: admin writes are not audited")
+	}
+	h := &Handler{opts: opts, ops: newOperations(opts.MaxOperations, opts.OperationTTL, opts.Logger)}
+	h.router = h.routes()
+	return h
+}
+
+// ServeHTTP implements [http.Handler].
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.router.ServeHTTP(w, r)
+}
+
+// Close cancels the running operations and waits for them to end, or for
+// ctx. Operations started afterwards are refused (503).
+func (h *Handler) Close(ctx context.Context) error {
+	return h.ops.close(ctx)
+}
+
+// routes declares every route. Reads are wrapped by read (scope
+// admin:read), writes by write (scope admin:write, body limit, audit).
+func (h *Handler) routes() chi.Router {
+	root := chi.NewRouter()
+	root.NotFound(h.notFound)
+	root.MethodNotAllowed(h.methodNotAllowed)
+	root.Route(Prefix, func(r chi.Router) {
+		r.NotFound(h.notFound)
+		r.MethodNotAllowed(h.methodNotAllowed)
+
+		r.Get("/openapi.json", h.read(h.openAPI))
+
+		r.Get("/learnings", h.read(h.listLearnings))
+		r.Get("/learnings/{id}", h.read(h.getLearning))
+		r.Get("/tools/performance", h.read(h.listToolPerformance))
+		r.Get("/patterns", h.read(h.listPatterns))
+		r.Get("/insights", h.read(h.listInsights))
+		r.Post("/insights", h.write(h.createInsight, nil))
+		r.Get("/insights/{id}", h.read(h.getInsight))
+		r.Delete("/insights/{id}", h.write(h.deleteInsight, nil))
+
+		r.Get("/tasks", h.read(h.listTasks))
+		r.Get("/tasks/{id}", h.read(h.getTask))
+		r.Post("/tasks/{id}/cancel", h.write(h.cancelTask, nil))
+		r.Get("/plans/{id}", h.read(h.getPlan))
+		r.Get("/thoughts/{id}", h.read(h.getThought))
+
+		r.Get("/upstreams", h.read(h.listUpstreams))
+		r.Post("/upstreams", h.write(h.addUpstream, scrubUpstreamBody))
+		r.Get("/upstreams/{name}", h.read(h.getUpstream))
+		r.Delete("/upstreams/{name}", h.write(h.removeUpstream, nil))
+		r.Post("/upstreams/{name}/refresh", h.write(h.refreshUpstream, nil))
+
+		r.Post("/reindex", h.write(h.reindex, nil))
+		r.Get("/operations", h.read(h.listOperations))
+		r.Get("/operations/{id}", h.read(h.getOperation))
+		r.Post("/operations/{id}/cancel", h.write(h.cancelOperation, nil))
+
+		r.Get("/audit", h.read(h.listAudit))
+	})
+	return root
+}
+
+// requestContext bounds the service calls of one request.
+func (h *Handler) requestContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), h.opts.RequestTimeout)
+}
+
+func (h *Handler) written() {
+	if h.opts.Written != nil {
+		h.opts.Written()
+	}
+}

@@ -1,0 +1,465 @@
+package admin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/api/admin"
+	"github.com/agents-mcp/agents-mcp/memory/embed"
+	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/sqlite"
+	"github.com/agents-mcp/agents-mcp/memory/vectors"
+	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
+	"github.com/agents-mcp/agents-mcp/remote"
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// The tests use no mocks: the store is a real SQLite database, semantic
+// search a real Recall over an embedded vector index, upstreams real go-sdk
+// MCP servers over streamable HTTP behind a real remote.Pool and router,
+// tasks run on a real executor, and every response is checked against the
+// embedded OpenAPI document by libopenapi-validator. The one stand-in is
+// the authentication layer (package api/auth): testPrincipal puts the
+// principal that the real middleware would into the request context.
+
+// Headers through which tests choose the principal of a request.
+const (
+	principalHeader = "X-Test-Principal"
+	scopesHeader    = "X-Test-Scopes"
+)
+
+// testPrincipal does what the authentication middleware does for the
+// admin API: it puts the caller's principal in the request context (none
+// when the request names none).
+func testPrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get(principalHeader); id != "" {
+			var scopes []string
+			if s := r.Header.Get(scopesHeader); s != "" {
+				scopes = strings.Split(s, ",")
+			}
+			r = r.WithContext(agentsmcp.WithPrincipal(r.Context(), &agentsmcp.Principal{ID: id, Scopes: scopes}))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// storeRecorder is an AuditRecorder that writes each entry to the store at
+// once (the real recorder batches in the background), so tests can read
+// the trail right after a request.
+type storeRecorder struct {
+	t  *testing.T
+	db *sqlite.DB
+
+	mu      sync.Mutex
+	entries []*agentsmcp.AuditEntry
+}
+
+func (s *storeRecorder) Record(e *agentsmcp.AuditEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.db.CreateAuditEntries(ctx, []*agentsmcp.AuditEntry{e}); err != nil {
+		s.t.Errorf("audit entry %+v not stored: %v", e, err)
+	}
+	s.mu.Lock()
+	s.entries = append(s.entries, e)
+	s.mu.Unlock()
+}
+
+func (s *storeRecorder) all() []*agentsmcp.AuditEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.entries)
+}
+
+// upstreamToken is the credential the test upstream requires.
+const upstreamToken = "s3cr3t-upstream-token"
+
+// fixture is an upstream MCP server over streamable HTTP that requires
+// "Authorization: Bearer <upstreamToken>".
+type fixture struct {
+	url     string
+	started chan string // ids of "block" calls that began
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	fx := &fixture{started: make(chan string, 10)}
+	s := mcp.NewServer(&mcp.Implementation{Name: "fixture", Version: "1.0.0"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its arguments as text", InputSchema: obj},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "block", Description: "Blocks until cancelled", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fx.started <- string(req.Params.Arguments)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+upstreamToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	fx.url = srv.URL + "/mcp"
+	return fx
+}
+
+// env is a server assembled as cmd/agents-mcp does, around one admin API.
+type env struct {
+	t        *testing.T
+	db       *sqlite.DB
+	syncer   *vectorsync.Syncer
+	router   *router.Router
+	pool     *remote.Pool
+	executor *agents.Executor
+	fx       *fixture
+	audit    *storeRecorder
+	handler  *admin.Handler
+	srv      *httptest.Server
+}
+
+type envOptions struct {
+	noRecall bool
+	edit     func(*admin.Options)
+}
+
+func newEnv(t *testing.T, eo ...envOptions) *env {
+	t.Helper()
+	var o envOptions
+	if len(eo) > 0 {
+		o = eo[0]
+	}
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "admin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	index := vectors.NewFlat(embed.HashDimensions)
+	syncer, err := vectorsync.New(vectorsync.Config{Outbox: db, Index: index, Embedder: embed.Hash{},
+		Sources: []vectorsync.Source{vectorsync.Learnings(db), vectorsync.Insights(db), vectorsync.Patterns(db)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, db: db, syncer: syncer, fx: newFixture(t)}
+	e.router = router.New(router.Options{Version: "test"})
+	e.pool = remote.NewPool(remote.Options{Registry: e.router, MinBackoff: 50 * time.Millisecond, HealthInterval: time.Minute})
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.pool.Close(cctx); err != nil {
+			t.Errorf("pool close: %v", err)
+		}
+	})
+	e.executor = agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: e.router, StepTimeout: time.Minute})
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.executor.Close(cctx)
+	})
+	e.audit = &storeRecorder{t: t, db: db}
+	opts := admin.Options{
+		Learnings: db, Insights: db, Patterns: db, ToolPerformance: db, Tasks: db, Plans: db, Thoughts: db,
+		AuditLog: db, Executor: e.executor, Upstreams: e.pool, Audit: e.audit, Written: syncer.Notify,
+		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
+			return syncer.Reconcile(ctx, true, func(p vectorsync.Progress) {
+				report(admin.Progress{Stage: p.Namespace, Done: p.Done, Total: p.Total})
+			})
+		},
+	}
+	if !o.noRecall {
+		opts.Recall = &mcptools.Recall{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
+	}
+	if o.edit != nil {
+		o.edit(&opts)
+	}
+	e.handler = admin.New(opts)
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.handler.Close(cctx); err != nil {
+			t.Errorf("admin close: %v", err)
+		}
+	})
+	mux := http.NewServeMux()
+	mux.Handle(admin.Prefix+"/", testPrincipal(e.handler))
+	e.srv = httptest.NewServer(mux)
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// addFixtureUpstream adds the fixture to the pool, as the config file
+// would, and waits until it is ready.
+func (e *env) addFixtureUpstream(name string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := remote.Config{Name: name, Transport: remote.TransportStreamable, URL: e.fx.url, Timeout: 5 * time.Second,
+		Headers: map[string]string{"Authorization": "Bearer " + upstreamToken}}
+	if err := e.pool.AddFromConfig(ctx, cfg.WithDefaults()); err != nil {
+		e.t.Fatal(err)
+	}
+	eventually(e.t, 10*time.Second, "upstream "+name+" is ready", func() bool {
+		st, _ := e.pool.Status(name)
+		return st.State == remote.StateReady
+	})
+}
+
+// drain indexes what the store holds, so that semantic search finds it.
+func (e *env) drain() {
+	e.t.Helper()
+	if _, err := e.syncer.Drain(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// Principals of the tests.
+var (
+	adminAll  = caller{id: "key:admin", scopes: agentsmcp.Scopes}
+	readOnly  = caller{id: "key:reader", scopes: []string{agentsmcp.ScopeAdminRead}}
+	writeOnly = caller{id: "key:writer", scopes: []string{agentsmcp.ScopeAdminWrite}}
+	mcpOnly   = caller{id: "key:mcp", scopes: []string{agentsmcp.ScopeMCP}}
+	nobody    = caller{}
+)
+
+type caller struct {
+	id     string
+	scopes []string
+}
+
+// request is one API call of a test.
+type request struct {
+	method, path string
+	as           caller
+	body         any // marshalled to JSON, or sent as is when []byte or string
+	contentType  string
+	header       map[string]string
+}
+
+// response is what came back, checked against the OpenAPI document.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r *response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+// errorBody returns the error of an error response.
+func (r *response) errorBody(t *testing.T) admin.ErrorBody {
+	t.Helper()
+	var b struct {
+		Error admin.ErrorBody `json:"error"`
+	}
+	r.decode(t, &b)
+	if b.Error.Code == "" {
+		t.Fatalf("no error in %s", r.body)
+	}
+	return b.Error
+}
+
+// do sends req and checks the response against the OpenAPI document (and
+// the request too, when the server accepted it: the document must not be
+// stricter than the server).
+func (e *env) do(req request) *response {
+	e.t.Helper()
+	var body io.Reader
+	var raw []byte
+	switch b := req.body.(type) {
+	case nil:
+	case []byte:
+		raw = b
+	case string:
+		raw = []byte(b)
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if raw != nil {
+		body = bytes.NewReader(raw)
+	}
+	hr, err := http.NewRequest(req.method, e.srv.URL+req.path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if raw != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.contentType != "" {
+		hr.Header.Set("Content-Type", req.contentType)
+	}
+	for k, v := range req.header {
+		hr.Header.Set(k, v)
+	}
+	if req.as.id != "" {
+		hr.Header.Set(principalHeader, req.as.id)
+		hr.Header.Set(scopesHeader, strings.Join(req.as.scopes, ","))
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := &response{status: resp.StatusCode, header: resp.Header, body: got}
+	if resp.StatusCode != http.StatusMethodNotAllowed && strings.HasPrefix(req.path, admin.Prefix+"/") && !strings.Contains(req.path, "/nope") {
+		checkAgainstDocument(e.t, req, raw, out)
+	}
+	return out
+}
+
+// expect sends req and fails unless the status is want.
+func (e *env) expect(want int, req request) *response {
+	e.t.Helper()
+	r := e.do(req)
+	if r.status != want {
+		e.t.Fatalf("%s %s: status %d, want %d: %s", req.method, req.path, r.status, want, r.body)
+	}
+	return r
+}
+
+// expectError sends req and fails unless it is answered with status and
+// error code.
+func (e *env) expectError(status int, code string, req request) admin.ErrorBody {
+	e.t.Helper()
+	r := e.expect(status, req)
+	eb := r.errorBody(e.t)
+	if eb.Code != code {
+		e.t.Fatalf("%s %s: error code %q, want %q: %s", req.method, req.path, eb.Code, code, r.body)
+	}
+	return eb
+}
+
+var (
+	docOnce      sync.Once
+	docValidator validator.Validator
+	docErr       error
+	validateMu   sync.Mutex // the validator's caches are not documented as safe for concurrent use
+)
+
+func openAPIValidator(t *testing.T) validator.Validator {
+	t.Helper()
+	docOnce.Do(func() {
+		doc, err := libopenapi.NewDocument(admin.OpenAPI)
+		if err != nil {
+			docErr = err
+			return
+		}
+		// Strict mode reports properties that the document does not
+		// declare: every field the server returns must be documented.
+		v, errs := validator.NewValidator(doc, config.WithStrictMode(), config.WithFormatAssertions())
+		if len(errs) > 0 {
+			docErr = fmt.Errorf("%v", errs)
+			return
+		}
+		docValidator = v
+	})
+	if docErr != nil {
+		t.Fatalf("the OpenAPI document does not load: %v", docErr)
+	}
+	return docValidator
+}
+
+func checkAgainstDocument(t *testing.T, req request, raw []byte, out *response) {
+	t.Helper()
+	v := openAPIValidator(t)
+	newReq := func() *http.Request {
+		var body io.Reader
+		if raw != nil {
+			body = bytes.NewReader(raw)
+		}
+		hr := httptest.NewRequest(req.method, req.path, body)
+		hr.Header.Set("Authorization", "Bearer test")
+		if raw != nil {
+			hr.Header.Set("Content-Type", "application/json")
+		}
+		return hr
+	}
+	resp := &http.Response{
+		StatusCode: out.status, Header: out.header, Body: io.NopCloser(bytes.NewReader(out.body)),
+		Request: newReq(),
+	}
+	validateMu.Lock()
+	defer validateMu.Unlock()
+	if ok, errs := v.ValidateHttpResponse(newReq(), resp); !ok {
+		t.Errorf("%s %s → %d does not match the OpenAPI document: %s\nbody: %s", req.method, req.path, out.status, describe(errs), truncate(out.body))
+	}
+	if out.status < 400 {
+		if ok, errs := v.ValidateHttpRequest(newReq()); !ok {
+			t.Errorf("%s %s was accepted by the server but the OpenAPI document refuses it: %s", req.method, req.path, describe(errs))
+		}
+	}
+}
+
+func describe[E error](errs []E) string {
+	var b strings.Builder
+	for _, e := range errs {
+		b.WriteString("\n  - ")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+func truncate(b []byte) string {
+	if len(b) > 2000 {
+		return string(b[:2000]) + "…"
+	}
+	return string(b)
+}
+
+// eventually polls cond every 10 ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not true within %s: %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitOperation polls an operation until it ends.
+func (e *env) waitOperation(location string) admin.Operation {
+	e.t.Helper()
+	var op admin.Operation
+	eventually(e.t, 20*time.Second, "operation "+location+" ends", func() bool {
+		e.expect(http.StatusOK, request{method: "GET", path: location, as: readOnly}).decode(e.t, &op)
+		return op.Status != admin.OperationRunning
+	})
+	return op
+}

@@ -1,0 +1,375 @@
+package admin
+
+import (
+	"net/http"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+)
+
+// This file serves what the server remembers: learnings, tool performance,
+// plan patterns and insights.
+
+// ScoredLearning is a learning as lists return it: with q, Score is its
+// similarity to the query (0 when the search fell back to words).
+type ScoredLearning struct {
+	*agentsmcp.Learning
+	Score *float64 `json:"score,omitempty"`
+}
+
+// ScoredInsight is an insight as lists return it (see [ScoredLearning]).
+type ScoredInsight struct {
+	*agentsmcp.Insight
+	Score *float64 `json:"score,omitempty"`
+}
+
+// PatternItem is a plan pattern as lists return it, with its success
+// rate, and with q its similarity to the query.
+type PatternItem struct {
+	*agentsmcp.PlanPattern
+	SuccessRate float64  `json:"successRate"`
+	Score       *float64 `json:"score,omitempty"`
+}
+
+// ToolStats is one tool's performance: the stored counters and histogram,
+// and the figures derived from them.
+type ToolStats struct {
+	*agentsmcp.ToolPerformance
+	SuccessRate float64 `json:"successRate"`
+	P50Ms       float64 `json:"p50Ms"`
+	P95Ms       float64 `json:"p95Ms"`
+}
+
+// GET /learnings: q ranks by meaning through Recall; without q, the
+// store's filters page newest first.
+func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Learnings == nil {
+		return unavailable("learnings")
+	}
+	p, err := queryParams(r, "q", "tool", "status", "upstream", "since", "until", "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	f := agentsmcp.LearningFilter{Tool: p.str("tool"), Upstream: p.str("upstream")}
+	if f.Outcome, err = oneOf(p, "status", agentsmcp.Outcomes); err != nil {
+		return err
+	}
+	if f.Since, f.Until, err = p.window(); err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if q := p.str("q"); q != "" {
+		pg, err := rankPageOf(p)
+		if err != nil {
+			return err
+		}
+		var found []mcptools.ScoredLearning
+		mode := mcptools.ModeLexical
+		if h.opts.Recall != nil {
+			found, mode, err = h.opts.Recall.SimilarLearnings(ctx, mcptools.NewQuery(q), f, pg.want())
+		} else {
+			found, err = lexicalLearnings(ctx, h.opts.Learnings, f, q, pg.want())
+		}
+		if err != nil {
+			return err
+		}
+		from, to, next := pg.cut(len(found))
+		items := make([]ScoredLearning, 0, to-from)
+		for _, s := range found[from:to] {
+			items = append(items, ScoredLearning{Learning: s.Learning, Score: &s.Score})
+		}
+		writeJSON(w, http.StatusOK, newPage(items, next, mode))
+		return nil
+	}
+	if f.Limit, err = p.limit(); err != nil {
+		return err
+	}
+	f.Cursor = p.str("cursor")
+	ls, next, err := h.opts.Learnings.FindLearnings(ctx, f)
+	if err != nil {
+		return err
+	}
+	items := make([]ScoredLearning, len(ls))
+	for i, l := range ls {
+		items[i] = ScoredLearning{Learning: l}
+	}
+	writeJSON(w, http.StatusOK, newPage(items, next, ""))
+	return nil
+}
+
+// GET /learnings/{id}
+func (h *Handler) getLearning(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Learnings == nil {
+		return unavailable("learnings")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, agentsmcp.LearningIDPrefix, "learning")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	l, err := h.opts.Learnings.FindLearningByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
+// GET /tools/performance: every tool, most called first, paged by offset;
+// or ?tool= for one (an empty list for a tool never called).
+func (h *Handler) listToolPerformance(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.ToolPerformance == nil {
+		return unavailable("tool performance")
+	}
+	p, err := queryParams(r, "tool", "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if tool := p.str("tool"); tool != "" {
+		if p.has("cursor") {
+			return invalidf("cursor does not apply with tool")
+		}
+		perf, err := h.opts.ToolPerformance.FindToolPerformance(ctx, tool)
+		switch {
+		case agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND:
+			writeJSON(w, http.StatusOK, newPage([]ToolStats{}, "", ""))
+			return nil
+		case err != nil:
+			return err
+		}
+		writeJSON(w, http.StatusOK, newPage([]ToolStats{statsOf(perf)}, "", ""))
+		return nil
+	}
+	pg, err := offsetPageOf(p)
+	if err != nil {
+		return err
+	}
+	all, err := h.opts.ToolPerformance.ListToolPerformance(ctx)
+	if err != nil {
+		return err
+	}
+	from, to, next := pg.cutOffset(len(all))
+	items := make([]ToolStats, 0, to-from)
+	for _, perf := range all[from:to] {
+		items = append(items, statsOf(perf))
+	}
+	writeJSON(w, http.StatusOK, newPage(items, next, ""))
+	return nil
+}
+
+func statsOf(p *agentsmcp.ToolPerformance) ToolStats {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return ToolStats{ToolPerformance: p, SuccessRate: p.SuccessRate(), P50Ms: ms(p.Percentile(0.5)), P95Ms: ms(p.Percentile(0.95))}
+}
+
+// GET /patterns: q ranks goals by meaning (patterns that succeeded at
+// least once, at least minSuccessRate of the time); without q, every
+// pattern reaching minSuccessRate, most successes first.
+func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Patterns == nil {
+		return unavailable("plan patterns")
+	}
+	p, err := queryParams(r, "q", "minSuccessRate", "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	minRate, err := p.fraction("minSuccessRate")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if q := p.str("q"); q != "" {
+		pg, err := rankPageOf(p)
+		if err != nil {
+			return err
+		}
+		var found []mcptools.ScoredPattern
+		mode := mcptools.ModeLexical
+		if h.opts.Recall != nil {
+			found, mode, err = h.opts.Recall.SimilarPatterns(ctx, mcptools.NewQuery(q), minRate, pg.want())
+		} else {
+			found, err = lexicalPatterns(ctx, h.opts.Patterns, q, minRate, pg.want())
+		}
+		if err != nil {
+			return err
+		}
+		from, to, next := pg.cut(len(found))
+		items := make([]PatternItem, 0, to-from)
+		for _, s := range found[from:to] {
+			items = append(items, PatternItem{PlanPattern: s.Pattern, SuccessRate: s.Pattern.SuccessRate(), Score: &s.Score})
+		}
+		writeJSON(w, http.StatusOK, newPage(items, next, mode))
+		return nil
+	}
+	limit, err := p.limit()
+	if err != nil {
+		return err
+	}
+	ps, next, err := filterPatterns(ctx, h.opts.Patterns, p.str("cursor"), agentsmcp.PageSize(limit), minRate)
+	if err != nil {
+		return err
+	}
+	items := make([]PatternItem, len(ps))
+	for i, pat := range ps {
+		items[i] = PatternItem{PlanPattern: pat, SuccessRate: pat.SuccessRate()}
+	}
+	writeJSON(w, http.StatusOK, newPage(items, next, ""))
+	return nil
+}
+
+// insightInput is the body of POST /insights. Type defaults to
+// observation and Confidence to 0.5, as for the store_insight tool.
+type insightInput struct {
+	Text       string                `json:"text"`
+	Type       agentsmcp.InsightType `json:"type"`
+	AppliesTo  []string              `json:"appliesTo"`
+	Confidence *float64              `json:"confidence"`
+	Evidence   []string              `json:"evidence"`
+}
+
+// GET /insights
+func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Insights == nil {
+		return unavailable("insights")
+	}
+	p, err := queryParams(r, "q", "type", "appliesTo", "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	f := agentsmcp.InsightFilter{AppliesTo: p.str("appliesTo")}
+	if f.Type, err = oneOf(p, "type", agentsmcp.InsightTypes); err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if q := p.str("q"); q != "" {
+		pg, err := rankPageOf(p)
+		if err != nil {
+			return err
+		}
+		var found []mcptools.ScoredInsight
+		mode := mcptools.ModeLexical
+		if h.opts.Recall != nil {
+			found, mode, err = h.opts.Recall.SimilarInsights(ctx, mcptools.NewQuery(q), f, pg.want())
+		} else {
+			found, err = lexicalInsights(ctx, h.opts.Insights, f, q, pg.want())
+		}
+		if err != nil {
+			return err
+		}
+		from, to, next := pg.cut(len(found))
+		items := make([]ScoredInsight, 0, to-from)
+		for _, s := range found[from:to] {
+			items = append(items, ScoredInsight{Insight: s.Insight, Score: &s.Score})
+		}
+		writeJSON(w, http.StatusOK, newPage(items, next, mode))
+		return nil
+	}
+	if f.Limit, err = p.limit(); err != nil {
+		return err
+	}
+	f.Cursor = p.str("cursor")
+	ins, next, err := h.opts.Insights.FindInsights(ctx, f)
+	if err != nil {
+		return err
+	}
+	items := make([]ScoredInsight, len(ins))
+	for i, in := range ins {
+		items[i] = ScoredInsight{Insight: in}
+	}
+	writeJSON(w, http.StatusOK, newPage(items, next, ""))
+	return nil
+}
+
+// POST /insights: 201 with the stored insight, recorded as coming from
+// the caller.
+func (h *Handler) createInsight(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Insights == nil {
+		return unavailable("insights")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	var in insightInput
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	ins := &agentsmcp.Insight{Text: in.Text, Type: in.Type, AppliesTo: in.AppliesTo, Confidence: 0.5, Evidence: in.Evidence}
+	if ins.Type == "" {
+		ins.Type = agentsmcp.InsightObservation
+	}
+	if in.Confidence != nil {
+		ins.Confidence = *in.Confidence
+	}
+	if p := agentsmcp.PrincipalFrom(r.Context()); p != nil {
+		ins.Source = p.ID
+	}
+	if err := ins.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if err := h.opts.Insights.CreateInsight(ctx, ins); err != nil {
+		return err
+	}
+	h.written()
+	w.Header().Set("Location", Prefix+"/insights/"+ins.ID)
+	writeJSON(w, http.StatusCreated, ins)
+	return nil
+}
+
+// GET /insights/{id}
+func (h *Handler) getInsight(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Insights == nil {
+		return unavailable("insights")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, agentsmcp.InsightIDPrefix, "insight")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	in, err := h.opts.Insights.FindInsightByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, in)
+	return nil
+}
+
+// DELETE /insights/{id}: 204.
+func (h *Handler) deleteInsight(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Insights == nil {
+		return unavailable("insights")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	if err := noBody(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, agentsmcp.InsightIDPrefix, "insight")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if err := h.opts.Insights.DeleteInsight(ctx, id); err != nil {
+		return err
+	}
+	h.written()
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

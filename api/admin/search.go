@@ -1,0 +1,107 @@
+package admin
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+)
+
+// This file holds the searches the store answers alone: q without a
+// Recall (the store's word filter, as Recall's own fallback does), and
+// pattern filtering.
+
+func lexicalLearnings(ctx context.Context, s agentsmcp.LearningService, f agentsmcp.LearningFilter, q string, max int) ([]mcptools.ScoredLearning, error) {
+	f.Text, f.Cursor, f.Limit = q, "", max
+	ls, _, err := s.FindLearnings(ctx, f)
+	out := make([]mcptools.ScoredLearning, len(ls))
+	for i, l := range ls {
+		out[i] = mcptools.ScoredLearning{Learning: l}
+	}
+	return out, err
+}
+
+func lexicalInsights(ctx context.Context, s agentsmcp.InsightService, f agentsmcp.InsightFilter, q string, max int) ([]mcptools.ScoredInsight, error) {
+	f.Text, f.Cursor, f.Limit = q, "", max
+	ins, _, err := s.FindInsights(ctx, f)
+	out := make([]mcptools.ScoredInsight, len(ins))
+	for i, in := range ins {
+		out[i] = mcptools.ScoredInsight{Insight: in}
+	}
+	return out, err
+}
+
+// lexicalPatterns keeps, like Recall, only patterns that succeeded at
+// least once.
+func lexicalPatterns(ctx context.Context, s agentsmcp.PatternService, q string, minRate float64, max int) ([]mcptools.ScoredPattern, error) {
+	ps, _, err := s.FindPatterns(ctx, agentsmcp.PatternFilter{Text: q, Limit: agentsmcp.MaxPageSize})
+	var out []mcptools.ScoredPattern
+	for _, p := range ps {
+		if p.Successes > 0 && p.SuccessRate() >= minRate && len(out) < max {
+			out = append(out, mcptools.ScoredPattern{Pattern: p})
+		}
+	}
+	return out, err
+}
+
+// maxFilterRounds bounds the store pages one filtered page may read; a
+// page short of its limit, with a next cursor, is the result past it.
+const maxFilterRounds = 10
+
+// filterPatterns pages the store's patterns, keeping those that reach
+// minRate. Each round asks the store for exactly the items still missing,
+// so the store's cursor after the last round resumes right after the last
+// pattern examined.
+func filterPatterns(ctx context.Context, s agentsmcp.PatternService, cursor string, limit int, minRate float64) ([]*agentsmcp.PlanPattern, string, error) {
+	out := []*agentsmcp.PlanPattern{}
+	for round := 0; round < maxFilterRounds && len(out) < limit; round++ {
+		ps, next, err := s.FindPatterns(ctx, agentsmcp.PatternFilter{Cursor: cursor, Limit: limit - len(out)})
+		if err != nil {
+			return nil, "", err
+		}
+		for _, p := range ps {
+			if minRate == 0 || p.SuccessRate() >= minRate {
+				out = append(out, p)
+			}
+		}
+		cursor = next
+		if next == "" {
+			break
+		}
+	}
+	return out, cursor, nil
+}
+
+// offsetCursorPrefix marks cursors that are offsets into a list computed
+// whole per request (tool performance, upstreams, operations).
+const offsetCursorPrefix = "o"
+
+// maxOffset bounds offset cursors to what a list can hold.
+const maxOffset = 1 << 30
+
+func offsetPageOf(p *params) (rankPage, error) {
+	limit, err := p.limit()
+	if err != nil {
+		return rankPage{}, err
+	}
+	pg := rankPage{limit: agentsmcp.PageSize(limit)}
+	if c := p.str("cursor"); c != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c, offsetCursorPrefix))
+		if !strings.HasPrefix(c, offsetCursorPrefix) || err != nil || n < 1 || n > maxOffset {
+			return rankPage{}, invalidf("cursor %q is not one that this list returned", agentsmcp.TruncateUTF8(c, 64))
+		}
+		pg.offset = n
+	}
+	return pg, nil
+}
+
+// cutOffset is cut for offset pages.
+func (pg rankPage) cutOffset(n int) (from, to int, next string) {
+	from, to = min(pg.offset, n), min(pg.offset+pg.limit, n)
+	if to < n {
+		next = offsetCursorPrefix + strconv.Itoa(to)
+	}
+	return from, to, next
+}

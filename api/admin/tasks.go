@@ -1,0 +1,180 @@
+package admin
+
+import (
+	"net/http"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// This file serves tasks, and the plans and thoughts they come from.
+
+// TaskSummary is a task as GET /tasks lists it: without step outputs and
+// history, which GET /tasks/{id} returns, so that a page stays small
+// whatever the tasks hold.
+type TaskSummary struct {
+	ID      string               `json:"id"`
+	PlanID  string               `json:"planId,omitempty"`
+	Request string               `json:"request"`
+	Status  agentsmcp.TaskStatus `json:"status"`
+	Error   string               `json:"error,omitempty"`
+	// StepCounts counts the task's steps by status.
+	StepCounts map[agentsmcp.StepStatus]int `json:"stepCounts"`
+	Version    int64                        `json:"version"`
+	CreatedAt  time.Time                    `json:"createdAt"`
+	UpdatedAt  time.Time                    `json:"updatedAt"`
+	EndedAt    time.Time                    `json:"endedAt"`
+}
+
+func summarize(t *agentsmcp.Task) TaskSummary {
+	steps := map[agentsmcp.StepStatus]int{}
+	for _, s := range t.Steps {
+		steps[s.Status]++
+	}
+	return TaskSummary{
+		ID: t.ID, PlanID: t.PlanID, Request: t.Request, Status: t.Status, Error: t.Error, StepCounts: steps,
+		Version: t.Version, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
+	}
+}
+
+// TaskDetail is a task with the plan it executes (null when it has none,
+// or when the plan is not stored).
+type TaskDetail struct {
+	*agentsmcp.Task
+	Plan *agentsmcp.Plan `json:"plan"`
+}
+
+// GET /tasks
+func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Tasks == nil {
+		return unavailable("tasks")
+	}
+	p, err := queryParams(r, "status", "planId", "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	f := agentsmcp.TaskFilter{PlanID: p.str("planId"), Cursor: p.str("cursor")}
+	if f.Status, err = oneOf(p, "status", agentsmcp.TaskStatuses); err != nil {
+		return err
+	}
+	if f.Limit, err = p.limit(); err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	ts, next, err := h.opts.Tasks.FindTasks(ctx, f)
+	if err != nil {
+		return err
+	}
+	items := make([]TaskSummary, len(ts))
+	for i, t := range ts {
+		items[i] = summarize(t)
+	}
+	writeJSON(w, http.StatusOK, newPage(items, next, ""))
+	return nil
+}
+
+// GET /tasks/{id}: the task with its steps, history and plan.
+func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Tasks == nil {
+		return unavailable("tasks")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, agentsmcp.TaskIDPrefix, "task")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	t, err := h.opts.Tasks.FindTaskByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := TaskDetail{Task: t}
+	if t.PlanID != "" && h.opts.Plans != nil {
+		d.Plan, err = h.opts.Plans.FindPlanByID(ctx, t.PlanID)
+		if err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// POST /tasks/{id}/cancel: the task after cancelling. Cancelling a
+// cancelled task is a no-op; one that ended otherwise is a conflict.
+func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Tasks == nil || h.opts.Executor == nil {
+		return unavailable("task cancellation")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	if err := noBody(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, agentsmcp.TaskIDPrefix, "task")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	t, err := h.opts.Tasks.FindTaskByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.Status.Terminal() && t.Status != agentsmcp.TaskCancelled {
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s has already ended: %s", id, t.Status)
+	}
+	if t, err = h.opts.Executor.Cancel(ctx, id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+// GET /plans/{id}
+func (h *Handler) getPlan(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Plans == nil {
+		return unavailable("plans")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, agentsmcp.PlanIDPrefix, "plan")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	p, err := h.opts.Plans.FindPlanByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+// GET /thoughts/{id}
+func (h *Handler) getThought(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Thoughts == nil {
+		return unavailable("thoughts")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, agentsmcp.ThoughtIDPrefix, "thought")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	th, err := h.opts.Thoughts.FindThoughtByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, th)
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/api/auth"
+	"github.com/agents-mcp/agents-mcp/api/telemetry"
+	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/memory/auditlog"
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// security is who may call what, how often, and the trail of it: built
+// before the app so that a refused stdio credential does no work.
+type security struct {
+	authn   *auth.Authenticator
+	limiter *auth.Limiter
+	// stdio is the principal of the stdio session; nil for serve, whose
+	// requests each carry their own.
+	stdio *agentsmcp.Principal
+
+	// Set by assemble, once the store is open; the hooks below read them
+	// through the app.
+	audit   *auditlog.Recorder
+	metrics *telemetry.Metrics
+}
+
+func newSecurity(cfg *config.Config, logger *slog.Logger) (*security, error) {
+	acfg := cfg.AuthConfig()
+	acfg.Logger = logger
+	s := &security{limiter: auth.NewLimiter(cfg.RateLimit, cfg.RateBurst)}
+	acfg.OnFailure = s.authFailed
+	authn, err := auth.New(acfg)
+	if err != nil {
+		return nil, err
+	}
+	s.authn = authn
+	s.limiter.OnReject = func(r *http.Request, p *agentsmcp.Principal, retryAfter time.Duration) {
+		s.metrics.ObserveRateLimited(telemetry.TransportOf(r))
+		s.record(&agentsmcp.AuditEntry{
+			Kind: agentsmcp.AuditAuthFailure, Principal: p.ID, Target: r.Method + " " + r.URL.Path,
+			RequestID: r.Header.Get(agentsmcp.RequestIDHeader), Outcome: agentsmcp.AuditDenied,
+			Error: fmt.Sprintf("rate limited; retry after %s", retryAfter.Round(time.Millisecond)),
+		})
+	}
+	return s, nil
+}
+
+// authFailed audits and counts a refused HTTP request.
+func (s *security) authFailed(r *http.Request, principalHint string, status int, reason string) {
+	s.metrics.ObserveAuthFailure(telemetry.AuthFailureReason(status, principalHint))
+	s.record(&agentsmcp.AuditEntry{
+		Kind: agentsmcp.AuditAuthFailure, Principal: principalHint, Target: r.Method + " " + r.URL.Path,
+		Transport: telemetry.TransportOf(r), RequestID: r.Header.Get(agentsmcp.RequestIDHeader),
+		Outcome: agentsmcp.AuditDenied, Error: fmt.Sprintf("%d %s", status, reason),
+	})
+}
+
+func (s *security) record(e *agentsmcp.AuditEntry) {
+	if s.audit != nil {
+		s.audit.Record(e)
+	}
+}
+
+// routerAccess is the router's part: stdio's principal and its rate limit
+// (HTTP requests are limited in front of the transports).
+func (s *security) routerAccess() router.AccessOptions {
+	if s.stdio == nil {
+		return router.AccessOptions{}
+	}
+	return router.AccessOptions{Default: s.stdio, Admit: s.limiter.Allow}
+}
+
+// mcpHTTP wraps the MCP endpoints: credentials with scope mcp (an anonymous
+// principal when none are configured), then the caller's rate limit.
+func (s *security) mcpHTTP(h http.Handler) http.Handler {
+	return s.authn.Middleware(agentsmcp.ScopeMCP)(s.limiter.Middleware(h))
+}
+
+// toolCalled turns a router record into an audit entry and metrics.
+func (s *security) toolCalled(c router.ToolCallRecord) {
+	if c.Refused == "" {
+		s.metrics.ObserveToolCall(telemetry.ToolCall{Tool: c.Tool, Source: c.Provider, Duration: c.Duration, Failed: c.Error != ""})
+	}
+	e := &agentsmcp.AuditEntry{
+		Kind: agentsmcp.AuditToolCall, Principal: c.Principal, Target: c.Tool, RequestID: c.RequestID,
+		Arguments: c.Arguments, Latency: c.Duration, Outcome: agentsmcp.AuditOK, Error: c.Error,
+	}
+	switch {
+	case c.Refused != "":
+		e.Outcome, e.Error = agentsmcp.AuditDenied, c.Refused
+	case c.Error != "":
+		e.Outcome = agentsmcp.AuditError
+	}
+	if e.Principal == "" {
+		e.Principal = "executor" // a task's step, called in-process
+	}
+	if s.stdio != nil {
+		e.Transport = telemetry.TransportStdio
+	}
+	s.record(e)
+}
