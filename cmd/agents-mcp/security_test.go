@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/memory/sqlite"
+)
+
+// bearerTransport adds a bearer credential to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func connectWithKey(t *testing.T, base, key string) (*mcp.ClientSession, error) {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "security-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{key}}}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// TestServeEnforcesScopesAllowlistsRateLimitsAndAudits drives the real
+// serve command with keys of different powers, then reads the audit trail
+// from its database.
+func TestServeEnforcesScopesAllowlistsRateLimitsAndAudits(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "agents-mcp.yaml")
+	if err := os.WriteFile(cfgFile, []byte(`
+auth:
+  api_keys:
+    - name: narrow
+      key: narrow-key-0123456789
+      scopes: [mcp]
+      tools: ["store_insight", "search_*"]
+    - name: reader
+      key: reader-key-0123456789
+      scopes: [admin:read]
+    - name: slow
+      key: slow-key-0123456789
+      scopes: [mcp]
+      rate_limit: 0.001
+      burst: 2
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(dir, "data")
+	base, stop, code, logs := startServe(t, nil, "--config", cfgFile, "--data-dir", dataDir)
+
+	// No credential: 401 with a challenge and a JSON error.
+	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(string(body), `"unauthenticated"`) {
+		t.Errorf("no credential: %d %q %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+	}
+	if resp.Header.Get(agentsmcp.RequestIDHeader) == "" {
+		t.Error("no request id on the answer")
+	}
+
+	// A key without scope mcp: 403.
+	if _, err := connectWithKey(t, base, "reader-key-0123456789"); err == nil || !strings.Contains(err.Error(), "403") && !strings.Contains(strings.ToLower(err.Error()), "forbidden") {
+		t.Errorf("admin:read key on /mcp: %v; want 403", err)
+	}
+
+	// The narrow key sees and calls only its tools.
+	cs, err := connectWithKey(t, base, "narrow-key-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"search_tools", "store_insight"}) {
+		t.Errorf("narrow key lists %v", names)
+	}
+	secret := "sk-live-0123456789abcdefghijklmnop"
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "store_insight", Arguments: map[string]any{
+		"text": "deploys fail on Fridays; api_key " + secret, "type": "pitfall",
+	}}); err != nil || res.IsError {
+		t.Fatalf("allowed call: %v %+v", err, res)
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "query_memory", Arguments: map[string]any{"query": "x"}})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("call outside the allowlist: %v", err)
+	}
+
+	// The slow key: two requests, then 429 with Retry-After.
+	var got429 *http.Response
+	for range 5 {
+		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Authorization", "Bearer slow-key-0123456789")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			got429 = resp
+			break
+		}
+	}
+	if got429 == nil || got429.Header.Get("Retry-After") == "" {
+		t.Errorf("the slow key was never limited with a Retry-After: %+v", got429)
+	}
+
+	// Metrics count the call.
+	mresp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	if !strings.Contains(string(metrics), `agents_mcp_tool_calls_total{`) || !strings.Contains(string(metrics), `tool="store_insight"`) || !strings.Contains(string(metrics), "agents_mcp_rate_limited_requests_total") {
+		t.Errorf("metrics lack the tool call or the rate limit:\n%.2000s", metrics)
+	}
+
+	stop()
+	if c := <-code; c != 0 {
+		t.Fatalf("serve exited %d:\n%s", c, logs.String())
+	}
+	if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), "narrow-key-0123456789") {
+		t.Error("a secret reached the log")
+	}
+
+	// The audit trail, read from the server's own database.
+	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "agents-mcp.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries, _, err := db.FindAuditEntries(ctx, agentsmcp.AuditFilter{Limit: agentsmcp.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var call, denied, unauthenticated *agentsmcp.AuditEntry
+	for _, e := range entries {
+		switch {
+		case e.Kind == agentsmcp.AuditToolCall && e.Target == "store_insight":
+			call = e
+		case e.Kind == agentsmcp.AuditToolCall && e.Target == "query_memory":
+			denied = e
+		case e.Kind == agentsmcp.AuditAuthFailure && strings.Contains(e.Error, "401"):
+			unauthenticated = e
+		}
+	}
+	if call == nil || !strings.HasPrefix(call.Principal, "key:") || call.Outcome != agentsmcp.AuditOK || call.RequestID == "" || !strings.Contains(string(call.Arguments), "Fridays") {
+		t.Errorf("audit of the call: %+v", call)
+	}
+	if call != nil && strings.Contains(string(call.Arguments), secret) {
+		t.Errorf("the audit trail holds the secret: %s", call.Arguments)
+	}
+	if denied == nil || denied.Outcome != agentsmcp.AuditDenied {
+		t.Errorf("audit of the refused call: %+v", denied)
+	}
+	if unauthenticated == nil || unauthenticated.Outcome != agentsmcp.AuditDenied {
+		t.Errorf("audit of the 401: %+v", unauthenticated)
+	}
+	for _, e := range entries {
+		b, _ := json.Marshal(e)
+		if strings.Contains(string(b), "key-0123456789") {
+			t.Errorf("an audit entry holds a key: %s", b)
+		}
+	}
+}
