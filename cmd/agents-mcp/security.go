@@ -72,12 +72,21 @@ func (s *security) routerAccess() router.AccessOptions {
 	if s.stdio == nil {
 		return router.AccessOptions{}
 	}
-	return router.AccessOptions{Default: s.stdio, Admit: s.limiter.Allow}
+	access := router.AccessOptions{Default: s.stdio}
+	if s.authn.Configured() {
+		access.Admit = s.limiter.Allow
+	}
+	return access
 }
 
 // mcpHTTP wraps the MCP endpoints: credentials with scope mcp (an anonymous
-// principal when none are configured), then the caller's rate limit.
+// principal when none are configured), then the caller's rate limit. Rate
+// limits are per credential: without credentials (loopback only) the one
+// local user is not limited.
 func (s *security) mcpHTTP(h http.Handler) http.Handler {
+	if !s.authn.Configured() {
+		return s.authn.Middleware(agentsmcp.ScopeMCP)(h)
+	}
 	return s.authn.Middleware(agentsmcp.ScopeMCP)(s.limiter.Middleware(h))
 }
 
