@@ -136,6 +136,12 @@ const (
 	MaxTaskBytes       = 8 << 20
 )
 
+// TaskCounter counts the stored tasks by status, for metrics: every status
+// of TaskStatuses is in the map, 0 when no task has it.
+type TaskCounter interface {
+	CountTasksByStatus(ctx context.Context) (map[TaskStatus]int64, error)
+}
+
 // TaskFilter selects tasks; zero fields select everything.
 type TaskFilter struct {
 	Status TaskStatus

@@ -62,9 +62,7 @@ type UpstreamState struct {
 
 // TaskCounter counts the stored tasks by status; memory/sqlite and
 // memory/mongo implement it. A status missing from the map counts 0.
-type TaskCounter interface {
-	CountTasksByStatus(ctx context.Context) (map[agentsmcp.TaskStatus]int64, error)
-}
+type TaskCounter = agentsmcp.TaskCounter
 
 // Sources are where a [Metrics] reads the values it reports at scrape
 // time. Every field is optional: the metrics of a missing source are not

@@ -28,6 +28,7 @@ type Services struct {
 	Thoughts        agentsmcp.ThoughtService
 	Plans           agentsmcp.PlanService
 	Tasks           agentsmcp.TaskService
+	TaskCounts      agentsmcp.TaskCounter
 	Outbox          agentsmcp.OutboxService
 	Audit           agentsmcp.AuditService
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +31,54 @@ func init() {
 	suite["TaskFindToResume"] = testTaskFindToResume
 	suite["TaskFiltersAndPaging"] = testTaskFiltersAndPaging
 	suite["TaskBadCursor"] = testTaskBadCursor
+	suite["TaskCountsByStatus"] = testTaskCountsByStatus
+}
+
+func testTaskCountsByStatus(t *testing.T, s Services) {
+	if s.TaskCounts == nil {
+		t.Fatal("Services.TaskCounts is nil: the store must count tasks by status")
+	}
+	ctx := t.Context()
+	check := func(want map[agentsmcp.TaskStatus]int64) {
+		t.Helper()
+		got, err := s.TaskCounts.CountTasksByStatus(ctx)
+		if err != nil {
+			t.Fatalf("CountTasksByStatus: %v", err)
+		}
+		full := make(map[agentsmcp.TaskStatus]int64, len(agentsmcp.TaskStatuses))
+		for _, st := range agentsmcp.TaskStatuses {
+			full[st] = want[st]
+		}
+		if !maps.Equal(got, full) {
+			t.Errorf("CountTasksByStatus = %v, want %v", got, full)
+		}
+	}
+	check(nil) // an empty store: every status at 0
+
+	var first *agentsmcp.Task
+	for status, n := range map[agentsmcp.TaskStatus]int{agentsmcp.TaskPending: 3, agentsmcp.TaskRunning: 2, agentsmcp.TaskSucceeded: 1} {
+		for range n {
+			tk := &agentsmcp.Task{Request: "count me", Status: status}
+			if err := s.Tasks.CreateTask(ctx, tk); err != nil {
+				t.Fatalf("CreateTask: %v", err)
+			}
+			if status == agentsmcp.TaskPending && first == nil {
+				first = tk
+			}
+		}
+	}
+	// A status change moves the task from one count to the other.
+	first.Status, first.Error = agentsmcp.TaskFailed, "boom"
+	if err := s.Tasks.UpdateTask(ctx, first); err != nil {
+		t.Fatalf("UpdateTask: %v", err)
+	}
+	check(map[agentsmcp.TaskStatus]int64{agentsmcp.TaskPending: 2, agentsmcp.TaskRunning: 2, agentsmcp.TaskSucceeded: 1, agentsmcp.TaskFailed: 1})
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.TaskCounts.CountTasksByStatus(cancelled); err == nil {
+		t.Error("CountTasksByStatus with a cancelled context: no error")
+	}
 }
 
 // checkTask compares every field of got with want: times at millisecond
