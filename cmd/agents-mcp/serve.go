@@ -110,6 +110,10 @@ func flushTraces(shutdown func(context.Context) error, logger *slog.Logger) {
 	}
 }
 
+// lingerWait bounds how long shutdown waits, once the MCP requests and
+// sessions are done, for the other HTTP requests (health, metrics) to end.
+const lingerWait = time.Second
+
 // sessionCloseWait bounds how long shutdown waits for the MCP sessions to
 // end once their requests are done (see router.Router.CloseSessions).
 const sessionCloseWait = 2 * time.Second
@@ -139,7 +143,16 @@ func shutdown(srv *http.Server, serveErr <-chan error, r *router.Router, mcpHTTP
 	}
 	cancelClose()
 
-	err := <-shutdownDone
+	var err error
+	select {
+	case err = <-shutdownDone:
+	case <-time.After(lingerWait):
+		// Nothing of ours runs any more; what keeps Shutdown waiting is
+		// connections that never sent a request (net/http counts those
+		// as busy for 5 s; browsers and Node's fetch open spare ones).
+		_ = srv.Close()
+		err = <-shutdownDone
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		logger.Warn("closing remaining connections")
 		err = srv.Close()
