@@ -41,7 +41,7 @@ type Upstreams interface {
 	Tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 }
 
-// TaskCanceller stops a task: [*agents.Executor] implements it. Cancel
+// TaskCanceller stops a task: agents.Executor implements it. Cancel
 // returns the task as it is afterwards; ENOTFOUND for an unknown id.
 type TaskCanceller interface {
 	Cancel(ctx context.Context, id string) (*agentsmcp.Task, error)
@@ -55,8 +55,8 @@ type AuditRecorder interface {
 	Record(e *agentsmcp.AuditEntry)
 }
 
-// Progress is how far a long operation got: Done of Total units in the
-// named stage ("learnings", "insights", …). Total may grow between stages.
+// Progress is how far a long operation got: Done of Total units of the
+// named stage ("learnings", "insights", …).
 type Progress struct {
 	Stage string
 	Done  int
@@ -64,8 +64,9 @@ type Progress struct {
 }
 
 // ReindexFunc rebuilds the vector index from the store, calling report
-// after each batch, until done or ctx ends. It runs in an operation of its
-// own, one at a time.
+// after each batch with the figures of the current stage (a stage per
+// namespace; the operation adds up the stages), until done or ctx ends.
+// It runs in an operation of its own, one at a time.
 type ReindexFunc func(ctx context.Context, report func(Progress)) error
 
 // Options configure [New]. Every service is optional: a route whose

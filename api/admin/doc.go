@@ -9,9 +9,9 @@
 //
 //   - JSON everywhere. Errors are {"error":{"code":…,"message":…}} with the
 //     code one of invalid, not_found, conflict, unauthenticated, forbidden,
-//     unavailable, internal, rate_limited and the matching HTTP status
-//     (see [statusOf]); the message of an internal error never carries
-//     details, which are logged instead.
+//     unavailable, internal, rate_limited and the matching HTTP status; the
+//     message of an internal error never carries details, which are logged
+//     instead.
 //   - Lists answer {"items":[…],"next":"…"}: next, when not empty, is the
 //     cursor of the following page (pass it as ?cursor=). Unknown query
 //     parameters are refused, so that a typo never silently widens a

@@ -313,17 +313,24 @@ func (h *Handler) reindex(w http.ResponseWriter, r *http.Request) error {
 	reindex := h.opts.Reindex
 	op, err := h.ops.start(OperationReindex, "", h.opts.ReindexTimeout, func(ctx context.Context, report func(Progress, string)) (any, error) {
 		report(Progress{Stage: "start"}, "rebuilding the vector index from the store")
+		// The operation shows overall figures: the stages done so far
+		// plus the current one.
 		var mu sync.Mutex
-		var last Progress
+		var stage string
+		var doneBefore, totalBefore, done, total int
 		err := reindex(ctx, func(p Progress) {
 			mu.Lock()
-			last = p
-			mu.Unlock()
-			report(p, fmt.Sprintf("%s: %d of %d documents", p.Stage, p.Done, p.Total))
+			defer mu.Unlock()
+			if p.Stage != stage {
+				doneBefore, totalBefore, stage = doneBefore+done, totalBefore+total, p.Stage
+			}
+			done, total = p.Done, p.Total
+			report(Progress{Stage: p.Stage, Done: doneBefore + done, Total: totalBefore + total},
+				fmt.Sprintf("%s: %d of %d documents", p.Stage, p.Done, p.Total))
 		})
 		if err == nil {
 			mu.Lock()
-			report(last, "the vector index is rebuilt")
+			report(Progress{Stage: "done", Done: doneBefore + done, Total: totalBefore + total}, "the vector index is rebuilt")
 			mu.Unlock()
 		}
 		return nil, err

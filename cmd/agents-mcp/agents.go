@@ -24,6 +24,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, recall *mcptools.Recall, 
 	executor := agents.NewExecutor(agents.ExecutorOptions{
 		Tasks: m.store, Plans: m.store, Tools: a.router, Catalog: catalog,
 		OnEnd: learner.Learn, Logger: logger,
+		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
 	})
 	chooser := agents.LLMChooser{Mode: cfg.LLM}
 	if cfg.OpenAIBaseURL != "" || cfg.OpenAIAPIKey != "" {

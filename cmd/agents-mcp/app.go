@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/conformance"
@@ -30,6 +32,10 @@ type app struct {
 	executor *agents.Executor
 	security *security
 	metrics  *telemetry.Metrics
+	recall   *mcptools.Recall
+	// admin is the admin REST API (serve only); its operations are
+	// stopped before the pool.
+	admin *admin.Handler
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -43,6 +49,11 @@ func (a *app) stop() {
 		// Running steps get a moment to finish; the tasks stay resumable.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = a.executor.Close(ctx)
+		cancel()
+	}
+	if a.admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.admin.Close(ctx)
 		cancel()
 	}
 	a.cancel()
@@ -113,6 +124,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	}
 	a.closers = append(a.closers, search.Close)
 	recall := &mcptools.Recall{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger}
+	a.recall = recall
 	memoryTools := &mcptools.Tools{
 		Recall:          recall,
 		ToolPerformance: m.store,
@@ -187,4 +199,32 @@ func addUpstreams(ctx context.Context, pool *remote.Pool, upstreams []config.Ups
 // the summary names what is missing and why.
 func (a *app) upstreamsCheck(context.Context) (any, error) {
 	return a.pool.Summary(), nil
+}
+
+// adminAPI builds the admin REST API over the app's store, pool and
+// executor; its writes go to the audit trail.
+func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
+	m := a.memory
+	a.admin = admin.New(admin.Options{
+		Learnings: m.store, Insights: m.store, Patterns: m.store, ToolPerformance: m.store,
+		Tasks: m.store, Plans: m.store, Thoughts: m.store, AuditLog: m.store,
+		Recall: a.recall, Executor: a.executor, Upstreams: a.pool,
+		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
+		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
+			// Re-embed everything over the live index (no reset: search
+			// keeps answering meanwhile), then drop vectors of deleted
+			// documents, then save the embedded index.
+			err := m.syncer.Reconcile(ctx, true, func(p vectorsync.Progress) {
+				report(admin.Progress{Stage: p.Namespace, Done: p.Done, Total: p.Total})
+			})
+			if err == nil {
+				err = m.syncer.Reconcile(ctx, false, nil)
+			}
+			if err == nil && m.durable != nil {
+				err = m.durable.Save()
+			}
+			return err
+		},
+	})
+	return a.admin
 }

@@ -90,6 +90,15 @@ func (s *security) mcpHTTP(h http.Handler) http.Handler {
 	return s.authn.Middleware(agentsmcp.ScopeMCP)(s.limiter.Middleware(h))
 }
 
+// adminHTTP wraps the admin API: credentials (the API checks each route's
+// scope), then the caller's rate limit.
+func (s *security) adminHTTP(h http.Handler) http.Handler {
+	if !s.authn.Configured() {
+		return s.authn.Authenticate(h)
+	}
+	return s.authn.Authenticate(s.limiter.Middleware(h))
+}
+
 // toolCalled turns a router record into an audit entry and metrics.
 func (s *security) toolCalled(c router.ToolCallRecord) {
 	if c.Refused == "" {

@@ -148,6 +148,41 @@ auth:
 		t.Errorf("metrics lack the tool call or the rate limit:\n%.2000s", metrics)
 	}
 
+	// The admin API: the reader key reads, the narrow key may not.
+	adminGet := func(path, key string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := adminGet("/admin/v1/learnings?q=deploys", "reader-key-0123456789"); status != http.StatusOK || !strings.Contains(body, `"items"`) {
+		t.Errorf("GET /admin/v1/learnings with admin:read: %d %s", status, body)
+	}
+	if status, body := adminGet("/admin/v1/learnings", "narrow-key-0123456789"); status != http.StatusForbidden {
+		t.Errorf("GET /admin/v1/learnings with scope mcp only: %d %s", status, body)
+	}
+	// The call shows up in /admin/v1/audit (the trail is written in
+	// batches, about every second), its secret redacted.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, body := adminGet("/admin/v1/audit?kind=tool_call", "reader-key-0123456789")
+		if status == http.StatusOK && strings.Contains(body, "store_insight") {
+			if strings.Contains(body, secret) {
+				t.Errorf("/admin/v1/audit returns the secret: %s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call never appeared in /admin/v1/audit: %d %s", status, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	stop()
 	if c := <-code; c != 0 {
 		t.Fatalf("serve exited %d:\n%s", c, logs.String())

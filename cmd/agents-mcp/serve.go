@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/api"
+	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -67,6 +68,8 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	sec.authn.RegisterMetadata(mux)
 	mux.Handle("GET /metrics", a.metrics.Handler())
+	// The admin API checks the scope of each route itself.
+	mux.Handle(admin.Prefix+"/", sec.adminHTTP(a.adminAPI(logger)))
 	health := &api.Health{
 		Draining: a.router.Draining,
 		Checks: map[string]api.ReadinessCheck{

@@ -107,6 +107,14 @@ type Config struct {
 	// forever.
 	AuditRetention time.Duration
 
+	// TaskLeaseTTL is how long a task's lease lasts unless its runner
+	// renews it (every third of it): a crashed replica's tasks are taken
+	// over after it. At least [MinTaskLeaseTTL].
+	TaskLeaseTTL time.Duration
+	// TaskResumeInterval is how often the executor looks for tasks to
+	// take over. At least [MinTaskResumeInterval].
+	TaskResumeInterval time.Duration
+
 	Stateless       bool          // serve MCP without sessions
 	MaxBodyBytes    int64         // largest accepted request body, > 0
 	ShutdownTimeout time.Duration // grace period for in-flight requests, >= 0
@@ -140,6 +148,9 @@ func Default() *Config {
 		RateLimit:       DefaultRateLimit,
 		RateBurst:       DefaultRateBurst,
 		AuditRetention:  DefaultAuditRetention,
+
+		TaskLeaseTTL:       DefaultTaskLeaseTTL,
+		TaskResumeInterval: DefaultTaskResumeInterval,
 	}
 }
 

@@ -36,6 +36,7 @@ type fileConfig struct {
 	Auth            *fileAuth      `yaml:"auth"`
 	RateLimit       *fileRateLimit `yaml:"rate_limit"`
 	Audit           *fileAudit     `yaml:"audit"`
+	Tasks           *fileTasks     `yaml:"tasks"`
 }
 
 type fileMongo struct {
@@ -100,6 +101,7 @@ var yamlSections = map[string]string{
 	"config.fileJWT":       "auth.jwt",
 	"config.fileRateLimit": "rate_limit",
 	"config.fileAudit":     "audit",
+	"config.fileTasks":     "tasks",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -226,6 +228,7 @@ func (l *loader) applyFile(f *fileConfig) {
 		}
 	}
 	l.applyFileAuth(f)
+	l.applyFileTasks(f)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
 	c.Embedder = strings.ToLower(strings.TrimSpace(c.Embedder))
@@ -295,6 +298,7 @@ func (l *loader) applyEnv() {
 	l.envList("allowed_hosts", "AGENTS_MCP_ALLOWED_HOSTS", &c.AllowedHosts)
 	l.envString("log_level", "AGENTS_MCP_LOG_LEVEL", &c.LogLevel)
 	l.applyEnvAuth()
+	l.applyEnvTasks()
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)
 	c.LogLevel = strings.ToLower(c.LogLevel)

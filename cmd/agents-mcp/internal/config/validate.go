@@ -79,6 +79,7 @@ func (c *Config) validate() []error {
 	}
 	oneOf("log_level", c.LogLevel, logLevels)
 	errs = append(errs, c.validateAuth(bad)...)
+	c.validateTasks(bad)
 
 	seen := map[string]int{}
 	for i := range c.Upstreams {

@@ -1,0 +1,118 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/api/admin"
+)
+
+func TestTasksPlansAndThoughts(t *testing.T) {
+	e := newEnv(t)
+	e.addFixtureUpstream("fx")
+	ctx := context.Background()
+
+	th := &agentsmcp.Thought{Request: "wait for the fixture", SubGoals: []string{"call block"}, Confidence: 0.9,
+		RecommendedTools: []agentsmcp.ToolRecommendation{{Tool: "fx__block", Reason: "it blocks"}}}
+	if err := e.db.CreateThought(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	plan := &agentsmcp.Plan{ThoughtID: th.ID, Request: th.Request, Goal: "wait", Steps: []agentsmcp.PlanStep{
+		{ID: "wait", Tool: "fx__block", Arguments: json.RawMessage(`{"id":"t1"}`)},
+		{ID: "after", Tool: "fx__echo", Arguments: json.RawMessage(`{"text":"done"}`), DependsOn: []string{"wait"}},
+	}}
+	if err := e.db.CreatePlan(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	// A real task, running a real upstream call that blocks until the
+	// task is cancelled.
+	running, err := e.executor.Start(ctx, plan, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-e.fx.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the task's step never reached the upstream")
+	}
+	ended := &agentsmcp.Task{Request: "an old task", Status: agentsmcp.TaskSucceeded,
+		Steps: []agentsmcp.StepState{{StepID: "only", Status: agentsmcp.StepSucceeded, Output: json.RawMessage(`{"ok":true}`)}}}
+	if err := e.db.CreateTask(ctx, ended); err != nil {
+		t.Fatal(err)
+	}
+
+	type page struct {
+		Items []admin.TaskSummary `json:"items"`
+		Next  string              `json:"next"`
+	}
+	var runningPage page
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tasks?status=running", as: readOnly}).decode(t, &runningPage)
+	if len(runningPage.Items) != 1 || runningPage.Items[0].ID != running.ID || runningPage.Items[0].StepCounts[agentsmcp.StepRunning] != 1 ||
+		runningPage.Items[0].StepCounts[agentsmcp.StepPending] != 1 || runningPage.Items[0].PlanID != plan.ID {
+		t.Fatalf("running tasks %+v", runningPage)
+	}
+	var first, second page
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tasks?limit=1", as: readOnly}).decode(t, &first)
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tasks?limit=1&cursor=" + first.Next, as: readOnly}).decode(t, &second)
+	if len(first.Items) != 1 || len(second.Items) != 1 || first.Items[0].ID != ended.ID || second.Items[0].ID != running.ID || second.Next != "" {
+		t.Fatalf("pages %+v, %+v", first, second)
+	}
+	var byPlan page
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tasks?planId=" + plan.ID, as: readOnly}).decode(t, &byPlan)
+	if len(byPlan.Items) != 1 || byPlan.Items[0].ID != running.ID {
+		t.Fatalf("by plan %+v", byPlan)
+	}
+
+	var detail admin.TaskDetail
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tasks/" + running.ID, as: readOnly}).decode(t, &detail)
+	if detail.Task == nil || detail.ID != running.ID || detail.Plan == nil || detail.Plan.ID != plan.ID || len(detail.Plan.Steps) != 2 ||
+		len(detail.Steps) != 2 || len(detail.History) == 0 {
+		t.Fatalf("task detail %+v", detail)
+	}
+	var noPlan admin.TaskDetail
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tasks/" + ended.ID, as: readOnly}).decode(t, &noPlan)
+	if noPlan.Plan != nil || string(noPlan.Steps[0].Output) != `{"ok":true}` {
+		t.Fatalf("task without plan %+v", noPlan)
+	}
+
+	var cancelled agentsmcp.Task
+	e.expect(http.StatusOK, request{method: "POST", path: admin.Prefix + "/tasks/" + running.ID + "/cancel", as: writeOnly}).decode(t, &cancelled)
+	if cancelled.Status != agentsmcp.TaskCancelled {
+		t.Fatalf("after cancel: %+v", cancelled)
+	}
+	e.expect(http.StatusOK, request{method: "POST", path: admin.Prefix + "/tasks/" + running.ID + "/cancel", as: writeOnly, body: map[string]any{}})
+	e.expectError(http.StatusConflict, admin.CodeConflict, request{method: "POST", path: admin.Prefix + "/tasks/" + ended.ID + "/cancel", as: writeOnly})
+	e.expectError(http.StatusNotFound, admin.CodeNotFound, request{method: "POST", path: admin.Prefix + "/tasks/" + agentsmcp.NewID("tsk") + "/cancel", as: writeOnly})
+
+	var gotPlan agentsmcp.Plan
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/plans/" + plan.ID, as: readOnly}).decode(t, &gotPlan)
+	if gotPlan.ThoughtID != th.ID || gotPlan.Steps[1].DependsOn[0] != "wait" {
+		t.Fatalf("plan %+v", gotPlan)
+	}
+	var gotThought agentsmcp.Thought
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/thoughts/" + th.ID, as: readOnly}).decode(t, &gotThought)
+	if gotThought.Request != th.Request || gotThought.RecommendedTools[0].Tool != "fx__block" {
+		t.Fatalf("thought %+v", gotThought)
+	}
+	for _, p := range []string{"/plans/" + agentsmcp.NewID("pln"), "/thoughts/" + agentsmcp.NewID("thg"), "/tasks/" + agentsmcp.NewID("tsk"), "/plans/" + th.ID} {
+		e.expectError(http.StatusNotFound, admin.CodeNotFound, request{method: "GET", path: admin.Prefix + p, as: readOnly})
+	}
+	for _, q := range []string{"?status=sleeping", "?cursor=garbage", "?limit=-1", "?planid=x"} {
+		e.expectError(http.StatusBadRequest, admin.CodeInvalid, request{method: "GET", path: admin.Prefix + "/tasks" + q, as: readOnly})
+	}
+
+	entries := e.audit.all()
+	found := false
+	for _, a := range entries {
+		if a.Target == "POST /admin/v1/tasks/{id}/cancel" && a.Outcome == agentsmcp.AuditOK && a.Principal == writeOnly.id {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the cancel was not audited: %+v", entries)
+	}
+}

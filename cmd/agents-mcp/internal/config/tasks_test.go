@@ -1,0 +1,106 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTaskLeaseSettings(t *testing.T) {
+	file := writeYAML(t, "tasks:\n  lease_ttl: 2s\n  resume_interval: 250ms\n")
+	tests := []struct {
+		name                   string
+		args                   []string
+		env                    map[string]string
+		wantTTL, wantResume    time.Duration
+		wantTTLSrc, wantResSrc Source
+	}{
+		{
+			name:    "defaults",
+			wantTTL: 30 * time.Second, wantResume: 5 * time.Second,
+			wantTTLSrc: SourceDefault, wantResSrc: SourceDefault,
+		},
+		{
+			name:    "file",
+			args:    []string{"--config", file},
+			wantTTL: 2 * time.Second, wantResume: 250 * time.Millisecond,
+			wantTTLSrc: SourceFile, wantResSrc: SourceFile,
+		},
+		{
+			name:    "env over file",
+			args:    []string{"--config", file},
+			env:     map[string]string{"AGENTS_MCP_TASK_LEASE_TTL": " 1m ", "AGENTS_MCP_TASK_RESUME_INTERVAL": "100ms"},
+			wantTTL: time.Minute, wantResume: 100 * time.Millisecond,
+			wantTTLSrc: "env:AGENTS_MCP_TASK_LEASE_TTL", wantResSrc: "env:AGENTS_MCP_TASK_RESUME_INTERVAL",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustLoad(t, tt.args, tt.env)
+			if c.TaskLeaseTTL != tt.wantTTL || c.Source("tasks.lease_ttl") != tt.wantTTLSrc {
+				t.Errorf("TaskLeaseTTL = %s from %q, want %s from %q", c.TaskLeaseTTL, c.Source("tasks.lease_ttl"), tt.wantTTL, tt.wantTTLSrc)
+			}
+			if c.TaskResumeInterval != tt.wantResume || c.Source("tasks.resume_interval") != tt.wantResSrc {
+				t.Errorf("TaskResumeInterval = %s from %q, want %s from %q", c.TaskResumeInterval, c.Source("tasks.resume_interval"), tt.wantResume, tt.wantResSrc)
+			}
+			described := map[string]Setting{}
+			for _, s := range c.Describe() {
+				described[s.Name] = s
+			}
+			if s := described["tasks.lease_ttl"]; s.Value != tt.wantTTL.String() || s.Source != tt.wantTTLSrc {
+				t.Errorf("Describe tasks.lease_ttl = %+v", s)
+			}
+			if s := described["tasks.resume_interval"]; s.Value != tt.wantResume.String() || s.Source != tt.wantResSrc {
+				t.Errorf("Describe tasks.resume_interval = %+v", s)
+			}
+		})
+	}
+}
+
+func TestTaskLeaseSettingsRejected(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		env  map[string]string
+		want []string // every one must be in the error
+	}{
+		{
+			name: "below the minimums in the file",
+			yaml: "tasks: {lease_ttl: 999ms, resume_interval: 99ms}\n",
+			want: []string{"tasks.lease_ttl: must be at least 1s, got 999ms (from file)", "tasks.resume_interval: must be at least 100ms, got 99ms (from file)"},
+		},
+		{
+			name: "below the minimums in the environment",
+			env:  map[string]string{"AGENTS_MCP_TASK_LEASE_TTL": "0s", "AGENTS_MCP_TASK_RESUME_INTERVAL": "-1s"},
+			want: []string{"tasks.lease_ttl: must be at least 1s, got 0s (from env:AGENTS_MCP_TASK_LEASE_TTL)", "tasks.resume_interval: must be at least 100ms, got -1s (from env:AGENTS_MCP_TASK_RESUME_INTERVAL)"},
+		},
+		{
+			name: "not durations",
+			yaml: "tasks: {lease_ttl: soon}\n",
+			env:  map[string]string{"AGENTS_MCP_TASK_RESUME_INTERVAL": "5"},
+			want: []string{`tasks.lease_ttl: invalid duration "soon"`, `AGENTS_MCP_TASK_RESUME_INTERVAL: invalid duration "5"`},
+		},
+		{
+			name: "unknown key",
+			yaml: "tasks: {lease: 2s}\n",
+			want: []string{`unknown key "lease" (in tasks)`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args []string
+			if tt.yaml != "" {
+				args = []string{"--config", writeYAML(t, tt.yaml)}
+			}
+			_, err := Load(args, envOf(tt.env))
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
