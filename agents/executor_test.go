@@ -540,6 +540,36 @@ func TestManyLargeOutputsStayWithinWhatTheStoreAccepts(t *testing.T) {
 	}
 }
 
+// An interrupted step that may have had its effect waits for its own
+// confirmation: resuming the task for anything else must not run it.
+func TestInterruptedStepRunsOnlyOnceConfirmed(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	p := h.plan("", step("charge", "flaky", `{"key":"charge","failures":0}`), step("note", "echo", `{"value":1}`))
+	// As recoverInterrupted leaves a step whose call was cut by a crash.
+	task := &agentsmcp.Task{Request: p.Request, PlanID: p.ID, Status: agentsmcp.TaskPaused, Steps: []agentsmcp.StepState{
+		{StepID: "charge", Status: agentsmcp.StepWaitingConfirmation, Attempts: 1, Error: "interrupted while running by a stop of its executor; it may have had effects"},
+		{StepID: "note", Status: agentsmcp.StepSucceeded, Attempts: 1, Output: json.RawMessage(`{"value":1}`)},
+	}}
+	if err := h.store.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{Inputs: json.RawMessage(`{}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := h.wait(task.ID)
+	if h.tools.callsOf("flaky") != 0 || stateOf(done, "charge").Status != agentsmcp.StepWaitingConfirmation || done.Status != agentsmcp.TaskPaused {
+		t.Fatalf("a resume without its confirmation: %d calls, step %s, task %s", h.tools.callsOf("flaky"), stateOf(done, "charge").Status, done.Status)
+	}
+	if _, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{Confirm: []string{"charge"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done = h.wait(task.ID)
+	if h.tools.callsOf("flaky") != 1 || done.Status != agentsmcp.TaskSucceeded || h.tools.callsOf("echo") != 0 {
+		t.Fatalf("after the confirmation: %d calls, task %s, echo rerun %d times", h.tools.callsOf("flaky"), done.Status, h.tools.callsOf("echo"))
+	}
+}
+
 // renamed is a provider of local tools under another name, as a second
 // upstream would be.
 type renamed struct {

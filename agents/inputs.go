@@ -170,8 +170,12 @@ func applyResume(t *agentsmcp.Task, plan *agentsmcp.Plan, req ResumeRequest) err
 		s := &t.Steps[i]
 		s.Status, s.Error = agentsmcp.StepSkipped, "rejected by the user"
 	}
+	// Steps waiting for inputs are reconsidered; a step waiting for a
+	// confirmation runs only once confirmed: an interrupted step that may
+	// have had its effect must not run again on any other answer.
 	for i := range t.Steps {
-		if s := &t.Steps[i]; s.Status == agentsmcp.StepWaitingInput || s.Status == agentsmcp.StepWaitingConfirmation {
+		s := &t.Steps[i]
+		if s.Status == agentsmcp.StepWaitingInput || s.Status == agentsmcp.StepWaitingConfirmation && s.Confirmed {
 			s.Status = agentsmcp.StepPending
 		}
 	}

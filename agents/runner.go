@@ -762,27 +762,42 @@ func (r *runner) adoptExternalCancel() bool {
 }
 
 // renewLease keeps the lease while the runner lives, and tells it when the
-// lease went to someone else or the task was cancelled elsewhere.
+// lease went to someone else or the task was cancelled elsewhere. When
+// renewals keep failing, the runner gives up the task before its lease can
+// expire (the last renewal that could still keep it failed), so that no
+// other replica ever takes over a task this one still runs.
 func (r *runner) renewLease(ctx context.Context) {
-	tick := time.NewTicker(r.e.opts.LeaseTTL / 3)
+	every := r.e.opts.LeaseTTL / 3
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	leaseUntil := time.Now().Add(r.e.opts.LeaseTTL) // acquired just before the runner started
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		rctx, cancel := context.WithTimeout(ctx, r.e.opts.LeaseTTL/3)
+		rctx, cancel := context.WithTimeout(ctx, every)
 		t, err := r.e.opts.Tasks.AcquireTaskLease(rctx, r.task.ID, r.e.opts.Owner, r.e.opts.LeaseTTL)
 		cancel()
 		switch {
+		case ctx.Err() != nil:
+			return // the runner is done
 		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
 			r.send(leaseLost{})
 			return
 		case err != nil:
+			if !time.Now().Add(every).Before(leaseUntil) {
+				r.e.opts.Logger.Error("renewing a task lease keeps failing; giving the task up before the lease expires", "task", r.task.ID, "error", err)
+				r.send(leaseLost{})
+				return
+			}
 			r.e.opts.Logger.Warn("renewing a task lease failed", "task", r.task.ID, "error", err)
-		case t.Status == agentsmcp.TaskCancelled:
-			r.send(cancelRequest{why: t.Error})
+		default:
+			leaseUntil = t.Lease.ExpiresAt
+			if t.Status == agentsmcp.TaskCancelled {
+				r.send(cancelRequest{why: t.Error})
+			}
 		}
 	}
 }
