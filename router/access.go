@@ -10,6 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -68,6 +71,13 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if id := requestIDOf(req); id != "" {
 			ctx = agentsmcp.WithRequestID(ctx, id)
+		}
+		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+			// The handler's context may carry the span of the request
+			// that opened the session: this request's trace is in its
+			// own headers (the HTTP layer put its span there).
+			ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+			ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(extra.Header))
 		}
 		if !own && p != nil && r.access.Admit != nil && !isNotification(method) {
 			if ok, wait := r.access.Admit(p); !ok {

@@ -15,6 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -206,5 +209,35 @@ func TestAdmitRefusesWithAnActionableError(t *testing.T) {
 	recs := f.records()
 	if last := recs[len(recs)-1]; last.Refused != "rate limited" || last.Tool != "up__b" {
 		t.Errorf("the refused call is recorded as %+v", last)
+	}
+}
+
+func TestToolCallsAreTraced(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+
+	f := newAccessFixture(t, router.AccessOptions{})
+	cs := connect(t, f.router, nil)
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__a", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, s := range rec.Ended() {
+		if s.Name() != "tools/call up__a" {
+			continue
+		}
+		found = true
+		attrs := map[string]string{}
+		for _, kv := range s.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+		}
+		if attrs["agents_mcp.source"] != "up" || attrs["agents_mcp.outcome"] != "ok" {
+			t.Errorf("span attributes %v", attrs)
+		}
+	}
+	if !found {
+		t.Errorf("no tools/call span among %d ended spans", len(rec.Ended()))
 	}
 }

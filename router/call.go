@@ -8,11 +8,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 var _ agentsmcp.ToolCaller = (*Router)(nil)
+
+// tracerName names the router's spans. The tracer is looked up per call:
+// one kept from before the server set its provider would stay a no-op.
+const tracerName = "github.com/agents-mcp/agents-mcp/router"
 
 // CallTool implements [agentsmcp.ToolCaller]: it calls a registered tool
 // in-process, on the path a client's tools/call takes (argument validation,
@@ -86,8 +94,21 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
 		return nil, &refusal{msg: msg}, nil
 	}
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "tools/call "+e.tool.Name, trace.WithAttributes(
+		attribute.String("agents_mcp.tool", e.tool.Name), attribute.String("agents_mcp.source", e.provider.Name())))
+	defer span.End()
 	start := time.Now()
 	res, err := e.provider.CallTool(ctx, req)
+	switch outcome := callError(res, err); {
+	case err != nil:
+		span.RecordError(err)
+		span.SetStatus(codes.Error, outcome)
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "error"))
+	case outcome != "":
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "tool_error"))
+	default:
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "ok"))
+	}
 	if r.onToolCall != nil {
 		rec := callRecord(ctx, e.tool.Name, req.Params.Arguments)
 		rec.Provider, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
