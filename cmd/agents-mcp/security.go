@@ -41,8 +41,12 @@ func newSecurity(cfg *config.Config, logger *slog.Logger) (*security, error) {
 	s.authn = authn
 	s.limiter.OnReject = func(r *http.Request, p *agentsmcp.Principal, retryAfter time.Duration) {
 		s.metrics.ObserveRateLimited(telemetry.TransportOf(r))
+		who := "none"
+		if p != nil {
+			who = p.ID
+		}
 		s.record(&agentsmcp.AuditEntry{
-			Kind: agentsmcp.AuditAuthFailure, Principal: p.ID, Target: r.Method + " " + r.URL.Path,
+			Kind: agentsmcp.AuditAuthFailure, Principal: who, Target: r.Method + " " + r.URL.Path,
 			RequestID: r.Header.Get(agentsmcp.RequestIDHeader), Outcome: agentsmcp.AuditDenied,
 			Error: fmt.Sprintf("rate limited; retry after %s", retryAfter.Round(time.Millisecond)),
 		})
