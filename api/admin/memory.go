@@ -70,7 +70,7 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 		if h.opts.Recall != nil {
 			found, mode, err = h.opts.Recall.SimilarLearnings(ctx, mcptools.NewQuery(q), f, pg.want())
 		} else {
-			found, err = lexicalLearnings(ctx, h.opts.Learnings, f, q, pg.want())
+			found, err = mcptools.LexicalLearnings(ctx, h.opts.Learnings, q, f, pg.want())
 		}
 		if err != nil {
 			return err
@@ -197,7 +197,7 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 		if h.opts.Recall != nil {
 			found, mode, err = h.opts.Recall.SimilarPatterns(ctx, mcptools.NewQuery(q), minRate, pg.want())
 		} else {
-			found, err = lexicalPatterns(ctx, h.opts.Patterns, q, minRate, pg.want())
+			found, err = mcptools.LexicalPatterns(ctx, h.opts.Patterns, q, minRate, pg.want())
 		}
 		if err != nil {
 			return err
@@ -261,7 +261,7 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 		if h.opts.Recall != nil {
 			found, mode, err = h.opts.Recall.SimilarInsights(ctx, mcptools.NewQuery(q), f, pg.want())
 		} else {
-			found, err = lexicalInsights(ctx, h.opts.Insights, f, q, pg.want())
+			found, err = mcptools.LexicalInsights(ctx, h.opts.Insights, q, f, pg.want())
 		}
 		if err != nil {
 			return err

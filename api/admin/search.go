@@ -6,45 +6,10 @@ import (
 	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 )
 
-// This file holds the searches the store answers alone: q without a
-// Recall (the store's word filter, as Recall's own fallback does), and
-// pattern filtering.
-
-func lexicalLearnings(ctx context.Context, s agentsmcp.LearningService, f agentsmcp.LearningFilter, q string, max int) ([]mcptools.ScoredLearning, error) {
-	f.Text, f.Cursor, f.Limit = q, "", max
-	ls, _, err := s.FindLearnings(ctx, f)
-	out := make([]mcptools.ScoredLearning, len(ls))
-	for i, l := range ls {
-		out[i] = mcptools.ScoredLearning{Learning: l}
-	}
-	return out, err
-}
-
-func lexicalInsights(ctx context.Context, s agentsmcp.InsightService, f agentsmcp.InsightFilter, q string, max int) ([]mcptools.ScoredInsight, error) {
-	f.Text, f.Cursor, f.Limit = q, "", max
-	ins, _, err := s.FindInsights(ctx, f)
-	out := make([]mcptools.ScoredInsight, len(ins))
-	for i, in := range ins {
-		out[i] = mcptools.ScoredInsight{Insight: in}
-	}
-	return out, err
-}
-
-// lexicalPatterns keeps, like Recall, only patterns that succeeded at
-// least once.
-func lexicalPatterns(ctx context.Context, s agentsmcp.PatternService, q string, minRate float64, max int) ([]mcptools.ScoredPattern, error) {
-	ps, _, err := s.FindPatterns(ctx, agentsmcp.PatternFilter{Text: q, Limit: agentsmcp.MaxPageSize})
-	var out []mcptools.ScoredPattern
-	for _, p := range ps {
-		if p.Successes > 0 && p.SuccessRate() >= minRate && len(out) < max {
-			out = append(out, mcptools.ScoredPattern{Pattern: p})
-		}
-	}
-	return out, err
-}
+// This file holds pattern filtering and offset paging; q without a Recall
+// is answered by mcptools' Lexical* functions (Recall's own fallback).
 
 // maxFilterRounds bounds the store pages one filtered page may read; a
 // page short of its limit, with a next cursor, is the result past it.

@@ -166,14 +166,9 @@ func (r *Recall) SimilarLearnings(ctx context.Context, q *Query, f agentsmcp.Lea
 		func(l *agentsmcp.Learning) bool { return matchesLearning(l, f) })
 	if semanticFailed(err) {
 		r.logFallback("learnings", err)
-		f.Text, f.Cursor, f.Limit = q.Text, "", max
-		ls, _, ferr := r.Learnings.FindLearnings(ctx, f)
+		out, ferr := LexicalLearnings(ctx, r.Learnings, q.Text, f, max)
 		if ferr != nil {
 			return nil, "", ferr
-		}
-		out := make([]ScoredLearning, len(ls))
-		for i, l := range ls {
-			out[i] = ScoredLearning{Learning: l}
 		}
 		return out, ModeLexical, nil
 	} else if err != nil {
@@ -217,14 +212,9 @@ func (r *Recall) SimilarInsights(ctx context.Context, q *Query, f agentsmcp.Insi
 		})
 	if semanticFailed(err) {
 		r.logFallback("insights", err)
-		f.Text, f.Cursor, f.Limit = q.Text, "", max
-		ins, _, ferr := r.Insights.FindInsights(ctx, f)
+		out, ferr := LexicalInsights(ctx, r.Insights, q.Text, f, max)
 		if ferr != nil {
 			return nil, "", ferr
-		}
-		out := make([]ScoredInsight, len(ins))
-		for i, in := range ins {
-			out[i] = ScoredInsight{Insight: in}
 		}
 		return out, ModeLexical, nil
 	} else if err != nil {
@@ -246,19 +236,13 @@ type ScoredPattern struct {
 // SimilarPatterns returns up to max patterns whose goal is most similar to
 // q and that succeeded at least minSuccessRate of the time, best first.
 func (r *Recall) SimilarPatterns(ctx context.Context, q *Query, minSuccessRate float64, max int) ([]ScoredPattern, string, error) {
-	keep := func(p *agentsmcp.PlanPattern) bool { return p.Successes > 0 && p.SuccessRate() >= minSuccessRate }
+	keep := func(p *agentsmcp.PlanPattern) bool { return keepPattern(p, minSuccessRate) }
 	hits, err := nearest(ctx, r, agentsmcp.NamespacePatterns, q, nil, max, r.Patterns.FindPatternByID, keep)
 	if semanticFailed(err) {
 		r.logFallback("patterns", err)
-		ps, _, ferr := r.Patterns.FindPatterns(ctx, agentsmcp.PatternFilter{Text: q.Text, Limit: agentsmcp.MaxPageSize})
+		out, ferr := LexicalPatterns(ctx, r.Patterns, q.Text, minSuccessRate, max)
 		if ferr != nil {
 			return nil, "", ferr
-		}
-		var out []ScoredPattern
-		for _, p := range ps {
-			if keep(p) && len(out) < max {
-				out = append(out, ScoredPattern{Pattern: p})
-			}
 		}
 		return out, ModeLexical, nil
 	} else if err != nil {
@@ -269,4 +253,57 @@ func (r *Recall) SimilarPatterns(ctx context.Context, q *Query, minSuccessRate f
 		out[i] = ScoredPattern{Score: h.score, Pattern: h.doc}
 	}
 	return out, ModeSemantic, nil
+}
+
+// The store's word filter alone, the answers of [ModeLexical]: Recall's
+// fallback, and the whole search of a server without a vector index.
+
+// LexicalLearnings returns up to max learnings matching f whose query or
+// goal holds every word of text (f's Text, Cursor and Limit are ignored).
+func LexicalLearnings(ctx context.Context, s agentsmcp.LearningService, text string, f agentsmcp.LearningFilter, max int) ([]ScoredLearning, error) {
+	f.Text, f.Cursor, f.Limit = text, "", max
+	ls, _, err := s.FindLearnings(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScoredLearning, len(ls))
+	for i, l := range ls {
+		out[i] = ScoredLearning{Learning: l}
+	}
+	return out, nil
+}
+
+// LexicalInsights returns up to max insights matching f whose text holds
+// every word of text (f's Text, Cursor and Limit are ignored).
+func LexicalInsights(ctx context.Context, s agentsmcp.InsightService, text string, f agentsmcp.InsightFilter, max int) ([]ScoredInsight, error) {
+	f.Text, f.Cursor, f.Limit = text, "", max
+	ins, _, err := s.FindInsights(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScoredInsight, len(ins))
+	for i, in := range ins {
+		out[i] = ScoredInsight{Insight: in}
+	}
+	return out, nil
+}
+
+// LexicalPatterns returns up to max patterns whose goal holds every word
+// of text and that succeeded at least once and minSuccessRate of the time.
+func LexicalPatterns(ctx context.Context, s agentsmcp.PatternService, text string, minSuccessRate float64, max int) ([]ScoredPattern, error) {
+	ps, _, err := s.FindPatterns(ctx, agentsmcp.PatternFilter{Text: text, Limit: agentsmcp.MaxPageSize})
+	if err != nil {
+		return nil, err
+	}
+	var out []ScoredPattern
+	for _, p := range ps {
+		if keepPattern(p, minSuccessRate) && len(out) < max {
+			out = append(out, ScoredPattern{Pattern: p})
+		}
+	}
+	return out, nil
+}
+
+func keepPattern(p *agentsmcp.PlanPattern, minSuccessRate float64) bool {
+	return p.Successes > 0 && p.SuccessRate() >= minSuccessRate
 }
