@@ -104,21 +104,7 @@ func (h *Handler) getLearning(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Learnings == nil {
 		return unavailable("learnings")
 	}
-	if _, err := queryParams(r); err != nil {
-		return err
-	}
-	id, err := pathID(r, agentsmcp.LearningIDPrefix, "learning")
-	if err != nil {
-		return err
-	}
-	ctx, cancel := h.requestContext(r)
-	defer cancel()
-	l, err := h.opts.Learnings.FindLearningByID(ctx, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return getByID(h, w, r, agentsmcp.LearningIDPrefix, "learning", h.opts.Learnings.FindLearningByID)
 }
 
 // GET /tools/performance: every tool, most called first, paged by offset;
@@ -332,21 +318,7 @@ func (h *Handler) getInsight(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Insights == nil {
 		return unavailable("insights")
 	}
-	if _, err := queryParams(r); err != nil {
-		return err
-	}
-	id, err := pathID(r, agentsmcp.InsightIDPrefix, "insight")
-	if err != nil {
-		return err
-	}
-	ctx, cancel := h.requestContext(r)
-	defer cancel()
-	in, err := h.opts.Insights.FindInsightByID(ctx, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, in)
-	return nil
+	return getByID(h, w, r, agentsmcp.InsightIDPrefix, "insight", h.opts.Insights.FindInsightByID)
 }
 
 // DELETE /insights/{id}: 204.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -140,21 +141,7 @@ func (h *Handler) getPlan(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Plans == nil {
 		return unavailable("plans")
 	}
-	if _, err := queryParams(r); err != nil {
-		return err
-	}
-	id, err := pathID(r, agentsmcp.PlanIDPrefix, "plan")
-	if err != nil {
-		return err
-	}
-	ctx, cancel := h.requestContext(r)
-	defer cancel()
-	p, err := h.opts.Plans.FindPlanByID(ctx, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
-	return nil
+	return getByID(h, w, r, agentsmcp.PlanIDPrefix, "plan", h.opts.Plans.FindPlanByID)
 }
 
 // GET /thoughts/{id}
@@ -162,19 +149,25 @@ func (h *Handler) getThought(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Thoughts == nil {
 		return unavailable("thoughts")
 	}
+	return getByID(h, w, r, agentsmcp.ThoughtIDPrefix, "thought", h.opts.Thoughts.FindThoughtByID)
+}
+
+// getByID serves GET /<kind>/{id}: no query parameters, an id with prefix,
+// the stored item as find returns it.
+func getByID[T any](h *Handler, w http.ResponseWriter, r *http.Request, prefix, what string, find func(context.Context, string) (T, error)) error {
 	if _, err := queryParams(r); err != nil {
 		return err
 	}
-	id, err := pathID(r, agentsmcp.ThoughtIDPrefix, "thought")
+	id, err := pathID(r, prefix, what)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := h.requestContext(r)
 	defer cancel()
-	th, err := h.opts.Thoughts.FindThoughtByID(ctx, id)
+	item, err := find(ctx, id)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, th)
+	writeJSON(w, http.StatusOK, item)
 	return nil
 }
