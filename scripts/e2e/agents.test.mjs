@@ -44,7 +44,7 @@ import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema }
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 import { BIN, newClient, ValidateResultSchema, withTimeout } from './lib/harness.mjs';
-import { descendants, eventually, freePort, readyz, start, stillExists, stop } from './lib/procs.mjs';
+import { descendants, eventually, freePort, readyz, start, startAgents, stillExists, stop } from './lib/procs.mjs';
 
 const E2E_DIR = path.dirname(fileURLToPath(import.meta.url));
 const NODE = process.execPath;
@@ -228,36 +228,6 @@ async function startEverythingAnywhere() {
   }
 }
 
-/** The environment for agents-mcp, without settings of the caller that would change it. */
-function hermeticEnv() {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(AGENTS_MCP_|MONGODB_|PINECONE_|OPENAI_|EMBEDDINGS_)/.test(k)) env[k] = v;
-  }
-  return env;
-}
-
-async function startAgents(configPath, dataDir, env) {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const p = start(BIN, ['serve', '--addr', `127.0.0.1:${port}`, '--config', configPath, '--data-dir', dataDir], {
-      name: 'agents-mcp',
-      baseEnv: hermeticEnv(),
-      env,
-    });
-    try {
-      await p.waitFor(/"msg":"serving"/, 60_000, 'agents-mcp serving');
-      return { p, base: `http://127.0.0.1:${port}` };
-    } catch (err) {
-      await stop(p, 'SIGKILL');
-      if (attempt >= 3 || !/address already in use/.test(p.output())) {
-        err.message += `\n--- agents-mcp output ---\n${p.output().slice(-4000)}`;
-        throw err;
-      }
-    }
-  }
-}
-
 /**
  * A TS SDK client over /mcp. `wire` records every JSON-RPC message in both directions, in the order
  * the client saw them ({ dir: 'in'|'out', msg, at }); `errors` collects the client's onerror.
@@ -351,7 +321,7 @@ describe('agents: think, plan and execute over real upstreams with the client as
       ];
       const configPath = path.join(work, 'config.yaml');
       writeFileSync(configPath, JSON.stringify({ upstreams }, null, 2)); // JSON is YAML
-      agents = await startAgents(configPath, path.join(work, 'data'), { AGENTS_MCP_LLM: 'sampling' });
+      agents = await startAgents(BIN, configPath, path.join(work, 'data'), { env: { AGENTS_MCP_LLM: 'sampling' } });
       await eventually(
         async () => {
           const { body } = await readyz(agents.base);

@@ -41,7 +41,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { BIN, newClient, ValidateResultSchema, withTimeout } from './lib/harness.mjs';
-import { eventually, freePort, start, stop } from './lib/procs.mjs';
+import { eventually, startAgents, stop } from './lib/procs.mjs';
 
 const secret = (name) => `${name}-${randomBytes(16).toString('hex')}`;
 const KEYS = {
@@ -64,36 +64,6 @@ const TRANSPORTS = ['streamable', 'sse'];
 const SHUTDOWN_MS = 7000;
 const RUN = `${process.pid}-${Date.now().toString(36)}`;
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/; // what the server accepts from a caller
-
-/** The environment for agents-mcp, without settings of the caller that would change it. */
-function hermeticEnv() {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(AGENTS_MCP_|MONGODB_|PINECONE_|OPENAI_|EMBEDDINGS_)/.test(k)) env[k] = v;
-  }
-  return env;
-}
-
-async function startAgents(configPath, dataDir, env) {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const p = start(BIN, ['serve', '--addr', `127.0.0.1:${port}`, '--config', configPath, '--data-dir', dataDir], {
-      name: 'agents-mcp',
-      baseEnv: hermeticEnv(),
-      env,
-    });
-    try {
-      await p.waitFor(/"msg":"serving"/, 30_000, 'agents-mcp serving');
-      return { p, base: `http://127.0.0.1:${port}` };
-    } catch (err) {
-      await stop(p, 'SIGKILL');
-      if (attempt >= 3 || !/address already in use/.test(p.output())) {
-        err.message += `\n--- agents-mcp output ---\n${p.output().slice(-4000)}`;
-        throw err;
-      }
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Raw HTTP
@@ -317,7 +287,7 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
       };
       const configPath = path.join(work, 'config.yaml');
       writeFileSync(configPath, JSON.stringify(config, null, 2), { mode: 0o600 }); // JSON is YAML
-      agents = await startAgents(configPath, path.join(work, 'data'), { AGENTS_MCP_API_KEYS: KEYS.full });
+      agents = await startAgents(BIN, configPath, path.join(work, 'data'), { env: { AGENTS_MCP_API_KEYS: KEYS.full }, readyMs: 30_000 });
       base = agents.base;
       metricsBefore = (await raw(base, '/metrics')).text;
     },

@@ -43,7 +43,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 
 import { BIN, CLIENT_INFO, newClient, withTimeout } from './lib/harness.mjs';
-import { descendants, eventually, freePort, procStat, readyz, start, stillExists, stop } from './lib/procs.mjs';
+import { descendants, eventually, freePort, procStat, readyz, start, startAgents, stillExists, stop } from './lib/procs.mjs';
 
 const E2E_DIR = path.dirname(fileURLToPath(import.meta.url));
 const NODE = process.execPath;
@@ -78,35 +78,6 @@ async function startEverythingAnywhere(mode) {
       return { p: await startEverything(mode, port), port };
     } catch (err) {
       if (attempt >= 3) throw err;
-    }
-  }
-}
-
-/** The environment for agents-mcp, without settings of the caller that would change it. */
-function hermeticEnv() {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(AGENTS_MCP_|MONGODB_|PINECONE_|OPENAI_|EMBEDDINGS_)/.test(k)) env[k] = v;
-  }
-  return env;
-}
-
-async function startAgents(configPath, dataDir) {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const p = start(BIN, ['serve', '--addr', `127.0.0.1:${port}`, '--config', configPath, '--data-dir', dataDir], {
-      name: 'agents-mcp',
-      baseEnv: hermeticEnv(),
-    });
-    try {
-      await p.waitFor(/"msg":"serving"/, 60_000, 'agents-mcp serving');
-      return { p, base: `http://127.0.0.1:${port}` };
-    } catch (err) {
-      await stop(p, 'SIGKILL');
-      if (attempt >= 3 || !/address already in use/.test(p.output())) {
-        err.message += `\n--- agents-mcp output ---\n${p.output().slice(-4000)}`;
-        throw err;
-      }
     }
   }
 }
@@ -246,7 +217,7 @@ describe('remote pool with real upstreams', { skip: !BIN && 'AGENTS_MCP_BIN not 
       // JSON is YAML.
       const configPath = path.join(work, 'config.yaml');
       writeFileSync(configPath, JSON.stringify({ upstreams }, null, 2));
-      agents = await startAgents(configPath, path.join(work, 'data'));
+      agents = await startAgents(BIN, configPath, path.join(work, 'data'));
       base = agents.base;
       // Every upstream but the late one is ready (the stdio ones are node processes that may take a
       // few seconds to start on a busy machine).

@@ -192,3 +192,38 @@ export function stillExists(st) {
   const now = procStat(st.pid);
   return Boolean(now && now.starttime === st.starttime);
 }
+
+/** The environment for an agents-mcp of a test's own, without settings of the caller that would change it. */
+export function hermeticEnv() {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^(AGENTS_MCP_|MONGODB_|PINECONE_|OPENAI_|EMBEDDINGS_)/.test(k)) env[k] = v;
+  }
+  return env;
+}
+
+/**
+ * Starts `bin serve --config configPath --data-dir dataDir` on a free loopback port (another one when
+ * that port was taken meanwhile, up to 3 times) in the hermetic environment plus `env`, and waits
+ * until it serves. Returns { p, base }.
+ */
+export async function startAgents(bin, configPath, dataDir, { env = {}, readyMs = 60_000 } = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const p = start(bin, ['serve', '--addr', `127.0.0.1:${port}`, '--config', configPath, '--data-dir', dataDir], {
+      name: 'agents-mcp',
+      baseEnv: hermeticEnv(),
+      env,
+    });
+    try {
+      await p.waitFor(/"msg":"serving"/, readyMs, 'agents-mcp serving');
+      return { p, base: `http://127.0.0.1:${port}` };
+    } catch (err) {
+      await stop(p, 'SIGKILL');
+      if (attempt >= 3 || !/address already in use/.test(p.output())) {
+        err.message += `\n--- agents-mcp output ---\n${p.output().slice(-4000)}`;
+        throw err;
+      }
+    }
+  }
+}
