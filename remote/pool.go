@@ -80,15 +80,17 @@ func (o Options) withDefaults() Options {
 		o.MinBackoff = 250 * time.Millisecond
 	}
 	if o.HTTPTransport == nil {
-		o.HTTPTransport = newHTTPTransport()
+		o.HTTPTransport = NewHTTPTransport()
 	}
 	return o
 }
 
-// newHTTPTransport keeps many idle connections per upstream host: at 32
-// concurrent callers a transport with the default 2 idle connections per
-// host opens thousands of new connections a second.
-func newHTTPTransport() *http.Transport {
+// NewHTTPTransport is the pool's default transport, for wrapping (with
+// trace propagation, say) in [Options.HTTPTransport]. It keeps many idle
+// connections per upstream host: at 32 concurrent callers a transport with
+// the default 2 idle connections per host opens thousands of new
+// connections a second.
+func NewHTTPTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,

@@ -79,7 +79,7 @@ func TestTracePropagation(t *testing.T) {
 	defer srv.Close()
 
 	r := router.New(router.Options{})
-	pool := remote.NewPool(remote.Options{Registry: r, HTTPTransport: PropagatingTransport(nil)})
+	pool := remote.NewPool(remote.Options{Registry: r, HTTPTransport: PropagatingTransport(remote.NewHTTPTransport())})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -206,15 +205,11 @@ func FromHeader(ctx context.Context, h http.Header) context.Context {
 // context of each request's context (traceparent, tracestate) to its
 // headers, so that an upstream MCP server that traces joins the caller's
 // trace. It starts no spans: the remote pool's "upstream call" span is the
-// client side. A nil base means a clone of http.DefaultTransport with the
-// idle pool the remote pool needs (128 idle connections per host).
+// client side. A nil base means http.DefaultTransport; the remote pool
+// wraps its own (remote.NewHTTPTransport).
 func PropagatingTransport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConns = 512
-		t.MaxIdleConnsPerHost = 128
-		t.IdleConnTimeout = 90 * time.Second
-		base = t
+		base = http.DefaultTransport
 	}
 	return propagatingTransport{base: base}
 }

@@ -149,7 +149,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		return fail(err)
 	}
 	m.run(bg, &a.wg, logger)
-	a.pool = remote.NewPool(remote.Options{Registry: a.router, Logger: logger, ClientVersion: version, HTTPTransport: telemetry.PropagatingTransport(nil)})
+	a.pool = remote.NewPool(remote.Options{Registry: a.router, Logger: logger, ClientVersion: version, HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport())})
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
 		Upstreams: func() []telemetry.UpstreamState {
