@@ -36,6 +36,8 @@
 //	thoughts          one document per [agentsmcp.Thought], _id = its ID
 //	plans             one document per [agentsmcp.Plan], _id = its ID
 //	tasks             one document per [agentsmcp.Task], _id = its ID
+//	audit_entries     one document per [agentsmcp.AuditEntry], _id = its ID
+//	upstream_definitions  one document per [agentsmcp.UpstreamDefinition], _id = its Name
 //	schema_meta       {_id: "schema", version: N}
 package mongo
 

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -41,6 +41,11 @@ var migrations = []migration{
 	// Version 3 adds audit_entries, created with its indexes; nothing to
 	// transform.
 	{version: 3, name: "audit trail", up: func(context.Context, *mongo.Database) error { return nil }},
+	// Version 4 adds upstream_definitions, which needs no index but _id's
+	// and comes into being with its first document; nothing to transform.
+	// It keeps binaries that do not know run-time upstreams, and would
+	// serve another set of them, from opening the database.
+	{version: 4, name: "upstream definitions", up: func(context.Context, *mongo.Database) error { return nil }},
 }
 
 // index is one index of the current layout. Every index has an explicit

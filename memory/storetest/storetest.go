@@ -3,12 +3,13 @@
 // on FerretDB). A store is correct when Run passes against it.
 //
 // The suite checks the contracts written in the root package's doc comments
-// (memory.go, catalog.go, plan.go, task.go, audit.go), and nothing a store may choose
-// freely. In particular it does
+// (memory.go, catalog.go, plan.go, task.go, audit.go, upstream.go), and
+// nothing a store may choose freely. In particular it does
 // not decide whether a text word also matches as a prefix or substring of a
 // stored word, and it checks common-error trimming only with errors recorded
 // most frequent first. Each test stores at most about 50 items, so that the
-// suite stays fast on FerretDB, which scans.
+// suite stays fast on FerretDB, which scans; the one exception fills the
+// store up to MaxUpstreamDefinitions (256 small documents).
 package storetest
 
 import (
@@ -31,6 +32,7 @@ type Services struct {
 	TaskCounts      agentsmcp.TaskCounter
 	Outbox          agentsmcp.OutboxService
 	Audit           agentsmcp.AuditService
+	Upstreams       agentsmcp.UpstreamService
 }
 
 // Run runs the suite, one subtest per behaviour, in name order. open must
