@@ -162,12 +162,8 @@ func (p *Pool) AddFromConfig(ctx context.Context, cfg Config) error {
 
 func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
 	cfg = cfg.WithDefaults()
-	if problems := cfg.Problems(); len(problems) > 0 {
-		msgs := make([]string, len(problems))
-		for i, pr := range problems {
-			msgs[i] = pr.Error()
-		}
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: %s", cfg.Name, strings.Join(msgs, "; "))
+	if err := configError(cfg); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -216,6 +212,19 @@ func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
 		p.opts.Registry.RemoveProvider(cfg.Name)
 	}
 	return nil
+}
+
+// configError is EINVALID with every problem of cfg, or nil.
+func configError(cfg Config) error {
+	problems := cfg.Problems()
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(problems))
+	for i, pr := range problems {
+		msgs[i] = pr.Error()
+	}
+	return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: %s", cfg.Name, strings.Join(msgs, "; "))
 }
 
 // Remove stops an upstream: its tools, resources and prompts disappear, its

@@ -28,7 +28,8 @@ const (
 	// OriginConfig: defined in the config file, the only place where stdio
 	// commands may come from.
 	OriginConfig = "config"
-	// OriginAPI: added at run time through [Pool.Add] (the admin API).
+	// OriginAPI: added at run time through [Pool.Add] (the admin API, which
+	// keeps it in the store through [SharedUpstreams] for every replica).
 	OriginAPI = "api"
 )
 

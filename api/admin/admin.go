@@ -29,9 +29,12 @@ type Recall interface {
 	SimilarPatterns(ctx context.Context, q *mcptools.Query, minSuccessRate float64, max int) ([]mcptools.ScoredPattern, string, error)
 }
 
-// Upstreams manages the upstream MCP servers: [*remote.Pool] implements
-// it. Add must refuse stdio configs on its own too (the pool does); this
-// package refuses them before calling it.
+// Upstreams manages the upstream MCP servers. The server passes a
+// [*remote.SharedUpstreams], which keeps what is added in the store for
+// every replica and refuses to remove config-file upstreams (ECONFLICT);
+// a bare [*remote.Pool] serves one process without a store. Add must
+// refuse stdio configs on its own too (both do); this package refuses them
+// before calling it.
 type Upstreams interface {
 	Add(ctx context.Context, cfg remote.Config) error
 	Remove(ctx context.Context, name string) error

@@ -27,6 +27,9 @@ type app struct {
 	local  *router.LocalTools
 	memory *memory
 	pool   *remote.Pool
+	// upstreams are the pool's upstreams added through the admin API,
+	// kept in the store for every replica.
+	upstreams *remote.SharedUpstreams
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
@@ -164,6 +167,15 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		AuditDropped:  sec.audit.Dropped,
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
+	a.upstreams = remote.NewSharedUpstreams(a.pool, m.store, logger)
+	syncCtx, cancelSync := context.WithTimeout(ctx, upstreamStartWait)
+	if err := a.upstreams.Sync(syncCtx); err != nil {
+		// The loop below keeps trying; the config file's upstreams serve
+		// meanwhile.
+		logger.Warn("the upstreams added through the admin API are not started yet", "error", err)
+	}
+	cancelSync()
+	a.wg.Go(func() { a.upstreams.Run(bg, cfg.UpstreamSyncInterval) })
 	// Tasks left running by a crash or a stop are resumed once the
 	// upstreams are back.
 	a.wg.Go(func() { executor.Run(bg) })
@@ -208,7 +220,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 	a.admin = admin.New(admin.Options{
 		Learnings: m.store, Insights: m.store, Patterns: m.store, ToolPerformance: m.store,
 		Tasks: m.store, Plans: m.store, Thoughts: m.store, AuditLog: m.store,
-		Recall: a.recall, Executor: a.executor, Upstreams: a.pool,
+		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			// Re-embed everything over the live index (no reset: search

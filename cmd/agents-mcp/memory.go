@@ -32,6 +32,7 @@ type store interface {
 	agentsmcp.PlanService
 	agentsmcp.TaskService
 	agentsmcp.AuditService
+	agentsmcp.UpstreamService
 	CountTasksByStatus(ctx context.Context) (map[agentsmcp.TaskStatus]int64, error)
 	Ping(ctx context.Context) error
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/api/auth"
+	"github.com/agents-mcp/agents-mcp/remote"
 )
 
 // Defaults of the settings that have one. They are what `make run` uses, so
@@ -114,6 +115,10 @@ type Config struct {
 	// TaskResumeInterval is how often the executor looks for tasks to
 	// take over. At least [MinTaskResumeInterval].
 	TaskResumeInterval time.Duration
+	// UpstreamSyncInterval is how often a replica reads the upstreams
+	// added through the admin API from the store. At least
+	// [MinUpstreamSyncInterval].
+	UpstreamSyncInterval time.Duration
 
 	Stateless       bool          // serve MCP without sessions
 	MaxBodyBytes    int64         // largest accepted request body, > 0
@@ -151,6 +156,8 @@ func Default() *Config {
 
 		TaskLeaseTTL:       DefaultTaskLeaseTTL,
 		TaskResumeInterval: DefaultTaskResumeInterval,
+
+		UpstreamSyncInterval: remote.DefaultSyncInterval,
 	}
 }
 

@@ -37,6 +37,8 @@ type fileConfig struct {
 	RateLimit       *fileRateLimit `yaml:"rate_limit"`
 	Audit           *fileAudit     `yaml:"audit"`
 	Tasks           *fileTasks     `yaml:"tasks"`
+
+	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
 
 type fileMongo struct {
@@ -229,6 +231,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	}
 	l.applyFileAuth(f)
 	l.applyFileTasks(f)
+	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
 	c.Embedder = strings.ToLower(strings.TrimSpace(c.Embedder))
@@ -299,6 +302,7 @@ func (l *loader) applyEnv() {
 	l.envString("log_level", "AGENTS_MCP_LOG_LEVEL", &c.LogLevel)
 	l.applyEnvAuth()
 	l.applyEnvTasks()
+	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)
 	c.LogLevel = strings.ToLower(c.LogLevel)

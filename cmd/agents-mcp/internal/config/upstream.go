@@ -18,6 +18,10 @@ const (
 	TransportStdio      = remote.TransportStdio
 )
 
+// MinUpstreamSyncInterval keeps the replicas from polling the store for
+// upstreams in a busy loop.
+const MinUpstreamSyncInterval = 100 * time.Millisecond
+
 // Upstream is a remote MCP server whose tools are re-exported; the remote
 // pool owns its definition and validation.
 type Upstream = remote.Config
