@@ -31,8 +31,7 @@ type Recall interface {
 
 // Upstreams manages the upstream MCP servers. The server passes a
 // [*remote.SharedUpstreams], which keeps what is added in the store for
-// every replica and refuses to remove config-file upstreams (ECONFLICT);
-// a bare [*remote.Pool] serves one process without a store. Add must
+// every replica, removals of config-file upstreams included; a bare [*remote.Pool] serves one process without a store. Add must
 // refuse stdio configs on its own too (both do); this package refuses them
 // before calling it.
 type Upstreams interface {

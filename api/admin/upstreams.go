@@ -239,8 +239,8 @@ func (h *Handler) getUpstream(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// DELETE /upstreams/{name}: 204 once its session is closed here; 409 for
-// an upstream of the config file.
+// DELETE /upstreams/{name}: 204 once its session is closed here (the
+// other replicas follow through the store).
 func (h *Handler) removeUpstream(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Upstreams == nil {
 		return unavailable("upstream management")

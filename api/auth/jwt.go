@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,16 @@ type JWTConfig struct {
 	// ScopesClaim names the claim holding the scopes, as a space-separated
 	// string or an array of strings; empty means [DefaultScopesClaim]. Only
 	// the scopes of [agentsmcp.Scopes] are kept.
-	ScopesClaim          string
+	ScopesClaim string
+	// ToolsClaim, when set, names the claim holding the caller's tool
+	// allowlist ([agentsmcp.Principal.Tools]): path.Match patterns on
+	// exposed tool names, as a space-separated string or an array of
+	// strings. Empty (the default) means tokens carry no allowlist and may
+	// use every tool. When set it fails closed: a token without the claim,
+	// with a claim of another type, with an invalid pattern, or whose claim
+	// holds no pattern at all is rejected (401 invalid_token), so that every
+	// accepted token is restricted. It must differ from the scopes claim.
+	ToolsClaim           string
 	Resource             string
 	AuthorizationServers []string // empty means [Issuer]
 
@@ -95,6 +105,13 @@ func (c *JWTConfig) Problems() []Problem {
 	if c.ScopesClaim != "" && strings.TrimSpace(c.ScopesClaim) != c.ScopesClaim {
 		bad("scopes_claim", "%q must not have surrounding spaces", c.ScopesClaim)
 	}
+	if c.ToolsClaim != "" {
+		if strings.TrimSpace(c.ToolsClaim) != c.ToolsClaim {
+			bad("tools_claim", "%q must not have surrounding spaces", c.ToolsClaim)
+		} else if c.ToolsClaim == c.scopesClaim() {
+			bad("tools_claim", "%q is already the scopes claim; name a different claim", c.ToolsClaim)
+		}
+	}
 	checkURL("resource", c.Resource)
 	for i, s := range c.AuthorizationServers {
 		checkURL(fmt.Sprintf("authorization_servers[%d]", i), s)
@@ -122,6 +139,15 @@ func (c *JWTConfig) ResourceMetadataURL() string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: metadataPath}).String()
 }
 
+// scopesClaim is the claim read for scopes: ScopesClaim or
+// [DefaultScopesClaim].
+func (c *JWTConfig) scopesClaim() string {
+	if c.ScopesClaim == "" {
+		return DefaultScopesClaim
+	}
+	return c.ScopesClaim
+}
+
 func (c *JWTConfig) authorizationServers() []string {
 	if len(c.AuthorizationServers) > 0 {
 		return slices.Clone(c.AuthorizationServers)
@@ -132,17 +158,15 @@ func (c *JWTConfig) authorizationServers() []string {
 // jwtVerifier checks bearer JWTs against one issuer's JWKS.
 type jwtVerifier struct {
 	scopesClaim string
+	toolsClaim  string // "": no allowlist from tokens
 	parser      *jwt.Parser
 	keys        *jwks
 }
 
 func newJWTVerifier(cfg *JWTConfig, client *http.Client, logger *slog.Logger) *jwtVerifier {
-	claim := cfg.ScopesClaim
-	if claim == "" {
-		claim = DefaultScopesClaim
-	}
 	return &jwtVerifier{
-		scopesClaim: claim,
+		scopesClaim: cfg.scopesClaim(),
+		toolsClaim:  cfg.ToolsClaim,
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(signingAlgs),
 			jwt.WithIssuer(cfg.Issuer),
@@ -178,11 +202,61 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*agentsmcp.Prin
 	if sub == "" {
 		return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:", Reason: "token has no sub claim", presented: true}
 	}
+	var tools []string
+	if v.toolsClaim != "" {
+		var reason string
+		if tools, reason = toolsOf(v.toolsClaim, claims); reason != "" {
+			return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:" + sanitizeHint(sub), Reason: reason, presented: true}
+		}
+	}
 	exp, _ := claims.GetExpirationTime() // present: the parser requires it
 	return &agentsmcp.Principal{
 		ID:     "jwt:" + sub,
 		Scopes: scopesOf(claims[v.scopesClaim]),
+		Tools:  tools,
 	}, exp.Time, nil
+}
+
+// toolsOf reads the tool allowlist from the claim named name: a
+// space-separated string or an array of strings, each a path.Match pattern.
+// Empty patterns are skipped. It fails closed: a missing claim, a claim of
+// another type, an invalid pattern or no pattern at all is a reason to
+// refuse the token, safe to show the caller.
+func toolsOf(name string, claims jwt.MapClaims) ([]string, string) {
+	raw, ok := claims[name]
+	if !ok || raw == nil {
+		return nil, fmt.Sprintf("token has no %s claim (required: it holds the tool allowlist)", name)
+	}
+	var all []string
+	switch v := raw.(type) {
+	case string:
+		all = strings.Fields(v)
+	case []any:
+		for _, s := range v {
+			s, ok := s.(string)
+			if !ok {
+				return nil, fmt.Sprintf("token's %s claim must be a string or an array of strings", name)
+			}
+			if s = strings.TrimSpace(s); s != "" {
+				all = append(all, s)
+			}
+		}
+	default:
+		return nil, fmt.Sprintf("token's %s claim must be a string or an array of strings", name)
+	}
+	var out []string
+	for _, p := range all {
+		if _, err := path.Match(p, ""); errors.Is(err, path.ErrBadPattern) {
+			return nil, fmt.Sprintf("token's %s claim holds an invalid tool pattern %q", name, sanitizeHint(p))
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Sprintf("token's %s claim holds no tool pattern", name)
+	}
+	return out, ""
 }
 
 // jwtReason turns a parser error into a message safe and useful to show to

@@ -128,6 +128,102 @@ func TestJWTCustomScopesClaim(t *testing.T) {
 	}
 }
 
+// ToolsClaim turns a claim into the principal's tool allowlist, and fails
+// closed: a token without a usable allowlist is refused.
+func TestJWTToolsClaim(t *testing.T) {
+	rs := newRSASigner(t, "rsa-1")
+	is := newTestIssuer(t, rs)
+	cfg := is.jwtConfig()
+	cfg.ToolsClaim = "agents_mcp_tools"
+	a := newJWTAuthenticator(t, cfg)
+
+	with := func(v any) jwt.MapClaims {
+		c := claims("svc", "mcp")
+		c["agents_mcp_tools"] = v
+		return c
+	}
+	tests := []struct {
+		name       string
+		claims     jwt.MapClaims
+		wantTools  []string
+		wantReason string // "": accepted
+	}{
+		{name: "string", claims: with("everything__*  search_tools "), wantTools: []string{"everything__*", "search_tools"}},
+		{name: "array", claims: with([]any{"everything__echo", "", " ", "github__*"}), wantTools: []string{"everything__echo", "github__*"}},
+		{name: "duplicates dropped", claims: with([]string{"a__*", "a__*"}), wantTools: []string{"a__*"}},
+
+		{name: "missing", claims: claims("svc", "mcp"), wantReason: "token has no agents_mcp_tools claim (required: it holds the tool allowlist)"},
+		{name: "null", claims: with(nil), wantReason: "token has no agents_mcp_tools claim (required: it holds the tool allowlist)"},
+		{name: "empty string", claims: with("  "), wantReason: "token's agents_mcp_tools claim holds no tool pattern"},
+		{name: "empty array", claims: with([]any{}), wantReason: "token's agents_mcp_tools claim holds no tool pattern"},
+		{name: "array of empty strings", claims: with([]any{"", ""}), wantReason: "token's agents_mcp_tools claim holds no tool pattern"},
+		{name: "bad pattern in string", claims: with("ok__* x__["), wantReason: `token's agents_mcp_tools claim holds an invalid tool pattern "x__["`},
+		{name: "bad pattern in array", claims: with([]any{"ok__*", `x\`}), wantReason: `token's agents_mcp_tools claim holds an invalid tool pattern "x?"`},
+		{name: "number", claims: with(42), wantReason: "token's agents_mcp_tools claim must be a string or an array of strings"},
+		{name: "object", claims: with(map[string]any{"allow": "x"}), wantReason: "token's agents_mcp_tools claim must be a string or an array of strings"},
+		{name: "array with a number", claims: with([]any{"ok__*", 7}), wantReason: "token's agents_mcp_tools claim must be a string or an array of strings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _, err := a.Verify(t.Context(), rs.sign(t, tt.claims))
+			if tt.wantReason == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if !slices.Equal(p.Tools, tt.wantTools) || !slices.Equal(p.Scopes, []string{"mcp"}) {
+					t.Errorf("tools %q scopes %q, want tools %q scopes [mcp]", p.Tools, p.Scopes, tt.wantTools)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v (principal %+v), want *Error", err, p)
+			}
+			if e.Status != http.StatusUnauthorized || e.Reason != tt.wantReason || e.Hint != "jwt:svc" {
+				t.Errorf("refused with %d %q hint %q, want 401 %q hint jwt:svc", e.Status, e.Reason, e.Hint, tt.wantReason)
+			}
+			if !errors.Is(err, sdkauth.ErrInvalidToken) {
+				t.Errorf("err %v is not ErrInvalidToken", err)
+			}
+		})
+	}
+
+	// The allowlist reaches the principal the handlers see, and a refusal
+	// is an invalid_token challenge naming the reason.
+	var seen *agentsmcp.Principal
+	h := a.Middleware(agentsmcp.ScopeMCP)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = agentsmcp.PrincipalFrom(r.Context())
+	}))
+	if rec, _ := do(t, h, http.MethodPost, bearer(rs.sign(t, with("everything__*")))); rec.Code != http.StatusOK {
+		t.Fatalf("status %d (%s)", rec.Code, rec.Body)
+	}
+	if seen == nil || !seen.MayUseTool("everything__echo") || seen.MayUseTool("github__create_issue") {
+		t.Errorf("principal %+v: allowlist not applied", seen)
+	}
+	rec, body := do(t, h, http.MethodPost, bearer(rs.sign(t, claims("svc", "mcp"))))
+	challenge := rec.Header().Get("WWW-Authenticate")
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) ||
+		!strings.Contains(challenge, "agents_mcp_tools claim") || body.Error.Code != "unauthenticated" {
+		t.Errorf("token without the claim: %d, challenge %q, body %+v", rec.Code, challenge, body)
+	}
+}
+
+// Without ToolsClaim, tokens carry no allowlist, whatever claims they have.
+func TestJWTNoToolsClaim(t *testing.T) {
+	rs := newRSASigner(t, "rsa-1")
+	is := newTestIssuer(t, rs)
+	a := newJWTAuthenticator(t, is.jwtConfig())
+	c := claims("svc", "mcp")
+	c["tools"] = "only__this"
+	p, _, err := a.Verify(t.Context(), rs.sign(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tools) != 0 || !p.MayUseTool("anything__else") {
+		t.Errorf("tools %q without ToolsClaim, want none", p.Tools)
+	}
+}
+
 // A token without kid is checked against every key that fits its
 // algorithm, as issuers with a single key often omit it.
 func TestJWTWithoutKid(t *testing.T) {
@@ -266,6 +362,15 @@ func TestJWTConfigProblems(t *testing.T) {
 		{"bad urls", JWTConfig{JWKSURL: "ftp://i/jwks", Issuer: "i", Audience: "a", Resource: "/mcp", AuthorizationServers: []string{"https://ok/", "nope"}},
 			[]string{`jwks_url: "ftp://i/jwks" must be an absolute http or https URL`, `resource: "/mcp"`, `authorization_servers[1]: "nope"`}},
 		{"negative tuning", JWTConfig{JWKSURL: "https://i/jwks", Issuer: "i", Audience: "a", Resource: "https://m/mcp", Leeway: -1}, []string{"leeway: must not be negative"}},
+		{"tools claim", JWTConfig{JWKSURL: "https://i/jwks", Issuer: "i", Audience: "a", Resource: "https://m/mcp", ToolsClaim: "tools"}, nil},
+		{"tools claim with spaces", JWTConfig{JWKSURL: "https://i/jwks", Issuer: "i", Audience: "a", Resource: "https://m/mcp", ToolsClaim: " tools"},
+			[]string{`tools_claim: " tools" must not have surrounding spaces`}},
+		{"tools claim is the scopes claim", JWTConfig{JWKSURL: "https://i/jwks", Issuer: "i", Audience: "a", Resource: "https://m/mcp", ScopesClaim: "scp", ToolsClaim: "scp"},
+			[]string{`tools_claim: "scp" is already the scopes claim`}},
+		{"tools claim is the default scopes claim", JWTConfig{JWKSURL: "https://i/jwks", Issuer: "i", Audience: "a", Resource: "https://m/mcp", ToolsClaim: "scope"},
+			[]string{`tools_claim: "scope" is already the scopes claim`}},
+		{"tools claim may be the default scopes claim when another is used", JWTConfig{JWKSURL: "https://i/jwks", Issuer: "i", Audience: "a", Resource: "https://m/mcp", ScopesClaim: "scp", ToolsClaim: "scope"}, nil},
+		{"tools claim alone does not enable JWT", JWTConfig{ToolsClaim: " x"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -285,6 +390,10 @@ func TestJWTConfigProblems(t *testing.T) {
 	}
 	if _, err := New(Config{JWT: JWTConfig{Issuer: "https://i/"}}); err == nil || !strings.Contains(err.Error(), "jwt.jwks_url: required") {
 		t.Errorf("New with an incomplete JWT config: %v", err)
+	}
+	bad := JWTConfig{JWKSURL: "https://i/jwks", Issuer: "https://i/", Audience: "a", Resource: "https://m/mcp", ToolsClaim: "scope"}
+	if _, err := New(Config{JWT: bad}); err == nil || !strings.Contains(err.Error(), "jwt.tools_claim:") {
+		t.Errorf("New with tools_claim = the scopes claim: %v", err)
 	}
 }
 

@@ -46,6 +46,7 @@ type fileJWT struct {
 	Issuer               *string   `yaml:"issuer"`
 	Audience             *string   `yaml:"audience"`
 	ScopesClaim          *string   `yaml:"scopes_claim"`
+	ToolsClaim           *string   `yaml:"tools_claim"`
 	Resource             *string   `yaml:"resource"`
 	AuthorizationServers *[]string `yaml:"authorization_servers"`
 }
@@ -96,6 +97,7 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 			l.fileString("auth.jwt.issuer", j.Issuer, &c.JWT.Issuer)
 			l.fileString("auth.jwt.audience", j.Audience, &c.JWT.Audience)
 			l.fileString("auth.jwt.scopes_claim", j.ScopesClaim, &c.JWT.ScopesClaim)
+			l.fileString("auth.jwt.tools_claim", j.ToolsClaim, &c.JWT.ToolsClaim)
 			l.fileString("auth.jwt.resource", j.Resource, &c.JWT.Resource)
 			l.fileList("auth.jwt.authorization_servers", j.AuthorizationServers, &c.JWT.AuthorizationServers)
 		}
@@ -128,6 +130,7 @@ func (l *loader) applyEnvAuth() {
 	l.envString("auth.jwt.issuer", "AGENTS_MCP_JWT_ISSUER", &c.JWT.Issuer)
 	l.envString("auth.jwt.audience", "AGENTS_MCP_JWT_AUDIENCE", &c.JWT.Audience)
 	l.envString("auth.jwt.scopes_claim", "AGENTS_MCP_JWT_SCOPES_CLAIM", &c.JWT.ScopesClaim)
+	l.envString("auth.jwt.tools_claim", "AGENTS_MCP_JWT_TOOLS_CLAIM", &c.JWT.ToolsClaim)
 	l.envString("auth.jwt.resource", "AGENTS_MCP_JWT_RESOURCE", &c.JWT.Resource)
 	l.envList("auth.jwt.authorization_servers", "AGENTS_MCP_JWT_AUTHORIZATION_SERVERS", &c.JWT.AuthorizationServers)
 	l.envString("stdio.api_key", auth.StdioKeyEnv, &c.StdioAPIKey)
@@ -254,6 +257,7 @@ func (c *Config) describeAuth(add func(name, value string), addSetting func(Sett
 	add("auth.jwt.issuer", c.JWT.Issuer)
 	add("auth.jwt.audience", c.JWT.Audience)
 	add("auth.jwt.scopes_claim", c.JWT.ScopesClaim)
+	add("auth.jwt.tools_claim", c.JWT.ToolsClaim)
 	add("auth.jwt.resource", c.JWT.Resource)
 	add("auth.jwt.authorization_servers", strings.Join(c.JWT.AuthorizationServers, ","))
 	add("stdio.api_key", redactSecret(c.StdioAPIKey))

@@ -37,6 +37,7 @@ auth:
     issuer: https://issuer.example/
     audience: agents-mcp
     scopes_claim: scp
+    tools_claim: agents_mcp_tools
     resource: https://mcp.example.com/mcp
     authorization_servers: [https://issuer.example/]
 rate_limit: { requests_per_second: 20, burst: 40 }
@@ -60,7 +61,7 @@ func TestAuthFromFile(t *testing.T) {
 	}
 	wantJWT := JWTConfig{
 		JWKSURL: "https://issuer.example/.well-known/jwks.json", Issuer: "https://issuer.example/", Audience: "agents-mcp",
-		ScopesClaim: "scp", Resource: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://issuer.example/"},
+		ScopesClaim: "scp", ToolsClaim: "agents_mcp_tools", Resource: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://issuer.example/"},
 	}
 	if fmt.Sprint(c.JWT) != fmt.Sprint(wantJWT) {
 		t.Errorf("JWT = %+v\nwant  %+v", c.JWT, wantJWT)
@@ -68,7 +69,7 @@ func TestAuthFromFile(t *testing.T) {
 	if c.RateLimit != 20 || c.RateBurst != 40 || c.AuditRetention != 48*time.Hour {
 		t.Errorf("rate %v burst %d retention %v", c.RateLimit, c.RateBurst, c.AuditRetention)
 	}
-	for _, name := range []string{"auth.api_keys", "auth.jwt.jwks_url", "auth.jwt.issuer", "auth.jwt.audience", "auth.jwt.scopes_claim",
+	for _, name := range []string{"auth.api_keys", "auth.jwt.jwks_url", "auth.jwt.issuer", "auth.jwt.audience", "auth.jwt.scopes_claim", "auth.jwt.tools_claim",
 		"auth.jwt.resource", "auth.jwt.authorization_servers", "rate_limit.requests_per_second", "rate_limit.burst", "audit.retention"} {
 		if got := c.Source(name); got != SourceFile {
 			t.Errorf("source of %s = %q, want file", name, got)
@@ -107,6 +108,7 @@ func TestAuthEnvNames(t *testing.T) {
 		{"auth.jwt.issuer", "AGENTS_MCP_JWT_ISSUER", "https://other.example/", func(c *Config) string { return c.JWT.Issuer }, ""},
 		{"auth.jwt.audience", "AGENTS_MCP_JWT_AUDIENCE", "other", func(c *Config) string { return c.JWT.Audience }, ""},
 		{"auth.jwt.scopes_claim", "AGENTS_MCP_JWT_SCOPES_CLAIM", "permissions", func(c *Config) string { return c.JWT.ScopesClaim }, ""},
+		{"auth.jwt.tools_claim", "AGENTS_MCP_JWT_TOOLS_CLAIM", "allowed_tools", func(c *Config) string { return c.JWT.ToolsClaim }, ""},
 		{"auth.jwt.resource", "AGENTS_MCP_JWT_RESOURCE", "https://m2.example/mcp", func(c *Config) string { return c.JWT.Resource }, ""},
 		{"auth.jwt.authorization_servers", "AGENTS_MCP_JWT_AUTHORIZATION_SERVERS", "https://a.example/, https://b.example/",
 			func(c *Config) string { return strings.Join(c.JWT.AuthorizationServers, " ") }, "https://a.example/ https://b.example/"},
@@ -135,15 +137,15 @@ func TestAuthEnvNames(t *testing.T) {
 		"AGENTS_MCP_JWKS_URL": "https://i.example/jwks", "AGENTS_MCP_JWT_ISSUER": "https://i.example/",
 		"AGENTS_MCP_JWT_AUDIENCE": "agents-mcp", "AGENTS_MCP_JWT_RESOURCE": "https://m.example/mcp",
 	})
-	if !c.AuthConfigured() || !c.JWT.Enabled() || c.JWT.ScopesClaim != "scope" {
+	if !c.AuthConfigured() || !c.JWT.Enabled() || c.JWT.ScopesClaim != "scope" || c.JWT.ToolsClaim != "" {
 		t.Errorf("JWT from env: configured %v, %+v", c.AuthConfigured(), c.JWT)
 	}
 }
 
 func TestAuthDefaults(t *testing.T) {
 	c := mustLoad(t, nil, nil)
-	if c.RateLimit != 50 || c.RateBurst != 100 || c.AuditRetention != 720*time.Hour || c.JWT.ScopesClaim != "scope" {
-		t.Errorf("defaults: rate %v burst %d retention %v scopes claim %q", c.RateLimit, c.RateBurst, c.AuditRetention, c.JWT.ScopesClaim)
+	if c.RateLimit != 50 || c.RateBurst != 100 || c.AuditRetention != 720*time.Hour || c.JWT.ScopesClaim != "scope" || c.JWT.ToolsClaim != "" {
+		t.Errorf("defaults: rate %v burst %d retention %v scopes claim %q tools claim %q", c.RateLimit, c.RateBurst, c.AuditRetention, c.JWT.ScopesClaim, c.JWT.ToolsClaim)
 	}
 	if c.AuthConfigured() || c.JWT.Enabled() || len(c.AuthKeys) != 0 || c.StdioAPIKey != "" {
 		t.Errorf("auth configured by default: %v", c)
@@ -189,6 +191,12 @@ func TestAuthValidation(t *testing.T) {
 			`config: auth.jwt.jwks_url: "ftp://x" must be an absolute http or https URL (from env:AGENTS_MCP_JWKS_URL)`},
 		{"bad authorization server", "auth:\n" + strings.Replace(jwtOK, "}", ", authorization_servers: [nope]}", 1), nil,
 			`config: auth.jwt.authorization_servers[0]: "nope" must be an absolute http or https URL (from file)`},
+		{"tools claim with spaces", "auth:\n" + strings.Replace(jwtOK, "}", ", tools_claim: ' tools'}", 1), nil,
+			`config: auth.jwt.tools_claim: " tools" must not have surrounding spaces (from file)`},
+		{"tools claim is the default scopes claim", "auth:\n" + strings.Replace(jwtOK, "}", ", tools_claim: scope}", 1), nil,
+			`config: auth.jwt.tools_claim: "scope" is already the scopes claim; name a different claim (from file)`},
+		{"tools claim is the scopes claim", "auth:\n" + strings.Replace(jwtOK, "}", ", scopes_claim: scp}", 1), map[string]string{"AGENTS_MCP_JWT_TOOLS_CLAIM": "scp"},
+			`config: auth.jwt.tools_claim: "scp" is already the scopes claim; name a different claim (from env:AGENTS_MCP_JWT_TOOLS_CLAIM)`},
 		{"rate not a number", "", map[string]string{"AGENTS_MCP_RATE_LIMIT": "fast"}, `config: AGENTS_MCP_RATE_LIMIT: invalid number "fast"`},
 		{"negative rate", "rate_limit: {requests_per_second: -1}", nil, `config: rate_limit.requests_per_second: must be a number >= 0 (0 disables the limit), got -1 (from file)`},
 		{"infinite rate", "", map[string]string{"AGENTS_MCP_RATE_LIMIT": "+Inf"}, `config: rate_limit.requests_per_second: must be a number >= 0`},
@@ -252,6 +260,7 @@ func TestAuthRedaction(t *testing.T) {
 		"auth.api_keys[1]":               "name=ops id=key:" + hashHex("ops-secret")[:12] + " scopes=admin:read,admin:write burst=3",
 		"auth.jwt.issuer":                "https://issuer.example/",
 		"auth.jwt.scopes_claim":          "scp",
+		"auth.jwt.tools_claim":           "agents_mcp_tools",
 		"stdio.api_key":                  "[redacted]",
 		"rate_limit.requests_per_second": "20",
 		"rate_limit.burst":               "40",
