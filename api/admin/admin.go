@@ -30,10 +30,11 @@ type Recall interface {
 }
 
 // Upstreams manages the upstream MCP servers. The server passes a
-// [*remote.SharedUpstreams], which keeps what is added in the store for
-// every replica, removals of config-file upstreams included; a bare [*remote.Pool] serves one process without a store. Add must
-// refuse stdio configs on its own too (both do); this package refuses them
-// before calling it.
+// [*remote.SharedUpstreams], which keeps additions and removals (of
+// config-file upstreams too) in the store for every replica; a bare
+// [*remote.Pool] serves one process without a store. Add must refuse stdio
+// configs on its own too (both do); this package refuses them before
+// calling it.
 type Upstreams interface {
 	Add(ctx context.Context, cfg remote.Config) error
 	Remove(ctx context.Context, name string) error
