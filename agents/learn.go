@@ -235,9 +235,14 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 	if strings.TrimSpace(query) == "" && p != nil {
 		query = p.Request
 	}
+	// A learning is shared knowledge, served to every reader of memory
+	// (query_memory, the admin API, the next plans): secrets the caller
+	// typed into the request or that a tool echoed in an error stay out.
+	// (The goal is the key of plan patterns and is left as the model gave
+	// it.)
 	lr := &agentsmcp.Learning{
 		TaskID:  t.ID,
-		Query:   agentsmcp.TruncateUTF8(query, agentsmcp.MaxQueryTextBytes),
+		Query:   agentsmcp.RedactText(query, agentsmcp.MaxQueryTextBytes),
 		Goal:    goalOfTask(t, p),
 		Outcome: outcomeOf(t),
 	}
@@ -258,14 +263,14 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 	for _, s := range t.Steps {
 		lr.Retries += max(s.Attempts-1, 0)
 		if s.Status == agentsmcp.StepFailed && s.Error != "" {
-			e := agentsmcp.TruncateUTF8(s.Error, maxLearnedErrorBytes)
+			e := agentsmcp.RedactText(s.Error, maxLearnedErrorBytes)
 			if !slices.Contains(lr.Errors, e) {
 				lr.Errors = append(lr.Errors, e)
 			}
 		}
 	}
 	if len(lr.Errors) == 0 && t.Status == agentsmcp.TaskFailed && t.Error != "" {
-		lr.Errors = []string{agentsmcp.TruncateUTF8(t.Error, maxLearnedErrorBytes)}
+		lr.Errors = []string{agentsmcp.RedactText(t.Error, maxLearnedErrorBytes)}
 	}
 	end := t.EndedAt
 	if end.IsZero() {
@@ -533,8 +538,10 @@ const (
 // URLs, paths, long ids, numbers) replaced by placeholders, space
 // collapsed, cut to MaxErrorClassBytes; "error" when nothing is left. So
 // `open "/a/b.txt": 3 retries` and `open "/c.txt": 5 retries` are one class.
+// Secrets (by RedactText's patterns) are redacted first.
 func ErrorClass(text string) string {
 	line, _, _ := strings.Cut(strings.ToValidUTF8(text, "\uFFFD"), "\n")
+	line = agentsmcp.RedactText(line, len(line)+8) // insights are shared: no secret a tool echoed (8: room for the cut marker, never used)
 	line = replaceQuoted(strings.TrimSpace(line), placeholderText)
 	line = classURL.ReplaceAllString(line, placeholderURL)
 	line = classPath.ReplaceAllString(line, "${1}"+placeholderPath)

@@ -267,6 +267,32 @@ func TestLearnFailedStepWithEmptyArgument(t *testing.T) {
 	}
 }
 
+// Learnings and insights are read by everyone with memory access: a secret
+// in the request or in a tool's error does not reach them.
+func TestLearnKeepsSecretsOutOfSharedKnowledge(t *testing.T) {
+	const secret = "hunter2-a8f0c1d9"
+	f := newLearnFixture(t, nil)
+	plan := &agentsmcp.Plan{Request: "log in with password=" + secret + " and read the file", Steps: []agentsmcp.PlanStep{
+		learnPlanStep("read", "files__read_file", `{"path":""}`),
+	}}
+	task := learnTask(plan.Request, agentsmcp.TaskFailed, 3,
+		learnState("read", agentsmcp.StepFailed, 1, 1, 2, "login refused for token="+secret))
+	f.learn(t, task, plan)
+	ls := f.learnings(t)
+	ins := f.insights(t, agentsmcp.InsightFilter{})
+	if len(ls) != 1 || len(ins) != 1 {
+		t.Fatalf("learnings %+v, insights %+v", ls, ins)
+	}
+	for what, text := range map[string]string{"query": ls[0].Query, "errors": strings.Join(ls[0].Errors, "\n"), "insight": ins[0].Text} {
+		if strings.Contains(text, secret) || !strings.Contains(text, agentsmcp.Redacted) {
+			t.Errorf("%s %q: want the secret redacted", what, text)
+		}
+	}
+	if !strings.HasPrefix(ls[0].Query, "log in with password=") {
+		t.Errorf("query %q: the rest of the request should stay", ls[0].Query)
+	}
+}
+
 func TestLearnDoesNotRepeatAnInsight(t *testing.T) {
 	f := newLearnFixture(t, nil)
 	plan := &agentsmcp.Plan{Request: "summarise the log", Steps: []agentsmcp.PlanStep{learnPlanStep("open", "logs__open", `{"file":""}`)}}

@@ -269,7 +269,11 @@ func (t *Tools) storeInsight(ctx context.Context, req *mcp.CallToolRequest, a St
 	if a.Confidence != nil {
 		in.Confidence = *a.Confidence
 	}
-	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+	// The router puts the caller in ctx for every call, the executor's
+	// steps included; a direct caller's token says it too.
+	if p := agentsmcp.PrincipalFrom(ctx); p != nil && p.ID != "" && p.ID != agentsmcp.AnonymousPrincipal {
+		in.Source = p.ID
+	} else if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
 		in.Source = req.Extra.TokenInfo.UserID
 	}
 	if err := t.Recall.Insights.CreateInsight(ctx, in); err != nil {

@@ -41,6 +41,7 @@ type env struct {
 	syncer   *vectorsync.Syncer
 	embedder *switchableEmbedder
 	cs       *mcp.ClientSession
+	router   *router.Router
 }
 
 func newEnv(t *testing.T) *env {
@@ -64,6 +65,7 @@ func newEnv(t *testing.T) *env {
 		ToolPerformance: db,
 	}
 	r := router.New(router.Options{})
+	e.router = r
 	local := router.NewLocalTools()
 	if err := tools.Register(local); err != nil {
 		t.Fatal(err)
@@ -155,6 +157,27 @@ func TestStoreInsightThenQueryMemory(t *testing.T) {
 	}
 	if kinds["learnings"] != 1 || kinds["insights"] != 2 {
 		t.Errorf("all-kinds query returned %v", kinds)
+	}
+}
+
+// An insight stored by an in-process call (an executor's step) names the
+// principal the router was given, as one stored over MCP with a credential
+// does.
+func TestStoreInsightNamesTheCallingPrincipal(t *testing.T) {
+	e := newEnv(t)
+	ctx := agentsmcp.WithPrincipal(t.Context(), &agentsmcp.Principal{ID: "key:0123456789ab", Scopes: agentsmcp.Scopes})
+	res, err := e.router.CallTool(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{
+		Name: mcptools.StoreInsightName, Arguments: json.RawMessage(`{"text":"stored by a task step"}`)}})
+	if err != nil || res.IsError {
+		t.Fatalf("store_insight: %v %+v", err, res)
+	}
+	var out mcptools.StoreInsightResult
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Insight.Source != "key:0123456789ab" {
+		t.Errorf("source %q, want the principal's id", out.Insight.Source)
 	}
 }
 
