@@ -16,5 +16,21 @@ func RequestIDFrom(ctx context.Context) string {
 	return id
 }
 
+type transportKey struct{}
+
+// WithTransport returns ctx carrying the name of the transport the request
+// came through ("streamable", "sse", "stdio"), for the audit trail. It is
+// set on the context of a session's transport, so that every request of
+// the session carries it.
+func WithTransport(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, transportKey{}, name)
+}
+
+// TransportFrom returns the transport name ctx carries, or "".
+func TransportFrom(ctx context.Context) string {
+	name, _ := ctx.Value(transportKey{}).(string)
+	return name
+}
+
 // RequestIDHeader is the HTTP header that carries a request id in and out.
 const RequestIDHeader = "X-Request-Id"

@@ -130,7 +130,7 @@ func (r *Router) recordRefusal(ctx context.Context, tool string, args json.RawMe
 
 // callRecord starts the record of a call from what ctx says of its caller.
 func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCallRecord {
-	rec := ToolCallRecord{Tool: tool, Arguments: args, RequestID: agentsmcp.RequestIDFrom(ctx)}
+	rec := ToolCallRecord{Tool: tool, Arguments: args, RequestID: agentsmcp.RequestIDFrom(ctx), Transport: agentsmcp.TransportFrom(ctx)}
 	if p := agentsmcp.PrincipalFrom(ctx); p != nil {
 		rec.Principal = p.ID
 	}

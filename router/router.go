@@ -66,6 +66,10 @@ type ToolCallRecord struct {
 	// without one.
 	Principal string
 	RequestID string
+	// Transport is how the caller came ([agentsmcp.TransportFrom]); a
+	// task's steps inherit the transport of the call that started the
+	// task, if it is still known.
+	Transport string
 	// Arguments are the call's arguments as sent, secrets included: redact
 	// before storing them.
 	Arguments json.RawMessage

@@ -88,10 +88,19 @@ func (s *security) routerAccess() router.AccessOptions {
 // limits are per credential: without credentials (loopback only) the one
 // local user is not limited.
 func (s *security) mcpHTTP(h http.Handler) http.Handler {
+	h = withTransport(h)
 	if !s.authn.Configured() {
 		return s.authn.Middleware(agentsmcp.ScopeMCP)(h)
 	}
 	return s.authn.Middleware(agentsmcp.ScopeMCP)(s.limiter.Middleware(h))
+}
+
+// withTransport names the MCP transport in the context of each request,
+// and so of the sessions they open, for the audit trail.
+func withTransport(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(agentsmcp.WithTransport(r.Context(), telemetry.TransportOf(r))))
+	})
 }
 
 // adminHTTP wraps the admin API: credentials (the API checks each route's
@@ -111,6 +120,7 @@ func (s *security) toolCalled(c router.ToolCallRecord) {
 	e := &agentsmcp.AuditEntry{
 		Kind: agentsmcp.AuditToolCall, Principal: c.Principal, Target: c.Tool, RequestID: c.RequestID,
 		Arguments: c.Arguments, Latency: c.Duration, Outcome: agentsmcp.AuditOK, Error: c.Error,
+		Transport: c.Transport,
 	}
 	switch {
 	case c.Refused != "":
@@ -121,7 +131,7 @@ func (s *security) toolCalled(c router.ToolCallRecord) {
 	if e.Principal == "" {
 		e.Principal = "executor" // a task's step, called in-process
 	}
-	if s.stdio != nil {
+	if s.stdio != nil && e.Transport == "" {
 		e.Transport = telemetry.TransportStdio
 	}
 	s.record(e)

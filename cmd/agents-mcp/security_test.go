@@ -212,7 +212,8 @@ auth:
 			unauthenticated = e
 		}
 	}
-	if call == nil || !strings.HasPrefix(call.Principal, "key:") || call.Outcome != agentsmcp.AuditOK || call.RequestID == "" || !strings.Contains(string(call.Arguments), "Fridays") {
+	if call == nil || !strings.HasPrefix(call.Principal, "key:") || call.Outcome != agentsmcp.AuditOK || call.RequestID == "" || !strings.Contains(string(call.Arguments), "Fridays") ||
+		call.Transport != "streamable" {
 		t.Errorf("audit of the call: %+v", call)
 	}
 	if call != nil && strings.Contains(string(call.Arguments), secret) {

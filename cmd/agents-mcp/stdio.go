@@ -38,5 +38,5 @@ func stdioCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer a.stop()
-	return a.router.Server().Run(agentsmcp.WithPrincipal(ctx, sec.stdio), &router.StdioTransport{Grace: cfg.ShutdownTimeout})
+	return a.router.Server().Run(agentsmcp.WithTransport(agentsmcp.WithPrincipal(ctx, sec.stdio), telemetry.TransportStdio), &router.StdioTransport{Grace: cfg.ShutdownTimeout})
 }
