@@ -193,7 +193,7 @@ func (o *operations) get(id string) (Operation, error) {
 	o.pruneLocked(time.Now())
 	op, ok := o.byID[id]
 	if !ok {
-		return Operation{}, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no operation with id %q (ended operations are kept for %s)", id, o.ttl)
+		return Operation{}, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no operation with id %q on this replica (operations live in the memory of the replica that started them; ended ones are kept for %s)", id, o.ttl)
 	}
 	return op.Operation, nil
 }
