@@ -202,7 +202,22 @@ func (h *Handler) addUpstream(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func upstreamName(r *http.Request) (string, error) {
+// namedUpstream checks what every /upstreams/{name} request shares, in
+// this order: upstream management is available, there are no query
+// parameters, a write carries no body (or an empty JSON object), and the
+// name is well formed; it returns the name.
+func (h *Handler) namedUpstream(r *http.Request) (string, error) {
+	if h.opts.Upstreams == nil {
+		return "", unavailable("upstream management")
+	}
+	if _, err := queryParams(r); err != nil {
+		return "", err
+	}
+	if r.Method != http.MethodGet {
+		if err := noBody(r); err != nil {
+			return "", err
+		}
+	}
 	name := chi.URLParam(r, "name")
 	if !upstreamNameRE.MatchString(name) {
 		return "", notFoundf("no upstream named %q", agentsmcp.TruncateUTF8(name, 64))
@@ -212,13 +227,7 @@ func upstreamName(r *http.Request) (string, error) {
 
 // GET /upstreams/{name}: health and exposed tools.
 func (h *Handler) getUpstream(w http.ResponseWriter, r *http.Request) error {
-	if h.opts.Upstreams == nil {
-		return unavailable("upstream management")
-	}
-	if _, err := queryParams(r); err != nil {
-		return err
-	}
-	name, err := upstreamName(r)
+	name, err := h.namedUpstream(r)
 	if err != nil {
 		return err
 	}
@@ -242,16 +251,7 @@ func (h *Handler) getUpstream(w http.ResponseWriter, r *http.Request) error {
 // DELETE /upstreams/{name}: 204 once its session is closed here (the
 // other replicas follow through the store).
 func (h *Handler) removeUpstream(w http.ResponseWriter, r *http.Request) error {
-	if h.opts.Upstreams == nil {
-		return unavailable("upstream management")
-	}
-	if _, err := queryParams(r); err != nil {
-		return err
-	}
-	if err := noBody(r); err != nil {
-		return err
-	}
-	name, err := upstreamName(r)
+	name, err := h.namedUpstream(r)
 	if err != nil {
 		return err
 	}
@@ -269,16 +269,7 @@ func (h *Handler) removeUpstream(w http.ResponseWriter, r *http.Request) error {
 // refresh of the same upstream already running is answered with that
 // operation.
 func (h *Handler) refreshUpstream(w http.ResponseWriter, r *http.Request) error {
-	if h.opts.Upstreams == nil {
-		return unavailable("upstream management")
-	}
-	if _, err := queryParams(r); err != nil {
-		return err
-	}
-	if err := noBody(r); err != nil {
-		return err
-	}
-	name, err := upstreamName(r)
+	name, err := h.namedUpstream(r)
 	if err != nil {
 		return err
 	}
