@@ -75,12 +75,9 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		from, to, next := pg.cut(len(found))
-		items := make([]ScoredLearning, 0, to-from)
-		for _, s := range found[from:to] {
-			items = append(items, ScoredLearning{Learning: s.Learning, Score: &s.Score})
-		}
-		writeJSON(w, http.StatusOK, newPage(items, next, mode))
+		writeRanked(w, pg, found, mode, func(s *mcptools.ScoredLearning) ScoredLearning {
+			return ScoredLearning{Learning: s.Learning, Score: &s.Score}
+		})
 		return nil
 	}
 	if f.Limit, err = p.limit(); err != nil {
@@ -188,12 +185,9 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		from, to, next := pg.cut(len(found))
-		items := make([]PatternItem, 0, to-from)
-		for _, s := range found[from:to] {
-			items = append(items, PatternItem{PlanPattern: s.Pattern, SuccessRate: s.Pattern.SuccessRate(), Score: &s.Score})
-		}
-		writeJSON(w, http.StatusOK, newPage(items, next, mode))
+		writeRanked(w, pg, found, mode, func(s *mcptools.ScoredPattern) PatternItem {
+			return PatternItem{PlanPattern: s.Pattern, SuccessRate: s.Pattern.SuccessRate(), Score: &s.Score}
+		})
 		return nil
 	}
 	limit, err := p.limit()
@@ -252,12 +246,9 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		from, to, next := pg.cut(len(found))
-		items := make([]ScoredInsight, 0, to-from)
-		for _, s := range found[from:to] {
-			items = append(items, ScoredInsight{Insight: s.Insight, Score: &s.Score})
-		}
-		writeJSON(w, http.StatusOK, newPage(items, next, mode))
+		writeRanked(w, pg, found, mode, func(s *mcptools.ScoredInsight) ScoredInsight {
+			return ScoredInsight{Insight: s.Insight, Score: &s.Score}
+		})
 		return nil
 	}
 	if f.Limit, err = p.limit(); err != nil {

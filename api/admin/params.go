@@ -149,6 +149,17 @@ func rankPageOf(p *params) (rankPage, error) {
 // MaxPageSize results.
 func (pg rankPage) want() int { return min(pg.offset+pg.limit+1, agentsmcp.MaxPageSize) }
 
+// writeRanked writes the page's window of the ranked results found, each
+// turned into its API item by item, with the search mode.
+func writeRanked[S, T any](w http.ResponseWriter, pg rankPage, found []S, mode string, item func(*S) T) {
+	from, to, next := pg.cut(len(found))
+	items := make([]T, 0, to-from)
+	for i := from; i < to; i++ {
+		items = append(items, item(&found[i]))
+	}
+	writeJSON(w, http.StatusOK, newPage(items, next, mode))
+}
+
 // cut returns the page's window of n ranked results and the next cursor.
 func (pg rankPage) cut(n int) (from, to int, next string) {
 	from, to = min(pg.offset, n), min(pg.offset+pg.limit, n)
