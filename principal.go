@@ -75,3 +75,12 @@ func PrincipalFrom(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)
 	return p
 }
+
+// PrincipalIDFrom returns the ID of the Principal ctx carries, or "": who
+// to name in logs, audit entries and records of who made a change.
+func PrincipalIDFrom(ctx context.Context) string {
+	if p := PrincipalFrom(ctx); p != nil {
+		return p.ID
+	}
+	return ""
+}

@@ -98,7 +98,7 @@ func (s *SharedUpstreams) Add(ctx context.Context, cfg Config) error {
 		s.mu.Unlock()
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "upstream %q already exists", cfg.Name)
 	}
-	def := &agentsmcp.UpstreamDefinition{Name: cfg.Name, Config: raw, CreatedBy: principalID(ctx)}
+	def := &agentsmcp.UpstreamDefinition{Name: cfg.Name, Config: raw, CreatedBy: agentsmcp.PrincipalIDFrom(ctx)}
 	err = s.store.CreateUpstreamDefinition(ctx, def)
 	if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT && s.isTombstone(ctx, cfg.Name) {
 		// A config-file upstream removed earlier: the new definition
@@ -216,7 +216,7 @@ func (s *SharedUpstreams) storeTombstone(ctx context.Context, name string) (*age
 	if err := s.store.DeleteUpstreamDefinition(ctx, name); err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
 		return nil, fmt.Errorf("remove stored upstream %q: %w", name, err)
 	}
-	tomb := &agentsmcp.UpstreamDefinition{Name: name, Config: json.RawMessage(tombstoneConfig), CreatedBy: principalID(ctx)}
+	tomb := &agentsmcp.UpstreamDefinition{Name: name, Config: json.RawMessage(tombstoneConfig), CreatedBy: agentsmcp.PrincipalIDFrom(ctx)}
 	if err := s.store.CreateUpstreamDefinition(ctx, tomb); err != nil {
 		return nil, fmt.Errorf("store the removal of upstream %q: %w", name, err)
 	}
@@ -344,13 +344,6 @@ func (s *SharedUpstreams) Run(ctx context.Context, interval time.Duration) {
 			failing = false
 		}
 	}
-}
-
-func principalID(ctx context.Context) string {
-	if p := agentsmcp.PrincipalFrom(ctx); p != nil {
-		return p.ID
-	}
-	return ""
 }
 
 // Refresh is [Pool.Refresh].

@@ -130,11 +130,10 @@ func (r *Router) recordRefusal(ctx context.Context, tool string, args json.RawMe
 
 // callRecord starts the record of a call from what ctx says of its caller.
 func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCallRecord {
-	rec := ToolCallRecord{Tool: tool, Arguments: args, RequestID: agentsmcp.RequestIDFrom(ctx), Transport: agentsmcp.TransportFrom(ctx)}
-	if p := agentsmcp.PrincipalFrom(ctx); p != nil {
-		rec.Principal = p.ID
+	return ToolCallRecord{
+		Tool: tool, Arguments: args, Principal: agentsmcp.PrincipalIDFrom(ctx),
+		RequestID: agentsmcp.RequestIDFrom(ctx), Transport: agentsmcp.TransportFrom(ctx),
 	}
-	return rec
 }
 
 // restricted reports whether the caller in ctx sees only some tools.

@@ -247,9 +247,7 @@ func (h *Handler) audit(r *http.Request, st *auditState, status int, start time.
 		Outcome:   agentsmcp.AuditOK,
 		Latency:   time.Since(start),
 	}
-	if p := agentsmcp.PrincipalFrom(r.Context()); p != nil {
-		e.Principal = agentsmcp.TruncateUTF8(p.ID, agentsmcp.MaxAuditFieldBytes)
-	}
+	e.Principal = agentsmcp.TruncateUTF8(agentsmcp.PrincipalIDFrom(r.Context()), agentsmcp.MaxAuditFieldBytes)
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusTooManyRequests:
 		e.Outcome = agentsmcp.AuditDenied

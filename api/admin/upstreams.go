@@ -192,7 +192,7 @@ func (h *Handler) addUpstream(w http.ResponseWriter, r *http.Request) error {
 	if err := h.opts.Upstreams.Add(ctx, cfg); err != nil {
 		return err
 	}
-	h.opts.Logger.Info("upstream added through the admin API", "upstream", cfg, "principal", principalID(r))
+	h.opts.Logger.Info("upstream added through the admin API", "upstream", cfg, "principal", agentsmcp.PrincipalIDFrom(r.Context()))
 	st, ok := h.opts.Upstreams.Status(cfg.Name)
 	if !ok {
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "upstream %q was removed while it was being added", cfg.Name)
@@ -260,7 +260,7 @@ func (h *Handler) removeUpstream(w http.ResponseWriter, r *http.Request) error {
 	if err := h.opts.Upstreams.Remove(ctx, name); err != nil {
 		return err
 	}
-	h.opts.Logger.Info("upstream removed through the admin API", "upstream", name, "principal", principalID(r))
+	h.opts.Logger.Info("upstream removed through the admin API", "upstream", name, "principal", agentsmcp.PrincipalIDFrom(r.Context()))
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -297,11 +297,4 @@ func (h *Handler) refreshUpstream(w http.ResponseWriter, r *http.Request) error 
 	}
 	acceptOperation(w, op)
 	return nil
-}
-
-func principalID(r *http.Request) string {
-	if p := agentsmcp.PrincipalFrom(r.Context()); p != nil {
-		return p.ID
-	}
-	return ""
 }
