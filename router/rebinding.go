@@ -17,7 +17,9 @@ import (
 //     header must name a loopback host (localhost, 127.0.0.0/8, ::1) or one of
 //     AllowedHosts. On other addresses the Host is not checked unless
 //     AllowedHosts is set, because the public name is not known here and
-//     such a server requires credentials anyway.
+//     such a server requires credentials anyway. A Host that is the IP
+//     address the connection arrived on always passes: rebinding needs a
+//     DNS name, and probes (Kubernetes, load balancers) name the pod's IP.
 //   - Origin: when present, it must be the request's own origin (same host
 //     and port), a loopback origin on a loopback connection, or one of
 //     AllowedOrigins. Requests without Origin (non-browser clients) pass.
@@ -31,11 +33,12 @@ type RebindingProtection struct {
 // Wrap returns next behind the protection.
 func (p RebindingProtection) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		loopbackConn := false
+		localIP := ""
 		if la, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-			loopbackConn = isLoopbackHost(hostOnly(la.String()))
+			localIP = hostOnly(la.String())
 		}
-		if !p.hostAllowed(req.Host, loopbackConn) {
+		loopbackConn := isLoopbackHost(localIP)
+		if !p.hostAllowed(req.Host, localIP, loopbackConn) {
 			WriteJSONRPCError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: Host header "+quoteLimited(req.Host)+" is not allowed")
 			return
 		}
@@ -47,11 +50,14 @@ func (p RebindingProtection) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-func (p RebindingProtection) hostAllowed(host string, loopbackConn bool) bool {
+func (p RebindingProtection) hostAllowed(host, localIP string, loopbackConn bool) bool {
 	if slices.Contains(p.AllowedHosts, "*") {
 		return true
 	}
 	name := hostOnly(host)
+	if ip := net.ParseIP(name); ip != nil && ip.Equal(net.ParseIP(localIP)) {
+		return true
+	}
 	for _, h := range p.AllowedHosts {
 		if strings.EqualFold(h, host) || strings.EqualFold(h, name) {
 			return true

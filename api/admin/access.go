@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -69,6 +70,10 @@ func (h *Handler) write(next handlerFunc, scrub func(json.RawMessage) json.RawMe
 			h.refuse(rec, r, err, agentsmcp.ScopeAdminWrite)
 			return
 		}
+		if err := checkNotCrossSite(r); err != nil {
+			h.fail(rec, r, err)
+			return
+		}
 		body, err := readBody(rec, r, h.opts.MaxBodyBytes)
 		if err != nil {
 			h.fail(rec, r, err)
@@ -117,9 +122,40 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error, scop
 	h.fail(w, r, err)
 }
 
-// readBody reads the request body within limit. A body must be JSON:
-// besides being this API's only format, it makes a cross-site form post
-// impossible without a CORS preflight.
+// checkNotCrossSite refuses a write that a web page of another site could
+// have sent. Every write, even one without a body, must say
+// "Content-Type: application/json": a browser sends that type cross-site
+// only after a CORS preflight, which this API never grants, while a form
+// or a bodiless fetch needs none. And an Origin header, when a browser
+// sent one, must be the server's own: the DNS-rebinding check in front of
+// the whole server admits some other origins (loopback pages, the
+// configured allowed_origins) that may call /mcp but not change the
+// server.
+func checkNotCrossSite(r *http.Request) error {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+			return errorf(http.StatusForbidden, CodeForbidden, "admin writes are refused from another origin (Origin %s, Host %s)", limitQuoted(origin), limitQuoted(r.Host))
+		}
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return errorf(http.StatusUnsupportedMediaType, CodeInvalid, "admin writes must be sent with Content-Type: application/json, even without a body")
+	}
+	return nil
+}
+
+// limitQuoted quotes a header value for an error message, at most 100
+// bytes of it.
+func limitQuoted(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// readBody reads the request body within limit (its JSON type was checked
+// by checkNotCrossSite).
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
@@ -130,12 +166,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return nil, errorf(http.StatusRequestEntityTooLarge, CodeInvalid, "the request body exceeds %d bytes", limit)
 	} else if err != nil {
 		return nil, invalidf("the request body could not be read")
-	}
-	if len(bytes.TrimSpace(body)) > 0 {
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, errorf(http.StatusUnsupportedMediaType, CodeInvalid, "the request body must be JSON, sent with Content-Type: application/json")
-		}
 	}
 	return body, nil
 }

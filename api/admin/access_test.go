@@ -166,3 +166,55 @@ func TestOpenAPIIsServed(t *testing.T) {
 		t.Fatalf("Content-Type %q", ct)
 	}
 }
+
+// TestWritesRefuseWhatAWebPageCouldSend: every documented write, sent as a
+// web page of another site could send it (no Content-Type, a form type, a
+// foreign Origin), is refused before it runs, even by the anonymous
+// principal that has every scope; with JSON and the server's own origin
+// it runs (here: is refused by strict decoding, so nothing changes).
+func TestWritesRefuseWhatAWebPageCouldSend(t *testing.T) {
+	e := newEnv(t)
+	e.addFixtureUpstream("fx")
+	anon := caller{id: agentsmcp.AnonymousPrincipal, scopes: agentsmcp.Scopes}
+	host := strings.TrimPrefix(e.srv.URL, "http://")
+	writes := 0
+	for _, op := range documentedOperations(t) {
+		method, path, _ := strings.Cut(op, " ")
+		if method == http.MethodGet {
+			continue
+		}
+		writes++
+		url := concretePath(path)
+		t.Run(op, func(t *testing.T) {
+			for _, c := range []struct {
+				name        string
+				contentType string
+				origin      string
+				body        any
+				status      int
+				code        string
+			}{
+				{"no body, no Content-Type", noContentType, "", nil, http.StatusUnsupportedMediaType, admin.CodeInvalid},
+				{"form type", "application/x-www-form-urlencoded", "", "a=b", http.StatusUnsupportedMediaType, admin.CodeInvalid},
+				{"text/plain", "text/plain", "", `{"unexpected":true}`, http.StatusUnsupportedMediaType, admin.CodeInvalid},
+				{"foreign Origin", "", "https://evil.example", map[string]any{"unexpected": true}, http.StatusForbidden, admin.CodeForbidden},
+				{"loopback Origin of another port", "", "http://127.0.0.1:1", map[string]any{"unexpected": true}, http.StatusForbidden, admin.CodeForbidden},
+				{"opaque Origin", "", "null", map[string]any{"unexpected": true}, http.StatusForbidden, admin.CodeForbidden},
+				{"own Origin", "", "http://" + host, map[string]any{"unexpected": true}, http.StatusBadRequest, admin.CodeInvalid},
+				{"no Origin", "", "", map[string]any{"unexpected": true}, http.StatusBadRequest, admin.CodeInvalid},
+			} {
+				req := request{method: method, path: url, as: anon, body: c.body, contentType: c.contentType}
+				if c.origin != "" {
+					req.header = map[string]string{"Origin": c.origin}
+				}
+				r := e.do(req)
+				if r.status != c.status || r.errorBody(t).Code != c.code {
+					t.Errorf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
+				}
+			}
+		})
+	}
+	if writes < 8 {
+		t.Fatalf("only %d documented writes", writes)
+	}
+}

@@ -260,9 +260,12 @@ type request struct {
 	method, path string
 	as           caller
 	body         any // marshalled to JSON, or sent as is when []byte or string
-	contentType  string
+	contentType  string // default: application/json on writes; noContentType for none
 	header       map[string]string
 }
+
+// noContentType as a request's contentType sends no Content-Type at all.
+const noContentType = "none"
 
 // response is what came back, checked against the OpenAPI document.
 type response struct {
@@ -317,11 +320,13 @@ func (e *env) do(req request) *response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if raw != nil {
-		hr.Header.Set("Content-Type", "application/json")
-	}
-	if req.contentType != "" {
+	switch {
+	case req.contentType == noContentType:
+	case req.contentType != "":
 		hr.Header.Set("Content-Type", req.contentType)
+	case raw != nil || (req.method != "" && req.method != http.MethodGet && req.method != http.MethodHead):
+		// Every write says JSON, even without a body.
+		hr.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range req.header {
 		hr.Header.Set(k, v)

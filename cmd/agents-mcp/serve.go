@@ -87,11 +87,13 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{
-		Handler:           telemetry.HTTPMiddleware(telemetry.RequestIDMiddleware(mux)),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	// Every route, the admin API and health included, is behind the
+	// DNS-rebinding and cross-site check that /mcp has (the router's own
+	// check of /mcp then finds nothing more to refuse).
+	protect := router.RebindingProtection{AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
+	srv := api.NewServer(telemetry.HTTPMiddleware(telemetry.RequestIDMiddleware(protect.Wrap(mux))), api.ServerOptions{
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	logger.Info("serving", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "sse", "http://"+ln.Addr().String()+"/sse", "version", version)
