@@ -18,6 +18,10 @@
 //     filter.
 //   - Request bodies are at most [Options.MaxBodyBytes] (413 beyond),
 //     application/json, and decoded strictly: an unknown field is a 400.
+//   - Every write, even one without a body, must carry "Content-Type:
+//     application/json" (415 otherwise) and, when it has an Origin header,
+//     the server's own origin (403 otherwise): a web page of another site
+//     can send neither without a CORS preflight, which is never granted.
 //   - Authorisation is per route, from the [agentsmcp.Principal] that the
 //     authentication middleware in front of this handler put in the request
 //     context: GET routes need scope admin:read, POST and DELETE routes
