@@ -12,7 +12,9 @@ import (
 // FuzzJSONRPCGuard feeds arbitrary bodies to the guard in front of /mcp. The
 // guard must never panic, must either pass the body on unchanged or answer
 // with a well-formed JSON-RPC error of a code it documents, and must accept
-// every well-formed request of a known method.
+// every well-formed request of a known method. What it passes on is at
+// most maxBatch messages, each beyond the first charged to the rate limit
+// (the batch path), and never a request with a fractional id.
 func FuzzJSONRPCGuard(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
@@ -25,6 +27,9 @@ func FuzzJSONRPCGuard(f *testing.F) {
 		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
 		`{"jsonrpc":2,"method":[]}`,
 		`not json`, ``, `[]`, `null`, `"str"`, `{"jsonrpc":"2.0","id":1,"method":""}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2.5,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":-1E2,"method":"ping"}`,
 	} {
 		f.Add([]byte(seed), "")
 		f.Add([]byte(seed), "2025-11-25")
@@ -35,7 +40,15 @@ func FuzzJSONRPCGuard(f *testing.F) {
 			forwarded, _ = io.ReadAll(r.Body)
 			w.WriteHeader(299)
 		})
-		g := &JSONRPCGuard{MaxBodyBytes: 1 << 16}
+		const maxBatch = 4
+		charged := -1
+		g := &JSONRPCGuard{MaxBodyBytes: 1 << 16, MaxBatchMessages: maxBatch, ChargeBatch: func(_ http.ResponseWriter, _ *http.Request, extra int) bool {
+			if charged != -1 {
+				t.Fatal("ChargeBatch called twice for one body")
+			}
+			charged = extra
+			return true
+		}}
 		req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
 		if version != "" {
 			req.Header.Set("Mcp-Protocol-Version", version)
@@ -47,6 +60,23 @@ func FuzzJSONRPCGuard(f *testing.F) {
 		case 299:
 			if !bytes.Equal(forwarded, body) {
 				t.Fatalf("body changed on the way through: %q -> %q", body, forwarded)
+			}
+			messages := []json.RawMessage{forwarded}
+			if trimmed := bytes.TrimSpace(forwarded); len(trimmed) > 0 && trimmed[0] == '[' {
+				if err := json.Unmarshal(trimmed, &messages); err != nil {
+					t.Fatalf("passed on a batch that is not a JSON array: %q", body)
+				}
+			}
+			if len(messages) > maxBatch {
+				t.Fatalf("passed on a batch of %d messages, over the limit of %d", len(messages), maxBatch)
+			}
+			if want := len(messages) - 1; want > 0 && charged != want || want == 0 && charged != -1 {
+				t.Fatalf("a body of %d messages charged %d extra, want %d: %q", len(messages), charged, want, body)
+			}
+			for _, m := range messages {
+				if fractionalID(m) {
+					t.Fatalf("passed on a fractional id: %q", m)
+				}
 			}
 			return
 		case http.StatusAccepted:

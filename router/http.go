@@ -2,6 +2,7 @@ package router
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,11 @@ import (
 // DefaultMaxBodyBytes bounds one HTTP request body on every MCP endpoint.
 const DefaultMaxBodyBytes = 4 << 20
 
+// DefaultMaxBatchMessages bounds one JSON-RPC batch. Clients that batch
+// (protocol 2025-03-26 and older) send a handful of messages at once; a
+// bound keeps one POST from queueing thousands of calls.
+const DefaultMaxBatchMessages = 32
+
 // HTTPOptions configure [Router.HTTPHandler].
 type HTTPOptions struct {
 	// Stateless serves /mcp without sessions: every POST is a complete
@@ -45,7 +51,16 @@ type HTTPOptions struct {
 	// protection (so a forged Host is refused before credentials are even
 	// looked at) and before the JSON-RPC guard.
 	Authenticate func(http.Handler) http.Handler
-	Logger       *slog.Logger
+	// MaxBatchMessages bounds the messages of one JSON-RPC batch (protocol
+	// versions before 2025-06-18 allow batches); zero means
+	// [DefaultMaxBatchMessages].
+	MaxBatchMessages int
+	// ChargeBatch, if set, is called for each batch that passed the guard
+	// with the number of its messages beyond the first: Authenticate's rate
+	// limit charged the HTTP request once, and each message of a batch is a
+	// request of its own. It reports false after writing the refusal.
+	ChargeBatch func(w http.ResponseWriter, r *http.Request, extra int) bool
+	Logger      *slog.Logger
 }
 
 // HTTPHandler serves the MCP HTTP endpoints of one [Router]:
@@ -108,7 +123,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	})
 
 	h := &HTTPHandler{}
-	guard := &JSONRPCGuard{MaxBodyBytes: maxBody}
+	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodPost {
 			// A POST answers its calls in its own response: shutdown waits
@@ -219,14 +234,24 @@ func usesSessionlessProtocol(req *http.Request) bool {
 //   - JSON that is not a JSON-RPC 2.0 message: HTTP 400, -32600;
 //   - a batch when the protocol version (MCP-Protocol-Version) is 2025-06-18
 //     or later, which removed batching: HTTP 400, -32600;
+//   - a batch of more than MaxBatchMessages messages: HTTP 400, -32600;
+//   - a request whose id is a number but not an integer (JSON-RPC ids are
+//     strings or integers; 1.5 must not be answered as 1): HTTP 400,
+//     -32600;
 //   - a notification method sent with an id, or a request method without
 //     one: HTTP 400, -32600;
 //   - a call of an unknown method: HTTP 200 with a -32601 response.
 //
 // A notification of an unknown method is accepted (202) and dropped, as
-// JSON-RPC requires. Anything else is passed on with its body intact.
+// JSON-RPC requires. Anything else is passed on with its body intact,
+// after ChargeBatch, if set, has admitted the messages of a batch beyond
+// the first.
 type JSONRPCGuard struct {
 	MaxBodyBytes int64
+	// MaxBatchMessages bounds a batch; zero means [DefaultMaxBatchMessages].
+	MaxBatchMessages int
+	// ChargeBatch is [HTTPOptions.ChargeBatch].
+	ChargeBatch func(w http.ResponseWriter, r *http.Request, extra int) bool
 }
 
 // Wrap returns next behind the guard. Non-POST requests pass untouched.
@@ -247,12 +272,16 @@ func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
 			WriteJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "failed to read request body")
 			return
 		}
-		if status, id, code, msg := g.check(req, body); code != 0 {
+		messages, status, id, code, msg := g.check(req, body)
+		if code != 0 {
 			if status == http.StatusAccepted {
 				w.WriteHeader(status)
 				return
 			}
 			WriteJSONRPCError(w, status, id, code, msg)
+			return
+		}
+		if messages > 1 && g.ChargeBatch != nil && !g.ChargeBatch(w, req, messages-1) {
 			return
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
@@ -261,32 +290,38 @@ func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// check classifies body; a zero code means "pass it on".
-func (g *JSONRPCGuard) check(req *http.Request, body []byte) (status int, id jsonrpc.ID, code int, msg string) {
+// check classifies body and counts its messages; a zero code means "pass
+// it on".
+func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status int, id jsonrpc.ID, code int, msg string) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: empty request body"
+		return 0, http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: empty request body"
 	}
 	if !json.Valid(body) {
-		return http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: request body is not valid JSON"
+		return 0, http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: request body is not valid JSON"
 	}
 	if body[0] == '[' {
 		if v := req.Header.Get("Mcp-Protocol-Version"); v >= "2025-06-18" {
-			return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("Invalid Request: JSON-RPC batches are not supported in protocol version %s (removed in 2025-06-18)", v)
 		}
 		var elems []json.RawMessage
 		if json.Unmarshal(body, &elems) != nil || len(elems) == 0 {
-			return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: empty batch"
+			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: empty batch"
+		}
+		if limit := cmp.Or(g.MaxBatchMessages, DefaultMaxBatchMessages); len(elems) > limit {
+			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Invalid Request: a batch of %d messages exceeds the limit of %d", len(elems), limit)
 		}
 		for _, e := range elems {
 			if status, id, code, msg := g.checkMessage(e); code != 0 && status != http.StatusAccepted {
-				return status, id, code, msg
+				return 0, status, id, code, msg
 			}
 		}
-		return 0, id, 0, ""
+		return len(elems), 0, id, 0, ""
 	}
-	return g.checkMessage(body)
+	status, id, code, msg = g.checkMessage(body)
+	return 1, status, id, code, msg
 }
 
 func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
@@ -298,6 +333,9 @@ func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, cod
 
 // checkDecoded is checkMessage by a full decode.
 func checkDecoded(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	if fractionalID(data) {
+		return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: id must be a string or an integer"
+	}
 	m, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
 		return http.StatusBadRequest, rawID(data), jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
@@ -512,6 +550,19 @@ func skipJSONValue(data []byte, i int) int {
 		}
 		return j
 	}
+}
+
+// fractionalID reports whether data is an object whose id is a number with
+// a fraction or an exponent, which the SDK would silently truncate.
+func fractionalID(data []byte) bool {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(data, &probe) != nil || len(probe.ID) == 0 {
+		return false
+	}
+	c := probe.ID[0]
+	return (c == '-' || c >= '0' && c <= '9') && bytes.ContainsAny(probe.ID, ".eE")
 }
 
 // rawID recovers the id of a message that did not decode, so the error can

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,6 +130,9 @@ func TestGuardAnswersMalformedInputWithJSONRPCErrors(t *testing.T) {
 		{"request without id", []byte(`{"jsonrpc":"2.0","method":"tools/list"}`), session, 400, -32600, nil},
 		{"batch on 2025-11-25", []byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`), session, 400, -32600, nil},
 		{"empty batch", []byte(`[]`), map[string]string{"Mcp-Session-Id": sid}, 400, -32600, nil},
+		{"fractional id", []byte(`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`), session, 400, -32600, nil},
+		{"exponent id", []byte(`{"jsonrpc":"2.0","id":1e0,"method":"ping"}`), session, 400, -32600, nil},
+		{"batch over the limit", []byte("[" + strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"ping"},`, router.DefaultMaxBatchMessages) + `{"jsonrpc":"2.0","id":2,"method":"ping"}]`), map[string]string{"Mcp-Session-Id": sid}, 400, -32600, nil},
 		{"oversized body", append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`), bytes.Repeat([]byte("x"), 10<<20)...), `"}}`...), session, 413, -32600, nil},
 	}
 	for _, tt := range tests {
@@ -235,6 +240,60 @@ func TestSessionlessPOSTToSSEGetsPlainJSON(t *testing.T) {
 	resp2, data2 := post(t, srv.URL+"/sse", []byte(`{"jsonrpc":"2.0","id":2,"method":"nope"}`), nil)
 	if r := decodeReply(t, resp2, data2); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("unknown method via POST /sse: %s", data2)
+	}
+}
+
+// TestBatchesAreChargedPerMessage: every message of a batch beyond the
+// first (which the HTTP rate limit charged) goes to ChargeBatch, on /mcp
+// and on the sessionless POST /sse; a refusal stops the whole batch.
+func TestBatchesAreChargedPerMessage(t *testing.T) {
+	var charged []int
+	refuse := false
+	_, srv := newHTTPServer(t, router.HTTPOptions{ChargeBatch: func(w http.ResponseWriter, _ *http.Request, extra int) bool {
+		charged = append(charged, extra)
+		if refuse {
+			w.WriteHeader(http.StatusTooManyRequests)
+			return false
+		}
+		return true
+	}})
+	batch := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"search"}}}`, i+1)
+		}
+		b.WriteString("]")
+		return []byte(b.String())
+	}
+	// A session of protocol 2025-03-26, which allows batches, and a
+	// header-less client that leaves out MCP-Protocol-Version.
+	resp, data := post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, data)
+	}
+	post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), map[string]string{"Mcp-Session-Id": sid})
+	session := map[string]string{"Mcp-Session-Id": sid}
+
+	if resp, data := post(t, srv.URL+"/sse", batch(5), nil); resp.StatusCode != 200 || bytes.Count(data, []byte(`"result"`)) != 5 {
+		t.Fatalf("batch of 5 on POST /sse: %d %s", resp.StatusCode, data)
+	}
+	if resp, data := post(t, srv.URL+"/mcp", batch(4), session); resp.StatusCode != 200 {
+		t.Fatalf("batch of 4 on /mcp: %d %s", resp.StatusCode, data)
+	}
+	post(t, srv.URL+"/sse", batch(1), nil) // one message: charged by the HTTP limit alone
+	if want := []int{4, 3}; !slices.Equal(charged, want) {
+		t.Fatalf("charged %v, want %v", charged, want)
+	}
+	refuse = true
+	for _, path := range []string{"/sse", "/mcp"} {
+		if resp, data := post(t, srv.URL+path, batch(3), session); resp.StatusCode != http.StatusTooManyRequests || bytes.Contains(data, []byte(`"result"`)) {
+			t.Errorf("refused batch on %s: %d %s, want 429 and no call run", path, resp.StatusCode, data)
+		}
 	}
 }
 

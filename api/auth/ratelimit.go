@@ -103,6 +103,14 @@ func (l *Limiter) limitFor(p *agentsmcp.Principal) (rate.Limit, int) {
 // reports false and how long until a request would be allowed; the refused
 // request costs nothing. A nil p counts as the anonymous principal.
 func (l *Limiter) Allow(p *agentsmcp.Principal) (ok bool, retryAfter time.Duration) {
+	return l.AllowN(p, 1)
+}
+
+// AllowN is [Limiter.Allow] for n requests at once (the calls of a
+// JSON-RPC batch): all of them or none. More than the burst is never
+// allowed; the wait reported then is a second, as for any refusal that
+// waiting cannot cure.
+func (l *Limiter) AllowN(p *agentsmcp.Principal, n int) (ok bool, retryAfter time.Duration) {
 	limit, burst := l.limitFor(p)
 	if limit <= 0 {
 		return true, 0
@@ -122,7 +130,7 @@ func (l *Limiter) Allow(p *agentsmcp.Principal) (ok bool, retryAfter time.Durati
 		l.buckets[id] = b
 	}
 	b.lastUsed = now
-	res := b.lim.ReserveN(now, 1)
+	res := b.lim.ReserveN(now, n)
 	if !res.OK() {
 		return false, time.Second
 	}
@@ -164,20 +172,30 @@ func (l *Limiter) sweep(now time.Time) {
 // (at least 1) and the JSON body {"error":{"code":"rate_limited",…}}.
 func (l *Limiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := agentsmcp.PrincipalFrom(r.Context())
-		ok, retry := l.Allow(p)
-		if ok {
+		if l.Admit(w, r, 1) {
 			next.ServeHTTP(w, r)
-			return
-		}
-		secs := RetryAfterSeconds(retry)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeJSONError(w, http.StatusTooManyRequests, CodeRateLimited,
-			"rate limit exceeded: retry in "+strconv.Itoa(secs)+"s")
-		if l.OnReject != nil {
-			l.OnReject(r, p, retry)
 		}
 	})
+}
+
+// Admit takes n requests from the bucket of r's principal, as
+// [Limiter.Middleware] does for one: when they are refused, it answers 429
+// as Middleware does and reports false. The MCP endpoints call it with the
+// messages of a JSON-RPC batch beyond the first, which Middleware charged.
+func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request, n int) bool {
+	p := agentsmcp.PrincipalFrom(r.Context())
+	ok, retry := l.AllowN(p, n)
+	if ok {
+		return true
+	}
+	secs := RetryAfterSeconds(retry)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSONError(w, http.StatusTooManyRequests, CodeRateLimited,
+		"rate limit exceeded: retry in "+strconv.Itoa(secs)+"s")
+	if l.OnReject != nil {
+		l.OnReject(r, p, retry)
+	}
+	return false
 }
 
 // RetryAfterSeconds rounds a wait up to whole seconds, at least 1, the

@@ -243,3 +243,23 @@ func TestLimiterConcurrent(t *testing.T) {
 		t.Errorf("allowed %d of 800 concurrent requests, want the burst of 50", allowed)
 	}
 }
+
+// TestLimiterAllowN: a batch takes one token per message, all or none.
+func TestLimiterAllowN(t *testing.T) {
+	l, clock := newTestLimiter(1, 3)
+	p := &agentsmcp.Principal{ID: "key:batch"}
+	if ok, _ := l.AllowN(p, 4); ok {
+		t.Fatal("a batch of 4 allowed with a burst of 3")
+	}
+	if ok, _ := l.AllowN(p, 3); !ok {
+		t.Fatal("a batch of 3 refused with a full bucket of 3 (the refused batch of 4 must cost nothing)")
+	}
+	ok, retry := l.AllowN(p, 2)
+	if ok || retry < time.Second {
+		t.Fatalf("a batch of 2 on an empty bucket: ok %v retry %v, want refused for at least 2 s of refill", ok, retry)
+	}
+	clock.advance(2 * time.Second)
+	if ok, _ := l.AllowN(p, 2); !ok {
+		t.Fatal("a batch of 2 refused after 2 s at 1/s")
+	}
+}

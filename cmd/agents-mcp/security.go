@@ -95,6 +95,17 @@ func (s *security) mcpHTTP(h http.Handler) http.Handler {
 	return s.authn.Middleware(agentsmcp.ScopeMCP)(s.limiter.Middleware(h))
 }
 
+// chargeBatch charges the messages of a JSON-RPC batch beyond the first
+// (which mcpHTTP charged with the request) to the caller's rate limit, so
+// that a batch of a thousand calls costs a thousand requests. Nil without
+// credentials, as mcpHTTP does not limit then.
+func (s *security) chargeBatch() func(http.ResponseWriter, *http.Request, int) bool {
+	if !s.authn.Configured() {
+		return nil
+	}
+	return s.limiter.Admit
+}
+
 // withTransport names the MCP transport in the context of each request,
 // and so of the sessions they open, for the audit trail.
 func withTransport(h http.Handler) http.Handler {

@@ -58,6 +58,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	// Always: without credentials every request gets the anonymous
 	// principal, so that the router sees one caller model.
 	httpOpts.Authenticate = sec.mcpHTTP
+	httpOpts.ChargeBatch = sec.chargeBatch()
 	if !sec.authn.Configured() && !cfg.IsLoopbackAddr() {
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", cfg.Addr)
 	}
