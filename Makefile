@@ -12,6 +12,7 @@ FUZZ_VALIDATE ?= 120000x
 FUZZ_SSE      ?= 60000x
 FUZZ_FASTPATH ?= 60000x
 FUZZ_REFS     ?= 50000x
+FUZZ_SUBJECT  ?= 100000x
 ARGS     ?=
 
 .PHONY: all build run test test-go fuzz e2e bench bench-relay vet
@@ -45,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPassesPlainly$$' -fuzztime $(FUZZ_FASTPATH) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/sse/
 	$(GO) test -run '^$$' -fuzz '^FuzzResolveRefs$$' -fuzztime $(FUZZ_REFS) ./agents/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckSubject$$' -fuzztime $(FUZZ_SUBJECT) ./api/auth/
 
 e2e:
 	scripts/e2e/run.sh

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -202,6 +203,9 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*agentsmcp.Prin
 	if sub == "" {
 		return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:", Reason: "token has no sub claim", presented: true}
 	}
+	if reason := checkSubject(sub); reason != "" {
+		return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:" + sanitizeHint(sub), Reason: reason, presented: true}
+	}
 	var tools []string
 	if v.toolsClaim != "" {
 		var reason string
@@ -317,6 +321,32 @@ func sanitizeHint(s string) string {
 		s = s[:maxHint] + "…"
 	}
 	return strings.ToValidUTF8(s, "?")
+}
+
+// MaxSubjectBytes bounds the sub claim of an accepted JWT, so that the
+// principal "jwt:<sub>" fits the audit trail's fields whole.
+const MaxSubjectBytes = 256
+
+// checkSubject says why sub cannot name a principal, or "". The principal
+// ID is what tasks, memories and sessions are owned by, what the audit
+// trail and logs name, and what admins filter on: it must be shown
+// exactly as it is stored. So a subject with control or format characters
+// (newlines that forge log lines, bidirectional overrides that disguise
+// it), invalid UTF-8, or over MaxSubjectBytes is refused rather than
+// rewritten, since a rewritten one could equal another user's subject.
+func checkSubject(sub string) string {
+	if len(sub) > MaxSubjectBytes {
+		return fmt.Sprintf("token's sub claim is longer than %d bytes", MaxSubjectBytes)
+	}
+	if !utf8.ValidString(sub) {
+		return "token's sub claim is not valid UTF-8"
+	}
+	for _, r := range sub {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			return fmt.Sprintf("token's sub claim holds the control or format character %U", r)
+		}
+	}
+	return ""
 }
 
 // scopesOf reads a scopes claim: a space-separated string or an array of

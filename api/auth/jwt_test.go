@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -59,6 +61,11 @@ func TestJWTChecks(t *testing.T) {
 		{name: "wrong audience", token: rs.sign(t, change(func(c jwt.MapClaims) { c["aud"] = "another-service" })), wantStatus: 401, wantReason: "token audience not accepted"},
 		{name: "no aud", token: rs.sign(t, change(func(c jwt.MapClaims) { delete(c, "aud") })), wantStatus: 401, wantReason: "token has no aud claim"},
 		{name: "no sub", token: rs.sign(t, change(func(c jwt.MapClaims) { delete(c, "sub") })), wantStatus: 401, wantReason: "token has no sub claim"},
+		{name: "sub with a newline", token: rs.sign(t, claims("alice\n{\"level\":\"INFO\",\"msg\":\"forged\"}", "mcp")), wantStatus: 401, wantReason: "token's sub claim holds the control or format character U+000A"},
+		{name: "sub with a NUL", token: rs.sign(t, claims("alice\x00admin", "mcp")), wantStatus: 401, wantReason: "token's sub claim holds the control or format character U+0000"},
+		{name: "sub with a bidi override", token: rs.sign(t, claims("alice\u202egnp.exe", "mcp")), wantStatus: 401, wantReason: "token's sub claim holds the control or format character U+202E"},
+		{name: "sub too long", token: rs.sign(t, claims(strings.Repeat("a", MaxSubjectBytes+1), "mcp")), wantStatus: 401, wantReason: "token's sub claim is longer than 256 bytes"},
+		{name: "sub of another script", token: rs.sign(t, claims("Zoë 山田", "mcp")), wantID: "jwt:Zoë 山田", wantScopes: []string{"mcp"}},
 		{name: "signed by a stranger", token: stranger.sign(t, claims("mallory", "mcp")), wantStatus: 401, wantReason: "invalid token signature"},
 		{name: "tampered payload", token: tamper(rs.sign(t, claims("alice", "mcp"))), wantStatus: 401, wantReason: "invalid token signature"},
 		{name: "alg none", token: unsignedToken(t, claims("mallory", "mcp admin:write")), wantStatus: 401, wantReason: "token signing algorithm not accepted"},
@@ -451,4 +458,30 @@ func TestJWKSConcurrentFirstFetch(t *testing.T) {
 	if n := is.fetches.Load(); n != 1 {
 		t.Errorf("%d fetches for 16 concurrent first requests, want 1", n)
 	}
+}
+
+// FuzzCheckSubject: whatever a token's sub holds, it is either refused or
+// printable as it is (valid UTF-8, no control or format character, within
+// MaxSubjectBytes); and the hint of a refused token is always printable.
+func FuzzCheckSubject(f *testing.F) {
+	for _, seed := range []string{"alice", "", "a\nb", "a\x00", "\u202e", "Zoë", "\xff\xfe", "a\u200bb", strings.Repeat("x", 300), "\ufffd"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, sub string) {
+		hint := sanitizeHint(sub)
+		if !utf8.ValidString(hint) || strings.IndexFunc(hint, func(r rune) bool { return !unicode.IsPrint(r) && r != '…' }) >= 0 {
+			t.Fatalf("hint %q of sub %q is not printable", hint, sub)
+		}
+		if checkSubject(sub) != "" {
+			return
+		}
+		if len(sub) > MaxSubjectBytes || !utf8.ValidString(sub) {
+			t.Fatalf("accepted sub %q: too long or not UTF-8", sub)
+		}
+		for _, r := range sub {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+				t.Fatalf("accepted sub %q with %U", sub, r)
+			}
+		}
+	})
 }
