@@ -44,6 +44,15 @@ type HTTPOptions struct {
 	// clients that vanish without DELETE do not leak sessions. Zero means 30
 	// minutes; negative disables the timeout.
 	SessionTimeout time.Duration
+	// MaxSessionsPerPrincipal bounds the sessions (streamable and legacy
+	// SSE together) one principal holds open; a request that would open
+	// one more is answered 429. Zero means
+	// [DefaultMaxSessionsPerPrincipal].
+	MaxSessionsPerPrincipal int
+	// SessionInitTimeout closes a session that has not completed the
+	// initialize handshake this long after it opened; zero means
+	// [DefaultSessionInitTimeout].
+	SessionInitTimeout time.Duration
 	// AllowedHosts and AllowedOrigins widen DNS-rebinding protection; see
 	// [RebindingProtection].
 	AllowedHosts, AllowedOrigins []string
@@ -103,7 +112,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		MaxRequestBodyBytes:        maxBody,
 		DisableLocalhostProtection: true, // RebindingProtection covers it, configurably
 	})
-	main := stateless
+	var main http.Handler
 	if !opts.Stateless {
 		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Logger:                     logger,
@@ -122,6 +131,11 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		DisableLocalhostProtection: true,
 	})
 
+	limits := sessionLimits{
+		table: r.sessions, router: r,
+		max:         cmp.Or(opts.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal),
+		initTimeout: cmp.Or(opts.SessionInitTimeout, DefaultSessionInitTimeout),
+	}
 	h := &HTTPHandler{}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -130,11 +144,11 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			// for it to return rather than cutting the answer off.
 			defer h.posts.Add()()
 		}
-		if usesSessionlessProtocol(req) {
+		if opts.Stateless || usesSessionlessProtocol(req) {
 			stateless.ServeHTTP(w, req)
 			return
 		}
-		main.ServeHTTP(w, req)
+		limits.serveStateful(main, w, req)
 	}))
 	compatEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// Clients of the original server send neither the Accept header the
@@ -149,6 +163,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		MaxRequestBodyBytes: maxBody,
 		Logger:              logger,
 		OnSessionlessPOST:   compatEndpoint.ServeHTTP,
+		Sessions:            limits,
 	})
 
 	protect := RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}

@@ -98,6 +98,7 @@ type Router struct {
 
 	onToolCall func(ToolCallRecord)
 	access     AccessOptions
+	sessions   *sessionTable // the HTTP transports' sessions
 }
 
 type toolEntry struct {
@@ -124,6 +125,7 @@ func New(opts Options) *Router {
 
 		onToolCall: opts.OnToolCall,
 		access:     opts.Access,
+		sessions:   newSessionTable(),
 	}
 	version := opts.Version
 	if version == "" {
@@ -138,6 +140,9 @@ func New(opts Options) *Router {
 		// busy client must not end its session.
 		KeepAliveFailureThreshold: 3,
 		CompletionHandler:         r.complete,
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			r.sessions.markInitialized(req.Session.ID())
+		},
 		// The SDK records subscriptions itself and delivers
 		// notifications/resources/updated; nothing more is needed here.
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },

@@ -64,8 +64,27 @@ type Options struct {
 	// such POSTs are answered with 400.
 	OnSessionlessPOST func(http.ResponseWriter, *http.Request)
 
+	// Sessions, if set, admits each session a GET would open and is told
+	// of each one opened.
+	Sessions SessionTracker
+
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
+}
+
+// SessionTracker bounds and follows the sessions of each owner (the UserID
+// of the request's auth.TokenInfo, "" without one).
+type SessionTracker interface {
+	// Reserve takes a session slot of owner for a GET about to open a
+	// session; when none is left it answers the GET itself and reports
+	// false.
+	Reserve(w http.ResponseWriter, owner string) bool
+	// Cancel gives back a slot whose session could not be opened.
+	Cancel(owner string)
+	// Opened is told of the session opened in a reserved slot, before
+	// the client learns its id. The slot is the tracker's to give back
+	// when the session ends.
+	Opened(ss *mcp.ServerSession, owner string)
 }
 
 // Handler is an [http.Handler] serving MCP sessions over HTTP+SSE. Mount it
@@ -189,9 +208,21 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no server available", http.StatusBadRequest)
 		return
 	}
+	owner := principal(r)
+	if h.opts.Sessions != nil && !h.opts.Sessions.Reserve(w, owner) {
+		return
+	}
+	opened := false
+	if h.opts.Sessions != nil {
+		defer func() {
+			if !opened {
+				h.opts.Sessions.Cancel(owner)
+			}
+		}()
+	}
 	c := &conn{
 		id:       rand.Text(),
-		owner:    principal(r),
+		owner:    owner,
 		incoming: make(chan jsonrpc.Message, queueSize),
 		done:     make(chan struct{}),
 		ready:    make(chan struct{}),
@@ -230,6 +261,10 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		h.log.Error("sse: connect failed", "error", err)
 		http.Error(w, "connection failed", http.StatusInternalServerError)
 		return
+	}
+	if h.opts.Sessions != nil {
+		h.opts.Sessions.Opened(ss, owner)
+		opened = true
 	}
 
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -280,14 +315,11 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	c := h.sessions[id]
 	h.mu.Unlock()
-	if c == nil {
-		writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
-		return
-	}
 	// A session id leaked from one principal must not let another one speak
-	// in that session (the streamable transport checks the same).
-	if c.owner != principal(r) {
-		writeError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "session belongs to another principal")
+	// in that session, nor tell it that the session exists: the answer is
+	// that of an unknown id.
+	if c == nil || c.owner != principal(r) {
+		writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
 		return
 	}
 

@@ -734,7 +734,7 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	if endpoint == "" {
 		t.Fatal("no endpoint event")
 	}
-	postAs := func(token string) int {
+	postAs := func(token, endpoint string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
@@ -742,14 +742,19 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Body.Close()
-		return r.StatusCode
+		defer r.Body.Close()
+		body, _ := io.ReadAll(r.Body)
+		return r.StatusCode, string(body)
 	}
-	if got := postAs("bob"); got != http.StatusForbidden {
-		t.Errorf("bob posting to alice's session: %d, want 403", got)
+	// Bob gets exactly the answer of an id that does not exist: nothing
+	// tells him that alice's session is there.
+	foreignStatus, foreignBody := postAs("bob", endpoint)
+	unknownStatus, unknownBody := postAs("bob", "/messages?sessionId=no-such-session")
+	if foreignStatus != http.StatusNotFound || foreignStatus != unknownStatus || foreignBody != unknownBody {
+		t.Errorf("bob posting to alice's session: %d %q; to an unknown one: %d %q; want the same 404", foreignStatus, foreignBody, unknownStatus, unknownBody)
 	}
-	if got := postAs("alice"); got != http.StatusAccepted {
-		t.Errorf("alice posting to her own session: %d, want 202", got)
+	if got, body := postAs("alice", endpoint); got != http.StatusAccepted {
+		t.Errorf("alice posting to her own session: %d %s, want 202", got, body)
 	}
 }
 

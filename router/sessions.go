@@ -1,0 +1,249 @@
+package router
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file bounds what one caller can hold open: the sessions of the HTTP
+// transports (streamable /mcp and legacy /sse), each owned by the
+// principal that opened it.
+
+// Session limits of [HTTPOptions].
+const (
+	// DefaultMaxSessionsPerPrincipal bounds the sessions one principal
+	// holds open at once. An agent client keeps one or two; a busy
+	// multi-agent host a few dozen.
+	DefaultMaxSessionsPerPrincipal = 256
+	// DefaultSessionInitTimeout is how long a new session may take to
+	// complete the initialize handshake (notifications/initialized)
+	// before it is closed. Real clients send it at once.
+	DefaultSessionInitTimeout = 10 * time.Second
+)
+
+// sessionTable knows the owner of each open HTTP session, how many each
+// owner holds, and closes the sessions that never finish initializing.
+// Owners are the UserID of the request's auth.TokenInfo (the principal
+// ID), "" when the request carried none.
+type sessionTable struct {
+	mu       sync.Mutex
+	byID     map[string]*sessionEntry
+	perOwner map[string]int // open sessions and reservations
+}
+
+type sessionEntry struct {
+	owner       string
+	initialized bool
+	reaper      *time.Timer
+}
+
+func newSessionTable() *sessionTable {
+	return &sessionTable{byID: make(map[string]*sessionEntry), perOwner: make(map[string]int)}
+}
+
+// reserve takes one of owner's max session slots for a session about to be
+// opened; false when all are taken. Each true must be followed by opened
+// or cancel.
+func (t *sessionTable) reserve(owner string, max int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.perOwner[owner] >= max {
+		return false
+	}
+	t.perOwner[owner]++
+	return true
+}
+
+// cancel gives back a reservation whose session was not opened.
+func (t *sessionTable) cancel(owner string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.release(owner)
+}
+
+func (t *sessionTable) release(owner string) {
+	if t.perOwner[owner]--; t.perOwner[owner] <= 0 {
+		delete(t.perOwner, owner)
+	}
+}
+
+// opened records ss, for which owner reserved a slot. Unless the session
+// has initialized within initTimeout, it is closed then. The slot is
+// given back when ss ends, whoever ends it: a goroutine waits for that,
+// so it lives exactly as long as the session.
+func (t *sessionTable) opened(ss *mcp.ServerSession, owner string, initTimeout time.Duration) {
+	id := ss.ID()
+	e := &sessionEntry{owner: owner}
+	t.mu.Lock()
+	t.byID[id] = e
+	e.reaper = time.AfterFunc(initTimeout, func() {
+		t.mu.Lock()
+		stale := !e.initialized
+		t.mu.Unlock()
+		if stale {
+			_ = ss.Close()
+		}
+	})
+	t.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		e.reaper.Stop()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		delete(t.byID, id)
+		t.release(owner)
+	}()
+}
+
+// markInitialized records that session id completed the handshake. The
+// transports call opened before the session's id reaches the client, so
+// the handshake cannot overtake it.
+func (t *sessionTable) markInitialized(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.byID[id]; e != nil {
+		e.initialized = true
+		e.reaper.Stop()
+	}
+}
+
+// ownerOf returns the owner of the open session id.
+func (t *sessionTable) ownerOf(id string) (owner string, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.byID[id]; e != nil {
+		return e.owner, true
+	}
+	return "", false
+}
+
+// sessionOwner is the owner of the sessions r may open or use.
+func sessionOwner(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
+}
+
+// session returns the open session with id, or nil.
+func (r *Router) session(id string) *mcp.ServerSession {
+	for ss := range r.server.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
+}
+
+// writeSessionNotFound answers a request for a session that does not exist
+// for its caller, whether it never existed, has ended, or belongs to
+// another principal: the same answer for all three, so that a guessed or
+// leaked id tells nothing. It is go-sdk's own answer to an unknown id.
+func writeSessionNotFound(w http.ResponseWriter) {
+	http.Error(w, "session not found", http.StatusNotFound)
+}
+
+// writeTooManySessions refuses a new session of a caller at its limit.
+func writeTooManySessions(w http.ResponseWriter, max int) {
+	w.Header().Set("Retry-After", "60")
+	WriteJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+		"too many open sessions for this credential (the limit is "+strconv.Itoa(max)+"); end unused ones or let them expire")
+}
+
+// sessionCapture hands the Mcp-Session-Id header of a response to
+// onHeader as the response starts, before any of it reaches the client.
+type sessionCapture struct {
+	http.ResponseWriter
+	onHeader func(sessionID string)
+	captured bool
+}
+
+func (c *sessionCapture) capture() {
+	if !c.captured {
+		c.captured = true
+		c.onHeader(c.Header().Get("Mcp-Session-Id"))
+	}
+}
+
+func (c *sessionCapture) WriteHeader(code int) {
+	c.capture()
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *sessionCapture) Write(p []byte) (int, error) {
+	c.capture()
+	return c.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController (go-sdk flushes through one) reach
+// the connection's writer.
+func (c *sessionCapture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// sessionLimits are the per-principal session rules of one HTTPHandler.
+type sessionLimits struct {
+	table       *sessionTable
+	router      *Router
+	max         int
+	initTimeout time.Duration
+}
+
+// serveStateful serves a request of the stateful streamable transport
+// (next): a session id of another principal gets the answer of an unknown
+// one, and a request that would open a session is refused when its
+// principal holds max already; the session it opens is tracked.
+func (l sessionLimits) serveStateful(next http.Handler, w http.ResponseWriter, req *http.Request) {
+	owner := sessionOwner(req)
+	if sid := req.Header.Get("Mcp-Session-Id"); sid != "" {
+		if o, ok := l.table.ownerOf(sid); ok && o != owner {
+			writeSessionNotFound(w)
+			return
+		}
+		next.ServeHTTP(w, req)
+		return
+	}
+	if req.Method != http.MethodPost {
+		next.ServeHTTP(w, req) // go-sdk refuses it: no session
+		return
+	}
+	if !l.Reserve(w, owner) {
+		return
+	}
+	tracked := false
+	cw := &sessionCapture{ResponseWriter: w, onHeader: func(id string) {
+		if ss := l.router.session(id); id != "" && ss != nil {
+			l.Opened(ss, owner)
+			tracked = true
+		}
+	}}
+	next.ServeHTTP(cw, req)
+	cw.capture()
+	if !tracked {
+		l.Cancel(owner)
+	}
+}
+
+// Reserve, Cancel and Opened make sessionLimits the sse.SessionTracker of
+// the legacy SSE transport.
+
+// Reserve takes a session slot of owner, or answers 429 and reports false.
+func (l sessionLimits) Reserve(w http.ResponseWriter, owner string) bool {
+	if l.table.reserve(owner, l.max) {
+		return true
+	}
+	writeTooManySessions(w, l.max)
+	return false
+}
+
+// Cancel gives back a slot taken by Reserve for a session not opened.
+func (l sessionLimits) Cancel(owner string) { l.table.cancel(owner) }
+
+// Opened tracks the session opened in a slot taken by Reserve.
+func (l sessionLimits) Opened(ss *mcp.ServerSession, owner string) {
+	l.table.opened(ss, owner, l.initTimeout)
+}
