@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,22 @@ type Config struct {
 	// missing scope, or "none" when no credentials came. reason is the
 	// message the caller was given.
 	OnFailure func(r *http.Request, principalHint string, status int, reason string)
+	// FailureRate and FailureBurst limit the refusals each client address
+	// ([ClientAddress]) gets: past the burst, a refused request is answered
+	// 429 with Retry-After instead of 401/403 (OnFailure still sees each
+	// one, with status 429). Valid credentials are never limited by this.
+	// Zero FailureRate means [DefaultFailureRate]; negative disables it.
+	FailureRate  float64
+	FailureBurst int
 }
+
+// The default limit of refused requests per client address: a client that
+// keeps presenting a wrong or revoked key retries every few seconds at
+// most, while a flood of guesses is slowed to one a second.
+const (
+	DefaultFailureRate  = 1.0
+	DefaultFailureBurst = 20
+)
 
 // Authenticator verifies bearer credentials, API keys or JWTs, into an
 // [agentsmcp.Principal]. It is safe for concurrent use and owns no
@@ -45,6 +61,7 @@ type Authenticator struct {
 	leeway      time.Duration
 	logger      *slog.Logger
 	onFailure   func(r *http.Request, principalHint string, status int, reason string)
+	failures    *Limiter // refusals per client address; nil: unlimited
 }
 
 // New checks cfg (see [CheckKeys] and [JWTConfig.Problems]) and returns its
@@ -70,6 +87,12 @@ func New(cfg Config) (*Authenticator, error) {
 		keys:      newKeySet(cfg.Keys),
 		logger:    logger,
 		onFailure: cfg.OnFailure,
+	}
+	switch {
+	case cfg.FailureRate == 0:
+		a.failures = NewLimiter(DefaultFailureRate, cmp.Or(cfg.FailureBurst, DefaultFailureBurst))
+	case cfg.FailureRate > 0:
+		a.failures = NewLimiter(cfg.FailureRate, cfg.FailureBurst)
 	}
 	if cfg.JWT.Enabled() {
 		client := cfg.HTTPClient

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,10 +178,25 @@ func (a *Authenticator) checkScope(w http.ResponseWriter, r *http.Request, scope
 // {"error":{"code":"unauthenticated"|"forbidden"|"unavailable","message":…}}.
 // It then calls [Config.OnFailure]. scope names the missing scope of a 403.
 // The admin API may use it for checks it makes per route.
+//
+// Past the refusals allowed to the client's address (Config.FailureRate),
+// the answer is 429 rate_limited with Retry-After instead.
 func (a *Authenticator) Refuse(w http.ResponseWriter, r *http.Request, err error, scope string) {
 	var e *Error
 	if !errors.As(err, &e) {
 		e = &Error{Status: http.StatusUnauthorized, Hint: "none", Reason: "not authenticated"}
+	}
+	if a.failures != nil {
+		if ok, retry := a.failures.Allow(&agentsmcp.Principal{ID: ClientAddress(r)}); !ok {
+			secs := RetryAfterSeconds(retry)
+			reason := "too many failed authentications from this address: retry in " + strconv.Itoa(secs) + "s"
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeJSONError(w, http.StatusTooManyRequests, CodeRateLimited, reason)
+			if a.onFailure != nil {
+				a.onFailure(r, e.Hint, http.StatusTooManyRequests, reason)
+			}
+			return
+		}
 	}
 	code := CodeUnauthenticated
 	switch e.Status {
@@ -194,6 +212,28 @@ func (a *Authenticator) Refuse(w http.ResponseWriter, r *http.Request, err error
 	if a.onFailure != nil {
 		a.onFailure(r, e.Hint, e.Status, e.Reason)
 	}
+}
+
+// ClientAddress names the client of r for limits and the audit trail: its
+// IP address, or for IPv6 its /64 network, which one client usually holds
+// whole. Behind a reverse proxy it is the proxy's address: the limits of
+// all clients are then shared, which only ever turns their 401s into 429s.
+func ClientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	addr = addr.Unmap()
+	if addr.Is6() {
+		if p, err := addr.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return addr.String()
 }
 
 // challenge builds the WWW-Authenticate value for e.

@@ -105,7 +105,15 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	recorder := mcptools.NewRecorder(m.store, 4096, logger)
 	a.wg.Go(func() { recorder.Run(bg) })
 	sec.audit = auditlog.New(m.store, auditlog.Options{Retention: cfg.AuditRetention, Logger: logger})
-	a.wg.Go(func() { sec.audit.Run(bg) })
+	sec.authFailures = auditlog.NewSummarizer(sec.audit, auditlog.DefaultSummaryWindow)
+	// The recorder stops after the summarizer, whose last summaries it
+	// still has to write.
+	auditCtx, stopAudit := context.WithCancel(context.WithoutCancel(bg))
+	a.wg.Go(func() { sec.audit.Run(auditCtx) })
+	a.wg.Go(func() {
+		defer stopAudit()
+		sec.authFailures.Run(bg)
+	})
 
 	a.router = router.New(router.Options{
 		Version:      version,

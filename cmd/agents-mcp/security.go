@@ -25,8 +25,11 @@ type security struct {
 
 	// Set by assemble, once the store is open; the hooks below read them
 	// through the app.
-	audit   *auditlog.Recorder
-	metrics *telemetry.Metrics
+	audit *auditlog.Recorder
+	// authFailures summarises the refusals of each client address, so that
+	// a flood of bad credentials adds two entries a minute to the trail.
+	authFailures *auditlog.Summarizer
+	metrics      *telemetry.Metrics
 }
 
 func newSecurity(cfg *config.Config, logger *slog.Logger) (*security, error) {
@@ -54,10 +57,14 @@ func newSecurity(cfg *config.Config, logger *slog.Logger) (*security, error) {
 	return s, nil
 }
 
-// authFailed audits and counts a refused HTTP request.
+// authFailed counts a refused HTTP request and audits it, summarised per
+// client address (see auditlog.Summarizer).
 func (s *security) authFailed(r *http.Request, principalHint string, status int, reason string) {
 	s.metrics.ObserveAuthFailure(telemetry.AuthFailureReason(status, principalHint))
-	s.record(&agentsmcp.AuditEntry{
+	if s.authFailures == nil {
+		return // before the store is open: nothing is served yet
+	}
+	s.authFailures.Record(auth.ClientAddress(r), &agentsmcp.AuditEntry{
 		Kind: agentsmcp.AuditAuthFailure, Principal: principalHint, Target: r.Method + " " + r.URL.Path,
 		Transport: telemetry.TransportOf(r), RequestID: r.Header.Get(agentsmcp.RequestIDHeader),
 		Outcome: agentsmcp.AuditDenied, Error: fmt.Sprintf("%d %s", status, reason),

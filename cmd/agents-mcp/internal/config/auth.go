@@ -14,9 +14,12 @@ import (
 
 // Defaults of the authentication, rate-limit and audit settings.
 const (
-	DefaultRateLimit      = auth.DefaultRateLimit // requests per second per principal
-	DefaultRateBurst      = auth.DefaultRateBurst
-	DefaultAuditRetention = 30 * 24 * time.Hour
+	DefaultRateLimit = auth.DefaultRateLimit // requests per second per principal
+	DefaultRateBurst = auth.DefaultRateBurst
+	// Refused requests per second per client address, with bursts.
+	DefaultAuthFailureRate  = auth.DefaultFailureRate
+	DefaultAuthFailureBurst = auth.DefaultFailureBurst
+	DefaultAuditRetention   = 30 * 24 * time.Hour
 )
 
 // APIKey is one inbound API key of the config file's auth.api_keys.
@@ -52,8 +55,10 @@ type fileJWT struct {
 }
 
 type fileRateLimit struct {
-	RequestsPerSecond *float64 `yaml:"requests_per_second"`
-	Burst             *int     `yaml:"burst"`
+	RequestsPerSecond     *float64 `yaml:"requests_per_second"`
+	Burst                 *int     `yaml:"burst"`
+	AuthFailuresPerSecond *float64 `yaml:"auth_failures_per_second"`
+	AuthFailureBurst      *int     `yaml:"auth_failure_burst"`
 }
 
 type fileAudit struct {
@@ -111,6 +116,14 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 			c.RateBurst = *r.Burst
 			c.setSource("rate_limit.burst", SourceFile)
 		}
+		if r.AuthFailuresPerSecond != nil {
+			c.AuthFailureRate = *r.AuthFailuresPerSecond
+			c.setSource("rate_limit.auth_failures_per_second", SourceFile)
+		}
+		if r.AuthFailureBurst != nil {
+			c.AuthFailureBurst = *r.AuthFailureBurst
+			c.setSource("rate_limit.auth_failure_burst", SourceFile)
+		}
 	}
 	if a := f.Audit; a != nil && a.Retention != nil {
 		if d, err := time.ParseDuration(strings.TrimSpace(*a.Retention)); err != nil {
@@ -148,6 +161,22 @@ func (l *loader) applyEnvAuth() {
 		} else {
 			c.RateBurst = n
 			c.setSource("rate_limit.burst", envSource("AGENTS_MCP_RATE_BURST"))
+		}
+	}
+	if v := l.env("AGENTS_MCP_AUTH_FAILURE_RATE"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err != nil {
+			l.errorf("AGENTS_MCP_AUTH_FAILURE_RATE", "invalid number %q", v)
+		} else {
+			c.AuthFailureRate = f
+			c.setSource("rate_limit.auth_failures_per_second", envSource("AGENTS_MCP_AUTH_FAILURE_RATE"))
+		}
+	}
+	if v := l.env("AGENTS_MCP_AUTH_FAILURE_BURST"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil {
+			l.errorf("AGENTS_MCP_AUTH_FAILURE_BURST", "invalid integer %q", v)
+		} else {
+			c.AuthFailureBurst = n
+			c.setSource("rate_limit.auth_failure_burst", envSource("AGENTS_MCP_AUTH_FAILURE_BURST"))
 		}
 	}
 	if v := l.env("AGENTS_MCP_AUDIT_RETENTION"); v != "" {
@@ -195,7 +224,11 @@ func (c *Config) AuthConfigured() bool {
 func (c *Config) AuthConfig() auth.Config {
 	jwt := c.JWT
 	jwt.AuthorizationServers = slices.Clone(c.JWT.AuthorizationServers)
-	return auth.Config{Keys: c.allKeys(), JWT: jwt}
+	failureRate := c.AuthFailureRate
+	if failureRate == 0 {
+		failureRate = -1 // auth's "disabled"; its zero is "the default"
+	}
+	return auth.Config{Keys: c.allKeys(), JWT: jwt, FailureRate: failureRate, FailureBurst: c.AuthFailureBurst}
 }
 
 // CheckExposure refuses a configuration that would serve every client
@@ -232,6 +265,12 @@ func (c *Config) validateAuth(bad func(name, format string, args ...any)) []erro
 	if c.RateBurst < 1 {
 		bad("rate_limit.burst", "must be at least 1, got %d", c.RateBurst)
 	}
+	if c.AuthFailureRate < 0 || math.IsNaN(c.AuthFailureRate) || math.IsInf(c.AuthFailureRate, 0) {
+		bad("rate_limit.auth_failures_per_second", "must be a number >= 0 (0 disables the limit), got %v", c.AuthFailureRate)
+	}
+	if c.AuthFailureBurst < 1 {
+		bad("rate_limit.auth_failure_burst", "must be at least 1, got %d", c.AuthFailureBurst)
+	}
 	if c.AuditRetention < 0 {
 		bad("audit.retention", "must not be negative (0 keeps entries forever), got %s", c.AuditRetention)
 	}
@@ -263,5 +302,7 @@ func (c *Config) describeAuth(add func(name, value string), addSetting func(Sett
 	add("stdio.api_key", redactSecret(c.StdioAPIKey))
 	add("rate_limit.requests_per_second", strconv.FormatFloat(c.RateLimit, 'g', -1, 64))
 	add("rate_limit.burst", strconv.Itoa(c.RateBurst))
+	add("rate_limit.auth_failures_per_second", strconv.FormatFloat(c.AuthFailureRate, 'g', -1, 64))
+	add("rate_limit.auth_failure_burst", strconv.Itoa(c.AuthFailureBurst))
 	add("audit.retention", c.AuditRetention.String())
 }

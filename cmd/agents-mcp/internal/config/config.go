@@ -104,6 +104,11 @@ type Config struct {
 	// (0 disables it; keys may override it), with bursts of RateBurst.
 	RateLimit float64
 	RateBurst int
+	// AuthFailureRate is how many refused requests a second each client
+	// address gets, with bursts of AuthFailureBurst, before its refusals
+	// become 429s (0 disables it).
+	AuthFailureRate  float64
+	AuthFailureBurst int
 	// AuditRetention is how long audit entries are kept; 0 keeps them
 	// forever.
 	AuditRetention time.Duration
@@ -141,18 +146,20 @@ type Config struct {
 // sources are [SourceDefault].
 func Default() *Config {
 	return &Config{
-		Addr:            DefaultAddr,
-		DataDir:         DefaultDataDir,
-		MongoDatabase:   DefaultMongoDatabase,
-		Embedder:        DefaultEmbedder,
-		LLM:             DefaultLLM,
-		MaxBodyBytes:    DefaultMaxBodyBytes,
-		ShutdownTimeout: DefaultShutdownTimeout,
-		LogLevel:        DefaultLogLevel,
-		JWT:             JWTConfig{ScopesClaim: auth.DefaultScopesClaim},
-		RateLimit:       DefaultRateLimit,
-		RateBurst:       DefaultRateBurst,
-		AuditRetention:  DefaultAuditRetention,
+		Addr:             DefaultAddr,
+		DataDir:          DefaultDataDir,
+		MongoDatabase:    DefaultMongoDatabase,
+		Embedder:         DefaultEmbedder,
+		LLM:              DefaultLLM,
+		MaxBodyBytes:     DefaultMaxBodyBytes,
+		ShutdownTimeout:  DefaultShutdownTimeout,
+		LogLevel:         DefaultLogLevel,
+		JWT:              JWTConfig{ScopesClaim: auth.DefaultScopesClaim},
+		RateLimit:        DefaultRateLimit,
+		RateBurst:        DefaultRateBurst,
+		AuthFailureRate:  DefaultAuthFailureRate,
+		AuthFailureBurst: DefaultAuthFailureBurst,
+		AuditRetention:   DefaultAuditRetention,
 
 		TaskLeaseTTL:       DefaultTaskLeaseTTL,
 		TaskResumeInterval: DefaultTaskResumeInterval,
