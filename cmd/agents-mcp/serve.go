@@ -42,7 +42,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer flushTraces(shutdownTracing, logger)
-	a, err := assemble(ctx, cfg, sec, logger)
+	a, err := assemble(ctx, cfg, sec, logger, cfg.Addr)
 	if err != nil {
 		return err
 	}
@@ -87,6 +87,9 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	// With port 0 the bound port is known only now; the configured host
+	// (a name, say) stays refused too.
+	a.egress.SetSelf(cfg.Addr, ln.Addr().String())
 	srv := &http.Server{
 		Handler:           telemetry.HTTPMiddleware(telemetry.RequestIDMiddleware(mux)),
 		ReadHeaderTimeout: 10 * time.Second,
