@@ -28,7 +28,10 @@ func (u *upstream) transport(sessionCtx context.Context, stopSession context.Can
 		// type-asserts it for an unexported method), so notifications
 		// are counted in the HTTP response streams instead.
 		client := u.httpClient()
-		client = &http.Client{Transport: noteCountingRoundTripper{base: client.Transport, read: &u.notesRead}}
+		client = &http.Client{
+			Transport:     noteCountingRoundTripper{base: client.Transport, read: &u.notesRead},
+			CheckRedirect: client.CheckRedirect,
+		}
 		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}, nil, nil
 	case TransportSSE:
 		return noteCountingTransport{read: &u.notesRead, inner: &sessionScopedTransport{
