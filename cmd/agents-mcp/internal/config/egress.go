@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/agents-mcp/agents-mcp/egress"
 )
@@ -39,7 +40,8 @@ func (c *Config) validateEgress(bad func(name, format string, args ...any)) {
 	policy, err := egress.New(c.Egress)
 	if err != nil {
 		for _, p := range c.Egress.Problems() {
-			bad("egress", "%s", p)
+			list, _, _ := strings.Cut(p, "[") // "allow" or "deny"
+			bad("egress."+list, "%s", p)
 		}
 		return
 	}
