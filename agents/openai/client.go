@@ -20,7 +20,6 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
@@ -66,10 +65,7 @@ type Config struct {
 	// a negative value means no retry.
 	MaxRetries int
 	// HTTPClient sends the requests; default a client of its own. Its
-	// Timeout, if any, applies too. Without a CheckRedirect of its own it
-	// follows redirects only within the base URL's origin
-	// ([egress.SameOriginRedirects]): net/http would forward the
-	// Authorization header to another port or a subdomain.
+	// Timeout, if any, applies too.
 	HTTPClient *http.Client
 	// Logger receives a debug line per completion and a notice when JSON
 	// mode is given up; default none.
@@ -121,7 +117,10 @@ func New(cfg Config) (*Client, error) {
 	} else if retries < 0 {
 		retries = 0
 	}
-	hc := egress.WithSameOriginRedirects(cfg.HTTPClient)
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
