@@ -22,6 +22,11 @@
 //     environment, their stderr goes to the log under the upstream's name,
 //     and the whole group is killed and reaped on exit, removal or shutdown.
 //
+// Upstream URLs pass an egress policy ([Options.Egress], package egress)
+// when added, on every request and on every connection, and an upstream's
+// headers go only to its URL's origin: redirects to another origin are
+// refused, and a legacy SSE endpoint on another origin gets no headers.
+//
 // During a call, progress notifications from the upstream reach the caller
 // under the caller's own progress token, cancellation reaches the upstream,
 // and sampling, elicitation and logging requests are forwarded to the calling

@@ -40,7 +40,7 @@ func drainTestServer(t *testing.T, tail time.Duration) (*httptest.Server, *atomi
 }
 
 func drainTestClient() *http.Client {
-	return &http.Client{Transport: drainingTransport{base: NewHTTPTransport()}}
+	return &http.Client{Transport: drainingTransport{base: NewHTTPTransport(nil)}}
 }
 
 // The way go-sdk reads a call's answer: the first part, then the caller's

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/egress"
 )
 
 // Registry is where a [Pool] publishes its upstreams: the router. Each
@@ -52,8 +53,16 @@ type Options struct {
 	// MinBackoff is the first reconnect delay (default 250 ms); later ones
 	// double up to the upstream's MaxBackoff, with full jitter.
 	MinBackoff time.Duration
-	// HTTPTransport carries streamable and SSE traffic; nil means a pooled
-	// transport sized for many concurrent calls per upstream.
+	// Egress is the policy of the upstream URLs: each streamable and sse
+	// upstream's URL is checked when it is added (EINVALID when refused),
+	// and every request (redirects and SSE endpoints included) before it is
+	// sent. Nil means [egress.Default]. Connections are checked by the
+	// transport: build HTTPTransport with [NewHTTPTransport] and the same
+	// policy.
+	Egress *egress.Policy
+	// HTTPTransport carries streamable and SSE traffic; nil means
+	// NewHTTPTransport(Egress), a pooled transport sized for many
+	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
 }
 
@@ -79,8 +88,11 @@ func (o Options) withDefaults() Options {
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 250 * time.Millisecond
 	}
+	if o.Egress == nil {
+		o.Egress = egress.Default()
+	}
 	if o.HTTPTransport == nil {
-		o.HTTPTransport = NewHTTPTransport()
+		o.HTTPTransport = NewHTTPTransport(o.Egress)
 	}
 	return o
 }
@@ -89,11 +101,17 @@ func (o Options) withDefaults() Options {
 // trace propagation, say) in [Options.HTTPTransport]. It keeps many idle
 // connections per upstream host: at 32 concurrent callers a transport with
 // the default 2 idle connections per host opens thousands of new
-// connections a second.
-func NewHTTPTransport() *http.Transport {
+// connections a second. Every connection it makes is checked against
+// policy ([egress.Policy.DialContext]; nil means [egress.Default]), so that
+// a name resolving to a refused address at connect time (DNS rebinding) is
+// still refused.
+func NewHTTPTransport(policy *egress.Policy) *http.Transport {
+	if policy == nil {
+		policy = egress.Default()
+	}
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           policy.DialContext(&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          512,
 		MaxIdleConnsPerHost:   128,
@@ -131,8 +149,11 @@ type Pool struct {
 func NewPool(opts Options) *Pool {
 	opts = opts.withDefaults()
 	return &Pool{
-		opts:      opts,
-		http:      &http.Client{Transport: drainingTransport{base: opts.HTTPTransport}},
+		opts: opts,
+		http: &http.Client{
+			Transport:     drainingTransport{base: opts.Egress.RoundTripper(opts.HTTPTransport)},
+			CheckRedirect: egress.SameOriginRedirects,
+		},
 		upstreams: map[string]*upstream{},
 	}
 }
@@ -163,6 +184,9 @@ func (p *Pool) AddFromConfig(ctx context.Context, cfg Config) error {
 func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
 	cfg = cfg.WithDefaults()
 	if err := configError(cfg); err != nil {
+		return err
+	}
+	if err := p.checkEgress(ctx, cfg); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -225,6 +249,23 @@ func configError(cfg Config) error {
 		msgs[i] = pr.Error()
 	}
 	return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: %s", cfg.Name, strings.Join(msgs, "; "))
+}
+
+// egressLookupTimeout bounds the name lookup of an upstream URL's check.
+const egressLookupTimeout = 5 * time.Second
+
+// checkEgress checks an upstream's URL against the egress policy before
+// anything connects to it: EINVALID when refused.
+func (p *Pool) checkEgress(ctx context.Context, cfg Config) error {
+	if cfg.URL == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, egressLookupTimeout)
+	defer cancel()
+	if err := p.opts.Egress.CheckURL(ctx, cfg.URL); err != nil {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: url %s: %v", cfg.Name, agentsmcp.RedactURL(cfg.URL), err)
+	}
+	return nil
 }
 
 // Remove stops an upstream: its tools, resources and prompts disappear, its

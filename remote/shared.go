@@ -85,12 +85,16 @@ func NewSharedUpstreams(pool *Pool, store agentsmcp.UpstreamService, logger *slo
 // Add stores cfg and starts it in this replica's pool; the other replicas
 // start it at their next Sync. It returns once the first connect attempt
 // ended or ctx is done, as [Pool.Add]. Errors: EINVALID for a bad or stdio
-// config (nothing stored), ECONFLICT for a name in use here or in the
-// store, and the store's errors.
+// config or for a URL the pool's egress policy refuses (nothing stored),
+// ECONFLICT for a name in use here or in the store, and the store's errors.
 func (s *SharedUpstreams) Add(ctx context.Context, cfg Config) error {
 	cfg = cfg.WithDefaults()
 	raw, err := encodeStoredConfig(cfg)
 	if err != nil {
+		return err
+	}
+	// Refused before it is stored, so that no replica ever tries it.
+	if err := s.pool.checkEgress(ctx, cfg); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/egress"
 )
 
 // transport builds the MCP transport of one connection attempt. Its
@@ -25,7 +28,10 @@ func (u *upstream) transport(sessionCtx context.Context, stopSession context.Can
 		// type-asserts it for an unexported method), so notifications
 		// are counted in the HTTP response streams instead.
 		client := u.httpClient()
-		client = &http.Client{Transport: noteCountingRoundTripper{base: client.Transport, read: &u.notesRead}}
+		client = &http.Client{
+			Transport:     noteCountingRoundTripper{base: client.Transport, read: &u.notesRead},
+			CheckRedirect: client.CheckRedirect,
+		}
 		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}, nil, nil
 	case TransportSSE:
 		return noteCountingTransport{read: &u.notesRead, inner: &sessionScopedTransport{
@@ -44,22 +50,39 @@ func (u *upstream) transport(sessionCtx context.Context, stopSession context.Can
 }
 
 // httpClient is the pool's pooled client with the upstream's headers added
-// to every request. It has no overall timeout: streams are long-lived, and
-// each call is bounded by its context.
+// to the requests for the upstream's own origin. It has no overall timeout:
+// streams are long-lived, and each call is bounded by its context.
+//
+// Credentials go only to the configured origin (scheme, host and port):
+// the pool's client refuses redirects to another origin, and a request to
+// another origin (the POST endpoint a legacy SSE upstream names) goes
+// without the headers.
 func (u *upstream) httpClient() *http.Client {
 	if len(u.cfg.Headers) == 0 {
 		return u.pool.http
 	}
-	return &http.Client{Transport: &headerTransport{base: u.pool.http.Transport, headers: u.cfg.Headers}}
+	origin, err := url.Parse(u.cfg.URL)
+	if err != nil {
+		return u.pool.http // unreachable: the URL was validated
+	}
+	return &http.Client{
+		Transport:     &headerTransport{base: u.pool.http.Transport, headers: u.cfg.Headers, origin: origin},
+		CheckRedirect: u.pool.http.CheckRedirect,
+	}
 }
 
-// headerTransport adds fixed headers (credentials, usually) to requests.
+// headerTransport adds fixed headers (credentials, usually) to the requests
+// for one origin.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  *url.URL
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !egress.SameOrigin(req.URL, t.origin) {
+		return t.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for k, v := range t.headers {
 		req.Header.Set(k, v)

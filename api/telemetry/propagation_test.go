@@ -79,7 +79,7 @@ func TestTracePropagation(t *testing.T) {
 	defer srv.Close()
 
 	r := router.New(router.Options{})
-	pool := remote.NewPool(remote.Options{Registry: r, HTTPTransport: PropagatingTransport(remote.NewHTTPTransport())})
+	pool := remote.NewPool(remote.Options{Registry: r, HTTPTransport: PropagatingTransport(remote.NewHTTPTransport(nil))})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -27,6 +28,9 @@ type app struct {
 	local  *router.LocalTools
 	memory *memory
 	pool   *remote.Pool
+	// egress is the policy of the pool's outbound HTTP; serve tells it
+	// the address it listens on.
+	egress *egress.Policy
 	// upstreams are the pool's upstreams added through the admin API,
 	// kept in the store for every replica.
 	upstreams *remote.SharedUpstreams
@@ -85,7 +89,9 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 
 // assemble opens the memory layer and builds the router with its local
 // tools. Background goroutines started here end when app.stop is called.
-func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *slog.Logger) (*app, error) {
+// listenAddr is the address serve will listen on ("" for stdio): the
+// egress policy refuses it as an upstream.
+func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *slog.Logger, listenAddr string) (*app, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -160,7 +166,16 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		return fail(err)
 	}
 	m.run(bg, &a.wg, logger)
-	a.pool = remote.NewPool(remote.Options{Registry: a.router, Logger: logger, ClientVersion: version, HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport())})
+	a.egress, err = egress.New(cfg.Egress)
+	if err != nil {
+		return fail(err)
+	}
+	// The configured listen address; serve adds the bound one.
+	a.egress.SetSelf(listenAddr)
+	a.pool = remote.NewPool(remote.Options{
+		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
+		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
+	})
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
 		Upstreams: func() []telemetry.UpstreamState {

@@ -42,7 +42,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer flushTraces(shutdownTracing, logger)
-	a, err := assemble(ctx, cfg, sec, logger)
+	a, err := assemble(ctx, cfg, sec, logger, cfg.Addr)
 	if err != nil {
 		return err
 	}
@@ -88,6 +88,9 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	// With port 0 the bound port is known only now; the configured host
+	// (a name, say) stays refused too.
+	a.egress.SetSelf(cfg.Addr, ln.Addr().String())
 	// Every route, the admin API and health included, is behind the
 	// DNS-rebinding and cross-site check that /mcp has (the router's own
 	// check of /mcp then finds nothing more to refuse).

@@ -33,7 +33,7 @@ func stdioCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer flushTraces(shutdownTracing, logger)
-	a, err := assemble(ctx, cfg, sec, logger)
+	a, err := assemble(ctx, cfg, sec, logger, "")
 	if err != nil {
 		return err
 	}

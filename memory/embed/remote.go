@@ -13,6 +13,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/egress"
 )
 
 // Defaults of [Config] for every remote embedder.
@@ -62,7 +63,11 @@ type Config struct {
 	// negative value means no retry. Other 4xx are never retried.
 	MaxRetries int
 	// HTTPClient sends the requests; default a client of its own (with
-	// http.DefaultTransport). Its Timeout, if any, applies too.
+	// http.DefaultTransport). Its Timeout, if any, applies too. Without a
+	// CheckRedirect of its own it follows redirects only within the base
+	// URL's origin ([egress.SameOriginRedirects]): net/http would forward
+	// the Api-Key header anywhere, and Authorization to another port or a
+	// subdomain.
 	HTTPClient *http.Client
 }
 
@@ -149,9 +154,7 @@ func newRemote(provider string, cfg Config, defaultURL, defaultModel string, def
 	} else if cfg.MaxRetries < 0 {
 		r.retries = 0
 	}
-	if r.client == nil {
-		r.client = &http.Client{}
-	}
+	r.client = egress.WithSameOriginRedirects(r.client)
 	dims := cfg.Dimensions
 	if dims == 0 {
 		model, _, _ := strings.Cut(r.model, ":")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/api/auth"
+	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/remote"
 )
 
@@ -138,6 +139,10 @@ type Config struct {
 	ConformanceFixtures bool // add the conformance-suite fixtures
 
 	Upstreams []Upstream
+	// Egress adjusts the egress policy of the upstream URLs (package
+	// egress): Allow lifts the default refusals (cloud metadata,
+	// link-local) for the hosts and networks it lists, Deny adds refusals.
+	Egress egress.Config
 
 	sources map[string]Source
 }

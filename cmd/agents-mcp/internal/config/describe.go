@@ -72,6 +72,8 @@ func (c *Config) Describe() []Setting {
 	add("conformance_fixtures", strconv.FormatBool(c.ConformanceFixtures))
 	c.describeAuth(add, func(s Setting) { out = append(out, s) })
 	c.describeTasks(add)
+	add("egress.allow", strings.Join(c.Egress.Allow, ","))
+	add("egress.deny", strings.Join(c.Egress.Deny, ","))
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {
 		names[i] = u.Name
