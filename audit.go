@@ -53,9 +53,9 @@ const (
 	AuditAdminWrite  AuditKind = "admin_write"
 	AuditAuthFailure AuditKind = "auth_failure"
 	// AuditMCPRead is a request for a resource, resource template or
-	// prompt (resources/read, resources/subscribe, prompts/get,
-	// completion/complete); only those refused by the caller's tool
-	// allowlist are recorded.
+	// prompt (resources/read, resources/subscribe, subscriptions/listen,
+	// prompts/get, completion/complete); only those refused by the
+	// caller's tool allowlist are recorded.
 	AuditMCPRead AuditKind = "mcp_read"
 )
 

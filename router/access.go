@@ -103,7 +103,7 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListResourcesRequest:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil && hasAllowlist(p) {
-				lr.Resources = visible(lr.Resources, func(r *mcp.Resource) bool { return p.MayUseResource(r.URI) })
+				lr.Resources = visible(lr.Resources, func(res *mcp.Resource) bool { return p.MayUseResource(res.URI) })
 			}
 			return res, err
 		case *mcp.ListResourceTemplatesRequest:
@@ -131,6 +131,28 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// not: accept this one too, but record no subscription,
 				// so no update about it ever reaches the caller.
 				return &emptyResult{}, nil
+			}
+		case *mcp.SubscriptionsListenRequest:
+			// The protocol's newer subscriptions (2026-07-28): the SDK
+			// subscribes to each URI listed, bypassing this middleware.
+			// Keep the admitted ones; the acknowledgement lists only
+			// those, and nothing about the others reaches the caller.
+			if req.Params != nil && req.Params.Notifications != nil && hasAllowlist(p) {
+				want := req.Params.Notifications.ResourceSubscriptions
+				var admitted []string
+				for _, uri := range want {
+					if p.MayUseResource(uri) {
+						admitted = append(admitted, uri)
+					} else {
+						r.recordDenied(ctx, method, uri)
+					}
+				}
+				if len(admitted) != len(want) {
+					params, subs := *req.Params, *req.Params.Notifications
+					subs.ResourceSubscriptions = admitted
+					params.Notifications = &subs
+					req.Params = &params
+				}
 			}
 		case *mcp.GetPromptRequest:
 			if req.Params != nil && !p.MayUsePrompt(req.Params.Name) {

@@ -118,14 +118,21 @@ func newCapabilityFixture(t *testing.T, principals map[string]*agentsmcp.Princip
 }
 
 // dial connects a client with token over a stateful protocol version, so
-// that it can subscribe; updated counts the resource updates it receives.
+// that it subscribes with resources/subscribe; updated counts the resource
+// updates it receives.
 func (f *capabilityFixture) dial(t *testing.T, token string, updated *atomic.Int32) *mcp.ClientSession {
+	return f.dialVersion(t, token, updated, "2025-11-25")
+}
+
+// dialVersion is dial at a protocol version; "" negotiates the newest,
+// whose clients subscribe with subscriptions/listen.
+func (f *capabilityFixture) dialVersion(t *testing.T, token string, updated *atomic.Int32, version string) *mcp.ClientSession {
 	t.Helper()
 	client := &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "capability-test", Version: "1"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { updated.Add(1) },
 	})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: client}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: client}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +140,8 @@ func (f *capabilityFixture) dial(t *testing.T, token string, updated *atomic.Int
 	return cs
 }
 
+// denied lists the requests of principal refused by its allowlist, as
+// "method target".
 func (f *capabilityFixture) denied(principal string) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -305,4 +314,43 @@ func equalCapabilities(a, b capabilities) bool {
 	return slices.Equal(a.resources, b.resources) && slices.Equal(a.templates, b.templates) &&
 		slices.Equal(a.prompts, b.prompts) && a.read == b.read && a.readItem == b.readItem && a.prompt == b.prompt &&
 		slices.Equal(a.promptCompletion, b.promptCompletion) && slices.Equal(a.uriCompl, b.uriCompl)
+}
+
+// With the protocol's newer subscriptions (subscriptions/listen, which the
+// SDK serves without resources/subscribe), a caller is subscribed only to
+// the URIs its allowlist admits.
+func TestAllowlistCoversSubscriptionsListen(t *testing.T) {
+	principals := map[string]*agentsmcp.Principal{
+		"narrow": {ID: "key:narrow", Scopes: []string{agentsmcp.ScopeMCP}, Tools: []string{"search_tools"}},
+		"wide":   {ID: "key:wide", Scopes: []string{agentsmcp.ScopeMCP}},
+	}
+	f := newCapabilityFixture(t, principals)
+	ctx := context.Background()
+	updates := map[string]*atomic.Int32{}
+	for token := range principals {
+		updates[token] = &atomic.Int32{}
+		cs := f.dialVersion(t, token, updates[token], "")
+		if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+			t.Fatalf("negotiated %s; the test needs subscriptions/listen", v)
+		}
+		// Subscribe holds the listen stream open until the session ends.
+		go func() { _ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upResource}) }()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for updates["wide"].Load() == 0 && time.Now().Before(deadline) {
+		if err := f.router.Server().ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: upResource}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if updates["wide"].Load() == 0 {
+		t.Fatal("the caller without an allowlist never received the update")
+	}
+	time.Sleep(100 * time.Millisecond) // time for a wrong update to arrive too
+	if n := updates["narrow"].Load(); n != 0 {
+		t.Errorf("the narrow caller received %d updates of a resource its allowlist does not admit", n)
+	}
+	if got, want := f.denied("key:narrow"), []string{"subscriptions/listen " + upResource}; !slices.Equal(got, want) {
+		t.Errorf("refusals recorded: %q, want %q", got, want)
+	}
 }

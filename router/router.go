@@ -60,8 +60,8 @@ type ToolCallRecord struct {
 	// resource URI, template or prompt name asked for.
 	Tool string
 	// Method is empty for tools/call; otherwise the refused request's
-	// method: resources/read, resources/subscribe, prompts/get or
-	// completion/complete.
+	// method: resources/read, resources/subscribe, subscriptions/listen
+	// (one record per refused URI), prompts/get or completion/complete.
 	Method   string
 	Provider string // empty when refused
 	Duration time.Duration
