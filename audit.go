@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// AuditEntry is one audited event: a tool call, an admin write, or a failed
-// authentication. Written once, never updated; removed only by retention.
+// AuditEntry is one audited event: a tool call, an admin write, a failed
+// authentication, or a refused read of a resource or prompt over MCP. Written once, never updated; removed only by retention.
 //
 // Invariants: Kind is one of AuditKinds; Outcome is one of AuditOutcomes;
 // Target is not empty; Principal, Target, RequestID and Transport are at
@@ -29,7 +29,8 @@ type AuditEntry struct {
 	Principal string    `json:"principal"`
 	Kind      AuditKind `json:"kind"`
 	// Target is the tool name for a tool call, "METHOD /route/pattern" for
-	// an admin write or an auth failure.
+	// an admin write or an auth failure, "method uri-or-name" for an MCP
+	// read ("resources/read upstream://everything/test://static/resource/1").
 	Target string `json:"target"`
 	// Transport is how the request came: "streamable", "sse", "stdio",
 	// "admin".
@@ -51,10 +52,15 @@ const (
 	AuditToolCall    AuditKind = "tool_call"
 	AuditAdminWrite  AuditKind = "admin_write"
 	AuditAuthFailure AuditKind = "auth_failure"
+	// AuditMCPRead is a request for a resource, resource template or
+	// prompt (resources/read, resources/subscribe, subscriptions/listen,
+	// prompts/get, completion/complete); only those refused by the
+	// caller's tool allowlist are recorded.
+	AuditMCPRead AuditKind = "mcp_read"
 )
 
 // AuditKinds lists every valid AuditKind.
-var AuditKinds = []AuditKind{AuditToolCall, AuditAdminWrite, AuditAuthFailure}
+var AuditKinds = []AuditKind{AuditToolCall, AuditAdminWrite, AuditAuthFailure, AuditMCPRead}
 
 // AuditOutcome is how an audited event ended.
 type AuditOutcome string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"slices"
+	"strings"
 )
 
 // The scopes a credential may carry.
@@ -18,10 +19,29 @@ var Scopes = []string{ScopeMCP, ScopeAdminRead, ScopeAdminWrite}
 
 // Principal is an authenticated caller.
 //
-// Tools, when not empty, is an allowlist: the caller may see and call only
-// the tools matching one of its patterns (path.Match syntax on the exposed
-// tool name, so "everything__*" allows one upstream and "search_tools" one
-// tool). An empty list allows every tool.
+// Tools, when not empty, is an allowlist of path.Match patterns. It covers
+// every capability the router exposes, each by what it is exposed under:
+//
+//   - A tool or a prompt is admitted when its exposed name matches one of
+//     the patterns: "everything__*" admits every tool and prompt of
+//     upstream "everything", "search_tools" one local tool, and
+//     "everything__echo" one tool (and a prompt of that upstream exposed
+//     under that same name, if there is one).
+//   - A resource or resource template has a URI, not a name. One of
+//     upstream U (exposed as "upstream://U/…", see [UpstreamURIScheme]) is
+//     admitted only when the allowlist admits the whole of U: when one
+//     pattern ends in "*" and matches U's name prefix "U__" ("U__*", "U*",
+//     "*__*" or "*"), so that it admits every tool U could expose. A
+//     prompt of U is admitted by such a pattern too, whatever its name.
+//   - A resource or template of no upstream (a local one, such as the
+//     conformance fixtures) is admitted only by a pattern that admits every
+//     name: "*".
+//
+// So a list of single tools ("search_tools", "everything__echo") admits no
+// resource at all. Listings (tools, resources, templates, prompts) hide
+// what is not admitted; a call, read, get, completion or subscription of it
+// is answered as for something that does not exist. An empty list admits
+// everything.
 type Principal struct {
 	// ID names the caller in logs and the audit trail, never its secret:
 	// "key:<first 12 hex digits of the key's SHA-256>", "jwt:<subject>",
@@ -48,11 +68,56 @@ func (p *Principal) HasScope(scope string) bool {
 // MayUseTool reports whether p's allowlist admits the exposed tool name. A
 // nil Principal (no authentication configured) may use every tool.
 func (p *Principal) MayUseTool(name string) bool {
-	if p == nil || len(p.Tools) == 0 {
+	return !p.restricted() || p.matches(name)
+}
+
+// MayUsePrompt reports whether p's allowlist admits the exposed prompt
+// name: by the name itself, as for a tool, or, for a prompt of an upstream
+// ("<upstream>__<prompt>"), by a pattern admitting the whole upstream.
+func (p *Principal) MayUsePrompt(name string) bool {
+	if !p.restricted() || p.matches(name) {
 		return true
 	}
+	// Upstream names have no '_', so the first separator ends the prefix.
+	i := strings.Index(name, NamespaceSeparator)
+	return i > 0 && p.admitsAll(name[:i+len(NamespaceSeparator)])
+}
+
+// MayUseResource reports whether p's allowlist admits the exposed resource
+// URI or resource template: one of upstream U only when a pattern admits
+// the whole of U, a local one only when a pattern admits every name.
+func (p *Principal) MayUseResource(uri string) bool {
+	if !p.restricted() {
+		return true
+	}
+	if upstream, ok := ResourceUpstream(uri); ok {
+		return p.admitsAll(upstream + NamespaceSeparator)
+	}
+	return p.admitsAll("")
+}
+
+func (p *Principal) restricted() bool { return p != nil && len(p.Tools) > 0 }
+
+// matches reports whether one of p's patterns matches name.
+func (p *Principal) matches(name string) bool {
 	for _, pattern := range p.Tools {
 		if ok, _ := path.Match(pattern, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// admitsAll reports whether one of p's patterns matches every name that
+// begins with prefix and has no '/' (every tool name does): a pattern that
+// ends in '*' and matches prefix itself, since its final '*' then takes any
+// rest.
+func (p *Principal) admitsAll(prefix string) bool {
+	for _, pattern := range p.Tools {
+		if !strings.HasSuffix(pattern, "*") {
+			continue
+		}
+		if ok, _ := path.Match(pattern, prefix); ok {
 			return true
 		}
 	}

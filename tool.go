@@ -3,6 +3,7 @@ package agentsmcp
 import (
 	"context"
 	"regexp"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,6 +15,27 @@ var ToolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // NamespaceSeparator joins an upstream name and a tool name: the remote tool
 // "echo" of upstream "everything" is exposed as "everything__echo".
 const NamespaceSeparator = "__"
+
+// UpstreamURIScheme begins the URI of every upstream resource and resource
+// template the router exposes: the resource "test://static/resource/1" of
+// upstream "everything" is exposed as
+// "upstream://everything/test://static/resource/1".
+const UpstreamURIScheme = "upstream://"
+
+// ResourceUpstream returns the upstream an exposed resource URI or resource
+// template belongs to (see [UpstreamURIScheme]), and false for a URI of no
+// upstream.
+func ResourceUpstream(uri string) (string, bool) {
+	rest, ok := strings.CutPrefix(uri, UpstreamURIScheme)
+	if !ok {
+		return "", false
+	}
+	name, _, ok := strings.Cut(rest, "/")
+	if !ok || name == "" {
+		return "", false
+	}
+	return name, true
+}
 
 // ToolProvider supplies a set of tools to the router: the local tools of this
 // process, or the tools of one upstream MCP server.

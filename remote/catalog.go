@@ -18,8 +18,11 @@ import (
 // ResourceURIPrefix returns the prefix of the URIs under which an
 // upstream's resources are exposed: the resource "test://static/resource/1"
 // of upstream "everything" is "upstream://everything/test://static/resource/1".
-// Resource templates get the same prefix.
-func ResourceURIPrefix(upstream string) string { return "upstream://" + upstream + "/" }
+// Resource templates get the same prefix; [agentsmcp.ResourceUpstream]
+// tells the upstream back from an exposed URI.
+func ResourceURIPrefix(upstream string) string {
+	return agentsmcp.UpstreamURIScheme + upstream + "/"
+}
 
 // catalog is what an upstream has registered on the server besides tools:
 // resources, resource templates and prompts, all namespaced.

@@ -61,8 +61,9 @@ func requestIDOf(req mcp.Request) string {
 }
 
 // accessMiddleware puts the caller and the request id in the context of
-// every request, refuses what the caller may not do, and hides the tools it
-// may not call.
+// every request, refuses what the caller may not do, and hides from
+// listings the tools, resources, resource templates and prompts its
+// allowlist does not admit (see [agentsmcp.Principal]).
 func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		p, own := r.principalOf(req)
@@ -95,14 +96,88 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case *mcp.ListToolsRequest:
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && p != nil && len(p.Tools) > 0 {
-				lr.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !p.MayUseTool(t.Name) })
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && hasAllowlist(p) {
+				lr.Tools = visible(lr.Tools, func(t *mcp.Tool) bool { return p.MayUseTool(t.Name) })
 			}
 			return res, err
+		case *mcp.ListResourcesRequest:
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil && hasAllowlist(p) {
+				lr.Resources = visible(lr.Resources, func(res *mcp.Resource) bool { return p.MayUseResource(res.URI) })
+			}
+			return res, err
+		case *mcp.ListResourceTemplatesRequest:
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListResourceTemplatesResult); ok && err == nil && hasAllowlist(p) {
+				lr.ResourceTemplates = visible(lr.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return p.MayUseResource(t.URITemplate) })
+			}
+			return res, err
+		case *mcp.ListPromptsRequest:
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListPromptsResult); ok && err == nil && hasAllowlist(p) {
+				lr.Prompts = visible(lr.Prompts, func(pr *mcp.Prompt) bool { return p.MayUsePrompt(pr.Name) })
+			}
+			return res, err
+		case *mcp.ReadResourceRequest:
+			if req.Params != nil && !p.MayUseResource(req.Params.URI) {
+				r.recordDenied(ctx, method, req.Params.URI)
+				// The SDK's answer for a URI it does not know.
+				return nil, mcp.ResourceNotFoundError(req.Params.URI)
+			}
+		case *mcp.SubscribeRequest:
+			if req.Params != nil && !p.MayUseResource(req.Params.URI) {
+				r.recordDenied(ctx, method, req.Params.URI)
+				// The SDK accepts a subscription to any URI, known or
+				// not: accept this one too, but record no subscription,
+				// so no update about it ever reaches the caller.
+				return &emptyResult{}, nil
+			}
+		case *mcp.SubscriptionsListenRequest:
+			// The protocol's newer subscriptions (2026-07-28): the SDK
+			// subscribes to each URI listed, bypassing this middleware.
+			// Keep the admitted ones; the acknowledgement lists only
+			// those, and nothing about the others reaches the caller.
+			if req.Params != nil && req.Params.Notifications != nil && hasAllowlist(p) {
+				want := req.Params.Notifications.ResourceSubscriptions
+				var admitted []string
+				for _, uri := range want {
+					if p.MayUseResource(uri) {
+						admitted = append(admitted, uri)
+					} else {
+						r.recordDenied(ctx, method, uri)
+					}
+				}
+				if len(admitted) != len(want) {
+					params, subs := *req.Params, *req.Params.Notifications
+					subs.ResourceSubscriptions = admitted
+					params.Notifications = &subs
+					req.Params = &params
+				}
+			}
+		case *mcp.GetPromptRequest:
+			if req.Params != nil && !p.MayUsePrompt(req.Params.Name) {
+				r.recordDenied(ctx, method, req.Params.Name)
+				// The SDK's answer for a prompt it does not know.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
+			}
 		}
+		// completion/complete is checked by [Router.complete], after the
+		// SDK has validated its params.
 		return next(ctx, method, req)
 	}
 }
+
+// hasAllowlist reports whether p sees only some tools, resources and
+// prompts.
+func hasAllowlist(p *agentsmcp.Principal) bool { return p != nil && len(p.Tools) > 0 }
+
+// visible returns the items of a listing that allowed admits.
+func visible[T any](items []*T, allowed func(*T) bool) []*T {
+	return slices.DeleteFunc(slices.Clone(items), func(item *T) bool { return !allowed(item) })
+}
+
+// emptyResult is the result of a method that returns nothing.
+type emptyResult struct{ mcp.ResultBase }
 
 // notAllowed is the error of a call to a tool outside the caller's
 // allowlist: "invalid params", as for an unknown tool, since the tool does
@@ -128,6 +203,19 @@ func (r *Router) recordRefusal(ctx context.Context, tool string, args json.RawMe
 	r.onToolCall(rec)
 }
 
+// recordDenied tells [Options.OnToolCall] about a request for a resource,
+// resource template or prompt that the caller's allowlist does not admit:
+// method is the request's method, target the URI or prompt name.
+func (r *Router) recordDenied(ctx context.Context, method, target string) {
+	if r.onToolCall == nil {
+		return
+	}
+	rec := callRecord(ctx, target, nil)
+	rec.Method = method
+	rec.Refused = "not allowed"
+	r.onToolCall(rec)
+}
+
 // callRecord starts the record of a call from what ctx says of its caller.
 func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCallRecord {
 	return ToolCallRecord{
@@ -138,8 +226,7 @@ func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCall
 
 // restricted reports whether the caller in ctx sees only some tools.
 func restricted(ctx context.Context) bool {
-	p := agentsmcp.PrincipalFrom(ctx)
-	return p != nil && len(p.Tools) > 0
+	return hasAllowlist(agentsmcp.PrincipalFrom(ctx))
 }
 
 // mayUse reports whether the caller in ctx may see and call tool.

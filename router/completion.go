@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // CompletionFunc proposes values for one argument of a prompt or resource
@@ -33,7 +35,9 @@ func (r *Router) AddResourceCompletion(uriTemplate, arg string, f CompletionFunc
 }
 
 // complete answers completion/complete. Arguments nobody registered a
-// completer for get an empty list, which MCP defines as "no suggestions".
+// completer for get an empty list, which MCP defines as "no suggestions";
+// so do those of a prompt or resource template outside the caller's
+// allowlist, as if it did not exist.
 func (r *Router) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	res := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	p := req.Params
@@ -41,8 +45,14 @@ func (r *Router) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		return res, nil
 	}
 	ref := p.Ref.Name
+	allowed := agentsmcp.PrincipalFrom(ctx).MayUsePrompt
 	if p.Ref.Type == "ref/resource" {
 		ref = p.Ref.URI
+		allowed = agentsmcp.PrincipalFrom(ctx).MayUseResource
+	}
+	if !allowed(ref) {
+		r.recordDenied(ctx, "completion/complete", ref)
+		return res, nil
 	}
 	r.mu.RLock()
 	f := r.completer[completionKey{p.Ref.Type, ref, p.Argument.Name}]

@@ -47,13 +47,22 @@ type Options struct {
 	// on the call's goroutine before the answer is sent, so it must not
 	// block: hand the record to a queue.
 	OnToolCall func(ToolCallRecord)
-	// Access controls which principal may call which tool.
+	// Access controls which principal may use which tool, resource and
+	// prompt.
 	Access AccessOptions
 }
 
-// ToolCallRecord describes one finished or refused tools/call.
+// ToolCallRecord describes one finished or refused tools/call, or one
+// request for a resource, resource template or prompt refused by the
+// caller's allowlist (Method says which).
 type ToolCallRecord struct {
-	Tool     string
+	// Tool is the tool name; for a refused request of another Method, the
+	// resource URI, template or prompt name asked for.
+	Tool string
+	// Method is empty for tools/call; otherwise the refused request's
+	// method: resources/read, resources/subscribe, subscriptions/listen
+	// (one record per refused URI), prompts/get or completion/complete.
+	Method   string
 	Provider string // empty when refused
 	Duration time.Duration
 	// Error is empty on success; otherwise the error result's text, or the

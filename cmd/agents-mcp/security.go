@@ -140,6 +140,9 @@ func (s *security) toolCalled(c router.ToolCallRecord) {
 		Arguments: c.Arguments, Latency: c.Duration, Outcome: agentsmcp.AuditOK, Error: c.Error,
 		Transport: c.Transport,
 	}
+	if c.Method != "" { // a refused read of a resource, template or prompt
+		e.Kind, e.Target = agentsmcp.AuditMCPRead, c.Method+" "+c.Tool
+	}
 	switch {
 	case c.Refused != "":
 		e.Outcome, e.Error = agentsmcp.AuditDenied, c.Refused

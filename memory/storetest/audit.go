@@ -302,6 +302,15 @@ func newestFirstAuditIDs(entries []*agentsmcp.AuditEntry, keep func(*agentsmcp.A
 func testAuditFilters(t *testing.T, s Services) {
 	svc := auditStore(t, s)
 	entries := auditFixture(t, svc, 36)
+	// A denied auth failure of the fixture, whichever principal it has (how
+	// the fields combine depends on the number of kinds).
+	i := slices.IndexFunc(entries, func(e *agentsmcp.AuditEntry) bool {
+		return e.Kind == agentsmcp.AuditAuthFailure && e.Outcome == agentsmcp.AuditDenied
+	})
+	if i < 0 {
+		t.Fatal("the fixture has no denied auth failure")
+	}
+	denied := entries[i]
 	tests := []struct {
 		name string
 		f    agentsmcp.AuditFilter
@@ -315,9 +324,9 @@ func testAuditFilters(t *testing.T, s Services) {
 		{"target is exact", agentsmcp.AuditFilter{Target: "files"}, func(*agentsmcp.AuditEntry) bool { return false }},
 		{"outcome", agentsmcp.AuditFilter{Outcome: agentsmcp.AuditDenied}, func(e *agentsmcp.AuditEntry) bool { return e.Outcome == agentsmcp.AuditDenied }},
 		{"request id", agentsmcp.AuditFilter{RequestID: "r2"}, func(e *agentsmcp.AuditEntry) bool { return e.RequestID == "r2" }},
-		{"combined", agentsmcp.AuditFilter{Principal: "anonymous", Outcome: agentsmcp.AuditDenied, Kind: agentsmcp.AuditAuthFailure},
+		{"combined", agentsmcp.AuditFilter{Principal: denied.Principal, Outcome: agentsmcp.AuditDenied, Kind: agentsmcp.AuditAuthFailure},
 			func(e *agentsmcp.AuditEntry) bool {
-				return e.Principal == "anonymous" && e.Outcome == agentsmcp.AuditDenied && e.Kind == agentsmcp.AuditAuthFailure
+				return e.Principal == denied.Principal && e.Outcome == agentsmcp.AuditDenied && e.Kind == agentsmcp.AuditAuthFailure
 			}},
 		{"combined with time", agentsmcp.AuditFilter{Target: "files__read_file", Since: at(8), Until: at(30)},
 			func(e *agentsmcp.AuditEntry) bool {
