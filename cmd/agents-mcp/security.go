@@ -48,7 +48,10 @@ func newSecurity(cfg *config.Config, logger *slog.Logger) (*security, error) {
 		if p != nil {
 			who = p.ID
 		}
-		s.record(&agentsmcp.AuditEntry{
+		if s.authFailures == nil {
+			return
+		}
+		s.authFailures.Record(auth.ClientAddress(r), &agentsmcp.AuditEntry{
 			Kind: agentsmcp.AuditAuthFailure, Principal: who, Target: r.Method + " " + r.URL.Path,
 			RequestID: r.Header.Get(agentsmcp.RequestIDHeader), Outcome: agentsmcp.AuditDenied,
 			Error: fmt.Sprintf("rate limited; retry after %s", retryAfter.Round(time.Millisecond)),

@@ -17,6 +17,11 @@ const DefaultSummaryWindow = time.Minute
 // new keys share one summary under [OtherSources].
 const maxSummaryKeys = 10_000
 
+// SummaryFirst is how many entries of a key are written as they come in
+// each window, before the others are counted: enough that a person who
+// mistyped a key finds each try at once.
+const SummaryFirst = 5
+
 // OtherSources is the key of the entries whose own key found the
 // Summarizer full.
 const OtherSources = "(other sources)"
@@ -45,7 +50,8 @@ type Summarizer struct {
 
 type summary struct {
 	start time.Time
-	more  int                   // entries after the first
+	first int                   // entries written as they came
+	more  int                   // entries counted after those
 	last  *agentsmcp.AuditEntry // the latest of them
 	mixed bool                  // they named more than one principal
 }
@@ -70,19 +76,26 @@ func (s *Summarizer) Record(key string, e *agentsmcp.AuditEntry) {
 		sum = s.open[key]
 	}
 	if sum != nil && now.Sub(sum.start) < s.window {
-		if sum.last != nil && sum.last.Principal != e.Principal {
-			sum.mixed = true
+		if sum.first >= SummaryFirst {
+			if sum.last != nil && sum.last.Principal != e.Principal {
+				sum.mixed = true
+			}
+			sum.more++
+			sum.last = e
+			s.mu.Unlock()
+			return
 		}
-		sum.more++
-		sum.last = e
+		sum.first++
 		s.mu.Unlock()
+		e.Arguments = s.arguments(key, 1)
+		s.rec.Record(e)
 		return
 	}
 	var ended *agentsmcp.AuditEntry
 	if sum != nil {
 		ended = s.summaryOf(key, sum)
 	}
-	s.open[key] = &summary{start: now}
+	s.open[key] = &summary{start: now, first: 1}
 	s.mu.Unlock()
 	if ended != nil {
 		s.rec.Record(ended)

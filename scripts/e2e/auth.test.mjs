@@ -15,7 +15,8 @@
 //   3. the admin-only key: 403 `forbidden` (insufficient_scope); the SDK cannot connect;
 //   4. the narrow key: tools/list shows exactly its allowlist, store_insight works, hidden tools get
 //      -32602 (tools/call and tools/validate), search_tools never names a hidden tool; 4b: it
-//      cannot use a session of the full key (streamable Mcp-Session-Id, SSE /messages) either;
+//      cannot use a session of the full key (streamable Mcp-Session-Id, SSE /messages) either, and
+//      is told 404, as for an unknown session;
 //   5. the slow key: after its burst of 2 every request gets 429 with Retry-After, and the SDK
 //      surfaces the error (mid-session on /mcp, at connect on /sse);
 //   6. /metrics, open without a key, counts the store_insight calls and the refusals (6b: exactly);
@@ -31,7 +32,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -42,6 +42,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { BIN, newClient, ValidateResultSchema, withTimeout } from './lib/harness.mjs';
 import { eventually, startAgents, stop } from './lib/procs.mjs';
+import { raw, show } from './lib/raw.mjs';
 
 const secret = (name) => `${name}-${randomBytes(16).toString('hex')}`;
 const KEYS = {
@@ -65,53 +66,6 @@ const SHUTDOWN_MS = 7000;
 const RUN = `${process.pid}-${Date.now().toString(36)}`;
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/; // what the server accepts from a caller
 
-// ---------------------------------------------------------------------------------------------
-// Raw HTTP
-
-/**
- * One request (node:http, a connection of its own): { status, headers (lowercase names), text,
- * json, raw } where raw is the status line, headers and body as one string (to look for secrets).
- * A 200 event stream is not read: its headers are returned and the connection is closed, so that
- * no stream stays open on the server.
- */
-function raw(base, p, { method = 'GET', key, headers = {}, body } = {}) {
-  const h = { ...headers };
-  if (key !== undefined) h.Authorization = `Bearer ${key}`;
-  if (body !== undefined) {
-    h['Content-Type'] ??= 'application/json';
-    h.Accept ??= 'application/json, text/event-stream';
-    h['Content-Length'] = Buffer.byteLength(body);
-  }
-  const url = new URL(p, base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers: h, agent: false }, (res) => {
-      const finish = (text) => {
-        let json;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          /* not JSON */
-        }
-        const rawText = `${res.statusCode}\n${Object.entries(res.headers).map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${text}`;
-        resolve({ status: res.statusCode, headers: res.headers, text, json, raw: rawText });
-      };
-      if (res.statusCode === 200 && method === 'GET' && String(res.headers['content-type']).startsWith('text/event-stream')) {
-        req.destroy();
-        finish('');
-        return;
-      }
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => finish(Buffer.concat(chunks).toString('utf8')));
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`timed out: ${method} ${p}`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const show = (res) => `HTTP ${res.status} ${JSON.stringify(res.headers)} ${res.text.slice(0, 500)}`;
 
 function initializeBody(id = 1) {
   return JSON.stringify({
@@ -287,7 +241,12 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
       };
       const configPath = path.join(work, 'config.yaml');
       writeFileSync(configPath, JSON.stringify(config, null, 2), { mode: 0o600 }); // JSON is YAML
-      agents = await startAgents(BIN, configPath, path.join(work, 'data'), { env: { AGENTS_MCP_API_KEYS: KEYS.full }, readyMs: 30_000 });
+      // The refusals of this file come from one address faster than the per-address failure limit
+      // allows; its exact answers are checked here, the limit itself in security.test.mjs.
+      agents = await startAgents(BIN, configPath, path.join(work, 'data'), {
+        env: { AGENTS_MCP_API_KEYS: KEYS.full, AGENTS_MCP_AUTH_FAILURE_BURST: '10000' },
+        readyMs: 30_000,
+      });
       base = agents.base;
       metricsBefore = (await raw(base, '/metrics')).text;
     },
@@ -418,7 +377,8 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
       headers: { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': full.transport.protocolVersion ?? '2025-06-18' },
       body: listBody,
     });
-    assert.equal(res.status, 403, `the narrow key in the full key's streamable session: ${show(res)}`);
+    // 404, the answer to an unknown id: the refusal does not tell that the session exists.
+    assert.equal(res.status, 404, `the narrow key in the full key's streamable session: ${show(res)}`);
     assert.doesNotMatch(res.text, /query_memory|run_task/, 'no tool list in the refusal');
 
     // Legacy SSE: the narrow key POSTs to the full key's /messages endpoint, where an answer would
@@ -433,7 +393,7 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
       onmessage?.(msg, extra);
     };
     const post = await raw(base, endpoint.pathname + endpoint.search, { method: 'POST', key: KEYS.narrow, body: JSON.stringify({ jsonrpc: '2.0', id: 'e2e-injected', method: 'tools/list' }) });
-    assert.equal(post.status, 403, `the narrow key on the full key's /messages: ${show(post)}`);
+    assert.equal(post.status, 404, `the narrow key on the full key's /messages: ${show(post)}`);
 
     // Both sessions of the full key are unharmed, and nothing injected reached the SSE stream.
     assert.deepEqual(await toolNames(full.client), fullTools);
