@@ -156,8 +156,8 @@ func redactWhole(s string) string {
 }
 
 // Redacted returns the view of t shown over MCP and the admin API: its
-// inputs through RedactSecrets, its request, errors and history messages
-// through RedactText. t is unchanged.
+// inputs and step outputs through RedactSecrets, its request, errors and
+// history messages through RedactText. t is unchanged.
 func (t *Task) Redacted() *Task {
 	c := *t
 	c.Request = redactWhole(t.Request)
@@ -166,6 +166,10 @@ func (t *Task) Redacted() *Task {
 	c.Steps = slices.Clone(t.Steps)
 	for i := range c.Steps {
 		c.Steps[i].Error = redactWhole(c.Steps[i].Error)
+		if len(c.Steps[i].Output) > 0 {
+			// A tool may answer with a secret (a token it issued).
+			c.Steps[i].Output = RedactSecrets(c.Steps[i].Output)
+		}
 	}
 	c.History = slices.Clone(t.History)
 	for i := range c.History {
