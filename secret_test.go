@@ -40,3 +40,12 @@ func TestIsSecretName(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactTextTwiceIsRedactTextOnce(t *testing.T) {
+	for _, s := range []string{"the deploy password=hunter2 rotates", "token: abc123def, then secret=[x"} {
+		once := agentsmcp.RedactText(s, 1000)
+		if twice := agentsmcp.RedactText(once, 1000); twice != once {
+			t.Errorf("RedactText(%q): once %q, twice %q", s, once, twice)
+		}
+	}
+}
