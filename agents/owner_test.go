@@ -47,6 +47,7 @@ type ownerWorld struct {
 	db     *sqlite.DB
 	path   string
 	plans  agentsmcp.PlanService
+	tasks  agentsmcp.TaskService
 	exec   *agents.Executor
 
 	mu      sync.Mutex
@@ -69,6 +70,7 @@ func newOwnerWorld(t *testing.T) *ownerWorld {
 	}
 	tasks := &secrets.Tasks{TaskService: db, Sealer: sealer}
 	w.plans = &secrets.Plans{PlanService: db, Sealer: sealer}
+	w.tasks = tasks
 
 	local := router.NewLocalTools()
 	yes := true
@@ -196,6 +198,13 @@ func TestAnotherPrincipalCannotSeeOrControlATask(t *testing.T) {
 	if _, errText := w.call(bob, "execute_task", map[string]any{"planId": planID}); !strings.Contains(errText, "not found") {
 		t.Errorf("execute_task of another's plan: %q, want not found", errText)
 	}
+	th := &agentsmcp.Thought{Request: "alice's thought", Principal: alice.ID}
+	if err := w.db.CreateThought(context.Background(), th); err != nil {
+		t.Fatal(err)
+	}
+	if _, errText := w.call(bob, "generate_plan", map[string]any{"thoughtId": th.ID}); !strings.Contains(errText, "not found") {
+		t.Errorf("generate_plan from another's thought: %q, want not found", errText)
+	}
 	list := w.mustCall(bob, "list_tasks", map[string]any{})
 	if tasks := list["tasks"].([]any); len(tasks) != 0 {
 		t.Errorf("bob lists %d tasks of others: %v", len(tasks), tasks)
@@ -232,11 +241,18 @@ func TestAnotherPrincipalCannotSeeOrControlATask(t *testing.T) {
 func TestStepsRunInTheNameOfTheTaskCreator(t *testing.T) {
 	w := newOwnerWorld(t)
 	id, _ := w.pausedTaskOfAlice()
-	// Confirmed by an admin, without waiting: the runner of the resumed
-	// task calls the steps, and the records must name alice, not the admin
-	// and not an anonymous "executor".
-	w.mustCall(admin, "resume_task", map[string]any{"taskId": id, "confirm": []string{"wipe"}})
-	done, err := w.exec.Wait(t.Context(), id)
+	// Confirmed through another replica's executor (its own lease owner,
+	// the same store), for an admin: the runner of the resumed task calls
+	// the steps, and the records must name alice, not the admin and not an
+	// anonymous "executor".
+	other := agents.NewExecutor(agents.ExecutorOptions{
+		Tasks: w.tasks, Plans: w.plans, Tools: w.router, Catalog: router.NewCatalog(w.router, nil, nil), Owner: "replica-2",
+	})
+	t.Cleanup(func() { _ = other.Close(context.Background()) })
+	if _, err := other.Resume(agentsmcp.WithPrincipal(context.Background(), admin), id, agents.ResumeRequest{Confirm: []string{"wipe"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done, err := other.Wait(t.Context(), id)
 	if err != nil || done.Status != agentsmcp.TaskSucceeded {
 		t.Fatalf("task %v: %v", done.Status, err)
 	}
