@@ -33,7 +33,10 @@ const (
 // entries of at most MaxListEntryBytes; Confidence is in [0, 1]; every
 // RecommendedTools entry names a tool.
 type Thought struct {
-	ID               string               `json:"id"`
+	ID string `json:"id"`
+	// Principal is the ID of the caller that created the thought, "" when
+	// none was known; only it, or an admin, may read it over MCP.
+	Principal        string               `json:"principal,omitempty"`
 	Request          string               `json:"request"`
 	SubGoals         []string             `json:"subGoals"`
 	Reasoning        string               `json:"reasoning,omitempty"`
@@ -54,9 +57,10 @@ type ToolRecommendation struct {
 
 // ThoughtFilter selects thoughts; zero fields select everything.
 type ThoughtFilter struct {
-	Text   string // all words occur in Request
-	Cursor string
-	Limit  int
+	Text      string // all words occur in Request
+	Principal string // created by this principal
+	Cursor    string
+	Limit     int
 }
 
 // ThoughtService stores thoughts.
@@ -80,7 +84,11 @@ type ThoughtService interface {
 // and form no cycle; Inputs is empty or a JSON object (a JSON Schema) of at
 // most MaxPlanInputsBytes.
 type Plan struct {
-	ID        string     `json:"id"`
+	ID string `json:"id"`
+	// Principal is the ID of the caller that created the plan, "" when
+	// none was known; only it, or an admin, may read or execute it over
+	// MCP.
+	Principal string     `json:"principal,omitempty"`
 	ThoughtID string     `json:"thoughtId,omitempty"`
 	Request   string     `json:"request"`
 	Goal      string     `json:"goal,omitempty"`
@@ -147,6 +155,7 @@ type RetryPolicy struct {
 // PlanFilter selects plans; zero fields select everything.
 type PlanFilter struct {
 	ThoughtID string // made from this thought
+	Principal string // created by this principal
 	Cursor    string
 	Limit     int
 }
@@ -181,6 +190,9 @@ func (th *Thought) Validate() error {
 		return Errorf(EINVALID, "thought recommends %d tools; the limit is %d", len(th.RecommendedTools), MaxListItems)
 	case th.ID != "" && !validID(th.ID, ThoughtIDPrefix):
 		return Errorf(EINVALID, "thought id %q is malformed", th.ID)
+	}
+	if err := checkPrincipal(th.Principal, nil, "thought"); err != nil {
+		return err
 	}
 	for _, r := range th.RecommendedTools {
 		switch {
@@ -228,6 +240,9 @@ func (p *Plan) Validate() error {
 		return Errorf(EINVALID, "plan has %d steps; the limit is %d", len(p.Steps), MaxPlanSteps)
 	}
 	if err := checkJSONObject(p.Inputs, MaxPlanInputsBytes, "plan inputs"); err != nil {
+		return err
+	}
+	if err := checkPrincipal(p.Principal, nil, "plan"); err != nil {
 		return err
 	}
 	index := make(map[string]int, len(p.Steps))
@@ -326,6 +341,23 @@ func findCycle(steps []PlanStep, index map[string]int) []string {
 				state[d] = onPath
 				path = append(path, frame{d, 0})
 			}
+		}
+	}
+	return nil
+}
+
+// checkPrincipal checks the creator recorded with a thought, a plan or a
+// task.
+func checkPrincipal(id string, tools []string, what string) error {
+	switch {
+	case len(id) > MaxPrincipalIDBytes:
+		return Errorf(EINVALID, "%s principal is %d bytes; the limit is %d", what, len(id), MaxPrincipalIDBytes)
+	case len(tools) > MaxListItems:
+		return Errorf(EINVALID, "%s principal allowlist has %d patterns; the limit is %d", what, len(tools), MaxListItems)
+	}
+	for _, t := range tools {
+		if t == "" || len(t) > MaxListEntryBytes {
+			return Errorf(EINVALID, "%s principal allowlist has an empty pattern or one over %d bytes", what, MaxListEntryBytes)
 		}
 	}
 	return nil

@@ -56,6 +56,26 @@ type Principal struct {
 	Burst     int
 }
 
+// MaxPrincipalIDBytes bounds the principal ID stored with the thoughts,
+// plans and tasks it creates.
+const MaxPrincipalIDBytes = 256
+
+// MaySee reports whether p may see what the principal creator created (a
+// thought, a plan, a task): its creator, or a caller with scope
+// admin:read. A nil Principal (no authentication configured) sees
+// everything. Callers that may not see a thing must be told it does not
+// exist, so that its existence is not revealed either.
+func (p *Principal) MaySee(creator string) bool {
+	return p == nil || p.ID == creator && creator != "" || p.HasScope(ScopeAdminRead)
+}
+
+// MayControl reports whether p may change what the principal creator
+// created (cancel or resume a task): its creator, or a caller with scope
+// admin:write. A nil Principal may change everything.
+func (p *Principal) MayControl(creator string) bool {
+	return p == nil || p.ID == creator && creator != "" || p.HasScope(ScopeAdminWrite)
+}
+
 // AnonymousPrincipal is the ID of the caller of a server that has no
 // credentials configured (loopback only): it has every scope.
 const AnonymousPrincipal = "anonymous"

@@ -429,8 +429,9 @@ var secretPatterns = []struct {
 	// digit or symbol, so that prose ("bearer tokens") is kept.
 	{re: regexp.MustCompile(`\b(Bearer\s+)[A-Za-z0-9\-._~+/]+=*`), keep: true, hints: []string{"bearer"}},
 	{re: regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z]*[0-9\-._~+/][A-Za-z0-9\-._~+/]*=*`), keep: true, hints: []string{"bearer"}},
-	// name=value and name: value for secret names.
-	{re: regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])?(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?|session[_-]?id|cookie)["']?\s*[:=]\s*["']?)[^\s"',;&}\]]+`),
+	// name=value and name: value for secret names; a value redacted
+	// already is taken whole, so that redacting again changes nothing.
+	{re: regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])?(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?|session[_-]?id|cookie)["']?\s*[:=]\s*["']?)(?:` + regexp.QuoteMeta(Redacted) + `|[^\s"',;&}\]]+)`),
 		keep: true, hints: []string{"pass", "pwd", "secret", "token", "key", "credential", "session", "cookie"}, needs: ":="},
 	// --password value, --token=value.
 	{re: regexp.MustCompile(`(?i)((?:^|\s)--?(?:password|passwd|pass|token|secret|api-?key|access-?token|auth-?token|client-?secret)[= ]+)[^\s"']+`),

@@ -15,7 +15,9 @@ import (
 // holds its lease (see TaskService).
 //
 // Invariants (see Validate): Request is non-empty, at most
-// MaxQueryTextBytes; PlanID is empty or a plan id; Status is one of
+// MaxQueryTextBytes; Principal is at most MaxPrincipalIDBytes, and
+// PrincipalTools holds at most MaxListItems patterns of at most
+// MaxListEntryBytes; PlanID is empty or a plan id; Status is one of
 // TaskStatuses; Steps hold at most MaxPlanSteps states with distinct step
 // ids, each valid; Inputs is empty or a JSON object of at most
 // MaxPlanInputsBytes; History holds events of at most MaxTaskEventBytes
@@ -23,10 +25,20 @@ import (
 // MaxTaskErrorBytes; and the whole task, outputs and history included, is
 // at most MaxTaskBytes.
 type Task struct {
-	ID      string     `json:"id"`
-	PlanID  string     `json:"planId,omitempty"`
-	Request string     `json:"request"`
-	Status  TaskStatus `json:"status"`
+	ID     string `json:"id"`
+	PlanID string `json:"planId,omitempty"`
+	// Principal is the ID of the caller that created the task, "" when
+	// none was known (no authentication). Only it, or an admin, sees and
+	// controls the task over MCP (see Principal.MaySee), and the executor
+	// runs its steps on its behalf, in its name in the audit trail.
+	// Written at creation only: UpdateTask keeps the stored one.
+	Principal string `json:"principal,omitempty"`
+	// PrincipalTools is Principal's tool allowlist when it created the
+	// task (empty: every tool). The executor checks every step against
+	// it, on whichever replica runs the task. Written at creation only.
+	PrincipalTools []string   `json:"principalTools,omitempty"`
+	Request        string     `json:"request"`
+	Status         TaskStatus `json:"status"`
 	// Steps holds the state of each step of the plan, in plan order.
 	Steps []StepState `json:"steps"`
 	// Inputs are the values the user supplied, per the plan's Inputs
@@ -144,10 +156,11 @@ type TaskCounter interface {
 
 // TaskFilter selects tasks; zero fields select everything.
 type TaskFilter struct {
-	Status TaskStatus
-	PlanID string
-	Cursor string
-	Limit  int
+	Status    TaskStatus
+	PlanID    string
+	Principal string // created by this principal
+	Cursor    string
+	Limit     int
 }
 
 // TaskService stores tasks, and arbitrates which replica executes each.
@@ -175,7 +188,7 @@ type TaskService interface {
 	// stored Version equals t.Version; it then sets t.Version to the
 	// stored Version + 1 and t.UpdatedAt to now, and trims t.History to
 	// its newest MaxTaskHistory events. Every field is stored but ID,
-	// CreatedAt and Lease. ECONFLICT when the stored Version differs (the
+	// Principal, PrincipalTools, CreatedAt and Lease. ECONFLICT when the stored Version differs (the
 	// task changed since t was read), ENOTFOUND for an unknown id, EINVALID
 	// when t fails ValidateUpdate; t is unchanged then.
 	UpdateTask(ctx context.Context, t *Task) error
@@ -222,6 +235,9 @@ func (t *Task) Validate() error {
 		return Errorf(EINVALID, "task version %d is negative", t.Version)
 	case len(t.Lease.Owner) > MaxLeaseOwnerBytes:
 		return Errorf(EINVALID, "lease owner is %d bytes; the limit is %d", len(t.Lease.Owner), MaxLeaseOwnerBytes)
+	}
+	if err := checkPrincipal(t.Principal, t.PrincipalTools, "task"); err != nil {
+		return err
 	}
 	if err := checkJSONObject(t.Inputs, MaxPlanInputsBytes, "task inputs"); err != nil {
 		return err
@@ -320,4 +336,19 @@ func TruncateUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Creator returns the principal on whose behalf t's steps run: its
+// Principal with the allowlist it had when it created t (scopes are not
+// kept, so a step never acts with more than the rights to call tools; the
+// anonymous principal keeps its every scope), or nil when t has none.
+func (t *Task) Creator() *Principal {
+	if t.Principal == "" {
+		return nil
+	}
+	p := &Principal{ID: t.Principal, Tools: slices.Clone(t.PrincipalTools)}
+	if t.Principal == AnonymousPrincipal {
+		p.Scopes = slices.Clone(Scopes)
+	}
+	return p
 }

@@ -122,7 +122,9 @@ func defaultOwner() string {
 func (e *Executor) Owner() string { return e.opts.Owner }
 
 // Start creates a task for plan (a stored plan: it needs its ID) with the
-// user's inputs and the steps confirmed in advance, and starts it. It
+// user's inputs and the steps confirmed in advance, and starts it. The task
+// belongs to the principal ctx carries (see [agentsmcp.Task.Principal]):
+// its steps run on that principal's behalf and within its allowlist. It
 // returns at once with the stored task; use Wait for the outcome. caller,
 // when not nil, receives progress and is asked for what is missing.
 // EINVALID for inputs that are not a JSON object or do not satisfy the
@@ -139,6 +141,11 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 		return nil, err
 	}
 	t := &agentsmcp.Task{PlanID: plan.ID, Request: plan.Request, Status: agentsmcp.TaskPending, Inputs: inputs}
+	if p := agentsmcp.PrincipalFrom(ctx); p != nil {
+		// The steps run on the creator's behalf, within its allowlist,
+		// wherever and whenever they run.
+		t.Principal, t.PrincipalTools = p.ID, slices.Clone(p.Tools)
+	}
 	for _, s := range plan.Steps {
 		t.Steps = append(t.Steps, agentsmcp.StepState{StepID: s.ID, Status: agentsmcp.StepPending})
 	}

@@ -84,6 +84,7 @@ func (p *Planner) Plan(ctx context.Context, req PlanRequest) (*agentsmcp.Plan, *
 	if req.Thought != nil {
 		plan.ThoughtID = req.Thought.ID
 	}
+	plan.Principal = agentsmcp.PrincipalIDFrom(ctx)
 	if err := p.Plans.CreatePlan(ctx, plan); err != nil {
 		return nil, report, err
 	}
@@ -172,7 +173,9 @@ func (p *Planner) pastPlans(ctx context.Context, k *Knowledge, max int) []pastPl
 			continue
 		}
 		t, err := p.Tasks.FindTaskByID(ctx, l.TaskID)
-		if err != nil || t.PlanID == "" {
+		if err != nil || t.PlanID == "" || t.Principal != agentsmcp.PrincipalIDFrom(ctx) {
+			// Only the caller's own plans: another's may hold values it
+			// gave (arguments, secrets) that are not this caller's to use.
 			continue
 		}
 		pl, err := p.Plans.FindPlanByID(ctx, t.PlanID)

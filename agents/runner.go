@@ -21,6 +21,11 @@ type runner struct {
 	e    *Executor
 	task *agentsmcp.Task
 	plan *agentsmcp.Plan
+	// creator is the principal on whose behalf the steps run (nil for a
+	// task created without one): in their context, so that the router's
+	// call records and the audit trail name it, and checked against each
+	// step's tool.
+	creator *agentsmcp.Principal
 
 	refs    [][]Ref // per step, its argument references
 	refErrs []error // per step, a malformed argument
@@ -92,7 +97,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s has %d step states for the %d steps of plan %s", t.ID, len(t.Steps), len(plan.Steps), plan.ID)
 	}
 	r := &runner{
-		e: e, task: t, plan: plan,
+		e: e, task: t, plan: plan, creator: t.Creator(),
 		refs: make([][]Ref, len(plan.Steps)), refErrs: make([]error, len(plan.Steps)),
 		tools:   make(map[string]*agentsmcp.ToolInfo),
 		outputs: make(map[string]json.RawMessage),
@@ -347,6 +352,12 @@ func (r *runner) schedule() []launchStep {
 			case r.needsConfirmation(i) && !s.Confirmed:
 				s.Status, s.Error = agentsmcp.StepWaitingConfirmation, r.confirmationQuestion(i)
 				r.event("step_waiting_confirmation", s.StepID, s.Error)
+			case !r.creator.MayUseTool(r.plan.Steps[i].Tool):
+				// Checked again at each step: the task may be resumed
+				// anywhere, and nested tools (run_task) must not widen
+				// what its creator may call.
+				r.endStep(i, agentsmcp.StepFailed, nil, fmt.Sprintf("tool %q is not allowed for the principal of the task", r.plan.Steps[i].Tool), now)
+				changed = true
 			case r.stopping.Load() || r.inflight+len(launch) >= r.e.opts.MaxParallel:
 			default:
 				args, err := ResolveRefs(r.plan.Steps[i].Arguments, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})

@@ -89,6 +89,11 @@ func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage
 			ctx = trace.ContextWithSpan(ctx, stepSpan) // the call is a child of the step, not of the request
 		}
 	}
+	if r.creator != nil {
+		// On the creator's behalf, whoever resumed the task and wherever:
+		// the call record names it, nested agent tools act as it.
+		ctx = agentsmcp.WithPrincipal(ctx, r.creator)
+	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := r.e.opts.Tools.CallTool(actx, &mcp.CallToolRequest{

@@ -58,6 +58,7 @@ func (th *Thinker) Think(ctx context.Context, request string, llm agentsmcp.LLM)
 		thought = &answer
 		report.Backend = backendOf(llm)
 	}
+	thought.Principal = agentsmcp.PrincipalIDFrom(ctx)
 	if err := th.Thoughts.CreateThought(ctx, thought); err != nil {
 		return nil, report, err
 	}

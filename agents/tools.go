@@ -17,6 +17,11 @@ import (
 
 // Tools are the MCP tools of the agents: generate_thoughts, generate_plan,
 // execute_task, run_task, get_task, list_tasks, resume_task, cancel_task.
+//
+// Thoughts, plans and tasks belong to the principal that created them:
+// another caller is told they do not exist, unless it has scope admin:read
+// (to see them) or admin:write (to cancel or resume a task). Results show
+// secrets redacted ([agentsmcp.Task.Redacted]).
 type Tools struct {
 	Thinker  *Thinker
 	Planner  *Planner
@@ -76,7 +81,7 @@ func (t *Tools) generateThoughts(ctx context.Context, req *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &ThoughtResult{Thought: th, Report: report}, nil
+	return nil, &ThoughtResult{Thought: th.Redacted(), Report: report}, nil
 }
 
 // GeneratePlanArgs are the arguments of generate_plan.
@@ -95,8 +100,8 @@ func (t *Tools) generatePlan(ctx context.Context, req *mcp.CallToolRequest, a Ge
 	pr := PlanRequest{Request: a.Request}
 	if a.ThoughtID != "" {
 		th, err := t.Thoughts.FindThoughtByID(ctx, a.ThoughtID)
-		if err != nil {
-			return nil, nil, err
+		if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(th.Principal) {
+			return nil, nil, hidden(err, "thought", a.ThoughtID)
 		}
 		pr.Thought = th
 	}
@@ -109,7 +114,7 @@ func (t *Tools) generatePlan(ctx context.Context, req *mcp.CallToolRequest, a Ge
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &PlanResult{Plan: plan, Report: report}, nil
+	return nil, &PlanResult{Plan: plan.Redacted(), Report: report}, nil
 }
 
 // ExecuteTaskArgs are the arguments of execute_task.
@@ -132,8 +137,8 @@ type TaskResult struct {
 
 func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a ExecuteTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
 	plan, err := t.Plans.FindPlanByID(ctx, a.PlanID)
-	if err != nil {
-		return nil, nil, err
+	if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(plan.Principal) {
+		return nil, nil, hidden(err, "plan", a.PlanID)
 	}
 	return t.start(ctx, req, plan, a.Inputs, a.Confirm, a.Wait, "")
 }
@@ -156,12 +161,16 @@ func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agent
 	if err != nil {
 		return nil, nil, err
 	}
-	res := &TaskResult{Task: task, PlanID: plan.ID, ThoughtID: thoughtID}
+	res := &TaskResult{Task: task.Redacted(), PlanID: plan.ID, ThoughtID: thoughtID}
 	if !wait {
 		return nil, res, nil
 	}
-	res.Task, res.Waiting, err = t.wait(ctx, task.ID)
-	return nil, res, err
+	done, waiting, err := t.wait(ctx, task.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Task, res.Waiting = done.Redacted(), waiting
+	return nil, res, nil
 }
 
 func (t *Tools) wait(ctx context.Context, id string) (*agentsmcp.Task, bool, error) {
@@ -214,11 +223,47 @@ type TaskIDArgs struct {
 }
 
 func (t *Tools) getTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
-	task, err := t.Executor.Task(ctx, a.TaskID)
+	task, err := t.visibleTask(ctx, a.TaskID)
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &TaskResult{Task: task, PlanID: task.PlanID}, nil
+	return nil, &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}, nil
+}
+
+// visibleTask returns task id if the caller may see it: its creator, or a
+// caller with scope admin:read. Any other caller is told it does not
+// exist, in the words used for an unknown id, so that its existence is
+// not revealed either.
+func (t *Tools) visibleTask(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	task, err := t.Executor.Task(ctx, id)
+	if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(task.Principal) {
+		return nil, hidden(err, "task", id)
+	}
+	return task, nil
+}
+
+// controlledTask returns task id if the caller may change it (cancel,
+// resume): its creator, or a caller with scope admin:write. A caller that
+// may not see it is told it does not exist.
+func (t *Tools) controlledTask(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	task, err := t.visibleTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !agentsmcp.PrincipalFrom(ctx).MayControl(task.Principal) {
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAUTHORIZED, "task %s belongs to another principal; changing it takes scope %s", id, agentsmcp.ScopeAdminWrite)
+	}
+	return task, nil
+}
+
+// hidden is the answer about a thought, plan or task that does not exist,
+// or that the caller may not see: the same ENOTFOUND either way. err is
+// the lookup's error; other errors than ENOTFOUND are kept.
+func hidden(err error, what, id string) error {
+	if err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
+		return err
+	}
+	return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "%s %q not found", what, id)
 }
 
 // ListTasksArgs are the arguments of list_tasks.
@@ -235,12 +280,23 @@ type ListTasksResult struct {
 }
 
 func (t *Tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, a ListTasksArgs) (*mcp.CallToolResult, *ListTasksResult, error) {
-	tasks, next, err := t.Tasks.FindTasks(ctx, agentsmcp.TaskFilter{Status: agentsmcp.TaskStatus(a.Status), Cursor: a.Cursor, Limit: a.Limit})
+	f := agentsmcp.TaskFilter{Status: agentsmcp.TaskStatus(a.Status), Cursor: a.Cursor, Limit: a.Limit}
+	if p := agentsmcp.PrincipalFrom(ctx); p != nil && !p.HasScope(agentsmcp.ScopeAdminRead) {
+		// The caller's own tasks only; an admin lists everyone's.
+		f.Principal = p.ID
+		if p.ID == "" {
+			return nil, &ListTasksResult{Tasks: []*agentsmcp.Task{}}, nil
+		}
+	}
+	tasks, next, err := t.Tasks.FindTasks(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
 	if tasks == nil {
 		tasks = []*agentsmcp.Task{}
+	}
+	for i, task := range tasks {
+		tasks[i] = task.Redacted()
 	}
 	return nil, &ListTasksResult{Tasks: tasks, NextCursor: next}, nil
 }
@@ -254,7 +310,11 @@ type ResumeTaskArgs struct {
 }
 
 func (t *Tools) resumeTask(ctx context.Context, _ *mcp.CallToolRequest, a ResumeTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
-	if stored, err := t.Tasks.FindTaskByID(ctx, a.TaskID); err == nil && stored.PlanID != "" {
+	stored, err := t.controlledTask(ctx, a.TaskID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if stored.PlanID != "" {
 		plan, err := t.Plans.FindPlanByID(ctx, stored.PlanID)
 		if err != nil {
 			return nil, nil, err
@@ -267,15 +327,18 @@ func (t *Tools) resumeTask(ctx context.Context, _ *mcp.CallToolRequest, a Resume
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &TaskResult{Task: task, PlanID: task.PlanID}, nil
+	return nil, &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}, nil
 }
 
 func (t *Tools) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	if _, err := t.controlledTask(ctx, a.TaskID); err != nil {
+		return nil, nil, err
+	}
 	task, err := t.Executor.Cancel(ctx, a.TaskID)
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &TaskResult{Task: task, PlanID: task.PlanID}, nil
+	return nil, &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}, nil
 }
 
 // mayRun refuses a plan that calls a tool the caller may not use: the

@@ -14,11 +14,13 @@ import (
 // history, which GET /tasks/{id} returns, so that a page stays small
 // whatever the tasks hold.
 type TaskSummary struct {
-	ID      string               `json:"id"`
-	PlanID  string               `json:"planId,omitempty"`
-	Request string               `json:"request"`
-	Status  agentsmcp.TaskStatus `json:"status"`
-	Error   string               `json:"error,omitempty"`
+	ID     string `json:"id"`
+	PlanID string `json:"planId,omitempty"`
+	// Principal is the ID of the caller that created the task.
+	Principal string               `json:"principal,omitempty"`
+	Request   string               `json:"request"`
+	Status    agentsmcp.TaskStatus `json:"status"`
+	Error     string               `json:"error,omitempty"`
 	// StepCounts counts the task's steps by status.
 	StepCounts map[agentsmcp.StepStatus]int `json:"stepCounts"`
 	Version    int64                        `json:"version"`
@@ -27,19 +29,21 @@ type TaskSummary struct {
 	EndedAt    time.Time                    `json:"endedAt"`
 }
 
+// summarize lists t as shown to people, secrets redacted.
 func summarize(t *agentsmcp.Task) TaskSummary {
+	t = t.Redacted()
 	steps := map[agentsmcp.StepStatus]int{}
 	for _, s := range t.Steps {
 		steps[s.Status]++
 	}
 	return TaskSummary{
-		ID: t.ID, PlanID: t.PlanID, Request: t.Request, Status: t.Status, Error: t.Error, StepCounts: steps,
+		ID: t.ID, PlanID: t.PlanID, Principal: t.Principal, Request: t.Request, Status: t.Status, Error: t.Error, StepCounts: steps,
 		Version: t.Version, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
 	}
 }
 
 // TaskDetail is a task with the plan it executes (null when it has none,
-// or when the plan is not stored).
+// or when the plan is not stored), secrets redacted.
 type TaskDetail struct {
 	*agentsmcp.Task
 	Plan *agentsmcp.Plan `json:"plan"`
@@ -50,11 +54,11 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Tasks == nil {
 		return unavailable("tasks")
 	}
-	p, err := queryParams(r, "status", "planId", "limit", "cursor")
+	p, err := queryParams(r, "status", "planId", "principal", "limit", "cursor")
 	if err != nil {
 		return err
 	}
-	f := agentsmcp.TaskFilter{PlanID: p.str("planId"), Cursor: p.str("cursor")}
+	f := agentsmcp.TaskFilter{PlanID: p.str("planId"), Principal: p.str("principal"), Cursor: p.str("cursor")}
 	if f.Status, err = oneOf(p, "status", agentsmcp.TaskStatuses); err != nil {
 		return err
 	}
@@ -93,11 +97,14 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := TaskDetail{Task: t}
+	d := TaskDetail{Task: t.Redacted()}
 	if t.PlanID != "" && h.opts.Plans != nil {
-		d.Plan, err = h.opts.Plans.FindPlanByID(ctx, t.PlanID)
+		plan, err := h.opts.Plans.FindPlanByID(ctx, t.PlanID)
 		if err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
 			return err
+		}
+		if plan != nil {
+			d.Plan = plan.Redacted()
 		}
 	}
 	writeJSON(w, http.StatusOK, d)
@@ -132,7 +139,7 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	if t, err = h.opts.Executor.Cancel(ctx, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, http.StatusOK, t.Redacted())
 	return nil
 }
 
@@ -141,7 +148,13 @@ func (h *Handler) getPlan(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Plans == nil {
 		return unavailable("plans")
 	}
-	return getByID(h, w, r, agentsmcp.PlanIDPrefix, "plan", h.opts.Plans.FindPlanByID)
+	return getByID(h, w, r, agentsmcp.PlanIDPrefix, "plan", func(ctx context.Context, id string) (*agentsmcp.Plan, error) {
+		p, err := h.opts.Plans.FindPlanByID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return p.Redacted(), nil
+	})
 }
 
 // GET /thoughts/{id}
@@ -149,7 +162,13 @@ func (h *Handler) getThought(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Thoughts == nil {
 		return unavailable("thoughts")
 	}
-	return getByID(h, w, r, agentsmcp.ThoughtIDPrefix, "thought", h.opts.Thoughts.FindThoughtByID)
+	return getByID(h, w, r, agentsmcp.ThoughtIDPrefix, "thought", func(ctx context.Context, id string) (*agentsmcp.Thought, error) {
+		th, err := h.opts.Thoughts.FindThoughtByID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return th.Redacted(), nil
+	})
 }
 
 // getByID serves GET /<kind>/{id}: no query parameters, an id with prefix,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +115,45 @@ func TestTasksPlansAndThoughts(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("the cancel was not audited: %+v", entries)
+	}
+}
+
+// TestTasksShowTheirOwnerAndNoSecrets: GET /tasks shows each task's
+// principal and filters by it; a task's detail, its plan and a thought show
+// their secrets redacted.
+func TestTasksShowTheirOwnerAndNoSecrets(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const apiKey, password = "ak-9Zx8Yw7Vu6Ts5Rq4", "s3cret-horse-battery"
+	plan := &agentsmcp.Plan{Request: "use password=" + password, Principal: "key:aaaaaaaaaaaa", Steps: []agentsmcp.PlanStep{
+		{ID: "call", Tool: "fx__echo", Arguments: json.RawMessage(`{"text":"hi","api_key":"` + apiKey + `"}`)},
+	}}
+	if err := e.db.CreatePlan(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	th := &agentsmcp.Thought{Request: "log in with password=" + password, Principal: "key:aaaaaaaaaaaa"}
+	if err := e.db.CreateThought(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"key:aaaaaaaaaaaa", "key:bbbbbbbbbbbb"} {
+		task := &agentsmcp.Task{Request: "call with password=" + password, PlanID: plan.ID, Principal: p, Status: agentsmcp.TaskPaused,
+			Inputs: json.RawMessage(`{"api_key":"` + apiKey + `"}`)}
+		if err := e.db.CreateTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var page struct {
+		Items []admin.TaskSummary `json:"items"`
+	}
+	res := e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tasks?principal=key:aaaaaaaaaaaa", as: readOnly})
+	res.decode(t, &page)
+	if len(page.Items) != 1 || page.Items[0].Principal != "key:aaaaaaaaaaaa" {
+		t.Fatalf("tasks of one principal: %+v", page.Items)
+	}
+	for _, path := range []string{"/tasks", "/tasks/" + page.Items[0].ID, "/plans/" + plan.ID, "/thoughts/" + th.ID} {
+		body := string(e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + path, as: readOnly}).body)
+		if strings.Contains(body, apiKey) || strings.Contains(body, password) {
+			t.Errorf("GET %s shows a secret: %s", path, body)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, recall *mcptools.Recall, 
 	gatherer := &agents.Gatherer{Catalog: catalog, Memory: recallMemory{recall}, Performance: m.store}
 	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.store, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
 	executor := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: m.store, Plans: m.store, Tools: a.router, Catalog: catalog,
+		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
 		OnEnd: learner.Learn, Logger: logger,
 		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
 	})
@@ -35,9 +35,9 @@ func (a *app) addAgents(cfg *config.Config, m *memory, recall *mcptools.Recall, 
 		chooser.OpenAI = client
 	}
 	tools := &agents.Tools{
-		Thinker:  &agents.Thinker{Gatherer: gatherer, Thoughts: m.store},
-		Planner:  &agents.Planner{Gatherer: gatherer, Validator: a.router, Plans: m.store, Tasks: m.store},
-		Executor: executor, Thoughts: m.store, Plans: m.store, Tasks: m.store,
+		Thinker:  &agents.Thinker{Gatherer: gatherer, Thoughts: m.thoughts},
+		Planner:  &agents.Planner{Gatherer: gatherer, Validator: a.router, Plans: m.plans, Tasks: m.tasks},
+		Executor: executor, Thoughts: m.thoughts, Plans: m.plans, Tasks: m.tasks,
 		LLM: chooser, Logger: logger,
 	}
 	if err := tools.Register(a.local); err != nil {

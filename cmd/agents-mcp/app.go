@@ -242,7 +242,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 	m := a.memory
 	a.admin = admin.New(admin.Options{
 		Learnings: m.store, Insights: m.store, Patterns: m.store, ToolPerformance: m.store,
-		Tasks: m.store, Plans: m.store, Thoughts: m.store, AuditLog: m.store,
+		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: m.store,
 		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {

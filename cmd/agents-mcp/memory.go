@@ -3,10 +3,15 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mongo"
 	"github.com/agents-mcp/agents-mcp/memory/pinecone"
+	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -40,7 +46,13 @@ type store interface {
 // memory is the assembled memory layer: store, embedder, vector index and
 // the syncer between them.
 type memory struct {
-	store    store
+	store store
+	// tasks, plans and thoughts are the store's, with their secrets
+	// sealed at rest (memory/secrets): what the agents and the admin API
+	// use.
+	tasks    agentsmcp.TaskService
+	plans    agentsmcp.PlanService
+	thoughts agentsmcp.ThoughtService
 	embedder agentsmcp.Embedder
 	// queryEmbedder embeds search queries: embedder, or its query twin.
 	queryEmbedder agentsmcp.Embedder
@@ -60,6 +72,65 @@ type memory struct {
 
 // SQLiteFile is the embedded store's file name under the data dir.
 const SQLiteFile = "agents-mcp.db"
+
+// SecretsKeyFile is the file under the data dir that holds the generated
+// secrets key of the embedded store, when tasks.secrets_key is not set.
+const SecretsKeyFile = "secrets.key"
+
+// openSealer returns what seals the secrets of tasks and plans at rest:
+// the configured key; else, with the embedded store, the key in the data
+// dir (generated on first start, mode 0600), so that `make run` needs no
+// setup; else (MongoDB, several replicas, no shared key) redaction, with a
+// warning.
+func openSealer(cfg *config.Config, logger *slog.Logger) (*secrets.Sealer, error) {
+	if key := cfg.SecretsKeyBytes(); key != nil {
+		return secrets.New(key)
+	}
+	if cfg.MongoURI != "" {
+		logger.Warn("tasks.secrets_key (AGENTS_MCP_SECRETS_KEY) is not set: secret task inputs and plan arguments are stored redacted, " +
+			"so a paused task asks for them again when resumed, and a plan that holds one runs without it; set the same key on every replica")
+		return secrets.Redacting(), nil
+	}
+	key, err := secretsKeyFile(filepath.Join(cfg.DataDir, SecretsKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return secrets.New(key)
+}
+
+// secretsKeyFile reads the base64 key in path, creating it with a random
+// key (mode 0600, never replaced) when it does not exist.
+func secretsKeyFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		key := make([]byte, secrets.KeySize)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("generate the secrets key: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create the secrets key: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			return secretsKeyFile(path) // another process made it first
+		} else if err != nil {
+			return nil, fmt.Errorf("create the secrets key: %w", err)
+		}
+		_, werr := f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
+		serr := f.Sync()
+		if err := errors.Join(werr, serr, f.Close()); err != nil {
+			return nil, fmt.Errorf("write the secrets key %s: %w", path, err)
+		}
+		return key, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read the secrets key: %w", err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != secrets.KeySize {
+		return nil, fmt.Errorf("the secrets key %s is not %d bytes of base64; restore it, or remove it to make a new one (secrets sealed with the old key are then lost)", path, secrets.KeySize)
+	}
+	return key, nil
+}
 
 // indexSaveInterval is how often the embedded vector index is saved while
 // it changes; a crash loses at most this much of it, which the next start
@@ -93,6 +164,13 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 		m.store, m.where = db, "sqlite "+db.Path()
 		m.closers = append(m.closers, func(context.Context) error { return db.Close() })
 	}
+	sealer, err := openSealer(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	m.tasks = &secrets.Tasks{TaskService: m.store, Sealer: sealer}
+	m.plans = &secrets.Plans{PlanService: m.store, Sealer: sealer}
+	m.thoughts = &secrets.Thoughts{ThoughtService: m.store}
 
 	m.embedder, m.queryEmbedder, err = newEmbedder(ctx, cfg)
 	if err != nil {

@@ -153,7 +153,10 @@ func (s *security) toolCalled(c router.ToolCallRecord) {
 		e.Outcome = agentsmcp.AuditError
 	}
 	if e.Principal == "" {
-		e.Principal = "executor" // a task's step, called in-process
+		// A step of a task created without a principal (before tasks
+		// recorded their creator); every other step carries its task's
+		// creator, whoever resumed it and on whichever replica.
+		e.Principal = "executor"
 	}
 	if s.stdio != nil && e.Transport == "" {
 		e.Transport = telemetry.TransportStdio

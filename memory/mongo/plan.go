@@ -15,6 +15,7 @@ import (
 // read back.
 type thoughtDoc struct {
 	ID               string              `bson:"_id"`
+	Principal        string              `bson:"principal"` // absent before schema version 5: ""
 	Request          string              `bson:"request"`
 	SubGoals         []string            `bson:"subGoals"`
 	Reasoning        string              `bson:"reasoning"`
@@ -35,6 +36,7 @@ type recommendationDoc struct {
 func (d *thoughtDoc) thought() *agentsmcp.Thought {
 	th := &agentsmcp.Thought{
 		ID:               d.ID,
+		Principal:        d.Principal,
 		Request:          d.Request,
 		SubGoals:         d.SubGoals,
 		Reasoning:        d.Reasoning,
@@ -62,6 +64,7 @@ func (db *DB) CreateThought(ctx context.Context, th *agentsmcp.Thought) error {
 	}
 	d := thoughtDoc{
 		ID:               th.ID,
+		Principal:        th.Principal,
 		Request:          th.Request,
 		SubGoals:         orEmpty(th.SubGoals),
 		Reasoning:        th.Reasoning,
@@ -106,7 +109,11 @@ func (db *DB) FindThoughtByID(ctx context.Context, id string) (*agentsmcp.Though
 // newest first (ties by id, highest first). EINVALID for a cursor that
 // does not parse.
 func (db *DB) FindThoughts(ctx context.Context, f agentsmcp.ThoughtFilter) ([]*agentsmcp.Thought, string, error) {
-	docs, next, err := newestFirstPage(ctx, db.db.Collection(colThoughts), agentsmcp.ThoughtIDPrefix, nil, f.Text, f.Cursor, f.Limit,
+	var clauses []bson.D
+	if f.Principal != "" {
+		clauses = append(clauses, bson.D{{Key: "principal", Value: f.Principal}})
+	}
+	docs, next, err := newestFirstPage(ctx, db.db.Collection(colThoughts), agentsmcp.ThoughtIDPrefix, clauses, f.Text, f.Cursor, f.Limit,
 		func(d *thoughtDoc) (time.Time, string) { return d.CreatedAt, d.ID })
 	if err != nil {
 		return nil, "", err
@@ -124,6 +131,7 @@ func (db *DB) FindThoughts(ctx context.Context, f agentsmcp.ThoughtFilter) ([]*a
 type planDoc struct {
 	ID        string    `bson:"_id"`
 	ThoughtID string    `bson:"thoughtId"`
+	Principal string    `bson:"principal"` // absent before schema version 5: ""
 	Request   string    `bson:"request"`
 	Goal      string    `bson:"goal"`
 	Steps     []stepDoc `bson:"steps"`
@@ -152,6 +160,7 @@ func (d *planDoc) plan() *agentsmcp.Plan {
 	p := &agentsmcp.Plan{
 		ID:        d.ID,
 		ThoughtID: d.ThoughtID,
+		Principal: d.Principal,
 		Request:   d.Request,
 		Goal:      d.Goal,
 		Steps:     make([]agentsmcp.PlanStep, len(d.Steps)),
@@ -181,6 +190,7 @@ func (db *DB) CreatePlan(ctx context.Context, p *agentsmcp.Plan) error {
 	d := planDoc{
 		ID:        p.ID,
 		ThoughtID: p.ThoughtID,
+		Principal: p.Principal,
 		Request:   p.Request,
 		Goal:      p.Goal,
 		Steps:     make([]stepDoc, len(p.Steps)),
@@ -224,6 +234,9 @@ func (db *DB) FindPlans(ctx context.Context, f agentsmcp.PlanFilter) ([]*agentsm
 	var clauses []bson.D
 	if f.ThoughtID != "" {
 		clauses = append(clauses, bson.D{{Key: "thoughtId", Value: f.ThoughtID}})
+	}
+	if f.Principal != "" {
+		clauses = append(clauses, bson.D{{Key: "principal", Value: f.Principal}})
 	}
 	docs, next, err := newestFirstPage(ctx, db.db.Collection(colPlans), agentsmcp.PlanIDPrefix, clauses, "", f.Cursor, f.Limit,
 		func(d *planDoc) (time.Time, string) { return d.CreatedAt, d.ID })

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -46,6 +46,11 @@ var migrations = []migration{
 	// It keeps binaries that do not know run-time upstreams, and would
 	// serve another set of them, from opening the database.
 	{version: 4, name: "upstream definitions", up: func(context.Context, *mongo.Database) error { return nil }},
+	// Version 5 records who created each thought, plan and task (field
+	// principal, and principalTools on tasks), with an index per list
+	// filtered by it. Documents written before have no principal field,
+	// which reads as "": nothing to rewrite.
+	{version: 5, name: "principals of thoughts, plans and tasks", up: func(context.Context, *mongo.Database) error { return nil }},
 }
 
 // index is one index of the current layout. Every index has an explicit
@@ -86,14 +91,17 @@ var indexes = []index{
 	{colCatalog, "source_id", bson.D{{Key: "source", Value: 1}, {Key: "_id", Value: 1}}},
 
 	{colThoughts, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colThoughts, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colThoughts, "words_createdAt_id", bson.D{{Key: "words", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 
 	{colPlans, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colPlans, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colPlans, "thoughtId_createdAt_id", bson.D{{Key: "thoughtId", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 
 	{colTasks, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	// Also FindTasksToResume's: status $in, read backwards for oldest first.
 	{colTasks, "status_createdAt_id", bson.D{{Key: "status", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colTasks, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colTasks, "planId_createdAt_id", bson.D{{Key: "planId", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 
 	{colOutbox, "nextAttemptAt_id", bson.D{{Key: "nextAttemptAt", Value: 1}, {Key: "_id", Value: 1}}},

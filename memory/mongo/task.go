@@ -27,6 +27,8 @@ import (
 type taskDoc struct {
 	ID           string         `bson:"_id"`
 	PlanID       string         `bson:"planId"`
+	Principal    string         `bson:"principal"` // absent before schema version 5: ""
+	Tools        []string       `bson:"principalTools,omitempty"`
 	Request      string         `bson:"request"`
 	Status       string         `bson:"status"`
 	Steps        []stepStateDoc `bson:"steps"`
@@ -66,6 +68,7 @@ func (d *taskDoc) task() *agentsmcp.Task {
 	t := &agentsmcp.Task{
 		ID:        d.ID,
 		PlanID:    d.PlanID,
+		Principal: d.Principal,
 		Request:   d.Request,
 		Status:    agentsmcp.TaskStatus(d.Status),
 		Steps:     make([]agentsmcp.StepState, len(d.Steps)),
@@ -76,6 +79,9 @@ func (d *taskDoc) task() *agentsmcp.Task {
 		CreatedAt: d.CreatedAt.UTC(),
 		UpdatedAt: d.UpdatedAt.UTC(),
 		EndedAt:   utcOrZero(d.EndedAt),
+	}
+	if len(d.Tools) > 0 {
+		t.PrincipalTools = d.Tools
 	}
 	if d.LeaseOwner != "" {
 		t.Lease = agentsmcp.TaskLease{Owner: d.LeaseOwner, ExpiresAt: d.LeaseExpires.UTC()}
@@ -135,7 +141,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	}
 	steps, history, trimmed := taskState(t)
 	d := taskDoc{
-		ID: t.ID, PlanID: t.PlanID, Request: t.Request, Status: string(t.Status),
+		ID: t.ID, PlanID: t.PlanID, Principal: t.Principal, Tools: t.PrincipalTools, Request: t.Request, Status: string(t.Status),
 		Steps: steps, Inputs: string(t.Inputs), History: history, Error: t.Error,
 		LeaseExpires: freeLease, Version: 1, CreatedAt: ms(t.CreatedAt), EndedAt: msOrZero(t.EndedAt),
 	}
@@ -180,6 +186,9 @@ func (db *DB) FindTasks(ctx context.Context, f agentsmcp.TaskFilter) ([]*agentsm
 	}
 	if f.PlanID != "" {
 		clauses = append(clauses, bson.D{{Key: "planId", Value: f.PlanID}})
+	}
+	if f.Principal != "" {
+		clauses = append(clauses, bson.D{{Key: "principal", Value: f.Principal}})
 	}
 	docs, next, err := newestFirstPage(ctx, db.db.Collection(colTasks), agentsmcp.TaskIDPrefix, clauses, "", f.Cursor, f.Limit,
 		func(d *taskDoc) (time.Time, string) { return d.CreatedAt, d.ID })

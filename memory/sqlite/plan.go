@@ -17,12 +17,12 @@ const (
 	taskCursor    = "tk"
 )
 
-const thoughtColumns = `t.id, t.request, t.sub_goals, t.reasoning, t.approaches, t.constraints, t.assumptions,
+const thoughtColumns = `t.id, t.principal, t.request, t.sub_goals, t.reasoning, t.approaches, t.constraints, t.assumptions,
 	t.uncertainties, t.confidence, t.recommended_tools, t.created_at`
 
 const insertThoughtSQL = `INSERT INTO thoughts
-	(id, request, sub_goals, reasoning, approaches, constraints, assumptions, uncertainties, confidence, recommended_tools, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(id, principal, request, sub_goals, reasoning, approaches, constraints, assumptions, uncertainties, confidence, recommended_tools, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const findThoughtByIDSQL = "SELECT " + thoughtColumns + " FROM thoughts t WHERE t.id = ?"
 
@@ -58,7 +58,7 @@ func (db *DB) CreateThought(ctx context.Context, th *agentsmcp.Thought) error {
 	createdMS := toMillis(created)
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		_, err := db.txStmt(ctx, tx, insertThoughtSQL).ExecContext(ctx,
-			id, th.Request, encodeList(th.SubGoals), th.Reasoning, encodeList(th.Approaches), encodeList(th.Constraints),
+			id, th.Principal, th.Request, encodeList(th.SubGoals), th.Reasoning, encodeList(th.Approaches), encodeList(th.Constraints),
 			encodeList(th.Assumptions), encodeList(th.Uncertainties), th.Confidence, string(recsJSON), createdMS)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "thought %q already exists", id)
@@ -109,6 +109,9 @@ func thoughtQuery(f agentsmcp.ThoughtFilter) (q *listQuery, ok bool, err error) 
 		}
 		q.and("t.pk IN (SELECT rowid FROM thoughts_fts WHERE thoughts_fts MATCH ?)", match)
 	}
+	if f.Principal != "" {
+		q.and("t.principal = ?", f.Principal)
+	}
 	if f.Cursor != "" {
 		c, err := decodeCursor(thoughtCursor, f.Cursor)
 		if err != nil {
@@ -126,7 +129,7 @@ func scanThought(row scanner) (*agentsmcp.Thought, error) {
 		recs                                                          string
 		created                                                       int64
 	)
-	if err := row.Scan(&th.ID, &th.Request, &subGoals, &th.Reasoning, &approaches, &constraints, &assumptions,
+	if err := row.Scan(&th.ID, &th.Principal, &th.Request, &subGoals, &th.Reasoning, &approaches, &constraints, &assumptions,
 		&uncertainties, &th.Confidence, &recs, &created); err != nil {
 		return nil, err
 	}
@@ -153,10 +156,10 @@ func scanThought(row scanner) (*agentsmcp.Thought, error) {
 	return &th, nil
 }
 
-const planColumns = "p.id, p.thought_id, p.request, p.goal, p.steps, p.inputs, p.created_at"
+const planColumns = "p.id, p.thought_id, p.principal, p.request, p.goal, p.steps, p.inputs, p.created_at"
 
-const insertPlanSQL = `INSERT INTO plans (id, thought_id, request, goal, steps, inputs, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?)`
+const insertPlanSQL = `INSERT INTO plans (id, thought_id, principal, request, goal, steps, inputs, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 const findPlanByIDSQL = "SELECT " + planColumns + " FROM plans p WHERE p.id = ?"
 
@@ -211,7 +214,7 @@ func (db *DB) CreatePlan(ctx context.Context, p *agentsmcp.Plan) error {
 	createdMS := toMillis(created)
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		_, err := db.txStmt(ctx, tx, insertPlanSQL).ExecContext(ctx,
-			id, p.ThoughtID, p.Request, p.Goal, string(stepsJSON), string(p.Inputs), createdMS)
+			id, p.ThoughtID, p.Principal, p.Request, p.Goal, string(stepsJSON), string(p.Inputs), createdMS)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "plan %q already exists", id)
 		} else if err != nil {
@@ -252,8 +255,14 @@ func (db *DB) FindPlans(ctx context.Context, f agentsmcp.PlanFilter) ([]*agentsm
 
 func planQuery(f agentsmcp.PlanFilter) (*listQuery, error) {
 	q := &listQuery{columns: planColumns, from: "plans p", keyN: "p.created_at", keyID: "p.id"}
-	if f.ThoughtID != "" {
+	switch {
+	case f.ThoughtID != "" && f.Principal != "":
 		q.and("p.thought_id = ?", f.ThoughtID)
+		q.and("+p.principal = ?", f.Principal)
+	case f.ThoughtID != "":
+		q.and("p.thought_id = ?", f.ThoughtID)
+	case f.Principal != "":
+		q.and("p.principal = ?", f.Principal)
 	}
 	if f.Cursor != "" {
 		c, err := decodeCursor(planCursor, f.Cursor)
@@ -272,7 +281,7 @@ func scanPlan(row scanner) (*agentsmcp.Plan, error) {
 		created       int64
 		stored        []storedStep
 	)
-	if err := row.Scan(&p.ID, &p.ThoughtID, &p.Request, &p.Goal, &steps, &inputs, &created); err != nil {
+	if err := row.Scan(&p.ID, &p.ThoughtID, &p.Principal, &p.Request, &p.Goal, &steps, &inputs, &created); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(steps), &stored); err != nil {

@@ -13,15 +13,15 @@ import (
 )
 
 // taskFields are the columns of a task as read, in scanTask's order.
-const taskFields = "id, plan_id, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at"
+const taskFields = "id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at"
 
 // taskColumns are taskFields of the alias t.
 var taskColumns = "t." + strings.ReplaceAll(taskFields, ", ", ", t.")
 
 const (
 	insertTaskSQL = `INSERT INTO tasks
-		(id, plan_id, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+		(id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
 	// updateTaskSQL is the compare-and-set of UpdateTask: it matches only
 	// the version the caller read.
 	updateTaskSQL = `UPDATE tasks SET
@@ -133,7 +133,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		_, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
-			id, t.PlanID, t.Request, string(status), row.steps, string(t.Inputs), row.history, t.Error,
+			id, t.PlanID, t.Principal, encodeTools(t.PrincipalTools), t.Request, string(status), row.steps, string(t.Inputs), row.history, t.Error,
 			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", id)
@@ -165,8 +165,9 @@ func (db *DB) FindTaskByID(ctx context.Context, id string) (*agentsmcp.Task, err
 }
 
 // FindTasks implements [agentsmcp.TaskService]. A PlanID filter reads the
-// index (plan_id, created_at, id), else a Status filter (status,
-// created_at, id), else (created_at, id), backwards.
+// index (plan_id, created_at, id), else a Principal filter (principal,
+// created_at, id), else a Status filter (status, created_at, id), else
+// (created_at, id), backwards.
 func (db *DB) FindTasks(ctx context.Context, f agentsmcp.TaskFilter) ([]*agentsmcp.Task, string, error) {
 	q, err := taskQuery(f)
 	if err != nil {
@@ -184,8 +185,17 @@ func taskQuery(f agentsmcp.TaskFilter) (*listQuery, error) {
 			// Keep the plan's index: a plan has few tasks.
 			q.and("+t.status = ?", string(f.Status))
 		}
+	} else if f.Principal != "" {
+		q.and("t.principal = ?", f.Principal)
+		if f.Status != "" {
+			// Keep the principal's index.
+			q.and("+t.status = ?", string(f.Status))
+		}
 	} else if f.Status != "" {
 		q.and("t.status = ?", string(f.Status))
+	}
+	if f.PlanID != "" && f.Principal != "" {
+		q.and("+t.principal = ?", f.Principal)
 	}
 	if f.Cursor != "" {
 		c, err := decodeCursor(taskCursor, f.Cursor)
@@ -319,17 +329,23 @@ func scanTask(row scanner) (*agentsmcp.Task, error) {
 	var (
 		t                             agentsmcp.Task
 		steps, inputs, history        string
+		tools                         string
 		leaseMS, createdMS, updatedMS int64
 		endedMS                       int64
 		storedSteps                   []storedStepState
 		storedEvents                  []storedEvent
 	)
-	if err := row.Scan(&t.ID, &t.PlanID, &t.Request, &t.Status, &steps, &inputs, &history, &t.Error,
+	if err := row.Scan(&t.ID, &t.PlanID, &t.Principal, &tools, &t.Request, &t.Status, &steps, &inputs, &history, &t.Error,
 		&t.Lease.Owner, &leaseMS, &t.Version, &createdMS, &updatedMS, &endedMS); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(steps), &storedSteps); err != nil {
 		return nil, fmt.Errorf("decode task steps: %w", err)
+	}
+	if tools != "" {
+		if err := json.Unmarshal([]byte(tools), &t.PrincipalTools); err != nil {
+			return nil, fmt.Errorf("decode task principal tools: %w", err)
+		}
 	}
 	if err := json.Unmarshal([]byte(history), &storedEvents); err != nil {
 		return nil, fmt.Errorf("decode task history: %w", err)
@@ -351,6 +367,16 @@ func scanTask(row scanner) (*agentsmcp.Task, error) {
 	t.Inputs = rawOrNil(inputs)
 	t.CreatedAt, t.UpdatedAt, t.EndedAt = fromMillis(createdMS), fromMillis(updatedMS), timeOrZero(endedMS)
 	return &t, nil
+}
+
+// encodeTools is the stored form of a principal's allowlist: a JSON array,
+// ” when empty.
+func encodeTools(tools []string) string {
+	if len(tools) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(tools) // strings cannot fail
+	return string(b)
 }
 
 // msOrZero is the stored form of a time that may be unset: 0 for the zero

@@ -66,6 +66,7 @@ func testThoughtRoundTrip(t *testing.T, s Services) {
 		th   agentsmcp.Thought
 	}{
 		{"every field", agentsmcp.Thought{
+			Principal:     "key:0123456789ab",
 			Request:       "Summarise the open issues of agents-mcp and file a report",
 			SubGoals:      []string{"list open issues", "read each issue", "write the report"},
 			Reasoning:     "The github upstream lists issues;\nthe files upstream writes.\t\"quoted\" \\ naïve ☕",
@@ -295,6 +296,7 @@ func planID(p *agentsmcp.Plan) string { return p.ID }
 func fullPlan() agentsmcp.Plan {
 	return agentsmcp.Plan{
 		ThoughtID: agentsmcp.NewID(agentsmcp.ThoughtIDPrefix),
+		Principal: "jwt:alice@example.com",
 		Request:   "Summarise the open issues and file a report — naïve ☕ \"q\"",
 		Goal:      "summarise repository issues",
 		Steps: []agentsmcp.PlanStep{

@@ -135,9 +135,11 @@ func taskID(tk *agentsmcp.Task) string { return tk.ID }
 func fullTask() agentsmcp.Task {
 	cet := time.FixedZone("CET", 3600)
 	return agentsmcp.Task{
-		PlanID:  agentsmcp.NewID(agentsmcp.PlanIDPrefix),
-		Request: "Summarise the open issues — naïve ☕ \"q\" \\ $where",
-		Status:  agentsmcp.TaskRunning,
+		PlanID:         agentsmcp.NewID(agentsmcp.PlanIDPrefix),
+		Principal:      "key:0123456789ab",
+		PrincipalTools: []string{"everything__*", "search_tools"},
+		Request:        "Summarise the open issues — naïve ☕ \"q\" \\ $where",
+		Status:         agentsmcp.TaskRunning,
 		Steps: []agentsmcp.StepState{
 			{StepID: "list", Status: agentsmcp.StepSucceeded, Attempts: 2,
 				Output:    json.RawMessage("{\"items\": [ {\"number\": 1, \"a.b\": {\"$gt\": \"<&>\"}} ],\n \"e\": \"\\u00e9\"}"),

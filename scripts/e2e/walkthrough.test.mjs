@@ -15,7 +15,8 @@
 //   2. the SDK client connects with `Authorization: Bearer <key>` and lists run_task;
 //   3. run_task: a request that stores an insight whose text holds `password=<secret>` (the builtin
 //      planner puts the quoted text into store_insight's `text`), with a plan input `api_key` holding a
-//      second secret; the task succeeds with one store_insight step whose output is that insight;
+//      second secret; the task succeeds with one store_insight step whose output is that insight, both
+//      shown with the secret redacted;
 //   4. /admin/v1/learnings?q=<words of the request> with the key lists the task's learning;
 //   5. /admin/v1/audit (by requestId, principal, kind, target) holds the run_task call and the
 //      executor's store_insight call under the key's principal and the run_task request's id, with both
@@ -197,10 +198,12 @@ describe('the newcomer walkthrough: make run, a key, a task, learnings, audit, m
     task = res.structuredContent?.task;
     assert.match(task?.id ?? '', /^tsk_/, `run_task result: ${JSON.stringify(res).slice(0, 2000)}`);
     assert.equal(task.status, 'succeeded', `task: ${JSON.stringify(task).slice(0, 2000)}`);
-    assert.equal(task.request, REQUEST);
+    // Task views show secrets redacted (issue 12): the request, and the step's output too.
+    assert.equal(task.request, REQUEST.replace(SECRET_TEXT, MARK));
+    assert.ok(!JSON.stringify(task).includes(SECRET_TEXT) && !JSON.stringify(task).includes(SECRET_INPUT), `the task shows a secret: ${JSON.stringify(task).slice(0, 2000)}`);
     assert.equal(res.structuredContent.waiting ?? false, false, 'run_task waited for the end');
     // One step: store_insight, with the quoted text of the request.
-    assert.deepEqual(task.steps.map((s) => [s.status, s.output?.insight?.text]), [['succeeded', INSIGHT]], `steps: ${JSON.stringify(task.steps).slice(0, 2000)}`);
+    assert.deepEqual(task.steps.map((s) => [s.status, s.output?.insight?.text]), [['succeeded', INSIGHT.replace(SECRET_TEXT, MARK)]], `steps: ${JSON.stringify(task.steps).slice(0, 2000)}`);
     assert.match(task.steps[0].output.insight.id, /^ins_/);
     assert.equal(wire.find((w) => w.method === 'tools/call')?.requestId, REQUEST_ID, `the run_task POST kept its request id: ${JSON.stringify(wire)}`);
   });

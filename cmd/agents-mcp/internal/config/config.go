@@ -55,7 +55,7 @@ func flagSource(name string) Source { return Source("flag:--" + name) }
 // Config is the effective configuration. Load returns it validated; a Config
 // built by hand (for example from [Default] in tests) is not validated.
 //
-// Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, the secrets of
+// Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, SecretsKey, the secrets of
 // AuthKeys, StdioAPIKey, the MongoURI password, upstream header and env values) are plain strings so that consumers can use
 // them, but every formatting path this package offers (String, GoString,
 // LogValue, Describe) redacts them.
@@ -121,6 +121,13 @@ type Config struct {
 	// TaskResumeInterval is how often the executor looks for tasks to
 	// take over. At least [MinTaskResumeInterval].
 	TaskResumeInterval time.Duration
+	// SecretsKey is the base64 AES-256 key (SecretsKeySize bytes) that
+	// seals the secret inputs of tasks and arguments of plans at rest
+	// (memory/secrets). Empty: with SQLite, a key generated into the data
+	// dir; with MongoDB, those values are stored redacted. A secret: never
+	// printed. File and environment only, never a flag (a command line is
+	// visible to every local user).
+	SecretsKey string
 	// UpstreamSyncInterval is how often a replica reads the upstreams
 	// added through the admin API from the store. At least
 	// [MinUpstreamSyncInterval].

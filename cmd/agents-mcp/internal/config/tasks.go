@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"strings"
 	"time"
 )
@@ -22,6 +23,34 @@ const (
 type fileTasks struct {
 	LeaseTTL       *string `yaml:"lease_ttl"`
 	ResumeInterval *string `yaml:"resume_interval"`
+	SecretsKey     *string `yaml:"secrets_key"`
+}
+
+// SecretsKeySize is the size of tasks.secrets_key once decoded: AES-256.
+const SecretsKeySize = 32
+
+// SecretsKeyBytes returns the decoded tasks.secrets_key, or nil when none
+// is set. Validate has checked it.
+func (c *Config) SecretsKeyBytes() []byte {
+	key, _ := decodeSecretsKey(c.SecretsKey)
+	return key
+}
+
+// decodeSecretsKey decodes a key in standard or URL-safe base64, padded
+// or not.
+func decodeSecretsKey(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	var err error
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		var key []byte
+		if key, err = enc.DecodeString(s); err == nil {
+			return key, nil
+		}
+	}
+	return nil, err
 }
 
 // fileDuration parses a duration of the file into dst, reporting a bad one
@@ -60,6 +89,7 @@ func (l *loader) applyFileTasks(f *fileConfig) {
 	if t := f.Tasks; t != nil {
 		l.fileDuration("tasks.lease_ttl", t.LeaseTTL, &l.cfg.TaskLeaseTTL)
 		l.fileDuration("tasks.resume_interval", t.ResumeInterval, &l.cfg.TaskResumeInterval)
+		l.fileString("tasks.secrets_key", t.SecretsKey, &l.cfg.SecretsKey)
 	}
 }
 
@@ -67,6 +97,7 @@ func (l *loader) applyFileTasks(f *fileConfig) {
 func (l *loader) applyEnvTasks() {
 	l.envDuration("tasks.lease_ttl", "AGENTS_MCP_TASK_LEASE_TTL", &l.cfg.TaskLeaseTTL)
 	l.envDuration("tasks.resume_interval", "AGENTS_MCP_TASK_RESUME_INTERVAL", &l.cfg.TaskResumeInterval)
+	l.envString("tasks.secrets_key", "AGENTS_MCP_SECRETS_KEY", &l.cfg.SecretsKey)
 }
 
 // validateTasks checks the task settings; bad is validate's reporter.
@@ -77,10 +108,16 @@ func (c *Config) validateTasks(bad func(name, format string, args ...any)) {
 	if c.TaskResumeInterval < MinTaskResumeInterval {
 		bad("tasks.resume_interval", "must be at least %s, got %s", MinTaskResumeInterval, c.TaskResumeInterval)
 	}
+	if key, err := decodeSecretsKey(c.SecretsKey); err != nil {
+		bad("tasks.secrets_key", "must be base64; generate one with: openssl rand -base64 32")
+	} else if key != nil && len(key) != SecretsKeySize {
+		bad("tasks.secrets_key", "must decode to %d bytes, got %d; generate one with: openssl rand -base64 32", SecretsKeySize, len(key))
+	}
 }
 
 // describeTasks adds the task settings to Describe.
 func (c *Config) describeTasks(add func(name, value string)) {
 	add("tasks.lease_ttl", c.TaskLeaseTTL.String())
 	add("tasks.resume_interval", c.TaskResumeInterval.String())
+	add("tasks.secrets_key", redactSecret(c.SecretsKey))
 }

@@ -104,3 +104,27 @@ func TestTaskLeaseSettingsRejected(t *testing.T) {
 		})
 	}
 }
+
+func TestSecretsKeySetting(t *testing.T) {
+	const key = "q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=" // 32 bytes
+	c := mustLoad(t, nil, map[string]string{"AGENTS_MCP_SECRETS_KEY": key})
+	if got := c.SecretsKeyBytes(); len(got) != SecretsKeySize || c.Source("tasks.secrets_key") != "env:AGENTS_MCP_SECRETS_KEY" {
+		t.Errorf("key of %d bytes from %q", len(got), c.Source("tasks.secrets_key"))
+	}
+	if strings.Contains(c.String(), key) || strings.Contains(c.String(), key[:12]) {
+		t.Errorf("the key is printed: %s", c.String())
+	}
+	c = mustLoad(t, []string{"--config", writeYAML(t, "tasks:\n  secrets_key: "+key+"\n")}, nil)
+	if len(c.SecretsKeyBytes()) != SecretsKeySize || c.Source("tasks.secrets_key") != SourceFile {
+		t.Errorf("from the file: %d bytes from %q", len(c.SecretsKeyBytes()), c.Source("tasks.secrets_key"))
+	}
+	if c := mustLoad(t, nil, nil); c.SecretsKeyBytes() != nil {
+		t.Errorf("no key set, got %d bytes", len(c.SecretsKeyBytes()))
+	}
+	for _, bad := range []string{"c2hvcnQ=", "not base64 !!"} {
+		_, err := Load(nil, envOf(map[string]string{"AGENTS_MCP_SECRETS_KEY": bad}))
+		if err == nil || !strings.Contains(err.Error(), "tasks.secrets_key") {
+			t.Errorf("key %q: %v, want an error naming tasks.secrets_key", bad, err)
+		}
+	}
+}
