@@ -51,7 +51,9 @@ type ExecutorOptions struct {
 	// OnEnd is called once when a task run by this executor ends
 	// (succeeded, failed or cancelled), from the task's goroutine and
 	// before waiters are released: the learning loop. The context carries
-	// a deadline.
+	// a deadline, and the agentsmcp.Principal of the request that started
+	// the task (or restarted it with Resume), whose memory the task adds
+	// to; none for a task taken over by the resume loop.
 	OnEnd func(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Plan)
 	// Owner names this replica in task leases; default host-pid-random.
 	Owner string
@@ -162,7 +164,7 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 		_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
 		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "the server is shutting down; the task will run after the restart")
 	}
-	if err := e.launch(t, plan, caller, false); err != nil {
+	if err := e.launch(t, plan, caller, agentsmcp.PrincipalFrom(ctx), false); err != nil {
 		// Not started here: with its lease released, a replica's resume
 		// loop (or this one's, after a restart) runs it.
 		_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
@@ -258,7 +260,7 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 		return t, nil
 	}
 	launched = true
-	if err := e.launch(leased, plan, caller, false); err != nil {
+	if err := e.launch(leased, plan, caller, agentsmcp.PrincipalFrom(ctx), false); err != nil {
 		return nil, err
 	}
 	return leased, nil
@@ -383,7 +385,7 @@ func (e *Executor) resumeOrphans(ctx context.Context) {
 			continue
 		}
 		e.opts.Logger.Info("resuming task", "task", t.ID, "status", string(t.Status))
-		if err := e.launch(leased, plan, nil, true); err != nil {
+		if err := e.launch(leased, plan, nil, nil, true); err != nil {
 			e.opts.Logger.Warn("resuming a task failed", "task", t.ID, "error", err)
 			_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
 		}
@@ -445,7 +447,7 @@ func (e *Executor) refuseWhenClosing() error {
 // launch starts the runner of a leased task that the caller has claimed;
 // the claim ends either way. The runner works on its own copy: t stays
 // the caller's.
-func (e *Executor) launch(t *agentsmcp.Task, plan *agentsmcp.Plan, caller Caller, resumed bool) error {
+func (e *Executor) launch(t *agentsmcp.Task, plan *agentsmcp.Plan, caller Caller, principal *agentsmcp.Principal, resumed bool) error {
 	defer e.unclaim(t.ID)
 	if t.Status.Terminal() {
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s has ended (%s)", t.ID, t.Status)
@@ -454,6 +456,7 @@ func (e *Executor) launch(t *agentsmcp.Task, plan *agentsmcp.Plan, caller Caller
 	if err != nil {
 		return err
 	}
+	r.principal = principal
 	e.mu.Lock()
 	if e.closing {
 		e.mu.Unlock()

@@ -48,6 +48,9 @@ type runner struct {
 	dirty         bool
 	started       time.Time
 	retries       int
+	// principal started (or resumed) the task; OnEnd runs as it. Nil for
+	// a task taken over by the resume loop.
+	principal *agentsmcp.Principal
 }
 
 type callerRef struct{ c Caller }
@@ -629,6 +632,9 @@ func (r *runner) finish() {
 	r.progress("task " + string(t.Status))
 	if r.e.opts.OnEnd != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if r.principal != nil {
+			ctx = agentsmcp.WithPrincipal(ctx, r.principal)
+		}
 		r.e.opts.OnEnd(ctx, t, r.plan)
 		cancel()
 	}

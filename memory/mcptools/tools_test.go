@@ -274,11 +274,11 @@ func TestSuccessfulPlansAndToolPerformance(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	for i, ok := range []bool{true, true, false} {
-		if _, err := e.db.RecordPatternUse(ctx, "summarise the largest files", []string{"files__list", "files__read"}, ok, time.Time{}); err != nil {
+		if _, err := e.db.RecordPatternUse(ctx, "", "summarise the largest files", []string{"files__list", "files__read"}, ok, time.Time{}); err != nil {
 			t.Fatal(i, err)
 		}
 	}
-	if _, err := e.db.RecordPatternUse(ctx, "summarise the largest files", []string{"files__grep"}, false, time.Time{}); err != nil {
+	if _, err := e.db.RecordPatternUse(ctx, "", "summarise the largest files", []string{"files__grep"}, false, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	e.drain(t)

@@ -72,6 +72,7 @@ func (c *Config) Describe() []Setting {
 	add("conformance_fixtures", strconv.FormatBool(c.ConformanceFixtures))
 	c.describeAuth(add, func(s Setting) { out = append(out, s) })
 	c.describeTasks(add)
+	c.describeMemory(add)
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {
 		names[i] = u.Name

@@ -37,6 +37,7 @@ type fileConfig struct {
 	RateLimit       *fileRateLimit `yaml:"rate_limit"`
 	Audit           *fileAudit     `yaml:"audit"`
 	Tasks           *fileTasks     `yaml:"tasks"`
+	Memory          *fileMemory    `yaml:"memory"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -104,6 +105,7 @@ var yamlSections = map[string]string{
 	"config.fileRateLimit": "rate_limit",
 	"config.fileAudit":     "audit",
 	"config.fileTasks":     "tasks",
+	"config.fileMemory":    "memory",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -231,6 +233,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	}
 	l.applyFileAuth(f)
 	l.applyFileTasks(f)
+	l.applyFileMemory(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -302,6 +305,7 @@ func (l *loader) applyEnv() {
 	l.envString("log_level", "AGENTS_MCP_LOG_LEVEL", &c.LogLevel)
 	l.applyEnvAuth()
 	l.applyEnvTasks()
+	l.applyEnvMemory()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)

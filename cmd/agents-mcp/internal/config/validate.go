@@ -80,6 +80,7 @@ func (c *Config) validate() []error {
 	oneOf("log_level", c.LogLevel, logLevels)
 	errs = append(errs, c.validateAuth(bad)...)
 	c.validateTasks(bad)
+	c.validateMemory(bad)
 	if c.UpstreamSyncInterval < MinUpstreamSyncInterval {
 		bad("upstream_sync_interval", "must be at least %s, got %s", MinUpstreamSyncInterval, c.UpstreamSyncInterval)
 	}
