@@ -493,6 +493,14 @@ func TestQueryPlans(t *testing.T) {
 
 		pq, ok, err := patternQuery(pat(agentsmcp.PatternFilter{}))
 		list("patterns "+cur, pq, ok, err, false, "USING INDEX patterns_rank")
+
+		// Confined to one principal (memory visibility).
+		q, ok, err = insightQuery(ins(agentsmcp.InsightFilter{Principal: "p"}))
+		list("insights principal "+cur, q, ok, err, false, keyed("SEARCH i USING INDEX insights_principal_created (principal=?"))
+		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Principal: "p"}))
+		list("learnings principal "+cur, lq, ok, err, false, keyed("SEARCH l USING INDEX learnings_principal_created (principal=?"))
+		pq, ok, err = patternQuery(pat(agentsmcp.PatternFilter{Principal: "p"}))
+		list("patterns principal "+cur, pq, ok, err, false, "SEARCH p USING INDEX patterns_principal_rank (principal=?")
 		pq, ok, err = patternQuery(pat(agentsmcp.PatternFilter{Text: "x"}))
 		list("patterns text "+cur, pq, ok, err, true, "patterns_fts VIRTUAL TABLE INDEX 0:M")
 	}
