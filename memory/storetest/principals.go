@@ -170,10 +170,10 @@ func testPrincipalPatterns(t *testing.T, s Services) {
 	// The same goal and steps are one pattern per principal, each with its
 	// own counters; no principal is the anonymous one, whose id is the
 	// principal-less PatternID of the patterns stored before principals.
-	a := record(principalA, true, 1)
+	record(principalA, true, 1)
 	b := record(principalB, false, 2)
 	anon := record("", true, 3)
-	a = record(principalA, true, 4)
+	a := record(principalA, true, 4)
 	anon2 := record(agentsmcp.AnonymousPrincipal, false, 5)
 	for _, c := range []struct {
 		p               *agentsmcp.PlanPattern
