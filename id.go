@@ -31,16 +31,33 @@ const (
 	AuditIDPrefix    = "aud"
 )
 
-// PatternID is the id of the plan pattern (goal, steps): "pat_" and the
-// first 128 bits of SHA-256 over the JSON array [goal, steps...], written as
-// a ULID. JSON keeps the key unambiguous (["a b"] and ["a", "b"] differ), and
-// deriving the id makes it the pattern's unique key, so the same pattern has
-// the same id in every store and replica; recording a use is then a single
-// upsert. It is part of the stored data: its derivation must never change.
-func PatternID(goal string, steps []string) string {
-	b, err := json.Marshal(append([]string{goal}, steps...))
+// PatternID is the id of the plan pattern (goal, steps) of principal: "pat_"
+// and the first 128 bits of SHA-256, written as a ULID, over the JSON array
+// [goal, steps...] for the anonymous principal (or an empty one, which
+// stands for it; the ids of patterns recorded before patterns had a
+// principal), and over the JSON object {"principal", "goal", "steps"} for
+// any other principal. JSON keeps the key unambiguous (["a b"] and ["a",
+// "b"] differ, and an object never encodes like an array), and deriving the
+// id makes it the pattern's unique key, so the same pattern has the same id
+// in every store and replica; recording a use is then a single upsert. It
+// is part of the stored data: its derivation must never change.
+func PatternID(principal, goal string, steps []string) string {
+	var b []byte
+	var err error
+	if MemoryOwner(principal) == AnonymousPrincipal {
+		b, err = json.Marshal(append([]string{goal}, steps...))
+	} else {
+		if steps == nil {
+			steps = []string{}
+		}
+		b, err = json.Marshal(struct {
+			Principal string   `json:"principal"`
+			Goal      string   `json:"goal"`
+			Steps     []string `json:"steps"`
+		}{principal, goal, steps})
+	}
 	if err != nil {
-		panic(err) // a []string always marshals
+		panic(err) // strings always marshal
 	}
 	sum := sha256.Sum256(b)
 	return PatternIDPrefix + "_" + ulid.ULID(sum[:16]).String()

@@ -25,6 +25,59 @@ import (
 // are separated by white space and matched case-insensitively; a filter
 // text without any letter or digit matches nothing.
 
+// Who sees what is remembered. Every learning, insight and plan pattern
+// records its Principal: the ID of the principal whose call or task
+// produced it, AnonymousPrincipal when there was none (a server without
+// credentials, or a task resumed after a restart). Records stored before
+// principals were recorded belong to AnonymousPrincipal too. The stores keep
+// it and filter by it; which principal a reader is confined to is the
+// MemoryVisibility of the server, applied by the readers that serve
+// principals (the memory tools and the agents' recall). The admin API is
+// not confined: it sees every record and may filter by principal.
+
+// MemoryVisibility says which learnings, insights and plan patterns a
+// principal may read.
+type MemoryVisibility string
+
+// The memory visibilities.
+const (
+	// VisibilityPrincipal confines every principal to what its own calls
+	// and tasks produced: the safe default. Records of AnonymousPrincipal
+	// (including those from before principals were recorded) are read only
+	// by the anonymous principal (a server without credentials) and the
+	// admin API.
+	VisibilityPrincipal MemoryVisibility = "principal"
+	// VisibilityShared lets every principal read every record: one team
+	// sharing what its agents learn.
+	VisibilityShared MemoryVisibility = "shared"
+)
+
+// MemoryVisibilities lists every MemoryVisibility.
+var MemoryVisibilities = []MemoryVisibility{VisibilityPrincipal, VisibilityShared}
+
+// MemoryOwner returns the principal a record of principal ID id belongs to:
+// id, or AnonymousPrincipal for an empty id.
+func MemoryOwner(id string) string {
+	if id == "" {
+		return AnonymousPrincipal
+	}
+	return id
+}
+
+// MemoryOwnerFrom returns the principal the records written in ctx belong
+// to: MemoryOwner of the ID of ctx's Principal.
+func MemoryOwnerFrom(ctx context.Context) string { return MemoryOwner(PrincipalIDFrom(ctx)) }
+
+// ReaderScope returns the Principal filter of a reader in ctx under v: ""
+// (every principal) under VisibilityShared, MemoryOwnerFrom(ctx) otherwise,
+// so that the zero value is as safe as VisibilityPrincipal.
+func (v MemoryVisibility) ReaderScope(ctx context.Context) string {
+	if v == VisibilityShared {
+		return ""
+	}
+	return MemoryOwnerFrom(ctx)
+}
+
 // Page sizes of every Find* method.
 const (
 	DefaultPageSize = 20
@@ -69,8 +122,11 @@ type Insight struct {
 	AppliesTo  []string `json:"appliesTo"`
 	Confidence float64  `json:"confidence"`
 	// Evidence are ids of the tasks or learnings that support the insight.
-	Evidence  []string  `json:"evidence"`
-	Source    string    `json:"source,omitempty"` // who recorded it: "agent", "user", a principal
+	Evidence []string `json:"evidence"`
+	Source   string   `json:"source,omitempty"` // who recorded it: "agent", "user", a principal
+	// Principal is whose call or task produced it (see MemoryVisibility);
+	// stores record AnonymousPrincipal for an empty one.
+	Principal string    `json:"principal"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 
@@ -93,6 +149,7 @@ type InsightFilter struct {
 	Type      InsightType
 	AppliesTo string // exact match on one AppliesTo entry
 	Text      string // all words must occur in Text
+	Principal string // produced by this principal
 	Cursor    string
 	Limit     int
 }
@@ -129,7 +186,10 @@ type Learning struct {
 	Duration  time.Duration `json:"durationNs"`
 	Errors    []string      `json:"errors"`
 	Retries   int           `json:"retries"`
-	CreatedAt time.Time     `json:"createdAt"`
+	// Principal is whose task it was (see MemoryVisibility); stores record
+	// AnonymousPrincipal for an empty one.
+	Principal string    `json:"principal"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Outcome is how a task ended.
@@ -154,8 +214,10 @@ type LearningFilter struct {
 	Since    time.Time
 	Until    time.Time // exclusive
 	Text     string    // all words occur in Query or Goal
-	Cursor   string
-	Limit    int
+	// Principal selects the learnings of this principal's tasks.
+	Principal string
+	Cursor    string
+	Limit     int
 }
 
 // LearningService stores learnings.
@@ -249,11 +311,14 @@ type ToolPerformanceService interface {
 	ListToolPerformance(ctx context.Context) ([]*ToolPerformance, error)
 }
 
-// PlanPattern is a plan shape that worked for a kind of goal.
+// PlanPattern is a plan shape that worked for a kind of goal, as one
+// principal's tasks used it: the same goal and steps used by two principals
+// are two patterns, each with its own counters (see MemoryVisibility).
 type PlanPattern struct {
 	ID        string    `json:"id"`
-	Goal      string    `json:"goal"`  // generalised goal, the pattern's key
-	Steps     []string  `json:"steps"` // tools in order
+	Principal string    `json:"principal"` // whose tasks used it; with Goal and Steps, the key
+	Goal      string    `json:"goal"`      // generalised goal
+	Steps     []string  `json:"steps"`     // tools in order
 	Uses      int64     `json:"uses"`
 	Successes int64     `json:"successes"`
 	LastUsed  time.Time `json:"lastUsed"` // the latest use recorded
@@ -269,19 +334,22 @@ func (p *PlanPattern) SuccessRate() float64 {
 
 // PatternFilter selects plan patterns.
 type PatternFilter struct {
-	Text   string // all words occur in Goal
-	Cursor string
-	Limit  int
+	Text      string // all words occur in Goal
+	Principal string // used by this principal's tasks
+	Cursor    string
+	Limit     int
 }
 
 // PatternService stores plan patterns.
 type PatternService interface {
-	// RecordPatternUse adds one use of the (goal, steps) pattern, creating it
-	// on first use, atomically, and returns the pattern as updated. The same
-	// goal and steps (in the same order) always give the same pattern; a
-	// zero at means now. EINVALID for an empty goal, a goal longer than
-	// MaxQueryTextBytes or more than MaxListItems steps.
-	RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*PlanPattern, error)
+	// RecordPatternUse adds one use of principal's (goal, steps) pattern,
+	// creating it on first use, atomically, and returns the pattern as
+	// updated. The same principal, goal and steps (in the same order)
+	// always give the same pattern, whose id is PatternID; an empty
+	// principal is AnonymousPrincipal; a zero at means now. EINVALID for an
+	// empty goal, a goal longer than MaxQueryTextBytes or more than
+	// MaxListItems steps.
+	RecordPatternUse(ctx context.Context, principal, goal string, steps []string, success bool, at time.Time) (*PlanPattern, error)
 	// FindPatternByID returns ENOTFOUND for an unknown id.
 	FindPatternByID(ctx context.Context, id string) (*PlanPattern, error)
 	// FindPatterns lists patterns matching f ordered by Successes, highest

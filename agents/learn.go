@@ -96,6 +96,11 @@ func GoalTag(goal string) string {
 //     succeeded after retries, unless an insight with the same text about
 //     the same tool exists already.
 //
+// Everything it writes belongs to the principal ctx carries
+// (agentsmcp.MemoryOwnerFrom: the anonymous one when there is none), and
+// the search for a known insight looks at that principal's only, so that
+// each principal's memory is whole however memory is shared.
+//
 // Errors are logged, never returned: learning is best effort and must not
 // change how the task ended. Learn stops when ctx ends.
 func (l *Learner) Learn(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Plan) {
@@ -120,6 +125,7 @@ func (l *Learner) Learn(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Pla
 	}()
 
 	lr, steps := l.learningOf(ctx, t, p)
+	lr.Principal = agentsmcp.MemoryOwnerFrom(ctx)
 	log = log.With("task", t.ID, "goal", lr.Goal)
 	if l.Learnings != nil {
 		switch err := l.Learnings.CreateLearning(ctx, lr); {
@@ -143,7 +149,7 @@ func (l *Learner) Learn(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Pla
 			// counters of one that did.
 			log.Debug("plan too long to record as a pattern", "steps", len(steps))
 		default:
-			_, err := l.Patterns.RecordPatternUse(ctx, lr.Goal, lr.Steps, lr.Outcome == agentsmcp.OutcomeSuccess, t.EndedAt)
+			_, err := l.Patterns.RecordPatternUse(ctx, lr.Principal, lr.Goal, lr.Steps, lr.Outcome == agentsmcp.OutcomeSuccess, t.EndedAt)
 			if err != nil {
 				log.Warn("recording the plan pattern of a task failed", "error", err)
 			} else {
@@ -154,6 +160,7 @@ func (l *Learner) Learn(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Pla
 
 	if l.Insights != nil {
 		for _, in := range insightsOf(t, p, lr.Goal) {
+			in.Principal = lr.Principal
 			if ctx.Err() != nil {
 				log.Warn("stopped deriving insights: no time left", "error", ctx.Err())
 				break
@@ -406,12 +413,12 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 	return out
 }
 
-// storeInsight stores in unless an insight with the same text about the
-// same tool exists; it reports whether it wrote. Two replicas learning at
+// storeInsight stores in unless an insight of its principal with the same
+// text about the same tool exists; it reports whether it wrote. Two replicas learning at
 // once may both store it: deduplication is a lookup, not a constraint.
 func (l *Learner) storeInsight(ctx context.Context, log *slog.Logger, in *agentsmcp.Insight) bool {
 	tool := in.AppliesTo[0]
-	f := agentsmcp.InsightFilter{AppliesTo: tool, Text: agentsmcp.TruncateUTF8(in.Text, agentsmcp.MaxQueryTextBytes), Limit: agentsmcp.MaxPageSize}
+	f := agentsmcp.InsightFilter{AppliesTo: tool, Text: agentsmcp.TruncateUTF8(in.Text, agentsmcp.MaxQueryTextBytes), Principal: in.Principal, Limit: agentsmcp.MaxPageSize}
 	for range maxDedupPages {
 		items, next, err := l.Insights.FindInsights(ctx, f)
 		if err != nil {

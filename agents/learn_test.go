@@ -597,3 +597,66 @@ func TestLearnFromTheExecutor(t *testing.T) {
 		t.Errorf("Written called %d times, want 1", n)
 	}
 }
+
+// What a task teaches belongs to the principal that started it: its
+// learning, its plan pattern and its insights. Another principal's same
+// failure is its own insight, not hidden as a repeat of the first's.
+func TestLearnWritesAsThePrincipalOfTheTask(t *testing.T) {
+	f := newLearnFixture(t, nil)
+	local := router.NewLocalTools()
+	if err := router.AddLocalTool(local, &mcp.Tool{Name: "learn_vault", Description: "fails on an empty path"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Path string `json:"path"`
+		}) (*mcp.CallToolResult, map[string]any, error) {
+			return nil, nil, errors.New("bad argument: path is empty")
+		}); err != nil {
+		t.Fatal(err)
+	}
+	r := router.New(router.Options{Version: "test"})
+	if err := r.AddProvider(context.Background(), local); err != nil {
+		t.Fatal(err)
+	}
+	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: f.db, Plans: f.db, Tools: r, OnEnd: f.learner.Learn})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = ex.Close(ctx)
+	})
+	plan := &agentsmcp.Plan{Request: "read the vault", Steps: []agentsmcp.PlanStep{learnPlanStep("read", "learn_vault", `{"path":""}`)}}
+	if err := f.db.CreatePlan(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	run := func(p *agentsmcp.Principal) {
+		t.Helper()
+		ctx := agentsmcp.WithPrincipal(context.Background(), p)
+		task, err := ex.Start(ctx, plan, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if task, err = ex.Wait(wctx, task.ID); err != nil || task.Status != agentsmcp.TaskFailed {
+			t.Fatalf("task %+v: %v", task, err)
+		}
+	}
+	alice := &agentsmcp.Principal{ID: "key:aaaaaaaaaaaa"}
+	bob := &agentsmcp.Principal{ID: "jwt:bob"}
+	run(alice)
+	run(bob)
+	for _, p := range []*agentsmcp.Principal{alice, bob} {
+		ls, _, err := f.db.FindLearnings(context.Background(), agentsmcp.LearningFilter{Principal: p.ID})
+		if err != nil || len(ls) != 1 {
+			t.Errorf("learnings of %s: %v, %v; want one", p.ID, ls, err)
+		}
+		ps, _, err := f.db.FindPatterns(context.Background(), agentsmcp.PatternFilter{Principal: p.ID})
+		if err != nil || len(ps) != 1 || ps[0].Uses != 1 || ps[0].ID != agentsmcp.PatternID(p.ID, ps[0].Goal, []string{"learn_vault"}) {
+			t.Errorf("patterns of %s: %+v, %v; want one use of its own", p.ID, ps, err)
+		}
+		if ins := f.insights(t, agentsmcp.InsightFilter{Principal: p.ID}); len(ins) != 1 {
+			t.Errorf("insights of %s: %+v; want its own pitfall", p.ID, ins)
+		}
+	}
+	if ls := f.learnings(t); len(ls) != 2 {
+		t.Errorf("%d learnings in all, want 2", len(ls))
+	}
+}

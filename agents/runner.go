@@ -24,7 +24,7 @@ type runner struct {
 	// creator is the principal on whose behalf the steps run (nil for a
 	// task created without one): in their context, so that the router's
 	// call records and the audit trail name it, and checked against each
-	// step's tool.
+	// step's tool. OnEnd, and so the task's learning, runs as it too.
 	creator *agentsmcp.Principal
 
 	refs    [][]Ref // per step, its argument references
@@ -640,6 +640,11 @@ func (r *runner) finish() {
 	r.progress("task " + string(t.Status))
 	if r.e.opts.OnEnd != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if r.creator != nil {
+			// What the task teaches is its creator's memory, whoever
+			// resumed it and on whichever replica it ended.
+			ctx = agentsmcp.WithPrincipal(ctx, r.creator)
+		}
 		r.e.opts.OnEnd(ctx, t, r.plan)
 		cancel()
 	}

@@ -26,7 +26,7 @@ const Prefix = "/admin/v1"
 type Recall interface {
 	SimilarLearnings(ctx context.Context, q *mcptools.Query, f agentsmcp.LearningFilter, max int) ([]mcptools.ScoredLearning, string, error)
 	SimilarInsights(ctx context.Context, q *mcptools.Query, f agentsmcp.InsightFilter, max int) ([]mcptools.ScoredInsight, string, error)
-	SimilarPatterns(ctx context.Context, q *mcptools.Query, minSuccessRate float64, max int) ([]mcptools.ScoredPattern, string, error)
+	SimilarPatterns(ctx context.Context, q *mcptools.Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]mcptools.ScoredPattern, string, error)
 }
 
 // Upstreams manages the upstream MCP servers. The server passes a

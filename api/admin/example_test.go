@@ -82,5 +82,5 @@ func Example() {
 	// Output:
 	// POST /admin/v1/insights: 201 Created
 	// 1 insight from key:0123456789ab: list the directory before searching it
-	// 400 invalid: unknown query parameter "colour"; this route takes q, type, appliesTo, limit, cursor
+	// 400 invalid: unknown query parameter "colour"; this route takes q, type, appliesTo, principal, limit, cursor
 }

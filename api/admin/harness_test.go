@@ -259,7 +259,7 @@ type caller struct {
 type request struct {
 	method, path string
 	as           caller
-	body         any // marshalled to JSON, or sent as is when []byte or string
+	body         any    // marshalled to JSON, or sent as is when []byte or string
 	contentType  string // default: application/json on writes; noContentType for none
 	header       map[string]string
 }

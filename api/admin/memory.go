@@ -9,7 +9,9 @@ import (
 )
 
 // This file serves what the server remembers: learnings, tool performance,
-// plan patterns and insights.
+// plan patterns and insights. The admin API is not confined by the memory
+// visibility (agentsmcp.MemoryVisibility): it lists every principal's
+// learnings, insights and patterns, and ?principal= selects one principal's.
 
 // ScoredLearning is a learning as lists return it: with q, Score is its
 // similarity to the query (0 when the search fell back to words).
@@ -47,11 +49,11 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Learnings == nil {
 		return unavailable("learnings")
 	}
-	p, err := queryParams(r, "q", "tool", "status", "upstream", "since", "until", "limit", "cursor")
+	p, err := queryParams(r, "q", "tool", "status", "upstream", "principal", "since", "until", "limit", "cursor")
 	if err != nil {
 		return err
 	}
-	f := agentsmcp.LearningFilter{Tool: p.str("tool"), Upstream: p.str("upstream")}
+	f := agentsmcp.LearningFilter{Tool: p.str("tool"), Upstream: p.str("upstream"), Principal: p.str("principal")}
 	if f.Outcome, err = oneOf(p, "status", agentsmcp.Outcomes); err != nil {
 		return err
 	}
@@ -160,10 +162,11 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Patterns == nil {
 		return unavailable("plan patterns")
 	}
-	p, err := queryParams(r, "q", "minSuccessRate", "limit", "cursor")
+	p, err := queryParams(r, "q", "minSuccessRate", "principal", "limit", "cursor")
 	if err != nil {
 		return err
 	}
+	f := agentsmcp.PatternFilter{Principal: p.str("principal")}
 	minRate, err := p.fraction("minSuccessRate")
 	if err != nil {
 		return err
@@ -178,9 +181,9 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 		var found []mcptools.ScoredPattern
 		mode := mcptools.ModeLexical
 		if h.opts.Recall != nil {
-			found, mode, err = h.opts.Recall.SimilarPatterns(ctx, mcptools.NewQuery(q), minRate, pg.want())
+			found, mode, err = h.opts.Recall.SimilarPatterns(ctx, mcptools.NewQuery(q), f, minRate, pg.want())
 		} else {
-			found, err = mcptools.LexicalPatterns(ctx, h.opts.Patterns, q, minRate, pg.want())
+			found, err = mcptools.LexicalPatterns(ctx, h.opts.Patterns, q, f, minRate, pg.want())
 		}
 		if err != nil {
 			return err
@@ -194,7 +197,8 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ps, next, err := filterPatterns(ctx, h.opts.Patterns, p.str("cursor"), agentsmcp.PageSize(limit), minRate)
+	f.Cursor = p.str("cursor")
+	ps, next, err := filterPatterns(ctx, h.opts.Patterns, f, agentsmcp.PageSize(limit), minRate)
 	if err != nil {
 		return err
 	}
@@ -221,11 +225,11 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Insights == nil {
 		return unavailable("insights")
 	}
-	p, err := queryParams(r, "q", "type", "appliesTo", "limit", "cursor")
+	p, err := queryParams(r, "q", "type", "appliesTo", "principal", "limit", "cursor")
 	if err != nil {
 		return err
 	}
-	f := agentsmcp.InsightFilter{AppliesTo: p.str("appliesTo")}
+	f := agentsmcp.InsightFilter{AppliesTo: p.str("appliesTo"), Principal: p.str("principal")}
 	if f.Type, err = oneOf(p, "type", agentsmcp.InsightTypes); err != nil {
 		return err
 	}
@@ -268,7 +272,7 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 }
 
 // POST /insights: 201 with the stored insight, recorded as coming from
-// the caller.
+// the caller (Source and Principal).
 func (h *Handler) createInsight(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Insights == nil {
 		return unavailable("insights")
@@ -290,6 +294,7 @@ func (h *Handler) createInsight(w http.ResponseWriter, r *http.Request) error {
 	if p := agentsmcp.PrincipalFrom(r.Context()); p != nil {
 		ins.Source = p.ID
 	}
+	ins.Principal = agentsmcp.MemoryOwnerFrom(r.Context())
 	if err := ins.Validate(); err != nil {
 		return err
 	}

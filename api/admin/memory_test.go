@@ -236,7 +236,7 @@ func TestPatterns(t *testing.T) {
 	ctx := context.Background()
 	record := func(goal string, steps []string, successes, failures int) {
 		for i := range successes + failures {
-			if _, err := e.db.RecordPatternUse(ctx, goal, steps, i < successes, time.Time{}); err != nil {
+			if _, err := e.db.RecordPatternUse(ctx, "", goal, steps, i < successes, time.Time{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -19,10 +19,12 @@ const maxFilterRounds = 10
 // minRate. Each round asks the store for exactly the items still missing,
 // so the store's cursor after the last round resumes right after the last
 // pattern examined.
-func filterPatterns(ctx context.Context, s agentsmcp.PatternService, cursor string, limit int, minRate float64) ([]*agentsmcp.PlanPattern, string, error) {
+func filterPatterns(ctx context.Context, s agentsmcp.PatternService, f agentsmcp.PatternFilter, limit int, minRate float64) ([]*agentsmcp.PlanPattern, string, error) {
 	out := []*agentsmcp.PlanPattern{}
+	cursor := f.Cursor
 	for round := 0; round < maxFilterRounds && len(out) < limit; round++ {
-		ps, next, err := s.FindPatterns(ctx, agentsmcp.PatternFilter{Cursor: cursor, Limit: limit - len(out)})
+		f.Cursor, f.Limit = cursor, limit-len(out)
+		ps, next, err := s.FindPatterns(ctx, f)
 		if err != nil {
 			return nil, "", err
 		}

@@ -19,7 +19,7 @@ import (
 // upstreams are added.
 func (a *app) addAgents(cfg *config.Config, m *memory, recall *mcptools.Recall, search *router.ToolIndex, logger *slog.Logger) (*agents.Executor, error) {
 	catalog := router.NewCatalog(a.router, search, a.upstreamHealth)
-	gatherer := &agents.Gatherer{Catalog: catalog, Memory: recallMemory{recall}, Performance: m.store}
+	gatherer := &agents.Gatherer{Catalog: catalog, Memory: recallMemory{recall, cfg.MemoryVisibility}, Performance: m.store}
 	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.store, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
 	executor := agents.NewExecutor(agents.ExecutorOptions{
 		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
@@ -60,11 +60,18 @@ func (a *app) upstreamHealth(source string) string {
 }
 
 // recallMemory adapts the memory tools' recall (semantic, with a lexical
-// fallback) to what the agents read before thinking and planning.
-type recallMemory struct{ r *mcptools.Recall }
+// fallback) to what the agents read before thinking and planning. Like the
+// memory tools, it reads under visibility: the thought agent and planner
+// run in the call of the principal who asked, and learn from that
+// principal's past tasks only, unless memory is shared.
+type recallMemory struct {
+	r          *mcptools.Recall
+	visibility agentsmcp.MemoryVisibility
+}
 
 func (m recallMemory) SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error) {
-	hits, _, err := m.r.SimilarLearnings(ctx, mcptools.NewQuery(text), agentsmcp.LearningFilter{}, max)
+	f := agentsmcp.LearningFilter{Principal: m.visibility.ReaderScope(ctx)}
+	hits, _, err := m.r.SimilarLearnings(ctx, mcptools.NewQuery(text), f, max)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +87,7 @@ func (m recallMemory) SimilarLearnings(ctx context.Context, text string, max int
 func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools []string, max int) ([]*agentsmcp.Insight, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	scope := m.visibility.ReaderScope(ctx)
 	var out []*agentsmcp.Insight
 	add := func(in *agentsmcp.Insight) {
 		if len(out) < max && !slices.ContainsFunc(out, func(x *agentsmcp.Insight) bool { return x.ID == in.ID }) {
@@ -87,7 +95,7 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 		}
 	}
 	for _, tool := range tools {
-		ins, _, err := m.r.Insights.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: tool, Limit: 3})
+		ins, _, err := m.r.Insights.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: tool, Principal: scope, Limit: 3})
 		if err != nil {
 			return out, err
 		}
@@ -95,7 +103,7 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 			add(in)
 		}
 	}
-	hits, _, err := m.r.SimilarInsights(ctx, mcptools.NewQuery(text), agentsmcp.InsightFilter{}, max)
+	hits, _, err := m.r.SimilarInsights(ctx, mcptools.NewQuery(text), agentsmcp.InsightFilter{Principal: scope}, max)
 	for _, h := range hits {
 		add(h.Insight)
 	}
@@ -105,7 +113,8 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 // SuccessfulPatterns returns the plan patterns resembling text that
 // succeeded at least half the time.
 func (m recallMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
-	hits, _, err := m.r.SimilarPatterns(ctx, mcptools.NewQuery(agents.GoalOf(text)), 0.5, max)
+	f := agentsmcp.PatternFilter{Principal: m.visibility.ReaderScope(ctx)}
+	hits, _, err := m.r.SimilarPatterns(ctx, mcptools.NewQuery(agents.GoalOf(text)), f, 0.5, max)
 	if err != nil {
 		return nil, err
 	}

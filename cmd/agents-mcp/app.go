@@ -145,6 +145,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	memoryTools := &mcptools.Tools{
 		Recall:          recall,
 		ToolPerformance: m.store,
+		Visibility:      cfg.MemoryVisibility,
 		Written:         m.syncer.Notify,
 		Logger:          logger,
 	}

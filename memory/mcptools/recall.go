@@ -10,9 +10,17 @@
 // meaning yet (typically well under a second). When the embedder or the
 // index fails, search falls back to the store's word filter and says so in
 // the result's mode, rather than failing the call.
+//
+// Memory is confined per principal (see agentsmcp.MemoryVisibility): the
+// tools read only the records of the caller's principal unless the
+// server's visibility is shared. A filter's Principal confines Recall's
+// searches too, and a semantic match is kept only when the stored record,
+// not the index, says it belongs to that principal, so a record of another
+// principal never comes back, whatever the index holds.
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -44,6 +52,12 @@ const (
 // maxCandidates bounds how many nearest neighbours one search reads; pages
 // of results are cut from them.
 const maxCandidates = agentsmcp.MaxPageSize
+
+// maxConfinedCandidates bounds the nearest neighbours a search confined to
+// one principal asks the index for. The index does not know principals, so
+// such a search asks for maxCandidates, and for four times more (up to
+// this bound) while the matches of other principals leave it short.
+const maxConfinedCandidates = 5 * maxCandidates
 
 // Query is a search text. It is embedded at most once, however many kinds
 // of memory one call searches with it; create one per call.
@@ -95,37 +109,53 @@ type hit[T any] struct {
 
 // nearest returns up to max documents of namespace nearest to q whose
 // metadata has filter and that keep accepts, best first, each read from
-// the store by load (documents gone from the store are skipped). An error
-// from the embedder or the index means semantic search is unavailable; the
-// caller falls back to the store's word filter.
-func nearest[T any](ctx context.Context, r *Recall, namespace string, q *Query, filter map[string]string, max int,
+// the store by load (documents gone from the store are skipped). keep
+// decides on the stored document only. confined says that keep selects one
+// principal's documents, which the index cannot select: nearest then asks
+// the index for more neighbours (up to maxConfinedCandidates) while it
+// found fewer than max and the index may hold more. An error from the
+// embedder or the index means semantic search is unavailable; the caller
+// falls back to the store's word filter.
+func nearest[T any](ctx context.Context, r *Recall, namespace string, q *Query, filter map[string]string, max int, confined bool,
 	load func(context.Context, string) (T, error), keep func(T) bool) ([]hit[T], error) {
 	vec, err := r.embed(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	qctx, cancel := context.WithTimeout(ctx, r.timeout())
-	ms, err := r.Index.Query(qctx, namespace, agentsmcp.VectorQuery{Values: vec, TopK: maxCandidates, Filter: filter})
-	cancel()
-	if err != nil {
-		return nil, err
-	}
 	var out []hit[T]
-	for _, m := range ms {
-		if len(out) == max {
-			break
+	seen := map[string]bool{}
+	for topK := maxCandidates; ; topK *= 4 {
+		qctx, cancel := context.WithTimeout(ctx, r.timeout())
+		ms, err := r.Index.Query(qctx, namespace, agentsmcp.VectorQuery{Values: vec, TopK: topK, Filter: filter})
+		cancel()
+		if err != nil {
+			return nil, err
 		}
-		d, err := load(ctx, m.ID)
-		if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
-			continue
-		} else if err != nil {
-			return nil, &storeError{err}
+		for _, m := range ms {
+			if len(out) == max {
+				break
+			}
+			if seen[m.ID] {
+				continue // read in a previous round
+			}
+			seen[m.ID] = true
+			d, err := load(ctx, m.ID)
+			if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return nil, &storeError{err}
+			}
+			if keep(d) {
+				out = append(out, hit[T]{score: float64(m.Score), doc: d})
+			}
 		}
-		if keep(d) {
-			out = append(out, hit[T]{score: float64(m.Score), doc: d})
+		// Rounds after the first may rank a match read before below one
+		// read now (an approximate index); results stay best first.
+		slices.SortStableFunc(out, func(x, y hit[T]) int { return cmp.Compare(y.score, x.score) })
+		if !confined || len(out) >= max || len(ms) < topK || topK >= maxConfinedCandidates {
+			return out[:min(len(out), max)], nil
 		}
 	}
-	return out, nil
 }
 
 // storeError marks a failure of the store while reading matches back: not
@@ -156,13 +186,14 @@ type ScoredLearning struct {
 }
 
 // SimilarLearnings returns up to max learnings most similar to q that
-// match f (its Text, Cursor and Limit are ignored), best first.
+// match f (its Text, Cursor and Limit are ignored), best first. A Principal
+// in f confines the search to that principal's learnings.
 func (r *Recall) SimilarLearnings(ctx context.Context, q *Query, f agentsmcp.LearningFilter, max int) ([]ScoredLearning, string, error) {
 	var filter map[string]string
 	if f.Outcome != "" {
 		filter = map[string]string{"outcome": string(f.Outcome)}
 	}
-	hits, err := nearest(ctx, r, agentsmcp.NamespaceLearnings, q, filter, max, r.Learnings.FindLearningByID,
+	hits, err := nearest(ctx, r, agentsmcp.NamespaceLearnings, q, filter, max, f.Principal != "", r.Learnings.FindLearningByID,
 		func(l *agentsmcp.Learning) bool { return matchesLearning(l, f) })
 	if semanticFailed(err) {
 		r.logFallback("learnings", err)
@@ -183,7 +214,8 @@ func (r *Recall) SimilarLearnings(ctx context.Context, q *Query, f agentsmcp.Lea
 
 func matchesLearning(l *agentsmcp.Learning, f agentsmcp.LearningFilter) bool {
 	switch {
-	case f.Outcome != "" && l.Outcome != f.Outcome,
+	case f.Principal != "" && l.Principal != f.Principal,
+		f.Outcome != "" && l.Outcome != f.Outcome,
 		f.Tool != "" && !slices.Contains(l.Tools, f.Tool),
 		f.Upstream != "" && !slices.Contains(l.Upstreams, f.Upstream),
 		!f.Since.IsZero() && l.CreatedAt.Before(f.Since),
@@ -200,15 +232,17 @@ type ScoredInsight struct {
 }
 
 // SimilarInsights returns up to max insights most similar to q that match
-// f (Text, Cursor and Limit ignored), best first.
+// f (Text, Cursor and Limit ignored), best first. A Principal in f confines
+// the search to that principal's insights.
 func (r *Recall) SimilarInsights(ctx context.Context, q *Query, f agentsmcp.InsightFilter, max int) ([]ScoredInsight, string, error) {
 	var filter map[string]string
 	if f.Type != "" {
 		filter = map[string]string{"type": string(f.Type)}
 	}
-	hits, err := nearest(ctx, r, agentsmcp.NamespaceInsights, q, filter, max, r.Insights.FindInsightByID,
+	hits, err := nearest(ctx, r, agentsmcp.NamespaceInsights, q, filter, max, f.Principal != "", r.Insights.FindInsightByID,
 		func(in *agentsmcp.Insight) bool {
-			return (f.Type == "" || in.Type == f.Type) && (f.AppliesTo == "" || slices.Contains(in.AppliesTo, f.AppliesTo))
+			return (f.Principal == "" || in.Principal == f.Principal) &&
+				(f.Type == "" || in.Type == f.Type) && (f.AppliesTo == "" || slices.Contains(in.AppliesTo, f.AppliesTo))
 		})
 	if semanticFailed(err) {
 		r.logFallback("insights", err)
@@ -233,14 +267,18 @@ type ScoredPattern struct {
 	Pattern *agentsmcp.PlanPattern `json:"pattern"`
 }
 
-// SimilarPatterns returns up to max patterns whose goal is most similar to
-// q and that succeeded at least minSuccessRate of the time, best first.
-func (r *Recall) SimilarPatterns(ctx context.Context, q *Query, minSuccessRate float64, max int) ([]ScoredPattern, string, error) {
-	keep := func(p *agentsmcp.PlanPattern) bool { return keepPattern(p, minSuccessRate) }
-	hits, err := nearest(ctx, r, agentsmcp.NamespacePatterns, q, nil, max, r.Patterns.FindPatternByID, keep)
+// SimilarPatterns returns up to max patterns matching f (its Text, Cursor
+// and Limit are ignored) whose goal is most similar to q and that succeeded
+// at least minSuccessRate of the time, best first. A Principal in f
+// confines the search to that principal's patterns.
+func (r *Recall) SimilarPatterns(ctx context.Context, q *Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]ScoredPattern, string, error) {
+	keep := func(p *agentsmcp.PlanPattern) bool {
+		return (f.Principal == "" || p.Principal == f.Principal) && keepPattern(p, minSuccessRate)
+	}
+	hits, err := nearest(ctx, r, agentsmcp.NamespacePatterns, q, nil, max, f.Principal != "", r.Patterns.FindPatternByID, keep)
 	if semanticFailed(err) {
 		r.logFallback("patterns", err)
-		out, ferr := LexicalPatterns(ctx, r.Patterns, q.Text, minSuccessRate, max)
+		out, ferr := LexicalPatterns(ctx, r.Patterns, q.Text, f, minSuccessRate, max)
 		if ferr != nil {
 			return nil, "", ferr
 		}
@@ -288,10 +326,12 @@ func LexicalInsights(ctx context.Context, s agentsmcp.InsightService, text strin
 	return out, nil
 }
 
-// LexicalPatterns returns up to max patterns whose goal holds every word
-// of text and that succeeded at least once and minSuccessRate of the time.
-func LexicalPatterns(ctx context.Context, s agentsmcp.PatternService, text string, minSuccessRate float64, max int) ([]ScoredPattern, error) {
-	ps, _, err := s.FindPatterns(ctx, agentsmcp.PatternFilter{Text: text, Limit: agentsmcp.MaxPageSize})
+// LexicalPatterns returns up to max patterns matching f whose goal holds
+// every word of text and that succeeded at least once and minSuccessRate
+// of the time (f's Text, Cursor and Limit are ignored).
+func LexicalPatterns(ctx context.Context, s agentsmcp.PatternService, text string, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]ScoredPattern, error) {
+	f.Text, f.Cursor, f.Limit = text, "", agentsmcp.MaxPageSize
+	ps, _, err := s.FindPatterns(ctx, f)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,12 @@ const (
 type Tools struct {
 	Recall          *Recall
 	ToolPerformance agentsmcp.ToolPerformanceService
+	// Visibility says whose learnings, insights and plan patterns a caller
+	// reads: under VisibilityPrincipal (and the zero value) only those its
+	// own principal produced, under VisibilityShared every principal's.
+	// What a caller writes always records its principal. Tool performance
+	// is not confined: it counts every call of a tool, whoever made it.
+	Visibility agentsmcp.MemoryVisibility
 	// Written is called after a write that the vector index must learn
 	// about (memory/vectorsync's Syncer.Notify); may be nil.
 	Written func()
@@ -195,6 +201,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 		kinds = []string{agentsmcp.NamespaceLearnings, agentsmcp.NamespaceInsights, agentsmcp.NamespacePatterns}
 	}
 	q := NewQuery(a.Query)
+	scope := t.Visibility.ReaderScope(ctx)
 	res := &QueryMemoryResult{Mode: ModeSemantic, Items: []MemoryItem{}}
 	note := func(mode string) {
 		if mode == ModeLexical {
@@ -205,7 +212,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 	for _, kind := range kinds {
 		switch kind {
 		case agentsmcp.NamespaceLearnings:
-			ls, mode, err := t.Recall.SimilarLearnings(ctx, q, agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool}, p.want())
+			ls, mode, err := t.Recall.SimilarLearnings(ctx, q, agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool, Principal: scope}, p.want())
 			if err != nil {
 				return nil, nil, t.fail(err)
 			}
@@ -214,7 +221,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 				items = append(items, MemoryItem{Kind: kind, ID: l.Learning.ID, Score: l.Score, Learning: l.Learning})
 			}
 		case agentsmcp.NamespaceInsights:
-			ins, mode, err := t.Recall.SimilarInsights(ctx, q, agentsmcp.InsightFilter{Type: agentsmcp.InsightType(a.InsightType)}, p.want())
+			ins, mode, err := t.Recall.SimilarInsights(ctx, q, agentsmcp.InsightFilter{Type: agentsmcp.InsightType(a.InsightType), Principal: scope}, p.want())
 			if err != nil {
 				return nil, nil, t.fail(err)
 			}
@@ -223,7 +230,7 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 				items = append(items, MemoryItem{Kind: kind, ID: in.Insight.ID, Score: in.Score, Insight: in.Insight})
 			}
 		case agentsmcp.NamespacePatterns:
-			ps, mode, err := t.Recall.SimilarPatterns(ctx, q, 0, p.want())
+			ps, mode, err := t.Recall.SimilarPatterns(ctx, q, agentsmcp.PatternFilter{Principal: scope}, 0, p.want())
 			if err != nil {
 				return nil, nil, t.fail(err)
 			}
@@ -265,6 +272,7 @@ func (t *Tools) storeInsight(ctx context.Context, req *mcp.CallToolRequest, a St
 		Confidence: 0.5,
 		Evidence:   a.Evidence,
 		Source:     "mcp",
+		Principal:  agentsmcp.MemoryOwnerFrom(ctx),
 	}
 	if a.Confidence != nil {
 		in.Confidence = *a.Confidence
@@ -306,7 +314,8 @@ func (t *Tools) similarTasks(ctx context.Context, _ *mcp.CallToolRequest, a Simi
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
-	ls, mode, err := t.Recall.SimilarLearnings(ctx, NewQuery(a.Query), agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool}, p.want())
+	f := agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool, Principal: t.Visibility.ReaderScope(ctx)}
+	ls, mode, err := t.Recall.SimilarLearnings(ctx, NewQuery(a.Query), f, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
@@ -341,7 +350,8 @@ func (t *Tools) successfulPlans(ctx context.Context, _ *mcp.CallToolRequest, a S
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
-	ps, mode, err := t.Recall.SimilarPatterns(ctx, NewQuery(a.Goal), a.MinSuccessRate, p.want())
+	f := agentsmcp.PatternFilter{Principal: t.Visibility.ReaderScope(ctx)}
+	ps, mode, err := t.Recall.SimilarPatterns(ctx, NewQuery(a.Goal), f, a.MinSuccessRate, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}

@@ -44,7 +44,10 @@ type env struct {
 	router   *router.Router
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, "") }
+
+// newEnvWith is newEnv with the tools' memory visibility.
+func newEnvWith(t *testing.T, visibility agentsmcp.MemoryVisibility) *env {
 	t.Helper()
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
@@ -63,6 +66,7 @@ func newEnv(t *testing.T) *env {
 		Recall: &mcptools.Recall{Index: index, Embedder: e.embedder, Learnings: db, Insights: db, Patterns: db,
 			QueryTimeout: 100 * time.Millisecond},
 		ToolPerformance: db,
+		Visibility:      visibility,
 	}
 	r := router.New(router.Options{})
 	e.router = r
@@ -274,11 +278,11 @@ func TestSuccessfulPlansAndToolPerformance(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	for i, ok := range []bool{true, true, false} {
-		if _, err := e.db.RecordPatternUse(ctx, "summarise the largest files", []string{"files__list", "files__read"}, ok, time.Time{}); err != nil {
+		if _, err := e.db.RecordPatternUse(ctx, "", "summarise the largest files", []string{"files__list", "files__read"}, ok, time.Time{}); err != nil {
 			t.Fatal(i, err)
 		}
 	}
-	if _, err := e.db.RecordPatternUse(ctx, "summarise the largest files", []string{"files__grep"}, false, time.Time{}); err != nil {
+	if _, err := e.db.RecordPatternUse(ctx, "", "summarise the largest files", []string{"files__grep"}, false, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	e.drain(t)

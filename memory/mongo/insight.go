@@ -19,6 +19,7 @@ type insightDoc struct {
 	Confidence float64   `bson:"confidence"`
 	Evidence   []string  `bson:"evidence"`
 	Source     string    `bson:"source,omitempty"`
+	Principal  string    `bson:"principal"`
 	CreatedAt  time.Time `bson:"createdAt"`
 }
 
@@ -31,12 +32,13 @@ func (d *insightDoc) insight() *agentsmcp.Insight {
 		Confidence: d.Confidence,
 		Evidence:   d.Evidence,
 		Source:     d.Source,
+		Principal:  agentsmcp.MemoryOwner(d.Principal),
 		CreatedAt:  d.CreatedAt.UTC(),
 	}
 }
 
 // CreateInsight validates in, assigns ID and CreatedAt when empty, and
-// inserts it; on success in holds the stored ID and CreatedAt (UTC,
+// inserts it; on success in holds the stored ID, Principal and CreatedAt (UTC,
 // millisecond precision). EINVALID for a broken invariant, ECONFLICT for a
 // taken ID.
 func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
@@ -51,6 +53,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 		Confidence: in.Confidence,
 		Evidence:   orEmpty(in.Evidence),
 		Source:     in.Source,
+		Principal:  agentsmcp.MemoryOwner(in.Principal),
 		CreatedAt:  ms(in.CreatedAt),
 	}
 	if d.ID == "" {
@@ -69,7 +72,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 	if _, err := db.db.Collection(colInsights).InsertOne(ctx, &stored); err != nil {
 		return wrap(err, "insight "+d.ID)
 	}
-	in.ID, in.CreatedAt = d.ID, d.CreatedAt
+	in.ID, in.Principal, in.CreatedAt = d.ID, d.Principal, d.CreatedAt
 	return nil
 }
 
@@ -94,6 +97,9 @@ func (db *DB) FindInsights(ctx context.Context, f agentsmcp.InsightFilter) ([]*a
 	if f.AppliesTo != "" {
 		// Equality on an array field matches any one entry.
 		clauses = append(clauses, bson.D{{Key: "appliesTo", Value: f.AppliesTo}})
+	}
+	if f.Principal != "" {
+		clauses = append(clauses, bson.D{{Key: "principal", Value: f.Principal}})
 	}
 	docs, next, err := newestFirstPage(ctx, db.db.Collection(colInsights), agentsmcp.InsightIDPrefix, clauses, f.Text, f.Cursor, f.Limit,
 		func(d *insightDoc) (time.Time, string) { return d.CreatedAt, d.ID })

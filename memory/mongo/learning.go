@@ -23,6 +23,7 @@ type learningDoc struct {
 	DurationNs int64     `bson:"durationNs"`
 	Errors     []string  `bson:"errors"`
 	Retries    int64     `bson:"retries"`
+	Principal  string    `bson:"principal"`
 	CreatedAt  time.Time `bson:"createdAt"`
 }
 
@@ -39,13 +40,14 @@ func (d *learningDoc) learning() *agentsmcp.Learning {
 		Duration:  time.Duration(d.DurationNs),
 		Errors:    d.Errors,
 		Retries:   int(d.Retries),
+		Principal: agentsmcp.MemoryOwner(d.Principal),
 		CreatedAt: d.CreatedAt.UTC(),
 	}
 }
 
 // CreateLearning validates l (learnings are written once, never updated), assigns ID and CreatedAt when empty, and
 // inserts it with write concern majority, so it is durable when this
-// returns; on success l holds the stored ID and CreatedAt (UTC, millisecond
+// returns; on success l holds the stored ID, Principal and CreatedAt (UTC, millisecond
 // precision). EINVALID for a broken invariant, ECONFLICT for a taken ID.
 func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 	if err := l.Validate(); err != nil {
@@ -63,6 +65,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 		DurationNs: int64(l.Duration),
 		Errors:     orEmpty(l.Errors),
 		Retries:    int64(l.Retries),
+		Principal:  agentsmcp.MemoryOwner(l.Principal),
 		CreatedAt:  ms(l.CreatedAt),
 	}
 	if d.ID == "" {
@@ -81,7 +84,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 	if _, err := db.db.Collection(colLearnings).InsertOne(ctx, &stored); err != nil {
 		return wrap(err, "learning "+d.ID)
 	}
-	l.ID, l.CreatedAt = d.ID, d.CreatedAt
+	l.ID, l.Principal, l.CreatedAt = d.ID, d.Principal, d.CreatedAt
 	return nil
 }
 
@@ -107,6 +110,9 @@ func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]
 	}
 	if f.Outcome != "" {
 		clauses = append(clauses, bson.D{{Key: "outcome", Value: string(f.Outcome)}})
+	}
+	if f.Principal != "" {
+		clauses = append(clauses, bson.D{{Key: "principal", Value: f.Principal}})
 	}
 	if !f.Since.IsZero() {
 		clauses = append(clauses, bson.D{{Key: "createdAt", Value: bson.D{{Key: "$gte", Value: ceilMs(f.Since)}}}})

@@ -490,3 +490,55 @@ func TestCursorOfAnotherKindIsInvalid(t *testing.T) {
 func at(sec int) time.Time {
 	return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second)
 }
+
+// TestMemoryBeforePrincipals: documents stored before schema 5 gave memory
+// a principal belong to the anonymous principal afterwards, and a pattern
+// keeps its id and counters.
+func TestMemoryBeforePrincipals(t *testing.T) {
+	ctx := t.Context()
+	db := openDB(t)
+	patID := agentsmcp.PatternID("", "rotate credentials", []string{"vault__rotate"})
+	old := map[string]bson.D{
+		colInsights: {{Key: "_id", Value: agentsmcp.NewID(agentsmcp.InsightIDPrefix)}, {Key: "text", Value: "old insight"},
+			{Key: "type", Value: "observation"}, {Key: "appliesTo", Value: bson.A{}}, {Key: "confidence", Value: 0.5},
+			{Key: "evidence", Value: bson.A{}}, {Key: "createdAt", Value: time.UnixMilli(1000)}, {Key: "words", Value: bson.A{"old", "insight"}}},
+		colLearnings: {{Key: "_id", Value: agentsmcp.NewID(agentsmcp.LearningIDPrefix)}, {Key: "query", Value: "old learning"},
+			{Key: "goal", Value: ""}, {Key: "steps", Value: bson.A{}}, {Key: "tools", Value: bson.A{}}, {Key: "upstreams", Value: bson.A{}},
+			{Key: "outcome", Value: "success"}, {Key: "durationNs", Value: int64(0)}, {Key: "errors", Value: bson.A{}},
+			{Key: "retries", Value: int64(0)}, {Key: "createdAt", Value: time.UnixMilli(1000)}, {Key: "words", Value: bson.A{"old", "learning"}}},
+		colPatterns: {{Key: "_id", Value: patID}, {Key: "goal", Value: "rotate credentials"}, {Key: "steps", Value: bson.A{"vault__rotate"}},
+			{Key: "uses", Value: int64(3)}, {Key: "successes", Value: int64(2)}, {Key: "lastUsed", Value: time.UnixMilli(1000)},
+			{Key: "words", Value: bson.A{"rotate", "credentials"}}},
+	}
+	for col, doc := range old {
+		if _, err := db.db.Collection(col).InsertOne(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Back to version 4, as a binary from before principals left it.
+	if err := db.setSchemaVersion(ctx, SchemaVersion, 4); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // idempotent
+		if err := db.migrate(ctx); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+	}
+	anon := agentsmcp.AnonymousPrincipal
+	if ins, _, err := db.FindInsights(ctx, agentsmcp.InsightFilter{Principal: anon}); err != nil || len(ins) != 1 || ins[0].Principal != anon {
+		t.Errorf("the anonymous principal's insights = %v, %v; want the old one", ins, err)
+	}
+	if ins, _, err := db.FindInsights(ctx, agentsmcp.InsightFilter{Principal: "key:aaaaaaaaaaaa"}); err != nil || len(ins) != 0 {
+		t.Errorf("another principal's insights = %v, %v; want none", ins, err)
+	}
+	if ls, _, err := db.FindLearnings(ctx, agentsmcp.LearningFilter{Principal: anon}); err != nil || len(ls) != 1 || ls[0].Principal != anon {
+		t.Errorf("the anonymous principal's learnings = %v, %v; want the old one", ls, err)
+	}
+	if ps, _, err := db.FindPatterns(ctx, agentsmcp.PatternFilter{Principal: anon}); err != nil || len(ps) != 1 || ps[0].ID != patID {
+		t.Errorf("the anonymous principal's patterns = %v, %v; want the old one", ps, err)
+	}
+	p, err := db.RecordPatternUse(ctx, "", "rotate credentials", []string{"vault__rotate"}, true, time.Time{})
+	if err != nil || p.ID != patID || p.Uses != 4 || p.Successes != 3 || p.Principal != anon {
+		t.Errorf("a use of the old pattern = %+v, %v; want id %s, 4 uses, 3 successes, anonymous", p, err, patID)
+	}
+}

@@ -12,12 +12,13 @@ import (
 // mostSuccessful is the order of patterns.
 var mostSuccessful = bson.D{{Key: "successes", Value: -1}, {Key: "_id", Value: -1}}
 
-// patternDoc is the stored form of a PlanPattern: one document per (goal,
-// steps), whose _id is [patternID]. Its words array (see text.go) is set on
+// patternDoc is the stored form of a PlanPattern: one document per
+// (principal, goal, steps), whose _id is [agentsmcp.PatternID]. Its words array (see text.go) is set on
 // insert and never decoded. (Reads leave it out, except findAndModify:
 // FerretDB 1.24 does not implement its projection.)
 type patternDoc struct {
 	ID        string    `bson:"_id"`
+	Principal string    `bson:"principal"`
 	Goal      string    `bson:"goal"`
 	Steps     []string  `bson:"steps"`
 	Uses      int64     `bson:"uses"`
@@ -28,6 +29,7 @@ type patternDoc struct {
 func (d *patternDoc) pattern() *agentsmcp.PlanPattern {
 	return &agentsmcp.PlanPattern{
 		ID:        d.ID,
+		Principal: agentsmcp.MemoryOwner(d.Principal),
 		Goal:      d.Goal,
 		Steps:     d.Steps,
 		Uses:      d.Uses,
@@ -36,13 +38,14 @@ func (d *patternDoc) pattern() *agentsmcp.PlanPattern {
 	}
 }
 
-// RecordPatternUse adds one use (and one success when success) of the
-// (goal, steps) pattern, creating it on first use, and returns the pattern
-// as it is after this use. It is one atomic findOneAndUpdate upsert: $inc
-// on the counters, $setOnInsert of goal, steps and words, $max of lastUsed
+// RecordPatternUse adds one use (and one success when success) of
+// principal's (goal, steps) pattern, creating it on first use, and returns
+// the pattern as it is after this use. It is one atomic findOneAndUpdate
+// upsert: $inc on the counters, $setOnInsert of principal, goal, steps and
+// words, $max of lastUsed
 // (at, or now when zero), so concurrent uses are all counted. EINVALID for
 // an empty or overlong goal or too many steps.
-func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
+func (db *DB) RecordPatternUse(ctx context.Context, principal, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
 	if err := agentsmcp.ValidatePatternUse(goal, steps); err != nil {
 		return nil, err
 	}
@@ -53,10 +56,11 @@ func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string,
 	if success {
 		successes = 1
 	}
-	id := agentsmcp.PatternID(goal, steps)
+	principal = agentsmcp.MemoryOwner(principal)
+	id := agentsmcp.PatternID(principal, goal, steps)
 	update := bson.D{
 		{Key: "$inc", Value: bson.D{{Key: "uses", Value: int64(1)}, {Key: "successes", Value: successes}}},
-		{Key: "$setOnInsert", Value: bson.D{{Key: "goal", Value: goal}, {Key: "steps", Value: orEmpty(steps)}, {Key: "words", Value: words(goal)}}},
+		{Key: "$setOnInsert", Value: bson.D{{Key: "principal", Value: principal}, {Key: "goal", Value: goal}, {Key: "steps", Value: orEmpty(steps)}, {Key: "words", Value: words(goal)}}},
 		{Key: "$max", Value: bson.D{{Key: "lastUsed", Value: ms(at)}}},
 	}
 	defer db.lockKey(colPatterns + "\x00" + id)()
@@ -101,6 +105,9 @@ func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*a
 	clauses, none, err := textClauses(f.Text)
 	if err != nil || none {
 		return nil, "", err
+	}
+	if f.Principal != "" {
+		clauses = append(clauses, bson.D{{Key: "principal", Value: f.Principal}})
 	}
 	if f.Cursor != "" {
 		n, id, err := decodeCursor(f.Cursor, agentsmcp.PatternIDPrefix)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -12,7 +13,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -51,6 +52,28 @@ var migrations = []migration{
 	// filtered by it. Documents written before have no principal field,
 	// which reads as "": nothing to rewrite.
 	{version: 5, name: "principals of thoughts, plans and tasks", up: func(context.Context, *mongo.Database) error { return nil }},
+	// Version 6 records the principal of every insight, learning and plan
+	// pattern (see agentsmcp.MemoryVisibility). Documents from before it
+	// have none and are given "anonymous" (agentsmcp.AnonymousPrincipal):
+	// who produced them is unknown, so under the default visibility only
+	// the anonymous principal and the admin API see them. Pattern ids are
+	// unchanged: the anonymous principal's are derived as before. Setting
+	// the field only where it is missing makes the migration idempotent.
+	{version: 6, name: "memory principal", up: setMissingPrincipal},
+}
+
+// setMissingPrincipal gives the memory documents that have no principal
+// the anonymous one.
+func setMissingPrincipal(ctx context.Context, db *mongo.Database) error {
+	for _, col := range []string{colInsights, colLearnings, colPatterns} {
+		_, err := db.Collection(col).UpdateMany(ctx,
+			bson.D{{Key: "principal", Value: bson.D{{Key: "$exists", Value: false}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "principal", Value: agentsmcp.AnonymousPrincipal}}}})
+		if err != nil {
+			return fmt.Errorf("set the principal of %s: %w", col, err)
+		}
+	}
+	return nil
 }
 
 // index is one index of the current layout. Every index has an explicit
@@ -74,17 +97,20 @@ var indexes = []index{
 	{colInsights, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colInsights, "type_createdAt_id", bson.D{{Key: "type", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colInsights, "appliesTo_createdAt_id", bson.D{{Key: "appliesTo", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colInsights, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colInsights, "words_createdAt_id", bson.D{{Key: "words", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 
 	{colLearnings, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colLearnings, "tools_createdAt_id", bson.D{{Key: "tools", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colLearnings, "upstreams_createdAt_id", bson.D{{Key: "upstreams", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colLearnings, "outcome_createdAt_id", bson.D{{Key: "outcome", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	{colLearnings, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colLearnings, "words_createdAt_id", bson.D{{Key: "words", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 
 	{colToolPerf, "calls_id", bson.D{{Key: "calls", Value: -1}, {Key: "_id", Value: 1}}},
 
 	{colPatterns, "successes_id", bson.D{{Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
+	{colPatterns, "principal_successes_id", bson.D{{Key: "principal", Value: 1}, {Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
 	{colPatterns, "words_successes_id", bson.D{{Key: "words", Value: 1}, {Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
 
 	// The catalog is read by name (_id), or by source then name.

@@ -9,12 +9,12 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-const insightColumns = "i.id, i.text, i.type, i.applies_to, i.confidence, i.evidence, i.source, i.created_at"
+const insightColumns = "i.id, i.text, i.type, i.applies_to, i.confidence, i.evidence, i.source, i.principal, i.created_at"
 
 const (
 	insertInsightSQL = `INSERT INTO insights
-		(id, text, type, applies_to, confidence, evidence, source, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+		(id, text, type, applies_to, confidence, evidence, source, principal, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	insertInsightAppliesToSQL = `INSERT INTO insight_applies_to (value, created_at, insight_id, insight_pk)
 		VALUES (?, ?, ?, ?)`
 	deleteInsightSQL = "DELETE FROM insights WHERE id = ?"
@@ -23,7 +23,7 @@ const (
 const findInsightByIDSQL = "SELECT " + insightColumns + " FROM insights i WHERE i.id = ?"
 
 // CreateInsight implements [agentsmcp.InsightService]. On success in holds
-// the stored ID and CreatedAt (UTC, at millisecond precision).
+// the stored ID, Principal and CreatedAt (UTC, at millisecond precision).
 func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 	if err := in.Validate(); err != nil {
 		return err
@@ -36,10 +36,11 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 		created = now()
 	}
 	createdMS := toMillis(created)
+	principal := agentsmcp.MemoryOwner(in.Principal)
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var pk int64
 		err := db.txStmt(ctx, tx, insertInsightSQL).QueryRowContext(ctx,
-			id, in.Text, string(in.Type), encodeList(in.AppliesTo), in.Confidence, encodeList(in.Evidence), in.Source, createdMS,
+			id, in.Text, string(in.Type), encodeList(in.AppliesTo), in.Confidence, encodeList(in.Evidence), in.Source, principal, createdMS,
 		).Scan(&pk)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "insight %q already exists", id)
@@ -56,7 +57,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 	if err != nil {
 		return err
 	}
-	in.ID, in.CreatedAt = id, fromMillis(createdMS)
+	in.ID, in.Principal, in.CreatedAt = id, principal, fromMillis(createdMS)
 	return nil
 }
 
@@ -75,7 +76,8 @@ func (db *DB) FindInsightByID(ctx context.Context, id string) (*agentsmcp.Insigh
 
 // FindInsights implements [agentsmcp.InsightService]. A filter on AppliesTo
 // reads the side table insight_applies_to in sort order; otherwise the
-// insights table is read through its (type,) created_at, id index.
+// insights table is read through its (type,) or (principal,) created_at, id
+// index.
 func (db *DB) FindInsights(ctx context.Context, f agentsmcp.InsightFilter) ([]*agentsmcp.Insight, string, error) {
 	q, ok, err := insightQuery(f)
 	if err != nil || !ok {
@@ -122,6 +124,9 @@ func insightQuery(f agentsmcp.InsightFilter) (q *listQuery, ok bool, err error) 
 	if f.Type != "" {
 		q.and("i.type = ?", string(f.Type))
 	}
+	if f.Principal != "" {
+		q.and("i.principal = ?", f.Principal)
+	}
 	if f.Text != "" {
 		match, ok := ftsQuery(f.Text)
 		if !ok {
@@ -164,7 +169,7 @@ func scanInsight(row scanner) (*agentsmcp.Insight, error) {
 		appliesTo, evidence string
 		created             int64
 	)
-	if err := row.Scan(&in.ID, &in.Text, &in.Type, &appliesTo, &in.Confidence, &evidence, &in.Source, &created); err != nil {
+	if err := row.Scan(&in.ID, &in.Text, &in.Type, &appliesTo, &in.Confidence, &evidence, &in.Source, &in.Principal, &created); err != nil {
 		return nil, err
 	}
 	var err error

@@ -9,12 +9,12 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-const learningColumns = "l.id, l.task_id, l.query, l.goal, l.steps, l.tools, l.upstreams, l.outcome, l.duration_ns, l.errors, l.retries, l.created_at"
+const learningColumns = "l.id, l.task_id, l.query, l.goal, l.steps, l.tools, l.upstreams, l.outcome, l.duration_ns, l.errors, l.retries, l.principal, l.created_at"
 
 const (
 	insertLearningSQL = `INSERT INTO learnings
-		(id, task_id, query, goal, steps, tools, upstreams, outcome, duration_ns, errors, retries, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+		(id, task_id, query, goal, steps, tools, upstreams, outcome, duration_ns, errors, retries, principal, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	insertLearningToolSQL = `INSERT INTO learning_tools (tool, created_at, learning_id, learning_pk)
 		VALUES (?, ?, ?, ?)`
 	insertLearningUpstreamSQL = `INSERT INTO learning_upstreams (upstream, created_at, learning_id, learning_pk)
@@ -24,7 +24,7 @@ const (
 const findLearningByIDSQL = "SELECT " + learningColumns + " FROM learnings l WHERE l.id = ?"
 
 // CreateLearning implements [agentsmcp.LearningService]. On success l holds
-// the stored ID and CreatedAt (UTC, at millisecond precision); the learning
+// the stored ID, Principal and CreatedAt (UTC, at millisecond precision); the learning
 // is committed to the WAL, which survives a crash of the process.
 func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 	if err := l.Validate(); err != nil {
@@ -38,11 +38,12 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 		created = now()
 	}
 	createdMS := toMillis(created)
+	principal := agentsmcp.MemoryOwner(l.Principal)
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var pk int64
 		err := db.txStmt(ctx, tx, insertLearningSQL).QueryRowContext(ctx,
 			id, l.TaskID, l.Query, l.Goal, encodeList(l.Steps), encodeList(l.Tools), encodeList(l.Upstreams),
-			string(l.Outcome), int64(l.Duration), encodeList(l.Errors), l.Retries, createdMS,
+			string(l.Outcome), int64(l.Duration), encodeList(l.Errors), l.Retries, principal, createdMS,
 		).Scan(&pk)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "learning %q already exists", id)
@@ -64,7 +65,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 	if err != nil {
 		return err
 	}
-	l.ID, l.CreatedAt = id, fromMillis(createdMS)
+	l.ID, l.Principal, l.CreatedAt = id, principal, fromMillis(createdMS)
 	return nil
 }
 
@@ -84,7 +85,7 @@ func (db *DB) FindLearningByID(ctx context.Context, id string) (*agentsmcp.Learn
 // FindLearnings implements [agentsmcp.LearningService]. A Tool filter reads
 // the side table learning_tools in sort order (else an Upstream filter,
 // learning_upstreams); otherwise the learnings table is read through its
-// (outcome,) created_at, id index. Since and Until bound the sort key of
+// (outcome,) or (principal,) created_at, id index. Since and Until bound the sort key of
 // whichever table leads.
 func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]*agentsmcp.Learning, string, error) {
 	q, ok, err := learningQuery(f)
@@ -139,6 +140,9 @@ func learningQuery(f agentsmcp.LearningFilter) (q *listQuery, ok bool, err error
 	if f.Outcome != "" {
 		q.and("l.outcome = ?", string(f.Outcome))
 	}
+	if f.Principal != "" {
+		q.and("l.principal = ?", f.Principal)
+	}
 	if !f.Since.IsZero() {
 		q.and(q.keyN+" >= ?", ceilMillis(f.Since))
 	}
@@ -180,7 +184,7 @@ func scanLearning(row scanner) (*agentsmcp.Learning, error) {
 		duration, created               int64
 	)
 	if err := row.Scan(&l.ID, &l.TaskID, &l.Query, &l.Goal, &steps, &tools, &upstreams, &l.Outcome,
-		&duration, &errors, &l.Retries, &created); err != nil {
+		&duration, &errors, &l.Retries, &l.Principal, &created); err != nil {
 		return nil, err
 	}
 	for _, p := range []struct {

@@ -9,24 +9,25 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-const patternColumns = "p.id, p.goal, p.steps, p.uses, p.successes, p.last_used"
+const patternColumns = "p.id, p.principal, p.goal, p.steps, p.uses, p.successes, p.last_used"
 
 // recordPatternUseSQL inserts a pattern's first use or adds to its
 // counters, and returns the row as it is after either.
-const recordPatternUseSQL = `INSERT INTO patterns AS p (id, goal, steps, uses, successes, last_used)
-	VALUES (?, ?, ?, 1, ?, ?)
+const recordPatternUseSQL = `INSERT INTO patterns AS p (id, principal, goal, steps, uses, successes, last_used)
+	VALUES (?, ?, ?, ?, 1, ?, ?)
 	ON CONFLICT (id) DO UPDATE SET
 		uses = p.uses + 1,
 		successes = p.successes + excluded.successes,
 		last_used = max(p.last_used, excluded.last_used)
-	RETURNING id, goal, steps, uses, successes, last_used`
+	RETURNING id, principal, goal, steps, uses, successes, last_used`
 
 const findPatternByIDSQL = "SELECT " + patternColumns + " FROM patterns p WHERE p.id = ?"
 
 // RecordPatternUse implements [agentsmcp.PatternService] with one UPSERT
-// on the pattern's id, which is derived from (goal, steps) (see patternID):
+// on the pattern's id, which is derived from (principal, goal, steps) (see
+// [agentsmcp.PatternID]):
 // the first use inserts, later ones add to the counters in SQL.
-func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
+func (db *DB) RecordPatternUse(ctx context.Context, principal, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
 	if err := agentsmcp.ValidatePatternUse(goal, steps); err != nil {
 		return nil, err
 	}
@@ -37,10 +38,11 @@ func (db *DB) RecordPatternUse(ctx context.Context, goal string, steps []string,
 	if success {
 		successes = 1
 	}
+	principal = agentsmcp.MemoryOwner(principal)
 	var p *agentsmcp.PlanPattern
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
 		p, err = scanPattern(db.txStmt(ctx, tx, recordPatternUseSQL).QueryRowContext(ctx,
-			agentsmcp.PatternID(goal, steps), goal, encodeList(steps), successes, toMillis(at)))
+			agentsmcp.PatternID(principal, goal, steps), principal, goal, encodeList(steps), successes, toMillis(at)))
 		if err != nil {
 			return fmt.Errorf("record use of pattern %.40q: %w", goal, err)
 		}
@@ -69,7 +71,7 @@ func (db *DB) FindPatternByID(ctx context.Context, id string) (*agentsmcp.PlanPa
 }
 
 // FindPatterns implements [agentsmcp.PatternService], reading the index
-// (successes, id) backwards.
+// (successes, id), or (principal, successes, id), backwards.
 func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*agentsmcp.PlanPattern, string, error) {
 	q, ok, err := patternQuery(f)
 	if err != nil || !ok {
@@ -106,6 +108,9 @@ func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*a
 // nothing.
 func patternQuery(f agentsmcp.PatternFilter) (q *listQuery, ok bool, err error) {
 	q = &listQuery{columns: patternColumns, from: "patterns p", keyN: "p.successes", keyID: "p.id"}
+	if f.Principal != "" {
+		q.and("p.principal = ?", f.Principal)
+	}
 	if f.Text != "" {
 		match, ok := ftsQuery(f.Text)
 		if !ok {
@@ -129,7 +134,7 @@ func scanPattern(row scanner) (*agentsmcp.PlanPattern, error) {
 		steps    string
 		lastUsed int64
 	)
-	if err := row.Scan(&p.ID, &p.Goal, &steps, &p.Uses, &p.Successes, &lastUsed); err != nil {
+	if err := row.Scan(&p.ID, &p.Principal, &p.Goal, &steps, &p.Uses, &p.Successes, &lastUsed); err != nil {
 		return nil, err
 	}
 	list, err := decodeList(steps)

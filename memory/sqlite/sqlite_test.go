@@ -3,9 +3,11 @@ package sqlite
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +64,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: "t", Duration: time.Millisecond, Error: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.RecordPatternUse(ctx, "goal", []string{"t"}, true, time.Time{})
+	p, err := db.RecordPatternUse(ctx, "", "goal", []string{"t"}, true, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if perf, err := db.FindToolPerformance(ctx, "t"); err != nil || perf.Calls != 1 || perf.CommonErrors["x"] != 1 {
 		t.Errorf("tool performance after reopen: %+v, %v", perf, err)
 	}
-	if got, err := db.RecordPatternUse(ctx, "goal", []string{"t"}, true, time.Time{}); err != nil || got.ID != p.ID || got.Uses != 2 {
+	if got, err := db.RecordPatternUse(ctx, "", "goal", []string{"t"}, true, time.Time{}); err != nil || got.ID != p.ID || got.Uses != 2 {
 		t.Errorf("pattern after reopen: %+v, %v", got, err)
 	}
 }
@@ -239,7 +241,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 				if err := db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: "shared", Duration: time.Duration(i) * time.Millisecond}); err != nil {
 					fail(fmt.Errorf("RecordToolCall: %w", err))
 				}
-				if _, err := db.RecordPatternUse(ctx, "shared goal", []string{"a", "b"}, i%2 == 0, time.Time{}); err != nil {
+				if _, err := db.RecordPatternUse(ctx, "", "shared goal", []string{"a", "b"}, i%2 == 0, time.Time{}); err != nil {
 					fail(fmt.Errorf("RecordPatternUse: %w", err))
 				}
 				if err := db.CreateInsight(ctx, &agentsmcp.Insight{Text: "concurrent insight", Type: agentsmcp.InsightObservation}); err != nil {
@@ -491,6 +493,14 @@ func TestQueryPlans(t *testing.T) {
 
 		pq, ok, err := patternQuery(pat(agentsmcp.PatternFilter{}))
 		list("patterns "+cur, pq, ok, err, false, "USING INDEX patterns_rank")
+
+		// Confined to one principal (memory visibility).
+		q, ok, err = insightQuery(ins(agentsmcp.InsightFilter{Principal: "p"}))
+		list("insights principal "+cur, q, ok, err, false, keyed("SEARCH i USING INDEX insights_principal_created (principal=?"))
+		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Principal: "p"}))
+		list("learnings principal "+cur, lq, ok, err, false, keyed("SEARCH l USING INDEX learnings_principal_created (principal=?"))
+		pq, ok, err = patternQuery(pat(agentsmcp.PatternFilter{Principal: "p"}))
+		list("patterns principal "+cur, pq, ok, err, false, "SEARCH p USING INDEX patterns_principal_rank (principal=?")
 		pq, ok, err = patternQuery(pat(agentsmcp.PatternFilter{Text: "x"}))
 		list("patterns text "+cur, pq, ok, err, true, "patterns_fts VIRTUAL TABLE INDEX 0:M")
 	}
@@ -690,5 +700,66 @@ func TestContextCancelled(t *testing.T) {
 	// The store still works.
 	if err := db.CreateInsight(t.Context(), &agentsmcp.Insight{Text: "x", Type: agentsmcp.InsightObservation}); err != nil {
 		t.Errorf("CreateInsight after a cancelled call: %v", err)
+	}
+}
+
+// TestMemoryBeforePrincipals: rows stored before migration 0006 gave
+// memory a principal belong to the anonymous principal afterwards, and a
+// pattern keeps its id and counters.
+func TestMemoryBeforePrincipals(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agents-mcp.db")
+	old, err := sql.Open("sqlite", dsn(path, url.Values{"_pragma": {"foreign_keys(1)"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	const before = "0007_memory_principal.sql"
+	for _, m := range migrations {
+		if m.name == before {
+			break
+		}
+		if err := apply(ctx, old, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insID, lrnID := agentsmcp.NewID(agentsmcp.InsightIDPrefix), agentsmcp.NewID(agentsmcp.LearningIDPrefix)
+	patID := agentsmcp.PatternID("", "rotate credentials", []string{"vault__rotate"})
+	for _, stmt := range []string{
+		`INSERT INTO insights (id, text, type, applies_to, confidence, evidence, source, created_at)
+			VALUES ('` + insID + `', 'old insight', 'observation', '[]', 0.5, '[]', 'mcp', 1000)`,
+		`INSERT INTO learnings (id, task_id, query, goal, steps, tools, upstreams, outcome, duration_ns, errors, retries, created_at)
+			VALUES ('` + lrnID + `', '', 'old learning', '', '[]', '[]', '[]', 'success', 0, '[]', 0, 1000)`,
+		`INSERT INTO patterns (id, goal, steps, uses, successes, last_used)
+			VALUES ('` + patID + `', 'rotate credentials', '["vault__rotate"]', 3, 2, 1000)`,
+	} {
+		if _, err := old.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	anon := agentsmcp.AnonymousPrincipal
+	if ins, _, err := db.FindInsights(ctx, agentsmcp.InsightFilter{Principal: anon}); err != nil || len(ins) != 1 || ins[0].ID != insID || ins[0].Principal != anon {
+		t.Errorf("the anonymous principal's insights = %v, %v; want the old one", ins, err)
+	}
+	if ins, _, err := db.FindInsights(ctx, agentsmcp.InsightFilter{Principal: "key:aaaaaaaaaaaa"}); err != nil || len(ins) != 0 {
+		t.Errorf("another principal's insights = %v, %v; want none", ins, err)
+	}
+	if ls, _, err := db.FindLearnings(ctx, agentsmcp.LearningFilter{Principal: anon}); err != nil || len(ls) != 1 || ls[0].ID != lrnID || ls[0].Principal != anon {
+		t.Errorf("the anonymous principal's learnings = %v, %v; want the old one", ls, err)
+	}
+	p, err := db.RecordPatternUse(ctx, "", "rotate credentials", []string{"vault__rotate"}, true, time.Time{})
+	if err != nil || p.ID != patID || p.Uses != 4 || p.Successes != 3 || p.Principal != anon {
+		t.Errorf("a use of the old pattern = %+v, %v; want id %s, 4 uses, 3 successes, anonymous", p, err, patID)
 	}
 }

@@ -36,6 +36,7 @@ func checkInsight(t *testing.T, got, want *agentsmcp.Insight) {
 	g, w := *got, *want
 	checkTime(t, "insight "+w.ID+" CreatedAt", g.CreatedAt, w.CreatedAt)
 	g.CreatedAt, w.CreatedAt = time.Time{}, time.Time{}
+	w.Principal = agentsmcp.MemoryOwner(w.Principal) // stores record the anonymous principal for none
 	g.AppliesTo, w.AppliesTo = orEmpty(g.AppliesTo), orEmpty(w.AppliesTo)
 	g.Evidence, w.Evidence = orEmpty(g.Evidence), orEmpty(w.Evidence)
 	if fmt.Sprintf("%#v", g) != fmt.Sprintf("%#v", w) {
@@ -66,6 +67,7 @@ func testInsightRoundTrip(t *testing.T, s Services) {
 			Confidence: 0.875,
 			Evidence:   []string{agentsmcp.NewID("lrn"), "task-42"},
 			Source:     "agent",
+			Principal:  "jwt:alice@example.com",
 			// Not UTC and finer than a millisecond: stores keep the
 			// instant at millisecond precision and return UTC.
 			CreatedAt: time.Date(2026, 10, 3, 9, 8, 7, 654321987, time.FixedZone("CET", 3600)),

@@ -33,6 +33,7 @@ func checkLearning(t *testing.T, got, want *agentsmcp.Learning) {
 	g, w := *got, *want
 	checkTime(t, "learning "+w.ID+" CreatedAt", g.CreatedAt, w.CreatedAt)
 	g.CreatedAt, w.CreatedAt = time.Time{}, time.Time{}
+	w.Principal = agentsmcp.MemoryOwner(w.Principal) // stores record the anonymous principal for none
 	for _, p := range []struct{ g, w *[]string }{
 		{&g.Steps, &w.Steps}, {&g.Tools, &w.Tools}, {&g.Upstreams, &w.Upstreams}, {&g.Errors, &w.Errors},
 	} {
@@ -62,6 +63,7 @@ func testLearningRoundTrip(t *testing.T, s Services) {
 			Duration:  12*time.Second + 345678901,
 			Errors:    []string{"rate limited", "timeout after 30s"},
 			Retries:   2,
+			Principal: "key:0123456789ab",
 			CreatedAt: time.Date(2026, 10, 3, 9, 8, 7, 654321987, time.FixedZone("PST", -8*3600)),
 		}},
 		{"explicit id and minimal", agentsmcp.Learning{

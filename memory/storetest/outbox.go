@@ -66,7 +66,7 @@ func testOutboxWritesEnqueue(t *testing.T, s Services) {
 	if err := s.Insights.CreateInsight(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Patterns.RecordPatternUse(ctx, "summarise files", []string{"files__list", "files__read"}, true, at(3))
+	p, err := s.Patterns.RecordPatternUse(ctx, "", "summarise files", []string{"files__list", "files__read"}, true, at(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func testOutboxWritesEnqueue(t *testing.T, s Services) {
 
 	// A pattern is indexed at its first use only: goal and steps never
 	// change.
-	if _, err := s.Patterns.RecordPatternUse(ctx, "summarise files", []string{"files__list", "files__read"}, false, at(4)); err != nil {
+	if _, err := s.Patterns.RecordPatternUse(ctx, "", "summarise files", []string{"files__list", "files__read"}, false, at(4)); err != nil {
 		t.Fatal(err)
 	}
 	if n := backlog(t, s); n != 0 {
@@ -302,7 +302,7 @@ func testOutboxListDocumentIDs(t *testing.T, s Services) {
 	if err := s.Insights.CreateInsight(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Patterns.RecordPatternUse(ctx, "goal", []string{"a"}, true, time.Time{})
+	p, err := s.Patterns.RecordPatternUse(ctx, "", "goal", []string{"a"}, true, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

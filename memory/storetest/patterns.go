@@ -26,7 +26,7 @@ func init() {
 
 func use(t *testing.T, s Services, goal string, steps []string, success bool, when time.Time) *agentsmcp.PlanPattern {
 	t.Helper()
-	p, err := s.Patterns.RecordPatternUse(t.Context(), goal, steps, success, when)
+	p, err := s.Patterns.RecordPatternUse(t.Context(), "", goal, steps, success, when)
 	if err != nil {
 		t.Fatalf("RecordPatternUse(%.40q, %d steps): %v", goal, len(steps), err)
 	}
@@ -40,7 +40,7 @@ func checkPattern(t *testing.T, what string, got, want *agentsmcp.PlanPattern) {
 		t.Fatalf("%s: nil pattern", what)
 	}
 	checkTime(t, what+" LastUsed", got.LastUsed, want.LastUsed)
-	if got.ID != want.ID || got.Goal != want.Goal || !slices.Equal(orEmpty(got.Steps), orEmpty(want.Steps)) ||
+	if got.ID != want.ID || got.Principal != agentsmcp.MemoryOwner(want.Principal) || got.Goal != want.Goal || !slices.Equal(orEmpty(got.Steps), orEmpty(want.Steps)) ||
 		got.Uses != want.Uses || got.Successes != want.Successes {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, *got, *want)
 	}
@@ -140,7 +140,7 @@ func testPatternConcurrent(t *testing.T, s Services) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range perGoroutine {
-				p, err := s.Patterns.RecordPatternUse(t.Context(), "contended goal", steps, (g+i)%2 == 0, at(g))
+				p, err := s.Patterns.RecordPatternUse(t.Context(), "", "contended goal", steps, (g+i)%2 == 0, at(g))
 				if err != nil {
 					errs <- err
 					continue
@@ -194,7 +194,7 @@ func testPatternInvalid(t *testing.T, s Services) {
 		{"too many steps", "goal", many},
 	}
 	for _, tt := range tests {
-		_, err := s.Patterns.RecordPatternUse(ctx, tt.goal, tt.steps, true, at(0))
+		_, err := s.Patterns.RecordPatternUse(ctx, "", tt.goal, tt.steps, true, at(0))
 		wantCode(t, err, agentsmcp.EINVALID, tt.name)
 	}
 	items, _, err := s.Patterns.FindPatterns(ctx, agentsmcp.PatternFilter{})

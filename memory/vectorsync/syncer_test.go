@@ -201,7 +201,7 @@ func TestReconcileRestoresALostIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.db.RecordPatternUse(ctx, "rotate credentials", []string{"vault__rotate"}, true, time.Time{}); err != nil {
+	if _, err := f.db.RecordPatternUse(ctx, "", "rotate credentials", []string{"vault__rotate"}, true, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	// The outbox was drained into an index that was then lost (a crash

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/auth"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/remote"
@@ -128,6 +129,11 @@ type Config struct {
 	// printed. File and environment only, never a flag (a command line is
 	// visible to every local user).
 	SecretsKey string
+	// MemoryVisibility says whose learnings, insights and plan patterns a
+	// principal reads through the memory tools and the agents: its own
+	// (principal, the default) or every principal's (shared).
+	MemoryVisibility agentsmcp.MemoryVisibility
+
 	// UpstreamSyncInterval is how often a replica reads the upstreams
 	// added through the admin API from the store. At least
 	// [MinUpstreamSyncInterval].
@@ -175,6 +181,8 @@ func Default() *Config {
 
 		TaskLeaseTTL:       DefaultTaskLeaseTTL,
 		TaskResumeInterval: DefaultTaskResumeInterval,
+
+		MemoryVisibility: DefaultMemoryVisibility,
 
 		UpstreamSyncInterval: remote.DefaultSyncInterval,
 	}

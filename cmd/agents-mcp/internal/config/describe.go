@@ -74,6 +74,7 @@ func (c *Config) Describe() []Setting {
 	c.describeTasks(add)
 	add("egress.allow", strings.Join(c.Egress.Allow, ","))
 	add("egress.deny", strings.Join(c.Egress.Deny, ","))
+	c.describeMemory(add)
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {
 		names[i] = u.Name

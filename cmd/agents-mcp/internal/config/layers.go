@@ -38,6 +38,7 @@ type fileConfig struct {
 	Audit           *fileAudit     `yaml:"audit"`
 	Tasks           *fileTasks     `yaml:"tasks"`
 	Egress          *fileEgress    `yaml:"egress"`
+	Memory          *fileMemory    `yaml:"memory"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -106,6 +107,7 @@ var yamlSections = map[string]string{
 	"config.fileAudit":     "audit",
 	"config.fileTasks":     "tasks",
 	"config.fileEgress":    "egress",
+	"config.fileMemory":    "memory",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -234,6 +236,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	l.applyFileAuth(f)
 	l.applyFileTasks(f)
 	l.applyFileEgress(f)
+	l.applyFileMemory(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -306,6 +309,7 @@ func (l *loader) applyEnv() {
 	l.applyEnvAuth()
 	l.applyEnvTasks()
 	l.applyEnvEgress()
+	l.applyEnvMemory()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)

@@ -81,6 +81,7 @@ func (c *Config) validate() []error {
 	errs = append(errs, c.validateAuth(bad)...)
 	c.validateTasks(bad)
 	c.validateEgress(bad)
+	c.validateMemory(bad)
 	if c.UpstreamSyncInterval < MinUpstreamSyncInterval {
 		bad("upstream_sync_interval", "must be at least %s, got %s", MinUpstreamSyncInterval, c.UpstreamSyncInterval)
 	}
