@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 )
 
 // FuzzJSONRPCGuard feeds arbitrary bodies to the guard in front of /mcp. The
@@ -74,7 +76,7 @@ func FuzzJSONRPCGuard(f *testing.F) {
 				t.Fatalf("a body of %d messages charged %d extra, want %d: %q", len(messages), charged, want, body)
 			}
 			for _, m := range messages {
-				if fractionalID(m) {
+				if rpcid.Inexact(m) {
 					t.Fatalf("passed on a fractional id: %q", m)
 				}
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 	"github.com/agents-mcp/agents-mcp/router/sse"
 )
 
@@ -250,9 +251,9 @@ func usesSessionlessProtocol(req *http.Request) bool {
 //   - a batch when the protocol version (MCP-Protocol-Version) is 2025-06-18
 //     or later, which removed batching: HTTP 400, -32600;
 //   - a batch of more than MaxBatchMessages messages: HTTP 400, -32600;
-//   - a request whose id is a number but not an integer (JSON-RPC ids are
-//     strings or integers; 1.5 must not be answered as 1): HTTP 400,
-//     -32600;
+//   - a message whose id is a number but not an integer of at most 2^53
+//     (JSON-RPC ids are strings or integers; 1.5 must not be answered as 1):
+//     HTTP 400, -32600;
 //   - a notification method sent with an id, or a request method without
 //     one: HTTP 400, -32600;
 //   - a call of an unknown method: HTTP 200 with a -32601 response.
@@ -348,8 +349,8 @@ func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, cod
 
 // checkDecoded is checkMessage by a full decode.
 func checkDecoded(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
-	if fractionalID(data) {
-		return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: id must be a string or an integer"
+	if rpcid.Inexact(data) {
+		return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: id must be a string or an integer of at most 2^53"
 	}
 	m, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
@@ -565,19 +566,6 @@ func skipJSONValue(data []byte, i int) int {
 		}
 		return j
 	}
-}
-
-// fractionalID reports whether data is an object whose id is a number with
-// a fraction or an exponent, which the SDK would silently truncate.
-func fractionalID(data []byte) bool {
-	var probe struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(data, &probe) != nil || len(probe.ID) == 0 {
-		return false
-	}
-	c := probe.ID[0]
-	return (c == '-' || c >= '0' && c <= '9') && bytes.ContainsAny(probe.ID, ".eE")
 }
 
 // rawID recovers the id of a message that did not decode, so the error can

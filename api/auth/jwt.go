@@ -324,16 +324,18 @@ func sanitizeHint(s string) string {
 }
 
 // MaxSubjectBytes bounds the sub claim of an accepted JWT, so that the
-// principal "jwt:<sub>" fits the audit trail's fields whole.
-const MaxSubjectBytes = 256
+// principal "jwt:<sub>" is a valid principal ID (what tasks and memories
+// record) and fits the audit trail's fields whole.
+const MaxSubjectBytes = agentsmcp.MaxPrincipalIDBytes - len("jwt:")
 
 // checkSubject says why sub cannot name a principal, or "". The principal
 // ID is what tasks, memories and sessions are owned by, what the audit
 // trail and logs name, and what admins filter on: it must be shown
 // exactly as it is stored. So a subject with control or format characters
-// (newlines that forge log lines, bidirectional overrides that disguise
-// it), invalid UTF-8, or over MaxSubjectBytes is refused rather than
-// rewritten, since a rewritten one could equal another user's subject.
+// (newlines and line separators that forge log lines, bidirectional
+// overrides that disguise it), invalid UTF-8, or over MaxSubjectBytes is
+// refused rather than rewritten, since a rewritten one could equal another
+// user's subject.
 func checkSubject(sub string) string {
 	if len(sub) > MaxSubjectBytes {
 		return fmt.Sprintf("token's sub claim is longer than %d bytes", MaxSubjectBytes)
@@ -342,7 +344,7 @@ func checkSubject(sub string) string {
 		return "token's sub claim is not valid UTF-8"
 	}
 	for _, r := range sub {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError {
 			return fmt.Sprintf("token's sub claim holds the control or format character %U", r)
 		}
 	}

@@ -64,7 +64,9 @@ func TestJWTChecks(t *testing.T) {
 		{name: "sub with a newline", token: rs.sign(t, claims("alice\n{\"level\":\"INFO\",\"msg\":\"forged\"}", "mcp")), wantStatus: 401, wantReason: "token's sub claim holds the control or format character U+000A"},
 		{name: "sub with a NUL", token: rs.sign(t, claims("alice\x00admin", "mcp")), wantStatus: 401, wantReason: "token's sub claim holds the control or format character U+0000"},
 		{name: "sub with a bidi override", token: rs.sign(t, claims("alice\u202egnp.exe", "mcp")), wantStatus: 401, wantReason: "token's sub claim holds the control or format character U+202E"},
-		{name: "sub too long", token: rs.sign(t, claims(strings.Repeat("a", MaxSubjectBytes+1), "mcp")), wantStatus: 401, wantReason: "token's sub claim is longer than 256 bytes"},
+		{name: "sub too long", token: rs.sign(t, claims(strings.Repeat("a", MaxSubjectBytes+1), "mcp")), wantStatus: 401, wantReason: "token's sub claim is longer than 252 bytes"},
+		{name: "sub with a line separator", token: rs.sign(t, claims("alice\u2028bob", "mcp")), wantStatus: 401, wantReason: "token's sub claim holds the control or format character U+2028"},
+		{name: "sub of the longest accepted length", token: rs.sign(t, claims(strings.Repeat("a", MaxSubjectBytes), "mcp")), wantID: "jwt:" + strings.Repeat("a", MaxSubjectBytes), wantScopes: []string{"mcp"}},
 		{name: "sub of another script", token: rs.sign(t, claims("Zoë 山田", "mcp")), wantID: "jwt:Zoë 山田", wantScopes: []string{"mcp"}},
 		{name: "signed by a stranger", token: stranger.sign(t, claims("mallory", "mcp")), wantStatus: 401, wantReason: "invalid token signature"},
 		{name: "tampered payload", token: tamper(rs.sign(t, claims("alice", "mcp"))), wantStatus: 401, wantReason: "invalid token signature"},
@@ -478,8 +480,11 @@ func FuzzCheckSubject(f *testing.F) {
 		if len(sub) > MaxSubjectBytes || !utf8.ValidString(sub) {
 			t.Fatalf("accepted sub %q: too long or not UTF-8", sub)
 		}
+		if id := "jwt:" + sub; len(id) > agentsmcp.MaxPrincipalIDBytes {
+			t.Fatalf("accepted sub %q makes the principal ID %q, over %d bytes", sub, id, agentsmcp.MaxPrincipalIDBytes)
+		}
 		for _, r := range sub {
-			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError {
 				t.Fatalf("accepted sub %q with %U", sub, r)
 			}
 		}

@@ -124,7 +124,7 @@ func nearest[T any](ctx context.Context, r *Recall, namespace string, q *Query, 
 	}
 	var out []hit[T]
 	seen := map[string]bool{}
-	for topK := maxCandidates; ; topK *= 4 {
+	for topK := maxCandidates; ; topK = min(topK*4, maxConfinedCandidates) {
 		qctx, cancel := context.WithTimeout(ctx, r.timeout())
 		ms, err := r.Index.Query(qctx, namespace, agentsmcp.VectorQuery{Values: vec, TopK: topK, Filter: filter})
 		cancel()

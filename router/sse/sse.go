@@ -27,6 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
+
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
@@ -343,6 +345,10 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if data[0] == '[' {
 		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "batches are not supported on this transport")
+		return
+	}
+	if rpcid.Inexact(data) {
+		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "id must be a string or an integer of at most 2^53")
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(data)

@@ -769,3 +769,37 @@ func readEndpoint(r io.Reader) string {
 	}
 	return ""
 }
+
+// TestFractionalIDIsRefused: an id the SDK would truncate (1.5 → 1) is
+// refused on /messages, as on the other endpoints, and never answered.
+func TestFractionalIDIsRefused(t *testing.T) {
+	server := newServer()
+	h := NewHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/sse", h)
+	mux.Handle("/messages", h)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	t.Cleanup(h.Close)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/sse", nil)
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	endpoint := readEndpoint(resp.Body)
+	for _, id := range []string{"1.5", "2e0", "9007199254740993"} {
+		post, err := http.Post(ts.URL+endpoint, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(post.Body)
+		post.Body.Close()
+		if post.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "-32600") {
+			t.Errorf("id %s: %d %s, want 400 with -32600", id, post.StatusCode, body)
+		}
+	}
+}
