@@ -235,6 +235,14 @@ func TestAnotherPrincipalCannotSeeOrControlATask(t *testing.T) {
 	if _, errText := w.call(auditor, "cancel_task", map[string]any{"taskId": id}); errText == "" || strings.Contains(errText, "not found") {
 		t.Errorf("admin:read cancelled the task, or was told it does not exist: %q", errText)
 	}
+	// Running alice's plan would act with the secrets she put in it: a
+	// reader may not, however much it may see.
+	if _, errText := w.call(auditor, "execute_task", map[string]any{"planId": planID}); errText == "" || strings.Contains(errText, "not found") {
+		t.Errorf("admin:read ran another's plan, or was told it does not exist: %q", errText)
+	}
+	if list := w.mustCall(auditor, "list_tasks", map[string]any{})["tasks"].([]any); len(list) != 1 {
+		t.Errorf("after the reader's execute_task there are %d tasks, want alice's 1", len(list))
+	}
 	w.mustCall(admin, "cancel_task", map[string]any{"taskId": id})
 }
 

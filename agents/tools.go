@@ -137,8 +137,14 @@ type TaskResult struct {
 
 func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a ExecuteTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
 	plan, err := t.Plans.FindPlanByID(ctx, a.PlanID)
-	if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(plan.Principal) {
+	caller := agentsmcp.PrincipalFrom(ctx)
+	if err != nil || !caller.MaySee(plan.Principal) {
 		return nil, nil, hidden(err, "plan", a.PlanID)
+	}
+	// Running a plan acts, with the secrets its creator put in its
+	// arguments: a reader of everyone's plans (admin:read) may not.
+	if !caller.MayControl(plan.Principal) {
+		return nil, nil, agentsmcp.Errorf(agentsmcp.EUNAUTHORIZED, "plan %s belongs to another principal; running it takes scope %s", a.PlanID, agentsmcp.ScopeAdminWrite)
 	}
 	return t.start(ctx, req, plan, a.Inputs, a.Confirm, a.Wait, "")
 }

@@ -66,6 +66,14 @@ func requestIDOf(req mcp.Request) string {
 // allowlist does not admit (see [agentsmcp.Principal]).
 func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" {
+			// A client that works in its session has initialized it, even
+			// if it never sent notifications/initialized (go-sdk serves
+			// it): the reaper of unfinished sessions must leave it alone.
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				r.sessions.markInitialized(ss.ID())
+			}
+		}
 		p, own := r.principalOf(req)
 		if p != nil {
 			ctx = agentsmcp.WithPrincipal(ctx, p)

@@ -326,6 +326,33 @@ func TestRebindingProtection(t *testing.T) {
 	}
 }
 
+// TestRebindingProtectionWithoutCredentials: a server without credentials
+// off loopback (--insecure) refuses host names a page could rebind, while
+// IP addresses (probes, direct clients) and AllowedHosts pass.
+func TestRebindingProtectionWithoutCredentials(t *testing.T) {
+	for _, tc := range []struct {
+		allowed []string
+		host    string
+		want    int
+	}{
+		{nil, "10.1.2.3:8080", 204},
+		{nil, "[fd00::1]:8080", 204},
+		{nil, "evil.example:8080", 403},
+		{nil, "localhost:8080", 403}, // not loopback here: the request came from afar
+		{[]string{"mcp.example.com"}, "mcp.example.com", 204},
+		{[]string{"mcp.example.com"}, "evil.example", 403},
+	} {
+		p := router.RebindingProtection{AllowedHosts: tc.allowed, NoCredentials: true}
+		h := p.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
+		req := httptest.NewRequest(http.MethodPost, "http://"+tc.host+"/admin/v1/upstreams", nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("Host %s (allowed %v): %d, want %d", tc.host, tc.allowed, rec.Code, tc.want)
+		}
+	}
+}
+
 func TestRebindingProtectionOnNonLoopbackListener(t *testing.T) {
 	p := router.RebindingProtection{AllowedHosts: []string{"mcp.example.com"}}
 	h := p.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))

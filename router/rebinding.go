@@ -17,9 +17,11 @@ import (
 //     header must name a loopback host (localhost, 127.0.0.0/8, ::1) or one of
 //     AllowedHosts. On other addresses the Host is not checked unless
 //     AllowedHosts is set, because the public name is not known here and
-//     such a server requires credentials anyway. A Host that is the IP
-//     address the connection arrived on always passes: rebinding needs a
-//     DNS name, and probes (Kubernetes, load balancers) name the pod's IP.
+//     a server that has credentials needs them from a rebound page too;
+//     with NoCredentials (--insecure), such a Host must be an IP address
+//     or one of AllowedHosts. A Host that is the IP address the connection
+//     arrived on always passes: rebinding needs a DNS name, and probes
+//     (Kubernetes, load balancers) name the pod's IP.
 //   - Origin: when present, it must be the request's own origin (same host
 //     and port), a loopback origin on a loopback connection, or one of
 //     AllowedOrigins. Requests without Origin (non-browser clients) pass.
@@ -28,6 +30,10 @@ import (
 type RebindingProtection struct {
 	AllowedHosts   []string // host names, with or without port
 	AllowedOrigins []string // full origins: scheme://host[:port]
+	// NoCredentials says that the server serves everyone as the anonymous
+	// principal: a page that rebinds a name to any of its addresses would
+	// act with every scope, so host names are refused on every connection.
+	NoCredentials bool
 }
 
 // Wrap returns next behind the protection.
@@ -65,6 +71,9 @@ func (p RebindingProtection) hostAllowed(host, localIP string, loopbackConn bool
 	}
 	if loopbackConn {
 		return isLoopbackHost(name)
+	}
+	if p.NoCredentials {
+		return net.ParseIP(name) != nil
 	}
 	return len(p.AllowedHosts) == 0
 }

@@ -22,8 +22,9 @@ const (
 	// multi-agent host a few dozen.
 	DefaultMaxSessionsPerPrincipal = 256
 	// DefaultSessionInitTimeout is how long a new session may take to
-	// complete the initialize handshake (notifications/initialized)
-	// before it is closed. Real clients send it at once.
+	// complete the initialize handshake (notifications/initialized, or
+	// any request after initialize) before it is closed. Real clients
+	// send it at once.
 	DefaultSessionInitTimeout = 10 * time.Second
 )
 

@@ -146,6 +146,12 @@ func TestSessionsThatNeverInitializeAreClosed(t *testing.T) {
 	srv := newSessionServer(t, router.HTTPOptions{SessionInitTimeout: 300 * time.Millisecond, MaxSessionsPerPrincipal: 2})
 	bare := openSession(t, srv, "alice", false)
 	done := openSession(t, srv, "alice", true)
+	// A client that skips notifications/initialized but works in its
+	// session (go-sdk serves it) keeps its session too.
+	working := openSession(t, srv, "bob", false)
+	if status, body, _ := sessionRequest(t, srv, "bob", http.MethodPost, working, ping); status != http.StatusOK {
+		t.Fatalf("a request in a session without notifications/initialized: %d %s", status, body)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -178,6 +184,9 @@ func TestSessionsThatNeverInitializeAreClosed(t *testing.T) {
 	}
 	if status, body, _ := sessionRequest(t, srv, "alice", http.MethodPost, done, ping); status != http.StatusOK {
 		t.Errorf("the initialized session: %d %s", status, body)
+	}
+	if status, body, _ := sessionRequest(t, srv, "bob", http.MethodPost, working, ping); status != http.StatusOK {
+		t.Errorf("the working session without notifications/initialized: %d %s", status, body)
 	}
 	// The reaped session's slot is free again: alice holds one of two.
 	openSession(t, srv, "alice", true)

@@ -94,7 +94,10 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	// Every route, the admin API and health included, is behind the
 	// DNS-rebinding and cross-site check that /mcp has (the router's own
 	// check of /mcp then finds nothing more to refuse).
-	protect := router.RebindingProtection{AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
+	protect := router.RebindingProtection{
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
+		NoCredentials: !sec.authn.Configured(),
+	}
 	srv := api.NewServer(telemetry.HTTPMiddleware(telemetry.RequestIDMiddleware(protect.Wrap(mux))), api.ServerOptions{
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	})
