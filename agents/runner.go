@@ -346,18 +346,19 @@ func (r *runner) schedule() []launchStep {
 			case r.refErrs[i] != nil:
 				r.endStep(i, agentsmcp.StepFailed, nil, "its arguments are malformed: "+agentsmcp.ErrorMessage(r.refErrs[i]), now)
 				changed = true
+			case !r.creator.MayUseTool(r.plan.Steps[i].Tool):
+				// Checked again at each step: the task may be resumed
+				// anywhere, and nested tools (run_task) must not widen
+				// what its creator may call. Before asking the user
+				// anything: no confirmation can make the step run.
+				r.endStep(i, agentsmcp.StepFailed, nil, fmt.Sprintf("tool %q is not allowed for the principal of the task", r.plan.Steps[i].Tool), now)
+				changed = true
 			case len(r.missingInputs(i)) > 0:
 				s.Status, s.Error = agentsmcp.StepWaitingInput, "waiting for inputs: "+strings.Join(r.missingInputs(i), ", ")
 				r.event("step_waiting_input", s.StepID, s.Error)
 			case r.needsConfirmation(i) && !s.Confirmed:
 				s.Status, s.Error = agentsmcp.StepWaitingConfirmation, r.confirmationQuestion(i)
 				r.event("step_waiting_confirmation", s.StepID, s.Error)
-			case !r.creator.MayUseTool(r.plan.Steps[i].Tool):
-				// Checked again at each step: the task may be resumed
-				// anywhere, and nested tools (run_task) must not widen
-				// what its creator may call.
-				r.endStep(i, agentsmcp.StepFailed, nil, fmt.Sprintf("tool %q is not allowed for the principal of the task", r.plan.Steps[i].Tool), now)
-				changed = true
 			case r.stopping.Load() || r.inflight+len(launch) >= r.e.opts.MaxParallel:
 			default:
 				args, err := ResolveRefs(r.plan.Steps[i].Arguments, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -152,6 +153,14 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		limits.serveStateful(main, w, req)
 	}))
 	compatEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// A browser sends a cross-origin POST without a preflight only as
+		// a form or text/plain: from a page (it has an Origin), only JSON
+		// is taken, so that another page on localhost cannot call tools.
+		if req.Header.Get("Origin") != "" && !isJSON(req.Header.Get("Content-Type")) {
+			WriteJSONRPCError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+				"Invalid Request: a request from a web page must be sent with Content-Type: application/json")
+			return
+		}
 		// Clients of the original server send neither the Accept header the
 		// streamable transport insists on nor, sometimes, a Content-Type.
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -566,6 +575,12 @@ func skipJSONValue(data []byte, i int) int {
 		}
 		return j
 	}
+}
+
+// isJSON reports whether a Content-Type names JSON.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // rawID recovers the id of a message that did not decode, so the error can

@@ -297,6 +297,39 @@ func TestBatchesAreChargedPerMessage(t *testing.T) {
 	}
 }
 
+// TestCompatPOSTFromAPageMustBeJSON: a page on another localhost port (an
+// allowed loopback origin) cannot call tools through POST /sse with a
+// simple, preflight-free text/plain request; a JSON one, or one without
+// Origin (a non-browser client of the original server), is served.
+func TestCompatPOSTFromAPageMustBeJSON(t *testing.T) {
+	_, srv := newHTTPServer(t, router.HTTPOptions{})
+	call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"x"}}}`)
+	for _, tc := range []struct {
+		origin, contentType string
+		want                int
+	}{
+		{"http://localhost:3000", "text/plain", http.StatusUnsupportedMediaType},
+		{"http://localhost:3000", "application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{"http://localhost:3000", "application/json", http.StatusOK},
+		{"", "text/plain", http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/sse", bytes.NewReader(call))
+		req.Header.Set("Content-Type", tc.contentType)
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("Origin %q, Content-Type %s: %d %s, want %d", tc.origin, tc.contentType, resp.StatusCode, body, tc.want)
+		}
+	}
+}
+
 func TestRebindingProtection(t *testing.T) {
 	_, srv := newHTTPServer(t, router.HTTPOptions{AllowedOrigins: []string{"https://app.example.com"}})
 	ping := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)

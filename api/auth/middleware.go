@@ -191,6 +191,9 @@ func (a *Authenticator) Refuse(w http.ResponseWriter, r *http.Request, err error
 			secs := RetryAfterSeconds(retry)
 			reason := "too many failed authentications from this address: retry in " + strconv.Itoa(secs) + "s"
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			// The challenge still says how to authenticate: a client
+			// behind a shared address may be starting OAuth discovery.
+			w.Header().Set("WWW-Authenticate", a.challenge(&Error{Status: http.StatusUnauthorized}, ""))
 			writeJSONError(w, http.StatusTooManyRequests, CodeRateLimited, reason)
 			if a.onFailure != nil {
 				a.onFailure(r, e.Hint, http.StatusTooManyRequests, reason)

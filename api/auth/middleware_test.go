@@ -443,3 +443,51 @@ func TestRequireScopeWithoutPrincipal(t *testing.T) {
 		t.Errorf("no principal: %d %+v, want 401", rec.Code, body)
 	}
 }
+
+// TestRefusalsAreLimitedPerAddress: past its burst of refusals an address
+// gets 429 (with Retry-After and the challenge) instead of 401, the hook
+// still hears of each one, the right key from that address still gets in,
+// and another address is not affected.
+func TestRefusalsAreLimitedPerAddress(t *testing.T) {
+	var log failureLog
+	a, err := New(Config{Keys: []Key{{Name: "agent", Secret: mcpKey, Scopes: []string{"mcp"}}}, OnFailure: log.hook, FailureRate: 0.001, FailureBurst: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Middleware(agentsmcp.ScopeMCP)(okHandler)
+	send := func(addr, token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		req.RemoteAddr = addr
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	var got []int
+	for range 5 {
+		got = append(got, send("192.0.2.7:4000", "wrong-key-0123456789").Code)
+	}
+	if want := []int{401, 401, 401, 429, 429}; !slices.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	last := send("192.0.2.7:4001", "wrong-key-0123456789") // another port: the same client
+	if last.Code != 429 || last.Header().Get("Retry-After") == "" || !strings.HasPrefix(last.Header().Get("WWW-Authenticate"), "Bearer ") {
+		t.Errorf("the 6th refusal: %d, Retry-After %q, WWW-Authenticate %q", last.Code, last.Header().Get("Retry-After"), last.Header().Get("WWW-Authenticate"))
+	}
+	if ok := send("192.0.2.7:4002", mcpKey); ok.Code != 200 {
+		t.Errorf("the right key from the limited address: %d %s", ok.Code, ok.Body)
+	}
+	if other := send("198.51.100.1:4000", "wrong-key-0123456789"); other.Code != 401 {
+		t.Errorf("another address: %d, want 401", other.Code)
+	}
+	// IPv6 clients are one /64.
+	for range 3 {
+		send("[2001:db8:1:2::a]:4000", "wrong-key-0123456789")
+	}
+	if v6 := send("[2001:db8:1:2::b]:4000", "wrong-key-0123456789"); v6.Code != 429 {
+		t.Errorf("another address of the same /64 after its burst: %d, want 429", v6.Code)
+	}
+	if n := len(log.take()); n != 11 {
+		t.Errorf("the hook heard of %d refusals, want every one of 11", n)
+	}
+}

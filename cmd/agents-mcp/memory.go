@@ -110,16 +110,23 @@ func secretsKeyFile(path string) ([]byte, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("create the secrets key: %w", err)
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
+		// Written whole under another name, then linked into place: a
+		// process starting at the same moment either finds no key or the
+		// whole one, never an empty file.
+		tmp, err := os.CreateTemp(filepath.Dir(path), ".secrets.key-*")
+		if err != nil {
+			return nil, fmt.Errorf("create the secrets key: %w", err)
+		}
+		defer os.Remove(tmp.Name())
+		_, werr := tmp.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
+		serr := tmp.Sync()
+		if err := errors.Join(werr, serr, tmp.Close()); err != nil {
+			return nil, fmt.Errorf("write the secrets key %s: %w", path, err)
+		}
+		if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
 			return secretsKeyFile(path) // another process made it first
 		} else if err != nil {
 			return nil, fmt.Errorf("create the secrets key: %w", err)
-		}
-		_, werr := f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
-		serr := f.Sync()
-		if err := errors.Join(werr, serr, f.Close()); err != nil {
-			return nil, fmt.Errorf("write the secrets key %s: %w", path, err)
 		}
 		return key, nil
 	} else if err != nil {
