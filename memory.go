@@ -28,7 +28,8 @@ import (
 // Who sees what is remembered. Every learning, insight and plan pattern
 // records its Principal: the ID of the principal whose call or task
 // produced it, AnonymousPrincipal when there was none (a server without
-// credentials, or a task resumed after a restart). Records stored before
+// credentials, or a task created before tasks recorded their creator).
+// Records stored before
 // principals were recorded belong to AnonymousPrincipal too. The stores keep
 // it and filter by it; which principal a reader is confined to is the
 // MemoryVisibility of the server, applied by the readers that serve

@@ -51,9 +51,9 @@ type ExecutorOptions struct {
 	// OnEnd is called once when a task run by this executor ends
 	// (succeeded, failed or cancelled), from the task's goroutine and
 	// before waiters are released: the learning loop. The context carries
-	// a deadline, and the agentsmcp.Principal of the request that started
-	// the task (or restarted it with Resume), whose memory the task adds
-	// to; none for a task taken over by the resume loop.
+	// a deadline, and the task's creator (agentsmcp.Task.Creator), whose
+	// memory the task adds to, whoever resumed it and wherever it ended;
+	// none for a task created without a principal.
 	OnEnd func(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Plan)
 	// Owner names this replica in task leases; default host-pid-random.
 	Owner string

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"log"
 	"net/http"
 	"time"
@@ -43,20 +44,13 @@ type ServerOptions struct {
 // There is no write timeout, for the same long-lived answers; their
 // sessions have keepalive pings and timeouts of their own.
 func NewServer(handler http.Handler, opts ServerOptions) *http.Server {
-	readHeader := cmpOr(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	bodyRead := max(cmpOr(opts.BodyReadTimeout, DefaultBodyReadTimeout), readHeader)
+	readHeader := cmp.Or(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	bodyRead := max(cmp.Or(opts.BodyReadTimeout, DefaultBodyReadTimeout), readHeader)
 	return &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeader,
 		ReadTimeout:       bodyRead,
-		IdleTimeout:       cmpOr(opts.IdleTimeout, DefaultIdleTimeout),
+		IdleTimeout:       cmp.Or(opts.IdleTimeout, DefaultIdleTimeout),
 		ErrorLog:          opts.ErrorLog,
 	}
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

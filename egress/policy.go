@@ -76,7 +76,9 @@ var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 // IP address or a CIDR ("10.0.0.0/8", "fd00::/8").
 type Config struct {
 	// Allow lifts the default refusals for what it lists, e.g.
-	// "169.254.170.2" to reach the ECS task metadata on purpose.
+	// "169.254.170.2" to reach the ECS task metadata on purpose. A
+	// refused address is lifted by its address or CIDR, or by a host
+	// named exactly; a "*.domain" entry lifts name refusals only.
 	Allow []string
 	// Deny adds refusals; it wins over Allow.
 	Deny []string
@@ -362,8 +364,13 @@ func (p *Policy) checkAddr(host string, ip netip.Addr, port uint16) error {
 		b := ip.As16()
 		addrs = append(addrs, netip.AddrFrom4([4]byte(b[12:16])))
 	}
+	// A host named exactly in the allow list may resolve to a refused
+	// address (metadata.google.internal is 169.254.169.254); a domain
+	// pattern may not: one DNS record under *.corp.example would
+	// otherwise reach the metadata service. Addresses are allowed by
+	// address or CIDR.
 	name := normalizeHost(host)
-	hostAllowed := name != "" && p.allow.matchesHost(name)
+	hostAllowed := name != "" && slices.Contains(p.allow.hosts, name)
 	for _, a := range addrs {
 		refused := func(reason string) error {
 			return &RefusedError{Host: host, Addr: a.String(), Reason: reason}

@@ -184,6 +184,8 @@ func TestAllowAndDenyLists(t *testing.T) {
 			"metadata.google.internal": {"169.254.169.254"},
 			"internal.example":         {"10.0.0.5"},
 			"ecs.example":              {"169.254.170.2"},
+			"rogue.corp.example":       {"169.254.169.254"},
+			"api.corp.example":         {"10.0.0.9"},
 		}
 	}
 	for _, tc := range []struct {
@@ -201,6 +203,11 @@ func TestAllowAndDenyLists(t *testing.T) {
 		cfg:     egress.Config{Allow: []string{"metadata.google.internal"}},
 		allowed: []string{"http://metadata.google.internal/computeMetadata/v1/"},
 		refused: []string{"http://metadata/", "http://169.254.169.254/"},
+	}, {
+		name:    "a domain pattern does not lift the refusal of the addresses its names resolve to",
+		cfg:     egress.Config{Allow: []string{"*.corp.example"}},
+		allowed: []string{"http://api.corp.example/"},
+		refused: []string{"http://rogue.corp.example/latest/meta-data"},
 	}, {
 		name:    "allow a CIDR",
 		cfg:     egress.Config{Allow: []string{"fe80::/10"}},

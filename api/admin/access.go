@@ -135,7 +135,7 @@ func checkNotCrossSite(r *http.Request) error {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
 		if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
-			return errorf(http.StatusForbidden, CodeForbidden, "admin writes are refused from another origin (Origin %s, Host %s)", limitQuoted(origin), limitQuoted(r.Host))
+			return errorf(http.StatusForbidden, CodeForbidden, "admin writes are refused from another origin (Origin %s, Host %s)", strconv.Quote(agentsmcp.QuoteMessage(origin)), strconv.Quote(agentsmcp.QuoteMessage(r.Host)))
 		}
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -143,15 +143,6 @@ func checkNotCrossSite(r *http.Request) error {
 		return errorf(http.StatusUnsupportedMediaType, CodeInvalid, "admin writes must be sent with Content-Type: application/json, even without a body")
 	}
 	return nil
-}
-
-// limitQuoted quotes a header value for an error message, at most 100
-// bytes of it.
-func limitQuoted(s string) string {
-	if len(s) > 100 {
-		s = s[:100] + "…"
-	}
-	return strconv.Quote(s)
 }
 
 // readBody reads the request body within limit (its JSON type was checked

@@ -27,7 +27,7 @@ type security struct {
 	// through the app.
 	audit *auditlog.Recorder
 	// authFailures summarises the refusals of each client address, so that
-	// a flood of bad credentials adds two entries a minute to the trail.
+	// a flood of bad credentials adds a few entries a minute to the trail.
 	authFailures *auditlog.Summarizer
 	metrics      *telemetry.Metrics
 }

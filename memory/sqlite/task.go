@@ -370,7 +370,7 @@ func scanTask(row scanner) (*agentsmcp.Task, error) {
 }
 
 // encodeTools is the stored form of a principal's allowlist: a JSON array,
-// ” when empty.
+// the empty string when empty.
 func encodeTools(tools []string) string {
 	if len(tools) == 0 {
 		return ""

@@ -1,4 +1,4 @@
--- 0006: memory records the principal it came from (memory.go in the root
+-- 0007: memory records the principal it came from (memory.go in the root
 -- package: MemoryVisibility). Conventions as in 0001.
 --
 -- insights, learnings and patterns get a principal column: the ID of the
