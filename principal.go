@@ -88,14 +88,14 @@ func (p *Principal) HasScope(scope string) bool {
 // MayUseTool reports whether p's allowlist admits the exposed tool name. A
 // nil Principal (no authentication configured) may use every tool.
 func (p *Principal) MayUseTool(name string) bool {
-	return !p.restricted() || p.matches(name)
+	return !p.Restricted() || p.matches(name)
 }
 
 // MayUsePrompt reports whether p's allowlist admits the exposed prompt
 // name: by the name itself, as for a tool, or, for a prompt of an upstream
 // ("<upstream>__<prompt>"), by a pattern admitting the whole upstream.
 func (p *Principal) MayUsePrompt(name string) bool {
-	if !p.restricted() || p.matches(name) {
+	if !p.Restricted() || p.matches(name) {
 		return true
 	}
 	// Upstream names have no '_', so the first separator ends the prefix.
@@ -107,7 +107,7 @@ func (p *Principal) MayUsePrompt(name string) bool {
 // URI or resource template: one of upstream U only when a pattern admits
 // the whole of U, a local one only when a pattern admits every name.
 func (p *Principal) MayUseResource(uri string) bool {
-	if !p.restricted() {
+	if !p.Restricted() {
 		return true
 	}
 	if upstream, ok := ResourceUpstream(uri); ok {
@@ -116,7 +116,9 @@ func (p *Principal) MayUseResource(uri string) bool {
 	return p.admitsAll("")
 }
 
-func (p *Principal) restricted() bool { return p != nil && len(p.Tools) > 0 }
+// Restricted reports whether p has an allowlist: it sees only some
+// tools, prompts and resources. A nil Principal is not restricted.
+func (p *Principal) Restricted() bool { return p != nil && len(p.Tools) > 0 }
 
 // matches reports whether one of p's patterns matches name.
 func (p *Principal) matches(name string) bool {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
@@ -152,7 +154,7 @@ func (c *Config) Problems() []ConfigProblem {
 		for _, k := range sortedKeys(c.Headers) {
 			if !isToken(k) {
 				bad("headers", "%q is not a valid header name", agentsmcp.TruncateUTF8(k, 64))
-			} else if !validHeaderValue(c.Headers[k]) {
+			} else if !httpguts.ValidHeaderFieldValue(c.Headers[k]) {
 				// The value is a secret: only its name is quoted.
 				bad("headers", "the value of %s contains a control character (CR, LF, NUL or another): refused, since it could inject headers", k)
 			}
@@ -258,19 +260,6 @@ func isToken(s string) bool {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
 		case strings.ContainsRune("!#$%&'*+-.^_`|~", r):
 		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue reports whether s is an RFC 9110 field value: no control
-// character but horizontal tab. CR and LF would end the header and start
-// another (header injection), so they are refused where a header is
-// configured, not only where it is sent.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false
 		}
 	}

@@ -104,25 +104,25 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case *mcp.ListToolsRequest:
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && hasAllowlist(p) {
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && p.Restricted() {
 				lr.Tools = visible(lr.Tools, func(t *mcp.Tool) bool { return p.MayUseTool(t.Name) })
 			}
 			return res, err
 		case *mcp.ListResourcesRequest:
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil && hasAllowlist(p) {
+			if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil && p.Restricted() {
 				lr.Resources = visible(lr.Resources, func(res *mcp.Resource) bool { return p.MayUseResource(res.URI) })
 			}
 			return res, err
 		case *mcp.ListResourceTemplatesRequest:
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListResourceTemplatesResult); ok && err == nil && hasAllowlist(p) {
+			if lr, ok := res.(*mcp.ListResourceTemplatesResult); ok && err == nil && p.Restricted() {
 				lr.ResourceTemplates = visible(lr.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return p.MayUseResource(t.URITemplate) })
 			}
 			return res, err
 		case *mcp.ListPromptsRequest:
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListPromptsResult); ok && err == nil && hasAllowlist(p) {
+			if lr, ok := res.(*mcp.ListPromptsResult); ok && err == nil && p.Restricted() {
 				lr.Prompts = visible(lr.Prompts, func(pr *mcp.Prompt) bool { return p.MayUsePrompt(pr.Name) })
 			}
 			return res, err
@@ -145,7 +145,7 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// subscribes to each URI listed, bypassing this middleware.
 			// Keep the admitted ones; the acknowledgement lists only
 			// those, and nothing about the others reaches the caller.
-			if req.Params != nil && req.Params.Notifications != nil && hasAllowlist(p) {
+			if req.Params != nil && req.Params.Notifications != nil && p.Restricted() {
 				want := req.Params.Notifications.ResourceSubscriptions
 				var admitted []string
 				for _, uri := range want {
@@ -174,10 +174,6 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
-
-// hasAllowlist reports whether p sees only some tools, resources and
-// prompts.
-func hasAllowlist(p *agentsmcp.Principal) bool { return p != nil && len(p.Tools) > 0 }
 
 // visible returns the items of a listing that allowed admits.
 func visible[T any](items []*T, allowed func(*T) bool) []*T {
@@ -234,7 +230,7 @@ func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCall
 
 // restricted reports whether the caller in ctx sees only some tools.
 func restricted(ctx context.Context) bool {
-	return hasAllowlist(agentsmcp.PrincipalFrom(ctx))
+	return agentsmcp.PrincipalFrom(ctx).Restricted()
 }
 
 // mayUse reports whether the caller in ctx may see and call tool.
