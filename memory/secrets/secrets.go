@@ -1,6 +1,7 @@
 // Package secrets keeps the secrets of the agents' data sealed at rest:
-// the values a user gives a task (its inputs), and the literal values the
-// planner put in a plan's step arguments. The executor needs them in clear
+// the values a user gives a task (its inputs), what its steps returned
+// (their outputs), and the literal values the planner put in a plan's step
+// arguments. The executor needs them in clear
 // to run a task, or to resume a paused one, possibly on another replica
 // after a restart; nobody else needs them.
 //
@@ -171,6 +172,15 @@ func (s *Sealer) openInputs(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
+// textWithin is text cut to max bytes, for the fields whose size the
+// store checks: a redaction mark may be longer than what it replaced.
+func textWithin(s string, limit int) string {
+	if s == "" || !agentsmcp.HasSecret(s) {
+		return s
+	}
+	return agentsmcp.RedactText(s, max(limit, 0))
+}
+
 // text is how a free text is stored: without what RedactText finds.
 func text(s string) string {
 	if s == "" || !agentsmcp.HasSecret(s) {
@@ -185,7 +195,8 @@ func quote(s string) json.RawMessage {
 }
 
 // Tasks is a TaskService that keeps the secrets of tasks sealed in the
-// TaskService it wraps: inputs sealed, the request redacted.
+// TaskService it wraps: inputs and step outputs sealed, the request,
+// errors and history redacted.
 type Tasks struct {
 	agentsmcp.TaskService
 	Sealer *Sealer
@@ -193,24 +204,56 @@ type Tasks struct {
 
 var _ agentsmcp.TaskService = (*Tasks)(nil)
 
-// sealed returns the copy of t that is stored.
+// sealed returns the copy of t that is stored: inputs and step outputs
+// sealed (a later step, on any replica, may read an output back), the
+// request, errors and history redacted (nothing runs from them).
 func (w *Tasks) sealed(t *agentsmcp.Task) (*agentsmcp.Task, error) {
 	if t == nil {
 		return nil, nil
 	}
 	c := *t
 	c.Request = text(t.Request)
+	c.Error = textWithin(t.Error, agentsmcp.MaxTaskErrorBytes)
 	inputs, err := w.Sealer.Seal(t.Inputs)
 	if err != nil {
 		return nil, err
 	}
 	c.Inputs = inputs
+	c.Steps = slices.Clone(t.Steps)
+	for i := range c.Steps {
+		s := &c.Steps[i]
+		s.Error = textWithin(s.Error, agentsmcp.MaxTaskErrorBytes)
+		if len(s.Output) == 0 {
+			continue
+		}
+		out, err := w.Sealer.Seal(s.Output)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > agentsmcp.MaxStepOutputBytes {
+			// Sealing grew it past the limit: what the store may hold is
+			// the output with its secrets redacted.
+			out = agentsmcp.RedactArguments(s.Output)
+		}
+		s.Output = out
+	}
+	c.History = slices.Clone(t.History)
+	for i := range c.History {
+		e := &c.History[i]
+		e.Message = textWithin(e.Message, agentsmcp.MaxTaskEventBytes-len(e.Type)-len(e.StepID))
+	}
 	return &c, nil
 }
 
 func (w *Tasks) opened(t *agentsmcp.Task) *agentsmcp.Task {
-	if t != nil {
-		t.Inputs = w.Sealer.openInputs(t.Inputs)
+	if t == nil {
+		return t
+	}
+	t.Inputs = w.Sealer.openInputs(t.Inputs)
+	for i := range t.Steps {
+		if len(t.Steps[i].Output) > 0 {
+			t.Steps[i].Output, _ = w.Sealer.Open(t.Steps[i].Output)
+		}
 	}
 	return t
 }

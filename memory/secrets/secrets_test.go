@@ -242,3 +242,51 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
 }
+
+// TestStepOutputsAreSealedAndErrorsRedacted: what a step returned (a token
+// a tool handed back) is sealed at rest and read back whole for the next
+// step; errors and history, which nothing runs from, are stored redacted.
+func TestStepOutputsAreSealedAndErrorsRedacted(t *testing.T) {
+	ctx := context.Background()
+	db, path := open(t)
+	sealer, err := secrets.New(newKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := &secrets.Tasks{TaskService: db, Sealer: sealer}
+	task := sampleTask()
+	if err := tasks.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	output := json.RawMessage(`{"content":[{"type":"text","text":"your token is ` + providerSK + `"}],"session":{"access_token":"` + apiKey + `"},"rows":7}`)
+	task.Steps[0].Status, task.Steps[0].Output = agentsmcp.StepSucceeded, output
+	task.Steps = append(task.Steps, agentsmcp.StepState{StepID: "login", Status: agentsmcp.StepFailed, Error: "login refused for password=" + password})
+	task.Error = "step login failed: password=" + password
+	task.History = append(task.History, agentsmcp.TaskEvent{At: time.Now(), Type: "step_failed", StepID: "login", Message: "password=" + password + " was refused"})
+	if err := tasks.UpdateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(task.Steps[0].Output), providerSK) {
+		t.Errorf("UpdateTask changed the caller's output: %s", task.Steps[0].Output)
+	}
+	stored := rawRows(t, path)
+	leaks(t, "the SQLite rows", stored)
+	if !strings.Contains(stored, `"rows":7`) && !strings.Contains(stored, `\"rows\":7`) {
+		t.Errorf("ordinary output values were sealed too: %s", stored)
+	}
+	got, err := tasks.FindTaskByID(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, want any
+	_ = json.Unmarshal(got.Steps[0].Output, &out)
+	_ = json.Unmarshal(output, &want)
+	if !jsonEqual(out, want) {
+		t.Errorf("output read back %s, want %s", got.Steps[0].Output, output)
+	}
+	for _, s := range []string{got.Error, got.Steps[1].Error, got.History[len(got.History)-1].Message} {
+		if strings.Contains(s, password) || !strings.Contains(s, agentsmcp.Redacted) {
+			t.Errorf("stored text %q: want the password redacted", s)
+		}
+	}
+}
