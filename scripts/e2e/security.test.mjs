@@ -194,9 +194,12 @@ describe('security: keys, batches, sessions, ids (findings 4 and 8)', () => {
     const bare = await openSession(base, KEYS.b, { complete: false });
     const done = await openSession(base, KEYS.b);
     const ping = (sid) => raw(base, '/mcp', { method: 'POST', key: KEYS.b, body: JSON.stringify(rpc(3, 'ping')), headers: { ...MCP_ACCEPT, 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-11-25' } });
+    // Polled with a GET of the session's stream, which is no JSON-RPC request: any request after
+    // initialize counts as the end of the handshake (clients that skip notifications/initialized).
+    const stream = (sid) => raw(base, '/mcp', { key: KEYS.b, headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-11-25' } });
     await eventually(
       async () => {
-        const r = await ping(bare);
+        const r = await stream(bare);
         assert.equal(r.status, 404, show(r));
       },
       20_000,
