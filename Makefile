@@ -73,6 +73,9 @@ bench-relay:
 # the whole server with real go-sdk upstreams, for the builtin planner and a
 # scripted sampling model; per family the success rate, failed tool calls in
 # the first vs second half, repairs and elicitations. About a minute here;
-# docs/benchmarks.md says how to read it. Output in bench-learning.out.
+# docs/benchmarks.md says how to read it. Output in bench-learning.out; the
+# exit status is the test's (AGENTS_MCP_LEARNING_GOAL=1 makes a missed goal
+# fail it).
 bench-learning:
-	AGENTS_MCP_LEARNING_BENCH=1 $(GO) test -run '^TestLearningBenchmark$$' -count 1 -v -timeout 10m ./cmd/agents-mcp/ | tee bench-learning.out
+	AGENTS_MCP_LEARNING_BENCH=1 $(GO) test -run '^TestLearningBenchmark$$' -count 1 -v -timeout 10m ./cmd/agents-mcp/ > bench-learning.out 2>&1; \
+	status=$$?; cat bench-learning.out; exit $$status
