@@ -15,7 +15,7 @@ FUZZ_REFS     ?= 50000x
 FUZZ_SUBJECT  ?= 100000x
 ARGS     ?=
 
-.PHONY: all build run test test-go fuzz e2e bench bench-relay vet
+.PHONY: all build run test test-go fuzz e2e bench bench-relay bench-learning vet
 
 all: build
 
@@ -67,3 +67,15 @@ RELAY_BENCH_COUNT ?= 3
 RELAY_BENCH_TIME  ?= 1s
 bench-relay:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(RELAY_BENCH_COUNT) -benchtime $(RELAY_BENCH_TIME) ./remote/ | tee bench-relay.out
+
+# The learning benchmark of issue 13 (TestLearningBenchmark in cmd/agents-mcp):
+# four task families of ten requests each, run in order through run_task on
+# the whole server with real go-sdk upstreams, for the builtin planner and a
+# scripted sampling model; per family the success rate, failed tool calls in
+# the first vs second half, repairs and elicitations. About a minute here;
+# docs/benchmarks.md says how to read it. Output in bench-learning.out; the
+# exit status is the test's (AGENTS_MCP_LEARNING_GOAL=1 makes a missed goal
+# fail it).
+bench-learning:
+	AGENTS_MCP_LEARNING_BENCH=1 $(GO) test -run '^TestLearningBenchmark$$' -count 1 -v -timeout 10m ./cmd/agents-mcp/ > bench-learning.out 2>&1; \
+	status=$$?; cat bench-learning.out; exit $$status
