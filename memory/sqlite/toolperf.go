@@ -89,7 +89,9 @@ const (
 
 // RecordToolCall implements [agentsmcp.ToolPerformanceService]. Every
 // counter changes by an UPSERT that adds to the stored value inside one
-// transaction on the writer, never by reading it into Go first.
+// transaction on the writer, never by reading it into Go first; only the
+// outcome weights' epoch is read, in that transaction, so no other write
+// comes between the read and the update.
 func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 	switch {
 	case c.Tool == "":
