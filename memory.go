@@ -263,6 +263,23 @@ type ToolPerformance struct {
 	// MaxCommonErrors most frequent classes.
 	CommonErrors map[string]int64 `json:"commonErrors"`
 	LastCallAt   time.Time        `json:"lastCallAt"` // the latest ToolCall.At recorded
+
+	// Recent are the outcomes weighed by age (see ReliabilityHalfLife),
+	// the evidence of the reliability estimate.
+	Recent DecayedCounts `json:"recent"`
+	// ConsecutiveFailures counts the failed calls recorded since the last
+	// successful one, in the order they were recorded.
+	ConsecutiveFailures int64     `json:"consecutiveFailures"`
+	LastSuccessAt       time.Time `json:"lastSuccessAt,omitzero"` // the latest ToolCall.At of a success
+	LastFailureAt       time.Time `json:"lastFailureAt,omitzero"` // the latest ToolCall.At of a failure
+	// LastErrorClass is the error class of the failure recorded last.
+	LastErrorClass string `json:"lastErrorClass,omitempty"`
+}
+
+// Evidence is the tool's overall reliability evidence.
+func (p *ToolPerformance) Evidence() ReliabilityEvidence {
+	return ReliabilityEvidence{Recent: p.Recent, ConsecutiveFailures: p.ConsecutiveFailures,
+		LastSuccessAt: p.LastSuccessAt, LastFailureAt: p.LastFailureAt, LastErrorClass: p.LastErrorClass}
 }
 
 // SuccessRate is the share of calls without error, 0 with no calls.

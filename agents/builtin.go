@@ -21,8 +21,11 @@ import (
 // where the schema allows; the rest become plan inputs.
 func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanReport) (*agentsmcp.Plan, error) {
 	goal := GoalOf(k.Request)
+	// A probe that is due goes first: past plans and patterns would keep
+	// a tool that recovered from ever being tried again.
+	probing := p.claimProbes(k)
 	for _, past := range p.pastPlans(ctx, k, 3) {
-		if GoalOf(past.Request) != goal {
+		if probing || GoalOf(past.Request) != goal || p.usesCoolingDown(ctx, k, past.plan.Steps) {
 			continue
 		}
 		plan, err := p.reuse(ctx, k, past.plan)
@@ -36,7 +39,7 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 	// A pattern that worked for this goal, one tool per sub-goal, decides
 	// the tools; the search decides otherwise.
 	var pattern []string
-	if pat := k.provenPattern(ctx, p.Gatherer.Catalog); pat != nil && len(pat.Steps) == len(k.SubGoals) {
+	if pat := k.provenPattern(ctx, p.Gatherer.Catalog); !probing && pat != nil && len(pat.Steps) == len(k.SubGoals) && !p.usesCoolingDown(ctx, k, toolSteps(pat.Steps)) {
 		pattern = pat.Steps
 		report.Pattern = pat.ID
 	}
@@ -72,7 +75,8 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 }
 
 // toolFacts returns what k knows of tool, looking it up in the catalog
-// when it was not among the search's candidates; nil if it is gone.
+// and tool performance when it was not among the search's candidates; nil
+// if it is gone.
 func (p *Planner) toolFacts(ctx context.Context, k *Knowledge, tool string) *ToolFacts {
 	if f := k.Tools[tool]; f != nil {
 		return f
@@ -81,9 +85,50 @@ func (p *Planner) toolFacts(ctx context.Context, k *Knowledge, tool string) *Too
 	if err != nil {
 		return nil
 	}
-	f := &ToolFacts{ToolInfo: *info, SuccessRate: 0.5}
+	f := p.Gatherer.newFacts(*info)
+	p.Gatherer.addRecord(ctx, f)
 	k.Tools[tool] = f
 	return f
+}
+
+// claimProbes claims the probe of each sub-goal's best tool whose
+// cool-down ended, and reports whether one was claimed. A probe another
+// plan claimed already leaves the tool on cool-down for this plan.
+func (p *Planner) claimProbes(k *Knowledge) bool {
+	claimed := false
+	for _, g := range k.SubGoals {
+		for range k.Candidates[g] {
+			best, _ := bestTool(k, g)
+			if best == nil || !best.Reliability.ProbeDue {
+				break
+			}
+			if p.Gatherer.claimProbe(best) {
+				claimed = true
+				break
+			}
+			best.Reliability.ProbeDue, best.Reliability.CoolingDown = false, true
+		}
+	}
+	return claimed
+}
+
+// usesCoolingDown reports whether one of steps calls a tool on cool-down.
+func (p *Planner) usesCoolingDown(ctx context.Context, k *Knowledge, steps []agentsmcp.PlanStep) bool {
+	for _, s := range steps {
+		if f := p.toolFacts(ctx, k, s.Tool); f != nil && f.Reliability.CoolingDown {
+			return true
+		}
+	}
+	return false
+}
+
+// toolSteps are plan steps calling tools, for what reads only their tools.
+func toolSteps(tools []string) []agentsmcp.PlanStep {
+	steps := make([]agentsmcp.PlanStep, len(tools))
+	for i, t := range tools {
+		steps[i].Tool = t
+	}
+	return steps
 }
 
 // reuse adapts a past plan to a new request of the same goal: the same
@@ -144,13 +189,16 @@ func fromRequest(v json.RawMessage, request string) bool {
 }
 
 // tune sets a step's timeout and retries from its tool's record: slow
-// tools get time, unreliable ones more attempts.
+// tools get time. Retries never grow with failures: a tool on a failure
+// streak (a probe, or the only tool left for the need) gets one attempt,
+// since what it failed with so far would most likely come again; the
+// others keep the executor's default.
 func tune(s *agentsmcp.PlanStep, f *ToolFacts) {
 	if f.P95 > 0 {
 		s.Timeout = min(max(4*f.P95, 30*time.Second), 10*time.Minute)
 	}
-	if f.Calls >= 5 && f.SuccessRate < 0.8 {
-		s.Retry = &agentsmcp.RetryPolicy{MaxAttempts: 4, InitialBackoff: 500 * time.Millisecond, MaxBackoff: 10 * time.Second}
+	if f.Reliability.ProbeDue || f.Reliability.CoolingDown {
+		s.Retry = &agentsmcp.RetryPolicy{MaxAttempts: 1}
 	}
 }
 

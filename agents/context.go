@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -39,6 +40,8 @@ type Knowledge struct {
 	// Patterns are the successful plan patterns of the request's own goal
 	// (GoalOf), best first.
 	Patterns []*agentsmcp.PlanPattern
+
+	prior float64 // the reliability estimate of a tool without a record
 }
 
 // inPattern reports whether tool is a step of one of k's patterns.
@@ -72,21 +75,43 @@ func (k *Knowledge) provenPattern(ctx context.Context, catalog agentsmcp.ToolCat
 // ToolFacts is a candidate tool with what is known about its record.
 type ToolFacts struct {
 	agentsmcp.ToolInfo
-	Calls       int64
-	SuccessRate float64 // (successes+1)/(calls+2): unknown tools are neither trusted nor shunned
+	Calls int64
+	// SuccessRate is Reliability.Estimate: the prior for a tool never
+	// called, so that unknown tools are neither trusted nor shunned.
+	SuccessRate float64
+	Reliability agentsmcp.Reliability
 	P95         time.Duration
 	Pitfalls    []string // insights about failures of this tool
 	// FailedThisGoal is a pitfall recorded for this tool on a request of
 	// the same goal: the strongest reason to prefer another tool.
 	FailedThisGoal string
+
+	lastFailureAt time.Time // which failure a probe follows (see Gatherer.claimProbe)
 }
 
-// Performance renders the record for a prompt.
+// Performance renders the record for a prompt: the estimate, the decayed
+// outcomes it weighs, the failure streak with the last error, and whether
+// the tool is on cool-down.
 func (f *ToolFacts) Performance() string {
 	if f.Calls == 0 {
-		return "no calls recorded"
+		return fmt.Sprintf("no calls recorded (estimated %.0f%% success)", 100*f.SuccessRate)
 	}
-	return fmt.Sprintf("%.0f%% success over %d calls, p95 %v", 100*f.SuccessRate, f.Calls, f.P95)
+	r := f.Reliability
+	s := fmt.Sprintf("estimated %.0f%% success (recent: %.1f succeeded, %.1f failed; %d calls in all), p95 %v",
+		100*f.SuccessRate, r.Successes, r.Failures, f.Calls, f.P95)
+	if r.ConsecutiveFailures > 0 {
+		s += fmt.Sprintf("; failed the last %d call(s)", r.ConsecutiveFailures)
+		if r.LastErrorClass != "" {
+			s += ", last error: " + agentsmcp.TruncateUTF8(r.LastErrorClass, 120)
+		}
+	}
+	switch {
+	case r.CoolingDown:
+		s += fmt.Sprintf("; ON COOL-DOWN until %s: do not use it while another tool can serve", r.CoolDownUntil.UTC().Format(time.RFC3339))
+	case r.ProbeDue:
+		s += "; cool-down over: may be tried once to see whether it recovered"
+	}
+	return s
 }
 
 // Usable reports whether the tool can be planned on now.
@@ -97,8 +122,64 @@ type Gatherer struct {
 	Catalog     agentsmcp.ToolCatalog
 	Memory      Memory
 	Performance agentsmcp.ToolPerformanceService
+	// Reliability turns each tool's record into its estimate and
+	// cool-down; zero fields take agentsmcp.DefaultReliabilityPolicy's.
+	Reliability agentsmcp.ReliabilityPolicy
+	// Now is the clock of the estimates; default time.Now.
+	Now func() time.Time
 	// PerGoal is how many candidate tools are kept per sub-goal; default 5.
 	PerGoal int
+
+	probesMu sync.Mutex
+	probes   map[string]time.Time // tool → the last failure a probe was granted after
+}
+
+// claimProbe grants the one probe of f after its last failure: true the
+// first time for that failure, false after. A failed probe records a new
+// last failure (and a longer cool-down), a successful one ends the streak,
+// so each cool-down lets one probe through.
+func (g *Gatherer) claimProbe(f *ToolFacts) bool {
+	g.probesMu.Lock()
+	defer g.probesMu.Unlock()
+	if g.probes == nil {
+		g.probes = map[string]time.Time{}
+	}
+	if granted, ok := g.probes[f.Name]; ok && !f.lastFailureAt.After(granted) {
+		return false
+	}
+	g.probes[f.Name] = f.lastFailureAt
+	return true
+}
+
+// newFacts are the facts of info before its record is read.
+func (g *Gatherer) newFacts(info agentsmcp.ToolInfo) *ToolFacts {
+	prior := g.Reliability.Prior()
+	return &ToolFacts{ToolInfo: info, SuccessRate: prior, Reliability: agentsmcp.Reliability{Estimate: prior}}
+}
+
+// addRecord adds what tool performance knows of f's tool: its calls,
+// latency and reliability estimate as of now. A tool never recorded keeps
+// the prior.
+func (g *Gatherer) addRecord(ctx context.Context, f *ToolFacts) {
+	if g.Performance == nil {
+		return
+	}
+	p, err := g.Performance.FindToolPerformance(ctx, f.Name)
+	if err != nil {
+		return
+	}
+	f.Calls = p.Calls
+	f.Reliability = g.Reliability.Estimate(p.Evidence(), g.now())
+	f.SuccessRate = f.Reliability.Estimate
+	f.lastFailureAt = p.LastFailureAt
+	f.P95 = p.Percentile(0.95)
+}
+
+func (g *Gatherer) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
 }
 
 // Gather searches tools for each sub-goal of request and recalls what
@@ -112,7 +193,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	if per <= 0 {
 		per = 5
 	}
-	k := &Knowledge{Request: request, SubGoals: subGoals, Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: map[string]*ToolFacts{}}
+	k := &Knowledge{Request: request, SubGoals: subGoals, Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: map[string]*ToolFacts{}, prior: g.Reliability.Prior()}
 	for _, goal := range subGoals {
 		matches, err := g.Catalog.SearchTools(ctx, goal, per+3)
 		if err != nil {
@@ -131,20 +212,12 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		k.Candidates[goal] = kept
 		for _, m := range kept {
 			if _, seen := k.Tools[m.Name]; !seen {
-				k.Tools[m.Name] = &ToolFacts{ToolInfo: m.ToolInfo, SuccessRate: 0.5}
+				k.Tools[m.Name] = g.newFacts(m.ToolInfo)
 			}
 		}
 	}
-	if g.Performance != nil {
-		for name, f := range k.Tools {
-			p, err := g.Performance.FindToolPerformance(ctx, name)
-			if err != nil {
-				continue
-			}
-			f.Calls = p.Calls
-			f.SuccessRate = float64(p.Calls-p.Errors+1) / float64(p.Calls+2)
-			f.P95 = p.Percentile(0.95)
-		}
+	for _, f := range k.Tools {
+		g.addRecord(ctx, f)
 	}
 	if g.Memory != nil {
 		k.PastTasks, _ = g.Memory.SimilarLearnings(ctx, request, 5)

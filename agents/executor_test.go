@@ -107,7 +107,9 @@ func newToolbox(t testing.TB) (*toolbox, *router.Router) {
 			tb.flakyLeft[in.Key] = left - 1
 			tb.mu.Unlock()
 			if left > 0 {
-				return nil, nil, errors.New("service temporarily unavailable, try again")
+				// Each failure says something new (how long to wait): the
+				// same error twice in a row would be a permanent one.
+				return nil, nil, fmt.Errorf("service temporarily unavailable, try again in %d s", left)
 			}
 			return nil, map[string]any{"ok": true}, nil
 		}))
@@ -115,6 +117,11 @@ func newToolbox(t testing.TB) (*toolbox, *router.Router) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("broken")
 			return nil, nil, errors.New("bad argument: path is empty")
+		}))
+	must(router.AddLocalTool(local, &mcp.Tool{Name: "outage", Description: "answers that its service is unavailable, every time"},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("outage")
+			return nil, nil, errors.New("service unavailable (503)")
 		}))
 	must(router.AddLocalTool(local, &mcp.Tool{Name: "delete_all", Description: "deletes everything", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
@@ -298,6 +305,20 @@ func TestRetriesTransientFailuresOnly(t *testing.T) {
 	}
 	if !strings.Contains(task.Error, "broken") {
 		t.Errorf("task error %q does not name the failed step", task.Error)
+	}
+}
+
+func TestTheSameToolErrorTwiceStopsRetrying(t *testing.T) {
+	h := newHarness(t, nil)
+	s := step("outage", "outage", `{}`)
+	s.Retry = &agentsmcp.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond}
+	task := h.run(h.plan("", s), "", nil)
+	st := stateOf(task, "outage")
+	if st.Status != agentsmcp.StepFailed || st.Attempts != 2 || h.tools.callsOf("outage") != 2 {
+		t.Errorf("outage: %s after %d attempts (%d calls), want failed after 2 of the 5 allowed", st.Status, st.Attempts, h.tools.callsOf("outage"))
+	}
+	if !strings.Contains(st.Error, "service unavailable (503)") || !strings.Contains(st.Error, "permanent") {
+		t.Errorf("outage error %q, want the tool's error classed permanent", st.Error)
 	}
 }
 

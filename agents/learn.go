@@ -445,7 +445,7 @@ func (l *Learner) storeInsight(ctx context.Context, log *slog.Logger, in *agents
 
 // gaveUp is the note step.go appends to the error of a step that ran out of
 // attempts: the executor's fact, not part of the tool's error.
-var gaveUp = regexp.MustCompile(`\s*\(gave up after \d+ attempts\)\s*$`)
+var gaveUp = regexp.MustCompile(`\s*\(gave up after \d+ attempts[^()]*\)\s*$`)
 
 func stripGaveUp(s string) string { return gaveUp.ReplaceAllString(s, "") }
 

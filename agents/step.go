@@ -37,9 +37,21 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 	ctx, span := r.startStepSpan(i)
 	defer span.End()
 	attempts := attemptsBefore
+	var previousAnswer string // the error the tool answered the attempt before with
 	for n := 1; ; n++ {
 		attempts++
-		output, errText, retryable := r.callOnce(ctx, step.Tool, args, timeout)
+		output, errText, retryable, answered := r.callOnce(ctx, step.Tool, args, timeout)
+		// The tool answering with the same error twice in a row says the
+		// failure is not passing: another attempt would repeat it.
+		repeated := answered && errText != "" && errorClassOf(errText) == previousAnswer
+		if answered {
+			previousAnswer = errorClassOf(errText)
+		} else {
+			previousAnswer = ""
+		}
+		if repeated {
+			retryable = false
+		}
 		recordAttempt(span, attempts, errText, retryable)
 		switch {
 		case ctx.Err() != nil && r.cancelled.Load():
@@ -52,7 +64,10 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepSucceeded, output: output})
 			return
 		case !retryable || n >= policy.MaxAttempts:
-			if retryable {
+			switch {
+			case repeated:
+				errText = fmt.Sprintf("%s (gave up after %d attempts: the same error each time, so it is permanent)", errText, n)
+			case retryable:
 				errText = fmt.Sprintf("%s (gave up after %d attempts)", errText, n)
 			}
 			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepFailed, err: errText})
@@ -74,9 +89,18 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 	}
 }
 
+// errorClassOf is what makes two failures of a tool the same: the first
+// line of the error, trimmed.
+func errorClassOf(errText string) string {
+	line, _, _ := strings.Cut(errText, "\n")
+	return strings.TrimSpace(line)
+}
+
 // callOnce makes one attempt, bounded by timeout: the step's output on
-// success, else the error and whether another attempt may succeed.
-func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable bool) {
+// success, else the error, whether another attempt may succeed, and
+// whether the tool itself answered with the error (an isError result, not
+// a timeout or an unreachable upstream).
+func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable, answered bool) {
 	stepSpan := trace.SpanFromContext(ctx)
 	var session *mcp.ServerSession
 	if c := r.currentCaller(); c != nil {
@@ -101,25 +125,25 @@ func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage
 		Params:  &mcp.CallToolParamsRaw{Name: tool, Arguments: args},
 	})
 	if err == nil && res != nil && !res.IsError {
-		return stepOutput(res), "", false // even when it answered right at the deadline
+		return stepOutput(res), "", false, true // even when it answered right at the deadline
 	}
 	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Sprintf("timed out after %v", timeout), true
+		return nil, fmt.Sprintf("timed out after %v", timeout), true, false
 	}
 	if err != nil {
-		return nil, agentsmcp.ErrorMessage(err), agentsmcp.ErrorCode(err) == agentsmcp.EUNAVAILABLE
+		return nil, agentsmcp.ErrorMessage(err), agentsmcp.ErrorCode(err) == agentsmcp.EUNAVAILABLE, false
 	}
 	if res == nil {
-		return json.RawMessage(`null`), "", false
+		return json.RawMessage(`null`), "", false, true
 	}
 	if res.IsError {
 		text := resultText(res)
 		if text == "" {
 			text = "the tool reported an error without a message"
 		}
-		return nil, text, transientToolError.MatchString(text)
+		return nil, text, transientToolError.MatchString(text), true
 	}
-	return stepOutput(res), "", false
+	return stepOutput(res), "", false, true
 }
 
 // withCancelOf returns a context with the values of values that ends when

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -132,6 +133,10 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 		if !f.Usable() {
 			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("%s is unavailable: its upstream %s is down", f.Name, f.Source)))
 		}
+		if r := f.Reliability; r.CoolingDown {
+			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("avoid %s while another tool can serve: it failed its last %d calls (%s); on cool-down until %s",
+				f.Name, r.ConsecutiveFailures, r.LastErrorClass, r.CoolDownUntil.UTC().Format(time.RFC3339))))
+		}
 	}
 	slices.Sort(t.Constraints)
 	t.Constraints = slices.Compact(t.Constraints)
@@ -169,16 +174,30 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 }
 
 // bestTool picks the usable candidate of goal with the best search score
-// weighed by its success rate.
+// weighed by its estimated success. A tool on cool-down is not picked
+// while another candidate is usable; one whose cool-down ended (a probe)
+// is weighed as a tool without a record, so that a tool that ranks best
+// by its description gets one try at showing it recovered.
 func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
+	alternative := false // a usable candidate not on cool-down
+	for _, m := range k.Candidates[goal] {
+		if f := k.Tools[m.Name]; f != nil && f.Usable() && !f.Reliability.CoolingDown {
+			alternative = true
+			break
+		}
+	}
 	var best *ToolFacts
 	var bestScore float64
 	for _, m := range k.Candidates[goal] {
 		f := k.Tools[m.Name]
-		if f == nil || !f.Usable() {
+		if f == nil || !f.Usable() || (alternative && f.Reliability.CoolingDown) {
 			continue
 		}
-		score := m.Score * (0.25 + 0.75*f.SuccessRate)
+		estimate := f.SuccessRate
+		if f.Reliability.ProbeDue {
+			estimate = k.prior
+		}
+		score := m.Score * estimate
 		if f.FailedThisGoal != "" {
 			score *= 0.2 // it failed on this very goal before
 		}

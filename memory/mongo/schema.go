@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -60,6 +60,43 @@ var migrations = []migration{
 	// unchanged: the anonymous principal's are derived as before. Setting
 	// the field only where it is missing makes the migration idempotent.
 	{version: 6, name: "memory principal", up: setMissingPrincipal},
+	// Version 7 adds the evidence of tool reliability to tool_performance
+	// (successWeight, failureWeight, weightEpoch, consecutiveFailures,
+	// lastSuccessAt, lastFailureAt, lastErrorClass; see toolperf.go). A
+	// document from before it starts with its whole counts weighed as of
+	// its last call, as SQLite's migration 0008 does; it has no streak and
+	// no outcome times. Only documents without weightEpoch are changed,
+	// each conditionally, so the migration is idempotent.
+	{version: 7, name: "tool reliability evidence", up: seedOutcomeWeights},
+}
+
+// seedOutcomeWeights gives the tool_performance documents without outcome
+// weights their counts as weights, as of their last call. FerretDB has no
+// update pipelines ($subtract), so each document is read and updated on
+// the condition that it still has no weights.
+func seedOutcomeWeights(ctx context.Context, db *mongo.Database) error {
+	col := db.Collection(colToolPerf)
+	noWeights := bson.D{{Key: "weightEpoch", Value: bson.D{{Key: "$exists", Value: false}}}}
+	cur, err := col.Find(ctx, noWeights)
+	if err != nil {
+		return fmt.Errorf("read tool performance: %w", err)
+	}
+	var docs []toolPerfDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return fmt.Errorf("read tool performance: %w", err)
+	}
+	for _, d := range docs {
+		filter := append(bson.D{{Key: "_id", Value: d.Tool}}, noWeights...)
+		_, err := col.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{
+			{Key: "successWeight", Value: float64(d.Calls - d.Errors)},
+			{Key: "failureWeight", Value: float64(d.Errors)},
+			{Key: "weightEpoch", Value: d.LastCallAt},
+		}}})
+		if err != nil {
+			return fmt.Errorf("seed the outcome weights of %s: %w", d.Tool, err)
+		}
+	}
+	return nil
 }
 
 // setMissingPrincipal gives the memory documents that have no principal

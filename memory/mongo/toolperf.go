@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -20,10 +21,16 @@ import (
 // per tool:
 //
 //	{_id: tool, calls, errors, buckets: {"0": n, …}, lastCallAt,
-//	 commonErrors: {<escaped class>: n, …}, errorClasses: <number of classes>}
+//	 commonErrors: {<escaped class>: n, …}, errorClasses: <number of classes>,
+//	 successWeight, failureWeight, weightEpoch, consecutiveFailures,
+//	 lastSuccessAt, lastFailureAt, lastErrorClass}
 //
-// Every change is an atomic update ($inc, $max) of that one document, so
-// concurrent recorders on any number of replicas never lose a count.
+// Every change is an atomic update ($inc, $max, $mul) of that one document,
+// so concurrent recorders on any number of replicas never lose a count.
+// The outcome weights (agentsmcp.DecayedCounts) are relative to
+// weightEpoch: a recorder adds its weight only where the epoch is still the
+// one it computed the weight from, and moves the epoch (scaling both
+// weights) the same way, retrying when another recorder moved it first.
 
 // Bounds of the per-tool error statistics.
 const (
@@ -44,6 +51,14 @@ type toolPerfDoc struct {
 	Buckets      map[string]int64 `bson:"buckets"`
 	CommonErrors map[string]int64 `bson:"commonErrors"`
 	LastCallAt   time.Time        `bson:"lastCallAt"`
+
+	SuccessWeight       float64   `bson:"successWeight"`
+	FailureWeight       float64   `bson:"failureWeight"`
+	WeightEpoch         time.Time `bson:"weightEpoch"`
+	ConsecutiveFailures int64     `bson:"consecutiveFailures"`
+	LastSuccessAt       time.Time `bson:"lastSuccessAt"`
+	LastFailureAt       time.Time `bson:"lastFailureAt"`
+	LastErrorClass      string    `bson:"lastErrorClass"`
 }
 
 func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
@@ -54,6 +69,12 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 		Buckets:      make([]int64, len(agentsmcp.LatencyBucketBounds)+1),
 		CommonErrors: make(map[string]int64, agentsmcp.MaxCommonErrors),
 		LastCallAt:   d.LastCallAt.UTC(),
+
+		Recent:              agentsmcp.DecayedCounts{Successes: d.SuccessWeight, Failures: d.FailureWeight, At: utcOrZero(d.WeightEpoch)},
+		ConsecutiveFailures: d.ConsecutiveFailures,
+		LastSuccessAt:       utcOrZero(d.LastSuccessAt),
+		LastFailureAt:       utcOrZero(d.LastFailureAt),
+		LastErrorClass:      d.LastErrorClass,
 	}
 	for k, n := range d.Buckets {
 		if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(p.Buckets) {
@@ -108,25 +129,39 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 		{Key: "calls", Value: int64(1)},
 		{Key: "buckets." + strconv.Itoa(bucketOf(c.Duration)), Value: int64(1)},
 	}
+	// $max, not $set: calls recorded out of order never move the times
+	// back.
+	latest := bson.D{{Key: "lastCallAt", Value: at}}
+	var set bson.D
 	if failed {
-		inc = append(inc, bson.E{Key: "errors", Value: int64(1)})
+		inc = append(inc, bson.E{Key: "errors", Value: int64(1)}, bson.E{Key: "consecutiveFailures", Value: int64(1)})
+		latest = append(latest, bson.E{Key: "lastFailureAt", Value: at})
+		set = bson.D{{Key: "lastErrorClass", Value: errorClass(c.Error)}}
+	} else {
+		latest = append(latest, bson.E{Key: "lastSuccessAt", Value: at})
+		set = bson.D{{Key: "consecutiveFailures", Value: int64(0)}}
 	}
 	update := bson.D{
 		{Key: "$inc", Value: inc},
-		// $max, not $set: calls recorded out of order never move
-		// lastCallAt back.
-		{Key: "$max", Value: bson.D{{Key: "lastCallAt", Value: at}}},
-		{Key: "$setOnInsert", Value: bson.D{{Key: "errorClasses", Value: int64(0)}}},
+		{Key: "$max", Value: latest},
+		{Key: "$set", Value: set},
+		{Key: "$setOnInsert", Value: bson.D{{Key: "errorClasses", Value: int64(0)}, {Key: "weightEpoch", Value: at}}},
 	}
 	defer db.lockKey(colToolPerf + "\x00" + c.Tool)()
 	col := db.db.Collection(colToolPerf)
 	filter := bson.D{{Key: "_id", Value: c.Tool}}
+	var doc struct {
+		WeightEpoch *time.Time `bson:"weightEpoch"`
+	}
 	err := upsertRetry(func() error {
-		_, err := col.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
-		return err
+		return col.FindOneAndUpdate(ctx, filter, update, options.FindOneAndUpdate().SetUpsert(true).
+			SetReturnDocument(options.After)).Decode(&doc) // no projection: FerretDB has none on findAndModify
 	})
 	if err != nil {
 		return wrap(err, "record call of tool "+c.Tool)
+	}
+	if err := db.addOutcomeWeight(ctx, c.Tool, doc.WeightEpoch, at, failed); err != nil {
+		return wrap(err, "record outcome of tool "+c.Tool)
 	}
 	if failed {
 		if err := db.countError(ctx, c.Tool, errorClass(c.Error)); err != nil {
@@ -134,6 +169,67 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 		}
 	}
 	return nil
+}
+
+// maxWeightExponent bounds how many half-lives a call may lie after the
+// weights' epoch before the epoch moves to it: weights stay below
+// 2^maxWeightExponent per call, far from the limits of a float64.
+const maxWeightExponent = 32
+
+// addOutcomeWeight adds the weight of an outcome at at to the tool's
+// document, whose weights were relative to epoch when last read (nil: a
+// document from before the weights, which has none). Each update is
+// conditional on the epoch it was computed from; when another recorder
+// moved it meanwhile, the epoch is read again and the update recomputed.
+func (db *DB) addOutcomeWeight(ctx context.Context, tool string, epoch *time.Time, at time.Time, failed bool) error {
+	col := db.db.Collection(colToolPerf)
+	field := "successWeight"
+	if failed {
+		field = "failureWeight"
+	}
+	for range 10 {
+		var filter, update bson.D
+		moves := true
+		switch w := 0.0; {
+		case epoch == nil:
+			// A document without weights: they start at at, from none.
+			filter = bson.D{{Key: "_id", Value: tool}, {Key: "weightEpoch", Value: bson.D{{Key: "$exists", Value: false}}}}
+			update = bson.D{
+				{Key: "$set", Value: bson.D{{Key: "weightEpoch", Value: at}, {Key: "successWeight", Value: 0.0}, {Key: "failureWeight", Value: 0.0}}},
+			}
+		case func() bool { w = agentsmcp.OutcomeWeight(at, *epoch); return w <= math.Exp2(maxWeightExponent) }():
+			filter = bson.D{{Key: "_id", Value: tool}, {Key: "weightEpoch", Value: *epoch}}
+			update = bson.D{{Key: "$inc", Value: bson.D{{Key: field, Value: w}}}}
+			moves = false
+		default:
+			// Move the epoch to at, scaling what was counted.
+			scale := agentsmcp.OutcomeWeight(*epoch, at)
+			filter = bson.D{{Key: "_id", Value: tool}, {Key: "weightEpoch", Value: *epoch}}
+			update = bson.D{
+				{Key: "$mul", Value: bson.D{{Key: "successWeight", Value: scale}, {Key: "failureWeight", Value: scale}}},
+				{Key: "$set", Value: bson.D{{Key: "weightEpoch", Value: at}}},
+			}
+		}
+		res, err := col.UpdateOne(ctx, filter, update)
+		switch {
+		case err != nil:
+			return err
+		case res.MatchedCount > 0 && !moves:
+			return nil
+		case res.MatchedCount > 0:
+			moved := at
+			epoch = &moved // now add the weight on the new epoch
+			continue
+		}
+		var doc struct {
+			WeightEpoch *time.Time `bson:"weightEpoch"`
+		}
+		if err := col.FindOne(ctx, bson.D{{Key: "_id", Value: tool}}).Decode(&doc); err != nil {
+			return err
+		}
+		epoch = doc.WeightEpoch
+	}
+	return fmt.Errorf("the weights' epoch kept moving")
 }
 
 // countError adds one to class in the tool's document, which exists:

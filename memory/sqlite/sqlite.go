@@ -55,7 +55,7 @@ type DB struct {
 var writeStatements = []string{
 	insertInsightSQL, insertInsightAppliesToSQL, deleteInsightSQL,
 	insertLearningSQL, insertLearningToolSQL, insertLearningUpstreamSQL,
-	recordCallSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL,
+	recordCallSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL, selectWeightEpochSQL, recordWeightSQL,
 	recordPatternUseSQL,
 	deleteCatalogSourceSQL, upsertCatalogToolSQL, insertThoughtSQL, insertPlanSQL,
 	insertTaskSQL, updateTaskSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -29,32 +30,68 @@ const trimErrorsSQL = `DELETE FROM tool_errors WHERE tool = ?1 AND class NOT IN 
 	SELECT class FROM tool_errors WHERE tool = ?1
 	ORDER BY count DESC, last_at DESC, class LIMIT ?2)`
 
-// Counter UPSERTs of RecordToolCall.
+// Counter UPSERTs of RecordToolCall. recordCallSQL's parameters: the
+// tool, 1 for a failure (0 for a success), the time in ms, the error class
+// (” for a success).
 const (
-	recordCallSQL = `INSERT INTO tool_performance (tool, calls, errors, last_call_at)
-		VALUES (?, 1, ?, ?)
+	recordCallSQL = `INSERT INTO tool_performance (tool, calls, errors, last_call_at, weight_epoch,
+			consecutive_failures, last_success_at, last_failure_at, last_error_class)
+		VALUES (?1, 1, ?2, ?3, ?3, ?2, CASE WHEN ?2 = 0 THEN ?3 END, CASE WHEN ?2 = 1 THEN ?3 END, ?4)
 		ON CONFLICT (tool) DO UPDATE SET
 			calls = calls + 1,
 			errors = errors + excluded.errors,
-			last_call_at = max(last_call_at, excluded.last_call_at)`
+			last_call_at = max(last_call_at, excluded.last_call_at),
+			weight_epoch = coalesce(weight_epoch, excluded.weight_epoch),
+			consecutive_failures = CASE WHEN excluded.errors = 1 THEN consecutive_failures + 1 ELSE 0 END,
+			last_success_at = CASE WHEN excluded.errors = 0 THEN max(coalesce(last_success_at, ?3), ?3) ELSE last_success_at END,
+			last_failure_at = CASE WHEN excluded.errors = 1 THEN max(coalesce(last_failure_at, ?3), ?3) ELSE last_failure_at END,
+			last_error_class = CASE WHEN excluded.errors = 1 THEN excluded.last_error_class ELSE last_error_class END`
 	recordLatencySQL = `INSERT INTO tool_latency (tool, bucket, calls) VALUES (?, ?, 1)
 		ON CONFLICT (tool, bucket) DO UPDATE SET calls = calls + 1`
 	recordErrorSQL = `INSERT INTO tool_errors (tool, class, count, last_at) VALUES (?, ?, 1, ?)
 		ON CONFLICT (tool, class) DO UPDATE SET
 			count = count + 1,
 			last_at = max(last_at, excluded.last_at)`
+	// The outcome weights: the epoch is read in the write transaction
+	// (the single writer), then both weights are scaled by ?2 when the
+	// epoch moves to ?5, and the outcome's weight added.
+	selectWeightEpochSQL = `SELECT weight_epoch FROM tool_performance WHERE tool = ?`
+	recordWeightSQL      = `UPDATE tool_performance SET
+			success_weight = success_weight * ?2 + ?3,
+			failure_weight = failure_weight * ?2 + ?4,
+			weight_epoch = ?5
+		WHERE tool = ?1`
 )
+
+// maxWeightExponent bounds how many half-lives a call may lie after the
+// weights' epoch before the epoch moves to it: weights stay below
+// 2^maxWeightExponent per call, far from the limits of a float64.
+const maxWeightExponent = 32
+
+// outcomeWeights are the factor that scales the stored weights, the weight
+// of an outcome at atMS, and the epoch they are then all relative to,
+// given the stored epoch.
+func outcomeWeights(epochMS, atMS int64) (scale, weight float64, newEpochMS int64) {
+	epoch, at := fromMillis(epochMS), fromMillis(atMS)
+	if w := agentsmcp.OutcomeWeight(at, epoch); w <= math.Exp2(maxWeightExponent) {
+		return 1, w, epochMS
+	}
+	return agentsmcp.OutcomeWeight(epoch, at), 1, atMS
+}
 
 // Reads of readToolPerformance, each followed by an optional WHERE tool = ?.
 const (
-	selectToolPerformanceSQL = "SELECT tool, calls, errors, last_call_at FROM tool_performance"
-	selectToolLatencySQL     = "SELECT tool, bucket, calls FROM tool_latency"
-	selectToolErrorsSQL      = "SELECT tool, class, count FROM tool_errors"
+	selectToolPerformanceSQL = `SELECT tool, calls, errors, last_call_at, success_weight, failure_weight, weight_epoch,
+		consecutive_failures, last_success_at, last_failure_at, last_error_class FROM tool_performance`
+	selectToolLatencySQL = "SELECT tool, bucket, calls FROM tool_latency"
+	selectToolErrorsSQL  = "SELECT tool, class, count FROM tool_errors"
 )
 
 // RecordToolCall implements [agentsmcp.ToolPerformanceService]. Every
 // counter changes by an UPSERT that adds to the stored value inside one
-// transaction on the writer, never by reading it into Go first.
+// transaction on the writer, never by reading it into Go first; only the
+// outcome weights' epoch is read, in that transaction, so no other write
+// comes between the read and the update.
 func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 	switch {
 	case c.Tool == "":
@@ -68,12 +105,25 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 	}
 	atMS := toMillis(at)
 	var failed int64
+	class := ""
 	if c.Error != "" {
-		failed = 1
+		failed, class = 1, errorClass(c.Error)
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := db.txStmt(ctx, tx, recordCallSQL).ExecContext(ctx, c.Tool, failed, atMS); err != nil {
+		if _, err := db.txStmt(ctx, tx, recordCallSQL).ExecContext(ctx, c.Tool, failed, atMS, class); err != nil {
 			return fmt.Errorf("record call of %q: %w", c.Tool, err)
+		}
+		var epochMS int64
+		if err := db.txStmt(ctx, tx, selectWeightEpochSQL).QueryRowContext(ctx, c.Tool).Scan(&epochMS); err != nil {
+			return fmt.Errorf("record outcome of %q: %w", c.Tool, err)
+		}
+		scale, weight, epochMS := outcomeWeights(epochMS, atMS)
+		successW, failureW := weight, 0.0
+		if failed == 1 {
+			successW, failureW = 0, weight
+		}
+		if _, err := db.txStmt(ctx, tx, recordWeightSQL).ExecContext(ctx, c.Tool, scale, successW, failureW, epochMS); err != nil {
+			return fmt.Errorf("record outcome of %q: %w", c.Tool, err)
 		}
 		if _, err := db.txStmt(ctx, tx, recordLatencySQL).ExecContext(ctx, c.Tool, bucketOf(c.Duration)); err != nil {
 			return fmt.Errorf("record latency of %q: %w", c.Tool, err)
@@ -81,7 +131,7 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 		if failed == 0 {
 			return nil
 		}
-		if _, err := db.txStmt(ctx, tx, recordErrorSQL).ExecContext(ctx, c.Tool, errorClass(c.Error), atMS); err != nil {
+		if _, err := db.txStmt(ctx, tx, recordErrorSQL).ExecContext(ctx, c.Tool, class, atMS); err != nil {
 			return fmt.Errorf("record error of %q: %w", c.Tool, err)
 		}
 		if _, err := db.txStmt(ctx, tx, trimErrorsSQL).ExecContext(ctx, c.Tool, keptErrorClasses); err != nil {
@@ -155,11 +205,17 @@ func (db *DB) readToolPerformance(ctx context.Context, tool string) (perfs []*ag
 				Buckets:      make([]int64, len(agentsmcp.LatencyBucketBounds)+1),
 				CommonErrors: map[string]int64{},
 			}
-			var last int64
-			if err := rows.Scan(&p.Tool, &p.Calls, &p.Errors, &last); err != nil {
+			var (
+				last                                int64
+				epoch, lastSuccessAt, lastFailureAt sql.NullInt64
+			)
+			if err := rows.Scan(&p.Tool, &p.Calls, &p.Errors, &last, &p.Recent.Successes, &p.Recent.Failures, &epoch,
+				&p.ConsecutiveFailures, &lastSuccessAt, &lastFailureAt, &p.LastErrorClass); err != nil {
 				return err
 			}
 			p.LastCallAt = fromMillis(last)
+			p.Recent.At = nullMillis(epoch)
+			p.LastSuccessAt, p.LastFailureAt = nullMillis(lastSuccessAt), nullMillis(lastFailureAt)
 			byTool[p.Tool] = p
 			perfs = append(perfs, p)
 			return nil
@@ -202,6 +258,14 @@ func (db *DB) readToolPerformance(ctx context.Context, tool string) (perfs []*ag
 		return nil, err
 	}
 	return perfs, nil
+}
+
+// nullMillis is the time of a stored ms, zero for NULL.
+func nullMillis(ms sql.NullInt64) time.Time {
+	if !ms.Valid {
+		return time.Time{}
+	}
+	return fromMillis(ms.Int64)
 }
 
 // eachRow runs a query in tx and calls each for every row.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ func init() {
 	suite["ToolPerfInvalid"] = testToolPerfInvalid
 	suite["ToolPerfNotFound"] = testToolPerfNotFound
 	suite["ToolPerfList"] = testToolPerfList
+	suite["ToolPerfReliabilityEvidence"] = testToolPerfReliabilityEvidence
 }
 
 func record(t *testing.T, s Services, calls ...agentsmcp.ToolCall) {
@@ -190,6 +192,85 @@ func testToolPerfConcurrent(t *testing.T, s Services) {
 		t.Errorf("common errors %v, want boom: %d", p.CommonErrors, total/5)
 	}
 	checkTime(t, "LastCallAt", p.LastCallAt, at(perGoroutine-1))
+	// Seconds apart, a day's half-life: every outcome weighs about 1.
+	recent := p.Recent.As(at(perGoroutine - 1))
+	if !near(recent.Successes, total-total/5, 0.01) || !near(recent.Failures, total/5, 0.01) {
+		t.Errorf("recent outcomes %+v, want about %d successes and %d failures: weights were lost", recent, total-total/5, total/5)
+	}
+}
+
+// near reports whether got is within tolerance (relative) of want.
+func near(got, want, tolerance float64) bool {
+	return math.Abs(got-want) <= tolerance*max(math.Abs(want), 1e-9)
+}
+
+// halfLives is base plus n reliability half-lives.
+func halfLives(n float64) time.Time {
+	return base.Add(time.Duration(n * float64(agentsmcp.ReliabilityHalfLife)))
+}
+
+func testToolPerfReliabilityEvidence(t *testing.T, s Services) {
+	call := func(at time.Time, errText string) agentsmcp.ToolCall {
+		return agentsmcp.ToolCall{Tool: "weather", Duration: time.Millisecond, Error: errText, At: at}
+	}
+	check := func(what string, p *agentsmcp.ToolPerformance, as time.Time, successes, failures float64, streak int64) {
+		t.Helper()
+		recent := p.Recent.As(as)
+		if !near(recent.Successes, successes, 1e-6) || !near(recent.Failures, failures, 1e-6) {
+			t.Errorf("%s: recent outcomes as of %v = %v successes, %v failures; want %v and %v", what, as, recent.Successes, recent.Failures, successes, failures)
+		}
+		if p.ConsecutiveFailures != streak {
+			t.Errorf("%s: %d consecutive failures, want %d", what, p.ConsecutiveFailures, streak)
+		}
+	}
+
+	record(t, s, call(halfLives(0), ""))
+	p := findPerf(t, s, "weather")
+	check("one success", p, halfLives(0), 1, 0, 0)
+	checkTime(t, "LastSuccessAt", p.LastSuccessAt, halfLives(0))
+	if !p.LastFailureAt.IsZero() || p.LastErrorClass != "" {
+		t.Errorf("no failure yet, but LastFailureAt %v, LastErrorClass %q", p.LastFailureAt, p.LastErrorClass)
+	}
+
+	// Each half-life halves what came before.
+	record(t, s, call(halfLives(1), "service unavailable (503)\nretry later"), call(halfLives(2), "quota exceeded"))
+	p = findPerf(t, s, "weather")
+	check("two failures", p, halfLives(2), 0.25, 1.5, 2)
+	check("two failures, a half-life on", p, halfLives(3), 0.125, 0.75, 2)
+	checkTime(t, "LastFailureAt", p.LastFailureAt, halfLives(2))
+	checkTime(t, "LastSuccessAt", p.LastSuccessAt, halfLives(0))
+	if p.LastErrorClass != "quota exceeded" {
+		t.Errorf("LastErrorClass %q, want the class of the last failure", p.LastErrorClass)
+	}
+	if ev := p.Evidence(); ev.ConsecutiveFailures != 2 || ev.LastErrorClass != "quota exceeded" || !ev.LastFailureAt.Equal(p.LastFailureAt) {
+		t.Errorf("Evidence() %+v does not carry the record", ev)
+	}
+
+	// A success ends the streak; the last failure is still known.
+	record(t, s, call(halfLives(2), ""))
+	p = findPerf(t, s, "weather")
+	check("a success after the failures", p, halfLives(2), 1.25, 1.5, 0)
+	if p.LastErrorClass != "quota exceeded" {
+		t.Errorf("a success changed LastErrorClass to %q", p.LastErrorClass)
+	}
+	checkTime(t, "LastFailureAt", p.LastFailureAt, halfLives(2))
+
+	// A call recorded late never moves the times back.
+	record(t, s, call(halfLives(1), "late failure"))
+	p = findPerf(t, s, "weather")
+	checkTime(t, "LastFailureAt after a late failure", p.LastFailureAt, halfLives(2))
+	check("a late failure", p, halfLives(2), 1.25, 2, 1)
+
+	// Long after, the old outcomes have faded to nothing, and the weights
+	// stay finite however far time goes.
+	for _, n := range []float64{100, 2000} {
+		record(t, s, call(halfLives(n), ""))
+		p = findPerf(t, s, "weather")
+		recent := p.Recent.As(halfLives(n))
+		if !near(recent.Successes, 1, 1e-6) || recent.Failures > 1e-6 || math.IsInf(p.Recent.Successes, 0) || math.IsNaN(p.Recent.Successes) {
+			t.Errorf("%v half-lives on: recent outcomes %+v (stored %+v), want one success and the rest faded", n, recent, p.Recent)
+		}
+	}
 }
 
 func testToolPerfCommonErrors(t *testing.T, s Services) {
