@@ -300,6 +300,7 @@ var (
 		regexp.MustCompile(`(?i)\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b(?:,?\s+\d{4}\b)?`),
 		regexp.MustCompile(`(?i)\b(?:in|since|from|by|before|after|during|until|till|of|year)\s+(?:19|20)\d{2}\b`),
 		regexp.MustCompile(`(?i)\b(?:19|20)\d{2}\s*(?:-|to|–)\s*(?:19|20)\d{2}\b`),
+		regexp.MustCompile(`(?i)\b(?:Q[1-4]|H[12]|FY)\s*(?:19|20)?\d{2}\b|\b(?:19|20)\d{2}\s*(?:Q[1-4]|H[12])\b`),
 	}
 	slotNumberCore = regexp.MustCompile(`^[-+]?\d+(?:\.\d+)?$`)
 	slotLangTag    = regexp.MustCompile(`^([a-z]{2})[-_]([A-Za-z]{2,4})$`)
@@ -432,29 +433,38 @@ func (f *slotFinder) isReserved(start, end int) bool {
 }
 
 // add proposes value for params[i], adjusted for the parameter's role:
-// after "from" suits a from parameter, after "to" a to parameter; with no
-// such word the first value suits from and the last suits to.
+// after "from" suits a from parameter, after "to" a to parameter. When the
+// tool has both ends, a value after neither word takes an end only if the
+// request marks the other one: "100 USD to EUR" makes USD the source, but
+// "the rate for JPY" says nothing of which end JPY is.
 func (f *slotFinder) add(i int, value any, start, end, score int) {
-	if start >= 0 {
+	if start >= 0 && f.params[i].role != roleNone {
 		prev := f.wordBefore(start)
-		switch f.params[i].role {
-		case roleFrom:
-			switch prev {
-			case "from":
-				score += roleBonus
-			case "to", "into", "in":
-				score -= roleBonus
+		toWord := func(w string) bool { return w == "to" || w == "into" || w == "in" }
+		role := f.params[i].role
+		switch {
+		case role == roleFrom && prev == "from", role == roleTo && toWord(prev):
+			score += roleBonus
+		case role == roleFrom && toWord(prev), role == roleTo && prev == "from":
+			score -= roleBonus
+		case f.hasRole(oppositeRole(role)):
+			j := f.wordIndexAt(start)
+			marked := slices.ContainsFunc(f.words[j+1:], func(w slotWord) bool { return toWord(w.lower) })
+			if role == roleTo {
+				marked = slices.ContainsFunc(f.words[:j], func(w slotWord) bool { return w.lower == "from" })
 			}
-		case roleTo:
-			switch prev {
-			case "to", "into", "in":
-				score += roleBonus
-			case "from":
-				score -= roleBonus
+			if !marked {
+				return
 			}
 		}
 	}
 	f.cands = append(f.cands, slotCandidate{param: i, value: value, start: start, end: end, score: score})
+}
+
+func oppositeRole(r slotRole) slotRole { return roleFrom + roleTo - r }
+
+func (f *slotFinder) hasRole(r slotRole) bool {
+	return slices.ContainsFunc(f.params, func(p slotParam) bool { return p.role == r })
 }
 
 // wordBefore is the lower-case word that ends before offset, "" if none.

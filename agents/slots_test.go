@@ -73,6 +73,24 @@ var slotCases = []slotCase{
 	{"Book a table for 4 on March 5", `"party_size":{"type":"integer","description":"number of people"}`, []string{"party_size"}, map[string]any{"party_size": 4}},
 	{"List issues with label bug", `"label":{"type":"string","enum":["bug","feature"]}`, nil, map[string]any{"label": "bug"}},
 
+	// Written after the filler, without tuning it to them.
+	{"Is it raining in São Paulo right now?", `"city":{"type":"string"}`, []string{"city"}, map[string]any{"city": "São Paulo"}},
+	{"Show me the forecast for Frankfurt am Main", `"location":{"type":"string"}`, []string{"location"}, map[string]any{"location": "Frankfurt am Main"}},
+	{"Invite Dana to the planning meeting on Friday", `"attendee":{"type":"string"}`, []string{"attendee"}, map[string]any{"attendee": "Dana"}},
+	{"Convert 42.5 CHF to SEK", `"amount":{"type":"number"},"source_currency":{"type":"string"},"target_currency":{"type":"string"}`, []string{"amount", "source_currency", "target_currency"},
+		map[string]any{"amount": 42.5, "source_currency": "CHF", "target_currency": "SEK"}},
+	{"What did we spend in Q3 2024?", `"amount":{"type":"number"}`, []string{"amount"}, nil},
+	{"List the 10 newest files in /var/log", `"path":{"type":"string"},"limit":{"type":"integer"}`, []string{"path"}, map[string]any{"path": "/var/log", "limit": 10}},
+	{"Post the note \"back at 5\" to Erin", `"note":{"type":"string"},"recipient":{"type":"string"}`, []string{"note", "recipient"}, map[string]any{"note": "back at 5", "recipient": "Erin"}},
+	{"Weather for Monday", `"city":{"type":"string"}`, []string{"city"}, nil},
+	{"Thanks, please send it to me", `"recipient":{"type":"string"}`, []string{"recipient"}, nil},
+	{"Download https://example.org/report.pdf to ./reports", `"url":{"type":"string"},"dest_dir":{"type":"string","description":"directory to save into"}`, []string{"url", "dest_dir"},
+		map[string]any{"url": "https://example.org/report.pdf", "dest_dir": "./reports"}},
+	{"Subscribe carol@example.org to the newsletter", `"email":{"type":"string"}`, []string{"email"}, map[string]any{"email": "carol@example.org"}},
+	{"Get the exchange rate for JPY", `"base":{"type":"string","description":"base currency"},"quote":{"type":"string","description":"quote currency"}`, []string{"base", "quote"}, nil}, // which end is JPY? ask
+	{"Find hotels in Lisbon for 2 nights", `"city":{"type":"string"},"nights":{"type":"integer"}`, []string{"city", "nights"}, map[string]any{"city": "Lisbon", "nights": 2}},
+	{"Translate the menu to Spanish", `"target_language":{"type":"string","description":"ISO 639-1 code"}`, []string{"target_language"}, nil},
+
 	// Must not be filled.
 	{"Echo the message hello", `"city":{"type":"string"}`, []string{"city"}, nil},
 	{"What is the weather today?", `"city":{"type":"string"}`, []string{"city"}, nil},
