@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // This file is the builtin planner's slot filling: it finds in a request
@@ -258,8 +257,6 @@ type slotWord struct {
 	text       string
 	lower      string
 	start, end int
-	// sentenceStart: the first word of the request or of a sentence.
-	sentenceStart bool
 }
 
 var slotTokenPattern = regexp.MustCompile(`\S+`)
@@ -271,17 +268,14 @@ const (
 
 func slotWords(text string) []slotWord {
 	var words []slotWord
-	sentence := true
 	for _, loc := range slotTokenPattern.FindAllStringIndex(text, -1) {
 		raw := text[loc[0]:loc[1]]
 		core := strings.TrimLeft(raw, slotTrimLeft)
 		start := loc[0] + len(raw) - len(core)
 		core = strings.TrimRight(core, slotTrimRight)
 		if core != "" {
-			words = append(words, slotWord{text: core, lower: strings.ToLower(core), start: start, end: start + len(core), sentenceStart: sentence})
+			words = append(words, slotWord{text: core, lower: strings.ToLower(core), start: start, end: start + len(core)})
 		}
-		last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(raw, "\"'”’)"))
-		sentence = last == '.' || last == '!' || last == '?' || (core == "" && sentence)
 	}
 	return words
 }
@@ -302,8 +296,12 @@ var (
 		regexp.MustCompile(`(?i)\b(?:19|20)\d{2}\s*(?:-|to|–)\s*(?:19|20)\d{2}\b`),
 		regexp.MustCompile(`(?i)\b(?:Q[1-4]|H[12]|FY)\s*(?:19|20)?\d{2}\b|\b(?:19|20)\d{2}\s*(?:Q[1-4]|H[12])\b`),
 	}
-	slotNumberCore = regexp.MustCompile(`^[-+]?\d+(?:\.\d+)?$`)
-	slotLangTag    = regexp.MustCompile(`^([a-z]{2})[-_]([A-Za-z]{2,4})$`)
+	// A number as JSON writes it: 007 is an id, not a quantity.
+	// quotedPattern at the start of a text.
+	slotQuotedPrefix = regexp.MustCompile(`^(?:` + quotedPattern.String() + `)`)
+	slotThen         = regexp.MustCompile(`(?i)\s(?:and then|then)\s`)
+	slotNumberCore   = regexp.MustCompile(`^[-+]?(?:0|[1-9]\d*)(?:\.\d+)?$`)
+	slotLangTag      = regexp.MustCompile(`^([a-z]{2})[-_]([A-Za-z]{2,4})$`)
 	// A capitalised word: Paris, São, O'Brien, Saint-Étienne.
 	slotCapitalised = regexp.MustCompile(`^\p{Lu}[\p{Ll}'’-]*\p{Ll}[\p{L}'’-]*$`)
 	slotAllCaps     = regexp.MustCompile(`^\p{Lu}{2,5}$`)
@@ -316,7 +314,7 @@ var (
 		IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU
 		MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP
 		SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYU UZS VES VND VUV WST XAF XAG XAU XCD XOF XPF
-		YER ZAR ZMW ZWL BTC`)
+		YER ZAR ZMW ZWL`)
 	isoCountries = strings.Fields(`AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV
 		BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD
 		GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR
@@ -352,8 +350,13 @@ var (
 	// without ":" or "=": "send a message to Bob" names no message.
 	slotValueStop = strings.Fields(`to for in at on of from with about that this these those is are was be and or by as into
 		the a an it its my your his her their our which who what when where how saying says`)
-	// Words after which free text follows: "reply saying thanks".
-	slotSayTriggers = []string{"saying", "says", "reading", "that reads", "that says", "with the text", "with text"}
+	// What comes before the free text of a message: "reply saying
+	// thanks", "let Bob know the build is green", "tell the team that…".
+	slotSayPatterns = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)(?:^|\s)(?:saying|says|reading|that reads|that says|with the text|with text)\s+`),
+		regexp.MustCompile(`(?:^|\s)[Ll]et\s+\S+(?:\s+\S+)?\s+know\s+(?:that\s+)?`),
+		regexp.MustCompile(`(?:^|\s)(?:[Tt]ell|[Ii]nform|[Rr]emind)\s+\S+(?:\s+\S+)?\s+that\s+`),
+	}
 )
 
 // Scores of the finders, best first.
@@ -362,8 +365,8 @@ const (
 	scoreSynonym   = 95  // after a synonym: "the text hello" for a message
 	scoreSaying    = 92  // "saying hello"
 	scoreQuoted    = 90  // quoted text
-	scoreExact     = 80  // a URL, an email, a code, a date, an enum value
 	scoreAmount    = 85  // a number next to a currency
+	scoreExact     = 80  // a URL, an email, a code, a date, an enum value
 	scoreName      = 70  // a capitalised name after in/to/for…
 	scoreNumber    = 50  // some number, for a number parameter that needs one
 	scoreWholeGoal = 10  // the whole sub-goal, for a free-text parameter
@@ -478,12 +481,8 @@ func (f *slotFinder) wordBefore(offset int) string {
 
 // wordIndexAt is the index of the word that starts at or contains offset.
 func (f *slotFinder) wordIndexAt(offset int) int {
-	for j, w := range f.words {
-		if offset < w.end {
-			return j
-		}
-	}
-	return len(f.words)
+	j, _ := slices.BinarySearchFunc(f.words, offset, func(w slotWord, offset int) int { return cmp.Compare(w.end, offset+1) })
+	return j
 }
 
 func (f *slotFinder) find(i int) {
@@ -586,7 +585,7 @@ func (f *slotFinder) valueAt(i, offset int, explicit bool) (any, int, int, bool)
 	if rest == "" {
 		return nil, 0, 0, false
 	}
-	if q := quotedPattern.FindStringSubmatchIndex(rest); q != nil && q[0] == 0 {
+	if q := slotQuotedPrefix.FindStringSubmatchIndex(rest); q != nil {
 		for g := 2; g+1 < len(q); g += 2 {
 			if q[g] >= 0 {
 				v := rest[q[g]:q[g+1]]
@@ -715,7 +714,7 @@ func (f *slotFinder) clauseEnd(offset int) int {
 	if k := strings.IndexAny(f.text[offset:], ",;\n"); k >= 0 {
 		end = offset + k
 	}
-	if k := regexp.MustCompile(`(?i)\s(?:and then|then)\s`).FindStringIndex(f.text[offset:end]); k != nil {
+	if k := slotThen.FindStringIndex(f.text[offset:end]); k != nil {
 		end = offset + k[0]
 	}
 	takesNames := slices.ContainsFunc(f.params, func(p slotParam) bool {
@@ -903,8 +902,9 @@ func slotIsName(w slotWord) bool {
 	return slotCapitalised.MatchString(w.text) && !slices.Contains(slotNotNames, w.lower)
 }
 
-// findText proposes free text: quoted text, the words after "saying", and
-// else the whole sub-goal, which is the user's own words.
+// findText proposes free text: quoted text; for a message, the words
+// after "saying" or "let Bob know"; and for a query, else the whole
+// sub-goal, which is the user's own words.
 func (f *slotFinder) findText(i int) {
 	p := f.params[i]
 	for n, q := range quotedPattern.FindAllStringSubmatchIndex(f.text, -1) {
@@ -916,8 +916,7 @@ func (f *slotFinder) findText(i int) {
 		}
 	}
 	if p.textKeys != nil {
-		for _, t := range slotSayTriggers {
-			re := regexp.MustCompile(`(?i)(?:^|\s)` + regexp.QuoteMeta(t) + `\s+`)
+		for _, re := range slotSayPatterns {
 			for _, m := range re.FindAllStringIndex(f.text, -1) {
 				if v, start, end, ok := f.valueAt(i, m[1], true); ok {
 					f.add(i, v, start, end, scoreSaying)

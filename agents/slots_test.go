@@ -31,6 +31,8 @@ var slotCases = []slotCase{
 	{"Weather in Oslo in celsius", `"city":{"type":"string"},"units":{"type":"string","enum":["celsius","fahrenheit"]}`, []string{"city"}, map[string]any{"city": "Oslo", "units": "celsius"}},
 	{"Let Alice know the build is green", `"recipient":{"type":"string","description":"the colleague to notify"}`, []string{"recipient"}, map[string]any{"recipient": "Alice"}},
 	{"Tell Carol that lunch is ready", `"name":{"type":"string"}`, []string{"name"}, map[string]any{"name": "Carol"}},
+	{"Tell Carol that lunch is ready", `"name":{"type":"string"},"message":{"type":"string"}`, []string{"name", "message"}, map[string]any{"name": "Carol", "message": "lunch is ready"}},
+	{"Let Bob know the release is out", `"colleague":{"type":"string"},"note":{"type":"string"}`, []string{"colleague", "note"}, map[string]any{"colleague": "Bob", "note": "the release is out"}},
 	{"Greet Alice", `"name":{"type":"string","description":"who to greet"}`, []string{"name"}, map[string]any{"name": "Alice"}},
 	{"Send a message to Bob saying the deploy is done", `"to":{"type":"string","description":"recipient name"},"message":{"type":"string"}`, []string{"to", "message"},
 		map[string]any{"to": "Bob", "message": "the deploy is done"}},
@@ -234,4 +236,35 @@ func TestSlotFillingSaysWhereValuesCameFrom(t *testing.T) {
 	if got := describeStep("do it", nil); got != "do it" {
 		t.Errorf("description %q without values taken", got)
 	}
+}
+
+// FuzzFillSlots: whatever the request, slot filling does not panic and
+// invents nothing: every value it fills is text of the request (codes
+// may be upper-cased).
+func FuzzFillSlots(f *testing.F) {
+	for _, c := range slotCases {
+		f.Add(c.request)
+	}
+	f.Add("to São\u00a0Paulo from #  @ 'unclosed \"x\" message: = limit=")
+	f.Add("let  know that ")
+	schema := json.RawMessage(`{"type":"object","required":["city","to","amount","message"],"properties":{
+		"city":{"type":"string"},"from":{"type":"string"},"to":{"type":"string"},"amount":{"type":"number"},
+		"message":{"type":"string"},"query":{"type":"string"},"recipient":{"type":"string"},"language":{"type":"string"},
+		"url":{"type":"string"},"path":{"type":"string"},"email":{"type":"string"},"country_code":{"type":"string"},
+		"day":{"type":"string","format":"date"},"unit":{"type":"string","enum":["c","f"]},"sku":{"type":"string"},"n":{"type":"integer","enum":[1,2]}}}`)
+	f.Fuzz(func(t *testing.T, request string) {
+		var args map[string]any
+		if err := json.Unmarshal(fillArguments(schema, request, request, "step", nil, nil, newInputsSchema()), &args); err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range args {
+			s := fmt.Sprint(v)
+			if strings.HasPrefix(s, "{{inputs.") {
+				continue
+			}
+			if !strings.Contains(strings.ToLower(request), strings.ToLower(s)) {
+				t.Errorf("%q: %s = %q is not in the request", request, name, s)
+			}
+		}
+	})
 }
