@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // This file is the builtin planner's slot filling: it finds in a request
@@ -79,8 +81,8 @@ type slotParam struct {
 // slotFill is a value found for a parameter, and what the plan says of it.
 type slotFill struct {
 	value any
-	// note is "name = value", or "name = the request's text" when the
-	// value is the whole sub-goal.
+	// note is "name = value"; "name = the request's text" when the value
+	// is the whole sub-goal, and no value for a secret.
 	note string
 }
 
@@ -399,7 +401,11 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 			used = append(used, [2]int{c.start, c.end})
 		}
 		note := fmt.Sprintf("%s = %v", p.name, c.value)
-		if c.start < 0 {
+		switch {
+		case agentsmcp.IsSecretName(p.name) || agentsmcp.HasSecret(fmt.Sprint(c.value)):
+			// The argument is sealed at rest; its note must not repeat it.
+			note = p.name + " = a secret, not shown"
+		case c.start < 0:
 			note = p.name + " = the request's text"
 		}
 		out[p.name] = slotFill{value: c.value, note: note}

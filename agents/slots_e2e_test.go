@@ -23,9 +23,21 @@ type messageIn struct {
 	Message string `json:"message" jsonschema:"the message to send back"`
 }
 
+type convertIn struct {
+	Amount float64 `json:"amount" jsonschema:"how much to convert"`
+	From   string  `json:"from" jsonschema:"ISO 4217 code of the currency to convert from"`
+	To     string  `json:"to" jsonschema:"ISO 4217 code of the currency to convert to"`
+}
+
+type noteIn struct {
+	Colleague string `json:"colleague" jsonschema:"who receives the note"`
+	Note      string `json:"note" jsonschema:"what to tell them"`
+}
+
 // slotUpstream is a real go-sdk MCP server behind streamable HTTP on
-// loopback, published to s's router through a remote pool: a weather tool
-// that needs a city and an echo tool that needs a message.
+// loopback, published to s's router through a remote pool: tools that
+// need a city; a message; an amount and two currencies; a colleague and a
+// note.
 func slotUpstream(t *testing.T, s *stack) {
 	t.Helper()
 	ctx := context.Background()
@@ -38,6 +50,14 @@ func slotUpstream(t *testing.T, s *stack) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in messageIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"echoed": in.Message}, nil
 		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "convert_currency", Description: "convert an amount of money from one currency to another"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in convertIn) (*mcp.CallToolResult, map[string]any, error) {
+			return nil, map[string]any{"pair": in.From + "/" + in.To, "amount": in.Amount}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "direct_note", Description: "post a direct note to a colleague"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in noteIn) (*mcp.CallToolResult, map[string]any, error) {
+			return nil, map[string]any{"delivered": in.Colleague + ": " + in.Note}, nil
+		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
 	pool := remote.NewPool(remote.Options{Registry: s.router})
@@ -45,8 +65,8 @@ func slotUpstream(t *testing.T, s *stack) {
 	if err := pool.AddFromConfig(ctx, remote.Config{Name: "up", Transport: remote.TransportStreamable, URL: hs.URL}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := pool.Status("up"); st.Tools != 2 {
-		t.Fatalf("upstream status %+v, want 2 tools", st)
+	if st, _ := pool.Status("up"); st.Tools != 4 {
+		t.Fatalf("upstream status %+v, want 4 tools", st)
 	}
 }
 
@@ -58,13 +78,18 @@ func TestBuiltinPlanTakesValuesTheRequestGives(t *testing.T) {
 	slotUpstream(t, s)
 
 	for _, c := range []struct {
-		request, tool, arg, value, outField string
+		request, tool, arg, value, outField, out string
 	}{
-		{"What is the weather in Paris today?", "up__current_weather", "city", "Paris", "city"},
-		{"Echo the message hello", "up__echo", "message", "hello", "echoed"},
+		{"What is the weather in Paris today?", "up__current_weather", "city", "Paris", "city", "Paris"},
+		{"What is the weather in Lisbon today?", "up__current_weather", "city", "Lisbon", "city", "Lisbon"},
+		{"Echo the message hello", "up__echo", "message", "hello", "echoed", "hello"},
+		{"Convert 100 USD to EUR", "up__convert_currency", "to", "EUR", "pair", "USD/EUR"},
+		// "Let Bob know the release is out" finds no tool yet (a search
+		// matter, not slot filling: the table in slots_test.go fills it).
+		{"Send a direct note to Bob saying the release is out", "up__direct_note", "colleague", "Bob", "delivered", "Bob: the release is out"},
 	} {
 		t.Run(c.value, func(t *testing.T) {
-			_, plan, _, task := s.runRequest(t, c.request, nil)
+			_, plan, report, task := s.runRequest(t, c.request, nil)
 			if len(plan.Steps) != 1 || plan.Steps[0].Tool != c.tool {
 				t.Fatalf("plan steps %+v, want one step with %s", plan.Steps, c.tool)
 			}
@@ -75,15 +100,17 @@ func TestBuiltinPlanTakesValuesTheRequestGives(t *testing.T) {
 			if err := json.Unmarshal(plan.Steps[0].Arguments, &args); err != nil || args[c.arg] != c.value {
 				t.Errorf("arguments %s, want %s = %q", plan.Steps[0].Arguments, c.arg, c.value)
 			}
-			if d := plan.Steps[0].Description; !strings.Contains(d, c.arg+" = "+c.value) || !strings.Contains(d, "from the request") {
+			// A composed step says where its values came from (a reused
+			// plan keeps its steps' descriptions).
+			if d := plan.Steps[0].Description; report.ReusedPlan == "" && (!strings.Contains(d, c.arg+" = "+c.value) || !strings.Contains(d, "from the request")) {
 				t.Errorf("step description %q does not say that %s = %s was taken from the request", d, c.arg, c.value)
 			}
 			if task.Status != agentsmcp.TaskSucceeded {
 				t.Fatalf("task %s: %s", task.Status, task.Error)
 			}
 			var out map[string]any
-			if err := json.Unmarshal(task.Steps[0].Output, &out); err != nil || out[c.outField] != c.value {
-				t.Errorf("tool output %s, want %s = %q", task.Steps[0].Output, c.outField, c.value)
+			if err := json.Unmarshal(task.Steps[0].Output, &out); err != nil || out[c.outField] != c.out {
+				t.Errorf("tool output %s, want %s = %q", task.Steps[0].Output, c.outField, c.out)
 			}
 		})
 	}

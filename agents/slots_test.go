@@ -233,6 +233,11 @@ func TestSlotFillingSaysWhereValuesCameFrom(t *testing.T) {
 	if string(args) != `{"amount":100,"from":"USD","to":"{{inputs.to}}"}` || !strings.Contains(string(inputs.raw()), `"required":["to"]`) {
 		t.Errorf("arguments %s, inputs %s: only the target currency is asked for", args, inputs.raw())
 	}
+	schema = json.RawMessage(`{"type":"object","properties":{"user":{"type":"string"},"password":{"type":"string"}},"required":["user","password"]}`)
+	args, taken = fillStepArguments(schema, "log in as user: ada with password=hunter2", "", "login", nil, nil, newInputsSchema())
+	if got := describeStep("log in", taken); string(args) != `{"password":"hunter2","user":"ada"}` || got != "log in (taken from the request: password = a secret, not shown; user = ada)" {
+		t.Errorf("arguments %s, description %q: the secret is an argument, never in the description", args, got)
+	}
 	if got := describeStep("do it", nil); got != "do it" {
 		t.Errorf("description %q without values taken", got)
 	}
