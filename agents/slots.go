@@ -97,7 +97,7 @@ type slotCandidate struct {
 
 // Words in a parameter's name, title or description that decide its kind.
 var (
-	slotWordsEmail    = []string{"email", "mail", "e-mail"}
+	slotWordsEmail    = []string{"email", "mail"}
 	slotWordsURL      = []string{"url", "uri", "link", "endpoint", "website", "href", "homepage"}
 	slotWordsPath     = []string{"path", "file", "filename", "filepath", "dir", "directory", "folder", "root", "dirname"}
 	slotWordsCurrency = []string{"currency", "currencies", "4217"}
@@ -122,9 +122,10 @@ var (
 	slotKeyStop = []string{"the", "a", "an", "of", "id", "value", "to", "from", "for", "in", "at", "on", "by", "with", "and", "or", "is", "q", "n"}
 )
 
-// classifySlot judges a parameter's kind and role from its schema and
-// words: the name and title first, the description only when they say
-// nothing.
+// classifySlot judges a parameter's kind and role from its schema (enum,
+// type, format) and its words: the name and title first; the description
+// when they say nothing, when the name is as vague as "q", or when it
+// makes a "country" a country code.
 func classifySlot(name string, sp schemaProperty, required bool) slotParam {
 	p := slotParam{name: name, prop: sp, required: required}
 	nameWords := splitWords(name + " " + sp.Title)
@@ -187,12 +188,11 @@ func classifySlot(name string, sp schemaProperty, required bool) slotParam {
 		p.kind = slotEndpoint
 	}
 	if p.kind == slotText {
-		p.wholeText = has(all, slotWordsWholeText)
-		for _, w := range nameWords {
-			if slices.Contains(slotTextSynonyms, w) {
-				p.textKeys = slotTextSynonyms
-			}
+		if has(nameWords, slotTextSynonyms) {
+			p.textKeys = slotTextSynonyms
 		}
+		// A message described as answering a question is still a message.
+		p.wholeText = has(nameWords, slotWordsWholeText) || p.textKeys == nil && has(all, slotWordsWholeText)
 	}
 	return p
 }
@@ -442,10 +442,10 @@ func (f *slotFinder) isReserved(start, end int) bool {
 }
 
 // add proposes value for params[i], adjusted for the parameter's role:
-// after "from" suits a from parameter, after "to" a to parameter. When the
-// tool has both ends, a value after neither word takes an end only if the
-// request marks the other one: "100 USD to EUR" makes USD the source, but
-// "the rate for JPY" says nothing of which end JPY is.
+// after "from" suits a from parameter, after "to" (or "into", "in") a to
+// parameter. When the tool has both ends, a value after neither word takes
+// an end only if the request marks the other one: "100 USD to EUR" makes
+// USD the source, but "the rate for JPY" says nothing of which end JPY is.
 func (f *slotFinder) add(i int, value any, start, end, score int) {
 	if start >= 0 && f.params[i].role != roleNone {
 		prev := f.wordBefore(start)
@@ -457,12 +457,10 @@ func (f *slotFinder) add(i int, value any, start, end, score int) {
 		case role == roleFrom && toWord(prev), role == roleTo && prev == "from":
 			score -= roleBonus
 		case f.hasRole(oppositeRole(role)):
-			j := f.wordIndexAt(start)
-			marked := slices.ContainsFunc(f.words[j+1:], func(w slotWord) bool { return toWord(w.lower) })
-			if role == roleTo {
-				marked = slices.ContainsFunc(f.words[:j], func(w slotWord) bool { return w.lower == "from" })
+			otherEnd := func(w slotWord) bool {
+				return role == roleFrom && toWord(w.lower) || role == roleTo && w.lower == "from"
 			}
-			if !marked {
+			if !slices.ContainsFunc(f.words, otherEnd) {
 				return
 			}
 		}

@@ -68,6 +68,8 @@ var slotCases = []slotCase{
 
 	// URLs, emails, paths, numbers, enums.
 	{"Fetch https://example.com/a.json", `"url":{"type":"string"}`, []string{"url"}, map[string]any{"url": "https://example.com/a.json"}},
+	{"Email bob@example.com from alice@example.org", `"to":{"type":"string","description":"recipient email"},"from":{"type":"string","description":"sender email"}`, []string{"to", "from"},
+		map[string]any{"to": "bob@example.com", "from": "alice@example.org"}},
 	{"Email bob@example.com about the invoice", `"email":{"type":"string","format":"email"}`, []string{"email"}, map[string]any{"email": "bob@example.com"}},
 	{"Read the file /etc/hosts", `"path":{"type":"string"}`, []string{"path"}, map[string]any{"path": "/etc/hosts"}},
 	{"Show the top 5 stories", `"limit":{"type":"integer"}`, nil, map[string]any{"limit": 5}},
