@@ -61,8 +61,8 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 			chainFrom = prev
 			s.DependsOn = []string{prev.ID}
 		}
-		args := fillArguments(best.InputSchema, g, k.Request, s.ID, chainFrom, prevFacts, inputs)
-		s.Arguments = args
+		args, taken := fillStepArguments(best.InputSchema, g, k.Request, s.ID, chainFrom, prevFacts, inputs)
+		s.Arguments, s.Description = args, describeStep(g, taken)
 		tune(&s, best)
 		plan.Steps = append(plan.Steps, s)
 		prev, prevFacts = &plan.Steps[len(plan.Steps)-1], best
@@ -274,7 +274,6 @@ var (
 	quotedPattern = regexp.MustCompile(`"([^"]+)"|'([^']+)'|“([^”]+)”`)
 	urlPattern    = regexp.MustCompile(`https?://[^\s"'<>]+`)
 	pathPattern   = regexp.MustCompile(`(?:^|\s)((?:~|\.{1,2})?/[^\s"'<>,;]*)`)
-	numberPattern = regexp.MustCompile(`(?:^|[^\w./-])(-?\d+(?:\.\d+)?)(?:$|[^\w/])`)
 )
 
 // schemaProperty is what argument filling reads of a property schema.
@@ -296,13 +295,19 @@ func (sp schemaProperty) is(t string) bool {
 	return false
 }
 
-// fillArguments fills a tool's arguments from the sub-goal and the request
-// where the schema makes the match unambiguous: URLs, paths, numbers,
-// enum values, quoted text, and query-like text. A required argument it
-// cannot fill is taken from the previous step's output when that output
-// has a field of the same name, and is otherwise declared as a plan input:
-// values are never invented.
+// fillArguments fills a tool's arguments from the sub-goal (the request
+// when empty) with the values it clearly gives (see fillSlots). A required
+// argument it does not give is taken from the previous step's output when
+// that output has a field of the same name, and is otherwise declared as a
+// plan input: values are never invented.
 func fillArguments(schema json.RawMessage, goal, request, stepID string, prev *agentsmcp.PlanStep, prevFacts *ToolFacts, inputs *inputsSchema) json.RawMessage {
+	args, _ := fillStepArguments(schema, goal, request, stepID, prev, prevFacts, inputs)
+	return args
+}
+
+// fillStepArguments is fillArguments that also says which values it took
+// from the request, one "name = value" each, for the plan to show.
+func fillStepArguments(schema json.RawMessage, goal, request, stepID string, prev *agentsmcp.PlanStep, prevFacts *ToolFacts, inputs *inputsSchema) (json.RawMessage, []string) {
 	var doc struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
@@ -317,77 +322,40 @@ func fillArguments(schema json.RawMessage, goal, request, stepID string, prev *a
 	if text == "" {
 		text = request
 	}
-	numbers := numberPattern.FindAllStringSubmatch(text, -1)
-	usedNumber := 0
-	args := map[string]any{}
+	params := make([]slotParam, 0, len(names))
 	for _, name := range names {
 		var sp schemaProperty
 		_ = json.Unmarshal(doc.Properties[name], &sp)
-		lname := strings.ToLower(name + " " + sp.Title + " " + sp.Description)
-		required := slices.Contains(doc.Required, name)
-		var value any
+		params = append(params, classifySlot(name, sp, slices.Contains(doc.Required, name)))
+	}
+	found := fillSlots(text, params)
+	args := map[string]any{}
+	var taken []string
+	for _, p := range params {
+		fill, ok := found[p.name]
 		switch {
-		case len(sp.Enum) > 0:
-			for _, e := range sp.Enum {
-				if s, ok := e.(string); ok && regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(s)+`\b`).MatchString(text) {
-					value = s
-					break
-				}
-			}
-		case sp.is("integer") || sp.is("number"):
-			if usedNumber < len(numbers) && (required || containsAny(lname, "count", "limit", "number", "top", "max", "size", "amount", "n ", "num")) {
-				value = json.Number(numbers[usedNumber][1])
-				usedNumber++
-			}
-		case sp.is("string"):
-			switch {
-			case containsAny(lname, "url", "uri", "link", "endpoint") || sp.Format == "uri":
-				if u := urlPattern.FindString(text); u != "" {
-					value = u
-				}
-			case containsAny(lname, "path", "file", "dir", "folder", "root"):
-				if m := pathPattern.FindStringSubmatch(text); m != nil {
-					value = strings.TrimRight(m[1], ".")
-				}
-			case containsAny(lname, "query", "search", "text", "message", "prompt", "content", "question", "topic", "keyword", "input"):
-				if q := quotedPattern.FindStringSubmatch(text); q != nil {
-					value = firstNonEmpty(q[1:]...)
-				} else {
-					value = goal
-				}
-			}
-		}
-		switch {
-		case value != nil:
-			args[name] = value
-		case !required:
-		case prev != nil && prevFacts != nil && outputHas(prevFacts.OutputSchema, name):
-			args[name] = fmt.Sprintf("{{steps.%s.output.%s}}", prev.ID, name)
+		case ok:
+			args[p.name] = fill.value
+			taken = append(taken, fill.note)
+		case !p.required:
+		case prev != nil && prevFacts != nil && outputHas(prevFacts.OutputSchema, p.name):
+			args[p.name] = fmt.Sprintf("{{steps.%s.output.%s}}", prev.ID, p.name)
 		default:
-			input := inputs.add(name, stepID, inputSchemaOf(sp, name))
-			args[name] = "{{inputs." + input + "}}"
+			input := inputs.add(p.name, stepID, inputSchemaOf(p.prop, p.name))
+			args[p.name] = "{{inputs." + input + "}}"
 		}
 	}
 	b, _ := json.Marshal(args)
-	return b
+	return b, taken
 }
 
-func containsAny(s string, words ...string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
+// describeStep is a step's description: its sub-goal, and the values taken
+// from the request, so that the plan shows where they came from.
+func describeStep(goal string, taken []string) string {
+	if len(taken) == 0 {
+		return clipText(goal)
 	}
-	return false
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+	return clipText(goal + " (taken from the request: " + strings.Join(taken, "; ") + ")")
 }
 
 func outputHas(schema json.RawMessage, name string) bool {
