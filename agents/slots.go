@@ -932,3 +932,27 @@ func (f *slotFinder) findText(i int) {
 		f.add(i, f.text, -1, -1, scoreWholeGoal)
 	}
 }
+
+// requestFit is how well text can fill the required parameters of a tool
+// with input schema: (1 + filled) / (1 + required), so 1 when the request
+// gives every required value (or none is required) and less the more the
+// user would have to be asked. A tool whose required values the request
+// names is the one it is about: "the weather in Oslo" fills a location,
+// not an amount, a source and a target currency.
+func requestFit(schema json.RawMessage, text string) float64 {
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(schema, &doc) != nil || len(doc.Required) == 0 {
+		return 1
+	}
+	params := make([]slotParam, 0, len(doc.Required))
+	for _, name := range doc.Required {
+		var sp schemaProperty
+		_ = json.Unmarshal(doc.Properties[name], &sp)
+		params = append(params, classifySlot(name, sp, true))
+	}
+	filled := len(fillSlots(text, params))
+	return float64(1+filled) / float64(1+len(params))
+}

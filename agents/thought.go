@@ -174,7 +174,8 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 }
 
 // bestTool picks the usable candidate of goal with the best search score
-// weighed by its estimated success. A tool on cool-down is not picked
+// weighed by its estimated success and by how much of its required input
+// the goal gives (requestFit). A tool on cool-down is not picked
 // while another candidate is usable; one whose cool-down ended (a probe)
 // is weighed as a tool without a record, so that a tool that ranks best
 // by its description gets one try at showing it recovered.
@@ -197,7 +198,9 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 		if f.Reliability.ProbeDue {
 			estimate = k.prior
 		}
-		score := m.Score * estimate
+		// Fit: a tool whose required values the sub-goal gives is the one
+		// it is about; one that would have everything asked is not.
+		score := m.Score * estimate * requestFit(f.InputSchema, goal)
 		if f.FailedThisGoal != "" {
 			score *= 0.2 // it failed on this very goal before
 		}
