@@ -36,8 +36,11 @@ type Knowledge struct {
 	Tools      map[string]*ToolFacts             // every candidate, by name
 	PastTasks  []*agentsmcp.Learning
 	Insights   []*agentsmcp.Insight
-	// Patterns are the successful plan patterns of the request's own goal
-	// (GoalOf), best first.
+	// Family is the request's task family (see FamilyOf and Families),
+	// the key of plan reuse, patterns and pitfalls.
+	Family FamilyMatch
+	// Patterns are the successful plan patterns of the request's family
+	// (or, stored before families, of its exact goal), best first.
 	Patterns []*agentsmcp.PlanPattern
 }
 
@@ -76,9 +79,9 @@ type ToolFacts struct {
 	SuccessRate float64 // (successes+1)/(calls+2): unknown tools are neither trusted nor shunned
 	P95         time.Duration
 	Pitfalls    []string // insights about failures of this tool
-	// FailedThisGoal is a pitfall recorded for this tool on a request of
-	// the same goal: the strongest reason to prefer another tool.
-	FailedThisGoal string
+	// FailedInFamily is a pitfall recorded for this tool on a request of
+	// the same task family: the strongest reason to prefer another tool.
+	FailedInFamily string
 }
 
 // Performance renders the record for a prompt.
@@ -99,6 +102,9 @@ type Gatherer struct {
 	Performance agentsmcp.ToolPerformanceService
 	// PerGoal is how many candidate tools are kept per sub-goal; default 5.
 	PerGoal int
+	// Families joins a request to the family of a similar past one; nil:
+	// a request's family is its own key.
+	Families *Families
 }
 
 // Gather searches tools for each sub-goal of request and recalls what
@@ -146,8 +152,10 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 			f.P95 = p.Percentile(0.95)
 		}
 	}
+	k.Family = FamilyMatch{Family: FamilyOf(request)}
 	if g.Memory != nil {
 		k.PastTasks, _ = g.Memory.SimilarLearnings(ctx, request, 5)
+		k.Family = g.Families.Resolve(ctx, request, k.PastTasks)
 		names := make([]string, 0, len(k.Tools))
 		for name := range k.Tools {
 			names = append(names, name)
@@ -155,26 +163,24 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		slices.Sort(names)
 		k.Insights, _ = g.Memory.RelevantInsights(ctx, request, names, 10)
 		patterns, _ := g.Memory.SuccessfulPatterns(ctx, request, 10)
-		goal := GoalOf(request)
 		for _, p := range patterns {
-			if p.Goal == goal {
+			if k.inFamily(p.Goal) {
 				k.Patterns = append(k.Patterns, p)
 			}
 		}
 		slices.SortStableFunc(k.Patterns, func(a, b *agentsmcp.PlanPattern) int {
 			return cmp.Or(cmp.Compare(b.SuccessRate(), a.SuccessRate()), cmp.Compare(b.Successes, a.Successes))
 		})
-		goalTag := GoalTag(GoalOf(request))
 		for _, in := range k.Insights {
 			if in.Type != agentsmcp.InsightPitfall {
 				continue
 			}
-			sameGoal := slices.Contains(in.AppliesTo, goalTag)
+			sameFamily := k.familyInsight(in)
 			for _, t := range in.AppliesTo {
 				if f := k.Tools[t]; f != nil {
 					f.Pitfalls = append(f.Pitfalls, in.Text)
-					if sameGoal {
-						f.FailedThisGoal = in.Text
+					if sameFamily {
+						f.FailedInFamily = in.Text
 					}
 				}
 			}

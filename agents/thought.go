@@ -126,8 +126,8 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 		}
 	}
 	for _, f := range k.Tools {
-		if f.FailedThisGoal != "" {
-			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("avoid %s for this kind of request: %s", f.Name, f.FailedThisGoal)))
+		if f.FailedInFamily != "" {
+			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("avoid %s for this kind of request: %s", f.Name, f.FailedInFamily)))
 		}
 		if !f.Usable() {
 			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("%s is unavailable: its upstream %s is down", f.Name, f.Source)))
@@ -179,7 +179,7 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 			continue
 		}
 		score := m.Score * (0.25 + 0.75*f.SuccessRate)
-		if f.FailedThisGoal != "" {
+		if f.FailedInFamily != "" {
 			score *= 0.2 // it failed on this very goal before
 		}
 		if k.inPattern(f.Name) {
