@@ -2,10 +2,12 @@ package agents
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -339,9 +341,10 @@ func FamilyTag(family string) string {
 // tomorrow".
 const DefaultFamilySimilarity = 0.9
 
-// Families matches a request whose family key is new to the nearest family
-// of past requests, by the embedding similarity of the keys: "what's the
-// forecast for paris" (no capital, so no <name>) joins "forecast <name>".
+// Families matches a request whose family key is new to the family of a
+// past request: one entity apart ("weather paris <date>", a lower-case
+// city, joins "weather <name> <date>"), or the nearest by the embedding
+// similarity of the keys.
 type Families struct {
 	Embedder agentsmcp.Embedder
 	// MinSimilarity is the cosine similarity above which a request joins a
@@ -350,6 +353,10 @@ type Families struct {
 	// own threshold.
 	MinSimilarity float64
 }
+
+// familyEmbedTimeout bounds embedding the keys: past it, a request keeps
+// its own key rather than hold up planning.
+const familyEmbedTimeout = 5 * time.Second
 
 // FamilyMatch is the family a request was given, and how.
 type FamilyMatch struct {
@@ -361,9 +368,11 @@ type FamilyMatch struct {
 }
 
 // Resolve returns the family of request among the families of past
-// learnings: its own key when a past learning has it, or when no past
-// family is similar enough; otherwise the most similar past family. A
-// failing embedder leaves the request its own key.
+// learnings: its own key when a past learning has it; else the first past
+// family one entity apart (see entityOf); else the past family whose key
+// is the most similar, by the embedder, above MinSimilarity; else its own
+// key. A nil Families, or one without an embedder, does all but the
+// embedding; a failing embedder leaves the request its own key.
 func (fs *Families) Resolve(ctx context.Context, request string, past []*agentsmcp.Learning) FamilyMatch {
 	own := FamilyMatch{Family: FamilyOf(request)}
 	var keys []string
@@ -374,9 +383,17 @@ func (fs *Families) Resolve(ctx context.Context, request string, past []*agentsm
 		}
 		keys = append(keys, f)
 	}
+	// One entity apart is one family, whatever the embedder says.
+	for i, key := range keys {
+		if entityOf(own.Family, key) {
+			return FamilyMatch{Family: key, Joined: past[i].Query, Similarity: 1}
+		}
+	}
 	if fs == nil || fs.Embedder == nil || len(keys) == 0 {
 		return own
 	}
+	ctx, cancel := context.WithTimeout(ctx, familyEmbedTimeout)
+	defer cancel()
 	vs, err := fs.Embedder.Embed(ctx, append([]string{own.Family}, keys...))
 	if err != nil || len(vs) != len(keys)+1 {
 		return own
@@ -387,11 +404,7 @@ func (fs *Families) Resolve(ctx context.Context, request string, past []*agentsm
 	}
 	best := own
 	for i, key := range keys {
-		sim := cosine(vs[0], vs[i+1])
-		if entityOf(own.Family, key) {
-			sim = 1
-		}
-		if sim >= min && sim > best.Similarity {
+		if sim := cosine(vs[0], vs[i+1]); sim >= min && sim > best.Similarity {
 			best = FamilyMatch{Family: key, Joined: past[i].Query, Similarity: sim}
 		}
 	}
@@ -474,6 +487,14 @@ func (k *Knowledge) familyInsight(in *agentsmcp.Insight) bool {
 		}
 	}
 	return false
+}
+
+// Describe says which family a request is in, for a thought's reasoning.
+func (m FamilyMatch) Describe() string {
+	if m.Joined != "" {
+		return fmt.Sprintf("Task family %q (joined from %q, similarity %.2f).", m.Family, agentsmcp.TruncateUTF8(m.Joined, 120), m.Similarity)
+	}
+	return fmt.Sprintf("Task family %q.", m.Family)
 }
 
 func cosine(a, b []float32) float64 {

@@ -72,10 +72,10 @@ const (
 	maxDedupPages = 5
 )
 
-// GoalTag is the AppliesTo entry that ties an insight to a goal:
-// "goal:" and the goal, cut to MaxGoalTagBytes. The learner tags every
-// insight it derives with the goal of its task; a planner finds them with
-// InsightFilter{AppliesTo: GoalTag(GoalOf(request))}.
+// GoalTag is the AppliesTo entry that tied an insight to a goal: "goal:"
+// and the goal, cut to MaxGoalTagBytes. The learner tagged the insights it
+// derived with it before task families (it now tags them with FamilyTag);
+// the agents still read it, for the exact goal of a request.
 func GoalTag(goal string) string {
 	return "goal:" + agentsmcp.TruncateUTF8(goal, MaxGoalTagBytes)
 }
@@ -301,18 +301,18 @@ func capList(list []string) []string {
 	return list
 }
 
-// goalOfTask is the plan's goal when the planner set one, else the
-// generalised request.
+// goalOfTask is the plan's goal (the planner sets its task family) when
+// it has one, else the family of the request.
 func goalOfTask(t *agentsmcp.Task, p *agentsmcp.Plan) string {
 	goal := ""
 	if p != nil {
 		goal = strings.TrimSpace(p.Goal)
 	}
 	if goal == "" {
-		goal = GoalOf(t.Request)
+		goal = FamilyOf(t.Request)
 	}
 	if goal == "" && p != nil {
-		goal = GoalOf(p.Request)
+		goal = FamilyOf(p.Request)
 	}
 	return agentsmcp.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)
 }
@@ -386,7 +386,7 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 			Source:     InsightSourceAgent,
 		}
 		if goal != "" {
-			in.AppliesTo = append(in.AppliesTo, GoalTag(goal))
+			in.AppliesTo = append(in.AppliesTo, FamilyTag(goal))
 		}
 		if t.ID != "" {
 			in.Evidence = append(in.Evidence, t.ID)
@@ -683,7 +683,7 @@ const (
 )
 
 // GoalOf generalises a request into the goal it serves, the key of plan
-// patterns: lower-cased, stop words dropped, and the values that vary from
+// patterns before task families (FamilyOf builds on it): lower-cased, stop words dropped, and the values that vary from
 // one request of a kind to the next replaced by placeholders: quoted
 // strings by <text>, URLs by <url>, e-mail addresses by <email>, numbers
 // (with a unit, a date, a time) by <num>, paths and file names by <path>.

@@ -251,9 +251,9 @@ func TestLearnFailedStepWithEmptyArgument(t *testing.T) {
 				t.Fatalf("insights %+v", ins)
 			}
 			in := ins[0]
-			goal := agents.GoalOf(plan.Request)
+			family := agents.FamilyOf(plan.Request)
 			if in.Text != tc.want || in.Type != agentsmcp.InsightPitfall || in.Confidence != 0.6 || in.Source != "agent" ||
-				!slices.Equal(in.AppliesTo, []string{"files__read_file", "goal:" + goal}) || !slices.Equal(in.Evidence, []string{task.ID}) {
+				!slices.Equal(in.AppliesTo, []string{"files__read_file", "family:" + family}) || !slices.Equal(in.Evidence, []string{task.ID}) {
 				t.Errorf("insight %+v\nwant text %s", *in, tc.want)
 			}
 			pats := f.patterns(t)

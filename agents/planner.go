@@ -78,9 +78,9 @@ func (p *Planner) Plan(ctx context.Context, req PlanRequest) (*agentsmcp.Plan, *
 		return nil, report, err
 	}
 	plan.Request = request
-	// The goal is the key of plan patterns and goal insights: always the
-	// generalised request, whatever a model called it.
-	plan.Goal = GoalOf(request)
+	// The goal is the key of plan patterns and family insights: always the
+	// request's task family, whatever a model called it.
+	plan.Goal = k.Family.Family
 	if req.Thought != nil {
 		plan.ThoughtID = req.Thought.ID
 	}

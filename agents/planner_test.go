@@ -41,7 +41,7 @@ func (m storeMemory) RelevantInsights(ctx context.Context, _ string, tools []str
 }
 
 func (m storeMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
-	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: agents.GoalOf(text), Limit: max})
+	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: agents.FamilyOf(text), Limit: max})
 	var out []*agentsmcp.PlanPattern
 	for _, p := range ps {
 		if p.Successes > 0 && p.SuccessRate() >= 0.5 {

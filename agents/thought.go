@@ -163,8 +163,8 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 		t.Approaches = append(t.Approaches, clip(fmt.Sprintf("follow the plan pattern %s, which succeeded %d of %d times for this kind of request", strings.Join(p.Steps, " → "), p.Successes, p.Uses)))
 	}
 	t.Confidence = confidence(scores, len(k.SubGoals), succeeded > 0 || len(k.Patterns) > 0)
-	t.Reasoning = clip(fmt.Sprintf("%d sub-goal(s); %d with a matching tool; %d similar past task(s), %d successful; %d insight(s) considered.",
-		len(k.SubGoals), len(scores), len(k.PastTasks), succeeded, len(k.Insights)))
+	t.Reasoning = clip(fmt.Sprintf("%s %d sub-goal(s); %d with a matching tool; %d similar past task(s), %d successful; %d insight(s) considered.",
+		k.Family.Describe(), len(k.SubGoals), len(scores), len(k.PastTasks), succeeded, len(k.Insights)))
 	return t
 }
 
@@ -180,10 +180,10 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 		}
 		score := m.Score * (0.25 + 0.75*f.SuccessRate)
 		if f.FailedInFamily != "" {
-			score *= 0.2 // it failed on this very goal before
+			score *= 0.2 // it failed on a request of this family before
 		}
 		if k.inPattern(f.Name) {
-			score *= 1.5 // it is part of a plan that worked for this goal
+			score *= 1.5 // it is part of a plan that worked for this family
 		}
 		if best == nil || score > bestScore {
 			best, bestScore = f, score
@@ -221,5 +221,5 @@ func promptData(k *Knowledge) map[string]any {
 		f := k.Tools[n]
 		tools = append(tools, promptToolData{Name: n, Description: agentsmcp.TruncateUTF8(f.Description, 500), Health: f.Health, Performance: f.Performance(), Schema: string(f.InputSchema)})
 	}
-	return map[string]any{"Request": k.Request, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns}
+	return map[string]any{"Request": k.Request, "Family": k.Family.Family, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns}
 }
