@@ -65,6 +65,8 @@ func (m recallMemory) SuccessfulPatterns(ctx context.Context, text string, max i
 // error result; conditions, worded otherwise, works. It records the cities
 // conditions was asked for.
 type weatherUpstream struct {
+	onlyConditions bool // serve conditions alone
+
 	mu     sync.Mutex
 	cities []string
 	failed int
@@ -76,13 +78,15 @@ type cityIn struct {
 
 func (w *weatherUpstream) server() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "current_weather", Description: "current weather in a city today"},
-		func(context.Context, *mcp.CallToolRequest, cityIn) (*mcp.CallToolResult, any, error) {
-			w.mu.Lock()
-			w.failed++
-			w.mu.Unlock()
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "service unavailable (503)"}}}, nil, nil
-		})
+	if !w.onlyConditions {
+		mcp.AddTool(s, &mcp.Tool{Name: "current_weather", Description: "current weather in a city today"},
+			func(context.Context, *mcp.CallToolRequest, cityIn) (*mcp.CallToolResult, any, error) {
+				w.mu.Lock()
+				w.failed++
+				w.mu.Unlock()
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "service unavailable (503)"}}}, nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "conditions", Description: "weather conditions today and temperature outlook for a city"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in cityIn) (*mcp.CallToolResult, any, error) {
 			w.mu.Lock()
@@ -243,5 +247,29 @@ func TestFamilySharesPitfallsAndPlans(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("patterns %+v: want %s recorded twice under the family", patterns, working)
+	}
+}
+
+// A plan that worked for one city is reused for another city on another
+// day: one family. Keyed by the exact goal, "weather lima today" and
+// "weather oslo tomorrow" shared nothing.
+func TestFamilyReusesAPlanAcrossEntities(t *testing.T) {
+	up := &weatherUpstream{onlyConditions: true}
+	s := newFamilyStack(t, up)
+	_, plan1, _, task1 := s.run(t, "What is the weather in Lima today?", "Lima")
+	if task1.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("Lima task %s: %s", task1.Status, task1.Error)
+	}
+	_, plan2, report2, task2 := s.run(t, "What is the weather in Oslo tomorrow?", "Oslo")
+	if report2.ReusedPlan != plan1.ID || plan2.Goal != plan1.Goal {
+		t.Errorf("the Oslo plan reused %q (goal %q), want the Lima plan %s (goal %q)", report2.ReusedPlan, plan2.Goal, plan1.ID, plan1.Goal)
+	}
+	if task2.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("Oslo task %s: %s", task2.Status, task2.Error)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if !slices.Equal(up.cities, []string{"Lima", "Oslo"}) {
+		t.Errorf("conditions was asked for %q, want Lima then Oslo", up.cities)
 	}
 }
