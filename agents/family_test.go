@@ -143,3 +143,59 @@ func TestFamilyLabelledSet(t *testing.T) {
 		t.Errorf("resolved family: %v; want precision >= 0.95 and recall >= 0.85", joined)
 	}
 }
+
+// Records stored before families keep their meaning: a learning or plan
+// whose goal is the GoalOf of its request (the old key) is in the family
+// of its request; one whose goal is a family it joined stays in it.
+func TestFamilyOfStoredRecords(t *testing.T) {
+	const paris = "What is the weather in Paris today?"
+	old := &agentsmcp.Learning{Query: paris, Goal: agents.GoalOf(paris)}
+	if got := agents.LearningFamily(old); got != "weather <name> <date>" {
+		t.Errorf("family of a learning keyed by goal: %q", got)
+	}
+	joined := &agentsmcp.Learning{Query: "weather in paris today", Goal: "weather <name> <date>"}
+	if got := agents.LearningFamily(joined); got != "weather <name> <date>" {
+		t.Errorf("family of a learning that joined a family: %q", got)
+	}
+	if got := agents.PlanFamily(&agentsmcp.Plan{Request: paris, Goal: agents.GoalOf(paris)}); got != "weather <name> <date>" {
+		t.Errorf("family of a plan keyed by goal: %q", got)
+	}
+
+	// An old learning for Paris is of the family of a new request for
+	// Lima: the request keeps its key, nothing to join.
+	var fs *agents.Families
+	if m := fs.Resolve(t.Context(), "What is the weather in Lima today?", []*agentsmcp.Learning{old}); m.Family != "weather <name> <date>" || m.Joined != "" {
+		t.Errorf("Lima against an old Paris learning: %+v", m)
+	}
+	// A lower-case city is one entity away from a past family: it joins
+	// without an embedder.
+	if m := fs.Resolve(t.Context(), "what is the weather in lima today", []*agentsmcp.Learning{old}); m.Family != "weather <name> <date>" || m.Joined != paris {
+		t.Errorf("lower-case Lima against a Paris learning: %+v", m)
+	}
+}
+
+// The similarity threshold decides joins by embedding: at the default, a
+// payment does not join a conversion; at a loose 0.5 it would. A failing
+// embedder leaves the request its own key.
+func TestFamiliesThreshold(t *testing.T) {
+	past := []*agentsmcp.Learning{{Query: "Convert 100 USD to EUR"}}
+	const send = "Send 100 USD to Alice"
+	if m := (&agents.Families{Embedder: embed.Hash{}}).Resolve(t.Context(), send, past); m.Family != agents.FamilyOf(send) {
+		t.Errorf("at the default threshold the payment joined %+v", m)
+	}
+	if m := (&agents.Families{Embedder: embed.Hash{}, MinSimilarity: 0.5}).Resolve(t.Context(), send, past); m.Family != agents.FamilyOf(past[0].Query) || m.Similarity < 0.5 {
+		t.Errorf("at 0.5 the payment did not join the conversion: %+v", m)
+	}
+	if m := (&agents.Families{Embedder: failingEmbedder{}, MinSimilarity: 0.01}).Resolve(t.Context(), send, past); m.Family != agents.FamilyOf(send) {
+		t.Errorf("with a failing embedder: %+v", m)
+	}
+}
+
+// failingEmbedder fails every call, as an unreachable embedding service.
+type failingEmbedder struct{}
+
+func (failingEmbedder) ID() string      { return "failing" }
+func (failingEmbedder) Dimensions() int { return embed.HashDimensions }
+func (failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "embedder down")
+}
