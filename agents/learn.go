@@ -93,8 +93,9 @@ func GoalTag(goal string) string {
 //     succeeded with every step, when at least one step ran and the task
 //     was not cancelled (a cancelled task says nothing about its plan);
 //   - pitfalls for the steps that failed and observations for those that
-//     succeeded after retries, unless an insight with the same text about
-//     the same tool exists already.
+//     succeeded after retries, tagged with the tool and the task family
+//     (FamilyTag), unless an insight with the same text, tool and family
+//     exists already.
 //
 // Everything it writes belongs to the principal ctx carries
 // (agentsmcp.MemoryOwnerFrom: the anonymous one when there is none), and
@@ -414,7 +415,8 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 }
 
 // storeInsight stores in unless an insight of its principal with the same
-// text about the same tool exists; it reports whether it wrote. Two replicas learning at
+// text applies to all it applies to (the same tool, the same family)
+// already; it reports whether it wrote. Two replicas learning at
 // once may both store it: deduplication is a lookup, not a constraint.
 func (l *Learner) storeInsight(ctx context.Context, log *slog.Logger, in *agentsmcp.Insight) bool {
 	tool := in.AppliesTo[0]
@@ -427,7 +429,10 @@ func (l *Learner) storeInsight(ctx context.Context, log *slog.Logger, in *agents
 			return false
 		}
 		for _, have := range items {
-			if have.Text == in.Text {
+			// The same lesson learned in another family does not tell
+			// this family's plans to avoid the tool: it is stored again,
+			// with this family's tag.
+			if have.Text == in.Text && !slices.ContainsFunc(in.AppliesTo, func(tag string) bool { return !slices.Contains(have.AppliesTo, tag) }) {
 				return false
 			}
 		}

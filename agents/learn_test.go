@@ -660,3 +660,22 @@ func TestLearnWritesAsThePrincipalOfTheTask(t *testing.T) {
 		t.Errorf("%d learnings in all, want 2", len(ls))
 	}
 }
+
+// The same failure in two task families is a pitfall of each: the second
+// family's plans must see it too.
+func TestLearnRepeatsAnInsightInAnotherFamily(t *testing.T) {
+	f := newLearnFixture(t, nil)
+	const errText = "service unavailable (503) (gave up after 2 attempts)"
+	for _, request := range []string{"What is the weather in Paris today?", "What is the weather in Lima today?", "Show the forecast for Oslo"} {
+		plan := &agentsmcp.Plan{Request: request, Steps: []agentsmcp.PlanStep{learnPlanStep("get", "weather__now", `{"city":"x"}`)}}
+		f.learn(t, learnTask(request, agentsmcp.TaskFailed, 2, learnState("get", agentsmcp.StepFailed, 2, 1, 2, errText)), plan)
+	}
+	var tags []string
+	for _, in := range f.insights(t, agentsmcp.InsightFilter{AppliesTo: "weather__now"}) {
+		tags = append(tags, in.AppliesTo[1])
+	}
+	slices.Sort(tags)
+	if want := []string{"family:show forecast <name>", "family:weather <name> <date>"}; !slices.Equal(tags, want) {
+		t.Errorf("pitfalls tagged %q, want one per family: %q", tags, want)
+	}
+}
