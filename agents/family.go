@@ -57,11 +57,13 @@ func FamilyOf(request string) string {
 		}
 		if value == valueRest {
 			appendPlaceholder(&words, placeholderText)
+			last = ""
 			continue
 		}
 		if value == valueRun {
 			if t.placeholder == "" && !valueEnds[strings.ToLower(t.word)] {
 				appendPlaceholder(&words, placeholderText)
+				last = ""
 				if t.endsClause {
 					value = valueNone
 				}

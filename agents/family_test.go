@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
@@ -198,4 +201,25 @@ func (failingEmbedder) ID() string      { return "failing" }
 func (failingEmbedder) Dimensions() int { return embed.HashDimensions }
 func (failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "embedder down")
+}
+
+// FamilyOf takes any text: the key is valid UTF-8, bounded, never empty
+// for a request with a letter, and the same for the same request.
+func FuzzFamilyOf(f *testing.F) {
+	for _, seed := range []string{"What is the weather in Paris today?", "DM Priya: hi", "Rio de Janeiro", "message:", "Please Echo",
+		"\"unterminated", "a.b.c. D. e", "#x @y", "\xff\xfe", strings.Repeat("Word ", 2000)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, request string) {
+		got := agents.FamilyOf(request)
+		if !utf8.ValidString(got) || len(got) > agentsmcp.MaxQueryTextBytes {
+			t.Fatalf("FamilyOf(%q) = %q: invalid or too long", request, got)
+		}
+		if got == "" && strings.IndexFunc(request, unicode.IsLetter) >= 0 {
+			t.Fatalf("FamilyOf(%q) is empty", request)
+		}
+		if again := agents.FamilyOf(request); again != got {
+			t.Fatalf("FamilyOf(%q) = %q, then %q", request, got, again)
+		}
+	})
 }

@@ -605,6 +605,9 @@ func replaceQuoted(s, repl string) string {
 	}
 	var b strings.Builder
 	prev := ' '
+	// A quote that finds no closer from one place finds none from any
+	// later one: looking again would make the scan quadratic.
+	unclosed := map[rune]bool{}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		closer := rune(0)
@@ -620,13 +623,14 @@ func replaceQuoted(s, repl string) string {
 				closer = '\''
 			}
 		}
-		if closer != 0 {
+		if closer != 0 && !unclosed[closer] {
 			if end := closingQuote(s, i+size, closer); end >= 0 {
 				b.WriteString(repl)
 				i = end
 				prev = ' '
 				continue
 			}
+			unclosed[closer] = true
 		}
 		b.WriteString(s[i : i+size])
 		prev = r
