@@ -29,8 +29,9 @@ const (
 // numbers and paths replaced by placeholders), with the entities abstracted
 // too:
 //
-//   - capitalised words and codes (Paris, USD, Alice's) are <name>, a run of
-//     them ("New York", "Rio de Janeiro") one <name>. The first word of a
+//   - capitalised words and codes (Paris, USD, Alice's), channels and
+//     mentions (#ops, @ann) are <name>, a run of them ("New York", "Rio de
+//     Janeiro") one <name>. The first word of a
 //     sentence, and a capitalised word that only politeness precedes
 //     ("Please Echo …"), carry the intent and stay. In Title Case and
 //     shouting capitals say nothing, and the words stay.
@@ -125,7 +126,7 @@ func FamilyOf(request string) string {
 // What follows a word that introduces a value.
 const (
 	valueNone = iota
-	valueRun  // the words up to the next stop word: "the message hello world to Bob"
+	valueRun  // the words up to punctuation, a preposition or a conjunction: "the message hello world to Bob"
 	valueRest // the rest of the sentence: "saying we are late"
 )
 
@@ -363,8 +364,9 @@ const familyEmbedTimeout = 5 * time.Second
 // FamilyMatch is the family a request was given, and how.
 type FamilyMatch struct {
 	Family string
-	// Joined is the past request whose family this one joined by
-	// similarity; "" when the key is the request's own.
+	// Joined is the past request whose family this one joined, one entity
+	// apart (Similarity 1) or by the embedding similarity of the keys; ""
+	// when the key is the request's own.
 	Joined     string
 	Similarity float64
 }
@@ -416,7 +418,8 @@ func (fs *Families) Resolve(ctx context.Context, request string, past []*agentsm
 // entityOf reports whether two family keys differ by one entity only: a
 // placeholder in one where the other has a word ("weather paris <date>",
 // whose lower-case city FamilyOf cannot tell from a word of the intent, and
-// "weather <name> <date>"), or a placeholder more ("weather <name>" and
+// "weather <name> <date>"; keys of three words or more), or a placeholder
+// more ("weather <name>" and
 // "weather <name> <date>"). Embedders see no likeness between "paris" and
 // "<name>".
 func entityOf(a, b string) bool {
@@ -434,6 +437,9 @@ func entityOf(a, b string) bool {
 			}
 		}
 		return false
+	}
+	if len(wa) < 3 {
+		return false // "close <id>" and "close all": too little intent left to compare
 	}
 	diff := 0
 	for i := range wa {
