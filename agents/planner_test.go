@@ -335,7 +335,11 @@ func TestModelThoughtNamesOnlyRealTools(t *testing.T) {
 	if th.ID == "" || th.RecommendedTools[0].Tool != "fetch_page" || report.Attempts != 2 {
 		t.Errorf("thought %+v report %+v", th, report)
 	}
-	if first := fake.Requests()[0]; !strings.Contains(first.Messages[len(first.Messages)-1].Content, "fetch_web_page_fast") {
-		t.Error("the thought prompt does not list the candidate tools")
+	first := fake.Requests()[0]
+	if prompt := first.Messages[len(first.Messages)-1].Content; !strings.Contains(prompt, "fetch_web_page_fast") || !strings.Contains(prompt, "Task family (") {
+		t.Errorf("the thought prompt does not list the candidate tools and the task family:\n%s", prompt)
+	}
+	if !strings.HasPrefix(th.Reasoning, `Task family "fetch <url>".`) {
+		t.Errorf("the model's thought does not name its family: %q", th.Reasoning)
 	}
 }
