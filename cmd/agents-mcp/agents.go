@@ -83,8 +83,9 @@ func (m recallMemory) SimilarLearnings(ctx context.Context, text string, max int
 	return out, nil
 }
 
-// RelevantInsights returns the insights about the candidate tools first
-// (their pitfalls decide between tools), then those resembling text.
+// RelevantInsights returns the insights learned in the task family of text
+// first, then those about the candidate tools (their pitfalls decide
+// between tools), then those resembling text.
 func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools []string, max int) ([]*agentsmcp.Insight, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -94,6 +95,13 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 		if len(out) < max && !slices.ContainsFunc(out, func(x *agentsmcp.Insight) bool { return x.ID == in.ID }) {
 			out = append(out, in)
 		}
+	}
+	family, _, err := m.r.Insights.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: agents.FamilyTag(agents.FamilyOf(text)), Principal: scope, Limit: max / 2})
+	if err != nil {
+		return out, err
+	}
+	for _, in := range family {
+		add(in)
 	}
 	for _, tool := range tools {
 		ins, _, err := m.r.Insights.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: tool, Principal: scope, Limit: 3})
