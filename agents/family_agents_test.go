@@ -251,8 +251,9 @@ func TestFamilySharesPitfallsAndPlans(t *testing.T) {
 }
 
 // A plan that worked for one city is reused for another city on another
-// day: one family. Keyed by the exact goal, "weather lima today" and
-// "weather oslo tomorrow" shared nothing.
+// day, and for a city written in lower case: one family. Keyed by the
+// exact goal, "weather lima today" and "weather oslo tomorrow" shared
+// nothing.
 func TestFamilyReusesAPlanAcrossEntities(t *testing.T) {
 	up := &weatherUpstream{onlyConditions: true}
 	s := newFamilyStack(t, up)
@@ -267,9 +268,16 @@ func TestFamilyReusesAPlanAcrossEntities(t *testing.T) {
 	if task2.Status != agentsmcp.TaskSucceeded {
 		t.Fatalf("Oslo task %s: %s", task2.Status, task2.Error)
 	}
+	// A lower-case city is not a name to FamilyOf; the request joins the
+	// family one entity away.
+	_, plan3, report3, task3 := s.run(t, "what is the weather in bergen today", "Bergen")
+	if report3.FamilyJoined == "" || plan3.Goal != plan1.Goal || report3.ReusedPlan == "" || task3.Status != agentsmcp.TaskSucceeded {
+		t.Errorf("the Bergen plan joined %q, goal %q, reused %q, task %s; want it in the family of %q, a plan reused",
+			report3.FamilyJoined, plan3.Goal, report3.ReusedPlan, task3.Status, plan1.Goal)
+	}
 	up.mu.Lock()
 	defer up.mu.Unlock()
-	if !slices.Equal(up.cities, []string{"Lima", "Oslo"}) {
-		t.Errorf("conditions was asked for %q, want Lima then Oslo", up.cities)
+	if !slices.Equal(up.cities, []string{"Lima", "Oslo", "Bergen"}) {
+		t.Errorf("conditions was asked for %q, want Lima, Oslo, then Bergen", up.cities)
 	}
 }
