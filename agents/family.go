@@ -112,7 +112,8 @@ func FamilyOf(request string) string {
 			value = valueRest // "message: …", "Note: …"
 		case restWords[lower]:
 			value = valueRest
-		case valueWords[lower] && !t.endsClause:
+		case valueWords[lower] && !t.endsClause && (i+1 == len(toks) || !goalStopWords[strings.ToLower(toks[i+1].word)]):
+			// An article after it makes it a verb: "note the sum".
 			value = valueRun
 		}
 	}

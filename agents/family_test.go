@@ -35,6 +35,7 @@ func TestFamilyOf(t *testing.T) {
 		{"Email jane@example.com the report from https://x.io/r", "email <email> report <url>"},
 		{"Search for \"golang generics\"", "search <text>"},
 		{"Note: back at 5. Then read it", "note <text> read"},
+		{"add 6 to the temperature and note the sum on that entity", "add <num> temperature note sum entity"},
 		{"Convert The Quarterly Report To PDF", "convert quarterly report pdf"}, // Title Case: capitals say nothing
 		{"may I march on", "march"},
 		{"the", "the"},
