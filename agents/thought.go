@@ -55,9 +55,6 @@ func (th *Thinker) Think(ctx context.Context, request string, llm agentsmcp.LLM)
 			return nil, report, err
 		}
 		answer.Request = request
-		// The family is the agents' fact, not the model's: it leads the
-		// reasoning of every thought.
-		answer.Reasoning = agentsmcp.TruncateUTF8(strings.TrimSpace(k.Family.Describe()+" "+answer.Reasoning), agentsmcp.MaxThoughtTextBytes)
 		thought = &answer
 		report.Backend = backendOf(llm)
 	}
