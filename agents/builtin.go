@@ -15,17 +15,17 @@ import (
 // This file is the builtin planner: deterministic and offline. It plans
 // from memory and tool search alone, so `make run` needs no model.
 
-// builtinPlan reuses the plan of a similar past request that succeeded,
-// when its tools are still usable; otherwise it composes one step per
+// builtinPlan reuses the plan of a past request of the same task family
+// that succeeded, when its tools are still usable; otherwise it composes one step per
 // sub-goal with the best tool for it. Arguments come from the request
 // where the schema allows; the rest become plan inputs.
 func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanReport) (*agentsmcp.Plan, error) {
-	goal := GoalOf(k.Request)
+	family := k.Family.Family
 	// A probe that is due goes first: past plans and patterns would keep
 	// a tool that recovered from ever being tried again.
 	probing := p.claimProbes(k)
 	for _, past := range p.pastPlans(ctx, k, 3) {
-		if probing || GoalOf(past.Request) != goal || p.usesCoolingDown(ctx, k, past.plan.Steps) {
+		if probing || PlanFamily(past.plan) != family || p.usesCoolingDown(ctx, k, past.plan.Steps) {
 			continue
 		}
 		plan, err := p.reuse(ctx, k, past.plan)
@@ -35,8 +35,8 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 		report.ReusedPlan = past.plan.ID
 		return plan, nil
 	}
-	plan := &agentsmcp.Plan{Request: k.Request, Goal: agentsmcp.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)}
-	// A pattern that worked for this goal, one tool per sub-goal, decides
+	plan := &agentsmcp.Plan{Request: k.Request, Goal: family}
+	// A pattern that worked for this family, one tool per sub-goal, decides
 	// the tools; the search decides otherwise.
 	var pattern []string
 	if pat := k.provenPattern(ctx, p.Gatherer.Catalog); !probing && pat != nil && len(pat.Steps) == len(k.SubGoals) && !p.usesCoolingDown(ctx, k, toolSteps(pat.Steps)) {
@@ -131,11 +131,11 @@ func toolSteps(tools []string) []agentsmcp.PlanStep {
 	return steps
 }
 
-// reuse adapts a past plan to a new request of the same goal: the same
+// reuse adapts a past plan to a new request of the same family: the same
 // steps and dependencies; literal arguments that came from the old
 // request are taken from the new one (or asked for), the others kept.
 func (p *Planner) reuse(ctx context.Context, k *Knowledge, old *agentsmcp.Plan) (*agentsmcp.Plan, error) {
-	plan := &agentsmcp.Plan{Request: k.Request, Goal: old.Goal}
+	plan := &agentsmcp.Plan{Request: k.Request, Goal: k.Family.Family}
 	inputs := newInputsSchema()
 	inputs.merge(old.Inputs)
 	for i, s := range old.Steps {

@@ -37,8 +37,11 @@ type Knowledge struct {
 	Tools      map[string]*ToolFacts             // every candidate, by name
 	PastTasks  []*agentsmcp.Learning
 	Insights   []*agentsmcp.Insight
-	// Patterns are the successful plan patterns of the request's own goal
-	// (GoalOf), best first.
+	// Family is the request's task family (see FamilyOf and Families),
+	// the key of plan reuse, patterns and pitfalls.
+	Family FamilyMatch
+	// Patterns are the successful plan patterns of the request's family
+	// (or, stored before families, of its exact goal), best first.
 	Patterns []*agentsmcp.PlanPattern
 
 	prior float64 // the reliability estimate of a tool without a record
@@ -82,9 +85,9 @@ type ToolFacts struct {
 	Reliability agentsmcp.Reliability
 	P95         time.Duration
 	Pitfalls    []string // insights about failures of this tool
-	// FailedThisGoal is a pitfall recorded for this tool on a request of
-	// the same goal: the strongest reason to prefer another tool.
-	FailedThisGoal string
+	// FailedInFamily is a pitfall recorded for this tool on a request of
+	// the same task family: the strongest reason to prefer another tool.
+	FailedInFamily string
 
 	lastFailureAt time.Time // which failure a probe follows (see Gatherer.claimProbe)
 }
@@ -129,6 +132,9 @@ type Gatherer struct {
 	Now func() time.Time
 	// PerGoal is how many candidate tools are kept per sub-goal; default 5.
 	PerGoal int
+	// Families joins a request to the family of a similar past one; nil:
+	// a request's family is its own key.
+	Families *Families
 
 	probesMu sync.Mutex
 	probes   map[string]time.Time // tool → the last failure a probe was granted after
@@ -219,8 +225,10 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	for _, f := range k.Tools {
 		g.addRecord(ctx, f)
 	}
+	k.Family = FamilyMatch{Family: FamilyOf(request)}
 	if g.Memory != nil {
 		k.PastTasks, _ = g.Memory.SimilarLearnings(ctx, request, 5)
+		k.Family = g.Families.Resolve(ctx, request, k.PastTasks)
 		names := make([]string, 0, len(k.Tools))
 		for name := range k.Tools {
 			names = append(names, name)
@@ -228,26 +236,24 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		slices.Sort(names)
 		k.Insights, _ = g.Memory.RelevantInsights(ctx, request, names, 10)
 		patterns, _ := g.Memory.SuccessfulPatterns(ctx, request, 10)
-		goal := GoalOf(request)
 		for _, p := range patterns {
-			if p.Goal == goal {
+			if k.inFamily(p.Goal) {
 				k.Patterns = append(k.Patterns, p)
 			}
 		}
 		slices.SortStableFunc(k.Patterns, func(a, b *agentsmcp.PlanPattern) int {
 			return cmp.Or(cmp.Compare(b.SuccessRate(), a.SuccessRate()), cmp.Compare(b.Successes, a.Successes))
 		})
-		goalTag := GoalTag(GoalOf(request))
 		for _, in := range k.Insights {
 			if in.Type != agentsmcp.InsightPitfall {
 				continue
 			}
-			sameGoal := slices.Contains(in.AppliesTo, goalTag)
+			sameFamily := k.familyInsight(in)
 			for _, t := range in.AppliesTo {
 				if f := k.Tools[t]; f != nil {
 					f.Pitfalls = append(f.Pitfalls, in.Text)
-					if sameGoal {
-						f.FailedThisGoal = in.Text
+					if sameFamily {
+						f.FailedInFamily = in.Text
 					}
 				}
 			}

@@ -72,10 +72,10 @@ const (
 	maxDedupPages = 5
 )
 
-// GoalTag is the AppliesTo entry that ties an insight to a goal:
-// "goal:" and the goal, cut to MaxGoalTagBytes. The learner tags every
-// insight it derives with the goal of its task; a planner finds them with
-// InsightFilter{AppliesTo: GoalTag(GoalOf(request))}.
+// GoalTag is the AppliesTo entry that tied an insight to a goal: "goal:"
+// and the goal, cut to MaxGoalTagBytes. The learner tagged the insights it
+// derived with it before task families (it now tags them with FamilyTag);
+// the agents still read it, for the exact goal of a request.
 func GoalTag(goal string) string {
 	return "goal:" + agentsmcp.TruncateUTF8(goal, MaxGoalTagBytes)
 }
@@ -93,8 +93,9 @@ func GoalTag(goal string) string {
 //     succeeded with every step, when at least one step ran and the task
 //     was not cancelled (a cancelled task says nothing about its plan);
 //   - pitfalls for the steps that failed and observations for those that
-//     succeeded after retries, unless an insight with the same text about
-//     the same tool exists already.
+//     succeeded after retries, tagged with the tool and the task family
+//     (FamilyTag), unless an insight with the same text, tool and family
+//     exists already.
 //
 // Everything it writes belongs to the principal ctx carries
 // (agentsmcp.MemoryOwnerFrom: the anonymous one when there is none), and
@@ -301,18 +302,18 @@ func capList(list []string) []string {
 	return list
 }
 
-// goalOfTask is the plan's goal when the planner set one, else the
-// generalised request.
+// goalOfTask is the plan's goal (the planner sets its task family) when
+// it has one, else the family of the request.
 func goalOfTask(t *agentsmcp.Task, p *agentsmcp.Plan) string {
 	goal := ""
 	if p != nil {
 		goal = strings.TrimSpace(p.Goal)
 	}
 	if goal == "" {
-		goal = GoalOf(t.Request)
+		goal = FamilyOf(t.Request)
 	}
 	if goal == "" && p != nil {
-		goal = GoalOf(p.Request)
+		goal = FamilyOf(p.Request)
 	}
 	return agentsmcp.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)
 }
@@ -386,7 +387,7 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 			Source:     InsightSourceAgent,
 		}
 		if goal != "" {
-			in.AppliesTo = append(in.AppliesTo, GoalTag(goal))
+			in.AppliesTo = append(in.AppliesTo, FamilyTag(goal))
 		}
 		if t.ID != "" {
 			in.Evidence = append(in.Evidence, t.ID)
@@ -414,7 +415,8 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 }
 
 // storeInsight stores in unless an insight of its principal with the same
-// text about the same tool exists; it reports whether it wrote. Two replicas learning at
+// text applies to all it applies to (the same tool, the same family)
+// already; it reports whether it wrote. Two replicas learning at
 // once may both store it: deduplication is a lookup, not a constraint.
 func (l *Learner) storeInsight(ctx context.Context, log *slog.Logger, in *agentsmcp.Insight) bool {
 	tool := in.AppliesTo[0]
@@ -427,7 +429,10 @@ func (l *Learner) storeInsight(ctx context.Context, log *slog.Logger, in *agents
 			return false
 		}
 		for _, have := range items {
-			if have.Text == in.Text {
+			// The same lesson learned in another family does not tell
+			// this family's plans to avoid the tool: it is stored again,
+			// with this family's tag.
+			if have.Text == in.Text && !slices.ContainsFunc(in.AppliesTo, func(tag string) bool { return !slices.Contains(have.AppliesTo, tag) }) {
 				return false
 			}
 		}
@@ -600,6 +605,9 @@ func replaceQuoted(s, repl string) string {
 	}
 	var b strings.Builder
 	prev := ' '
+	// A quote that finds no closer from one place finds none from any
+	// later one: looking again would make the scan quadratic.
+	unclosed := map[rune]bool{}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		closer := rune(0)
@@ -615,13 +623,14 @@ func replaceQuoted(s, repl string) string {
 				closer = '\''
 			}
 		}
-		if closer != 0 {
+		if closer != 0 && !unclosed[closer] {
 			if end := closingQuote(s, i+size, closer); end >= 0 {
 				b.WriteString(repl)
 				i = end
 				prev = ' '
 				continue
 			}
+			unclosed[closer] = true
 		}
 		b.WriteString(s[i : i+size])
 		prev = r
@@ -683,7 +692,7 @@ const (
 )
 
 // GoalOf generalises a request into the goal it serves, the key of plan
-// patterns: lower-cased, stop words dropped, and the values that vary from
+// patterns before task families (FamilyOf builds on it): lower-cased, stop words dropped, and the values that vary from
 // one request of a kind to the next replaced by placeholders: quoted
 // strings by <text>, URLs by <url>, e-mail addresses by <email>, numbers
 // (with a unit, a date, a time) by <num>, paths and file names by <path>.

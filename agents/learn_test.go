@@ -251,9 +251,9 @@ func TestLearnFailedStepWithEmptyArgument(t *testing.T) {
 				t.Fatalf("insights %+v", ins)
 			}
 			in := ins[0]
-			goal := agents.GoalOf(plan.Request)
+			family := agents.FamilyOf(plan.Request)
 			if in.Text != tc.want || in.Type != agentsmcp.InsightPitfall || in.Confidence != 0.6 || in.Source != "agent" ||
-				!slices.Equal(in.AppliesTo, []string{"files__read_file", "goal:" + goal}) || !slices.Equal(in.Evidence, []string{task.ID}) {
+				!slices.Equal(in.AppliesTo, []string{"files__read_file", "family:" + family}) || !slices.Equal(in.Evidence, []string{task.ID}) {
 				t.Errorf("insight %+v\nwant text %s", *in, tc.want)
 			}
 			pats := f.patterns(t)
@@ -658,5 +658,24 @@ func TestLearnWritesAsThePrincipalOfTheTask(t *testing.T) {
 	}
 	if ls := f.learnings(t); len(ls) != 2 {
 		t.Errorf("%d learnings in all, want 2", len(ls))
+	}
+}
+
+// The same failure in two task families is a pitfall of each: the second
+// family's plans must see it too.
+func TestLearnRepeatsAnInsightInAnotherFamily(t *testing.T) {
+	f := newLearnFixture(t, nil)
+	const errText = "service unavailable (503) (gave up after 2 attempts)"
+	for _, request := range []string{"What is the weather in Paris today?", "What is the weather in Lima today?", "Show the forecast for Oslo"} {
+		plan := &agentsmcp.Plan{Request: request, Steps: []agentsmcp.PlanStep{learnPlanStep("get", "weather__now", `{"city":"x"}`)}}
+		f.learn(t, learnTask(request, agentsmcp.TaskFailed, 2, learnState("get", agentsmcp.StepFailed, 2, 1, 2, errText)), plan)
+	}
+	var tags []string
+	for _, in := range f.insights(t, agentsmcp.InsightFilter{AppliesTo: "weather__now"}) {
+		tags = append(tags, in.AppliesTo[1])
+	}
+	slices.Sort(tags)
+	if want := []string{"family:show forecast <name>", "family:weather <name> <date>"}; !slices.Equal(tags, want) {
+		t.Errorf("pitfalls tagged %q, want one per family: %q", tags, want)
 	}
 }

@@ -47,6 +47,9 @@ type PlanReport struct {
 	// Pattern is the id of the plan pattern whose tools the builtin
 	// planner followed.
 	Pattern string `json:"pattern,omitempty"`
+	// FamilyJoined is the past request whose task family the request
+	// joined (see Families); the plan's goal is that family.
+	FamilyJoined string `json:"familyJoined,omitempty"`
 }
 
 // Plan composes, checks and stores a plan. EINVALID when no valid plan
@@ -67,7 +70,7 @@ func (p *Planner) Plan(ctx context.Context, req PlanRequest) (*agentsmcp.Plan, *
 	if err != nil {
 		return nil, nil, err
 	}
-	report := &PlanReport{Backend: LLMBuiltin}
+	report := &PlanReport{Backend: LLMBuiltin, FamilyJoined: k.Family.Joined}
 	var plan *agentsmcp.Plan
 	if req.LLM != nil {
 		plan, err = p.modelPlan(ctx, k, req, report)
@@ -78,9 +81,9 @@ func (p *Planner) Plan(ctx context.Context, req PlanRequest) (*agentsmcp.Plan, *
 		return nil, report, err
 	}
 	plan.Request = request
-	// The goal is the key of plan patterns and goal insights: always the
-	// generalised request, whatever a model called it.
-	plan.Goal = GoalOf(request)
+	// The goal is the key of plan patterns and family insights: always the
+	// request's task family, whatever a model called it.
+	plan.Goal = k.Family.Family
 	if req.Thought != nil {
 		plan.ThoughtID = req.Thought.ID
 	}

@@ -41,7 +41,7 @@ func (m storeMemory) RelevantInsights(ctx context.Context, _ string, tools []str
 }
 
 func (m storeMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
-	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: agents.GoalOf(text), Limit: max})
+	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: agents.FamilyOf(text), Limit: max})
 	var out []*agentsmcp.PlanPattern
 	for _, p := range ps {
 		if p.Successes > 0 && p.SuccessRate() >= 0.5 {
@@ -335,7 +335,8 @@ func TestModelThoughtNamesOnlyRealTools(t *testing.T) {
 	if th.ID == "" || th.RecommendedTools[0].Tool != "fetch_page" || report.Attempts != 2 {
 		t.Errorf("thought %+v report %+v", th, report)
 	}
-	if first := fake.Requests()[0]; !strings.Contains(first.Messages[len(first.Messages)-1].Content, "fetch_web_page_fast") {
-		t.Error("the thought prompt does not list the candidate tools")
+	first := fake.Requests()[0]
+	if prompt := first.Messages[len(first.Messages)-1].Content; !strings.Contains(prompt, "fetch_web_page_fast") || !strings.Contains(prompt, "Task family (the request with its values abstracted; what is learned is shared within it): fetch <url>") {
+		t.Errorf("the thought prompt does not list the candidate tools and the task family:\n%s", prompt)
 	}
 }

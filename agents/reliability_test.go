@@ -20,14 +20,14 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// weatherUpstream is a real go-sdk MCP server behind streamable HTTP with
+// outageUpstream is a real go-sdk MCP server behind streamable HTTP with
 // two tools for one need: the one worded like the requests always answers
 // "service unavailable (503)"; the other, worded differently, works.
-type weatherUpstream struct {
+type outageUpstream struct {
 	failing, working atomic.Int64 // calls
 }
 
-func (u *weatherUpstream) serve(t *testing.T) string {
+func (u *outageUpstream) serve(t *testing.T) string {
 	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
 	type cityIn struct {
 		City string `json:"city" jsonschema:"the city"`
@@ -66,7 +66,7 @@ func TestFailingToolIsAvoidedThenProbed(t *testing.T) {
 	r := router.New(router.Options{Version: "test", OnToolCall: func(c router.ToolCallRecord) {
 		_ = db.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: c.Tool, Duration: c.Duration, Error: c.Error, At: clock()})
 	}})
-	up := &weatherUpstream{}
+	up := &outageUpstream{}
 	url := up.serve(t) // closed after the pool (cleanups run last first)
 	pool := remote.NewPool(remote.Options{Registry: r})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })

@@ -15,7 +15,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-type cityIn struct {
+type slotCityIn struct {
 	City string `json:"city" jsonschema:"the city to report on"`
 }
 
@@ -43,7 +43,7 @@ func slotUpstream(t *testing.T, s *stack) {
 	ctx := context.Background()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "slots", Version: "1.0.0"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "current_weather", Description: "current weather conditions today in a city"},
-		func(_ context.Context, _ *mcp.CallToolRequest, in cityIn) (*mcp.CallToolResult, map[string]any, error) {
+		func(_ context.Context, _ *mcp.CallToolRequest, in slotCityIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"city": in.City, "conditions": "sunny"}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo a message back unchanged"},

@@ -127,8 +127,8 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 		}
 	}
 	for _, f := range k.Tools {
-		if f.FailedThisGoal != "" {
-			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("avoid %s for this kind of request: %s", f.Name, f.FailedThisGoal)))
+		if f.FailedInFamily != "" {
+			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("avoid %s for this kind of request: %s", f.Name, f.FailedInFamily)))
 		}
 		if !f.Usable() {
 			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("%s is unavailable: its upstream %s is down", f.Name, f.Source)))
@@ -168,8 +168,8 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 		t.Approaches = append(t.Approaches, clip(fmt.Sprintf("follow the plan pattern %s, which succeeded %d of %d times for this kind of request", strings.Join(p.Steps, " → "), p.Successes, p.Uses)))
 	}
 	t.Confidence = confidence(scores, len(k.SubGoals), succeeded > 0 || len(k.Patterns) > 0)
-	t.Reasoning = clip(fmt.Sprintf("%d sub-goal(s); %d with a matching tool; %d similar past task(s), %d successful; %d insight(s) considered.",
-		len(k.SubGoals), len(scores), len(k.PastTasks), succeeded, len(k.Insights)))
+	t.Reasoning = clip(fmt.Sprintf("%s %d sub-goal(s); %d with a matching tool; %d similar past task(s), %d successful; %d insight(s) considered.",
+		k.Family.Describe(), len(k.SubGoals), len(scores), len(k.PastTasks), succeeded, len(k.Insights)))
 	return t
 }
 
@@ -201,11 +201,11 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 		// Fit: a tool whose required values the sub-goal gives is the one
 		// it is about; one that would have everything asked is not.
 		score := m.Score * estimate * requestFit(f.InputSchema, goal)
-		if f.FailedThisGoal != "" {
-			score *= 0.2 // it failed on this very goal before
+		if f.FailedInFamily != "" {
+			score *= 0.2 // it failed on a request of this family before
 		}
 		if k.inPattern(f.Name) {
-			score *= 1.5 // it is part of a plan that worked for this goal
+			score *= 1.5 // it is part of a plan that worked for this family
 		}
 		if best == nil || score > bestScore {
 			best, bestScore = f, score
@@ -243,5 +243,5 @@ func promptData(k *Knowledge) map[string]any {
 		f := k.Tools[n]
 		tools = append(tools, promptToolData{Name: n, Description: agentsmcp.TruncateUTF8(f.Description, 500), Health: f.Health, Performance: f.Performance(), Schema: string(f.InputSchema)})
 	}
-	return map[string]any{"Request": k.Request, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns}
+	return map[string]any{"Request": k.Request, "Family": k.Family.Family, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns}
 }

@@ -19,7 +19,8 @@ import (
 // upstreams are added.
 func (a *app) addAgents(cfg *config.Config, m *memory, recall *mcptools.Recall, search *router.ToolIndex, logger *slog.Logger) (*agents.Executor, error) {
 	catalog := router.NewCatalog(a.router, search, a.upstreamHealth)
-	gatherer := &agents.Gatherer{Catalog: catalog, Memory: recallMemory{recall, cfg.MemoryVisibility}, Performance: m.store}
+	gatherer := &agents.Gatherer{Catalog: catalog, Memory: recallMemory{recall, cfg.MemoryVisibility}, Performance: m.store,
+		Families: &agents.Families{Embedder: recall.Embedder}}
 	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.store, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
 	executor := agents.NewExecutor(agents.ExecutorOptions{
 		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
@@ -82,8 +83,9 @@ func (m recallMemory) SimilarLearnings(ctx context.Context, text string, max int
 	return out, nil
 }
 
-// RelevantInsights returns the insights about the candidate tools first
-// (their pitfalls decide between tools), then those resembling text.
+// RelevantInsights returns the insights learned in the task family of text
+// first, then those about the candidate tools (their pitfalls decide
+// between tools), then those resembling text.
 func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools []string, max int) ([]*agentsmcp.Insight, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -93,6 +95,13 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 		if len(out) < max && !slices.ContainsFunc(out, func(x *agentsmcp.Insight) bool { return x.ID == in.ID }) {
 			out = append(out, in)
 		}
+	}
+	family, _, err := m.r.Insights.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: agents.FamilyTag(agents.FamilyOf(text)), Principal: scope, Limit: max / 2})
+	if err != nil {
+		return out, err
+	}
+	for _, in := range family {
+		add(in)
 	}
 	for _, tool := range tools {
 		ins, _, err := m.r.Insights.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: tool, Principal: scope, Limit: 3})
@@ -110,11 +119,11 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 	return out, err
 }
 
-// SuccessfulPatterns returns the plan patterns resembling text that
-// succeeded at least half the time.
+// SuccessfulPatterns returns the plan patterns whose goal resembles the
+// task family of text and that succeeded at least half the time.
 func (m recallMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
 	f := agentsmcp.PatternFilter{Principal: m.visibility.ReaderScope(ctx)}
-	hits, _, err := m.r.SimilarPatterns(ctx, mcptools.NewQuery(agents.GoalOf(text)), f, 0.5, max)
+	hits, _, err := m.r.SimilarPatterns(ctx, mcptools.NewQuery(agents.FamilyOf(text)), f, 0.5, max)
 	if err != nil {
 		return nil, err
 	}

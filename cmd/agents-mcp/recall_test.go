@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -82,5 +84,46 @@ func TestRecallMemoryIsConfinedToThePrincipal(t *testing.T) {
 		if l != tt.want || i != tt.want || p != tt.want {
 			t.Errorf("%s as %s: %d learnings, %d insights, %d patterns; want %d of each", tt.visibility, tt.who, l, i, p, tt.want)
 		}
+	}
+}
+
+// A tool's pitfalls in the request's own family come first, however many
+// newer insights about the tool other families left.
+func TestRecallMemoryPutsTheFamilysPitfallsFirst(t *testing.T) {
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	index := vectors.NewFlat(embed.HashDimensions)
+	syncer, err := vectorsync.New(vectorsync.Config{Outbox: db, Index: index, Embedder: embed.Hash{},
+		Sources: []vectorsync.Source{vectorsync.Insights(db)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recall := &mcptools.Recall{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
+	const tool = "weather__now"
+	family := agents.FamilyTag(agents.FamilyOf("What is the weather in Paris today?"))
+	mine := &agentsmcp.Insight{Text: tool + ` failed with "service unavailable (<num>)"`, Type: agentsmcp.InsightPitfall, AppliesTo: []string{tool, family}}
+	if err := db.CreateInsight(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		other := agents.FamilyTag(agents.FamilyOf(fmt.Sprintf("What is the weather alert %d in Paris today?", i)))
+		if err := db.CreateInsight(ctx, &agentsmcp.Insight{Text: fmt.Sprintf(`%s failed with "service unavailable (<num>) %d"`, tool, i),
+			Type: agentsmcp.InsightPitfall, AppliesTo: []string{tool, other}, CreatedAt: time.Now().Add(time.Duration(i+1) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := syncer.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ins, err := recallMemory{recall, agentsmcp.VisibilityShared}.RelevantInsights(ctx, "What is the weather in Lima today?", []string{tool}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) == 0 || ins[0].ID != mine.ID {
+		t.Errorf("insights %v: want the family's pitfall %s first", ins, mine.ID)
 	}
 }
