@@ -8,13 +8,14 @@ import (
 
 // The prompts are versioned files embedded in the binary: a change of
 // wording is a new version, so that a learning or a test can name the
-// prompt it came from.
+// prompt it came from. v2 shows tool reliability (estimate, streak,
+// cool-down) and the task family; v1 is kept for reference.
 //
 //go:embed prompts/*.txt
 var promptFiles embed.FS
 
 // PromptVersion names the prompt set in use.
-const PromptVersion = "v1"
+const PromptVersion = "v2"
 
 func promptText(name string) string {
 	b, err := promptFiles.ReadFile("prompts/" + name + "." + PromptVersion + ".txt")
