@@ -53,7 +53,7 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 			best = p.toolFacts(ctx, k, pattern[i])
 		}
 		if best == nil {
-			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "no usable tool matches %q; connect an upstream that provides one, or rephrase the request", g)
+			return nil, p.noUsableTool(ctx, k, g)
 		}
 		s := agentsmcp.PlanStep{ID: uniqueStepID(best.Name, ids), Tool: best.Name, Description: clipText(g), NeedsConfirmation: best.Destructive}
 		var chainFrom *agentsmcp.PlanStep

@@ -188,7 +188,9 @@ func (g *Gatherer) now() time.Time {
 	return time.Now()
 }
 
-// Gather searches tools for each sub-goal of request and recalls what
+// Gather searches tools for each sub-goal of request (adding, when the
+// search finds fewer than PerGoal, the catalog tools whose every required
+// parameter the sub-goal gives: see fittingTools) and recalls what
 // memory holds about it. Memory failures leave their part empty: planning
 // without memory is worse, not impossible.
 func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string) (*Knowledge, error) {
@@ -200,6 +202,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		per = 5
 	}
 	k := &Knowledge{Request: request, SubGoals: subGoals, Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: map[string]*ToolFacts{}, prior: g.Reliability.Prior()}
+	var all []*agentsmcp.ToolInfo // the catalog, listed when a sub-goal needs it
 	for _, goal := range subGoals {
 		matches, err := g.Catalog.SearchTools(ctx, goal, per+3)
 		if err != nil {
@@ -214,6 +217,21 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 			if len(kept) == per {
 				break
 			}
+		}
+		if len(kept) < per {
+			// Too few words in common: the catalog's tools that the
+			// sub-goal can drive anyway are candidates too, below the
+			// search's matches.
+			if all == nil {
+				if all, err = g.Catalog.ListTools(ctx); err != nil {
+					return nil, err
+				}
+			}
+			floor := 0.01
+			if len(kept) > 0 {
+				floor = kept[len(kept)-1].Score / 2
+			}
+			kept = append(kept, fittingTools(all, goal, kept, floor, per-len(kept))...)
 		}
 		k.Candidates[goal] = kept
 		for _, m := range kept {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -54,7 +55,7 @@ func slotUpstream(t *testing.T, s *stack) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in convertIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"pair": in.From + "/" + in.To, "amount": in.Amount}, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "direct_note", Description: "post a direct note to a colleague"},
+	mcp.AddTool(srv, &mcp.Tool{Name: "post_direct_note", Description: "post a direct note to a colleague"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in noteIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"delivered": in.Colleague + ": " + in.Note}, nil
 		})
@@ -84,9 +85,10 @@ func TestBuiltinPlanTakesValuesTheRequestGives(t *testing.T) {
 		{"What is the weather in Lisbon today?", "up__current_weather", "city", "Lisbon", "city", "Lisbon"},
 		{"Echo the message hello", "up__echo", "message", "hello", "echoed", "hello"},
 		{"Convert 100 USD to EUR", "up__convert_currency", "to", "EUR", "pair", "USD/EUR"},
-		// "Let Bob know the release is out" finds no tool yet (a search
-		// matter, not slot filling: the table in slots_test.go fills it).
-		{"Send a direct note to Bob saying the release is out", "up__direct_note", "colleague", "Bob", "delivered", "Bob: the release is out"},
+		{"Send a direct note to Bob saying the release is out", "up__post_direct_note", "colleague", "Bob", "delivered", "Bob: the release is out"},
+		// Worded unlike every description: the search's intent phrases
+		// find the tool, slot filling its values.
+		{"Let Priya know the build is green", "up__post_direct_note", "colleague", "Priya", "delivered", "Priya: the build is green"},
 	} {
 		t.Run(c.value, func(t *testing.T) {
 			_, plan, report, task := s.runRequest(t, c.request, nil)
@@ -113,5 +115,34 @@ func TestBuiltinPlanTakesValuesTheRequestGives(t *testing.T) {
 				t.Errorf("tool output %s, want %s = %q", task.Steps[0].Output, c.outField, c.out)
 			}
 		})
+	}
+}
+
+// TestBuiltinPlanNamesTheClosestToolsWhenNoneFits asks for what no tool of
+// a real upstream does: the planner refuses, and names the closest tools
+// with why each was turned down, so that the user knows what to connect or
+// how to rephrase.
+func TestBuiltinPlanNamesTheClosestToolsWhenNoneFits(t *testing.T) {
+	s := newStack(t, func(*router.LocalTools) {})
+	slotUpstream(t, s)
+	ctx := context.Background()
+	for _, request := range []string{"Book a flight to Rome on Friday", "Order two pizzas"} {
+		th, _, err := s.thinker.Think(ctx, request, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, _, err := s.planner.Plan(ctx, agents.PlanRequest{Request: request, Thought: th})
+		if err == nil {
+			t.Fatalf("%q: planned %+v, want no usable tool", request, plan.Steps)
+		}
+		t.Logf("%q: %v", request, err)
+		msg := err.Error()
+		if !strings.Contains(msg, "no usable tool matches") || !strings.Contains(msg, "closest: ") {
+			t.Errorf("%q: %q does not name the closest tools", request, msg)
+		}
+		if !strings.Contains(msg, "up__post_direct_note: needs colleague and note, which the request does not give") &&
+			!strings.Contains(msg, "up__convert_currency: needs amount, from and to, which the request does not give") {
+			t.Errorf("%q: %q gives no reason naming the parameters the request lacks", request, msg)
+		}
 	}
 }

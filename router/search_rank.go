@@ -160,11 +160,15 @@ type queryTerm struct {
 	from   string
 }
 
-// parseQuery tokenises a query and, if synonymWeight > 0, adds the synonyms
-// of its words at that weight.
+// parseQuery tokenises a query and, if synonymWeight > 0, rewrites its
+// intent phrases into plain words (see [intentPhrases]) and adds the
+// synonyms of its words at that weight.
 func parseQuery(q string, synonymWeight float64) []queryTerm {
 	var out []queryTerm
 	have := map[string]bool{}
+	if synonymWeight > 0 {
+		q = plainIntent(q)
+	}
 	for _, t := range tokenWords(q) {
 		if !have[t.stem] {
 			have[t.stem] = true

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -20,7 +21,7 @@ var synonymGroups = []string{
 	"delete remove drop erase destroy kill discard purge clear forget uninstall rid tear",
 	"update change edit modify alter tweak patch set replace bump adjust rewrite",
 	"search find look lookup locate query seek discover google hunt",
-	"send post tell notify message say announce publish",
+	"send post tell notify message say announce publish inform dm",
 	"run execute exec invoke launch call evaluate trigger perform",
 	"move rename relocate shift transfer",
 	"copy fork clone duplicate",
@@ -31,6 +32,7 @@ var synonymGroups = []string{
 	"wait pause hold until",
 	"reply answer respond",
 	"save store write persist record keep remember",
+	"remind reminder schedule alarm",
 	"upload attach",
 	"click tap press push",
 	"type enter input fill",
@@ -49,7 +51,7 @@ var synonymGroups = []string{
 	"repository repo",
 	"issue ticket bug",
 	"pr pull",
-	"message msg chat chatter",
+	"message msg chat chatter note memo dm",
 	"channel room",
 	"user member person people account",
 	"comment remark note discussion feedback",
@@ -85,6 +87,33 @@ var synonymGroups = []string{
 	"markdown md",
 	"forward expose tunnel",
 	"command shell",
+}
+
+// intentPhrases are everyday phrasings whose intent no single word of them
+// carries, each with the plain words a tool description would use for it:
+// "let Priya know …" is sending someone a message, "drop a note in #ops"
+// is posting one, "find out" is getting. The plain words replace the
+// phrase before the query is tokenised (and get their synonyms then); the
+// rest of the query (the person, the content) is kept. Like the synonym
+// table, they name no product.
+var intentPhrases = []struct {
+	pattern *regexp.Regexp
+	plain   string
+}{
+	{regexp.MustCompile(`(?i)\blet\s+(.{1,60}?)\s+know\b`), "send $1 a message"},
+	{regexp.MustCompile(`(?i)\bkeep\s+(.{1,60}?)\s+(?:posted|informed|in the loop)\b`), "send $1 a message"},
+	{regexp.MustCompile(`(?i)\bgive\s+(.{1,60}?)\s+a\s+(?:heads[- ]?up|shout|shout-out|nudge)\b`), "send $1 a message"},
+	{regexp.MustCompile(`(?i)\b(?:drop|shoot|leave|write)\s+(?:\S+\s+)?(?:a\s+)?(?:quick\s+)?(?:line|note|message|msg|dm|word)\b`), "send a message"},
+	{regexp.MustCompile(`(?i)\bping\s+(\S+(?:\s+\S+)?)\s+(?:about|that|to say|saying|with)\b`), "send $1 a message"},
+	{regexp.MustCompile(`(?i)\bfind\s+out\b`), "find get"},
+}
+
+// plainIntent rewrites the intent phrases of q into their plain words.
+func plainIntent(q string) string {
+	for _, p := range intentPhrases {
+		q = p.pattern.ReplaceAllString(q, p.plain)
+	}
+	return q
 }
 
 // synonyms maps a stem to the stems of its synonyms, and synonymWord a
