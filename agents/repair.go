@@ -75,7 +75,9 @@ type StepRepair struct {
 // step's sub-goal, searched like the thought agent searches (excluding the
 // failed tool and the tools on cool-down), ranked by search score ×
 // estimated reliability × fit, where fit counts the required values the
-// failed call or the sub-goal already give (see requestFit). The arguments
+// failed call or the sub-goal already give (as requestFit does for a
+// request) and the failed call's values it takes; a tool that takes none
+// of them (when there were some) is not a replacement. The arguments
 // are mapped onto the new tool's schema: the failed call's values by
 // parameter name, then by slot kind (a city fills a location), then slot
 // filling from the sub-goal and the request; what is still missing is a
@@ -119,6 +121,11 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 			estimate = g.Reliability.Prior()
 		}
 		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs)
+		if len(oldArgs) > 0 && len(repair.Known) == 0 {
+			// It takes none of the values the step was given: it serves
+			// another need that happens to share words with this one.
+			continue
+		}
 		repair.Tool = f.Name
 		if score := m.Score * estimate * fit; best == nil || score > bestScore {
 			best, bestScore = repair, score
@@ -147,7 +154,10 @@ func stepGoal(description, request string) string {
 
 // mapArguments maps a failed call's arguments (oldArgs, of a tool with
 // input schema old) onto a tool with input schema schema, and returns the
-// repair with the fit: (1 + required values given) / (1 + required).
+// repair with its fit: (1 + required values given) / (1 + required), times
+// (1 + the failed call's values used) / (1 + its values). A tool that
+// needs values nobody gave, or leaves aside what the failed call was given,
+// most likely does something else.
 func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessage, goal, request, stepID string, inputs []string) (*StepRepair, float64) {
 	params, required := schemaParams(schema)
 	oldParams, _ := schemaParams(old)
@@ -156,7 +166,10 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		oldKinds[p.name] = p
 	}
 	oldNames := make([]string, 0, len(oldArgs))
-	for n := range oldArgs {
+	for n, v := range oldArgs {
+		if len(v) == 0 || string(v) == "null" || string(v) == `""` {
+			continue
+		}
 		oldNames = append(oldNames, n)
 		if _, ok := oldKinds[n]; !ok {
 			oldKinds[n] = classifySlot(n, schemaProperty{Type: "string"}, false)
@@ -166,16 +179,18 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 	repair := &StepRepair{}
 	args := map[string]json.RawMessage{}
 	used := map[string]bool{}
+	take := func(p slotParam, from string) {
+		args[p.name], used[from] = oldArgs[from], true
+		repair.Known = append(repair.Known, p.name+" = "+from)
+	}
 	var rest []slotParam
 	for _, p := range params {
-		if v, ok := oldArgs[p.name]; ok && !used[p.name] {
-			args[p.name], used[p.name] = v, true
-			repair.Known = append(repair.Known, p.name+" = "+p.name)
+		if slices.Contains(oldNames, p.name) && !used[p.name] {
+			take(p, p.name)
 			continue
 		}
 		if from := sameKind(p, oldNames, oldKinds, used); from != "" {
-			args[p.name], used[from] = oldArgs[from], true
-			repair.Known = append(repair.Known, p.name+" = "+from)
+			take(p, from)
 			continue
 		}
 		rest = append(rest, p)
@@ -198,6 +213,20 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		}
 		rest = left
 	}
+	// The one value of the failed call left for the one required value
+	// still missing: both tools serve the same sub-goal, so what the one
+	// needed is what the other does (a tracking number, a waybill code).
+	var unused []string
+	for _, n := range oldNames {
+		if !used[n] {
+			unused = append(unused, n)
+		}
+	}
+	if missing := slices.DeleteFunc(slices.Clone(rest), func(p slotParam) bool { return !p.required }); len(missing) == 1 && len(unused) == 1 &&
+		sameType(missing[0], oldKinds[unused[0]]) {
+		take(missing[0], unused[0])
+		rest = slices.DeleteFunc(rest, func(p slotParam) bool { return p.name == missing[0].name })
+	}
 	given := required
 	taken := slices.Clone(inputs)
 	for _, p := range rest {
@@ -212,7 +241,22 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		repair.Asked = append(repair.Asked, name)
 	}
 	repair.Arguments, _ = json.Marshal(args)
-	return repair, float64(1+given) / float64(1+required)
+	usedCount := 0
+	for range used {
+		usedCount++
+	}
+	fit := float64(1+given) / float64(1+required) * float64(1+usedCount) / float64(1+len(oldNames))
+	return repair, fit
+}
+
+// sameType reports whether two parameters take the same JSON type.
+func sameType(a, b slotParam) bool {
+	for _, t := range []string{"string", "integer", "number", "boolean"} {
+		if a.prop.is(t) {
+			return b.prop.is(t) || (t == "integer" || t == "number") && (b.prop.is("integer") || b.prop.is("number"))
+		}
+	}
+	return false
 }
 
 // schemaParams classifies the properties of an input schema, by name, and
@@ -238,23 +282,37 @@ func schemaParams(schema json.RawMessage) ([]slotParam, int) {
 	return params, required
 }
 
-// sameKind is the unused old argument whose parameter is of p's kind (and
-// of its role, when both have one): a city fills a location, a source
-// currency a "from". Kinds too loose to say two parameters mean the same
-// (none, enum, number) match only by name.
+// sameKind is the unused old argument whose parameter means what p does:
+// of p's kind, or a bare endpoint of its role (a "source" takes a "from"
+// currency), and of its role when both have one; numbers only when both
+// are amounts (a sum takes an amount, a limit does not). Kinds too loose
+// to say two parameters mean the same (none, enum) match only by name.
 func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, used map[string]bool) string {
-	switch p.kind {
-	case slotNone, slotEnum, slotNumber:
+	if p.kind == slotNone || p.kind == slotEnum {
 		return ""
 	}
 	for _, n := range oldNames {
 		o := oldKinds[n]
-		if used[n] || o.kind != p.kind || (o.role != roleNone && p.role != roleNone && o.role != p.role) {
+		if used[n] || (o.role != roleNone && p.role != roleNone && o.role != p.role) {
 			continue
 		}
-		return n
+		switch {
+		case p.kind == slotNumber || o.kind == slotNumber:
+			if p.kind == o.kind && isAmount(p) && isAmount(o) {
+				return n
+			}
+		case p.kind == o.kind && p.kind != slotEndpoint:
+			return n
+		case (p.kind == slotEndpoint || o.kind == slotEndpoint) && p.role != roleNone && p.role == o.role:
+			return n
+		}
 	}
 	return ""
+}
+
+// isAmount reports whether a number parameter is an amount of something.
+func isAmount(p slotParam) bool {
+	return slices.ContainsFunc(p.keys, func(w string) bool { return slices.Contains(slotWordsAmount, w) })
 }
 
 var inputNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
