@@ -26,6 +26,8 @@ import (
 type repairTool struct {
 	name, description, param string
 	fails                    bool
+	extra                    string // a second required parameter, when not empty
+	destructive              bool
 }
 
 // repairUpstream is a real go-sdk MCP server behind streamable HTTP whose
@@ -40,12 +42,25 @@ func (u *repairUpstream) serve(t *testing.T, tools ...repairTool) string {
 	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
 	for _, tool := range tools {
 		schema := json.RawMessage(`{"type":"object","properties":{"` + tool.param + `":{"type":"string","description":"the ` + tool.param + `"}},"required":["` + tool.param + `"]}`)
-		s.AddTool(&mcp.Tool{Name: tool.name, Description: tool.description, InputSchema: schema},
+		if tool.extra != "" {
+			schema = json.RawMessage(`{"type":"object","properties":{"` + tool.param + `":{"type":"string","description":"the ` + tool.param + `"},"` +
+				tool.extra + `":{"type":"string","description":"the ` + tool.extra + `"}},"required":["` + tool.param + `","` + tool.extra + `"]}`)
+		}
+		var annotations *mcp.ToolAnnotations
+		if tool.destructive {
+			yes := true
+			annotations = &mcp.ToolAnnotations{DestructiveHint: &yes}
+		}
+		s.AddTool(&mcp.Tool{Name: tool.name, Description: tool.description, InputSchema: schema, Annotations: annotations},
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var args map[string]string
 				_ = json.Unmarshal(req.Params.Arguments, &args)
+				call := args[tool.param]
+				if tool.extra != "" {
+					call += " " + args[tool.extra]
+				}
 				u.mu.Lock()
-				u.calls[tool.name] = append(u.calls[tool.name], args[tool.param])
+				u.calls[tool.name] = append(u.calls[tool.name], call)
 				u.mu.Unlock()
 				if tool.fails {
 					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "service unavailable (503)"}}}, nil
@@ -108,9 +123,13 @@ func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
 // run plans request, runs it with every plan input set to city, and
 // returns the plan and the task as stored.
 func (h *repairHarness) run(request, city string) (*agentsmcp.Plan, *agentsmcp.Task) {
+	return h.runAs(context.Background(), request, city)
+}
+
+// runAs is run on behalf of the principal ctx carries.
+func (h *repairHarness) runAs(ctx context.Context, request, city string) (*agentsmcp.Plan, *agentsmcp.Task) {
 	t := h.t
 	t.Helper()
-	ctx := context.Background()
 	th, _, err := h.thinker.Think(ctx, request, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -132,16 +151,22 @@ func (h *repairHarness) run(request, city string) (*agentsmcp.Plan, *agentsmcp.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	return plan, h.wait(task.ID)
+}
+
+// wait returns task id as stored once it ended or paused.
+func (h *repairHarness) wait(id string) *agentsmcp.Task {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err = h.ex.Wait(wctx, task.ID); err != nil {
-		t.Fatal(err)
+	if _, err := h.ex.Wait(ctx, id); err != nil {
+		h.t.Fatal(err)
 	}
-	stored, err := h.db.FindTaskByID(ctx, task.ID)
+	stored, err := h.db.FindTaskByID(ctx, id)
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
-	return plan, stored
+	return stored
 }
 
 func repairEvents(task *agentsmcp.Task) []agentsmcp.TaskEvent {
@@ -243,5 +268,62 @@ func TestRepairIsBounded(t *testing.T) {
 	}
 	if task.Steps[0].RepairedTool == "" || task.Steps[0].Status != agentsmcp.StepFailed {
 		t.Errorf("step state %+v; want failed, with its replacement recorded", task.Steps[0])
+	}
+}
+
+// TestRepairedStepAsksAndConfirms: the replacement needs a value neither
+// the failed call nor the request gives, and is destructive. The task asks
+// for the value (a plan input, not an invented one), then for the
+// confirmation of the new tool, and runs it once both are given.
+func TestRepairedStepAsksAndConfirms(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location", extra: "units", destructive: true},
+	)
+	ctx := context.Background()
+	plan, task := h.run("What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != failingWeather {
+		t.Fatalf("the plan uses %s; the test needs %s first", plan.Steps[0].Tool, failingWeather)
+	}
+	step := plan.Steps[0].ID
+	if task.Status != agentsmcp.TaskPaused || task.Steps[0].Status != agentsmcp.StepWaitingInput || !strings.Contains(task.Steps[0].Error, "units") {
+		t.Fatalf("after the repair: task %s, step %+v; want paused, waiting for units", task.Status, task.Steps[0])
+	}
+	if _, err := h.ex.Resume(ctx, task.ID, agents.ResumeRequest{Inputs: json.RawMessage(`{"units":"metric"}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	task = h.wait(task.ID)
+	if task.Steps[0].Status != agentsmcp.StepWaitingConfirmation || len(h.up.callsOf("outlook")) != 0 {
+		t.Fatalf("after the inputs: step %+v, %d call(s) of the replacement; want it waiting for a confirmation, not called", task.Steps[0], len(h.up.callsOf("outlook")))
+	}
+	if !strings.Contains(task.Steps[0].Error, workingWeather) {
+		t.Errorf("the confirmation question %q does not name the replacement", task.Steps[0].Error)
+	}
+	if _, err := h.ex.Resume(ctx, task.ID, agents.ResumeRequest{Confirm: []string{step}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	task = h.wait(task.ID)
+	if task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("task %s: %s", task.Status, task.Error)
+	}
+	if got := h.up.callsOf("outlook"); len(got) != 1 || got[0] != "Paris metric" {
+		t.Errorf("calls of the replacement: %q; want one with Paris and metric", got)
+	}
+}
+
+// TestRepairKeepsTheCreatorsAllowlist: a replacement the task's creator
+// may not call is never chosen; the step fails as it did.
+func TestRepairKeepsTheCreatorsAllowlist(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+	)
+	ctx := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "key:0123456789ab", Scopes: agentsmcp.Scopes, Tools: []string{failingWeather}})
+	plan, task := h.runAs(ctx, "What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != failingWeather {
+		t.Fatalf("the plan uses %s; the test needs %s first", plan.Steps[0].Tool, failingWeather)
+	}
+	if task.Status != agentsmcp.TaskFailed || len(repairEvents(task)) != 0 || len(h.up.callsOf("outlook")) != 0 {
+		t.Errorf("task %s with %d repair(s), %d call(s) of a tool outside the allowlist; want failed, none, none", task.Status, len(repairEvents(task)), len(h.up.callsOf("outlook")))
 	}
 }
