@@ -293,6 +293,7 @@ func TestStepOutputsAreSealedAndErrorsRedacted(t *testing.T) {
 	if !jsonEqual(out, want) || !strings.Contains(stored, "ada") {
 		t.Errorf("repaired arguments read back %s, want %s (with the user's name stored in clear)", got.Steps[2].RepairedArguments, repaired)
 	}
+	leaks(t, "the task's view", mustJSON(t, got.Redacted()))
 	for _, s := range []string{got.Error, got.Steps[1].Error, got.History[len(got.History)-1].Message} {
 		if strings.Contains(s, password) || !strings.Contains(s, agentsmcp.Redacted) {
 			t.Errorf("stored text %q: want the password redacted", s)
