@@ -83,10 +83,13 @@ func (u *repairUpstream) callsOf(tool string) []string {
 // executor (with the builtin repairer) over SQLite, the router and a real
 // upstream.
 type repairHarness struct {
-	t       *testing.T
-	db      *sqlite.DB
-	up      *repairUpstream
-	ex      *agents.Executor
+	t  *testing.T
+	db *sqlite.DB
+	up *repairUpstream
+	ex *agents.Executor
+	// replica starts another executor on the same store and upstream: a
+	// second replica.
+	replica func() *agents.Executor
 	thinker *agents.Thinker
 	planner *agents.Planner
 }
@@ -111,11 +114,14 @@ func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
 	catalog := router.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
-	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
-		Repairer: &agents.Repairer{Gatherer: g},
-		Retry:    agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
-	t.Cleanup(func() { _ = ex.Close(context.Background()) })
-	return &repairHarness{t: t, db: db, up: up, ex: ex,
+	replica := func() *agents.Executor {
+		ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
+			Repairer: &agents.Repairer{Gatherer: g},
+			Retry:    agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+		t.Cleanup(func() { _ = ex.Close(context.Background()) })
+		return ex
+	}
+	return &repairHarness{t: t, db: db, up: up, ex: replica(), replica: replica,
 		thinker: &agents.Thinker{Gatherer: g, Thoughts: db},
 		planner: &agents.Planner{Gatherer: g, Validator: r, Plans: db, Tasks: db}}
 }
@@ -274,7 +280,8 @@ func TestRepairIsBounded(t *testing.T) {
 // TestRepairedStepAsksAndConfirms: the replacement needs a value neither
 // the failed call nor the request gives, and is destructive. The task asks
 // for the value (a plan input, not an invented one), then for the
-// confirmation of the new tool, and runs it once both are given.
+// confirmation of the new tool, and runs it once both are given, on
+// another replica: the repair is in the stored task.
 func TestRepairedStepAsksAndConfirms(t *testing.T) {
 	h := newRepairHarness(t,
 		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
@@ -289,6 +296,10 @@ func TestRepairedStepAsksAndConfirms(t *testing.T) {
 	if task.Status != agentsmcp.TaskPaused || task.Steps[0].Status != agentsmcp.StepWaitingInput || !strings.Contains(task.Steps[0].Error, "units") {
 		t.Fatalf("after the repair: task %s, step %+v; want paused, waiting for units", task.Status, task.Steps[0])
 	}
+	if err := h.ex.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.ex = h.replica()
 	if _, err := h.ex.Resume(ctx, task.ID, agents.ResumeRequest{Inputs: json.RawMessage(`{"units":"metric"}`)}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +319,9 @@ func TestRepairedStepAsksAndConfirms(t *testing.T) {
 	}
 	if got := h.up.callsOf("outlook"); len(got) != 1 || got[0] != "Paris metric" {
 		t.Errorf("calls of the replacement: %q; want one with Paris and metric", got)
+	}
+	if n := len(h.up.callsOf("current_weather")); n != 2 {
+		t.Errorf("the failed tool was called %d times; want its 2 calls before the repair, none after", n)
 	}
 }
 
