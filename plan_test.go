@@ -176,7 +176,18 @@ func TestTaskValidate(t *testing.T) {
 		"output size": func(tk *Task) {
 			tk.Steps[0].Output = json.RawMessage(`"` + strings.Repeat("x", MaxStepOutputBytes) + `"`)
 		},
-		"inputs":       func(tk *Task) { tk.Inputs = json.RawMessage(`[]`) },
+		"inputs":        func(tk *Task) { tk.Inputs = json.RawMessage(`[]`) },
+		"repaired tool": func(tk *Task) { tk.Steps[0].RepairedTool = "no spaces" },
+		"repaired args without tool": func(tk *Task) {
+			tk.Steps[0].RepairedArguments = json.RawMessage(`{}`)
+		},
+		"repaired args not an object": func(tk *Task) {
+			tk.Steps[0].RepairedTool, tk.Steps[0].RepairedArguments = "t", json.RawMessage(`[]`)
+		},
+		"repaired args size": func(tk *Task) {
+			tk.Steps[0].RepairedTool = "t"
+			tk.Steps[0].RepairedArguments = json.RawMessage(`{"a":"` + strings.Repeat("x", MaxStepArgumentsBytes) + `"}`)
+		},
 		"event size":   func(tk *Task) { tk.History = []TaskEvent{{Type: "x", Message: strings.Repeat("m", MaxTaskEventBytes)}} },
 		"plan id":      func(tk *Task) { tk.PlanID = NewID(TaskIDPrefix) },
 		"negative ver": func(tk *Task) { tk.Version = -1 },

@@ -170,6 +170,10 @@ func (t *Task) Redacted() *Task {
 			// A tool may answer with a secret (a token it issued).
 			c.Steps[i].Output = RedactSecrets(c.Steps[i].Output)
 		}
+		if len(c.Steps[i].RepairedArguments) > 0 {
+			// Shown like a plan step's arguments.
+			c.Steps[i].RepairedArguments = RedactSecrets(c.Steps[i].RepairedArguments)
+		}
 	}
 	c.History = slices.Clone(t.History)
 	for i := range c.History {

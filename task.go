@@ -93,9 +93,18 @@ type StepState struct {
 	// Confirmed records the user's go-ahead for a step that needs one (a
 	// destructive tool, or a step planned with NeedsConfirmation), so that
 	// it is asked once, whoever resumes the task.
-	Confirmed bool      `json:"confirmed,omitempty"`
-	StartedAt time.Time `json:"startedAt"`
-	EndedAt   time.Time `json:"endedAt"`
+	Confirmed bool `json:"confirmed,omitempty"`
+	// RepairedTool and RepairedArguments replace the plan step's tool and
+	// arguments once the executor repaired the step (its tool failed for
+	// good and another could serve its sub-goal): the plan is shared and
+	// never changes, so the replacement lives in the task, and whoever
+	// resumes it runs the repaired step. Empty for a step not repaired.
+	// RepairedArguments follow the rules of PlanStep.Arguments (references
+	// included).
+	RepairedTool      string          `json:"repairedTool,omitempty"`
+	RepairedArguments json.RawMessage `json:"repairedArguments,omitempty"`
+	StartedAt         time.Time       `json:"startedAt"`
+	EndedAt           time.Time       `json:"endedAt"`
 }
 
 // StepStatus is where a step is in its task.
@@ -261,9 +270,16 @@ func (t *Task) Validate() error {
 			return Errorf(EINVALID, "task step %q: output is not valid JSON", s.StepID)
 		case len(s.Error) > MaxTaskErrorBytes:
 			return Errorf(EINVALID, "task step %q: error is %d bytes; the limit is %d", s.StepID, len(s.Error), MaxTaskErrorBytes)
+		case s.RepairedTool != "" && !ToolNamePattern.MatchString(s.RepairedTool):
+			return Errorf(EINVALID, "task step %q: repaired tool %q does not match %v", s.StepID, s.RepairedTool, ToolNamePattern)
+		case s.RepairedTool == "" && len(s.RepairedArguments) > 0:
+			return Errorf(EINVALID, "task step %q: repaired arguments without a repaired tool", s.StepID)
+		}
+		if err := checkJSONObject(s.RepairedArguments, MaxStepArgumentsBytes, "task step "+s.StepID+" repaired arguments"); err != nil {
+			return err
 		}
 		seen[s.StepID] = true
-		size += len(s.StepID) + len(s.Output) + len(s.Error)
+		size += len(s.StepID) + len(s.Output) + len(s.Error) + len(s.RepairedTool) + len(s.RepairedArguments)
 	}
 	for _, e := range t.History {
 		n := len(e.Type) + len(e.StepID) + len(e.Message)

@@ -55,6 +55,9 @@ type ExecutorOptions struct {
 	// memory the task adds to, whoever resumed it and wherever it ended;
 	// none for a task created without a principal.
 	OnEnd func(ctx context.Context, t *agentsmcp.Task, p *agentsmcp.Plan)
+	// Repairer chooses a replacement for a step whose tool failed for
+	// good (see StepRepairer); nil: such a step fails its task.
+	Repairer StepRepairer
 	// Owner names this replica in task leases; default host-pid-random.
 	Owner string
 	// MaxParallel bounds the steps of one task running at once; default 8.

@@ -180,7 +180,9 @@ func (l *Learner) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// ranStep is a step of the task that ran (or was tried), with its tool.
+// ranStep is a step of the task that ran (or was tried), with its tool;
+// for a repaired step, plan is the step as repaired (its replacement tool
+// and arguments).
 type ranStep struct {
 	state *agentsmcp.StepState
 	plan  *agentsmcp.PlanStep // nil when the plan does not have it
@@ -211,6 +213,15 @@ func ranSteps(t *agentsmcp.Task, p *agentsmcp.Plan) []ranStep {
 		ps := byID[s.StepID]
 		if ps == nil {
 			continue // no tool to name
+		}
+		if s.RepairedTool != "" {
+			// The repair's tool is the one that ran last, and the one that
+			// worked when the step succeeded: the family's next plan and
+			// its pattern start with it (the failed tool's calls are in
+			// its reliability record).
+			repaired := *ps
+			repaired.Tool, repaired.Arguments = s.RepairedTool, s.RepairedArguments
+			ps = &repaired
 		}
 		out = append(out, ranStep{state: s, plan: ps, tool: ps.Tool})
 	}

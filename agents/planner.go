@@ -185,6 +185,7 @@ func (p *Planner) pastPlans(ctx context.Context, k *Knowledge, max int) []pastPl
 		if err != nil {
 			continue
 		}
+		pl = repairedPlan(pl, t)
 		steps, _ := json.Marshal(pl.Steps)
 		out = append(out, pastPlan{Request: l.Query, Steps: agentsmcp.TruncateUTF8(string(steps), 4<<10), plan: pl})
 		if len(out) == max {

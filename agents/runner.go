@@ -87,6 +87,14 @@ type (
 		caller Caller
 		reply  chan error
 	}
+	// stepRepairFound is the repairer's answer for a step that failed
+	// for good: a replacement, or why there is none.
+	stepRepairFound struct {
+		index  int
+		failed string // the error the step failed with
+		repair *StepRepair
+		why    string // no repair: why
+	}
 	cancelRequest struct{ why string }
 	leaseLost     struct{}
 	stopRequest   struct{}
@@ -111,7 +119,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s step %d is %q, plan step is %q", t.ID, i, t.Steps[i].StepID, s.ID)
 		}
 		r.index[s.ID] = i
-		r.refs[i], r.refErrs[i] = FindRefs(s.Arguments)
+		r.refs[i], r.refErrs[i] = FindRefs(r.stepArguments(i))
 	}
 	for i := range t.Steps {
 		if s := t.Steps[i]; s.Status == agentsmcp.StepSucceeded && len(s.Output) > 0 {
@@ -131,18 +139,36 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 // lookupTools reads the annotations of the plan's tools: whether a step
 // needs a confirmation, whether it may run again.
 func (r *runner) lookupTools() {
-	for _, s := range r.plan.Steps {
-		if _, seen := r.tools[s.Tool]; !seen {
-			r.tools[s.Tool] = r.lookupTool(s.Tool)
+	for i := range r.plan.Steps {
+		if tool := r.stepTool(i); r.tools[tool] == nil {
+			r.tools[tool] = r.lookupTool(tool)
 		}
 	}
+}
+
+// stepTool is the tool step i calls: the plan's, or the one its repair
+// chose (stored in the task, so that any replica runs the repaired step).
+func (r *runner) stepTool(i int) string {
+	if t := r.task.Steps[i].RepairedTool; t != "" {
+		return t
+	}
+	return r.plan.Steps[i].Tool
+}
+
+// stepArguments are the arguments of step i's call, before references are
+// resolved: the plan's, or its repair's.
+func (r *runner) stepArguments(i int) json.RawMessage {
+	if s := r.task.Steps[i]; s.RepairedTool != "" {
+		return s.RepairedArguments
+	}
+	return r.plan.Steps[i].Arguments
 }
 
 // toolInfo returns the annotations of step i's tool. A tool unknown so far
 // (its upstream was down) is looked up again, so that a destructive tool
 // that comes back is not run as if it were harmless.
 func (r *runner) toolInfo(i int) *agentsmcp.ToolInfo {
-	tool := r.plan.Steps[i].Tool
+	tool := r.stepTool(i)
 	if info := r.tools[tool]; info != nil {
 		return info
 	}
@@ -275,7 +301,7 @@ func (r *runner) run() {
 		}
 		for _, l := range launch {
 			r.inflight++
-			go r.runStep(l.index, l.args, l.attempts)
+			go r.runStep(l.index, l.tool, l.args, l.attempts)
 		}
 		if r.inflight == 0 && !r.asking {
 			switch {
@@ -306,6 +332,7 @@ func (r *runner) run() {
 
 type launchStep struct {
 	index    int
+	tool     string // the plan's, or the repaired step's
 	args     json.RawMessage
 	attempts int
 }
@@ -346,12 +373,12 @@ func (r *runner) schedule() []launchStep {
 			case r.refErrs[i] != nil:
 				r.endStep(i, agentsmcp.StepFailed, nil, "its arguments are malformed: "+agentsmcp.ErrorMessage(r.refErrs[i]), now)
 				changed = true
-			case !r.creator.MayUseTool(r.plan.Steps[i].Tool):
+			case !r.creator.MayUseTool(r.stepTool(i)):
 				// Checked again at each step: the task may be resumed
 				// anywhere, and nested tools (run_task) must not widen
 				// what its creator may call. Before asking the user
 				// anything: no confirmation can make the step run.
-				r.endStep(i, agentsmcp.StepFailed, nil, fmt.Sprintf("tool %q is not allowed for the principal of the task", r.plan.Steps[i].Tool), now)
+				r.endStep(i, agentsmcp.StepFailed, nil, fmt.Sprintf("tool %q is not allowed for the principal of the task", r.stepTool(i)), now)
 				changed = true
 			case len(r.missingInputs(i)) > 0:
 				s.Status, s.Error = agentsmcp.StepWaitingInput, "waiting for inputs: "+strings.Join(r.missingInputs(i), ", ")
@@ -361,7 +388,7 @@ func (r *runner) schedule() []launchStep {
 				r.event("step_waiting_confirmation", s.StepID, s.Error)
 			case r.stopping.Load() || r.inflight+len(launch) >= r.e.opts.MaxParallel:
 			default:
-				args, err := ResolveRefs(r.plan.Steps[i].Arguments, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
+				args, err := ResolveRefs(r.stepArguments(i), RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
 				if err != nil {
 					r.endStep(i, agentsmcp.StepFailed, nil, "its arguments cannot be resolved: "+agentsmcp.ErrorMessage(err), now)
 					changed = true
@@ -371,8 +398,8 @@ func (r *runner) schedule() []launchStep {
 				// whose call crashes the process is not retried forever.
 				s.Status, s.Error, s.StartedAt, s.EndedAt = agentsmcp.StepRunning, "", now, time.Time{}
 				s.Attempts++
-				r.event("step_started", s.StepID, r.plan.Steps[i].Tool)
-				launch = append(launch, launchStep{i, args, s.Attempts - 1})
+				r.event("step_started", s.StepID, r.stepTool(i))
+				launch = append(launch, launchStep{i, r.stepTool(i), args, s.Attempts - 1})
 			}
 		}
 	}
@@ -426,7 +453,7 @@ func (r *runner) confirmationQuestion(i int) string {
 	if info := r.toolInfo(i); info != nil && info.Destructive {
 		why = "the tool is marked destructive"
 	}
-	return fmt.Sprintf("step %q calls %s, and %s: confirm it with resume_task (confirm: [%q]) or reject it", s.ID, s.Tool, why, s.ID)
+	return fmt.Sprintf("step %q calls %s, and %s: confirm it with resume_task (confirm: [%q]) or reject it", s.ID, r.stepTool(i), why, s.ID)
 }
 
 // askUser opens at most one question at a time: first the missing inputs,
@@ -484,11 +511,11 @@ func (r *runner) askInputs(caller Caller, schema json.RawMessage, missing []stri
 
 func (r *runner) askConfirmation(caller Caller, i int) {
 	s := r.plan.Steps[i]
-	args := string(s.Arguments)
+	args := string(r.stepArguments(i))
 	if len(args) > 500 {
 		args = agentsmcp.TruncateUTF8(args, 500) + "…"
 	}
-	msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.ID, s.Tool, args)
+	msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.ID, r.stepTool(i), args)
 	if s.Description != "" {
 		msg += " (" + s.Description + ")"
 	}
@@ -527,7 +554,17 @@ func (r *runner) apply(ev any) {
 		if ev.status == agentsmcp.StepSucceeded {
 			r.outputs[s.StepID] = ev.output
 		}
+		if ev.status == agentsmcp.StepFailed && r.mayRepair(ev.index) {
+			// The step stays running while the repairer looks for another
+			// tool, and counts as in flight, so that the task waits.
+			r.inflight++
+			go r.findRepair(ev.index, r.repairRequest(ev.index, ev.err))
+			return
+		}
 		r.endStep(ev.index, ev.status, ev.output, ev.err, now)
+	case stepRepairFound:
+		r.inflight--
+		r.applyRepair(ev, now)
 	case confirmAnswer:
 		r.asking = false
 		s := &r.task.Steps[ev.index]

@@ -20,11 +20,11 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// runStep calls the tool of step i until it succeeds, fails for good or
+// runStep calls tool, the tool of step i, until it succeeds, fails for good or
 // runs out of attempts, and reports to the runner. It owns nothing of the
 // task: attempts before this run are given, everything else goes through
 // events.
-func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
+func (r *runner) runStep(i int, tool string, args json.RawMessage, attemptsBefore int) {
 	step := r.plan.Steps[i]
 	policy := r.e.opts.Retry
 	if step.Retry != nil {
@@ -34,13 +34,13 @@ func (r *runner) runStep(i int, args json.RawMessage, attemptsBefore int) {
 	if step.Timeout > 0 {
 		timeout = step.Timeout
 	}
-	ctx, span := r.startStepSpan(i)
+	ctx, span := r.startStepSpan(i, tool)
 	defer span.End()
 	attempts := attemptsBefore
 	var previousAnswer string // the error the tool answered the attempt before with
 	for n := 1; ; n++ {
 		attempts++
-		output, errText, retryable, answered := r.callOnce(ctx, step.Tool, args, timeout)
+		output, errText, retryable, answered := r.callOnce(ctx, tool, args, timeout)
 		// The tool answering with the same error twice in a row says the
 		// failure is not passing: another attempt would repeat it.
 		repeated := answered && errText != "" && errorClassOf(errText) == previousAnswer
@@ -285,7 +285,7 @@ const tracerName = "github.com/agents-mcp/agents-mcp/agents"
 // startStepSpan starts the "executor step" span of step i, on the steps'
 // context. When a request waits for the task, the step belongs to that
 // request's trace; otherwise (no caller, a resumed task) it starts one.
-func (r *runner) startStepSpan(i int) (context.Context, trace.Span) {
+func (r *runner) startStepSpan(i int, tool string) (context.Context, trace.Span) {
 	parent := r.stepCtx
 	if c := r.currentCaller(); c != nil {
 		if values := c.Request(); values != nil {
@@ -296,7 +296,7 @@ func (r *runner) startStepSpan(i int) (context.Context, trace.Span) {
 	return otel.Tracer(tracerName).Start(parent, "executor step", trace.WithAttributes(
 		attribute.String("agents_mcp.task.id", r.task.ID),
 		attribute.String("agents_mcp.step.id", step.ID),
-		attribute.String("agents_mcp.tool", step.Tool),
+		attribute.String("agents_mcp.tool", tool),
 	))
 }
 

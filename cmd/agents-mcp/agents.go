@@ -24,7 +24,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, recall *mcptools.Recall, 
 	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.store, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
 	executor := agents.NewExecutor(agents.ExecutorOptions{
 		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
-		OnEnd: learner.Learn, Logger: logger,
+		OnEnd: learner.Learn, Repairer: &agents.Repairer{Gatherer: gatherer}, Logger: logger,
 		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
 	})
 	chooser := agents.LLMChooser{Mode: cfg.LLM}

@@ -44,14 +44,17 @@ type taskDoc struct {
 }
 
 type stepStateDoc struct {
-	StepID    string    `bson:"stepId"`
-	Status    string    `bson:"status"`
-	Attempts  int64     `bson:"attempts"`
-	Output    string    `bson:"output,omitempty"`
-	Error     string    `bson:"error,omitempty"`
-	Confirmed bool      `bson:"confirmed,omitempty"`
-	StartedAt time.Time `bson:"startedAt,omitempty"`
-	EndedAt   time.Time `bson:"endedAt,omitempty"`
+	StepID    string `bson:"stepId"`
+	Status    string `bson:"status"`
+	Attempts  int64  `bson:"attempts"`
+	Output    string `bson:"output,omitempty"`
+	Error     string `bson:"error,omitempty"`
+	Confirmed bool   `bson:"confirmed,omitempty"`
+	// Absent for a step never repaired.
+	RepairedTool      string    `bson:"repairedTool,omitempty"`
+	RepairedArguments string    `bson:"repairedArguments,omitempty"`
+	StartedAt         time.Time `bson:"startedAt,omitempty"`
+	EndedAt           time.Time `bson:"endedAt,omitempty"`
 }
 
 type eventDoc struct {
@@ -89,7 +92,8 @@ func (d *taskDoc) task() *agentsmcp.Task {
 	for i, s := range d.Steps {
 		t.Steps[i] = agentsmcp.StepState{
 			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: int(s.Attempts), Output: rawOrNil(s.Output),
-			Error: s.Error, Confirmed: s.Confirmed, StartedAt: utcOrZero(s.StartedAt), EndedAt: utcOrZero(s.EndedAt),
+			Error: s.Error, Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: rawOrNil(s.RepairedArguments),
+			StartedAt: utcOrZero(s.StartedAt), EndedAt: utcOrZero(s.EndedAt),
 		}
 	}
 	for i, e := range d.History {
@@ -122,7 +126,8 @@ func taskState(t *agentsmcp.Task) (steps []stepStateDoc, history []eventDoc, tri
 	for i, s := range t.Steps {
 		steps[i] = stepStateDoc{
 			StepID: s.StepID, Status: string(s.Status), Attempts: int64(s.Attempts), Output: string(s.Output),
-			Error: s.Error, Confirmed: s.Confirmed, StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+			Error: s.Error, Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
+			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		}
 	}
 	trimmed = agentsmcp.TrimTaskHistory(t.History)

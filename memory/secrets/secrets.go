@@ -223,6 +223,15 @@ func (w *Tasks) sealed(t *agentsmcp.Task) (*agentsmcp.Task, error) {
 	for i := range c.Steps {
 		s := &c.Steps[i]
 		s.Error = textWithin(s.Error, agentsmcp.MaxTaskErrorBytes)
+		if len(s.RepairedArguments) > 0 {
+			// Like a plan step's arguments: what the repair took from the
+			// request may be a secret.
+			args, err := w.Sealer.Seal(s.RepairedArguments)
+			if err != nil {
+				return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task step %s repaired arguments: %s", s.StepID, agentsmcp.ErrorMessage(err))
+			}
+			s.RepairedArguments = args
+		}
 		if len(s.Output) == 0 {
 			continue
 		}
@@ -253,6 +262,9 @@ func (w *Tasks) opened(t *agentsmcp.Task) *agentsmcp.Task {
 	for i := range t.Steps {
 		if len(t.Steps[i].Output) > 0 {
 			t.Steps[i].Output, _ = w.Sealer.Open(t.Steps[i].Output)
+		}
+		if len(t.Steps[i].RepairedArguments) > 0 {
+			t.Steps[i].RepairedArguments, _ = w.Sealer.Open(t.Steps[i].RepairedArguments)
 		}
 	}
 	return t

@@ -261,6 +261,10 @@ func TestStepOutputsAreSealedAndErrorsRedacted(t *testing.T) {
 	output := json.RawMessage(`{"content":[{"type":"text","text":"your token is ` + providerSK + `"}],"session":{"access_token":"` + apiKey + `"},"rows":7}`)
 	task.Steps[0].Status, task.Steps[0].Output = agentsmcp.StepSucceeded, output
 	task.Steps = append(task.Steps, agentsmcp.StepState{StepID: "login", Status: agentsmcp.StepFailed, Error: "login refused for password=" + password})
+	// A repaired step's arguments carry what the failed call had: sealed
+	// like a plan's arguments, read back whole to run it.
+	repaired := json.RawMessage(`{"api_key":"` + apiKey + `","user":"ada"}`)
+	task.Steps = append(task.Steps, agentsmcp.StepState{StepID: "sign-in", Status: agentsmcp.StepPending, RepairedTool: "auth__sign_in", RepairedArguments: repaired})
 	task.Error = "step login failed: password=" + password
 	task.History = append(task.History, agentsmcp.TaskEvent{At: time.Now(), Type: "step_failed", StepID: "login", Message: "password=" + password + " was refused"})
 	if err := tasks.UpdateTask(ctx, task); err != nil {
@@ -284,6 +288,12 @@ func TestStepOutputsAreSealedAndErrorsRedacted(t *testing.T) {
 	if !jsonEqual(out, want) {
 		t.Errorf("output read back %s, want %s", got.Steps[0].Output, output)
 	}
+	_ = json.Unmarshal(got.Steps[2].RepairedArguments, &out)
+	_ = json.Unmarshal(repaired, &want)
+	if !jsonEqual(out, want) || !strings.Contains(stored, "ada") {
+		t.Errorf("repaired arguments read back %s, want %s (with the user's name stored in clear)", got.Steps[2].RepairedArguments, repaired)
+	}
+	leaks(t, "the task's view", mustJSON(t, got.Redacted()))
 	for _, s := range []string{got.Error, got.Steps[1].Error, got.History[len(got.History)-1].Message} {
 		if strings.Contains(s, password) || !strings.Contains(s, agentsmcp.Redacted) {
 			t.Errorf("stored text %q: want the password redacted", s)

@@ -61,8 +61,12 @@ type storedStepState struct {
 	Output    string `json:"output,omitempty"`
 	Error     string `json:"error,omitempty"`
 	Confirmed bool   `json:"confirmed,omitempty"`
-	StartedAt int64  `json:"startedAt,omitempty"`
-	EndedAt   int64  `json:"endedAt,omitempty"`
+	// RepairedTool and RepairedArguments: absent for a step never
+	// repaired (and in tasks stored before repairs existed).
+	RepairedTool      string `json:"repairedTool,omitempty"`
+	RepairedArguments string `json:"repairedArguments,omitempty"`
+	StartedAt         int64  `json:"startedAt,omitempty"`
+	EndedAt           int64  `json:"endedAt,omitempty"`
 }
 
 // storedEvent is the stored form of a TaskEvent, an entry of
@@ -86,7 +90,8 @@ func encodeTask(t *agentsmcp.Task) (taskRow, error) {
 	for i, s := range t.Steps {
 		steps[i] = storedStepState{
 			StepID: s.StepID, Status: string(s.Status), Attempts: s.Attempts, Output: string(s.Output), Error: s.Error,
-			Confirmed: s.Confirmed, StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+			Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
+			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		}
 	}
 	history := agentsmcp.TrimTaskHistory(t.History)
@@ -354,7 +359,8 @@ func scanTask(row scanner) (*agentsmcp.Task, error) {
 	for i, s := range storedSteps {
 		t.Steps[i] = agentsmcp.StepState{
 			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: s.Attempts, Output: rawOrNil(s.Output),
-			Error: s.Error, Confirmed: s.Confirmed, StartedAt: timeOrZero(s.StartedAt), EndedAt: timeOrZero(s.EndedAt),
+			Error: s.Error, Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: rawOrNil(s.RepairedArguments),
+			StartedAt: timeOrZero(s.StartedAt), EndedAt: timeOrZero(s.EndedAt),
 		}
 	}
 	t.History = make([]agentsmcp.TaskEvent, len(storedEvents))

@@ -1,0 +1,465 @@
+package agents
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// This file repairs a plan within its task: when a step's tool fails for
+// good (its retries ran out, or it answered with a permanent error), the
+// runner asks a StepRepairer for another tool that serves the step's
+// sub-goal before it fails the task. The plan is shared and never
+// changes: the replacement is stored in the step's state (RepairedTool,
+// RepairedArguments), so that a resume on any replica runs the repaired
+// step, and the learner counts the replacement as the tool that worked.
+//
+// The choice is the builtin one, deterministic and offline, for every
+// planner: the model path may later ask the LLM for the replacement, with
+// this choice as its fallback.
+
+// Repairs are bounded: a step is repaired at most once (a replacement that
+// fails too ends the step, so a task cannot cycle through the catalog), and
+// a task at most maxRepairsPerTask times (a task whose tools fail one
+// after the other has a wrong plan, not bad luck).
+const (
+	maxRepairsPerStep = 1
+	maxRepairsPerTask = 3
+)
+
+// StepRepairer chooses a replacement for a step whose tool failed for
+// good. ENOTFOUND (or any error) when there is none: the step then fails.
+type StepRepairer interface {
+	RepairStep(ctx context.Context, req RepairRequest) (*StepRepair, error)
+}
+
+// RepairRequest describes the step to repair.
+type RepairRequest struct {
+	Request     string // the task's request
+	StepID      string
+	Description string // the step's sub-goal, as the plan describes it
+	Tool        string // the tool that failed
+	// Arguments are the failed call's arguments before their references
+	// were resolved: mapped onto the replacement, references and all, so
+	// that secret inputs stay in the task's (sealed) inputs.
+	Arguments json.RawMessage
+	Error     string   // what the tool failed with
+	Exclude   []string // tools never to choose (the failed one among them)
+	// MayUse says whether the task's creator may call a tool; nil allows
+	// every tool.
+	MayUse func(tool string) bool
+	// Inputs are the names of the plan's declared inputs and of the task's
+	// inputs: a value the replacement still needs is asked under a name
+	// none of them has.
+	Inputs []string
+}
+
+// StepRepair is the replacement of a step.
+type StepRepair struct {
+	Tool      string
+	Arguments json.RawMessage
+	// Known are the replacement's arguments taken from the failed call,
+	// "new = old" each; Filled those taken from the sub-goal or the
+	// request; Asked the inputs the user is asked for.
+	Known, Filled, Asked []string
+}
+
+// Repairer is the builtin StepRepairer: the next-best usable tool for the
+// step's sub-goal, searched like the thought agent searches (excluding the
+// failed tool and the tools on cool-down), ranked by search score ×
+// estimated reliability × fit, where fit counts the required values the
+// failed call or the sub-goal already give (as requestFit does for a
+// request) and the failed call's values it takes; a tool that takes none
+// of them (when there were some) is not a replacement. The arguments
+// are mapped onto the new tool's schema: the failed call's values by
+// parameter name, then by slot kind (a city fills a location), then slot
+// filling from the sub-goal and the request; what is still missing is a
+// task input, asked from the user, never invented.
+type Repairer struct {
+	Gatherer *Gatherer
+}
+
+var _ StepRepairer = (*Repairer)(nil)
+
+// repairCandidates is how many search results the repairer weighs.
+const repairCandidates = 8
+
+// RepairStep implements StepRepairer.
+func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRepair, error) {
+	g := rp.Gatherer
+	goal := stepGoal(req.Description, req.Request)
+	matches, err := g.Catalog.SearchTools(ctx, goal, repairCandidates)
+	if err != nil {
+		return nil, err
+	}
+	var old json.RawMessage
+	if info, err := g.Catalog.Tool(ctx, req.Tool); err == nil {
+		old = info.InputSchema
+	}
+	var oldArgs map[string]json.RawMessage
+	_ = json.Unmarshal(req.Arguments, &oldArgs)
+	var best *StepRepair
+	var bestScore float64
+	for _, m := range matches {
+		if isAgentTool(m.Name) || slices.Contains(req.Exclude, m.Name) || (req.MayUse != nil && !req.MayUse(m.Name)) {
+			continue
+		}
+		f := g.newFacts(m.ToolInfo)
+		g.addRecord(ctx, f)
+		if !f.Usable() || f.Reliability.CoolingDown {
+			continue
+		}
+		estimate := f.SuccessRate
+		if f.Reliability.ProbeDue {
+			estimate = g.Reliability.Prior()
+		}
+		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs)
+		if len(oldArgs) > 0 && len(repair.Known) == 0 {
+			// It takes none of the values the step was given: it serves
+			// another need that happens to share words with this one.
+			continue
+		}
+		repair.Tool = f.Name
+		if score := m.Score * estimate * fit; best == nil || score > bestScore {
+			best, bestScore = repair, score
+		}
+	}
+	if best == nil {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no other usable tool serves %q", goal)
+	}
+	if len(best.Arguments) > agentsmcp.MaxStepArgumentsBytes {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "the arguments of %s would be %d bytes; the limit is %d", best.Tool, len(best.Arguments), agentsmcp.MaxStepArgumentsBytes)
+	}
+	return best, nil
+}
+
+// takenFromRequest is the note describeStep adds to a sub-goal.
+var takenFromRequest = regexp.MustCompile(`\s*\(taken from the request: .*\)$`)
+
+// stepGoal is the sub-goal of a step: its description without the note
+// of the values taken from the request, or the request when it has none.
+func stepGoal(description, request string) string {
+	if goal := strings.TrimSpace(takenFromRequest.ReplaceAllString(description, "")); goal != "" {
+		return goal
+	}
+	return request
+}
+
+// mapArguments maps a failed call's arguments (oldArgs, of a tool with
+// input schema old) onto a tool with input schema schema, and returns the
+// repair with its fit: (1 + required values given) / (1 + required), times
+// (1 + the failed call's values used) / (1 + its values). A tool that
+// needs values nobody gave, or leaves aside what the failed call was given,
+// most likely does something else.
+func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessage, goal, request, stepID string, inputs []string) (*StepRepair, float64) {
+	params, required := schemaParams(schema)
+	oldParams, _ := schemaParams(old)
+	oldKinds := map[string]slotParam{}
+	for _, p := range oldParams {
+		oldKinds[p.name] = p
+	}
+	oldNames := make([]string, 0, len(oldArgs))
+	for n, v := range oldArgs {
+		if len(v) == 0 || string(v) == "null" || string(v) == `""` {
+			continue
+		}
+		oldNames = append(oldNames, n)
+		if _, ok := oldKinds[n]; !ok {
+			oldKinds[n] = classifySlot(n, schemaProperty{Type: "string"}, false)
+		}
+	}
+	slices.Sort(oldNames)
+	repair := &StepRepair{}
+	args := map[string]json.RawMessage{}
+	used := map[string]bool{}
+	take := func(p slotParam, from string) {
+		args[p.name], used[from] = oldArgs[from], true
+		repair.Known = append(repair.Known, p.name+" = "+from)
+	}
+	var rest []slotParam
+	for _, p := range params {
+		if slices.Contains(oldNames, p.name) && !used[p.name] {
+			take(p, p.name)
+			continue
+		}
+		if from := sameKind(p, oldNames, oldKinds, used); from != "" {
+			take(p, from)
+			continue
+		}
+		rest = append(rest, p)
+	}
+	// Slot filling, from the sub-goal first and then the whole request.
+	for _, text := range []string{goal, request} {
+		if len(rest) == 0 || text == "" {
+			break
+		}
+		found := fillSlots(text, rest)
+		var left []slotParam
+		for _, p := range rest {
+			if fill, ok := found[p.name]; ok {
+				b, _ := json.Marshal(fill.value)
+				args[p.name] = b
+				repair.Filled = append(repair.Filled, fill.note)
+			} else {
+				left = append(left, p)
+			}
+		}
+		rest = left
+	}
+	// The one value of the failed call left for the one required value
+	// still missing: both tools serve the same sub-goal, so what the one
+	// needed is what the other does (a tracking number, a waybill code).
+	var unused []string
+	for _, n := range oldNames {
+		if !used[n] {
+			unused = append(unused, n)
+		}
+	}
+	if missing := slices.DeleteFunc(slices.Clone(rest), func(p slotParam) bool { return !p.required }); len(missing) == 1 && len(unused) == 1 &&
+		sameType(missing[0], oldKinds[unused[0]]) {
+		take(missing[0], unused[0])
+		rest = slices.DeleteFunc(rest, func(p slotParam) bool { return p.name == missing[0].name })
+	}
+	given := required
+	taken := slices.Clone(inputs)
+	for _, p := range rest {
+		if !p.required {
+			continue
+		}
+		given--
+		name := inputName(p.name, stepID, taken)
+		taken = append(taken, name)
+		b, _ := json.Marshal("{{inputs." + name + "}}")
+		args[p.name] = b
+		repair.Asked = append(repair.Asked, name)
+	}
+	repair.Arguments, _ = json.Marshal(args)
+	usedCount := 0
+	for range used {
+		usedCount++
+	}
+	fit := float64(1+given) / float64(1+required) * float64(1+usedCount) / float64(1+len(oldNames))
+	return repair, fit
+}
+
+// sameType reports whether two parameters take the same JSON type.
+func sameType(a, b slotParam) bool {
+	for _, t := range []string{"string", "integer", "number", "boolean"} {
+		if a.prop.is(t) {
+			return b.prop.is(t) || (t == "integer" || t == "number") && (b.prop.is("integer") || b.prop.is("number"))
+		}
+	}
+	return false
+}
+
+// schemaParams classifies the properties of an input schema, by name, and
+// counts the required ones.
+func schemaParams(schema json.RawMessage) ([]slotParam, int) {
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	_ = json.Unmarshal(schema, &doc)
+	params := make([]slotParam, 0, len(doc.Properties))
+	required := 0
+	for name, raw := range doc.Properties {
+		var sp schemaProperty
+		_ = json.Unmarshal(raw, &sp)
+		req := slices.Contains(doc.Required, name)
+		if req {
+			required++
+		}
+		params = append(params, classifySlot(name, sp, req))
+	}
+	slices.SortFunc(params, func(a, b slotParam) int { return cmp.Compare(a.name, b.name) })
+	return params, required
+}
+
+// sameKind is the unused old argument whose parameter means what p does:
+// of p's kind, or a bare endpoint of its role (a "source" takes a "from"
+// currency), and of its role when both have one; numbers only when both
+// are amounts (a sum takes an amount, a limit does not). Kinds too loose
+// to say two parameters mean the same (none, enum) match only by name.
+func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, used map[string]bool) string {
+	if p.kind == slotNone || p.kind == slotEnum {
+		return ""
+	}
+	for _, n := range oldNames {
+		o := oldKinds[n]
+		if used[n] || (o.role != roleNone && p.role != roleNone && o.role != p.role) {
+			continue
+		}
+		switch {
+		case p.kind == slotNumber || o.kind == slotNumber:
+			if p.kind == o.kind && isAmount(p) && isAmount(o) {
+				return n
+			}
+		case p.kind == o.kind && p.kind != slotEndpoint:
+			return n
+		case (p.kind == slotEndpoint || o.kind == slotEndpoint) && p.role != roleNone && p.role == o.role:
+			return n
+		}
+	}
+	return ""
+}
+
+// isAmount reports whether a number parameter is an amount of something.
+func isAmount(p slotParam) bool {
+	return slices.ContainsFunc(p.keys, func(w string) bool { return slices.Contains(slotWordsAmount, w) })
+}
+
+var inputNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// inputName is the name of the task input that asks for parameter param:
+// the parameter's name, or prefixed with the step's when taken.
+func inputName(param, stepID string, taken []string) string {
+	name := strings.Trim(inputNameUnsafe.ReplaceAllString(param, "_"), "_-")
+	if name == "" || !InputNamePattern.MatchString(name) {
+		name = "value"
+	}
+	if !slices.Contains(taken, name) {
+		return name
+	}
+	prefixed := agentsmcp.TruncateUTF8(strings.ReplaceAll(stepID, "-", "_")+"_"+name, 60)
+	for n := 2; slices.Contains(taken, prefixed) || !InputNamePattern.MatchString(prefixed); n++ {
+		prefixed = fmt.Sprintf("%s_%d", agentsmcp.TruncateUTF8(name, 56), n)
+	}
+	return prefixed
+}
+
+// repairsDone counts the task's repaired steps.
+func (r *runner) repairsDone() int {
+	n := 0
+	for _, s := range r.task.Steps {
+		if s.RepairedTool != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// mayRepair reports whether step i, which failed for good, may be
+// repaired: a repairer is set, the task goes on, and neither the step's
+// nor the task's repairs are used up.
+func (r *runner) mayRepair(i int) bool {
+	switch {
+	case r.e.opts.Repairer == nil || r.cancelWhy != "" || r.stopping.Load() || r.lost:
+		return false
+	case r.task.Steps[i].RepairedTool != "": // one replacement a step: maxRepairsPerStep
+		return false
+	}
+	return r.repairsDone() < maxRepairsPerTask
+}
+
+// repairRequest describes step i, which failed with errText, to the
+// repairer. Built in the runner's goroutine: it reads the task state.
+func (r *runner) repairRequest(i int, errText string) RepairRequest {
+	step := r.plan.Steps[i]
+	var inputs []string
+	for n := range declaredInputs(r.plan.Inputs) {
+		inputs = append(inputs, n)
+	}
+	for n := range inputNames(r.task.Inputs) {
+		inputs = append(inputs, n)
+	}
+	slices.Sort(inputs)
+	return RepairRequest{
+		Request: r.task.Request, StepID: step.ID, Description: step.Description,
+		Tool: r.stepTool(i), Arguments: r.stepArguments(i), Error: errText,
+		Exclude: slices.Compact([]string{step.Tool, r.stepTool(i)}),
+		MayUse:  r.creator.MayUseTool, // a nil creator may use every tool
+		Inputs:  slices.Compact(inputs),
+	}
+}
+
+// findRepair asks the repairer for a replacement of step i and reports to
+// the runner.
+func (r *runner) findRepair(i int, req RepairRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if r.creator != nil {
+		ctx = agentsmcp.WithPrincipal(ctx, r.creator)
+	}
+	repair, err := r.e.opts.Repairer.RepairStep(ctx, req)
+	found := stepRepairFound{index: i, failed: req.Error, repair: repair}
+	if err != nil || repair == nil {
+		found.repair, found.why = nil, "no replacement"
+		if err != nil {
+			found.why = agentsmcp.ErrorMessage(err)
+		}
+	}
+	r.send(found)
+}
+
+// applyRepair ends step i as failed when no replacement was found (or the
+// task is being cancelled), and otherwise stores the replacement and makes
+// the step pending again: the next schedule checks the new tool against
+// the creator's allowlist, asks for its confirmation when it is
+// destructive, and for the inputs it still lacks.
+func (r *runner) applyRepair(ev stepRepairFound, now time.Time) {
+	i := ev.index
+	s := &r.task.Steps[i]
+	if ev.repair == nil || r.cancelWhy != "" || r.lost {
+		if ev.why != "" {
+			r.event("replacement_not_found", s.StepID, ev.why)
+		}
+		r.endStep(i, agentsmcp.StepFailed, nil, ev.failed, now)
+		return
+	}
+	failedTool := r.stepTool(i)
+	s.RepairedTool, s.RepairedArguments = ev.repair.Tool, ev.repair.Arguments
+	s.Status, s.Error, s.Attempts, s.Confirmed = agentsmcp.StepPending, "", 0, false
+	s.StartedAt, s.EndedAt = time.Time{}, time.Time{}
+	r.refs[i], r.refErrs[i] = FindRefs(s.RepairedArguments)
+	r.askedConfirms = slices.DeleteFunc(r.askedConfirms, func(k int) bool { return k == i })
+	r.askedInput = false
+	msg := fmt.Sprintf("step %s failed with tool %s; repaired with tool %s", s.StepID, failedTool, s.RepairedTool)
+	if len(ev.repair.Known) > 0 {
+		msg += "; arguments from the failed call: " + strings.Join(ev.repair.Known, ", ")
+	}
+	if len(ev.repair.Filled) > 0 {
+		msg += "; from the request: " + strings.Join(ev.repair.Filled, "; ")
+	}
+	if len(ev.repair.Asked) > 0 {
+		msg += "; asks for: " + strings.Join(ev.repair.Asked, ", ")
+	}
+	msg += "; it failed with: " + errorClassOf(stripGaveUp(ev.failed))
+	r.event("step_repaired", s.StepID, msg)
+	r.progress(fmt.Sprintf("step %s repaired with %s", s.StepID, s.RepairedTool))
+}
+
+// repairedPlan is p as task t ran it: each repaired step calls its
+// replacement with its repaired arguments, and the inputs the repairs ask
+// for are declared, so that a plan reused for the family starts with the
+// tools that worked. p itself when t repaired nothing.
+func repairedPlan(p *agentsmcp.Plan, t *agentsmcp.Task) *agentsmcp.Plan {
+	if len(t.Steps) != len(p.Steps) || !slices.ContainsFunc(t.Steps, func(s agentsmcp.StepState) bool { return s.RepairedTool != "" }) {
+		return p
+	}
+	c := *p
+	c.Steps = slices.Clone(p.Steps)
+	inputs := newInputsSchema()
+	inputs.merge(p.Inputs)
+	for i, s := range t.Steps {
+		if s.RepairedTool == "" || s.StepID != c.Steps[i].ID {
+			continue
+		}
+		c.Steps[i].Tool, c.Steps[i].Arguments = s.RepairedTool, s.RepairedArguments
+		refs, _ := FindRefs(s.RepairedArguments)
+		for _, ref := range refs {
+			if _, ok := inputs.properties[ref.Name]; ref.Kind == RefInput && !ok {
+				inputs.properties[ref.Name] = json.RawMessage(fmt.Sprintf(`{"type":"string","title":%q}`, ref.Name))
+				inputs.required = append(inputs.required, ref.Name)
+			}
+		}
+	}
+	c.Inputs = inputs.raw()
+	return &c
+}

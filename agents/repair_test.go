@@ -1,0 +1,343 @@
+package agents_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/memory/sqlite"
+	"github.com/agents-mcp/agents-mcp/remote"
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// repairTool is a tool of repairUpstream: one string parameter; it fails
+// every call with a 503 (a retryable error, the same every time) or
+// answers with what it was given.
+type repairTool struct {
+	name, description, param string
+	fails                    bool
+	extra                    string // a second required parameter, when not empty
+	destructive              bool
+}
+
+// repairUpstream is a real go-sdk MCP server behind streamable HTTP whose
+// tools record the arguments of every call.
+type repairUpstream struct {
+	mu    sync.Mutex
+	calls map[string][]string // tool → the value of its parameter, per call
+}
+
+func (u *repairUpstream) serve(t *testing.T, tools ...repairTool) string {
+	u.calls = map[string][]string{}
+	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	for _, tool := range tools {
+		schema := json.RawMessage(`{"type":"object","properties":{"` + tool.param + `":{"type":"string","description":"the ` + tool.param + `"}},"required":["` + tool.param + `"]}`)
+		if tool.extra != "" {
+			schema = json.RawMessage(`{"type":"object","properties":{"` + tool.param + `":{"type":"string","description":"the ` + tool.param + `"},"` +
+				tool.extra + `":{"type":"string","description":"the ` + tool.extra + `"}},"required":["` + tool.param + `","` + tool.extra + `"]}`)
+		}
+		var annotations *mcp.ToolAnnotations
+		if tool.destructive {
+			yes := true
+			annotations = &mcp.ToolAnnotations{DestructiveHint: &yes}
+		}
+		s.AddTool(&mcp.Tool{Name: tool.name, Description: tool.description, InputSchema: schema, Annotations: annotations},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args map[string]string
+				_ = json.Unmarshal(req.Params.Arguments, &args)
+				call := args[tool.param]
+				if tool.extra != "" {
+					call += " " + args[tool.extra]
+				}
+				u.mu.Lock()
+				u.calls[tool.name] = append(u.calls[tool.name], call)
+				u.mu.Unlock()
+				if tool.fails {
+					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "service unavailable (503)"}}}, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + args[tool.param]}}}, nil
+			})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func (u *repairUpstream) callsOf(tool string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.calls[tool]...)
+}
+
+// repairHarness runs requests with the builtin thought agent, planner and
+// executor (with the builtin repairer) over SQLite, the router and a real
+// upstream.
+type repairHarness struct {
+	t  *testing.T
+	db *sqlite.DB
+	up *repairUpstream
+	ex *agents.Executor
+	// replica starts another executor on the same store and upstream: a
+	// second replica.
+	replica func() *agents.Executor
+	thinker *agents.Thinker
+	planner *agents.Planner
+}
+
+func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r := router.New(router.Options{Version: "test", OnToolCall: func(c router.ToolCallRecord) {
+		_ = db.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: c.Tool, Duration: c.Duration, Error: c.Error, At: time.Now()})
+	}})
+	up := &repairUpstream{}
+	url := up.serve(t, tools...) // closed after the pool (cleanups run last first)
+	pool := remote.NewPool(remote.Options{Registry: r})
+	t.Cleanup(func() { _ = pool.Close(context.Background()) })
+	if err := pool.AddFromConfig(ctx, remote.Config{Name: "weather", Transport: remote.TransportStreamable, URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	catalog := router.NewCatalog(r, nil, nil)
+	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
+	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
+	replica := func() *agents.Executor {
+		ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
+			Repairer: &agents.Repairer{Gatherer: g},
+			Retry:    agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+		t.Cleanup(func() { _ = ex.Close(context.Background()) })
+		return ex
+	}
+	return &repairHarness{t: t, db: db, up: up, ex: replica(), replica: replica,
+		thinker: &agents.Thinker{Gatherer: g, Thoughts: db},
+		planner: &agents.Planner{Gatherer: g, Validator: r, Plans: db, Tasks: db}}
+}
+
+// run plans request, runs it with every plan input set to city, and
+// returns the plan and the task as stored.
+func (h *repairHarness) run(request, city string) (*agentsmcp.Plan, *agentsmcp.Task) {
+	return h.runAs(context.Background(), request, city)
+}
+
+// runAs is run on behalf of the principal ctx carries.
+func (h *repairHarness) runAs(ctx context.Context, request, city string) (*agentsmcp.Plan, *agentsmcp.Task) {
+	t := h.t
+	t.Helper()
+	th, _, err := h.thinker.Think(ctx, request, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, _, err := h.planner.Plan(ctx, agents.PlanRequest{Request: request, Thought: th})
+	if err != nil {
+		t.Fatalf("%s: %v", request, err)
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(plan.Inputs, &schema)
+	inputs := map[string]string{}
+	for name := range schema.Properties {
+		inputs[name] = city
+	}
+	in, _ := json.Marshal(inputs)
+	task, err := h.ex.Start(ctx, plan, in, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, h.wait(task.ID)
+}
+
+// wait returns task id as stored once it ended or paused.
+func (h *repairHarness) wait(id string) *agentsmcp.Task {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := h.ex.Wait(ctx, id); err != nil {
+		h.t.Fatal(err)
+	}
+	stored, err := h.db.FindTaskByID(ctx, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return stored
+}
+
+func repairEvents(task *agentsmcp.Task) []agentsmcp.TaskEvent {
+	var out []agentsmcp.TaskEvent
+	for _, e := range task.History {
+		if strings.Contains(e.Type, "repair") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+const (
+	failingWeather = "weather__current_weather"
+	workingWeather = "weather__outlook"
+)
+
+// TestFailedStepIsRepaired: the tool worded like the request always fails
+// with a 503; another, worded differently and taking a location rather
+// than a city, works. The first request of the family succeeds by a repair
+// that carries the city over, and the next one plans with the working tool.
+func TestFailedStepIsRepaired(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+	)
+	plan, task := h.run("What is the weather in Paris today?", "Paris")
+	if len(plan.Steps) != 1 || plan.Steps[0].Tool != failingWeather {
+		t.Fatalf("the first plan is %+v; the test needs the failing tool to rank first by its wording", plan.Steps)
+	}
+	if task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("the first task %s: %s; want it repaired and succeeded (history %+v)", task.Status, task.Error, task.History)
+	}
+	events := repairEvents(task)
+	for _, e := range task.History {
+		t.Logf("%s %s: %s", e.Type, e.StepID, e.Message)
+	}
+	if len(events) != 1 || !strings.Contains(events[0].Message, failingWeather) || !strings.Contains(events[0].Message, workingWeather) {
+		t.Fatalf("repair events %+v; want one naming %s and %s", events, failingWeather, workingWeather)
+	}
+	s := task.Steps[0]
+	if s.RepairedTool != workingWeather {
+		t.Errorf("stored step: repaired tool %q; want %s", s.RepairedTool, workingWeather)
+	}
+	// The location is the city the failed call had, carried over by its
+	// kind, not found again in the request.
+	if !strings.Contains(events[0].Message, "location = city") {
+		t.Errorf("the repair %q does not say the location came from the failed call's city", events[0].Message)
+	}
+	if got := h.up.callsOf("outlook"); len(got) != 1 || got[0] != "Paris" {
+		t.Errorf("calls of the working tool: %q; want one with location Paris", got)
+	}
+	failedCity := h.up.callsOf("current_weather")
+	if len(failedCity) == 0 || failedCity[0] != "Paris" {
+		t.Errorf("calls of the failing tool: %q", failedCity)
+	}
+
+	// The family's next request plans directly with the tool that worked.
+	failingBefore := len(h.up.callsOf("current_weather"))
+	plan, task = h.run("What is the weather in Lisbon today?", "Lisbon")
+	if plan.Steps[0].Tool != workingWeather || task.Status != agentsmcp.TaskSucceeded || len(repairEvents(task)) != 0 {
+		t.Errorf("the second request planned %s, ended %s with %d repair(s); want %s, succeeded, none", plan.Steps[0].Tool, task.Status, len(repairEvents(task)), workingWeather)
+	}
+	if n := len(h.up.callsOf("current_weather")) - failingBefore; n != 0 {
+		t.Errorf("the second request called the failing tool %d time(s)", n)
+	}
+	if got := h.up.callsOf("outlook"); len(got) != 2 || got[1] != "Lisbon" {
+		t.Errorf("calls of the working tool: %q; want the second with Lisbon", got)
+	}
+}
+
+// TestRepairIsBounded: every tool for the need fails. The step is
+// repaired once, its replacement fails too, and the task fails without a
+// second repair, whatever other tool is left.
+func TestRepairIsBounded(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location", fails: true},
+		repairTool{name: "forecast", description: "weather forecast for a place", param: "place", fails: true},
+	)
+	plan, task := h.run("What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != failingWeather {
+		t.Fatalf("the plan uses %s; the test needs %s first", plan.Steps[0].Tool, failingWeather)
+	}
+	if task.Status != agentsmcp.TaskFailed {
+		t.Fatalf("task %s; want failed", task.Status)
+	}
+	if events := repairEvents(task); len(events) != 1 {
+		t.Errorf("repair events %+v; want exactly one", events)
+	}
+	called := 0
+	for _, tool := range []string{"current_weather", "outlook", "forecast"} {
+		if len(h.up.callsOf(tool)) > 0 {
+			called++
+		}
+	}
+	if called != 2 {
+		t.Errorf("%d tools were called; want the planned one and one replacement", called)
+	}
+	if task.Steps[0].RepairedTool == "" || task.Steps[0].Status != agentsmcp.StepFailed {
+		t.Errorf("step state %+v; want failed, with its replacement recorded", task.Steps[0])
+	}
+}
+
+// TestRepairedStepAsksAndConfirms: the replacement needs a value neither
+// the failed call nor the request gives, and is destructive. The task asks
+// for the value (a plan input, not an invented one), then for the
+// confirmation of the new tool, and runs it once both are given, on
+// another replica: the repair is in the stored task.
+func TestRepairedStepAsksAndConfirms(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location", extra: "units", destructive: true},
+	)
+	ctx := context.Background()
+	plan, task := h.run("What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != failingWeather {
+		t.Fatalf("the plan uses %s; the test needs %s first", plan.Steps[0].Tool, failingWeather)
+	}
+	step := plan.Steps[0].ID
+	if task.Status != agentsmcp.TaskPaused || task.Steps[0].Status != agentsmcp.StepWaitingInput || !strings.Contains(task.Steps[0].Error, "units") {
+		t.Fatalf("after the repair: task %s, step %+v; want paused, waiting for units", task.Status, task.Steps[0])
+	}
+	if err := h.ex.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.ex = h.replica()
+	if _, err := h.ex.Resume(ctx, task.ID, agents.ResumeRequest{Inputs: json.RawMessage(`{"units":"metric"}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	task = h.wait(task.ID)
+	if task.Steps[0].Status != agentsmcp.StepWaitingConfirmation || len(h.up.callsOf("outlook")) != 0 {
+		t.Fatalf("after the inputs: step %+v, %d call(s) of the replacement; want it waiting for a confirmation, not called", task.Steps[0], len(h.up.callsOf("outlook")))
+	}
+	if !strings.Contains(task.Steps[0].Error, workingWeather) {
+		t.Errorf("the confirmation question %q does not name the replacement", task.Steps[0].Error)
+	}
+	if _, err := h.ex.Resume(ctx, task.ID, agents.ResumeRequest{Confirm: []string{step}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	task = h.wait(task.ID)
+	if task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("task %s: %s", task.Status, task.Error)
+	}
+	if got := h.up.callsOf("outlook"); len(got) != 1 || got[0] != "Paris metric" {
+		t.Errorf("calls of the replacement: %q; want one with Paris and metric", got)
+	}
+	if n := len(h.up.callsOf("current_weather")); n != 2 {
+		t.Errorf("the failed tool was called %d times; want its 2 calls before the repair, none after", n)
+	}
+}
+
+// TestRepairKeepsTheCreatorsAllowlist: a replacement the task's creator
+// may not call is never chosen; the step fails as it did.
+func TestRepairKeepsTheCreatorsAllowlist(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+	)
+	ctx := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "key:0123456789ab", Scopes: agentsmcp.Scopes, Tools: []string{failingWeather}})
+	plan, task := h.runAs(ctx, "What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != failingWeather {
+		t.Fatalf("the plan uses %s; the test needs %s first", plan.Steps[0].Tool, failingWeather)
+	}
+	if task.Status != agentsmcp.TaskFailed || len(repairEvents(task)) != 0 || len(h.up.callsOf("outlook")) != 0 {
+		t.Errorf("task %s with %d repair(s), %d call(s) of a tool outside the allowlist; want failed, none, none", task.Status, len(repairEvents(task)), len(h.up.callsOf("outlook")))
+	}
+}
