@@ -120,7 +120,20 @@ func TestTracePropagation(t *testing.T) {
 		t.Fatalf("task: %v, %+v", err, final)
 	}
 
+	// The upstream's server span ends when its handler returns, which may
+	// be after the client read the answer off the stream: wait until every
+	// upstream call has its server span (or give up and let the checks say
+	// what is missing).
 	spans := exp.GetSpans()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); spans = exp.GetSpans() {
+		count := func(name string) int {
+			return len(slices.DeleteFunc(slices.Clone(spans), func(s tracetest.SpanStub) bool { return s.Name != name }))
+		}
+		if count("POST /mcp") >= count("upstream call") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	byParent := map[trace.SpanID][]tracetest.SpanStub{}
 	for _, s := range spans {
 		if s.SpanContext.TraceID() != request.SpanContext().TraceID() {
