@@ -147,46 +147,11 @@ func (l *loader) applyEnvAuth() {
 	l.envString("auth.jwt.resource", "AGENTS_MCP_JWT_RESOURCE", &c.JWT.Resource)
 	l.envList("auth.jwt.authorization_servers", "AGENTS_MCP_JWT_AUTHORIZATION_SERVERS", &c.JWT.AuthorizationServers)
 	l.envString("stdio.api_key", auth.StdioKeyEnv, &c.StdioAPIKey)
-	if v := l.env("AGENTS_MCP_RATE_LIMIT"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err != nil {
-			l.errorf("AGENTS_MCP_RATE_LIMIT", "invalid number %q", v)
-		} else {
-			c.RateLimit = f
-			c.setSource("rate_limit.requests_per_second", envSource("AGENTS_MCP_RATE_LIMIT"))
-		}
-	}
-	if v := l.env("AGENTS_MCP_RATE_BURST"); v != "" {
-		if n, err := strconv.Atoi(v); err != nil {
-			l.errorf("AGENTS_MCP_RATE_BURST", "invalid integer %q", v)
-		} else {
-			c.RateBurst = n
-			c.setSource("rate_limit.burst", envSource("AGENTS_MCP_RATE_BURST"))
-		}
-	}
-	if v := l.env("AGENTS_MCP_AUTH_FAILURE_RATE"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err != nil {
-			l.errorf("AGENTS_MCP_AUTH_FAILURE_RATE", "invalid number %q", v)
-		} else {
-			c.AuthFailureRate = f
-			c.setSource("rate_limit.auth_failures_per_second", envSource("AGENTS_MCP_AUTH_FAILURE_RATE"))
-		}
-	}
-	if v := l.env("AGENTS_MCP_AUTH_FAILURE_BURST"); v != "" {
-		if n, err := strconv.Atoi(v); err != nil {
-			l.errorf("AGENTS_MCP_AUTH_FAILURE_BURST", "invalid integer %q", v)
-		} else {
-			c.AuthFailureBurst = n
-			c.setSource("rate_limit.auth_failure_burst", envSource("AGENTS_MCP_AUTH_FAILURE_BURST"))
-		}
-	}
-	if v := l.env("AGENTS_MCP_AUDIT_RETENTION"); v != "" {
-		if d, err := time.ParseDuration(v); err != nil {
-			l.errorf("AGENTS_MCP_AUDIT_RETENTION", "invalid duration %q", v)
-		} else {
-			c.AuditRetention = d
-			c.setSource("audit.retention", envSource("AGENTS_MCP_AUDIT_RETENTION"))
-		}
-	}
+	l.envFloat("rate_limit.requests_per_second", "AGENTS_MCP_RATE_LIMIT", &c.RateLimit)
+	l.envInt("rate_limit.burst", "AGENTS_MCP_RATE_BURST", &c.RateBurst)
+	l.envFloat("rate_limit.auth_failures_per_second", "AGENTS_MCP_AUTH_FAILURE_RATE", &c.AuthFailureRate)
+	l.envInt("rate_limit.auth_failure_burst", "AGENTS_MCP_AUTH_FAILURE_BURST", &c.AuthFailureBurst)
+	l.envDuration("audit.retention", "AGENTS_MCP_AUDIT_RETENTION", &c.AuditRetention)
 }
 
 // allKeys is every inbound API key: those of api_keys (AGENTS_MCP_API_KEYS),

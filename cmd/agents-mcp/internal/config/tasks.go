@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/base64"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -66,6 +67,38 @@ func (l *loader) fileDuration(name string, v *string, dst *time.Duration) {
 	}
 	*dst = d
 	l.cfg.setSource(name, SourceFile)
+}
+
+// envFloat parses a number of the environment into dst, reporting a bad
+// one under the variable's name.
+func (l *loader) envFloat(name, env string, dst *float64) {
+	v := l.env(env)
+	if v == "" {
+		return
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		l.errorf(env, "invalid number %q", v)
+		return
+	}
+	*dst = f
+	l.cfg.setSource(name, envSource(env))
+}
+
+// envInt parses an integer of the environment into dst, reporting a bad
+// one under the variable's name.
+func (l *loader) envInt(name, env string, dst *int) {
+	v := l.env(env)
+	if v == "" {
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		l.errorf(env, "invalid integer %q", v)
+		return
+	}
+	*dst = n
+	l.cfg.setSource(name, envSource(env))
 }
 
 // envDuration parses a duration of the environment into dst, reporting a
