@@ -100,17 +100,23 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 		return nil, err
 	}
 	var old json.RawMessage
+	var source string
 	if info, err := g.Catalog.Tool(ctx, req.Tool); err == nil {
-		old = info.InputSchema
+		old, source = info.InputSchema, info.Source
 	}
 	var oldArgs map[string]json.RawMessage
 	_ = json.Unmarshal(req.Arguments, &oldArgs)
+	siblings, err := rp.siblings(ctx, source, matches)
+	if err != nil {
+		return nil, err
+	}
 	var best *StepRepair
 	var bestScore float64
-	for _, m := range matches {
+	for _, m := range append(matches, siblings...) {
 		if isAgentTool(m.Name) || slices.Contains(req.Exclude, m.Name) || (req.MayUse != nil && !req.MayUse(m.Name)) {
 			continue
 		}
+		sibling := slices.Contains(siblings, m)
 		f := g.newFacts(m.ToolInfo)
 		g.addRecord(ctx, f)
 		if !f.Usable() || f.Reliability.CoolingDown {
@@ -126,6 +132,11 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 			// another need that happens to share words with this one.
 			continue
 		}
+		if sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs)) {
+			// Found by its server alone, a tool must take every value the
+			// failed call was given to be serving the same need.
+			continue
+		}
 		repair.Tool = f.Name
 		if score := m.Score * estimate * fit; best == nil || score > bestScore {
 			best, bestScore = repair, score
@@ -139,6 +150,42 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 	}
 	return best, nil
 }
+
+// siblings are the tools of upstream source that the search did not find
+// among matches, scored below all of them: an upstream's tools for one need
+// are often worded apart ("convert an amount of money" and "price a sum in
+// a target denomination"), so that a search for the sub-goal misses the
+// alternative that would serve it. RepairStep keeps one only when it takes
+// every value the failed call was given. None for local tools, whose
+// source is not one server's.
+func (rp *Repairer) siblings(ctx context.Context, source string, matches []*agentsmcp.ToolMatch) ([]*agentsmcp.ToolMatch, error) {
+	if source == "" || source == localSource {
+		return nil, nil
+	}
+	all, err := rp.Gatherer.Catalog.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	score := siblingScore
+	for _, m := range matches {
+		score = min(score, m.Score/2)
+	}
+	var out []*agentsmcp.ToolMatch
+	for _, info := range all {
+		if info.Source != source || slices.ContainsFunc(matches, func(m *agentsmcp.ToolMatch) bool { return m.Name == info.Name }) {
+			continue
+		}
+		out = append(out, &agentsmcp.ToolMatch{ToolInfo: *info, Score: score, Why: "another tool of " + source})
+	}
+	return out, nil
+}
+
+// localSource is the ToolInfo.Source of the tools of this process.
+const localSource = "local"
+
+// siblingScore is the search score of a sibling when the search found
+// nothing to rank it below.
+const siblingScore = 0.01
 
 // takenFromRequest is the note describeStep adds to a sub-goal.
 var takenFromRequest = regexp.MustCompile(`\s*\(taken from the request: .*\)$`)
@@ -334,6 +381,14 @@ func inputName(param, stepID string, taken []string) string {
 	return prefixed
 }
 
+// eventStepRepaired is the type of the history event of a repair; its
+// message ends with repairedErrorNote and the class of the failed tool's
+// error, which the learner quotes in the failed tool's pitfall.
+const (
+	eventStepRepaired = "step_repaired"
+	repairedErrorNote = "; it failed with: "
+)
+
 // repairsDone counts the task's repaired steps.
 func (r *runner) repairsDone() int {
 	n := 0
@@ -430,8 +485,8 @@ func (r *runner) applyRepair(ev stepRepairFound, now time.Time) {
 	if len(ev.repair.Asked) > 0 {
 		msg += "; asks for: " + strings.Join(ev.repair.Asked, ", ")
 	}
-	msg += "; it failed with: " + errorClassOf(stripGaveUp(ev.failed))
-	r.event("step_repaired", s.StepID, msg)
+	msg += repairedErrorNote + errorClassOf(stripGaveUp(ev.failed))
+	r.event(eventStepRepaired, s.StepID, msg)
 	r.progress(fmt.Sprintf("step %s repaired with %s", s.StepID, s.RepairedTool))
 }
 
