@@ -108,6 +108,9 @@ func (f *ToolFacts) Performance() string {
 			s += ", last error: " + agentsmcp.TruncateUTF8(r.LastErrorClass, 120)
 		}
 	}
+	if f.FailedInFamily != "" {
+		s += "; FAILED on a request of this task family (" + agentsmcp.TruncateUTF8(f.FailedInFamily, 200) + "): prefer another tool that can serve"
+	}
 	switch {
 	case r.CoolingDown:
 		s += fmt.Sprintf("; ON COOL-DOWN until %s: do not use it while another tool can serve", r.CoolDownUntil.UTC().Format(time.RFC3339))

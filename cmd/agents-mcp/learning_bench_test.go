@@ -394,29 +394,25 @@ var (
 	promptToolRE    = regexp.MustCompile(`^- ([A-Za-z][A-Za-z0-9_.-]*)(?:;| —| -)(.*)$`)
 	promptSchemaRE  = regexp.MustCompile(`^\s+input schema: (.*)$`)
 	promptRecoRE    = regexp.MustCompile(`(?m)^- recommended tools: (.*)$`)
-	successRateRE   = regexp.MustCompile(`(\d+)% success over (\d+) calls`)
-	countsRE        = regexp.MustCompile(`(\d+) successes?\D+(\d+) failures?`)
+	estimateRE      = regexp.MustCompile(`estimated (\d+)% success \(recent: ([\d.]+) succeeded, ([\d.]+) failed`)
 )
 
 // failingInPrompt reports whether a tool's line in a prompt marks it as
-// failing: down, on cool-down, said to fail or be unreliable, or with more
-// failures than successes over at least two calls.
+// failing, as the prompts' rules ask a model to read it: down, on
+// cool-down, failed on a request of the task family, or estimated below
+// even odds on at least two recent outcomes.
 func failingInPrompt(line string) bool {
 	l := strings.ToLower(line)
-	for _, w := range []string{"; down", "cool-down", "cooldown", "cooling down", "unreliable", "avoid", "failing"} {
+	for _, w := range []string{"; down", "on cool-down", "failed on a request of this task family"} {
 		if strings.Contains(l, w) {
 			return true
 		}
 	}
-	if m := successRateRE.FindStringSubmatch(l); m != nil {
+	if m := estimateRE.FindStringSubmatch(l); m != nil {
 		rate, _ := strconv.Atoi(m[1])
-		calls, _ := strconv.Atoi(m[2])
-		return calls >= 2 && rate < 50
-	}
-	if m := countsRE.FindStringSubmatch(l); m != nil {
-		ok, _ := strconv.Atoi(m[1])
-		bad, _ := strconv.Atoi(m[2])
-		return bad >= 2 && bad > ok
+		ok, _ := strconv.ParseFloat(m[2], 64)
+		bad, _ := strconv.ParseFloat(m[3], 64)
+		return ok+bad >= 2 && rate < 50
 	}
 	return false
 }
