@@ -69,6 +69,8 @@ type StepRepair struct {
 	// "new = old" each; Filled those taken from the sub-goal or the
 	// request; Asked the inputs the user is asked for.
 	Known, Filled, Asked []string
+
+	guessed bool // a value moved by its type alone (see mapArguments)
 }
 
 // Repairer is the builtin StepRepairer: the next-best usable tool for the
@@ -132,9 +134,10 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 			// another need that happens to share words with this one.
 			continue
 		}
-		if sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs)) {
+		if sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs) || repair.guessed) {
 			// Found by its server alone, a tool must take every value the
-			// failed call was given to be serving the same need.
+			// failed call was given, each by its meaning, to be serving
+			// the same need.
 			continue
 		}
 		repair.Tool = f.Name
@@ -202,7 +205,9 @@ func stepGoal(description, request string) string {
 // mapArguments maps a failed call's arguments (oldArgs, of a tool with
 // input schema old) onto a tool with input schema schema, and returns the
 // repair with its fit: (1 + required values given) / (1 + required), times
-// (1 + the failed call's values used) / (1 + its values). A tool that
+// (1 + the failed call's values used) / (1 + its values), halved when a
+// value moved by its type alone (the one value left onto the one value
+// missing). A tool that
 // needs values nobody gave, or leaves aside what the failed call was given,
 // most likely does something else.
 func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessage, goal, request, stepID string, inputs []string) (*StepRepair, float64) {
@@ -272,6 +277,7 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 	if missing := slices.DeleteFunc(slices.Clone(rest), func(p slotParam) bool { return !p.required }); len(missing) == 1 && len(unused) == 1 &&
 		sameType(missing[0], oldKinds[unused[0]]) {
 		take(missing[0], unused[0])
+		repair.guessed = true
 		rest = slices.DeleteFunc(rest, func(p slotParam) bool { return p.name == missing[0].name })
 	}
 	given := required
@@ -293,6 +299,9 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		usedCount++
 	}
 	fit := float64(1+given) / float64(1+required) * float64(1+usedCount) / float64(1+len(oldNames))
+	if repair.guessed {
+		fit /= 2 // a value matched by its type alone is a weaker sign than one matched by meaning
+	}
 	return repair, fit
 }
 

@@ -95,6 +95,12 @@ type repairHarness struct {
 }
 
 func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
+	return newRepairHarnessNamed(t, "weather", tools...)
+}
+
+// newRepairHarnessNamed is newRepairHarness with an upstream named name:
+// its tools are name__<tool>.
+func newRepairHarnessNamed(t *testing.T, name string, tools ...repairTool) *repairHarness {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
@@ -108,7 +114,7 @@ func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
 	url := up.serve(t, tools...) // closed after the pool (cleanups run last first)
 	pool := remote.NewPool(remote.Options{Registry: r})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "weather", Transport: remote.TransportStreamable, URL: url}); err != nil {
+	if err := pool.AddFromConfig(ctx, remote.Config{Name: name, Transport: remote.TransportStreamable, URL: url}); err != nil {
 		t.Fatal(err)
 	}
 	catalog := router.NewCatalog(r, nil, nil)
@@ -339,5 +345,65 @@ func TestRepairKeepsTheCreatorsAllowlist(t *testing.T) {
 	}
 	if task.Status != agentsmcp.TaskFailed || len(repairEvents(task)) != 0 || len(h.up.callsOf("outlook")) != 0 {
 		t.Errorf("task %s with %d repair(s), %d call(s) of a tool outside the allowlist; want failed, none, none", task.Status, len(repairEvents(task)), len(h.up.callsOf("outlook")))
+	}
+}
+
+// TestRepairFindsAToolWordedApart: the upstream's only other tool for the
+// need shares no word with the request, so the search for the sub-goal
+// does not find it; the repair weighs the failed tool's upstream siblings
+// that take every value the failed call had, and finds it. The tool it
+// left becomes a pitfall of the family, and the family's next request
+// plans with the sibling directly, even though no search finds it.
+func TestRepairFindsAToolWordedApart(t *testing.T) {
+	h := newRepairHarnessNamed(t, "meteo",
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "sky_report", description: "sky cover and readings, now", param: "town"},
+		repairTool{name: "list_stations", description: "stations of a network", param: "network"},
+	)
+	const failingMeteo = "meteo__current_weather"
+	ctx := context.Background()
+	if matches, err := h.planner.Gatherer.Catalog.SearchTools(ctx, "What is the weather in Paris today", 8); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, m := range matches {
+			if m.Name == "meteo__sky_report" {
+				t.Fatalf("the search finds the sibling (score %.3f); the test needs a tool worded apart", m.Score)
+			}
+		}
+	}
+	plan, task := h.run("What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != failingMeteo {
+		t.Fatalf("the plan uses %s; the test needs %s first", plan.Steps[0].Tool, failingMeteo)
+	}
+	if task.Status != agentsmcp.TaskSucceeded || task.Steps[0].RepairedTool != "meteo__sky_report" {
+		t.Fatalf("task %s, step %+v; want it repaired with meteo__sky_report (history %+v)", task.Status, task.Steps[0], task.History)
+	}
+	if got := h.up.callsOf("sky_report"); len(got) != 1 || got[0] != "Paris" {
+		t.Errorf("calls of the sibling: %q; want one with Paris", got)
+	}
+	if n := len(h.up.callsOf("list_stations")); n != 0 {
+		t.Errorf("the sibling that takes none of the values was called %d time(s)", n)
+	}
+	pitfalls, _, err := h.db.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: failingMeteo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	family := ""
+	for _, in := range pitfalls {
+		if in.Type == agentsmcp.InsightPitfall && strings.Contains(in.Text, "repaired with meteo__sky_report") {
+			family = strings.Join(in.AppliesTo, " ")
+		}
+	}
+	if !strings.Contains(family, "family:") {
+		t.Fatalf("insights about %s: %+v; want a pitfall of the family naming the repair", failingMeteo, pitfalls)
+	}
+
+	failingBefore := len(h.up.callsOf("current_weather"))
+	plan, task = h.run("What is the weather in Lima today?", "Lima")
+	if plan.Steps[0].Tool != "meteo__sky_report" || task.Status != agentsmcp.TaskSucceeded || len(repairEvents(task)) != 0 {
+		t.Errorf("the second request planned %s, ended %s with %d repair(s); want weather__sky_report, succeeded, none", plan.Steps[0].Tool, task.Status, len(repairEvents(task)))
+	}
+	if n := len(h.up.callsOf("current_weather")) - failingBefore; n != 0 {
+		t.Errorf("the second request called the failing tool %d time(s)", n)
 	}
 }
