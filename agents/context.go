@@ -57,6 +57,31 @@ func (k *Knowledge) inPattern(tool string) bool {
 	return false
 }
 
+// alternativesTo names the usable candidates, not on cool-down, of the
+// sub-goals tool is a candidate of (of every sub-goal when it is none's),
+// best first: what could serve instead of tool.
+func (k *Knowledge) alternativesTo(tool string) []string {
+	var goals []string
+	for _, g := range k.SubGoals {
+		if slices.ContainsFunc(k.Candidates[g], func(m *agentsmcp.ToolMatch) bool { return m.Name == tool }) {
+			goals = append(goals, g)
+		}
+	}
+	if len(goals) == 0 {
+		goals = k.SubGoals
+	}
+	var out []string
+	for _, g := range goals {
+		for _, m := range k.Candidates[g] {
+			f := k.Tools[m.Name]
+			if m.Name != tool && f != nil && f.Usable() && !f.Reliability.CoolingDown && !slices.Contains(out, m.Name) {
+				out = append(out, m.Name)
+			}
+		}
+	}
+	return out
+}
+
 // provenPattern is the pattern of k's goal with the best record whose
 // tools can all be planned on now, or nil.
 func (k *Knowledge) provenPattern(ctx context.Context, catalog agentsmcp.ToolCatalog) *agentsmcp.PlanPattern {

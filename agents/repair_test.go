@@ -15,6 +15,8 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/openai"
+	"github.com/agents-mcp/agents-mcp/agents/openai/openaitest"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -405,5 +407,57 @@ func TestRepairFindsAToolWordedApart(t *testing.T) {
 	}
 	if n := len(h.up.callsOf("current_weather")) - failingBefore; n != 0 {
 		t.Errorf("the second request called the failing tool %d time(s)", n)
+	}
+}
+
+// TestModelPlanOnCoolingDownToolIsSentBack: a model answers with the tool
+// on cool-down although another candidate can serve; the answer goes back
+// to it naming the cool-down and the alternative, and its corrected plan
+// is the one stored.
+func TestModelPlanOnCoolingDownToolIsSentBack(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+	)
+	ctx := context.Background()
+	for range 3 { // a streak long enough for the cool-down (DefaultReliabilityPolicy)
+		if err := h.db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: failingWeather, Error: "service unavailable (503)", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := openaitest.NewFakeServer(t)
+	fake.Enqueue(
+		openaitest.Text(`{"goal":"weather","steps":[{"id":"w","tool":"`+failingWeather+`","arguments":{"city":"Paris"}}]}`, 10, 5),
+		openaitest.Text(`{"goal":"weather","steps":[{"id":"w","tool":"`+workingWeather+`","arguments":{"location":"Paris"}}]}`, 10, 5),
+	)
+	llm, err := openai.New(openai.Config{BaseURL: fake.URL, APIKey: "test-key", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, report, err := h.planner.Plan(ctx, agents.PlanRequest{Request: "What is the weather in Paris today?", LLM: llm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Attempts != 2 || plan.Steps[0].Tool != workingWeather {
+		t.Fatalf("%d attempt(s), plan on %s; want the answer on the cool-down tool sent back once, then %s", report.Attempts, plan.Steps[0].Tool, workingWeather)
+	}
+	reqs := fake.Requests()
+	back := reqs[1].Messages[len(reqs[1].Messages)-1].Content
+	if !strings.Contains(back, "ON COOL-DOWN") || !strings.Contains(back, workingWeather) {
+		t.Errorf("the answer went back with %q; want it to name the cool-down and %s", back, workingWeather)
+	}
+
+	// With no alternative, the tool on cool-down is the model's to use.
+	h2 := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+	)
+	for range 3 {
+		if err := h2.db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: failingWeather, Error: "service unavailable (503)", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake.Enqueue(openaitest.Text(`{"goal":"weather","steps":[{"id":"w","tool":"`+failingWeather+`","arguments":{"city":"Paris"}}]}`, 10, 5))
+	if _, report, err := h2.planner.Plan(ctx, agents.PlanRequest{Request: "What is the weather in Paris today?", LLM: llm}); err != nil || report.Attempts != 1 {
+		t.Errorf("with no alternative: %v after %d attempt(s); want the plan accepted at once", err, report.Attempts)
 	}
 }
