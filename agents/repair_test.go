@@ -94,6 +94,9 @@ type repairHarness struct {
 	replica func() *agents.Executor
 	thinker *agents.Thinker
 	planner *agents.Planner
+	// repairLLM is the model repairs ask (ExecutorOptions.RepairLLM); set
+	// it before the run. Nil: the builtin choice.
+	repairLLM agentsmcp.LLM
 }
 
 func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
@@ -122,16 +125,18 @@ func newRepairHarnessNamed(t *testing.T, name string, tools ...repairTool) *repa
 	catalog := router.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
+	h := &repairHarness{t: t, db: db, up: up}
 	replica := func() *agents.Executor {
 		ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
-			Repairer: &agents.Repairer{Gatherer: g},
-			Retry:    agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+			Repairer: &agents.Repairer{Gatherer: g, Attempts: 3}, RepairLLM: func(*mcp.ServerSession) agentsmcp.LLM { return h.repairLLM },
+			Retry: agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
 		t.Cleanup(func() { _ = ex.Close(context.Background()) })
 		return ex
 	}
-	return &repairHarness{t: t, db: db, up: up, ex: replica(), replica: replica,
-		thinker: &agents.Thinker{Gatherer: g, Thoughts: db},
-		planner: &agents.Planner{Gatherer: g, Validator: r, Plans: db, Tasks: db}}
+	h.ex, h.replica = replica(), replica
+	h.thinker = &agents.Thinker{Gatherer: g, Thoughts: db}
+	h.planner = &agents.Planner{Gatherer: g, Validator: r, Plans: db, Tasks: db}
+	return h
 }
 
 // run plans request, runs it with every plan input set to city, and
@@ -459,5 +464,71 @@ func TestModelPlanOnCoolingDownToolIsSentBack(t *testing.T) {
 	fake.Enqueue(openaitest.Text(`{"goal":"weather","steps":[{"id":"w","tool":"`+failingWeather+`","arguments":{"city":"Paris"}}]}`, 10, 5))
 	if _, report, err := h2.planner.Plan(ctx, agents.PlanRequest{Request: "What is the weather in Paris today?", LLM: llm}); err != nil || report.Attempts != 1 {
 		t.Errorf("with no alternative: %v after %d attempt(s); want the plan accepted at once", err, report.Attempts)
+	}
+}
+
+// TestRepairAsksTheModel: with a model, the repair shows it the mapped
+// candidates and it chooses; an answer naming a tool that is not a
+// candidate, or a value that is not text of the request, goes back to it.
+// Its choice is what runs, with the arguments the mapping gave, and the
+// history says the model chose. When the model cannot answer validly, the
+// builtin choice stands, and the history says so.
+func TestRepairAsksTheModel(t *testing.T) {
+	tools := []repairTool{
+		{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+		{name: "forecast", description: "weather forecast for a place and a day", param: "place", extra: "day"},
+	}
+	h := newRepairHarness(t, tools...)
+	fake := openaitest.NewFakeServer(t)
+	fake.Enqueue(
+		openaitest.Text(`{"tool":"weather__no_such_tool","reason":"?"}`, 10, 5),
+		openaitest.Text(`{"tool":"weather__forecast","values":{"day":"tomorrow"},"reason":"a forecast"}`, 10, 5),
+		openaitest.Text(`{"tool":"weather__forecast","values":{"day":"today"},"reason":"a forecast for today"}`, 10, 5),
+	)
+	llm, err := openai.New(openai.Config{BaseURL: fake.URL, APIKey: "test-key", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.repairLLM = llm
+	_, task := h.run("What is the weather in Paris today?", "Paris")
+	if task.Status != agentsmcp.TaskSucceeded || task.Steps[0].RepairedTool != "weather__forecast" {
+		t.Fatalf("task %s, step %+v; want it repaired with the model's choice, weather__forecast (history %+v)", task.Status, task.Steps[0], task.History)
+	}
+	if got := h.up.callsOf("forecast"); len(got) != 1 || got[0] != "Paris today" {
+		t.Errorf("calls of the model's choice: %q; want one with the failed call's city and the request's day", got)
+	}
+	events := repairEvents(task)
+	if len(events) != 1 || !strings.Contains(events[0].Message, "chosen by the model (openai): a forecast for today") {
+		t.Errorf("repair events %+v; want one saying the model chose, with its reason", events)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests; want 3 (two answers sent back)", len(reqs))
+	}
+	prompt := reqs[0].Messages[len(reqs[0].Messages)-1].Content
+	for _, want := range []string{"Failed tool: " + failingWeather, "weather__outlook", "weather__forecast", `proposed arguments: {"location":"Paris"}`, "would ask the user for: day"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the repair prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	for i, want := range []string{"weather__no_such_tool", "tomorrow"} {
+		if back := reqs[i+1].Messages[len(reqs[i+1].Messages)-1].Content; !strings.Contains(back, want) {
+			t.Errorf("answer %d went back with %q; want it to name %q", i+1, back, want)
+		}
+	}
+
+	// A model that never answers validly: the builtin choice stands.
+	h = newRepairHarness(t, tools...)
+	fake.Enqueue(openaitest.Text("outlook, I think", 10, 5), openaitest.Text("still prose", 10, 5), openaitest.Text("prose again", 10, 5))
+	h.repairLLM = llm
+	_, task = h.run("What is the weather in Lisbon today?", "Lisbon")
+	// The builtin choice is the forecast, which asks for the day: the
+	// model gave it from the request above; the builtin asks the user.
+	if task.Status != agentsmcp.TaskPaused || task.Steps[0].RepairedTool != "weather__forecast" || !strings.Contains(task.Steps[0].Error, "day") {
+		t.Fatalf("task %s, step %+v; want the builtin choice weather__forecast, waiting for the day", task.Status, task.Steps[0])
+	}
+	if events := repairEvents(task); len(events) != 1 || !strings.Contains(events[0].Message, "the builtin one stands") {
+		t.Errorf("repair events %+v; want one saying the builtin choice stands", events)
 	}
 }

@@ -548,12 +548,33 @@ func (m *fakeModel) sample(ctx context.Context, req *mcp.CreateMessageRequest) (
 		}
 	}
 	var text []byte
-	if strings.Contains(req.Params.SystemPrompt, "subGoals") {
+	switch {
+	case strings.Contains(req.Params.SystemPrompt, "You repair one step"):
+		text = m.repair(fitting)
+	case strings.Contains(req.Params.SystemPrompt, "subGoals"):
 		text = m.thought(request, fitting)
-	} else {
+	default:
 		text = m.plan(request, data, fitting)
 	}
 	return &mcp.CreateMessageResult{Model: "fake-learning-bench", Role: "assistant", Content: &mcp.TextContent{Text: string(text)}}, nil
+}
+
+// repair chooses the replacement of a failed step: the first candidate
+// that fits and is not marked failing, else the first that fits, else
+// none.
+func (m *fakeModel) repair(fitting []promptTool) []byte {
+	answer := map[string]any{"tool": "", "reason": "no candidate fits the request"}
+	for _, t := range fitting {
+		if !t.failing {
+			answer = map[string]any{"tool": t.name, "reason": "fits the request"}
+			break
+		}
+	}
+	if answer["tool"] == "" && len(fitting) > 0 {
+		answer = map[string]any{"tool": fitting[0].name, "reason": "fits the request, though the prompt shows it failing"}
+	}
+	b, _ := json.Marshal(answer)
+	return b
 }
 
 func (m *fakeModel) thought(request string, fitting []promptTool) []byte {
@@ -643,6 +664,7 @@ type familyResult struct {
 	requests, succeeded       int
 	failedFirst, failedSecond int // failed tool calls at the upstream in each half
 	repairs, elicitations     int
+	modelRepairs              int      // repairs whose replacement the model chose
 	notes                     []string // why requests failed, first few
 }
 
@@ -818,6 +840,9 @@ func (bs *benchServer) runFamily(t *testing.T, planner string, f *benchFamily) f
 				if strings.Contains(strings.ToLower(e.Type), "repair") {
 					res.repairs++
 				}
+				if strings.Contains(e.Message, "chosen by the model") {
+					res.modelRepairs++
+				}
 			}
 			switch {
 			case task.Status != agentsmcp.TaskSucceeded:
@@ -888,8 +913,12 @@ func TestLearningBenchmark(t *testing.T) {
 		if r.goalMet() {
 			goal = "**yes**"
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %d/%d | %d | %d | %s | %d | %d | %s |\n", r.planner, r.family, r.behavior,
-			r.succeeded, r.requests, r.failedFirst, r.failedSecond, ratio, r.repairs, r.elicitations, goal)
+		repairs := strconv.Itoa(r.repairs)
+		if r.modelRepairs > 0 {
+			repairs += fmt.Sprintf(" (%d by the model)", r.modelRepairs)
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s | %d/%d | %d | %d | %s | %s | %d | %s |\n", r.planner, r.family, r.behavior,
+			r.succeeded, r.requests, r.failedFirst, r.failedSecond, ratio, repairs, r.elicitations, goal)
 	}
 	t.Logf("learning benchmark (%v):%s", time.Since(started).Round(time.Second), sb.String())
 	for _, r := range results {
@@ -898,6 +927,13 @@ func TestLearningBenchmark(t *testing.T) {
 		}
 	}
 
+	for _, r := range results {
+		// The model path repairs through the model: the repairer asks the
+		// backend of the request waiting for the task.
+		if r.planner == "sampling" && r.modelRepairs != r.repairs {
+			t.Errorf("sampling/%s: %d of %d repairs chosen by the model; want all", r.family, r.modelRepairs, r.repairs)
+		}
+	}
 	enforce := enforceLearningGoal || os.Getenv("AGENTS_MCP_LEARNING_GOAL") == "1"
 	for _, r := range results {
 		if r.goalMet() {
