@@ -30,7 +30,7 @@ import (
 // "Learning across a task family", has the figures and how to read them.
 //
 //	make bench-learning
-//	AGENTS_MCP_LEARNING_BENCH=1 go test -run '^TestLearningBenchmark$' -v ./cmd/agents-mcp/
+//	go test -run '^TestLearningBenchmark$' -v ./cmd/agents-mcp/
 //
 // It runs the whole server as `agents-mcp stdio` assembles it (assemble:
 // SQLite store, embedded vector index, recorder of tool performance,
@@ -38,17 +38,11 @@ import (
 // HTTP, and a go-sdk client that calls run_task once per request, in
 // order, and answers elicitations like a person. Each planner gets a
 // fresh server; its families run one after the other on it.
-
-// learningBenchEnv turns the benchmark on; `go test ./...` skips it.
-const learningBenchEnv = "AGENTS_MCP_LEARNING_BENCH"
-
-// enforceLearningGoal makes the benchmark fail when a family misses the
-// goal of issue 13 (every request succeeds; the second half makes at most
-// 30 % of the first half's failed tool calls). Off until the families,
-// reliability and repair of issue 13 land: today's code misses it, which is
-// what the benchmark shows. AGENTS_MCP_LEARNING_GOAL=1 enforces it for one
-// run without editing this line.
-const enforceLearningGoal = false
+//
+// It is a test as well as a report: it fails when a family misses the goal
+// of issue 13 (every request succeeds; the second half makes at most 30 %
+// of the first half's failed tool calls), so `make test` and CI keep the
+// agents learning. It takes a few seconds; -short skips it.
 
 // benchSlot is a value a request gives: the parameter names (and words of
 // parameter descriptions) that ask for it.
@@ -886,10 +880,10 @@ func textOf(res *mcp.CallToolResult) string {
 // TestLearningBenchmark runs every family with each planner and reports,
 // per family and planner, the success rate, the failed tool calls of the
 // first and second half of the requests, repairs and elicitations. It
-// checks the goal of issue 13 only when enforceLearningGoal is set.
+// fails when a family misses the goal of issue 13.
 func TestLearningBenchmark(t *testing.T) {
-	if os.Getenv(learningBenchEnv) != "1" {
-		t.Skipf("the learning benchmark runs with %s=1 (make bench-learning)", learningBenchEnv)
+	if testing.Short() {
+		t.Skip("the learning benchmark runs without -short (make bench-learning)")
 	}
 	started := time.Now()
 	var results []familyResult
@@ -934,17 +928,10 @@ func TestLearningBenchmark(t *testing.T) {
 			t.Errorf("sampling/%s: %d of %d repairs chosen by the model; want all", r.family, r.modelRepairs, r.repairs)
 		}
 	}
-	enforce := enforceLearningGoal || os.Getenv("AGENTS_MCP_LEARNING_GOAL") == "1"
 	for _, r := range results {
-		if r.goalMet() {
-			continue
-		}
-		msg := fmt.Sprintf("%s/%s misses the goal: %d/%d succeeded, failed calls %d then %d (at most 30%% wanted)",
-			r.planner, r.family, r.succeeded, r.requests, r.failedFirst, r.failedSecond)
-		if enforce {
-			t.Error(msg)
-		} else {
-			t.Log(msg + " (not enforced until issue 13 lands: enforceLearningGoal)")
+		if !r.goalMet() {
+			t.Errorf("%s/%s misses the goal: %d/%d succeeded, failed calls %d then %d (at most 30%% wanted)",
+				r.planner, r.family, r.succeeded, r.requests, r.failedFirst, r.failedSecond)
 		}
 	}
 }
