@@ -103,9 +103,13 @@ type ReliabilityPolicy struct {
 }
 
 // DefaultReliabilityPolicy: a uniform prior (an unknown tool is estimated
-// at 0.5, neither trusted nor shunned), a cool-down after 3 failures in a
-// row, of 1 minute doubling to at most 1 hour.
-var DefaultReliabilityPolicy = ReliabilityPolicy{PriorSuccesses: 1, PriorFailures: 1, FailureStreak: 3, CoolDown: time.Minute, MaxCoolDown: time.Hour}
+// at 0.5, neither trusted nor shunned), a cool-down after 2 failures in a
+// row, of 1 minute doubling to at most 1 hour. Two, because a task stops
+// retrying a tool after its second identical error (a permanent failure)
+// and repairs the step with another tool: a streak of 3 would then never
+// form, and a tool that fails every call would be shunned by its estimate
+// alone, never probed to see whether it recovered.
+var DefaultReliabilityPolicy = ReliabilityPolicy{PriorSuccesses: 1, PriorFailures: 1, FailureStreak: 2, CoolDown: time.Minute, MaxCoolDown: time.Hour}
 
 func (p ReliabilityPolicy) withDefaults() ReliabilityPolicy {
 	d := DefaultReliabilityPolicy

@@ -77,6 +77,9 @@ func TestFailingToolIsAvoidedThenProbed(t *testing.T) {
 	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db, Now: clock}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
+		// Repair, as in production: the tool a repair leaves is a pitfall of
+		// the family, which a probe must still get past.
+		Repairer: &agents.Repairer{Gatherer: g},
 		// The production default number of attempts, with short waits.
 		Retry: agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
 	t.Cleanup(func() { _ = ex.Close(context.Background()) })

@@ -127,7 +127,7 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 		}
 	}
 	for _, f := range k.Tools {
-		if f.FailedInFamily != "" {
+		if f.FailedInFamily != "" && !f.Reliability.ProbeDue {
 			t.Constraints = append(t.Constraints, clip(fmt.Sprintf("avoid %s for this kind of request: %s", f.Name, f.FailedInFamily)))
 		}
 		if !f.Usable() {
@@ -201,8 +201,10 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 		// Fit: a tool whose required values the sub-goal gives is the one
 		// it is about; one that would have everything asked is not.
 		score := m.Score * estimate * requestFit(f.InputSchema, goal)
-		if f.FailedInFamily != "" {
-			score *= 0.2 // it failed on a request of this family before
+		if f.FailedInFamily != "" && !f.Reliability.ProbeDue {
+			// It failed on a request of this family before. A probe is the
+			// one call that may show it recovered: weighed as untried.
+			score *= 0.2
 		}
 		if k.inPattern(f.Name) {
 			score *= 1.5 // it is part of a plan that worked for this family

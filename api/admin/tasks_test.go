@@ -35,12 +35,18 @@ func TestTasksPlansAndThoughts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A failure below must not leave the task blocked in the upstream:
+	// the environment's cleanup would wait for it until the test binary
+	// times out. Cancelling an ended task is refused, which is fine here.
+	t.Cleanup(func() { _, _ = e.executor.Cancel(context.Background(), running.ID) })
 	select {
 	case <-e.fx.started:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the task's step never reached the upstream")
 	}
-	ended := &agentsmcp.Task{Request: "an old task", Status: agentsmcp.TaskSucceeded,
+	// Newer than the running task by a clear margin: two tasks created in
+	// the same millisecond are ordered by their ids' random part.
+	ended := &agentsmcp.Task{Request: "an old task", Status: agentsmcp.TaskSucceeded, CreatedAt: running.CreatedAt.Add(time.Second),
 		Steps: []agentsmcp.StepState{{StepID: "only", Status: agentsmcp.StepSucceeded, Output: json.RawMessage(`{"ok":true}`)}}}
 	if err := e.db.CreateTask(ctx, ended); err != nil {
 		t.Fatal(err)
