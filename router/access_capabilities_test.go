@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -50,7 +51,7 @@ func newCapabilityFixture(t *testing.T, principals map[string]*agentsmcp.Princip
 		f.calls = append(f.calls, c)
 		f.mu.Unlock()
 	}})
-	local := router.NewLocalTools()
+	local := localtools.New()
 	if err := router.AddSearchTools(local, f.router); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -43,7 +44,7 @@ func newAccessFixture(t *testing.T, access router.AccessOptions) *accessFixture 
 		rawTool("up__a", `{"type":"object","properties":{"q":{"type":"string"}}}`),
 		rawTool("up__b", `{"type":"object"}`),
 	}}
-	local := router.NewLocalTools()
+	local := localtools.New()
 	if err := router.AddSearchTools(local, f.router); err != nil {
 		t.Fatal(err)
 	}

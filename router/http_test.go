@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -22,7 +23,7 @@ import (
 func newHTTPServer(t testing.TB, opts router.HTTPOptions) (*router.Router, *httptest.Server) {
 	t.Helper()
 	r := router.New(router.Options{Version: "test"})
-	local := router.NewLocalTools()
+	local := localtools.New()
 	if err := router.AddSearchTools(local, r); err != nil {
 		t.Fatal(err)
 	}

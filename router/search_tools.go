@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,7 +66,7 @@ type ToolMatch struct {
 // AddSearchTools registers search_tools on l, searching r's catalog with
 // lexical ranking only. It is [AddSearchToolsWith] without an embedder, so it
 // starts no goroutine and needs no Close.
-func AddSearchTools(l *LocalTools, r *Router) error {
+func AddSearchTools(l *localtools.Provider, r *Router) error {
 	_, err := AddSearchToolsWith(l, r, SearchOptions{})
 	return err
 }
@@ -75,9 +76,9 @@ func AddSearchTools(l *LocalTools, r *Router) error {
 // it when the router is done (Close stops the background embedding of an
 // index with an embedder; without one it is a no-op). On error no tool is
 // registered and the index is already closed.
-func AddSearchToolsWith(l *LocalTools, r *Router, opts SearchOptions) (*ToolIndex, error) {
+func AddSearchToolsWith(l *localtools.Provider, r *Router, opts SearchOptions) (*ToolIndex, error) {
 	x := NewToolIndex(r, opts)
-	err := AddLocalTool(l, &mcp.Tool{
+	err := localtools.Add(l, &mcp.Tool{
 		Name:        SearchToolsName,
 		Title:       "Search tools",
 		Description: "Search every local and remote tool by what it does. Returns the best matching tools with their source, a relevance score and why they matched.",
@@ -140,7 +141,7 @@ func docOf(e *toolEntry) searchDoc {
 
 // inScope reports whether a tool from source belongs to scope.
 func inScope(scope, source string) bool {
-	local := source == LocalProviderName
+	local := source == localtools.ProviderName
 	return (scope != "local" || local) && (scope != "remote" || !local)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -25,7 +26,7 @@ import (
 // app is the assembled server, shared by every transport.
 type app struct {
 	router *router.Router
-	local  *router.LocalTools
+	local  *localtools.Provider
 	memory *memory
 	pool   *remote.Pool
 	// egress is the policy of the pool's outbound HTTP; serve tells it
@@ -134,7 +135,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		},
 		Access: sec.routerAccess(),
 	})
-	a.local = router.NewLocalTools()
+	a.local = localtools.New()
 	search, err := router.AddSearchToolsWith(a.local, a.router, router.SearchOptions{Embedder: m.queryEmbedder, Logger: logger})
 	if err != nil {
 		return fail(err)

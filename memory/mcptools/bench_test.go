@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -52,13 +53,13 @@ func BenchmarkQueryMemoryLoopback(b *testing.B) {
 	}
 
 	r := router.New(router.Options{})
-	local := router.NewLocalTools()
+	local := localtools.New()
 	tools := &mcptools.Tools{Recall: &mcptools.Recall{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}, ToolPerformance: db}
 	if err := tools.Register(local); err != nil {
 		b.Fatal(err)
 	}
 	type none struct{}
-	if err := router.AddLocalTool(local, &mcp.Tool{Name: "noop"}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, *none, error) {
+	if err := localtools.Add(local, &mcp.Tool{Name: "noop"}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, *none, error) {
 		return nil, &none{}, nil
 	}); err != nil {
 		b.Fatal(err)

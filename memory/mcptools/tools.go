@@ -13,7 +13,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,10 +46,10 @@ type Tools struct {
 const MaxResults = 50
 
 // Register adds the memory tools to l.
-func (t *Tools) Register(l *router.LocalTools) error {
+func (t *Tools) Register(l *localtools.Provider) error {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 	return errors.Join(
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:  QueryMemoryName,
 			Title: "Query memory",
 			Description: "Search what agents-mcp remembers by meaning: past tasks (learnings), insights and plan patterns similar to a query, " +
@@ -57,28 +57,28 @@ func (t *Tools) Register(l *router.LocalTools) error {
 			InputSchema: json.RawMessage(queryMemorySchema),
 			Annotations: readOnly,
 		}, t.queryMemory),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        StoreInsightName,
 			Title:       "Store insight",
 			Description: "Record an insight worth reusing (an observation, best practice, pitfall or preference), with what it applies to and how confident you are.",
 			InputSchema: json.RawMessage(storeInsightSchema),
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
 		}, t.storeInsight),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        GetSimilarTasksName,
 			Title:       "Similar past tasks",
 			Description: "Past tasks similar to a request, with their outcome, plan steps, duration, errors and retries.",
 			InputSchema: json.RawMessage(similarTasksSchema),
 			Annotations: readOnly,
 		}, t.similarTasks),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        GetSuccessfulPlansName,
 			Title:       "Successful plans",
 			Description: "Plan patterns (tool sequences) that succeeded for goals similar to the given one, with their success rate and use count.",
 			InputSchema: json.RawMessage(successfulPlansSchema),
 			Annotations: readOnly,
 		}, t.successfulPlans),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        GetToolPerformanceName,
 			Title:       "Tool performance",
 			Description: "Per-tool call counts, success rate, p50/p95 latency and most common errors; one tool by name, or every tool, most called first.",

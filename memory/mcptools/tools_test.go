@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -70,7 +71,7 @@ func newEnvWith(t *testing.T, visibility agentsmcp.MemoryVisibility) *env {
 	}
 	r := router.New(router.Options{})
 	e.router = r
-	local := router.NewLocalTools()
+	local := localtools.New()
 	if err := tools.Register(local); err != nil {
 		t.Fatal(err)
 	}
