@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/remote"
 )
 
@@ -20,13 +20,13 @@ const Prefix = "/admin/v1"
 
 // Recall is the semantic search behind the q parameter of the memory
 // routes: what the query_memory tool uses, so that both answer alike.
-// [*mcptools.Recall] implements it. Each method returns the matches best
-// first and the search mode (mcptools.ModeSemantic, or ModeLexical when it
+// [*recall.Searcher] implements it. Each method returns the matches best
+// first and the search mode (recall.ModeSemantic, or ModeLexical when it
 // fell back to the store's word filter).
 type Recall interface {
-	SimilarLearnings(ctx context.Context, q *mcptools.Query, f agentsmcp.LearningFilter, max int) ([]mcptools.ScoredLearning, string, error)
-	SimilarInsights(ctx context.Context, q *mcptools.Query, f agentsmcp.InsightFilter, max int) ([]mcptools.ScoredInsight, string, error)
-	SimilarPatterns(ctx context.Context, q *mcptools.Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]mcptools.ScoredPattern, string, error)
+	SimilarLearnings(ctx context.Context, q *recall.Query, f agentsmcp.LearningFilter, max int) ([]recall.LearningMatch, string, error)
+	SimilarInsights(ctx context.Context, q *recall.Query, f agentsmcp.InsightFilter, max int) ([]recall.InsightMatch, string, error)
+	SimilarPatterns(ctx context.Context, q *recall.Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]recall.PatternMatch, string, error)
 }
 
 // Upstreams manages the upstream MCP servers. The server passes a

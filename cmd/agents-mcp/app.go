@@ -17,6 +17,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -40,7 +41,7 @@ type app struct {
 	executor *agents.Executor
 	security *security
 	metrics  *telemetry.Metrics
-	recall   *mcptools.Recall
+	recall   *recall.Searcher
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
@@ -141,10 +142,10 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		return fail(err)
 	}
 	a.closers = append(a.closers, search.Close)
-	recall := &mcptools.Recall{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger}
-	a.recall = recall
-	memoryTools := &mcptools.Tools{
-		Recall:          recall,
+	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger}
+	a.recall = searcher
+	memoryTools := &mcptools.MemoryTools{
+		Recall:          searcher,
 		ToolPerformance: m.store,
 		Visibility:      cfg.MemoryVisibility,
 		Written:         m.syncer.Notify,
@@ -153,7 +154,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	if err := memoryTools.Register(a.local); err != nil {
 		return fail(err)
 	}
-	executor, err := a.addAgents(cfg, m, recall, search, logger)
+	executor, err := a.addAgents(cfg, m, searcher, search, logger)
 	if err != nil {
 		return fail(err)
 	}

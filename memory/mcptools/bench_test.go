@@ -11,6 +11,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -54,7 +55,7 @@ func BenchmarkQueryMemoryLoopback(b *testing.B) {
 
 	r := router.New(router.Options{})
 	local := localtools.New()
-	tools := &mcptools.Tools{Recall: &mcptools.Recall{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}, ToolPerformance: db}
+	tools := &mcptools.MemoryTools{Recall: &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}, ToolPerformance: db}
 	if err := tools.Register(local); err != nil {
 		b.Fatal(err)
 	}
