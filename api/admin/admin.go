@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
-	"github.com/agents-mcp/agents-mcp/remote"
 )
 
 // Prefix is the path under which [Handler] serves its routes: mount it
@@ -29,20 +27,13 @@ type Recall interface {
 	SimilarPatterns(ctx context.Context, q *recall.Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]recall.PatternMatch, string, error)
 }
 
-// Upstreams manages the upstream MCP servers. The server passes a
-// [*remote.SharedUpstreams], which keeps additions and removals (of
+// Upstreams manages the upstream MCP servers: the server passes a
+// remote.SharedUpstreams, which keeps additions and removals (of
 // config-file upstreams too) in the store for every replica; a bare
-// [*remote.Pool] serves one process without a store. Add must refuse stdio
+// remote.Pool serves one process without a store. Add must refuse stdio
 // configs on its own too (both do); this package refuses them before
 // calling it.
-type Upstreams interface {
-	Add(ctx context.Context, cfg remote.Config) error
-	Remove(ctx context.Context, name string) error
-	Refresh(ctx context.Context, name string) (remote.Status, error)
-	Status(name string) (remote.Status, bool)
-	Statuses() []remote.Status
-	Tools(ctx context.Context, name string) ([]*mcp.Tool, error)
-}
+type Upstreams = agentsmcp.UpstreamManager
 
 // TaskCanceller stops a task: agents.Executor implements it. Cancel
 // returns the task as it is afterwards; ENOTFOUND for an unknown id.
