@@ -13,15 +13,15 @@ import (
 // visibility (agentsmcp.MemoryVisibility): it lists every principal's
 // learnings, insights and patterns, and ?principal= selects one principal's.
 
-// ScoredLearning is a learning as lists return it: with q, Score is its
+// LearningItem is a learning as lists return it: with q, Score is its
 // similarity to the query (0 when the search fell back to words).
-type ScoredLearning struct {
+type LearningItem struct {
 	*agentsmcp.Learning
 	Score *float64 `json:"score,omitempty"`
 }
 
-// ScoredInsight is an insight as lists return it (see [ScoredLearning]).
-type ScoredInsight struct {
+// InsightItem is an insight as lists return it (see [LearningItem]).
+type InsightItem struct {
 	*agentsmcp.Insight
 	Score *float64 `json:"score,omitempty"`
 }
@@ -77,8 +77,8 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeRanked(w, pg, found, mode, func(s *recall.LearningMatch) ScoredLearning {
-			return ScoredLearning{Learning: s.Learning, Score: &s.Score}
+		writeRanked(w, pg, found, mode, func(s *recall.LearningMatch) LearningItem {
+			return LearningItem{Learning: s.Learning, Score: &s.Score}
 		})
 		return nil
 	}
@@ -90,9 +90,9 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items := make([]ScoredLearning, len(ls))
+	items := make([]LearningItem, len(ls))
 	for i, l := range ls {
-		items[i] = ScoredLearning{Learning: l}
+		items[i] = LearningItem{Learning: l}
 	}
 	writeJSON(w, http.StatusOK, newPage(items, next, ""))
 	return nil
@@ -250,8 +250,8 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeRanked(w, pg, found, mode, func(s *recall.InsightMatch) ScoredInsight {
-			return ScoredInsight{Insight: s.Insight, Score: &s.Score}
+		writeRanked(w, pg, found, mode, func(s *recall.InsightMatch) InsightItem {
+			return InsightItem{Insight: s.Insight, Score: &s.Score}
 		})
 		return nil
 	}
@@ -263,9 +263,9 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items := make([]ScoredInsight, len(ins))
+	items := make([]InsightItem, len(ins))
 	for i, in := range ins {
-		items[i] = ScoredInsight{Insight: in}
+		items[i] = InsightItem{Insight: in}
 	}
 	writeJSON(w, http.StatusOK, newPage(items, next, ""))
 	return nil
