@@ -52,7 +52,7 @@ func newCapabilityFixture(t *testing.T, principals map[string]*agentsmcp.Princip
 		f.mu.Unlock()
 	}})
 	local := localtools.New()
-	if err := router.AddSearchTools(local, f.router); err != nil {
+	if _, err := router.AddSearchToolsWith(local, f.router, router.SearchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.router.AddProvider(context.Background(), local); err != nil {

@@ -45,7 +45,7 @@ func newAccessFixture(t *testing.T, access router.AccessOptions) *accessFixture 
 		rawTool("up__b", `{"type":"object"}`),
 	}}
 	local := localtools.New()
-	if err := router.AddSearchTools(local, f.router); err != nil {
+	if _, err := router.AddSearchToolsWith(local, f.router, router.SearchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []agentsmcp.ToolProvider{up, local} {

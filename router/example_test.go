@@ -13,7 +13,7 @@ import (
 func ExampleRouter_SearchTools() {
 	r := router.New(router.Options{})
 	local := localtools.New()
-	_ = router.AddSearchTools(local, r)
+	_, _ = router.AddSearchToolsWith(local, r, router.SearchOptions{})
 	_ = r.AddProvider(context.Background(), local)
 	for _, m := range r.SearchTools("find a tool", "all", 3) {
 		fmt.Println(m.Name, m.Source)

@@ -24,7 +24,7 @@ func newHTTPServer(t testing.TB, opts router.HTTPOptions) (*router.Router, *http
 	t.Helper()
 	r := router.New(router.Options{Version: "test"})
 	local := localtools.New()
-	if err := router.AddSearchTools(local, r); err != nil {
+	if _, err := router.AddSearchToolsWith(local, r, router.SearchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.AddProvider(context.Background(), local); err != nil {

@@ -63,14 +63,6 @@ type ToolMatch struct {
 	Why string `json:"why,omitempty"`
 }
 
-// AddSearchTools registers search_tools on l, searching r's catalog with
-// lexical ranking only. It is [AddSearchToolsWith] without an embedder, so it
-// starts no goroutine and needs no Close.
-func AddSearchTools(l *localtools.Provider, r *Router) error {
-	_, err := AddSearchToolsWith(l, r, SearchOptions{})
-	return err
-}
-
 // AddSearchToolsWith registers search_tools on l, searching r's catalog
 // through a new [ToolIndex] with opts. The caller owns the index and closes
 // it when the router is done (Close stops the background embedding of an
