@@ -25,9 +25,9 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// recallMemory is the server's recall (cmd/agents-mcp wires the same):
-// semantic search over the vector index the syncer feeds, with the
-// offline hash embedder.
+// recallMemory is a simpler stand-in for recall.AgentMemory, which
+// cmd/agents-mcp wires: the same semantic search over the vector index the
+// syncer feeds, with the offline hash embedder, but insights by tool only.
 type recallMemory struct{ r *recall.Searcher }
 
 func (m recallMemory) SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error) {

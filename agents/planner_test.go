@@ -20,7 +20,7 @@ import (
 )
 
 // storeMemory recalls from the store by words. It stands for the server's
-// semantic recall (cmd/agents-mcp wires mcptools.Recall), which needs an
+// semantic recall (cmd/agents-mcp wires recall.AgentMemory), which needs an
 // embedder and a vector index this test does not start.
 type storeMemory struct{ db *sqlite.DB }
 
