@@ -3,9 +3,9 @@
 // tools and the conformance fixtures register here, and cmd/agents-mcp adds
 // the provider to the router.
 //
-// It is a leaf package (the root and go-sdk's mcp types only), as
-// [remote] publishes upstreams through its own small Registry interface:
-// a package that offers MCP tools imports localtools, never the router and
+// It is a leaf package (the root and go-sdk's types only), as the remote
+// package publishes upstreams through its own small Registry interface: a
+// package that offers MCP tools imports localtools, never the router and
 // its transports.
 package localtools
 
