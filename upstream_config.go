@@ -64,7 +64,7 @@ type UpstreamConfig struct {
 	Headers map[string]string
 
 	// For stdio: the command to start, its arguments and the variables
-	// added to the child's environment (on top of [EnvAllowlist]).
+	// added to the child's environment (on top of remote.EnvAllowlist).
 	Command string
 	Args    []string
 	Env     map[string]string
