@@ -25,7 +25,7 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 	// a tool that recovered from ever being tried again.
 	probing := p.claimProbes(k)
 	for _, past := range p.pastPlans(ctx, k, 3) {
-		if probing || PlanFamily(past.plan) != family || p.usesCoolingDown(ctx, k, past.plan.Steps) {
+		if probing || PlanFamily(past.plan) != family || p.usesAvoided(ctx, k, past.plan.Steps) {
 			continue
 		}
 		plan, err := p.reuse(ctx, k, past.plan)
@@ -39,7 +39,7 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 	// A pattern that worked for this family, one tool per sub-goal, decides
 	// the tools; the search decides otherwise.
 	var pattern []string
-	if pat := k.provenPattern(ctx, p.Gatherer.Catalog); !probing && pat != nil && len(pat.Steps) == len(k.SubGoals) && !p.usesCoolingDown(ctx, k, toolSteps(pat.Steps)) {
+	if pat := k.provenPattern(ctx, p.Gatherer.Catalog); !probing && pat != nil && len(pat.Steps) == len(k.SubGoals) && !p.usesAvoided(ctx, k, toolSteps(pat.Steps)) {
 		pattern = pat.Steps
 		report.Pattern = pat.ID
 	}
@@ -112,10 +112,13 @@ func (p *Planner) claimProbes(k *Knowledge) bool {
 	return claimed
 }
 
-// usesCoolingDown reports whether one of steps calls a tool on cool-down.
-func (p *Planner) usesCoolingDown(ctx context.Context, k *Knowledge, steps []agentsmcp.PlanStep) bool {
+// usesAvoided reports whether one of steps calls a tool on cool-down, or
+// one that failed on a request of this family since the plan or pattern
+// worked (a pitfall is only recorded on failure): composing afresh then
+// weighs that evidence against the alternatives, where reuse would not.
+func (p *Planner) usesAvoided(ctx context.Context, k *Knowledge, steps []agentsmcp.PlanStep) bool {
 	for _, s := range steps {
-		if f := p.toolFacts(ctx, k, s.Tool); f != nil && f.Reliability.CoolingDown {
+		if f := p.toolFacts(ctx, k, s.Tool); f != nil && (f.Reliability.CoolingDown || f.FailedInFamily != "") {
 			return true
 		}
 	}

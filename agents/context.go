@@ -57,6 +57,31 @@ func (k *Knowledge) inPattern(tool string) bool {
 	return false
 }
 
+// alternativesTo names the usable candidates, not on cool-down, of the
+// sub-goals tool is a candidate of (of every sub-goal when it is none's),
+// best first: what could serve instead of tool.
+func (k *Knowledge) alternativesTo(tool string) []string {
+	var goals []string
+	for _, g := range k.SubGoals {
+		if slices.ContainsFunc(k.Candidates[g], func(m *agentsmcp.ToolMatch) bool { return m.Name == tool }) {
+			goals = append(goals, g)
+		}
+	}
+	if len(goals) == 0 {
+		goals = k.SubGoals
+	}
+	var out []string
+	for _, g := range goals {
+		for _, m := range k.Candidates[g] {
+			f := k.Tools[m.Name]
+			if m.Name != tool && f != nil && f.Usable() && !f.Reliability.CoolingDown && !slices.Contains(out, m.Name) {
+				out = append(out, m.Name)
+			}
+		}
+	}
+	return out
+}
+
 // provenPattern is the pattern of k's goal with the best record whose
 // tools can all be planned on now, or nil.
 func (k *Knowledge) provenPattern(ctx context.Context, catalog agentsmcp.ToolCatalog) *agentsmcp.PlanPattern {
@@ -107,6 +132,9 @@ func (f *ToolFacts) Performance() string {
 		if r.LastErrorClass != "" {
 			s += ", last error: " + agentsmcp.TruncateUTF8(r.LastErrorClass, 120)
 		}
+	}
+	if f.FailedInFamily != "" {
+		s += "; FAILED on a request of this task family (" + agentsmcp.TruncateUTF8(f.FailedInFamily, 200) + "): prefer another tool that can serve"
 	}
 	switch {
 	case r.CoolingDown:
@@ -240,19 +268,10 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 			}
 		}
 	}
-	for _, f := range k.Tools {
-		g.addRecord(ctx, f)
-	}
 	k.Family = FamilyMatch{Family: FamilyOf(request)}
 	if g.Memory != nil {
 		k.PastTasks, _ = g.Memory.SimilarLearnings(ctx, request, 5)
 		k.Family = g.Families.Resolve(ctx, request, k.PastTasks)
-		names := make([]string, 0, len(k.Tools))
-		for name := range k.Tools {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		k.Insights, _ = g.Memory.RelevantInsights(ctx, request, names, 10)
 		patterns, _ := g.Memory.SuccessfulPatterns(ctx, request, 10)
 		for _, p := range patterns {
 			if k.inFamily(p.Goal) {
@@ -262,6 +281,18 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		slices.SortStableFunc(k.Patterns, func(a, b *agentsmcp.PlanPattern) int {
 			return cmp.Or(cmp.Compare(b.SuccessRate(), a.SuccessRate()), cmp.Compare(b.Successes, a.Successes))
 		})
+		g.addPatternTools(ctx, k)
+	}
+	for _, f := range k.Tools {
+		g.addRecord(ctx, f)
+	}
+	if g.Memory != nil {
+		names := make([]string, 0, len(k.Tools))
+		for name := range k.Tools {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		k.Insights, _ = g.Memory.RelevantInsights(ctx, request, names, 10)
 		for _, in := range k.Insights {
 			if in.Type != agentsmcp.InsightPitfall {
 				continue
@@ -278,6 +309,38 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		}
 	}
 	return k, nil
+}
+
+// addPatternTools makes the tools of k's patterns candidates, found by
+// the search or not: a tool that served this family is worth weighing for
+// its next request however its description is worded. A pattern with one
+// tool per sub-goal adds each tool to its sub-goal; scored below the
+// sub-goal's other candidates, it wins by its record and the pattern bonus,
+// not by its words.
+func (g *Gatherer) addPatternTools(ctx context.Context, k *Knowledge) {
+	for _, p := range k.Patterns {
+		if len(p.Steps) != len(k.SubGoals) {
+			continue
+		}
+		for i, tool := range p.Steps {
+			goal := k.SubGoals[i]
+			if isAgentTool(tool) || slices.ContainsFunc(k.Candidates[goal], func(m *agentsmcp.ToolMatch) bool { return m.Name == tool }) {
+				continue
+			}
+			info, err := g.Catalog.Tool(ctx, tool)
+			if err != nil {
+				continue // gone since
+			}
+			score := 0.01
+			if kept := k.Candidates[goal]; len(kept) > 0 {
+				score = kept[len(kept)-1].Score / 2
+			}
+			k.Candidates[goal] = append(k.Candidates[goal], &agentsmcp.ToolMatch{ToolInfo: *info, Score: score, Why: "served this task family before"})
+			if _, seen := k.Tools[tool]; !seen {
+				k.Tools[tool] = g.newFacts(*info)
+			}
+		}
+	}
 }
 
 // agentToolNames are the tools of the agents themselves.

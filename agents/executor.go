@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
@@ -58,6 +60,11 @@ type ExecutorOptions struct {
 	// Repairer chooses a replacement for a step whose tool failed for
 	// good (see StepRepairer); nil: such a step fails its task.
 	Repairer StepRepairer
+	// RepairLLM returns the model a repair asks to choose the replacement
+	// (RepairRequest.LLM), given the session of the request waiting for
+	// the task (nil when none waits): the backend that request planned
+	// with. Nil, or a nil LLM: the builtin choice.
+	RepairLLM func(session *mcp.ServerSession) agentsmcp.LLM
 	// Owner names this replica in task leases; default host-pid-random.
 	Owner string
 	// MaxParallel bounds the steps of one task running at once; default 8.

@@ -363,7 +363,7 @@ func (l *Learner) upstreamOf(ctx context.Context, tool string, cache map[string]
 	if l.Catalog != nil {
 		if info, err := l.Catalog.Tool(ctx, tool); err == nil && info != nil {
 			known = true
-			if info.Source != "local" {
+			if info.Source != localSource {
 				up = info.Source
 			}
 		}
@@ -405,6 +405,12 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 		}
 		out = append(out, in)
 	}
+	for _, r := range repairedAway(t, p) {
+		// The step went on with another tool, so the task may have
+		// succeeded; the tool it left still failed on this family's
+		// request, which is what the next plan of the family must know.
+		add(agentsmcp.InsightPitfall, r.tool, fmt.Sprintf("%s failed with %q; the step was repaired with %s", r.tool, r.class, r.replacement), pitfallConfidence)
+	}
 	for _, r := range ranSteps(t, p) {
 		switch s := r.state; {
 		case s.Status == agentsmcp.StepFailed:
@@ -421,6 +427,41 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 				add(agentsmcp.InsightObservation, r.tool, fmt.Sprintf("%s needed %d attempts", r.tool, s.Attempts), observationConfidence)
 			}
 		}
+	}
+	return out
+}
+
+// leftTool is the tool a repaired step left: the plan's, which failed for
+// good, with the class of its error and the tool that replaced it.
+type leftTool struct {
+	tool, class, replacement string
+}
+
+// repairedAway returns the tools t's repairs left, in plan order. The
+// error is the one the step_repaired event of the step quotes (the step's
+// own Error is the replacement's, or empty once it succeeded).
+func repairedAway(t *agentsmcp.Task, p *agentsmcp.Plan) []leftTool {
+	if p == nil {
+		return nil
+	}
+	var out []leftTool
+	for _, s := range t.Steps {
+		if s.RepairedTool == "" {
+			continue
+		}
+		i := slices.IndexFunc(p.Steps, func(ps agentsmcp.PlanStep) bool { return ps.ID == s.StepID })
+		if i < 0 || p.Steps[i].Tool == s.RepairedTool {
+			continue
+		}
+		class := "an error"
+		for _, e := range t.History {
+			if e.Type == eventStepRepaired && e.StepID == s.StepID {
+				if _, after, ok := strings.Cut(e.Message, repairedErrorNote); ok {
+					class = ErrorClass(after)
+				}
+			}
+		}
+		out = append(out, leftTool{tool: p.Steps[i].Tool, class: class, replacement: s.RepairedTool})
 	}
 	return out
 }

@@ -104,6 +104,16 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 	return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "unknown LLM backend %q", c.Mode)
 }
 
+// Model is Choose for work that has a builtin way to go on: the LLM for
+// session, or nil (builtin) when the configured backend cannot serve it.
+func (c LLMChooser) Model(session *mcp.ServerSession) agentsmcp.LLM {
+	llm, err := c.Choose(session)
+	if err != nil {
+		return nil
+	}
+	return llm
+}
+
 // completeJSON asks llm for a JSON answer and decodes it into out, with at
 // most attempts tries: an answer that does not parse, or that check
 // rejects, goes back to the model with the error, so that it repairs its

@@ -148,7 +148,10 @@ func (p *Planner) modelPlan(ctx context.Context, k *Knowledge, req PlanRequest, 
 	}
 	usage, n, err := completeJSON(ctx, req.LLM, llmReq, attempts, &answer, func() error {
 		plan = answer.plan(k.Request)
-		return p.Check(ctx, plan)
+		if err := p.Check(ctx, plan); err != nil {
+			return err
+		}
+		return p.checkEvidence(ctx, k, plan)
 	})
 	report.Backend, report.Attempts, report.Usage = backendOf(req.LLM), n, usage
 	if err != nil {
@@ -268,6 +271,29 @@ func (p *Planner) checkArguments(ctx context.Context, s agentsmcp.PlanStep) []st
 		problems = append(problems, fmt.Sprintf("step %q (%s) argument %s: %s", s.ID, s.Tool, cmp.Or(issue.Path, "/"), issue.Message))
 	}
 	return problems
+}
+
+// checkEvidence refuses a model's plan that calls a tool on cool-down
+// while another candidate can serve: the prompt says so, and a model that
+// ignores it would spend the task's attempts on a tool known to be
+// failing. EINVALID naming the alternatives, so that the model repairs its
+// answer like any other invalid plan. A probe (cool-down over) is allowed.
+func (p *Planner) checkEvidence(ctx context.Context, k *Knowledge, plan *agentsmcp.Plan) error {
+	var problems []string
+	for _, s := range plan.Steps {
+		f := p.toolFacts(ctx, k, s.Tool)
+		if f == nil || !f.Reliability.CoolingDown {
+			continue
+		}
+		if alt := k.alternativesTo(s.Tool); len(alt) > 0 {
+			problems = append(problems, fmt.Sprintf("step %q: %s is ON COOL-DOWN (it failed its last %d calls, last error: %s); use another tool that can serve the step, such as %s",
+				s.ID, s.Tool, f.Reliability.ConsecutiveFailures, cmp.Or(f.Reliability.LastErrorClass, "unknown"), strings.Join(alt, ", ")))
+		}
+	}
+	if len(problems) > 0 {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "%s", strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // alternatives names usable tools of other sources that do what info does.

@@ -31,6 +31,8 @@ var (
 	repairPrompt        = promptText("repair")
 	thoughtContext      = template.Must(template.New("thought").Parse(promptText("thought-context")))
 	planContext         = template.Must(template.New("plan").Parse(promptText("plan-context")))
+	stepRepairPrompt    = promptText("step-repair")
+	stepRepairContext   = template.Must(template.New("step-repair").Parse(promptText("step-repair-context")))
 )
 
 func render(t *template.Template, data any) string {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -59,6 +62,9 @@ type RepairRequest struct {
 	// inputs: a value the replacement still needs is asked under a name
 	// none of them has.
 	Inputs []string
+	// LLM chooses among the candidates (see Repairer); nil: the builtin
+	// choice.
+	LLM agentsmcp.LLM
 }
 
 // StepRepair is the replacement of a step.
@@ -69,48 +75,107 @@ type StepRepair struct {
 	// "new = old" each; Filled those taken from the sub-goal or the
 	// request; Asked the inputs the user is asked for.
 	Known, Filled, Asked []string
+	// By is the backend that chose the replacement (LLMBuiltin, or the
+	// model's); Reason the model's reason; Note why a model's choice was
+	// not used, when it was not.
+	By, Reason, Note string
+
+	guessed     bool              // a value moved by its type alone (see mapArguments)
+	askedParams map[string]string // parameter → the input that asks for it
 }
 
-// Repairer is the builtin StepRepairer: the next-best usable tool for the
-// step's sub-goal, searched like the thought agent searches (excluding the
-// failed tool and the tools on cool-down), ranked by search score ×
-// estimated reliability × fit, where fit counts the required values the
-// failed call or the sub-goal already give (as requestFit does for a
-// request) and the failed call's values it takes; a tool that takes none
-// of them (when there were some) is not a replacement. The arguments
-// are mapped onto the new tool's schema: the failed call's values by
-// parameter name, then by slot kind (a city fills a location), then slot
-// filling from the sub-goal and the request; what is still missing is a
-// task input, asked from the user, never invented.
+// Repairer is the StepRepairer of every planner. Its candidates are the
+// usable tools for the step's sub-goal, searched like the thought agent
+// searches (excluding the failed tool and the tools on cool-down), plus
+// the other tools of the failed tool's upstream (see siblings), ranked by
+// search score × estimated reliability × fit, where fit counts the
+// required values the failed call or the sub-goal already give (as
+// requestFit does for a request) and the failed call's values it takes; a
+// tool that takes none of them (when there were some) is not a
+// replacement. The arguments are mapped onto each candidate's schema: the
+// failed call's values by parameter name, then by slot kind (a city fills
+// a location), then slot filling from the sub-goal and the request; what
+// is still missing is a task input, asked from the user, never invented.
+//
+// Without a model (RepairRequest.LLM nil) the best ranked candidate is the
+// replacement. With one, the model chooses among the best candidates (see
+// modelRepair), which it may also all reject; when it cannot answer
+// validly, the builtin choice stands, and the repair says so.
 type Repairer struct {
 	Gatherer *Gatherer
+	// Attempts bounds the model's tries at a valid answer; default 2.
+	Attempts int
 }
 
 var _ StepRepairer = (*Repairer)(nil)
 
-// repairCandidates is how many search results the repairer weighs.
-const repairCandidates = 8
+// repairCandidates is how many search results the repairer weighs, and
+// modelCandidates how many of the best it shows a model.
+const (
+	repairCandidates = 8
+	modelCandidates  = 5
+)
+
+// repairCandidate is a possible replacement, with its arguments mapped.
+type repairCandidate struct {
+	repair *StepRepair
+	facts  *ToolFacts
+	score  float64
+}
 
 // RepairStep implements StepRepairer.
 func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRepair, error) {
-	g := rp.Gatherer
 	goal := stepGoal(req.Description, req.Request)
+	cands, err := rp.candidates(ctx, req, goal)
+	if err != nil {
+		return nil, err
+	}
+	if len(cands) == 0 {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no other usable tool serves %q", goal)
+	}
+	best := cands[0].repair
+	best.By = LLMBuiltin
+	if req.LLM != nil {
+		chosen, err := rp.modelRepair(ctx, req, goal, cands)
+		switch {
+		case err == nil && chosen == nil:
+			return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "the model judged that no candidate serves %q", goal)
+		case err == nil:
+			best = chosen
+		default:
+			best.Note = "the model's choice could not be used (" + agentsmcp.TruncateUTF8(agentsmcp.ErrorMessage(err), 200) + "), so the builtin one stands"
+		}
+	}
+	if len(best.Arguments) > agentsmcp.MaxStepArgumentsBytes {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "the arguments of %s would be %d bytes; the limit is %d", best.Tool, len(best.Arguments), agentsmcp.MaxStepArgumentsBytes)
+	}
+	return best, nil
+}
+
+// candidates are the possible replacements of req's tool, best first.
+func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal string) ([]repairCandidate, error) {
+	g := rp.Gatherer
 	matches, err := g.Catalog.SearchTools(ctx, goal, repairCandidates)
 	if err != nil {
 		return nil, err
 	}
 	var old json.RawMessage
+	var source string
 	if info, err := g.Catalog.Tool(ctx, req.Tool); err == nil {
-		old = info.InputSchema
+		old, source = info.InputSchema, info.Source
 	}
 	var oldArgs map[string]json.RawMessage
 	_ = json.Unmarshal(req.Arguments, &oldArgs)
-	var best *StepRepair
-	var bestScore float64
-	for _, m := range matches {
+	siblings, err := rp.siblings(ctx, source, matches)
+	if err != nil {
+		return nil, err
+	}
+	var out []repairCandidate
+	for _, m := range append(matches, siblings...) {
 		if isAgentTool(m.Name) || slices.Contains(req.Exclude, m.Name) || (req.MayUse != nil && !req.MayUse(m.Name)) {
 			continue
 		}
+		sibling := slices.Contains(siblings, m)
 		f := g.newFacts(m.ToolInfo)
 		g.addRecord(ctx, f)
 		if !f.Usable() || f.Reliability.CoolingDown {
@@ -126,19 +191,154 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 			// another need that happens to share words with this one.
 			continue
 		}
-		repair.Tool = f.Name
-		if score := m.Score * estimate * fit; best == nil || score > bestScore {
-			best, bestScore = repair, score
+		if sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs) || repair.guessed) {
+			// Found by its server alone, a tool must take every value the
+			// failed call was given, each by its meaning, to be serving
+			// the same need.
+			continue
 		}
+		repair.Tool = f.Name
+		out = append(out, repairCandidate{repair: repair, facts: f, score: m.Score * estimate * fit})
 	}
-	if best == nil {
-		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no other usable tool serves %q", goal)
-	}
-	if len(best.Arguments) > agentsmcp.MaxStepArgumentsBytes {
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "the arguments of %s would be %d bytes; the limit is %d", best.Tool, len(best.Arguments), agentsmcp.MaxStepArgumentsBytes)
-	}
-	return best, nil
+	slices.SortStableFunc(out, func(a, b repairCandidate) int { return cmp.Compare(b.score, a.score) })
+	return out, nil
 }
+
+// repairAnswer is the JSON a model answers a repair with.
+type repairAnswer struct {
+	Tool   string            `json:"tool"`
+	Values map[string]string `json:"values"`
+	Reason string            `json:"reason"`
+}
+
+// promptRepairCandidate is a candidate as the repair prompt shows it.
+type promptRepairCandidate struct {
+	Name, Health, Performance, Description, Schema, Proposed, Asked string
+}
+
+// modelRepair asks req.LLM to choose among the best candidates: the
+// replacement, nil when the model judges that none serves, or an error
+// when it gave no valid answer. The model chooses the tool; the arguments
+// stay the mapped ones (values are never invented, and secrets the failed
+// call carried are shown to the model redacted, never taken back from
+// it), except that it may give a value the mapping would ask for when the
+// request states it word for word.
+func (rp *Repairer) modelRepair(ctx context.Context, req RepairRequest, goal string, cands []repairCandidate) (*StepRepair, error) {
+	shown := cands[:min(len(cands), modelCandidates)]
+	data := map[string]any{
+		"Request": req.Request, "StepID": req.StepID, "Goal": goal, "Tool": req.Tool,
+		"Error":     agentsmcp.TruncateUTF8(errorClassOf(stripGaveUp(req.Error)), 500),
+		"Arguments": string(agentsmcp.RedactArguments(req.Arguments)),
+	}
+	var list []promptRepairCandidate
+	for _, c := range shown {
+		list = append(list, promptRepairCandidate{
+			Name: c.facts.Name, Health: c.facts.Health, Performance: c.facts.Performance(),
+			Description: agentsmcp.TruncateUTF8(c.facts.Description, 500), Schema: string(c.facts.InputSchema),
+			Proposed: string(agentsmcp.RedactArguments(c.repair.Arguments)), Asked: strings.Join(slices.Sorted(maps.Keys(c.repair.askedParams)), ", "),
+		})
+	}
+	data["Candidates"] = list
+	llmReq := &agentsmcp.LLMRequest{
+		System:   stepRepairPrompt,
+		Messages: []agentsmcp.LLMMessage{{Role: agentsmcp.LLMRoleUser, Content: render(stepRepairContext, data)}},
+		Purpose:  "step-repair",
+	}
+	attempts := rp.Attempts
+	if attempts <= 0 {
+		attempts = 2
+	}
+	var answer repairAnswer
+	var chosen *StepRepair
+	_, _, err := completeJSON(ctx, req.LLM, llmReq, attempts, &answer, func() error {
+		chosen = nil
+		if strings.TrimSpace(answer.Tool) == "" {
+			return nil
+		}
+		i := slices.IndexFunc(shown, func(c repairCandidate) bool { return c.facts.Name == answer.Tool })
+		if i < 0 {
+			return agentsmcp.Errorf(agentsmcp.EINVALID, "tool %q is not one of the candidates", answer.Tool)
+		}
+		r, err := withRequestValues(shown[i].repair, answer.Values, req.Request)
+		if err != nil {
+			return err
+		}
+		chosen = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if chosen != nil {
+		chosen.By, chosen.Reason = backendOf(req.LLM), agentsmcp.TruncateUTF8(answer.Reason, 300)
+	}
+	return chosen, nil
+}
+
+// withRequestValues is repair with values a model gave for parameters it
+// would ask for: each must be a parameter the repair asks for, and text of
+// the request. The repair itself is left as it is.
+func withRequestValues(repair *StepRepair, values map[string]string, request string) (*StepRepair, error) {
+	if len(values) == 0 {
+		return repair, nil
+	}
+	var args map[string]json.RawMessage
+	if err := json.Unmarshal(repair.Arguments, &args); err != nil {
+		return nil, err
+	}
+	c := *repair
+	c.Asked = slices.Clone(repair.Asked)
+	for param, v := range values {
+		input, asked := repair.askedParams[param]
+		switch {
+		case !asked:
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "values.%s: the repair asks for no such parameter; give values only for those it would ask for", param)
+		case strings.TrimSpace(v) == "" || !strings.Contains(strings.ToLower(request), strings.ToLower(strings.TrimSpace(v))):
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "values.%s: %q is not text of the request; leave it out and the user is asked", param, v)
+		}
+		args[param], _ = json.Marshal(strings.TrimSpace(v))
+		c.Asked = slices.DeleteFunc(c.Asked, func(n string) bool { return n == input })
+		c.Filled = append(slices.Clone(c.Filled), fmt.Sprintf("%s = %q (the model, from the request)", param, strings.TrimSpace(v)))
+	}
+	c.Arguments, _ = json.Marshal(args)
+	return &c, nil
+}
+
+// siblings are the tools of upstream source that the search did not find
+// among matches, scored below all of them: an upstream's tools for one need
+// are often worded apart ("convert an amount of money" and "price a sum in
+// a target denomination"), so that a search for the sub-goal misses the
+// alternative that would serve it. RepairStep keeps one only when it takes
+// every value the failed call was given. None for local tools, whose
+// source is not one server's.
+func (rp *Repairer) siblings(ctx context.Context, source string, matches []*agentsmcp.ToolMatch) ([]*agentsmcp.ToolMatch, error) {
+	if source == "" || source == localSource {
+		return nil, nil
+	}
+	all, err := rp.Gatherer.Catalog.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	score := siblingScore
+	for _, m := range matches {
+		score = min(score, m.Score/2)
+	}
+	var out []*agentsmcp.ToolMatch
+	for _, info := range all {
+		if info.Source != source || slices.ContainsFunc(matches, func(m *agentsmcp.ToolMatch) bool { return m.Name == info.Name }) {
+			continue
+		}
+		out = append(out, &agentsmcp.ToolMatch{ToolInfo: *info, Score: score, Why: "another tool of " + source})
+	}
+	return out, nil
+}
+
+// localSource is the ToolInfo.Source of the tools of this process.
+const localSource = "local"
+
+// siblingScore is the search score of a sibling when the search found
+// nothing to rank it below.
+const siblingScore = 0.01
 
 // takenFromRequest is the note describeStep adds to a sub-goal.
 var takenFromRequest = regexp.MustCompile(`\s*\(taken from the request: .*\)$`)
@@ -155,7 +355,9 @@ func stepGoal(description, request string) string {
 // mapArguments maps a failed call's arguments (oldArgs, of a tool with
 // input schema old) onto a tool with input schema schema, and returns the
 // repair with its fit: (1 + required values given) / (1 + required), times
-// (1 + the failed call's values used) / (1 + its values). A tool that
+// (1 + the failed call's values used) / (1 + its values), halved when a
+// value moved by its type alone (the one value left onto the one value
+// missing). A tool that
 // needs values nobody gave, or leaves aside what the failed call was given,
 // most likely does something else.
 func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessage, goal, request, stepID string, inputs []string) (*StepRepair, float64) {
@@ -225,6 +427,7 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 	if missing := slices.DeleteFunc(slices.Clone(rest), func(p slotParam) bool { return !p.required }); len(missing) == 1 && len(unused) == 1 &&
 		sameType(missing[0], oldKinds[unused[0]]) {
 		take(missing[0], unused[0])
+		repair.guessed = true
 		rest = slices.DeleteFunc(rest, func(p slotParam) bool { return p.name == missing[0].name })
 	}
 	given := required
@@ -239,6 +442,10 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		b, _ := json.Marshal("{{inputs." + name + "}}")
 		args[p.name] = b
 		repair.Asked = append(repair.Asked, name)
+		if repair.askedParams == nil {
+			repair.askedParams = map[string]string{}
+		}
+		repair.askedParams[p.name] = name
 	}
 	repair.Arguments, _ = json.Marshal(args)
 	usedCount := 0
@@ -246,6 +453,9 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		usedCount++
 	}
 	fit := float64(1+given) / float64(1+required) * float64(1+usedCount) / float64(1+len(oldNames))
+	if repair.guessed {
+		fit /= 2 // a value matched by its type alone is a weaker sign than one matched by meaning
+	}
 	return repair, fit
 }
 
@@ -334,6 +544,14 @@ func inputName(param, stepID string, taken []string) string {
 	return prefixed
 }
 
+// eventStepRepaired is the type of the history event of a repair; its
+// message ends with repairedErrorNote and the class of the failed tool's
+// error, which the learner quotes in the failed tool's pitfall.
+const (
+	eventStepRepaired = "step_repaired"
+	repairedErrorNote = "; it failed with: "
+)
+
 // repairsDone counts the task's repaired steps.
 func (r *runner) repairsDone() int {
 	n := 0
@@ -358,8 +576,14 @@ func (r *runner) mayRepair(i int) bool {
 	return r.repairsDone() < maxRepairsPerTask
 }
 
+// repairTimeout bounds the search for a replacement, a model's answer
+// included.
+const repairTimeout = time.Minute
+
 // repairRequest describes step i, which failed with errText, to the
-// repairer. Built in the runner's goroutine: it reads the task state.
+// repairer, with the model of the request waiting for the task (see
+// ExecutorOptions.RepairLLM). Built in the runner's goroutine: it reads the
+// task state.
 func (r *runner) repairRequest(i int, errText string) RepairRequest {
 	step := r.plan.Steps[i]
 	var inputs []string
@@ -376,13 +600,38 @@ func (r *runner) repairRequest(i int, errText string) RepairRequest {
 		Exclude: slices.Compact([]string{step.Tool, r.stepTool(i)}),
 		MayUse:  r.creator.MayUseTool, // a nil creator may use every tool
 		Inputs:  slices.Compact(inputs),
+		LLM:     r.repairLLM(),
 	}
 }
 
+// repairLLM is the model a repair may ask, for the caller waiting now.
+func (r *runner) repairLLM() agentsmcp.LLM {
+	choose := r.e.opts.RepairLLM
+	if choose == nil {
+		return nil
+	}
+	var session *mcp.ServerSession
+	if c := r.currentCaller(); c != nil {
+		session = c.Session()
+	}
+	return choose(session)
+}
+
+// callerValues are the values of the request waiting for the task, or
+// the background.
+func (r *runner) callerValues() context.Context {
+	if c := r.currentCaller(); c != nil && c.Request() != nil {
+		return c.Request()
+	}
+	return context.Background()
+}
+
 // findRepair asks the repairer for a replacement of step i and reports to
-// the runner.
-func (r *runner) findRepair(i int, req RepairRequest) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// the runner. base carries the values of the request waiting for the task,
+// if any, so that a model asked through sampling is asked on that
+// request's stream.
+func (r *runner) findRepair(base context.Context, i int, req RepairRequest) {
+	ctx, cancel := context.WithTimeout(base, repairTimeout)
 	defer cancel()
 	if r.creator != nil {
 		ctx = agentsmcp.WithPrincipal(ctx, r.creator)
@@ -430,8 +679,17 @@ func (r *runner) applyRepair(ev stepRepairFound, now time.Time) {
 	if len(ev.repair.Asked) > 0 {
 		msg += "; asks for: " + strings.Join(ev.repair.Asked, ", ")
 	}
-	msg += "; it failed with: " + errorClassOf(stripGaveUp(ev.failed))
-	r.event("step_repaired", s.StepID, msg)
+	switch {
+	case ev.repair.Note != "":
+		msg += "; " + ev.repair.Note
+	case ev.repair.By != "" && ev.repair.By != LLMBuiltin:
+		msg += "; chosen by the model (" + ev.repair.By + ")"
+		if ev.repair.Reason != "" {
+			msg += ": " + ev.repair.Reason
+		}
+	}
+	msg += repairedErrorNote + errorClassOf(stripGaveUp(ev.failed))
+	r.event(eventStepRepaired, s.StepID, msg)
 	r.progress(fmt.Sprintf("step %s repaired with %s", s.StepID, s.RepairedTool))
 }
 

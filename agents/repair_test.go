@@ -15,6 +15,8 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/openai"
+	"github.com/agents-mcp/agents-mcp/agents/openai/openaitest"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -92,9 +94,18 @@ type repairHarness struct {
 	replica func() *agents.Executor
 	thinker *agents.Thinker
 	planner *agents.Planner
+	// repairLLM is the model repairs ask (ExecutorOptions.RepairLLM); set
+	// it before the run. Nil: the builtin choice.
+	repairLLM agentsmcp.LLM
 }
 
 func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
+	return newRepairHarnessNamed(t, "weather", tools...)
+}
+
+// newRepairHarnessNamed is newRepairHarness with an upstream named name:
+// its tools are name__<tool>.
+func newRepairHarnessNamed(t *testing.T, name string, tools ...repairTool) *repairHarness {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
@@ -108,22 +119,24 @@ func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
 	url := up.serve(t, tools...) // closed after the pool (cleanups run last first)
 	pool := remote.NewPool(remote.Options{Registry: r})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "weather", Transport: remote.TransportStreamable, URL: url}); err != nil {
+	if err := pool.AddFromConfig(ctx, remote.Config{Name: name, Transport: remote.TransportStreamable, URL: url}); err != nil {
 		t.Fatal(err)
 	}
 	catalog := router.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
+	h := &repairHarness{t: t, db: db, up: up}
 	replica := func() *agents.Executor {
 		ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
-			Repairer: &agents.Repairer{Gatherer: g},
-			Retry:    agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+			Repairer: &agents.Repairer{Gatherer: g, Attempts: 3}, RepairLLM: func(*mcp.ServerSession) agentsmcp.LLM { return h.repairLLM },
+			Retry: agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
 		t.Cleanup(func() { _ = ex.Close(context.Background()) })
 		return ex
 	}
-	return &repairHarness{t: t, db: db, up: up, ex: replica(), replica: replica,
-		thinker: &agents.Thinker{Gatherer: g, Thoughts: db},
-		planner: &agents.Planner{Gatherer: g, Validator: r, Plans: db, Tasks: db}}
+	h.ex, h.replica = replica(), replica
+	h.thinker = &agents.Thinker{Gatherer: g, Thoughts: db}
+	h.planner = &agents.Planner{Gatherer: g, Validator: r, Plans: db, Tasks: db}
+	return h
 }
 
 // run plans request, runs it with every plan input set to city, and
@@ -339,5 +352,183 @@ func TestRepairKeepsTheCreatorsAllowlist(t *testing.T) {
 	}
 	if task.Status != agentsmcp.TaskFailed || len(repairEvents(task)) != 0 || len(h.up.callsOf("outlook")) != 0 {
 		t.Errorf("task %s with %d repair(s), %d call(s) of a tool outside the allowlist; want failed, none, none", task.Status, len(repairEvents(task)), len(h.up.callsOf("outlook")))
+	}
+}
+
+// TestRepairFindsAToolWordedApart: the upstream's only other tool for the
+// need shares no word with the request, so the search for the sub-goal
+// does not find it; the repair weighs the failed tool's upstream siblings
+// that take every value the failed call had, and finds it. The tool it
+// left becomes a pitfall of the family, and the family's next request
+// plans with the sibling directly, even though no search finds it.
+func TestRepairFindsAToolWordedApart(t *testing.T) {
+	h := newRepairHarnessNamed(t, "meteo",
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "sky_report", description: "sky cover and readings, now", param: "town"},
+		repairTool{name: "list_stations", description: "stations of a network", param: "network"},
+	)
+	const failingMeteo = "meteo__current_weather"
+	ctx := context.Background()
+	if matches, err := h.planner.Gatherer.Catalog.SearchTools(ctx, "What is the weather in Paris today", 8); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, m := range matches {
+			if m.Name == "meteo__sky_report" {
+				t.Fatalf("the search finds the sibling (score %.3f); the test needs a tool worded apart", m.Score)
+			}
+		}
+	}
+	plan, task := h.run("What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != failingMeteo {
+		t.Fatalf("the plan uses %s; the test needs %s first", plan.Steps[0].Tool, failingMeteo)
+	}
+	if task.Status != agentsmcp.TaskSucceeded || task.Steps[0].RepairedTool != "meteo__sky_report" {
+		t.Fatalf("task %s, step %+v; want it repaired with meteo__sky_report (history %+v)", task.Status, task.Steps[0], task.History)
+	}
+	if got := h.up.callsOf("sky_report"); len(got) != 1 || got[0] != "Paris" {
+		t.Errorf("calls of the sibling: %q; want one with Paris", got)
+	}
+	if n := len(h.up.callsOf("list_stations")); n != 0 {
+		t.Errorf("the sibling that takes none of the values was called %d time(s)", n)
+	}
+	pitfalls, _, err := h.db.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: failingMeteo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	family := ""
+	for _, in := range pitfalls {
+		if in.Type == agentsmcp.InsightPitfall && strings.Contains(in.Text, "repaired with meteo__sky_report") {
+			family = strings.Join(in.AppliesTo, " ")
+		}
+	}
+	if !strings.Contains(family, "family:") {
+		t.Fatalf("insights about %s: %+v; want a pitfall of the family naming the repair", failingMeteo, pitfalls)
+	}
+
+	failingBefore := len(h.up.callsOf("current_weather"))
+	plan, task = h.run("What is the weather in Lima today?", "Lima")
+	if plan.Steps[0].Tool != "meteo__sky_report" || task.Status != agentsmcp.TaskSucceeded || len(repairEvents(task)) != 0 {
+		t.Errorf("the second request planned %s, ended %s with %d repair(s); want weather__sky_report, succeeded, none", plan.Steps[0].Tool, task.Status, len(repairEvents(task)))
+	}
+	if n := len(h.up.callsOf("current_weather")) - failingBefore; n != 0 {
+		t.Errorf("the second request called the failing tool %d time(s)", n)
+	}
+}
+
+// TestModelPlanOnCoolingDownToolIsSentBack: a model answers with the tool
+// on cool-down although another candidate can serve; the answer goes back
+// to it naming the cool-down and the alternative, and its corrected plan
+// is the one stored.
+func TestModelPlanOnCoolingDownToolIsSentBack(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+	)
+	ctx := context.Background()
+	for range 3 { // a streak long enough for the cool-down (DefaultReliabilityPolicy)
+		if err := h.db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: failingWeather, Error: "service unavailable (503)", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := openaitest.NewFakeServer(t)
+	fake.Enqueue(
+		openaitest.Text(`{"goal":"weather","steps":[{"id":"w","tool":"`+failingWeather+`","arguments":{"city":"Paris"}}]}`, 10, 5),
+		openaitest.Text(`{"goal":"weather","steps":[{"id":"w","tool":"`+workingWeather+`","arguments":{"location":"Paris"}}]}`, 10, 5),
+	)
+	llm, err := openai.New(openai.Config{BaseURL: fake.URL, APIKey: "test-key", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, report, err := h.planner.Plan(ctx, agents.PlanRequest{Request: "What is the weather in Paris today?", LLM: llm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Attempts != 2 || plan.Steps[0].Tool != workingWeather {
+		t.Fatalf("%d attempt(s), plan on %s; want the answer on the cool-down tool sent back once, then %s", report.Attempts, plan.Steps[0].Tool, workingWeather)
+	}
+	reqs := fake.Requests()
+	back := reqs[1].Messages[len(reqs[1].Messages)-1].Content
+	if !strings.Contains(back, "ON COOL-DOWN") || !strings.Contains(back, workingWeather) {
+		t.Errorf("the answer went back with %q; want it to name the cool-down and %s", back, workingWeather)
+	}
+
+	// With no alternative, the tool on cool-down is the model's to use.
+	h2 := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+	)
+	for range 3 {
+		if err := h2.db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: failingWeather, Error: "service unavailable (503)", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake.Enqueue(openaitest.Text(`{"goal":"weather","steps":[{"id":"w","tool":"`+failingWeather+`","arguments":{"city":"Paris"}}]}`, 10, 5))
+	if _, report, err := h2.planner.Plan(ctx, agents.PlanRequest{Request: "What is the weather in Paris today?", LLM: llm}); err != nil || report.Attempts != 1 {
+		t.Errorf("with no alternative: %v after %d attempt(s); want the plan accepted at once", err, report.Attempts)
+	}
+}
+
+// TestRepairAsksTheModel: with a model, the repair shows it the mapped
+// candidates and it chooses; an answer naming a tool that is not a
+// candidate, or a value that is not text of the request, goes back to it.
+// Its choice is what runs, with the arguments the mapping gave, and the
+// history says the model chose. When the model cannot answer validly, the
+// builtin choice stands, and the history says so.
+func TestRepairAsksTheModel(t *testing.T) {
+	tools := []repairTool{
+		{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+		{name: "forecast", description: "weather forecast for a place and a day", param: "place", extra: "day"},
+	}
+	h := newRepairHarness(t, tools...)
+	fake := openaitest.NewFakeServer(t)
+	fake.Enqueue(
+		openaitest.Text(`{"tool":"weather__no_such_tool","reason":"?"}`, 10, 5),
+		openaitest.Text(`{"tool":"weather__forecast","values":{"day":"tomorrow"},"reason":"a forecast"}`, 10, 5),
+		openaitest.Text(`{"tool":"weather__forecast","values":{"day":"today"},"reason":"a forecast for today"}`, 10, 5),
+	)
+	llm, err := openai.New(openai.Config{BaseURL: fake.URL, APIKey: "test-key", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.repairLLM = llm
+	_, task := h.run("What is the weather in Paris today?", "Paris")
+	if task.Status != agentsmcp.TaskSucceeded || task.Steps[0].RepairedTool != "weather__forecast" {
+		t.Fatalf("task %s, step %+v; want it repaired with the model's choice, weather__forecast (history %+v)", task.Status, task.Steps[0], task.History)
+	}
+	if got := h.up.callsOf("forecast"); len(got) != 1 || got[0] != "Paris today" {
+		t.Errorf("calls of the model's choice: %q; want one with the failed call's city and the request's day", got)
+	}
+	events := repairEvents(task)
+	if len(events) != 1 || !strings.Contains(events[0].Message, "chosen by the model (openai): a forecast for today") {
+		t.Errorf("repair events %+v; want one saying the model chose, with its reason", events)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests; want 3 (two answers sent back)", len(reqs))
+	}
+	prompt := reqs[0].Messages[len(reqs[0].Messages)-1].Content
+	for _, want := range []string{"Failed tool: " + failingWeather, "weather__outlook", "weather__forecast", `proposed arguments: {"location":"Paris"}`, "would ask the user for: day"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the repair prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	for i, want := range []string{"weather__no_such_tool", "tomorrow"} {
+		if back := reqs[i+1].Messages[len(reqs[i+1].Messages)-1].Content; !strings.Contains(back, want) {
+			t.Errorf("answer %d went back with %q; want it to name %q", i+1, back, want)
+		}
+	}
+
+	// A model that never answers validly: the builtin choice stands.
+	h = newRepairHarness(t, tools...)
+	fake.Enqueue(openaitest.Text("outlook, I think", 10, 5), openaitest.Text("still prose", 10, 5), openaitest.Text("prose again", 10, 5))
+	h.repairLLM = llm
+	_, task = h.run("What is the weather in Lisbon today?", "Lisbon")
+	// The builtin choice is the forecast, which asks for the day: the
+	// model gave it from the request above; the builtin asks the user.
+	if task.Status != agentsmcp.TaskPaused || task.Steps[0].RepairedTool != "weather__forecast" || !strings.Contains(task.Steps[0].Error, "day") {
+		t.Fatalf("task %s, step %+v; want the builtin choice weather__forecast, waiting for the day", task.Status, task.Steps[0])
+	}
+	if events := repairEvents(task); len(events) != 1 || !strings.Contains(events[0].Message, "the builtin one stands") {
+		t.Errorf("repair events %+v; want one saying the builtin choice stands", events)
 	}
 }

@@ -558,7 +558,7 @@ func (r *runner) apply(ev any) {
 			// The step stays running while the repairer looks for another
 			// tool, and counts as in flight, so that the task waits.
 			r.inflight++
-			go r.findRepair(ev.index, r.repairRequest(ev.index, ev.err))
+			go r.findRepair(r.callerValues(), ev.index, r.repairRequest(ev.index, ev.err))
 			return
 		}
 		r.endStep(ev.index, ev.status, ev.output, ev.err, now)

@@ -19,11 +19,6 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	gatherer := &agents.Gatherer{Catalog: catalog, Memory: agentMemory, Performance: m.store,
 		Families: &agents.Families{Embedder: searcher.Embedder}}
 	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.store, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
-	executor := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
-		OnEnd: learner.Learn, Repairer: &agents.Repairer{Gatherer: gatherer}, Logger: logger,
-		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
-	})
 	chooser := agents.LLMChooser{Mode: cfg.LLM}
 	if cfg.OpenAIBaseURL != "" || cfg.OpenAIAPIKey != "" {
 		client, err := openai.New(openai.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.LLMModel, Logger: logger})
@@ -32,6 +27,11 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 		}
 		chooser.OpenAI = client
 	}
+	executor := agents.NewExecutor(agents.ExecutorOptions{
+		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
+		OnEnd: learner.Learn, Repairer: &agents.Repairer{Gatherer: gatherer}, RepairLLM: chooser.Model, Logger: logger,
+		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
+	})
 	tools := &agents.Tools{
 		Thinker:  &agents.Thinker{Gatherer: gatherer, Thoughts: m.thoughts},
 		Planner:  &agents.Planner{Gatherer: gatherer, Validator: a.router, Plans: m.plans, Tasks: m.tasks},

@@ -27,6 +27,10 @@
 //      step arguments and outputs): tools/validate, AJV on every structured result received, and
 //      the SDK's own validating callTool.
 //
+// A second suite starts another agents-mcp, with the builtin planner (no LLM), and one upstream of
+// the test's own (lib/tools-upstream.mjs): a step whose tool fails for good is repaired with
+// another tool, and the task succeeds (see that suite for the details).
+//
 // Tools are called with a plain tools/call request (`call`): the SDK's callTool also validates
 // structuredContent against the listed outputSchema, which test 6 checks on its own, so that a
 // schema problem does not hide how the agents behave.
@@ -45,6 +49,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 
 import { BIN, newClient, ValidateResultSchema, withTimeout } from './lib/harness.mjs';
 import { descendants, eventually, freePort, readyz, start, startAgents, stillExists, stop } from './lib/procs.mjs';
+import { startToolsUpstream } from './lib/tools-upstream.mjs';
 
 const E2E_DIR = path.dirname(fileURLToPath(import.meta.url));
 const NODE = process.execPath;
@@ -754,5 +759,121 @@ describe('agents: think, plan and execute over real upstreams with the client as
     }
     const dedup = [...new Set(problems)];
     assert.equal(dedup.length, 0, `${dedup.length} schema problems:\n${dedup.join('\n')}`);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Repair within a task, with the builtin planner (no LLM: AGENTS_MCP_LLM is not set).
+//
+// The upstream `weather` is a TypeScript SDK server (lib/tools-upstream.mjs) with the two tools of
+// the learning benchmark's weather family: get_weather, whose words best match the request, always
+// answers an isError result; conditions_outlook, worded differently, works. run_task "What is the
+// weather in Paris today?" plans get_weather {city: Paris} (the city taken from the request), which
+// fails for good; the executor repairs the step with conditions_outlook, maps the known city onto its
+// `location`, and the task succeeds. get_task and the admin API's task view show the repair.
+
+const REPAIR_REQUEST = 'What is the weather in Paris today?';
+const FAILING = { name: 'get_weather', description: 'current weather for a city', params: { city: 'the city' }, fail: 'service unavailable (503)' };
+const WORKING = { name: 'conditions_outlook', description: 'conditions and temperature outlook for a location', params: { location: 'where' } };
+
+describe('agents: a step whose tool fails for good is repaired with another tool (builtin planner)', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
+  const work = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-repair-'));
+  let upstream; // { url, calls, close }
+  let agents; // { p, base }
+  let c; // the client: no sampling, no elicitation
+  const failing = `weather__${FAILING.name}`;
+  const working = `weather__${WORKING.name}`;
+
+  before(
+    async () => {
+      upstream = await startToolsUpstream({ name: 'weather', tools: [FAILING, WORKING] });
+      const configPath = path.join(work, 'config.yaml');
+      writeFileSync(configPath, JSON.stringify({ upstreams: [{ name: 'weather', transport: 'streamable', url: upstream.url, timeout: '10s', max_backoff: '1s' }] }, null, 2));
+      agents = await startAgents(BIN, configPath, path.join(work, 'data'));
+      c = await connect(agents.base);
+      await eventually(
+        async () => {
+          const names = new Set();
+          let cursor;
+          do {
+            const page = await c.client.listTools(cursor ? { cursor } : undefined);
+            for (const t of page.tools) names.add(t.name);
+            cursor = page.nextCursor;
+          } while (cursor);
+          for (const n of [failing, working, 'run_task', 'get_task']) assert.ok(names.has(n), `tool ${n} listed`);
+        },
+        20_000,
+        'both weather tools listed',
+        200,
+      );
+    },
+    { timeout: 60_000 },
+  );
+
+  after(
+    async () => {
+      await c?.close();
+      if (agents) await stop(agents.p, 'SIGTERM', 20_000);
+      await upstream?.close();
+      rmSync(work, { recursive: true, force: true });
+    },
+    { timeout: 30_000 },
+  );
+
+  test('run_task succeeds by repair; get_task and /admin/v1/tasks/{id} show the repaired step', { timeout: 30_000 }, async (t) => {
+    const res = await call(c.client, 'run_task', { request: REPAIR_REQUEST }, { guardMs: 25_000 });
+    const task = ok(res, 'run_task').task;
+    const dump = () => JSON.stringify({ task, calls: upstream.calls }, null, 1).slice(0, 4000);
+    t.diagnostic(`upstream calls: ${JSON.stringify(upstream.calls)}`);
+    t.diagnostic(`history: ${JSON.stringify(task.history.map((h) => [h.type, h.stepId, h.message]))}`);
+    assert.equal(task.status, 'succeeded', dump());
+
+    // The upstream's own record: the planned tool was called with the city and failed; then the
+    // replacement served the same city under its own parameter name, once, and nothing after it.
+    const calls = upstream.calls.map((x) => [x.tool, x.args, x.failed]);
+    assert.ok(calls.length >= 2, dump());
+    const last = calls.at(-1);
+    assert.deepEqual(last, [WORKING.name, { location: 'Paris' }, false], `the last call is the working tool with the request's city: ${dump()}`);
+    for (const x of calls.slice(0, -1)) assert.deepEqual(x, [FAILING.name, { city: 'Paris' }, true], `every call before it is the failing tool: ${dump()}`);
+
+    // The task: exactly one step, repaired, with the replacement's output.
+    const check = (t, where) => {
+      const w = `${where}: ${JSON.stringify(t, null, 1).slice(0, 4000)}`;
+      assert.equal(t.status, 'succeeded', w);
+      const repaired = t.steps.filter((s) => s.repairedTool);
+      assert.equal(repaired.length, 1, `one repaired step: ${w}`);
+      const [s] = repaired;
+      assert.equal(s.status, 'succeeded', w);
+      assert.equal(s.repairedTool, working, w);
+      assert.deepEqual(s.repairedArguments, { location: 'Paris' }, w);
+      assert.deepEqual(s.output, { tool: WORKING.name, args: { location: 'Paris' } }, w);
+      // The history says which tool failed and which replaced it, before the step succeeded.
+      const i = t.history.findIndex((h) => h.type === 'step_repaired' && h.stepId === s.stepId);
+      assert.ok(i >= 0, `no step_repaired event for ${s.stepId}: ${w}`);
+      const msg = t.history[i].message;
+      assert.match(msg, new RegExp(`^step ${s.stepId} failed with tool ${failing}; repaired with tool ${working}\\b`), w);
+      const done = t.history.findIndex((h) => h.type === 'step_succeeded' && h.stepId === s.stepId);
+      assert.ok(done > i, `step_succeeded after step_repaired: ${w}`);
+      assert.equal(t.history.filter((h) => h.type === 'step_repaired').length, 1, w);
+      return s;
+    };
+    const s = check(task, 'run_task');
+
+    // get_task reads the stored task back.
+    const got = ok(await call(c.client, 'get_task', { taskId: task.id }), 'get_task').task;
+    assert.equal(check(got, 'get_task').stepId, s.stepId);
+
+    // The admin API's task view (no credentials configured: open, as for the one anonymous caller).
+    const r = await fetch(`${agents.base}/admin/v1/tasks/${encodeURIComponent(task.id)}`, { signal: AbortSignal.timeout(5000) });
+    const body = await r.text();
+    assert.equal(r.status, 200, body.slice(0, 1000));
+    const viewed = JSON.parse(body);
+    assert.equal(check(viewed, 'GET /admin/v1/tasks/{id}').stepId, s.stepId);
+    // Beside it, the plan the task executes is unchanged: its step still names the failing tool
+    // (the replacement lives in the task).
+    const planned = viewed.plan?.steps?.find((x) => x.id === s.stepId);
+    assert.ok(planned, `the plan of the admin view has step ${s.stepId}: ${body.slice(0, 3000)}`);
+    assert.equal(planned.tool, failing);
+    assert.deepEqual(planned.arguments, { city: 'Paris' });
   });
 });
