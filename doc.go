@@ -7,11 +7,16 @@
 //
 //   - router: the MCP / JSON-RPC face (tools/list, tools/call, tools/validate,
 //     streamable HTTP, legacy SSE, stdio).
-//   - remote: a [ToolProvider] over upstream MCP servers.
-//   - memory: storage and vector memory.
+//   - remote: a [ToolProvider] over upstream MCP servers, and the
+//     [UpstreamManager] of the admin API.
+//   - localtools: the [ToolProvider] of in-process tools, a leaf.
+//   - memory: storage, vector memory and recall (memory/recall).
 //   - agents: thought, plan and execute, over these interfaces only.
 //   - api: the admin and health HTTP face.
 //   - cmd/agents-mcp: wiring only.
+//
+// Which package may import which is stated in docs/architecture.md
+// (Dependencies) and enforced by TestDependenciesPointInward.
 //
 // The MCP protocol types of github.com/modelcontextprotocol/go-sdk/mcp are the
 // vocabulary of tools and tool results here (see docs/adr/0002).

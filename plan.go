@@ -1,6 +1,7 @@
 package agentsmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // This file holds what the thought agent and the planner produce: a
@@ -367,4 +369,22 @@ func checkPrincipal(id string, tools []string, what string) error {
 // given prefix.
 func validID(id, prefix string) bool {
 	return IDPattern.MatchString(id) && strings.HasPrefix(id, prefix+"_")
+}
+
+// checkJSONObject accepts an empty raw, or a JSON object of at most limit
+// bytes.
+func checkJSONObject(raw json.RawMessage, limit int, what string) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if len(raw) > limit {
+		return Errorf(EINVALID, "%s is %d bytes; the limit is %d", what, len(raw), limit)
+	}
+	if !json.Valid(raw) || !utf8.Valid(raw) {
+		return Errorf(EINVALID, "%s is not valid JSON", what)
+	}
+	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); trimmed[0] != '{' {
+		return Errorf(EINVALID, "%s is not a JSON object", what)
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package agentsmcp
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -246,32 +245,6 @@ func TestTaskStatusTerminal(t *testing.T) {
 	}
 	if fmt.Sprint(terminal) != "[succeeded failed cancelled]" {
 		t.Errorf("terminal statuses %v", terminal)
-	}
-}
-
-func TestCatalogValidate(t *testing.T) {
-	valid := func() *CatalogTool {
-		return &CatalogTool{Name: "files__read", InputSchema: json.RawMessage(`{"type":"object"}`), Embedding: []float32{0.5}}
-	}
-	if err := ValidateCatalogSource("files", []*CatalogTool{valid()}); err != nil {
-		t.Fatal(err)
-	}
-	for name, tools := range map[string][]*CatalogTool{
-		"nil tool":      {nil},
-		"bad name":      {{Name: "a b", Source: "files"}},
-		"other source":  {{Name: "x", Source: "other"}},
-		"twice":         {valid(), valid()},
-		"schema array":  {{Name: "x", InputSchema: json.RawMessage(`[]`)}},
-		"output schema": {{Name: "x", OutputSchema: json.RawMessage(`{`)}},
-		"NaN":           {{Name: "x", Embedding: []float32{float32(math.NaN())}}},
-		"dims":          {{Name: "x", Embedding: make([]float32, MaxEmbeddingDims+1)}},
-	} {
-		if ErrorCode(ValidateCatalogSource("files", tools)) != EINVALID {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-	if ErrorCode(ValidateCatalogSource("", nil)) != EINVALID {
-		t.Error("empty source accepted")
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -101,8 +102,8 @@ type noopIn struct {
 func newNoopRouter(b testing.TB, latency time.Duration) (*noopTools, *router.Router) {
 	b.Helper()
 	nt := &noopTools{latency: latency}
-	local := router.NewLocalTools()
-	err := router.AddLocalTool(local, &mcp.Tool{Name: "noop", Description: "waits a fixed latency and returns v", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	local := localtools.New()
+	err := localtools.Add(local, &mcp.Tool{Name: "noop", Description: "waits a fixed latency and returns v", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in noopIn) (*mcp.CallToolResult, map[string]any, error) {
 			start := time.Now()
 			if nt.latency > 0 {

@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -65,19 +66,19 @@ func (tb *toolbox) callsOf(name string) int {
 func newToolbox(t testing.TB) (*toolbox, *router.Router) {
 	t.Helper()
 	tb := &toolbox{calls: map[string]int{}, flakyLeft: map[string]int{}}
-	local := router.NewLocalTools()
+	local := localtools.New()
 	yes := true
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "echo", Description: "returns its value", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	must(localtools.Add(local, &mcp.Tool{Name: "echo", Description: "returns its value", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("echo")
 			return nil, map[string]any{"value": in.Value}, nil
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "sleep", Description: "sleeps", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+	must(localtools.Add(local, &mcp.Tool{Name: "sleep", Description: "sleeps", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("sleep")
 			tb.mu.Lock()
@@ -96,7 +97,7 @@ func newToolbox(t testing.TB) (*toolbox, *router.Router) {
 			}
 			return nil, map[string]any{"slept": in.Ms, "label": in.Label}, nil
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "flaky", Description: "fails a few times, then works"},
+	must(localtools.Add(local, &mcp.Tool{Name: "flaky", Description: "fails a few times, then works"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in flakyIn) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("flaky")
 			tb.mu.Lock()
@@ -113,22 +114,22 @@ func newToolbox(t testing.TB) (*toolbox, *router.Router) {
 			}
 			return nil, map[string]any{"ok": true}, nil
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "broken", Description: "always fails"},
+	must(localtools.Add(local, &mcp.Tool{Name: "broken", Description: "always fails"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("broken")
 			return nil, nil, errors.New("bad argument: path is empty")
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "outage", Description: "answers that its service is unavailable, every time"},
+	must(localtools.Add(local, &mcp.Tool{Name: "outage", Description: "answers that its service is unavailable, every time"},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("outage")
 			return nil, nil, errors.New("service unavailable (503)")
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "delete_all", Description: "deletes everything", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+	must(localtools.Add(local, &mcp.Tool{Name: "delete_all", Description: "deletes everything", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("delete_all")
 			return nil, map[string]any{"deleted": in.Path}, nil
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "block", Description: "blocks until cancelled"},
+	must(localtools.Add(local, &mcp.Tool{Name: "block", Description: "blocks until cancelled"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("block")
 			<-ctx.Done()
@@ -496,9 +497,9 @@ func TestDestructiveToolThatComesBackDuringATaskStillNeedsConfirmation(t *testin
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
-	late := router.NewLocalTools()
+	late := localtools.New()
 	yes := true
-	if err := router.AddLocalTool(late, &mcp.Tool{Name: "late_wipe", Description: "deletes a tree", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+	if err := localtools.Add(late, &mcp.Tool{Name: "late_wipe", Description: "deletes a tree", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
 			calls.Add(1)
 			return nil, map[string]any{"deleted": in.Path}, nil
@@ -521,8 +522,8 @@ type blobIn struct {
 
 func TestManyLargeOutputsStayWithinWhatTheStoreAccepts(t *testing.T) {
 	h := newHarness(t, nil)
-	blobs := router.NewLocalTools()
-	if err := router.AddLocalTool(blobs, &mcp.Tool{Name: "blob", Description: "returns n bytes", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	blobs := localtools.New()
+	if err := localtools.Add(blobs, &mcp.Tool{Name: "blob", Description: "returns n bytes", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in blobIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"data": strings.Repeat("x", in.Bytes)}, nil
 		}); err != nil {
@@ -594,7 +595,7 @@ func TestInterruptedStepRunsOnlyOnceConfirmed(t *testing.T) {
 // renamed is a provider of local tools under another name, as a second
 // upstream would be.
 type renamed struct {
-	*router.LocalTools
+	*localtools.Provider
 	name string
 }
 

@@ -17,7 +17,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
-	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -25,13 +25,13 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// recallMemory is the server's recall (cmd/agents-mcp wires the same):
-// semantic search over the vector index the syncer feeds, with the
-// offline hash embedder.
-type recallMemory struct{ r *mcptools.Recall }
+// recallMemory is a simpler stand-in for recall.AgentMemory, which
+// cmd/agents-mcp wires: the same semantic search over the vector index the
+// syncer feeds, with the offline hash embedder, but insights by tool only.
+type recallMemory struct{ r *recall.Searcher }
 
 func (m recallMemory) SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error) {
-	hits, _, err := m.r.SimilarLearnings(ctx, mcptools.NewQuery(text), agentsmcp.LearningFilter{}, max)
+	hits, _, err := m.r.SimilarLearnings(ctx, recall.NewQuery(text), agentsmcp.LearningFilter{}, max)
 	out := make([]*agentsmcp.Learning, len(hits))
 	for i, h := range hits {
 		out[i] = h.Learning
@@ -52,7 +52,7 @@ func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools [
 }
 
 func (m recallMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
-	hits, _, err := m.r.SimilarPatterns(ctx, mcptools.NewQuery(agents.FamilyOf(text)), agentsmcp.PatternFilter{}, 0.5, max)
+	hits, _, err := m.r.SimilarPatterns(ctx, recall.NewQuery(agents.FamilyOf(text)), agentsmcp.PatternFilter{}, 0.5, max)
 	out := make([]*agentsmcp.PlanPattern, len(hits))
 	for i, h := range hits {
 		out[i] = h.Pattern
@@ -129,7 +129,7 @@ func newFamilyStack(t *testing.T, up *weatherUpstream) *familyStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recall := &mcptools.Recall{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
+	recall := &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
 	catalog := router.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: recallMemory{recall}, Performance: db, Families: &agents.Families{Embedder: embed.Hash{}}}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}

@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -525,7 +526,7 @@ func TestLearnErrorClass(t *testing.T) {
 // runner writes.
 func TestLearnFromTheExecutor(t *testing.T) {
 	f := newLearnFixture(t, nil)
-	local := router.NewLocalTools()
+	local := localtools.New()
 	var mu sync.Mutex
 	failures := 1
 	must := func(err error) {
@@ -534,7 +535,7 @@ func TestLearnFromTheExecutor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "learn_flaky", Description: "fails once, transiently"},
+	must(localtools.Add(local, &mcp.Tool{Name: "learn_flaky", Description: "fails once, transiently"},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, map[string]any, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -544,7 +545,7 @@ func TestLearnFromTheExecutor(t *testing.T) {
 			}
 			return nil, map[string]any{"ok": true}, nil
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "learn_broken", Description: "fails on an empty path"},
+	must(localtools.Add(local, &mcp.Tool{Name: "learn_broken", Description: "fails on an empty path"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 			Path string `json:"path"`
 		}) (*mcp.CallToolResult, map[string]any, error) {
@@ -603,8 +604,8 @@ func TestLearnFromTheExecutor(t *testing.T) {
 // failure is its own insight, not hidden as a repeat of the first's.
 func TestLearnWritesAsThePrincipalOfTheTask(t *testing.T) {
 	f := newLearnFixture(t, nil)
-	local := router.NewLocalTools()
-	if err := router.AddLocalTool(local, &mcp.Tool{Name: "learn_vault", Description: "fails on an empty path"},
+	local := localtools.New()
+	if err := localtools.Add(local, &mcp.Tool{Name: "learn_vault", Description: "fails on an empty path"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 			Path string `json:"path"`
 		}) (*mcp.CallToolResult, map[string]any, error) {

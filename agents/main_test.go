@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -152,17 +153,17 @@ func newCrashTools(role, logPath string, slow time.Duration, onCall func(ctx con
 			return nil, map[string]any{"tool": name, "label": in.Label, "by": role}, nil
 		}
 	}
-	local := router.NewLocalTools()
+	local := localtools.New()
 	idempotent := &mcp.ToolAnnotations{IdempotentHint: true}
 	for _, add := range []func() error{
 		func() error {
-			return router.AddLocalTool(local, &mcp.Tool{Name: "quick", Description: "returns at once", Annotations: idempotent}, handler("quick", 0))
+			return localtools.Add(local, &mcp.Tool{Name: "quick", Description: "returns at once", Annotations: idempotent}, handler("quick", 0))
 		},
 		func() error {
-			return router.AddLocalTool(local, &mcp.Tool{Name: "slow_idempotent", Description: "slow, idempotent", Annotations: idempotent}, handler("slow_idempotent", slow))
+			return localtools.Add(local, &mcp.Tool{Name: "slow_idempotent", Description: "slow, idempotent", Annotations: idempotent}, handler("slow_idempotent", slow))
 		},
 		func() error {
-			return router.AddLocalTool(local, &mcp.Tool{Name: "slow_effect", Description: "slow, with effects"}, handler("slow_effect", slow))
+			return localtools.Add(local, &mcp.Tool{Name: "slow_effect", Description: "slow, with effects"}, handler("slow_effect", slow))
 		},
 	} {
 		if err := add(); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -72,22 +73,22 @@ func newOwnerWorld(t *testing.T) *ownerWorld {
 	w.plans = &secrets.Plans{PlanService: db, Sealer: sealer}
 	w.tasks = tasks
 
-	local := router.NewLocalTools()
+	local := localtools.New()
 	yes := true
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "echo", Description: "returns its value", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	must(localtools.Add(local, &mcp.Tool{Name: "echo", Description: "returns its value", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"value": in.Value}, nil
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "check_key", Description: "tells whether it got alice's key", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	must(localtools.Add(local, &mcp.Tool{Name: "check_key", Description: "tells whether it got alice's key", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"valid": in.Value == aliceAPIKey}, nil
 		}))
-	must(router.AddLocalTool(local, &mcp.Tool{Name: "delete_all", Description: "deletes everything", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+	must(localtools.Add(local, &mcp.Tool{Name: "delete_all", Description: "deletes everything", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"deleted": in.Path}, nil
 		}))
@@ -366,8 +367,8 @@ func TestTaskSecretsAreSealedAtRestAndRedactedInViews(t *testing.T) {
 // past successful plan, and the past plans shown to a model, are the
 // caller's own.
 func TestPlannerReusesOnlyTheCallersOwnPlans(t *testing.T) {
-	s := newStack(t, func(l *router.LocalTools) {
-		if err := router.AddLocalTool(l, &mcp.Tool{Name: "fetch_page", Description: "download a web page by url"},
+	s := newStack(t, func(l *localtools.Provider) {
+		if err := localtools.Add(l, &mcp.Tool{Name: "fetch_page", Description: "download a web page by url"},
 			func(_ context.Context, _ *mcp.CallToolRequest, in urlIn) (*mcp.CallToolResult, map[string]any, error) {
 				return nil, map[string]any{"status": 200, "url": in.URL}, nil
 			}); err != nil {

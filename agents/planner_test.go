@@ -14,12 +14,13 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
 	"github.com/agents-mcp/agents-mcp/agents/openai/openaitest"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
 // storeMemory recalls from the store by words. It stands for the server's
-// semantic recall (cmd/agents-mcp wires mcptools.Recall), which needs an
+// semantic recall (cmd/agents-mcp wires recall.AgentMemory), which needs an
 // embedder and a vector index this test does not start.
 type storeMemory struct{ db *sqlite.DB }
 
@@ -61,7 +62,7 @@ type stack struct {
 	exec    *agents.Executor
 }
 
-func newStack(t *testing.T, register func(*router.LocalTools)) *stack {
+func newStack(t *testing.T, register func(*localtools.Provider)) *stack {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
@@ -72,7 +73,7 @@ func newStack(t *testing.T, register func(*router.LocalTools)) *stack {
 	r := router.New(router.Options{Version: "test", OnToolCall: func(c router.ToolCallRecord) {
 		_ = db.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: c.Tool, Duration: c.Duration, Error: c.Error})
 	}})
-	local := router.NewLocalTools()
+	local := localtools.New()
 	register(local)
 	if err := r.AddProvider(ctx, local); err != nil {
 		t.Fatal(err)
@@ -119,15 +120,15 @@ type urlIn struct {
 
 // fetchTools: two tools for the same job; the one that ranks first for
 // the request always fails.
-func fetchTools(t *testing.T) func(*router.LocalTools) {
-	return func(l *router.LocalTools) {
-		if err := router.AddLocalTool(l, &mcp.Tool{Name: "fetch_web_page_fast", Description: "fetch the web page at a url, fast web page fetch"},
+func fetchTools(t *testing.T) func(*localtools.Provider) {
+	return func(l *localtools.Provider) {
+		if err := localtools.Add(l, &mcp.Tool{Name: "fetch_web_page_fast", Description: "fetch the web page at a url, fast web page fetch"},
 			func(context.Context, *mcp.CallToolRequest, urlIn) (*mcp.CallToolResult, map[string]any, error) {
 				return nil, nil, errors.New("fetch failed: HTTP 400 bad request")
 			}); err != nil {
 			t.Fatal(err)
 		}
-		if err := router.AddLocalTool(l, &mcp.Tool{Name: "fetch_page", Description: "download a web page by url"},
+		if err := localtools.Add(l, &mcp.Tool{Name: "fetch_page", Description: "download a web page by url"},
 			func(_ context.Context, _ *mcp.CallToolRequest, in urlIn) (*mcp.CallToolResult, map[string]any, error) {
 				return nil, map[string]any{"status": 200, "url": in.URL}, nil
 			}); err != nil {

@@ -12,8 +12,8 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/remote"
-	"github.com/agents-mcp/agents-mcp/router"
 )
 
 type slotCityIn struct {
@@ -75,7 +75,7 @@ func slotUpstream(t *testing.T, s *stack) {
 // builtin planner and the executor against a real upstream: the values the
 // request names reach the tool, and nothing is asked of the user.
 func TestBuiltinPlanTakesValuesTheRequestGives(t *testing.T) {
-	s := newStack(t, func(*router.LocalTools) {})
+	s := newStack(t, func(*localtools.Provider) {})
 	slotUpstream(t, s)
 
 	for _, c := range []struct {
@@ -123,7 +123,7 @@ func TestBuiltinPlanTakesValuesTheRequestGives(t *testing.T) {
 // with why each was turned down, so that the user knows what to connect or
 // how to rephrase.
 func TestBuiltinPlanNamesTheClosestToolsWhenNoneFits(t *testing.T) {
-	s := newStack(t, func(*router.LocalTools) {})
+	s := newStack(t, func(*localtools.Provider) {})
 	slotUpstream(t, s)
 	ctx := context.Background()
 	for _, request := range []string{"Book a flight to Rome on Friday", "Order two pizzas"} {

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
 // Tools are the MCP tools of the agents: generate_thoughts, generate_plan,
@@ -37,26 +37,26 @@ type Tools struct {
 }
 
 // Register adds the tools to l.
-func (t *Tools) Register(l *router.LocalTools) error {
+func (t *Tools) Register(l *localtools.Provider) error {
 	if t.Logger == nil {
 		t.Logger = slog.New(slog.DiscardHandler)
 	}
 	return errors.Join(
-		router.AddLocalTool(l, &mcp.Tool{Name: "generate_thoughts", Description: "Thought agent: analyse a request into sub-goals, approaches, constraints, assumptions, uncertainties and recommended tools, from tool search, similar past tasks, insights and tool performance. Stored; returns the thought.",
+		localtools.Add(l, &mcp.Tool{Name: "generate_thoughts", Description: "Thought agent: analyse a request into sub-goals, approaches, constraints, assumptions, uncertainties and recommended tools, from tool search, similar past tasks, insights and tool performance. Stored; returns the thought.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(false)}}, t.generateThoughts),
-		router.AddLocalTool(l, &mcp.Tool{Name: "generate_plan", Description: "Planner: compose a DAG plan of tool calls (local and remote tools) for a request or a stored thought. Every step's arguments are checked against its tool's schema; values the request does not give become plan inputs. Stored; returns the plan.",
+		localtools.Add(l, &mcp.Tool{Name: "generate_plan", Description: "Planner: compose a DAG plan of tool calls (local and remote tools) for a request or a stored thought. Every step's arguments are checked against its tool's schema; values the request does not give become plan inputs. Stored; returns the plan.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)}}, t.generatePlan),
-		router.AddLocalTool(l, &mcp.Tool{Name: "execute_task", Description: "Executor: run a stored plan as a task (parallel where the DAG allows, with retries and timeouts). Returns the task at once, or its outcome with wait: true. Steps of destructive tools wait for a confirmation; missing inputs are asked for, or the task pauses until resume_task.",
+		localtools.Add(l, &mcp.Tool{Name: "execute_task", Description: "Executor: run a stored plan as a task (parallel where the DAG allows, with retries and timeouts). Returns the task at once, or its outcome with wait: true. Steps of destructive tools wait for a confirmation; missing inputs are asked for, or the task pauses until resume_task.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.executeTask),
-		router.AddLocalTool(l, &mcp.Tool{Name: "run_task", Description: "Think, plan and execute a request in one call, reporting progress, and return the task's outcome (or its paused state, answered with resume_task).",
+		localtools.Add(l, &mcp.Tool{Name: "run_task", Description: "Think, plan and execute a request in one call, reporting progress, and return the task's outcome (or its paused state, answered with resume_task).",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.runTask),
-		router.AddLocalTool(l, &mcp.Tool{Name: "get_task", Description: "A task with its steps (status, attempts, outputs, errors) and history.",
+		localtools.Add(l, &mcp.Tool{Name: "get_task", Description: "A task with its steps (status, attempts, outputs, errors) and history.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getTask),
-		router.AddLocalTool(l, &mcp.Tool{Name: "list_tasks", Description: "Tasks, newest first, optionally by status; pages with cursor.",
+		localtools.Add(l, &mcp.Tool{Name: "list_tasks", Description: "Tasks, newest first, optionally by status; pages with cursor.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.listTasks),
-		router.AddLocalTool(l, &mcp.Tool{Name: "resume_task", Description: "Answer a paused task: supply inputs, confirm or reject waiting steps. Returns at once; the task continues in the background.",
+		localtools.Add(l, &mcp.Tool{Name: "resume_task", Description: "Answer a paused task: supply inputs, confirm or reject waiting steps. Returns at once; the task continues in the background.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.resumeTask),
-		router.AddLocalTool(l, &mcp.Tool{Name: "cancel_task", Description: "Cancel a task: running steps are cancelled and no other step starts.",
+		localtools.Add(l, &mcp.Tool{Name: "cancel_task", Description: "Cancel a task: running steps are cancelled and no other step starts.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: true}}, t.cancelTask),
 	)
 }

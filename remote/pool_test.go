@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -570,8 +571,8 @@ func TestAddListsToolsBeforeReturning(t *testing.T) {
 func TestUpstreamNameTakenByAnotherProvider(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fastOptions())
-	local := router.NewLocalTools()
-	if err := router.AddLocalTool(local, &mcp.Tool{Name: "greet"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	local := localtools.New()
+	if err := localtools.Add(local, &mcp.Tool{Name: "greet"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -580,15 +581,15 @@ func TestUpstreamNameTakenByAnotherProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx := newFixture("local")
-	err := e.pool.Add(testCtx(t, 10*time.Second), streamableConfig(router.LocalProviderName, serveStreamable(t, fx.server).URL()))
+	err := e.pool.Add(testCtx(t, 10*time.Second), streamableConfig(localtools.ProviderName, serveStreamable(t, fx.server).URL()))
 	if agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
-		t.Fatalf("Add(%q) = %v, want ECONFLICT", router.LocalProviderName, err)
+		t.Fatalf("Add(%q) = %v, want ECONFLICT", localtools.ProviderName, err)
 	}
-	if _, ok := e.pool.Status(router.LocalProviderName); ok {
+	if _, ok := e.pool.Status(localtools.ProviderName); ok {
 		t.Error("the refused upstream is in the pool")
 	}
 	// Removing it must not be possible, and so cannot take the local tools away.
-	if err := e.pool.Remove(testCtx(t, 5*time.Second), router.LocalProviderName); agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
+	if err := e.pool.Remove(testCtx(t, 5*time.Second), localtools.ProviderName); agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
 		t.Errorf("Remove = %v, want ENOTFOUND", err)
 	}
 	if !slices.Contains(e.routerToolNames(""), "greet") {

@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -37,7 +38,7 @@ func childEnv(extra map[string]string, lookup func(string) (string, bool)) []str
 			env = append(env, k+"="+v)
 		}
 	}
-	for _, k := range sortedKeys(extra) {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		env = append(env, k+"="+extra[k])
 	}
 	return env

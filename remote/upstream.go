@@ -50,7 +50,7 @@ type upstream struct {
 	tools    []*mcp.Tool        // exposed tools, names prefixed
 	original map[string]string  // exposed tool name → upstream tool name
 	problems []string
-	catalog  *catalog // resources and prompts registered for this upstream
+	extras   *extras // resources and prompts registered for this upstream
 	onChange func()
 	started  bool
 
@@ -76,7 +76,7 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 		done:         make(chan struct{}),
 		firstAttempt: make(chan struct{}),
 		changed:      make(chan struct{}),
-		catalog:      newCatalog(cfg.Name, p.opts.Registry.Server()),
+		extras:       newExtras(cfg.Name, p.opts.Registry.Server()),
 	}
 	u.st = Status{
 		Name:      cfg.Name,
@@ -201,7 +201,7 @@ func (u *upstream) status() Status {
 	u.mu.Lock()
 	st := u.st
 	st.Tools = len(u.tools)
-	st.Resources, st.ResourceTemplates, st.Prompts = u.catalog.counts()
+	st.Resources, st.ResourceTemplates, st.Prompts = u.extras.counts()
 	st.Problems = slices.Clone(u.problems)
 	u.mu.Unlock()
 	st.Problems = append(st.Problems, u.pool.opts.Registry.Problems()[u.cfg.Name]...)
@@ -252,7 +252,7 @@ func (u *upstream) recordErrorLocked(err error) {
 // replaced, and again, with backoff between failed attempts, until stopped.
 func (u *upstream) run() {
 	defer close(u.done)
-	defer u.catalog.clear()
+	defer u.extras.clear()
 	defer u.firstOnce.Do(func() { close(u.firstAttempt) })
 	failures := 0
 	var waiting []chan struct{} // Refresh calls to answer after the next attempt
@@ -280,7 +280,7 @@ func (u *upstream) run() {
 			if wasUp {
 				// Withdraw what the upstream offered until it is back.
 				u.notifyToolsChanged()
-				u.catalog.clear()
+				u.extras.clear()
 			}
 			timer := time.NewTimer(wait)
 			select {
@@ -341,7 +341,7 @@ func (u *upstream) connect() (*session, error) {
 		u.closeSession(s)
 		return nil, fmt.Errorf("first tools/list: %w", err)
 	}
-	problems = append(problems, u.syncCatalog(ctx, s.cs)...)
+	problems = append(problems, u.syncExtras(ctx, s.cs)...)
 	if logsBySession(s.cs) {
 		// An upstream sends no log messages before logging/setLevel. Ask
 		// for all of them: the calling client's own level decides what
@@ -648,7 +648,7 @@ func (u *upstream) relist(cs *mcp.ClientSession) {
 		u.mu.Unlock()
 		return
 	}
-	problems = append(problems, u.syncCatalog(ctx, cs)...)
+	problems = append(problems, u.syncExtras(ctx, cs)...)
 	u.mu.Lock()
 	u.tools, u.original, u.problems = tools, original, problems
 	u.setStateLocked(StateReady, fmt.Sprintf("connected; %d tools", len(tools)))

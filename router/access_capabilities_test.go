@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -50,8 +51,8 @@ func newCapabilityFixture(t *testing.T, principals map[string]*agentsmcp.Princip
 		f.calls = append(f.calls, c)
 		f.mu.Unlock()
 	}})
-	local := router.NewLocalTools()
-	if err := router.AddSearchTools(local, f.router); err != nil {
+	local := localtools.New()
+	if _, err := router.AddSearchToolsWith(local, f.router, router.SearchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.router.AddProvider(context.Background(), local); err != nil {

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -43,8 +44,8 @@ func newAccessFixture(t *testing.T, access router.AccessOptions) *accessFixture 
 		rawTool("up__a", `{"type":"object","properties":{"q":{"type":"string"}}}`),
 		rawTool("up__b", `{"type":"object"}`),
 	}}
-	local := router.NewLocalTools()
-	if err := router.AddSearchTools(local, f.router); err != nil {
+	local := localtools.New()
+	if _, err := router.AddSearchToolsWith(local, f.router, router.SearchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []agentsmcp.ToolProvider{up, local} {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -82,8 +83,8 @@ func BenchmarkCallTool(b *testing.B) {
 	}
 	b.Run("router", func(b *testing.B) {
 		r := router.New(router.Options{})
-		local := router.NewLocalTools()
-		if err := router.AddLocalTool(local, &mcp.Tool{Name: "echo"}, echo); err != nil {
+		local := localtools.New()
+		if err := localtools.Add(local, &mcp.Tool{Name: "echo"}, echo); err != nil {
 			b.Fatal(err)
 		}
 		if err := r.AddProvider(ctx, local); err != nil {

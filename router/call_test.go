@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -83,8 +84,8 @@ func newCallRouter(t *testing.T) *callRouter {
 		c.records = append(c.records, rec)
 		c.mu.Unlock()
 	}})
-	l := router.NewLocalTools()
-	err := router.AddLocalTool(l, &mcp.Tool{Name: "echo", Description: "Echo text back"},
+	l := localtools.New()
+	err := localtools.Add(l, &mcp.Tool{Name: "echo", Description: "Echo text back"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, *echoOut, error) {
 			return nil, &echoOut{Echo: in.Text}, nil
 		})

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
 // DefaultCatalogSearchLimit is the number of matches [Catalog.SearchTools]
@@ -98,7 +99,7 @@ func (c *Catalog) SearchTools(ctx context.Context, query string, limit int) ([]*
 }
 
 func (c *Catalog) healthOf(source string) string {
-	if source == LocalProviderName || c.health == nil {
+	if source == localtools.ProviderName || c.health == nil {
 		return agentsmcp.HealthReady
 	}
 	if h := c.health(source); h != "" {
@@ -146,5 +147,5 @@ func toolInfo(e *toolEntry, health string) *agentsmcp.ToolInfo {
 
 // outputSchemaJSON is [inputSchemaJSON] for the output schema.
 func outputSchemaJSON(t *mcp.Tool) json.RawMessage {
-	return schemaJSON(t.OutputSchema)
+	return agentsmcp.ToolSchemaJSON(t.OutputSchema)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -23,8 +24,8 @@ const widgetOutputSchema = `{"type":"object","properties":{"deleted":{"type":"in
 // tool, an unannotated one and one that declares destructiveHint false.
 func newCatalogRouter(t *testing.T) (*router.Router, *staticProvider) {
 	t.Helper()
-	l := router.NewLocalTools()
-	err := router.AddLocalTool(l, &mcp.Tool{
+	l := localtools.New()
+	err := localtools.Add(l, &mcp.Tool{
 		Name:        "echo",
 		Description: "Echo text back",
 		Annotations: &mcp.ToolAnnotations{Title: "Echo", ReadOnlyHint: true, IdempotentHint: true},

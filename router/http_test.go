@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -22,8 +23,8 @@ import (
 func newHTTPServer(t testing.TB, opts router.HTTPOptions) (*router.Router, *httptest.Server) {
 	t.Helper()
 	r := router.New(router.Options{Version: "test"})
-	local := router.NewLocalTools()
-	if err := router.AddSearchTools(local, r); err != nil {
+	local := localtools.New()
+	if _, err := router.AddSearchToolsWith(local, r, router.SearchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.AddProvider(context.Background(), local); err != nil {

@@ -11,9 +11,9 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -118,7 +118,7 @@ type toolEntry struct {
 }
 
 // New returns a router with no providers. Add local tools with
-// [NewLocalTools] and [Router.AddProvider].
+// [localtools.New] and [Router.AddProvider].
 func New(opts Options) *Router {
 	logger := opts.Logger
 	if logger == nil {
@@ -255,7 +255,7 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 	seen := map[string]bool{}
 	changed := false
 	for _, t := range listed {
-		if err := checkTool(t); err != nil {
+		if err := agentsmcp.CheckTool(t); err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
@@ -389,7 +389,7 @@ func (r *Router) toolSnapshot() (uint64, []*toolEntry) {
 	for _, e := range r.tools {
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b *toolEntry) int { return compareStrings(a.tool.Name, b.tool.Name) })
+	slices.SortFunc(out, func(a, b *toolEntry) int { return cmp.Compare(a.tool.Name, b.tool.Name) })
 	return r.gen, out
 }
 
@@ -407,50 +407,10 @@ func (r *Router) entry(name string) (*toolEntry, bool) {
 	return e, ok
 }
 
-// checkTool rejects tools the SDK would panic on or clients would refuse.
-func checkTool(t *mcp.Tool) error {
-	if t == nil {
-		return errors.New("nil tool")
-	}
-	if !agentsmcp.ToolNamePattern.MatchString(t.Name) {
-		return fmt.Errorf("tool name %q does not match %s", t.Name, agentsmcp.ToolNamePattern)
-	}
-	raw := inputSchemaJSON(t)
-	var probe struct {
-		Type any `json:"type"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &probe) != nil {
-		return fmt.Errorf("tool %q: input schema is not a JSON object", t.Name)
-	}
-	if probe.Type != "object" {
-		return fmt.Errorf("tool %q: input schema must have \"type\": \"object\" (got %v)", t.Name, probe.Type)
-	}
-	return nil
-}
-
 // inputSchemaJSON returns the tool's input schema as JSON without
 // re-encoding a json.RawMessage, so upstream bytes are what gets compiled.
 func inputSchemaJSON(t *mcp.Tool) json.RawMessage {
-	return schemaJSON(t.InputSchema)
-}
-
-// schemaJSON returns a schema (as an [mcp.Tool] holds it) as JSON, passing
-// json.RawMessage and []byte through unchanged.
-func schemaJSON(schema any) json.RawMessage {
-	switch s := schema.(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
-		return s
-	case []byte:
-		return s
-	default:
-		b, err := json.Marshal(s)
-		if err != nil {
-			return nil
-		}
-		return b
-	}
+	return agentsmcp.ToolSchemaJSON(t.InputSchema)
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -357,8 +358,8 @@ func TestToolsListPaginates(t *testing.T) {
 func TestDrainWaitsForInFlightAndRefusesNew(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{})
-	local := router.NewLocalTools()
-	err := router.AddLocalTool(local, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+	local := localtools.New()
+	err := localtools.Add(local, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 		close(started)
 		<-release
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
@@ -409,8 +410,8 @@ func TestDrainGivesUpAtDeadline(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	started := make(chan struct{})
-	local := router.NewLocalTools()
-	_ = router.AddLocalTool(local, &mcp.Tool{Name: "stuck"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+	local := localtools.New()
+	_ = localtools.Add(local, &mcp.Tool{Name: "stuck"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 		close(started)
 		<-release
 		return nil, nil, nil
@@ -553,8 +554,8 @@ type rawJSONOut struct {
 // would suggest: clients send objects there and validate results by the
 // output schema.
 func TestLocalToolRawJSONFieldsAcceptAnyValue(t *testing.T) {
-	local := router.NewLocalTools()
-	if err := router.AddLocalTool(local, &mcp.Tool{Name: "raw"}, func(_ context.Context, _ *mcp.CallToolRequest, in rawJSONIn) (*mcp.CallToolResult, rawJSONOut, error) {
+	local := localtools.New()
+	if err := localtools.Add(local, &mcp.Tool{Name: "raw"}, func(_ context.Context, _ *mcp.CallToolRequest, in rawJSONIn) (*mcp.CallToolResult, rawJSONOut, error) {
 		return nil, rawJSONOut{Echo: in.Data}, nil
 	}); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -18,7 +19,7 @@ import (
 func ExampleAddSearchToolsWith() {
 	ctx := context.Background()
 	r := router.New(router.Options{})
-	local := router.NewLocalTools()
+	local := localtools.New()
 	idx, err := router.AddSearchToolsWith(local, r, router.SearchOptions{Embedder: embed.Hash{}, QueryTimeout: time.Second})
 	if err != nil {
 		panic(err)
@@ -27,8 +28,8 @@ func ExampleAddSearchToolsWith() {
 	noop := func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
 	}
-	_ = router.AddLocalTool(local, &mcp.Tool{Name: "list_directory", Description: "List the entries of a directory"}, noop)
-	_ = router.AddLocalTool(local, &mcp.Tool{Name: "post_message", Description: "Post a message to a chat channel"}, noop)
+	_ = localtools.Add(local, &mcp.Tool{Name: "list_directory", Description: "List the entries of a directory"}, noop)
+	_ = localtools.Add(local, &mcp.Tool{Name: "post_message", Description: "Post a message to a chat channel"}, noop)
 	if err := r.AddProvider(ctx, local); err != nil {
 		panic(err)
 	}

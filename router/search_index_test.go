@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 )
 
@@ -333,7 +334,7 @@ func TestToolIndexCloseStopsEmbedding(t *testing.T) {
 
 func TestToolIndexScope(t *testing.T) {
 	r, _ := newSmallRouter(t)
-	local := NewLocalTools()
+	local := localtools.New()
 	x, err := AddSearchToolsWith(local, r, SearchOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +362,7 @@ func TestSearchToolsCallWithFailingEmbedder(t *testing.T) {
 	ctx := context.Background()
 	r, _ := newSmallRouter(t)
 	f := &fakeEmbedder{}
-	local := NewLocalTools()
+	local := localtools.New()
 	x, err := AddSearchToolsWith(local, r, SearchOptions{Embedder: f, QueryTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -303,7 +304,7 @@ func (ix *lexicalIndex) rank(terms []queryTerm, p rankParams, queryVec []float32
 			}
 			return 1
 		}
-		return compareStrings(a.doc.match.Name, b.doc.match.Name)
+		return cmp.Compare(a.doc.match.Name, b.doc.match.Name)
 	})
 	return out
 }

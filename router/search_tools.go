@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,22 +63,14 @@ type ToolMatch struct {
 	Why string `json:"why,omitempty"`
 }
 
-// AddSearchTools registers search_tools on l, searching r's catalog with
-// lexical ranking only. It is [AddSearchToolsWith] without an embedder, so it
-// starts no goroutine and needs no Close.
-func AddSearchTools(l *LocalTools, r *Router) error {
-	_, err := AddSearchToolsWith(l, r, SearchOptions{})
-	return err
-}
-
 // AddSearchToolsWith registers search_tools on l, searching r's catalog
 // through a new [ToolIndex] with opts. The caller owns the index and closes
 // it when the router is done (Close stops the background embedding of an
 // index with an embedder; without one it is a no-op). On error no tool is
 // registered and the index is already closed.
-func AddSearchToolsWith(l *LocalTools, r *Router, opts SearchOptions) (*ToolIndex, error) {
+func AddSearchToolsWith(l *localtools.Provider, r *Router, opts SearchOptions) (*ToolIndex, error) {
 	x := NewToolIndex(r, opts)
-	err := AddLocalTool(l, &mcp.Tool{
+	err := localtools.Add(l, &mcp.Tool{
 		Name:        SearchToolsName,
 		Title:       "Search tools",
 		Description: "Search every local and remote tool by what it does. Returns the best matching tools with their source, a relevance score and why they matched.",
@@ -140,7 +133,7 @@ func docOf(e *toolEntry) searchDoc {
 
 // inScope reports whether a tool from source belongs to scope.
 func inScope(scope, source string) bool {
-	local := source == LocalProviderName
+	local := source == localtools.ProviderName
 	return (scope != "local" || local) && (scope != "remote" || !local)
 }
 

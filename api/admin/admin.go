@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/memory/mcptools"
-	"github.com/agents-mcp/agents-mcp/remote"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 )
 
 // Prefix is the path under which [Handler] serves its routes: mount it
@@ -20,29 +18,22 @@ const Prefix = "/admin/v1"
 
 // Recall is the semantic search behind the q parameter of the memory
 // routes: what the query_memory tool uses, so that both answer alike.
-// [*mcptools.Recall] implements it. Each method returns the matches best
-// first and the search mode (mcptools.ModeSemantic, or ModeLexical when it
+// [*recall.Searcher] implements it. Each method returns the matches best
+// first and the search mode (recall.ModeSemantic, or ModeLexical when it
 // fell back to the store's word filter).
 type Recall interface {
-	SimilarLearnings(ctx context.Context, q *mcptools.Query, f agentsmcp.LearningFilter, max int) ([]mcptools.ScoredLearning, string, error)
-	SimilarInsights(ctx context.Context, q *mcptools.Query, f agentsmcp.InsightFilter, max int) ([]mcptools.ScoredInsight, string, error)
-	SimilarPatterns(ctx context.Context, q *mcptools.Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]mcptools.ScoredPattern, string, error)
+	SimilarLearnings(ctx context.Context, q *recall.Query, f agentsmcp.LearningFilter, max int) ([]recall.LearningMatch, string, error)
+	SimilarInsights(ctx context.Context, q *recall.Query, f agentsmcp.InsightFilter, max int) ([]recall.InsightMatch, string, error)
+	SimilarPatterns(ctx context.Context, q *recall.Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]recall.PatternMatch, string, error)
 }
 
-// Upstreams manages the upstream MCP servers. The server passes a
-// [*remote.SharedUpstreams], which keeps additions and removals (of
+// Upstreams manages the upstream MCP servers: the server passes a
+// remote.SharedUpstreams, which keeps additions and removals (of
 // config-file upstreams too) in the store for every replica; a bare
-// [*remote.Pool] serves one process without a store. Add must refuse stdio
+// remote.Pool serves one process without a store. Add must refuse stdio
 // configs on its own too (both do); this package refuses them before
 // calling it.
-type Upstreams interface {
-	Add(ctx context.Context, cfg remote.Config) error
-	Remove(ctx context.Context, name string) error
-	Refresh(ctx context.Context, name string) (remote.Status, error)
-	Status(name string) (remote.Status, bool)
-	Statuses() []remote.Status
-	Tools(ctx context.Context, name string) ([]*mcp.Tool, error)
-}
+type Upstreams = agentsmcp.UpstreamManager
 
 // TaskCanceller stops a task: agents.Executor implements it. Cancel
 // returns the task as it is afterwards; ENOTFOUND for an unknown id.

@@ -26,7 +26,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
-	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -196,7 +196,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 		},
 	}
 	if !o.noRecall {
-		opts.Recall = &mcptools.Recall{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
+		opts.Recall = &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
 	}
 	if o.edit != nil {
 		o.edit(&opts)

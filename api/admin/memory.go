@@ -5,7 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 )
 
 // This file serves what the server remembers: learnings, tool performance,
@@ -13,15 +13,15 @@ import (
 // visibility (agentsmcp.MemoryVisibility): it lists every principal's
 // learnings, insights and patterns, and ?principal= selects one principal's.
 
-// ScoredLearning is a learning as lists return it: with q, Score is its
+// LearningItem is a learning as lists return it: with q, Score is its
 // similarity to the query (0 when the search fell back to words).
-type ScoredLearning struct {
+type LearningItem struct {
 	*agentsmcp.Learning
 	Score *float64 `json:"score,omitempty"`
 }
 
-// ScoredInsight is an insight as lists return it (see [ScoredLearning]).
-type ScoredInsight struct {
+// InsightItem is an insight as lists return it (see [LearningItem]).
+type InsightItem struct {
 	*agentsmcp.Insight
 	Score *float64 `json:"score,omitempty"`
 }
@@ -67,18 +67,18 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		var found []mcptools.ScoredLearning
-		mode := mcptools.ModeLexical
+		var found []recall.LearningMatch
+		mode := recall.ModeLexical
 		if h.opts.Recall != nil {
-			found, mode, err = h.opts.Recall.SimilarLearnings(ctx, mcptools.NewQuery(q), f, pg.want())
+			found, mode, err = h.opts.Recall.SimilarLearnings(ctx, recall.NewQuery(q), f, pg.want())
 		} else {
-			found, err = mcptools.LexicalLearnings(ctx, h.opts.Learnings, q, f, pg.want())
+			found, err = recall.LexicalLearnings(ctx, h.opts.Learnings, q, f, pg.want())
 		}
 		if err != nil {
 			return err
 		}
-		writeRanked(w, pg, found, mode, func(s *mcptools.ScoredLearning) ScoredLearning {
-			return ScoredLearning{Learning: s.Learning, Score: &s.Score}
+		writeRanked(w, pg, found, mode, func(s *recall.LearningMatch) LearningItem {
+			return LearningItem{Learning: s.Learning, Score: &s.Score}
 		})
 		return nil
 	}
@@ -90,9 +90,9 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items := make([]ScoredLearning, len(ls))
+	items := make([]LearningItem, len(ls))
 	for i, l := range ls {
-		items[i] = ScoredLearning{Learning: l}
+		items[i] = LearningItem{Learning: l}
 	}
 	writeJSON(w, http.StatusOK, newPage(items, next, ""))
 	return nil
@@ -178,17 +178,17 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		var found []mcptools.ScoredPattern
-		mode := mcptools.ModeLexical
+		var found []recall.PatternMatch
+		mode := recall.ModeLexical
 		if h.opts.Recall != nil {
-			found, mode, err = h.opts.Recall.SimilarPatterns(ctx, mcptools.NewQuery(q), f, minRate, pg.want())
+			found, mode, err = h.opts.Recall.SimilarPatterns(ctx, recall.NewQuery(q), f, minRate, pg.want())
 		} else {
-			found, err = mcptools.LexicalPatterns(ctx, h.opts.Patterns, q, f, minRate, pg.want())
+			found, err = recall.LexicalPatterns(ctx, h.opts.Patterns, q, f, minRate, pg.want())
 		}
 		if err != nil {
 			return err
 		}
-		writeRanked(w, pg, found, mode, func(s *mcptools.ScoredPattern) PatternItem {
+		writeRanked(w, pg, found, mode, func(s *recall.PatternMatch) PatternItem {
 			return PatternItem{PlanPattern: s.Pattern, SuccessRate: s.Pattern.SuccessRate(), Score: &s.Score}
 		})
 		return nil
@@ -240,18 +240,18 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		var found []mcptools.ScoredInsight
-		mode := mcptools.ModeLexical
+		var found []recall.InsightMatch
+		mode := recall.ModeLexical
 		if h.opts.Recall != nil {
-			found, mode, err = h.opts.Recall.SimilarInsights(ctx, mcptools.NewQuery(q), f, pg.want())
+			found, mode, err = h.opts.Recall.SimilarInsights(ctx, recall.NewQuery(q), f, pg.want())
 		} else {
-			found, err = mcptools.LexicalInsights(ctx, h.opts.Insights, q, f, pg.want())
+			found, err = recall.LexicalInsights(ctx, h.opts.Insights, q, f, pg.want())
 		}
 		if err != nil {
 			return err
 		}
-		writeRanked(w, pg, found, mode, func(s *mcptools.ScoredInsight) ScoredInsight {
-			return ScoredInsight{Insight: s.Insight, Score: &s.Score}
+		writeRanked(w, pg, found, mode, func(s *recall.InsightMatch) InsightItem {
+			return InsightItem{Insight: s.Insight, Score: &s.Score}
 		})
 		return nil
 	}
@@ -263,9 +263,9 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items := make([]ScoredInsight, len(ins))
+	items := make([]InsightItem, len(ins))
 	for i, in := range ins {
-		items[i] = ScoredInsight{Insight: in}
+		items[i] = InsightItem{Insight: in}
 	}
 	writeJSON(w, http.StatusOK, newPage(items, next, ""))
 	return nil

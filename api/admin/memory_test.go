@@ -15,9 +15,9 @@ import (
 )
 
 type learningPage struct {
-	Items []admin.ScoredLearning `json:"items"`
-	Next  string                 `json:"next"`
-	Mode  string                 `json:"mode"`
+	Items []admin.LearningItem `json:"items"`
+	Next  string               `json:"next"`
+	Mode  string               `json:"mode"`
 }
 
 func (e *env) learnings(query string) learningPage {
@@ -321,9 +321,9 @@ func TestInsights(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 	type page struct {
-		Items []admin.ScoredInsight `json:"items"`
-		Next  string                `json:"next"`
-		Mode  string                `json:"mode"`
+		Items []admin.InsightItem `json:"items"`
+		Next  string              `json:"next"`
+		Mode  string              `json:"mode"`
 	}
 	var byType page
 	e.expect(http.StatusOK, request{method: "GET", path: path + "?type=pitfall", as: readOnly}).decode(t, &byType)

@@ -34,8 +34,8 @@ func TestReindexReportsProgress(t *testing.T) {
 	// The index was rebuilt from the store: semantic search finds what
 	// was never drained from the outbox.
 	var found struct {
-		Items []admin.ScoredLearning `json:"items"`
-		Mode  string                 `json:"mode"`
+		Items []admin.LearningItem `json:"items"`
+		Mode  string               `json:"mode"`
 	}
 	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/learnings?q=" + url.QueryEscape("invoices from March"), as: readOnly}).decode(t, &found)
 	if found.Mode != "semantic" || len(found.Items) == 0 || !strings.Contains(found.Items[0].Query, "invoices") {

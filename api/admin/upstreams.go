@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/remote"
 )
 
 // This file serves the upstream MCP servers.
@@ -53,11 +52,11 @@ type ToolFilterInput struct {
 // UpstreamDetail is an upstream's health with the tools it exposes now,
 // under their client-visible names.
 type UpstreamDetail struct {
-	remote.Status
+	agentsmcp.UpstreamStatus
 	ExposedTools []*mcp.Tool `json:"exposedTools"`
 }
 
-var upstreamNameRE = regexp.MustCompile(remote.NamePattern)
+var upstreamNameRE = regexp.MustCompile(agentsmcp.UpstreamNamePattern)
 
 // errStdio explains why the API refuses stdio upstreams.
 var errStdio = invalidf("stdio upstreams cannot be added through the admin API: a stdio upstream runs a command on the server, " +
@@ -65,26 +64,26 @@ var errStdio = invalidf("stdio upstreams cannot be added through the admin API: 
 	"or use transport streamable or sse with an http(s) URL")
 
 // config checks in and turns it into a pool config with defaults.
-func (in *UpstreamInput) config() (remote.Config, error) {
-	if strings.EqualFold(strings.TrimSpace(in.Transport), remote.TransportStdio) || in.Command != "" || len(in.Args) > 0 || len(in.Env) > 0 {
-		return remote.Config{}, errStdio
+func (in *UpstreamInput) config() (agentsmcp.UpstreamConfig, error) {
+	if strings.EqualFold(strings.TrimSpace(in.Transport), agentsmcp.UpstreamStdio) || in.Command != "" || len(in.Args) > 0 || len(in.Env) > 0 {
+		return agentsmcp.UpstreamConfig{}, errStdio
 	}
-	cfg := remote.Config{
+	cfg := agentsmcp.UpstreamConfig{
 		Name: in.Name, Transport: in.Transport, URL: in.URL, Headers: in.Headers,
 		ProtocolVersion: in.ProtocolVersion, MaxConcurrency: in.MaxConcurrency,
 	}
 	switch cfg.Transport {
-	case remote.TransportStreamable, remote.TransportSSE:
+	case agentsmcp.UpstreamStreamable, agentsmcp.UpstreamSSE:
 	case "":
-		return remote.Config{}, invalidf("transport is required: streamable or sse")
+		return agentsmcp.UpstreamConfig{}, invalidf("transport is required: streamable or sse")
 	default:
-		return remote.Config{}, invalidf("transport %q is not one of streamable, sse", agentsmcp.TruncateUTF8(cfg.Transport, 64))
+		return agentsmcp.UpstreamConfig{}, invalidf("transport %q is not one of streamable, sse", agentsmcp.TruncateUTF8(cfg.Transport, 64))
 	}
 	if u, err := url.Parse(in.URL); err == nil && u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
-		return remote.Config{}, invalidf("url: the scheme must be http or https, not %q", agentsmcp.TruncateUTF8(u.Scheme, 32))
+		return agentsmcp.UpstreamConfig{}, invalidf("url: the scheme must be http or https, not %q", agentsmcp.TruncateUTF8(u.Scheme, 32))
 	}
 	if in.Tools != nil {
-		cfg.Tools = remote.ToolFilter{Allow: in.Tools.Allow, Deny: in.Tools.Deny}
+		cfg.Tools = agentsmcp.UpstreamToolFilter{Allow: in.Tools.Allow, Deny: in.Tools.Deny}
 	}
 	for _, d := range []struct {
 		field, value string
@@ -95,12 +94,12 @@ func (in *UpstreamInput) config() (remote.Config, error) {
 		}
 		v, err := time.ParseDuration(d.value)
 		if err != nil || v <= 0 {
-			return remote.Config{}, invalidf("%s %q is not a positive duration such as 30s", d.field, agentsmcp.TruncateUTF8(d.value, 64))
+			return agentsmcp.UpstreamConfig{}, invalidf("%s %q is not a positive duration such as 30s", d.field, agentsmcp.TruncateUTF8(d.value, 64))
 		}
 		*d.into = v
 	}
 	if cfg.MaxConcurrency < 0 {
-		return remote.Config{}, invalidf("maxConcurrency must be positive, got %d", cfg.MaxConcurrency)
+		return agentsmcp.UpstreamConfig{}, invalidf("maxConcurrency must be positive, got %d", cfg.MaxConcurrency)
 	}
 	cfg = cfg.WithDefaults()
 	if problems := cfg.Problems(); len(problems) > 0 {
@@ -108,7 +107,7 @@ func (in *UpstreamInput) config() (remote.Config, error) {
 		for i, p := range problems {
 			msgs[i] = apiFieldName(p.Field) + ": " + p.Message
 		}
-		return remote.Config{}, invalidf("upstream %q: %s", agentsmcp.TruncateUTF8(cfg.Name, 64), strings.Join(msgs, "; "))
+		return agentsmcp.UpstreamConfig{}, invalidf("upstream %q: %s", agentsmcp.TruncateUTF8(cfg.Name, 64), strings.Join(msgs, "; "))
 	}
 	return cfg, nil
 }
@@ -244,7 +243,7 @@ func (h *Handler) getUpstream(w http.ResponseWriter, r *http.Request) error {
 	if tools == nil {
 		tools = []*mcp.Tool{}
 	}
-	writeJSON(w, http.StatusOK, UpstreamDetail{Status: st, ExposedTools: tools})
+	writeJSON(w, http.StatusOK, UpstreamDetail{UpstreamStatus: st, ExposedTools: tools})
 	return nil
 }
 
@@ -287,7 +286,7 @@ func (h *Handler) refreshUpstream(w http.ResponseWriter, r *http.Request) error 
 			return st, ctx.Err()
 		}
 		report(Progress{Stage: "refresh", Done: 1, Total: 1}, fmt.Sprintf("%s: %s, %d tools", name, st.State, st.Tools))
-		if st.State == remote.StateDown {
+		if st.State == agentsmcp.UpstreamDown {
 			return st, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %s is down: %s", name, st.Reason)
 		}
 		return st, nil

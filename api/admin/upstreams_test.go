@@ -97,7 +97,7 @@ func TestUpstreams(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	if detail.State != remote.StateReady || detail.Tools != 1 || !slices.Equal(names, []string{"fx2__echo"}) {
-		t.Fatalf("detail %+v, tools %v", detail.Status, names)
+		t.Fatalf("detail %+v, tools %v", detail.UpstreamStatus, names)
 	}
 	for _, secret := range []string{upstreamToken, customSecret} {
 		if strings.Contains(string(dr.body)+string(r.body), secret) {

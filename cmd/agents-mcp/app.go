@@ -14,8 +14,10 @@ import (
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -25,7 +27,7 @@ import (
 // app is the assembled server, shared by every transport.
 type app struct {
 	router *router.Router
-	local  *router.LocalTools
+	local  *localtools.Provider
 	memory *memory
 	pool   *remote.Pool
 	// egress is the policy of the pool's outbound HTTP; serve tells it
@@ -39,7 +41,7 @@ type app struct {
 	executor *agents.Executor
 	security *security
 	metrics  *telemetry.Metrics
-	recall   *mcptools.Recall
+	recall   *recall.Searcher
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
@@ -134,16 +136,16 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		},
 		Access: sec.routerAccess(),
 	})
-	a.local = router.NewLocalTools()
+	a.local = localtools.New()
 	search, err := router.AddSearchToolsWith(a.local, a.router, router.SearchOptions{Embedder: m.queryEmbedder, Logger: logger})
 	if err != nil {
 		return fail(err)
 	}
 	a.closers = append(a.closers, search.Close)
-	recall := &mcptools.Recall{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger}
-	a.recall = recall
-	memoryTools := &mcptools.Tools{
-		Recall:          recall,
+	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger}
+	a.recall = searcher
+	memoryTools := &mcptools.MemoryTools{
+		Recall:          searcher,
 		ToolPerformance: m.store,
 		Visibility:      cfg.MemoryVisibility,
 		Written:         m.syncer.Notify,
@@ -152,7 +154,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	if err := memoryTools.Register(a.local); err != nil {
 		return fail(err)
 	}
-	executor, err := a.addAgents(cfg, m, recall, search, logger)
+	executor, err := a.addAgents(cfg, m, searcher, search, logger)
 	if err != nil {
 		return fail(err)
 	}

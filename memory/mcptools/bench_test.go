@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -52,13 +54,13 @@ func BenchmarkQueryMemoryLoopback(b *testing.B) {
 	}
 
 	r := router.New(router.Options{})
-	local := router.NewLocalTools()
-	tools := &mcptools.Tools{Recall: &mcptools.Recall{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}, ToolPerformance: db}
+	local := localtools.New()
+	tools := &mcptools.MemoryTools{Recall: &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}, ToolPerformance: db}
 	if err := tools.Register(local); err != nil {
 		b.Fatal(err)
 	}
 	type none struct{}
-	if err := router.AddLocalTool(local, &mcp.Tool{Name: "noop"}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, *none, error) {
+	if err := localtools.Add(local, &mcp.Tool{Name: "noop"}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, *none, error) {
 		return nil, &none{}, nil
 	}); err != nil {
 		b.Fatal(err)

@@ -3,7 +3,6 @@ package mcptools
 import (
 	"context"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -12,12 +11,12 @@ import (
 // Recorder feeds tool performance from observed calls without slowing them
 // down: Record queues a call and returns at once, and Run writes the queue
 // to the store. When the store falls behind by more than the queue holds,
-// calls are counted as dropped rather than delaying callers.
+// calls are dropped rather than delaying callers: tool performance is a
+// statistic, and a lost sample costs less than a slower call.
 type Recorder struct {
-	store   agentsmcp.ToolPerformanceService
-	queue   chan agentsmcp.ToolCall
-	dropped atomic.Int64
-	logger  *slog.Logger
+	store  agentsmcp.ToolPerformanceService
+	queue  chan agentsmcp.ToolCall
+	logger *slog.Logger
 }
 
 // NewRecorder returns a recorder with room for queue pending calls.
@@ -32,13 +31,9 @@ func NewRecorder(store agentsmcp.ToolPerformanceService, queue int, logger *slog
 func (r *Recorder) Record(tool string, d time.Duration, errText string) {
 	select {
 	case r.queue <- agentsmcp.ToolCall{Tool: tool, Duration: d, Error: errText, At: time.Now()}:
-	default:
-		r.dropped.Add(1)
+	default: // the queue is full: dropped (see Recorder)
 	}
 }
-
-// Dropped counts the calls not recorded because the queue was full.
-func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 
 // Run writes queued calls until ctx ends, then writes what is still queued,
 // each write bounded by a timeout so a stalled store cannot hold shutdown.

@@ -1,3 +1,11 @@
+// Package mcptools exposes memory to MCP clients as local tools:
+// query_memory, store_insight, get_similar_tasks, get_successful_plans and
+// get_tool_performance (names in docs/interface.md), over the search of
+// memory/recall, and the recorder that feeds tool performance.
+//
+// Memory is confined per principal (see agentsmcp.MemoryVisibility): the
+// tools read only the records of the caller's principal unless the
+// server's visibility is shared.
 package mcptools
 
 import (
@@ -13,11 +21,12 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/localtools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The tool names, as INTERFACE.md lists them.
+// The tool names, as docs/interface.md lists them.
 const (
 	QueryMemoryName        = "query_memory"
 	StoreInsightName       = "store_insight"
@@ -26,9 +35,9 @@ const (
 	GetToolPerformanceName = "get_tool_performance"
 )
 
-// Tools are the memory tools' dependencies.
-type Tools struct {
-	Recall          *Recall
+// MemoryTools are the memory tools' dependencies.
+type MemoryTools struct {
+	Recall          *recall.Searcher
 	ToolPerformance agentsmcp.ToolPerformanceService
 	// Visibility says whose learnings, insights and plan patterns a caller
 	// reads: under VisibilityPrincipal (and the zero value) only those its
@@ -46,10 +55,10 @@ type Tools struct {
 const MaxResults = 50
 
 // Register adds the memory tools to l.
-func (t *Tools) Register(l *router.LocalTools) error {
+func (t *MemoryTools) Register(l *localtools.Provider) error {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 	return errors.Join(
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:  QueryMemoryName,
 			Title: "Query memory",
 			Description: "Search what agents-mcp remembers by meaning: past tasks (learnings), insights and plan patterns similar to a query, " +
@@ -57,28 +66,28 @@ func (t *Tools) Register(l *router.LocalTools) error {
 			InputSchema: json.RawMessage(queryMemorySchema),
 			Annotations: readOnly,
 		}, t.queryMemory),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        StoreInsightName,
 			Title:       "Store insight",
 			Description: "Record an insight worth reusing (an observation, best practice, pitfall or preference), with what it applies to and how confident you are.",
 			InputSchema: json.RawMessage(storeInsightSchema),
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
 		}, t.storeInsight),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        GetSimilarTasksName,
 			Title:       "Similar past tasks",
 			Description: "Past tasks similar to a request, with their outcome, plan steps, duration, errors and retries.",
 			InputSchema: json.RawMessage(similarTasksSchema),
 			Annotations: readOnly,
 		}, t.similarTasks),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        GetSuccessfulPlansName,
 			Title:       "Successful plans",
 			Description: "Plan patterns (tool sequences) that succeeded for goals similar to the given one, with their success rate and use count.",
 			InputSchema: json.RawMessage(successfulPlansSchema),
 			Annotations: readOnly,
 		}, t.successfulPlans),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{
 			Name:        GetToolPerformanceName,
 			Title:       "Tool performance",
 			Description: "Per-tool call counts, success rate, p50/p95 latency and most common errors; one tool by name, or every tool, most called first.",
@@ -151,7 +160,7 @@ func pageOf(limit int, cursor string, maxOffset int) (page, error) {
 
 // want is how many ranked results the page needs: one more than it shows,
 // to know whether there is a next page.
-func (p page) want() int { return min(p.offset+p.limit+1, maxCandidates) }
+func (p page) want() int { return min(p.offset+p.limit+1, recall.MaxMatches) }
 
 // cut returns the page's window of n items and the next cursor.
 func (p page) cut(n int) (from, to int, next string) {
@@ -191,8 +200,8 @@ type QueryMemoryResult struct {
 	NextCursor string       `json:"nextCursor,omitempty"`
 }
 
-func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a QueryMemoryArgs) (*mcp.CallToolResult, *QueryMemoryResult, error) {
-	p, err := pageOf(a.Limit, a.Cursor, maxCandidates)
+func (t *MemoryTools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a QueryMemoryArgs) (*mcp.CallToolResult, *QueryMemoryResult, error) {
+	p, err := pageOf(a.Limit, a.Cursor, recall.MaxMatches)
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
@@ -200,12 +209,12 @@ func (t *Tools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a Query
 	if len(kinds) == 0 {
 		kinds = []string{agentsmcp.NamespaceLearnings, agentsmcp.NamespaceInsights, agentsmcp.NamespacePatterns}
 	}
-	q := NewQuery(a.Query)
+	q := recall.NewQuery(a.Query)
 	scope := t.Visibility.ReaderScope(ctx)
-	res := &QueryMemoryResult{Mode: ModeSemantic, Items: []MemoryItem{}}
+	res := &QueryMemoryResult{Mode: recall.ModeSemantic, Items: []MemoryItem{}}
 	note := func(mode string) {
-		if mode == ModeLexical {
-			res.Mode = ModeLexical
+		if mode == recall.ModeLexical {
+			res.Mode = recall.ModeLexical
 		}
 	}
 	var items []MemoryItem
@@ -264,7 +273,7 @@ type StoreInsightResult struct {
 	Insight *agentsmcp.Insight `json:"insight"`
 }
 
-func (t *Tools) storeInsight(ctx context.Context, req *mcp.CallToolRequest, a StoreInsightArgs) (*mcp.CallToolResult, *StoreInsightResult, error) {
+func (t *MemoryTools) storeInsight(ctx context.Context, req *mcp.CallToolRequest, a StoreInsightArgs) (*mcp.CallToolResult, *StoreInsightResult, error) {
 	in := &agentsmcp.Insight{
 		Text:       a.Text,
 		Type:       agentsmcp.InsightType(cmp.Or(a.Type, string(agentsmcp.InsightObservation))),
@@ -304,23 +313,23 @@ type SimilarTasksArgs struct {
 
 // SimilarTasksResult is the structured result of get_similar_tasks.
 type SimilarTasksResult struct {
-	Mode       string           `json:"mode"`
-	Tasks      []ScoredLearning `json:"tasks"`
-	NextCursor string           `json:"nextCursor,omitempty"`
+	Mode       string                 `json:"mode"`
+	Tasks      []recall.LearningMatch `json:"tasks"`
+	NextCursor string                 `json:"nextCursor,omitempty"`
 }
 
-func (t *Tools) similarTasks(ctx context.Context, _ *mcp.CallToolRequest, a SimilarTasksArgs) (*mcp.CallToolResult, *SimilarTasksResult, error) {
-	p, err := pageOf(a.Limit, a.Cursor, maxCandidates)
+func (t *MemoryTools) similarTasks(ctx context.Context, _ *mcp.CallToolRequest, a SimilarTasksArgs) (*mcp.CallToolResult, *SimilarTasksResult, error) {
+	p, err := pageOf(a.Limit, a.Cursor, recall.MaxMatches)
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
 	f := agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool, Principal: t.Visibility.ReaderScope(ctx)}
-	ls, mode, err := t.Recall.SimilarLearnings(ctx, NewQuery(a.Query), f, p.want())
+	ls, mode, err := t.Recall.SimilarLearnings(ctx, recall.NewQuery(a.Query), f, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
 	from, to, next := p.cut(len(ls))
-	return nil, &SimilarTasksResult{Mode: mode, Tasks: append([]ScoredLearning{}, ls[from:to]...), NextCursor: next}, nil
+	return nil, &SimilarTasksResult{Mode: mode, Tasks: append([]recall.LearningMatch{}, ls[from:to]...), NextCursor: next}, nil
 }
 
 // SuccessfulPlansArgs are the arguments of get_successful_plans.
@@ -345,13 +354,13 @@ type SuccessfulPlansResult struct {
 	NextCursor string      `json:"nextCursor,omitempty"`
 }
 
-func (t *Tools) successfulPlans(ctx context.Context, _ *mcp.CallToolRequest, a SuccessfulPlansArgs) (*mcp.CallToolResult, *SuccessfulPlansResult, error) {
-	p, err := pageOf(a.Limit, a.Cursor, maxCandidates)
+func (t *MemoryTools) successfulPlans(ctx context.Context, _ *mcp.CallToolRequest, a SuccessfulPlansArgs) (*mcp.CallToolResult, *SuccessfulPlansResult, error) {
+	p, err := pageOf(a.Limit, a.Cursor, recall.MaxMatches)
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
 	f := agentsmcp.PatternFilter{Principal: t.Visibility.ReaderScope(ctx)}
-	ps, mode, err := t.Recall.SimilarPatterns(ctx, NewQuery(a.Goal), f, a.MinSuccessRate, p.want())
+	ps, mode, err := t.Recall.SimilarPatterns(ctx, recall.NewQuery(a.Goal), f, a.MinSuccessRate, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
@@ -370,8 +379,8 @@ type ToolPerformanceArgs struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// ToolStats is one tool's figures as get_tool_performance reports them.
-type ToolStats struct {
+// ToolFigures is one tool's figures as get_tool_performance reports them.
+type ToolFigures struct {
 	Tool         string           `json:"tool"`
 	Calls        int64            `json:"calls"`
 	Errors       int64            `json:"errors"`
@@ -384,31 +393,31 @@ type ToolStats struct {
 
 // ToolPerformanceResult is the structured result of get_tool_performance.
 type ToolPerformanceResult struct {
-	Tools      []ToolStats `json:"tools"`
-	NextCursor string      `json:"nextCursor,omitempty"`
+	Tools      []ToolFigures `json:"tools"`
+	NextCursor string        `json:"nextCursor,omitempty"`
 }
 
-func statsOf(p *agentsmcp.ToolPerformance) ToolStats {
+func statsOf(p *agentsmcp.ToolPerformance) ToolFigures {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	errs := p.CommonErrors
 	if errs == nil {
 		errs = map[string]int64{}
 	}
-	return ToolStats{
+	return ToolFigures{
 		Tool: p.Tool, Calls: p.Calls, Errors: p.Errors, SuccessRate: p.SuccessRate(),
 		P50Ms: ms(p.Percentile(0.5)), P95Ms: ms(p.Percentile(0.95)), CommonErrors: errs, LastCallAt: p.LastCallAt,
 	}
 }
 
-func (t *Tools) toolPerformance(ctx context.Context, _ *mcp.CallToolRequest, a ToolPerformanceArgs) (*mcp.CallToolResult, *ToolPerformanceResult, error) {
+func (t *MemoryTools) toolPerformance(ctx context.Context, _ *mcp.CallToolRequest, a ToolPerformanceArgs) (*mcp.CallToolResult, *ToolPerformanceResult, error) {
 	if a.Tool != "" {
 		perf, err := t.ToolPerformance.FindToolPerformance(ctx, a.Tool)
 		if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
-			return nil, &ToolPerformanceResult{Tools: []ToolStats{}}, nil // never called: no figures
+			return nil, &ToolPerformanceResult{Tools: []ToolFigures{}}, nil // never called: no figures
 		} else if err != nil {
 			return nil, nil, t.fail(err)
 		}
-		return nil, &ToolPerformanceResult{Tools: []ToolStats{statsOf(perf)}}, nil
+		return nil, &ToolPerformanceResult{Tools: []ToolFigures{statsOf(perf)}}, nil
 	}
 	p, err := pageOf(a.Limit, a.Cursor, math.MaxInt)
 	if err != nil {
@@ -419,7 +428,7 @@ func (t *Tools) toolPerformance(ctx context.Context, _ *mcp.CallToolRequest, a T
 		return nil, nil, t.fail(err)
 	}
 	from, to, next := p.cut(len(all))
-	res := &ToolPerformanceResult{Tools: []ToolStats{}, NextCursor: next}
+	res := &ToolPerformanceResult{Tools: []ToolFigures{}, NextCursor: next}
 	for _, perf := range all[from:to] {
 		res.Tools = append(res.Tools, statsOf(perf))
 	}
@@ -429,7 +438,7 @@ func (t *Tools) toolPerformance(ctx context.Context, _ *mcp.CallToolRequest, a T
 // fail turns err into the tool's error result text: the message of an
 // application error (invalid input, a store that is unavailable), and a
 // generic text for anything else, which is logged instead of shown.
-func (t *Tools) fail(err error) error {
+func (t *MemoryTools) fail(err error) error {
 	code := agentsmcp.ErrorCode(err)
 	if code == agentsmcp.EINTERNAL && t.Logger != nil {
 		t.Logger.Error("memory tool failed", "err", err)

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -62,15 +64,15 @@ func newEnvWith(t *testing.T, visibility agentsmcp.MemoryVisibility) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := &mcptools.Tools{
-		Recall: &mcptools.Recall{Index: index, Embedder: e.embedder, Learnings: db, Insights: db, Patterns: db,
+	tools := &mcptools.MemoryTools{
+		Recall: &recall.Searcher{Index: index, Embedder: e.embedder, Learnings: db, Insights: db, Patterns: db,
 			QueryTimeout: 100 * time.Millisecond},
 		ToolPerformance: db,
 		Visibility:      visibility,
 	}
 	r := router.New(router.Options{})
 	e.router = r
-	local := router.NewLocalTools()
+	local := localtools.New()
 	if err := tools.Register(local); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func TestStoreInsightThenQueryMemory(t *testing.T) {
 	if msg := e.call(t, mcptools.QueryMemoryName, map[string]any{"query": "searching files in a large directory tree is slow", "kinds": []string{"insights"}}, &got); msg != "" {
 		t.Fatal(msg)
 	}
-	if got.Mode != mcptools.ModeSemantic || len(got.Items) != 2 || got.Items[0].ID != in.ID || got.Items[0].Insight.Text != in.Text {
+	if got.Mode != recall.ModeSemantic || len(got.Items) != 2 || got.Items[0].ID != in.ID || got.Items[0].Insight.Text != in.Text {
 		t.Fatalf("query_memory = %+v, want the pitfall first, semantically", got)
 	}
 	if got.Items[0].Score <= got.Items[1].Score {
@@ -260,7 +262,7 @@ func TestHungEmbedderFallsBackToWords(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("fallback took %v; the query timeout is 100ms", time.Since(start))
 	}
-	if got.Mode != mcptools.ModeLexical || len(got.Tasks) != 1 || got.Tasks[0].Learning.Outcome != agentsmcp.OutcomeFailure {
+	if got.Mode != recall.ModeLexical || len(got.Tasks) != 1 || got.Tasks[0].Learning.Outcome != agentsmcp.OutcomeFailure {
 		t.Fatalf("get_similar_tasks with a hung embedder = %+v, want the lexical match", got)
 	}
 	// One query over every kind waits for the embedder once, not per kind.
@@ -269,7 +271,7 @@ func TestHungEmbedderFallsBackToWords(t *testing.T) {
 	if msg := e.call(t, mcptools.QueryMemoryName, map[string]any{"query": "billing"}, &all); msg != "" {
 		t.Fatal(msg)
 	}
-	if n := e.embedder.calls.Load(); n != 1 || all.Mode != mcptools.ModeLexical || len(all.Items) != 1 {
+	if n := e.embedder.calls.Load(); n != 1 || all.Mode != recall.ModeLexical || len(all.Items) != 1 {
 		t.Errorf("query_memory over three kinds: %d embedder calls, mode %q, %d items; want 1 call and the lexical match", n, all.Mode, len(all.Items))
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -104,13 +105,13 @@ func TestMemoryIsConfinedToThePrincipal(t *testing.T) {
 		{agentsmcp.VisibilityPrincipal, false},
 		{agentsmcp.VisibilityShared, true},
 	} {
-		for _, mode := range []string{mcptools.ModeSemantic, mcptools.ModeLexical} {
+		for _, mode := range []string{recall.ModeSemantic, recall.ModeLexical} {
 			t.Run(fmt.Sprintf("%s/%s", cmpOr(string(tt.visibility), "zero"), mode), func(t *testing.T) {
 				e := newEnvWith(t, tt.visibility)
 				ins, lrn, pat := aliceMemory(t, e)
 				all := []string{ins, lrn, pat}
 				slices.Sort(all)
-				e.embedder.hang.Store(mode == mcptools.ModeLexical)
+				e.embedder.hang.Store(mode == recall.ModeLexical)
 
 				got, modes := seen(t, e, alice)
 				if !slices.Equal(got, all) {
@@ -177,7 +178,7 @@ func TestConfinedSemanticSearchLooksPastOtherPrincipals(t *testing.T) {
 	e.drain(t)
 	var qm mcptools.QueryMemoryResult
 	e.callAs(t, alice, mcptools.QueryMemoryName, map[string]any{"query": text, "kinds": []string{"insights"}}, &qm)
-	if qm.Mode != mcptools.ModeSemantic || len(qm.Items) != 1 || qm.Items[0].ID != mine.ID {
+	if qm.Mode != recall.ModeSemantic || len(qm.Items) != 1 || qm.Items[0].ID != mine.ID {
 		t.Errorf("alice's search = %s %+v, want only her insight %s", qm.Mode, qm.Items, mine.ID)
 	}
 	e.callAs(t, bob, mcptools.QueryMemoryName, map[string]any{"query": text, "kinds": []string{"insights"}, "limit": 50}, &qm)

@@ -1,8 +1,8 @@
 // Package mongo implements the memory services of the root package
 // ([agentsmcp.InsightService], [agentsmcp.LearningService],
 // [agentsmcp.ToolPerformanceService], [agentsmcp.PatternService]) and the
-// agents' ([agentsmcp.CatalogService], [agentsmcp.ThoughtService],
-// [agentsmcp.PlanService], [agentsmcp.TaskService]) on
+// agents' ([agentsmcp.ThoughtService], [agentsmcp.PlanService],
+// [agentsmcp.TaskService]) on
 // MongoDB, the production store selected by MONGODB_URI. A [*DB] is every
 // service, like memory/sqlite's, and both pass memory/storetest.
 //
@@ -32,7 +32,6 @@
 //	tool_performance  one document per tool, _id = the tool name
 //	plan_patterns     one document per (goal, steps), _id = a hash of both
 //	vector_outbox     one document per pending [agentsmcp.OutboxEntry], _id = its Key
-//	catalog_tools     one document per [agentsmcp.CatalogTool], _id = its Name
 //	thoughts          one document per [agentsmcp.Thought], _id = its ID
 //	plans             one document per [agentsmcp.Plan], _id = its ID
 //	tasks             one document per [agentsmcp.Task], _id = its ID
@@ -80,7 +79,6 @@ const (
 	colPatterns   = "plan_patterns"
 	colSchemaMeta = "schema_meta"
 	colOutbox     = "vector_outbox"
-	colCatalog    = "catalog_tools"
 	colThoughts   = "thoughts"
 	colPlans      = "plans"
 	colTasks      = "tasks"
@@ -104,7 +102,6 @@ var (
 	_ agentsmcp.LearningService        = (*DB)(nil)
 	_ agentsmcp.ToolPerformanceService = (*DB)(nil)
 	_ agentsmcp.PatternService         = (*DB)(nil)
-	_ agentsmcp.CatalogService         = (*DB)(nil)
 	_ agentsmcp.ThoughtService         = (*DB)(nil)
 	_ agentsmcp.PlanService            = (*DB)(nil)
 	_ agentsmcp.TaskService            = (*DB)(nil)

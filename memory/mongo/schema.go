@@ -35,8 +35,10 @@ var migrations = []migration{
 	// their indexes (ensureIndexes) or their first document, so there is
 	// nothing to transform.
 	{version: 1, name: "initial layout", up: func(context.Context, *mongo.Database) error { return nil }},
-	// Version 2 adds the agents' collections (catalog_tools, thoughts,
-	// plans, tasks), created with their indexes; nothing to transform. It
+	// Version 2 adds the agents' collections (thoughts, plans, tasks,
+	// and catalog_tools, which no code uses any more and which databases of
+	// that time may still hold, empty), created with their indexes;
+	// nothing to transform. It
 	// keeps binaries that do not know them from writing to the database.
 	{version: 2, name: "agents: catalog, thoughts, plans, tasks", up: func(context.Context, *mongo.Database) error { return nil }},
 	// Version 3 adds audit_entries, created with its indexes; nothing to
@@ -149,9 +151,6 @@ var indexes = []index{
 	{colPatterns, "successes_id", bson.D{{Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
 	{colPatterns, "principal_successes_id", bson.D{{Key: "principal", Value: 1}, {Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
 	{colPatterns, "words_successes_id", bson.D{{Key: "words", Value: 1}, {Key: "successes", Value: -1}, {Key: "_id", Value: -1}}},
-
-	// The catalog is read by name (_id), or by source then name.
-	{colCatalog, "source_id", bson.D{{Key: "source", Value: 1}, {Key: "_id", Value: 1}}},
 
 	{colThoughts, "createdAt_id", bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colThoughts, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},

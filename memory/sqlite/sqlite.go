@@ -4,8 +4,8 @@
 // A [*DB] implements every memory service of the root package
 // ([agentsmcp.InsightService], [agentsmcp.LearningService],
 // [agentsmcp.ToolPerformanceService], [agentsmcp.PatternService]), the
-// agents' services ([agentsmcp.CatalogService], [agentsmcp.ThoughtService],
-// [agentsmcp.PlanService], [agentsmcp.TaskService]), and passes the shared
+// agents' services ([agentsmcp.ThoughtService], [agentsmcp.PlanService],
+// [agentsmcp.TaskService]), and passes the shared
 // behavioural suite, memory/storetest.
 //
 // # Connections
@@ -57,7 +57,7 @@ var writeStatements = []string{
 	insertLearningSQL, insertLearningToolSQL, insertLearningUpstreamSQL,
 	recordCallSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL, selectWeightEpochSQL, recordWeightSQL,
 	recordPatternUseSQL,
-	deleteCatalogSourceSQL, upsertCatalogToolSQL, insertThoughtSQL, insertPlanSQL,
+	insertThoughtSQL, insertPlanSQL,
 	insertTaskSQL, updateTaskSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL,
 	enqueueOutboxSQL, claimOutboxSQL, ackOutboxSQL, retryOutboxSQL,
 }
@@ -68,7 +68,6 @@ var (
 	_ agentsmcp.LearningService        = (*DB)(nil)
 	_ agentsmcp.ToolPerformanceService = (*DB)(nil)
 	_ agentsmcp.PatternService         = (*DB)(nil)
-	_ agentsmcp.CatalogService         = (*DB)(nil)
 	_ agentsmcp.ThoughtService         = (*DB)(nil)
 	_ agentsmcp.PlanService            = (*DB)(nil)
 	_ agentsmcp.TaskService            = (*DB)(nil)

@@ -42,7 +42,7 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Services {
 		db := openTest(t)
 		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db, Outbox: db,
-			Catalog: db, Thoughts: db, Plans: db, Tasks: db, TaskCounts: db, Audit: db, Upstreams: db}
+			Thoughts: db, Plans: db, Tasks: db, TaskCounts: db, Audit: db, Upstreams: db}
 	})
 }
 
@@ -516,7 +516,7 @@ func TestQueryPlans(t *testing.T) {
 		plan{"tool errors all", selectToolErrorsSQL + " ORDER BY tool, count DESC, last_at DESC, class", nil, []string{"tool_errors_rank"}, false},
 		plan{"trim errors", trimErrorsSQL, []any{"x", 3}, []string{"tool_errors_rank (tool=?)"}, false},
 	)
-	// The agents' data: catalog, thoughts, plans, tasks.
+	// The agents' data: thoughts, plans, tasks.
 	for _, cur := range []bool{false, true} {
 		pick := func(kind string) string {
 			if cur {
@@ -547,29 +547,8 @@ func TestQueryPlans(t *testing.T) {
 		list("tasks plan"+name, kq, true, err, false, keyed("SEARCH t USING INDEX tasks_plan_created (plan_id=?"))
 		kq, err = taskQuery(agentsmcp.TaskFilter{PlanID: "x", Status: agentsmcp.TaskRunning, Cursor: pick(taskCursor)})
 		list("tasks plan status"+name, kq, true, err, false, keyed("SEARCH t USING INDEX tasks_plan_created (plan_id=?"))
-
-		nameCursor := ""
-		if cur {
-			nameCursor = encodeNameCursor("tool")
-		}
-		for _, f := range []agentsmcp.CatalogFilter{{Cursor: nameCursor}, {Source: "s", Cursor: nameCursor}} {
-			q, args, err := catalogQuery(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := "sqlite_autoindex_catalog_tools_1"
-			if f.Source != "" {
-				want = "SEARCH c USING INDEX catalog_tools_source (source=?"
-				if cur {
-					want += " AND name>?)"
-				}
-			}
-			plans = append(plans, plan{fmt.Sprintf("catalog %+v", f), q, append(args, 21), []string{want}, false})
-		}
 	}
 	plans = append(plans,
-		plan{"catalog tool by name", findCatalogToolSQL, []any{"x"}, []string{"SEARCH c USING INDEX sqlite_autoindex_catalog_tools_1 (name=?)"}, false},
-		plan{"delete catalog source", deleteCatalogSourceSQL, []any{"x"}, []string{"SEARCH catalog_tools USING INDEX catalog_tools_source (source=?)"}, false},
 		plan{"thought by id", findThoughtByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_thoughts_1 (id=?)"}, false},
 		plan{"plan by id", findPlanByIDSQL, []any{"x"}, []string{"SEARCH p USING INDEX sqlite_autoindex_plans_1 (id=?)"}, false},
 		plan{"task by id", findTaskByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},

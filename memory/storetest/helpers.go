@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -184,5 +186,43 @@ func checkTextCases(t *testing.T, ordered bool, find func(text string) ([]string
 		if strings.Join(got, "\n") != strings.Join(want, "\n") || len(got) != len(want) {
 			t.Errorf("text %q found %q, want %q", tc.text, got, want)
 		}
+	}
+}
+
+// checkRaw compares JSON byte for byte: stores keep it verbatim. Nil and
+// empty are alike.
+func checkRaw(t *testing.T, what string, got, want json.RawMessage) {
+	t.Helper()
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s = %q, want %q (verbatim)", what, got, want)
+	}
+}
+
+// checkTimeOrZero is checkTime, except that a zero want needs a zero got.
+func checkTimeOrZero(t *testing.T, what string, got, want time.Time) {
+	t.Helper()
+	if want.IsZero() {
+		if !got.IsZero() {
+			t.Errorf("%s = %v, want the zero time", what, got)
+		}
+		return
+	}
+	checkTime(t, what, got, want)
+}
+
+// sameJSON compares the JSON forms of got and want, for the fields that
+// checkRaw and checkTime do not cover.
+func sameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if !bytes.Equal(g, w) {
+		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
 	}
 }

@@ -3,7 +3,7 @@
 // on FerretDB). A store is correct when Run passes against it.
 //
 // The suite checks the contracts written in the root package's doc comments
-// (memory.go, catalog.go, plan.go, task.go, audit.go, upstream.go), and
+// (memory.go, plan.go, task.go, audit.go, upstream.go), and
 // nothing a store may choose freely. In particular it does
 // not decide whether a text word also matches as a prefix or substring of a
 // stored word, and it checks common-error trimming only with errors recorded
@@ -25,7 +25,6 @@ type Services struct {
 	Learnings       agentsmcp.LearningService
 	ToolPerformance agentsmcp.ToolPerformanceService
 	Patterns        agentsmcp.PatternService
-	Catalog         agentsmcp.CatalogService
 	Thoughts        agentsmcp.ThoughtService
 	Plans           agentsmcp.PlanService
 	Tasks           agentsmcp.TaskService

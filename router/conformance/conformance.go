@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -19,7 +20,7 @@ const watchedResourceURI = "test://watched-resource"
 
 // Register adds the fixtures to r (tools through the local provider l). The
 // watched resource announces an update every 3 seconds until ctx ends.
-func Register(ctx context.Context, r *router.Router, l *router.LocalTools) error {
+func Register(ctx context.Context, r *router.Router, l *localtools.Provider) error {
 	if err := registerTools(l); err != nil {
 		return err
 	}
@@ -30,7 +31,7 @@ func Register(ctx context.Context, r *router.Router, l *router.LocalTools) error
 	return nil
 }
 
-func registerTools(l *router.LocalTools) error {
+func registerTools(l *localtools.Provider) error {
 	type simple struct {
 		name, desc string
 		h          mcp.ToolHandlerFor[any, any]
@@ -48,14 +49,14 @@ func registerTools(l *router.LocalTools) error {
 		{"test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330", testElicitationEnumsHandler},
 		{"test_reconnection", "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and send the result after client reconnects.", testReconnectionHandler},
 	} {
-		if err := router.AddLocalTool(l, &mcp.Tool{Name: t.name, Description: t.desc}, t.h); err != nil {
+		if err := localtools.Add(l, &mcp.Tool{Name: t.name, Description: t.desc}, t.h); err != nil {
 			return err
 		}
 	}
 	errs := []error{
-		router.AddLocalTool(l, &mcp.Tool{Name: "test_sampling", Description: "Tests server-initiated sampling (LLM completion request)"}, testSamplingHandler),
-		router.AddLocalTool(l, &mcp.Tool{Name: "test_elicitation", Description: "Tests server-initiated elicitation (user input request)"}, testElicitationHandler),
-		router.AddLocalTool(l, &mcp.Tool{
+		localtools.Add(l, &mcp.Tool{Name: "test_sampling", Description: "Tests server-initiated sampling (LLM completion request)"}, testSamplingHandler),
+		localtools.Add(l, &mcp.Tool{Name: "test_elicitation", Description: "Tests server-initiated elicitation (user input request)"}, testElicitationHandler),
+		localtools.Add(l, &mcp.Tool{
 			Name:        "json_schema_2020_12_tool",
 			Description: "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)",
 			InputSchema: json.RawMessage(jsonSchema202012),

@@ -1,6 +1,16 @@
-package router
+// Package localtools is the [agentsmcp.ToolProvider] of the tools
+// implemented in this process: search_tools, the memory tools, the agents'
+// tools and the conformance fixtures register here, and cmd/agents-mcp adds
+// the provider to the router.
+//
+// It is a leaf package (the root and go-sdk's types only), as the remote
+// package publishes upstreams through its own small Registry interface: a
+// package that offers MCP tools imports localtools, never the router and
+// its transports.
+package localtools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,15 +21,19 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// LocalProviderName is the provider name of the tools of this process.
-const LocalProviderName = "local"
+// ProviderName is the provider name of the tools of this process, the
+// source the router and the agents' catalog report for them.
+const ProviderName = "local"
 
-// LocalTools is the [agentsmcp.ToolProvider] of the tools implemented in this
-// process. Packages register their tools with [AddLocalTool]; tools may be
-// added and removed at any time and the router follows.
-type LocalTools struct {
+// Provider is the [agentsmcp.ToolProvider] of the tools implemented in this
+// process. Packages register their tools with [Add]; tools may be added and
+// removed at any time, and the router follows through
+// [agentsmcp.ToolChangeNotifier].
+type Provider struct {
 	mu       sync.RWMutex
 	tools    map[string]*localTool
 	onChange func()
@@ -30,28 +44,33 @@ type localTool struct {
 	handler mcp.ToolHandler
 }
 
-// NewLocalTools returns an empty local provider.
-func NewLocalTools() *LocalTools {
-	return &LocalTools{tools: map[string]*localTool{}}
+var (
+	_ agentsmcp.ToolProvider       = (*Provider)(nil)
+	_ agentsmcp.ToolChangeNotifier = (*Provider)(nil)
+)
+
+// New returns an empty local provider.
+func New() *Provider {
+	return &Provider{tools: map[string]*localTool{}}
 }
 
 // Name implements agentsmcp.ToolProvider.
-func (l *LocalTools) Name() string { return LocalProviderName }
+func (l *Provider) Name() string { return ProviderName }
 
 // Tools implements agentsmcp.ToolProvider.
-func (l *LocalTools) Tools(context.Context) ([]*mcp.Tool, error) {
+func (l *Provider) Tools(context.Context) ([]*mcp.Tool, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	out := make([]*mcp.Tool, 0, len(l.tools))
 	for _, t := range l.tools {
 		out = append(out, t.tool)
 	}
-	slices.SortFunc(out, func(a, b *mcp.Tool) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *mcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // CallTool implements agentsmcp.ToolProvider.
-func (l *LocalTools) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (l *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	l.mu.RLock()
 	t, ok := l.tools[req.Params.Name]
 	l.mu.RUnlock()
@@ -62,14 +81,14 @@ func (l *LocalTools) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 }
 
 // OnToolsChanged implements agentsmcp.ToolChangeNotifier.
-func (l *LocalTools) OnToolsChanged(f func()) {
+func (l *Provider) OnToolsChanged(f func()) {
 	l.mu.Lock()
 	l.onChange = f
 	l.mu.Unlock()
 }
 
 // Remove unregisters local tools by name.
-func (l *LocalTools) Remove(names ...string) {
+func (l *Provider) Remove(names ...string) {
 	l.mu.Lock()
 	for _, n := range names {
 		delete(l.tools, n)
@@ -81,7 +100,7 @@ func (l *LocalTools) Remove(names ...string) {
 	}
 }
 
-func (l *LocalTools) add(t *mcp.Tool, h mcp.ToolHandler) {
+func (l *Provider) add(t *mcp.Tool, h mcp.ToolHandler) {
 	l.mu.Lock()
 	l.tools[t.Name] = &localTool{tool: t, handler: h}
 	f := l.onChange
@@ -91,15 +110,17 @@ func (l *LocalTools) add(t *mcp.Tool, h mcp.ToolHandler) {
 	}
 }
 
-// AddLocalTool registers a typed local tool, in the idiom of go-sdk's
-// [mcp.AddTool]: when t has no InputSchema (or OutputSchema, for a non-any
-// Out) it is inferred from In (Out). The router validates arguments against
-// the input schema before h runs, so h receives a decoded, valid In.
+// Add registers a typed local tool, in the idiom of go-sdk's [mcp.AddTool]:
+// when t has no InputSchema (or OutputSchema, for a non-any Out) it is
+// inferred from In (Out). The router validates arguments against the input
+// schema before h runs, so h receives a decoded, valid In. A tool the
+// router would refuse ([agentsmcp.CheckTool]) is an error, and nothing is
+// registered.
 //
 // An error returned by h becomes a result with isError set and the error's
 // text, except a *jsonrpc.Error, which becomes a protocol error. A non-nil
 // Out is sent as structuredContent, and as JSON text when h set no content.
-func AddLocalTool[In, Out any](l *LocalTools, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
+func Add[In, Out any](l *Provider, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
 	tt := *t
 	if tt.InputSchema == nil {
 		if reflect.TypeFor[In]() == reflect.TypeFor[any]() {
@@ -119,7 +140,7 @@ func AddLocalTool[In, Out any](l *LocalTools, t *mcp.Tool, h mcp.ToolHandlerFor[
 		}
 		tt.OutputSchema = s
 	}
-	if err := checkTool(&tt); err != nil {
+	if err := agentsmcp.CheckTool(&tt); err != nil {
 		return err
 	}
 	l.add(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -155,7 +176,7 @@ func AddLocalTool[In, Out any](l *LocalTools, t *mcp.Tool, h mcp.ToolHandlerFor[
 }
 
 // schemaFor infers a schema from T, looking through a pointer: MCP requires
-// object schemas, and a *T result is never sent as null (see AddLocalTool).
+// object schemas, and a *T result is never sent as null (see Add).
 func schemaFor[T any]() (json.RawMessage, error) {
 	t := reflect.TypeFor[T]()
 	if t.Kind() == reflect.Pointer {
@@ -170,12 +191,6 @@ func schemaFor[T any]() (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }

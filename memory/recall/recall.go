@@ -1,23 +1,26 @@
-// Package mcptools exposes memory to MCP clients as local tools of the
-// router: query_memory, store_insight, get_similar_tasks,
-// get_successful_plans and get_tool_performance (names in INTERFACE.md).
+// Package recall answers "what do we remember that resembles this text"
+// over the memory store and the vector index, for the memory MCP tools
+// (memory/mcptools), the admin API's q parameter and the agents. It has no
+// MCP or HTTP imports: its callers are the faces.
 //
-// Semantic search embeds the query and asks the vector index for the
-// nearest documents, then reads each match from the store, which is the
-// source of truth: a match whose document is gone is skipped, and every
-// field returned is the stored one. The index is fed asynchronously by
-// memory/vectorsync, so a document stored a moment ago may not be found by
-// meaning yet (typically well under a second). When the embedder or the
-// index fails, search falls back to the store's word filter and says so in
-// the result's mode, rather than failing the call.
+// [Searcher] is the search. Semantic search embeds the query and asks the
+// vector index for the nearest documents, then reads each match from the
+// store, which is the source of truth: a match whose document is gone is
+// skipped, and every field returned is the stored one. The index is fed
+// asynchronously by memory/vectorsync, so a document stored a moment ago
+// may not be found by meaning yet (typically well under a second). When the
+// embedder or the index fails, search falls back to the store's word filter
+// and says so in the result's mode, rather than failing the call.
 //
-// Memory is confined per principal (see agentsmcp.MemoryVisibility): the
-// tools read only the records of the caller's principal unless the
-// server's visibility is shared. A filter's Principal confines Recall's
-// searches too, and a semantic match is kept only when the stored record,
-// not the index, says it belongs to that principal, so a record of another
-// principal never comes back, whatever the index holds.
-package mcptools
+// A filter's Principal confines a search (see agentsmcp.MemoryVisibility),
+// and a semantic match is kept only when the stored record, not the index,
+// says it belongs to that principal, so a record of another principal never
+// comes back, whatever the index holds.
+//
+// [AgentMemory] is the agents' policy over it: what the thought agent and
+// the planner read before they think and plan, with its timeouts, limits
+// and the success-rate floor of reused plans.
+package recall
 
 import (
 	"cmp"
@@ -30,8 +33,9 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// Recall answers "what do we remember that resembles this text".
-type Recall struct {
+// Searcher answers "what do we remember that resembles this text". Its
+// services are required; Logger may be nil.
+type Searcher struct {
 	Index     agentsmcp.VectorIndex
 	Embedder  agentsmcp.Embedder
 	Learnings agentsmcp.LearningService
@@ -49,9 +53,13 @@ const (
 	ModeLexical  = "lexical"  // the embedder or index failed: store word filter, newest first
 )
 
+// MaxMatches bounds the matches of one search: how many nearest neighbours
+// it reads, and so the results a caller can page through.
+const MaxMatches = agentsmcp.MaxPageSize
+
 // maxCandidates bounds how many nearest neighbours one search reads; pages
 // of results are cut from them.
-const maxCandidates = agentsmcp.MaxPageSize
+const maxCandidates = MaxMatches
 
 // maxConfinedCandidates bounds the nearest neighbours a search confined to
 // one principal asks the index for. The index does not know principals, so
@@ -72,7 +80,7 @@ type Query struct {
 // NewQuery returns a query for text.
 func NewQuery(text string) *Query { return &Query{Text: text} }
 
-func (r *Recall) timeout() time.Duration {
+func (r *Searcher) timeout() time.Duration {
 	if r.QueryTimeout <= 0 {
 		return 5 * time.Second
 	}
@@ -82,7 +90,7 @@ func (r *Recall) timeout() time.Duration {
 // embed returns q's vector, embedding it on first use within QueryTimeout;
 // a failure is remembered too, so a failing embedder costs one timeout per
 // call, not one per kind.
-func (r *Recall) embed(ctx context.Context, q *Query) ([]float32, error) {
+func (r *Searcher) embed(ctx context.Context, q *Query) ([]float32, error) {
 	if q.embedded {
 		return q.vector, q.err
 	}
@@ -116,7 +124,7 @@ type hit[T any] struct {
 // found fewer than max and the index may hold more. An error from the
 // embedder or the index means semantic search is unavailable; the caller
 // falls back to the store's word filter.
-func nearest[T any](ctx context.Context, r *Recall, namespace string, q *Query, filter map[string]string, max int, confined bool,
+func nearest[T any](ctx context.Context, r *Searcher, namespace string, q *Query, filter map[string]string, max int, confined bool,
 	load func(context.Context, string) (T, error), keep func(T) bool) ([]hit[T], error) {
 	vec, err := r.embed(ctx, q)
 	if err != nil {
@@ -172,15 +180,16 @@ func semanticFailed(err error) bool {
 	return err != nil && !errors.As(err, &se)
 }
 
-func (r *Recall) logFallback(what string, err error) {
+func (r *Searcher) logFallback(what string, err error) {
 	if r.Logger != nil {
 		r.Logger.Warn("semantic search unavailable; answering from word filters", "search", what, "err", err)
 	}
 }
 
-// ScoredLearning is a learning with its similarity to the query (0 in
-// lexical mode).
-type ScoredLearning struct {
+// LearningMatch is a learning with its similarity to the query (0 in
+// lexical mode). Its JSON is an item of get_similar_tasks (the memory
+// tools serve it as it is: see docs/interface.md).
+type LearningMatch struct {
 	Score    float64             `json:"score"`
 	Learning *agentsmcp.Learning `json:"learning"`
 }
@@ -188,7 +197,7 @@ type ScoredLearning struct {
 // SimilarLearnings returns up to max learnings most similar to q that
 // match f (its Text, Cursor and Limit are ignored), best first. A Principal
 // in f confines the search to that principal's learnings.
-func (r *Recall) SimilarLearnings(ctx context.Context, q *Query, f agentsmcp.LearningFilter, max int) ([]ScoredLearning, string, error) {
+func (r *Searcher) SimilarLearnings(ctx context.Context, q *Query, f agentsmcp.LearningFilter, max int) ([]LearningMatch, string, error) {
 	var filter map[string]string
 	if f.Outcome != "" {
 		filter = map[string]string{"outcome": string(f.Outcome)}
@@ -205,9 +214,9 @@ func (r *Recall) SimilarLearnings(ctx context.Context, q *Query, f agentsmcp.Lea
 	} else if err != nil {
 		return nil, "", err
 	}
-	out := make([]ScoredLearning, len(hits))
+	out := make([]LearningMatch, len(hits))
 	for i, h := range hits {
-		out[i] = ScoredLearning{Score: h.score, Learning: h.doc}
+		out[i] = LearningMatch{Score: h.score, Learning: h.doc}
 	}
 	return out, ModeSemantic, nil
 }
@@ -225,8 +234,8 @@ func matchesLearning(l *agentsmcp.Learning, f agentsmcp.LearningFilter) bool {
 	return true
 }
 
-// ScoredInsight is an insight with its similarity to the query.
-type ScoredInsight struct {
+// InsightMatch is an insight with its similarity to the query.
+type InsightMatch struct {
 	Score   float64            `json:"score"`
 	Insight *agentsmcp.Insight `json:"insight"`
 }
@@ -234,7 +243,7 @@ type ScoredInsight struct {
 // SimilarInsights returns up to max insights most similar to q that match
 // f (Text, Cursor and Limit ignored), best first. A Principal in f confines
 // the search to that principal's insights.
-func (r *Recall) SimilarInsights(ctx context.Context, q *Query, f agentsmcp.InsightFilter, max int) ([]ScoredInsight, string, error) {
+func (r *Searcher) SimilarInsights(ctx context.Context, q *Query, f agentsmcp.InsightFilter, max int) ([]InsightMatch, string, error) {
 	var filter map[string]string
 	if f.Type != "" {
 		filter = map[string]string{"type": string(f.Type)}
@@ -254,15 +263,15 @@ func (r *Recall) SimilarInsights(ctx context.Context, q *Query, f agentsmcp.Insi
 	} else if err != nil {
 		return nil, "", err
 	}
-	out := make([]ScoredInsight, len(hits))
+	out := make([]InsightMatch, len(hits))
 	for i, h := range hits {
-		out[i] = ScoredInsight{Score: h.score, Insight: h.doc}
+		out[i] = InsightMatch{Score: h.score, Insight: h.doc}
 	}
 	return out, ModeSemantic, nil
 }
 
-// ScoredPattern is a plan pattern with its similarity to the goal.
-type ScoredPattern struct {
+// PatternMatch is a plan pattern with its similarity to the goal.
+type PatternMatch struct {
 	Score   float64                `json:"score"`
 	Pattern *agentsmcp.PlanPattern `json:"pattern"`
 }
@@ -271,7 +280,7 @@ type ScoredPattern struct {
 // and Limit are ignored) whose goal is most similar to q and that succeeded
 // at least minSuccessRate of the time, best first. A Principal in f
 // confines the search to that principal's patterns.
-func (r *Recall) SimilarPatterns(ctx context.Context, q *Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]ScoredPattern, string, error) {
+func (r *Searcher) SimilarPatterns(ctx context.Context, q *Query, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]PatternMatch, string, error) {
 	keep := func(p *agentsmcp.PlanPattern) bool {
 		return (f.Principal == "" || p.Principal == f.Principal) && keepPattern(p, minSuccessRate)
 	}
@@ -286,42 +295,42 @@ func (r *Recall) SimilarPatterns(ctx context.Context, q *Query, f agentsmcp.Patt
 	} else if err != nil {
 		return nil, "", err
 	}
-	out := make([]ScoredPattern, len(hits))
+	out := make([]PatternMatch, len(hits))
 	for i, h := range hits {
-		out[i] = ScoredPattern{Score: h.score, Pattern: h.doc}
+		out[i] = PatternMatch{Score: h.score, Pattern: h.doc}
 	}
 	return out, ModeSemantic, nil
 }
 
-// The store's word filter alone, the answers of [ModeLexical]: Recall's
+// The store's word filter alone, the answers of [ModeLexical]: Searcher's
 // fallback, and the whole search of a server without a vector index.
 
 // LexicalLearnings returns up to max learnings matching f whose query or
 // goal holds every word of text (f's Text, Cursor and Limit are ignored).
-func LexicalLearnings(ctx context.Context, s agentsmcp.LearningService, text string, f agentsmcp.LearningFilter, max int) ([]ScoredLearning, error) {
+func LexicalLearnings(ctx context.Context, s agentsmcp.LearningService, text string, f agentsmcp.LearningFilter, max int) ([]LearningMatch, error) {
 	f.Text, f.Cursor, f.Limit = text, "", max
 	ls, _, err := s.FindLearnings(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ScoredLearning, len(ls))
+	out := make([]LearningMatch, len(ls))
 	for i, l := range ls {
-		out[i] = ScoredLearning{Learning: l}
+		out[i] = LearningMatch{Learning: l}
 	}
 	return out, nil
 }
 
 // LexicalInsights returns up to max insights matching f whose text holds
 // every word of text (f's Text, Cursor and Limit are ignored).
-func LexicalInsights(ctx context.Context, s agentsmcp.InsightService, text string, f agentsmcp.InsightFilter, max int) ([]ScoredInsight, error) {
+func LexicalInsights(ctx context.Context, s agentsmcp.InsightService, text string, f agentsmcp.InsightFilter, max int) ([]InsightMatch, error) {
 	f.Text, f.Cursor, f.Limit = text, "", max
 	ins, _, err := s.FindInsights(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ScoredInsight, len(ins))
+	out := make([]InsightMatch, len(ins))
 	for i, in := range ins {
-		out[i] = ScoredInsight{Insight: in}
+		out[i] = InsightMatch{Insight: in}
 	}
 	return out, nil
 }
@@ -329,16 +338,16 @@ func LexicalInsights(ctx context.Context, s agentsmcp.InsightService, text strin
 // LexicalPatterns returns up to max patterns matching f whose goal holds
 // every word of text and that succeeded at least once and minSuccessRate
 // of the time (f's Text, Cursor and Limit are ignored).
-func LexicalPatterns(ctx context.Context, s agentsmcp.PatternService, text string, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]ScoredPattern, error) {
+func LexicalPatterns(ctx context.Context, s agentsmcp.PatternService, text string, f agentsmcp.PatternFilter, minSuccessRate float64, max int) ([]PatternMatch, error) {
 	f.Text, f.Cursor, f.Limit = text, "", agentsmcp.MaxPageSize
 	ps, _, err := s.FindPatterns(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	var out []ScoredPattern
+	var out []PatternMatch
 	for _, p := range ps {
 		if keepPattern(p, minSuccessRate) && len(out) < max {
-			out = append(out, ScoredPattern{Pattern: p})
+			out = append(out, PatternMatch{Pattern: p})
 		}
 	}
 	return out, nil

@@ -24,9 +24,9 @@ func ResourceURIPrefix(upstream string) string {
 	return agentsmcp.UpstreamURIScheme + upstream + "/"
 }
 
-// catalog is what an upstream has registered on the server besides tools:
+// extras is what an upstream has registered on the server besides tools:
 // resources, resource templates and prompts, all namespaced.
-type catalog struct {
+type extras struct {
 	upstream string
 	server   *mcp.Server
 
@@ -36,24 +36,24 @@ type catalog struct {
 	prompts   []string // exposed names
 }
 
-func newCatalog(upstream string, server *mcp.Server) *catalog {
-	return &catalog{upstream: upstream, server: server}
+func newExtras(upstream string, server *mcp.Server) *extras {
+	return &extras{upstream: upstream, server: server}
 }
 
-func (c *catalog) counts() (resources, templates, prompts int) {
+func (c *extras) counts() (resources, templates, prompts int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.resources), len(c.templates), len(c.prompts)
 }
 
 // clear unregisters everything.
-func (c *catalog) clear() {
+func (c *extras) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.replaceLocked(nil, nil, nil)
 }
 
-func (c *catalog) replaceLocked(resources, templates, prompts []string) {
+func (c *extras) replaceLocked(resources, templates, prompts []string) {
 	if gone := without(c.resources, resources); len(gone) > 0 {
 		c.server.RemoveResources(gone...)
 	}
@@ -77,17 +77,17 @@ func without(old, keep []string) []string {
 	return out
 }
 
-// syncCatalog lists the upstream's resources, templates and prompts (those
+// syncExtras lists the upstream's resources, templates and prompts (those
 // its capabilities announce) and registers them, namespaced, replacing what
 // was registered before. It returns the problems found; a failed listing
 // keeps the previous registrations of that kind.
-func (u *upstream) syncCatalog(ctx context.Context, cs *mcp.ClientSession) []string {
+func (u *upstream) syncExtras(ctx context.Context, cs *mcp.ClientSession) []string {
 	var problems []string
 	caps := &mcp.ServerCapabilities{}
 	if init := cs.InitializeResult(); init != nil && init.Capabilities != nil {
 		caps = init.Capabilities
 	}
-	c := u.catalog
+	c := u.extras
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	resources, templates, prompts := c.resources, c.templates, c.prompts

@@ -1,0 +1,198 @@
+package agentsmcp_test
+
+import (
+	"bufio"
+	"errors"
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// dependencyRule forbids the packages under From (the package and its
+// subpackages; "" is the root package alone) to import the packages under
+// any of Forbid. Leaf rules forbid every package of the module but the root
+// and those under Allow.
+type dependencyRule struct {
+	From   string
+	Forbid []string
+	Leaf   bool
+	Allow  []string
+	Why    string
+}
+
+// dependencyRules are the rules of docs/architecture.md (Dependencies).
+// They read the imports of non-test files only: a test may use real parts
+// from anywhere (the agents' tests run a real router), but shipped code
+// depends inward.
+var dependencyRules = []dependencyRule{
+	{From: "", Leaf: true,
+		Why: "the root package holds the domain and imports none of its subpackages"},
+	{From: "agents", Forbid: []string{"router", "remote", "api", "memory", "cmd"},
+		Why: "the agents depend on root interfaces and publish their tools through localtools; cmd wires the implementations"},
+	{From: "memory", Forbid: []string{"router", "remote", "api", "agents", "cmd"},
+		Why: "memory implements the root's storage and recall for every face; it offers MCP tools through localtools, not the router"},
+	{From: "api", Forbid: []string{"router", "remote", "agents", "cmd"},
+		Why: "the admin and auth faces depend on root interfaces (UpstreamManager, the stores), not on the pool or the MCP face"},
+	{From: "localtools", Leaf: true,
+		Why: "the provider of in-process tools is a leaf, so that registering a tool never pulls in the MCP transport stack"},
+	{From: "egress", Leaf: true,
+		Why: "the egress policy is a leaf that remote and memory/embed share"},
+	{From: "remote", Forbid: []string{"router", "api", "agents", "memory", "cmd"},
+		Why: "remote publishes upstreams to its own Registry interface; cmd hands it the router"},
+	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd"},
+		Why: "the router is the MCP face over root interfaces; cmd adds the providers"},
+}
+
+// wiredOnlyByCmd are the implementations that only cmd/ may import
+// (besides their own subpackages): the MCP face and the upstream pool.
+var wiredOnlyByCmd = []string{"router", "remote"}
+
+// TestDependenciesPointInward reads the imports of every package of the
+// module as go/build sees them on this platform, and fails on each one that
+// breaks a rule above. docs/architecture.md gives a go list command that
+// prints the same graph.
+func TestDependenciesPointInward(t *testing.T) {
+	graph := moduleImports(t)
+
+	// The rules name packages that exist and cmd wires router and remote:
+	// a walk that found nothing, or a package that moved, must not pass
+	// as "no forbidden import".
+	for _, r := range dependencyRules {
+		if _, ok := graph[r.From]; !ok {
+			t.Errorf("rule for %q: no such package in the module; update the rules and docs/architecture.md", r.From)
+		}
+	}
+	for _, p := range wiredOnlyByCmd {
+		if !slices.Contains(graph["cmd/agents-mcp"], p) {
+			t.Errorf("cmd/agents-mcp does not import %s: the import graph was not read", p)
+		}
+	}
+
+	for _, from := range sortedKeys(graph) {
+		for _, to := range graph[from] {
+			for _, r := range dependencyRules {
+				if !within(from, r.From) {
+					continue
+				}
+				if r.Leaf && to != "" && !slices.ContainsFunc(r.Allow, func(a string) bool { return within(to, a) }) {
+					t.Errorf("%s imports %s: %s", show(from), show(to), r.Why)
+				}
+				if slices.ContainsFunc(r.Forbid, func(f string) bool { return within(to, f) }) {
+					t.Errorf("%s imports %s: %s", show(from), show(to), r.Why)
+				}
+			}
+			for _, w := range wiredOnlyByCmd {
+				if within(to, w) && !within(from, w) && !within(from, "cmd") {
+					t.Errorf("%s imports %s: only cmd/ wires %s", show(from), show(to), w)
+				}
+			}
+		}
+	}
+}
+
+// within reports whether the package p is pkg or one of its subpackages;
+// the root ("") contains only itself.
+func within(p, pkg string) bool {
+	if pkg == "" {
+		return p == ""
+	}
+	return p == pkg || strings.HasPrefix(p, pkg+"/")
+}
+
+func show(p string) string {
+	if p == "" {
+		return "agentsmcp (root)"
+	}
+	return p
+}
+
+// moduleImports maps each package of the module (its directory relative
+// to the module root, "" for the root) to the module packages its non-test
+// files import, relative likewise.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	root, module := moduleRoot(t)
+	graph := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules" || name == "vendor") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		var noGo *build.NoGoError
+		if errors.As(err, &noGo) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			rel = ""
+		}
+		var imports []string
+		for _, imp := range pkg.Imports {
+			if imp == module {
+				imports = append(imports, "")
+			} else if p, ok := strings.CutPrefix(imp, module+"/"); ok {
+				imports = append(imports, p)
+			}
+		}
+		graph[rel] = imports
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return graph
+}
+
+// moduleRoot finds go.mod from the test's directory up, and returns its
+// directory and module path.
+func moduleRoot(t *testing.T) (dir, module string) {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := os.Open(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			defer f.Close()
+			s := bufio.NewScanner(f)
+			for s.Scan() {
+				if m, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "module "); ok {
+					return dir, strings.Trim(strings.TrimSpace(m), `"`)
+				}
+			}
+			t.Fatalf("%s/go.mod has no module line", dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
