@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 )
 
 // Defaults of [Config] for every remote embedder.
@@ -22,8 +22,9 @@ const (
 	DefaultMaxRetries = 4
 )
 
-// Retry pacing: exponential backoff from baseBackoff with full jitter, and
-// no single wait (nor Retry-After) longer than maxBackoff.
+// Retry pacing: exponential backoff from baseBackoff with equal jitter
+// ([backoff.Delay]), and no single wait (nor Retry-After) longer than
+// maxBackoff.
 const (
 	baseBackoff = 500 * time.Millisecond
 	maxBackoff  = 30 * time.Second
@@ -251,7 +252,7 @@ func retryable(err error) (bool, time.Duration) {
 
 // retry runs f with a per-attempt timeout until it succeeds, fails for
 // good, the retries are used up, or ctx ends. Waits grow exponentially
-// with full jitter, or follow Retry-After, capped at maxBackoff; when ctx
+// with equal jitter, or follow Retry-After, capped at maxBackoff; when ctx
 // would end before the next attempt could start, it gives up at once.
 func (r *remote) retry(ctx context.Context, f func(ctx context.Context) error) error {
 	for attempt := 0; ; attempt++ {
@@ -272,7 +273,7 @@ func (r *remote) retry(ctx context.Context, f func(ctx context.Context) error) e
 			return r.unavailable(err, attempt+1)
 		}
 		if wait <= 0 {
-			wait = r.jitter(attempt)
+			wait = backoff.Delay(r.backoff, maxBackoff, attempt+1)
 		}
 		wait = min(wait, maxBackoff)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
@@ -282,16 +283,6 @@ func (r *remote) retry(ctx context.Context, f func(ctx context.Context) error) e
 			return r.redact(fmt.Errorf("%s: %w", r.name(), err))
 		}
 	}
-}
-
-// jitter is the full-jitter backoff before retry number attempt+1: a
-// uniform wait in [0, backoff·2^attempt), capped.
-func (r *remote) jitter(attempt int) time.Duration {
-	ceil := r.backoff << min(attempt, 20)
-	if ceil <= 0 || ceil > maxBackoff {
-		ceil = maxBackoff
-	}
-	return rand.N(ceil)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -32,13 +32,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	pc "github.com/pinecone-io/go-pinecone/v5/pinecone"
 )
 
@@ -327,8 +327,8 @@ func (x *Index) call(ctx context.Context, f func(context.Context) error) error {
 		if err == nil || ctx.Err() != nil || attempt >= x.attempts || classify(err) != agentsmcp.EUNAVAILABLE {
 			return err
 		}
-		wait := time.Duration(rand.Int64N(int64(x.backoff)<<(attempt-1) + 1))
-		t := time.NewTimer(wait)
+		// No cap: attempts are few (3 by default).
+		t := time.NewTimer(backoff.Delay(x.backoff, 0, attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
