@@ -126,7 +126,7 @@ func newRemote(provider string, cfg Config, defaultURL, defaultModel string, def
 	if base != "" {
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: base URL %q is not an http(s) URL", name, redactURL(cfg.BaseURL))
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: base URL %q is not an http(s) URL", name, agentsmcp.RedactURL(cfg.BaseURL))
 		}
 	}
 	if cfg.Dimensions < 0 || cfg.BatchSize < 0 || cfg.Timeout < 0 {
@@ -339,31 +339,10 @@ func short(err error) string {
 	return "network error"
 }
 
-func (r *remote) redactString(s string) string {
-	if r.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, r.apiKey, "[redacted]")
-}
+// redactString removes the API key and URL credentials from text quoted
+// from elsewhere.
+func (r *remote) redactString(s string) string { return agentsmcp.RedactMessage(s, r.apiKey) }
 
-// redact keeps err's chain unless its text holds the API key, and
-// flattens it, keeping the application code, if it does.
-func (r *remote) redact(err error) error {
-	if r.apiKey == "" || !strings.Contains(err.Error(), r.apiKey) {
-		return err
-	}
-	var app *agentsmcp.Error
-	if errors.As(err, &app) {
-		return fmt.Errorf("%w: %s", agentsmcp.Errorf(app.Code, "%s", r.redactString(app.Message)), r.redactString(err.Error()))
-	}
-	return errors.New(r.redactString(err.Error()))
-}
-
-// redactURL drops credentials from a URL for a message.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
-}
+// redact keeps err's chain unless its text holds the API key or URL
+// credentials, and flattens it, keeping the application code, if it does.
+func (r *remote) redact(err error) error { return agentsmcp.RedactError(err, r.apiKey) }
