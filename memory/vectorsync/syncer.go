@@ -119,7 +119,10 @@ func (s *Syncer) Run(ctx context.Context) {
 
 // Drain processes batches until no entry is due, and returns how many
 // entries were claimed. Entries that fail are rescheduled, not retried
-// here, so Drain ends.
+// here, so Drain ends. The server never calls it ([Syncer.Run] is its
+// loop): it is for tests and benchmarks (cmd/agents-mcp's learning
+// benchmark among them) that need the index caught up at a point they
+// choose.
 func (s *Syncer) Drain(ctx context.Context) (int, error) {
 	total := 0
 	for {
