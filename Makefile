@@ -1,4 +1,4 @@
-# agents-mcp — `make run` serves on the embedded defaults, `make test` runs every test.
+# agents-mcp — `make run` serves on the embedded defaults, `make test` runs every check and test.
 GO       ?= go
 BIN      := bin/agents-mcp
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -14,8 +14,13 @@ FUZZ_FASTPATH ?= 60000x
 FUZZ_REFS     ?= 50000x
 FUZZ_SUBJECT  ?= 100000x
 ARGS     ?=
+# staticcheck runs at this version through the module proxy (go run
+# pkg@version), so a fresh machine needs only Go; checks in staticcheck.conf.
+STATICCHECK_VERSION := v0.8.2
+# The gofmt of the Go that builds, even when GO names a toolchain off PATH.
+GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run test test-go fuzz e2e bench bench-relay bench-learning vet
+.PHONY: all build run test test-unit lint test-go fuzz e2e bench bench-relay bench-learning vet
 
 all: build
 
@@ -27,10 +32,25 @@ build:
 run: build
 	./$(BIN) serve $(ARGS)
 
-# Every test: vet, Go unit tests under the race detector, a bounded run of each
-# fuzz target, then the e2e suite against the built binary (official MCP
-# conformance suite + TypeScript SDK client over SSE, streamable HTTP, stdio).
-test: vet test-go fuzz e2e
+# Every check and test: lint, Go unit tests under the race detector, a bounded
+# run of each fuzz target, then the e2e suite against the built binary
+# (official MCP conformance suite + TypeScript SDK client over SSE, streamable
+# HTTP, stdio).
+test: lint test-go fuzz e2e
+
+# The fast loop: the Go tests without the race detector, fuzzing, e2e or
+# lint; packages that did not change answer from Go's test cache.
+test-unit:
+	$(GO) test ./...
+
+# Fails on any of: a file gofmt would change, go vet, staticcheck, or a
+# go.mod/go.sum that go mod tidy would change.
+lint:
+	@unformatted=$$($(GOFMT) -l .) || exit 1; \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted (run gofmt -w):"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) mod tidy -diff
 
 vet:
 	$(GO) vet ./...

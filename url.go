@@ -3,6 +3,7 @@ package agentsmcp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -88,6 +89,48 @@ func redactQuery(q string) string {
 		}
 	}
 	return strings.Join(parts, "&")
+}
+
+// RedactMessage removes credentials from a message quoted from elsewhere,
+// such as a driver's or a remote server's error: every URL in the text is
+// cleaned as [RedactURL] does, and then every occurrence of each non-empty
+// secret (an API key, a password), raw or URL-escaped, becomes [Redacted].
+// Unlike [RedactText] it hides nothing by shape, so host names, ids and
+// hashes stay readable for diagnosis; it does not cut the text.
+func RedactMessage(msg string, secrets ...string) string {
+	if strings.Contains(msg, "://") {
+		msg = urlPattern.ReplaceAllStringFunc(msg, RedactURL)
+	}
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, s, Redacted)
+		msg = strings.ReplaceAll(msg, url.QueryEscape(s), Redacted)
+		msg = strings.ReplaceAll(msg, url.PathEscape(s), Redacted)
+	}
+	return msg
+}
+
+// RedactError is [RedactMessage] for an error. When err's text needs no
+// redaction, err itself is returned, so that its chain still answers
+// errors.Is and errors.As. Otherwise the result is a flat error with the
+// redacted text, which keeps the code of the first [*Error] in the chain
+// (with its message redacted) when there is one; nil stays nil.
+func RedactError(err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	redacted := RedactMessage(text, secrets...)
+	if redacted == text {
+		return err
+	}
+	var app *Error
+	if errors.As(err, &app) {
+		return fmt.Errorf("%w: %s", Errorf(app.Code, "%s", RedactMessage(app.Message, secrets...)), redacted)
+	}
+	return errors.New(redacted)
 }
 
 // CheckHTTPURL accepts only absolute http(s) URLs with a host: the URLs of

@@ -1,6 +1,8 @@
 package agentsmcp
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -41,5 +43,59 @@ func TestQuoteMessage(t *testing.T) {
 	}
 	if got := QuoteMessage("  a\n\tb  "); got != "a b" {
 		t.Errorf("whitespace: %q", got)
+	}
+}
+
+func TestRedactMessage(t *testing.T) {
+	tests := []struct {
+		name, in string
+		secrets  []string
+		want     string
+	}{
+		{"key echoed", "bad request from sk-abc123", []string{"sk-abc123"}, "bad request from [redacted]"},
+		{"every occurrence", "sk-abc123 and sk-abc123", []string{"sk-abc123"}, "[redacted] and [redacted]"},
+		{"password", "auth as u with pass p@ss failed", []string{"p@ss"}, "auth as u with pass [redacted] failed"},
+		{"query-escaped", "escaped p%40ss here", []string{"p@ss"}, "escaped [redacted] here"},
+		{"secret under an ordinary query name", "GET https://h/x?k=sk-abc123 failed", []string{"sk-abc123"}, "GET https://h/x?k=[redacted] failed"},
+		{"path-escaped", "path a%20b here", []string{"a b"}, "path [redacted] here"},
+		{"escaped password in a URL", "dial mongodb://u:p%40ss@h:1/x failed", []string{"p@ss"}, "dial mongodb://u:xxxxx@h:1/x failed"},
+		{"unknown password in a URL", "dial mongodb://u:pw@h:1,h2:2/x failed", nil, "dial mongodb://u:xxxxx@h:1,h2:2/x failed"},
+		{"key as URL user", `Post "https://KEY@api.example/v1": EOF`, nil, `Post "https://xxxxx@api.example/v1": EOF`},
+		{"query token", `Post "https://api.example/v1?api_key=abc&v=2": EOF`, nil, `Post "https://api.example/v1?api_key=xxxxx&v=2": EOF`},
+		{"empty secret ignored", "nothing secret", []string{""}, "nothing secret"},
+		{"ordinary URL kept", "GET https://api.example/v1/models: 404", []string{"sk-x"}, "GET https://api.example/v1/models: 404"},
+	}
+	for _, tt := range tests {
+		if got := RedactMessage(tt.in, tt.secrets...); got != tt.want {
+			t.Errorf("%s: RedactMessage(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRedactError(t *testing.T) {
+	const key = "sk-abc123"
+	sentinel := errors.New("schema too new")
+	if RedactError(nil, key) != nil {
+		t.Error("nil error not kept nil")
+	}
+
+	clean := fmt.Errorf("prepare: %w", sentinel)
+	if got := RedactError(clean, key); got != clean {
+		t.Errorf("an error without secrets was replaced: %v", got)
+	}
+
+	plain := fmt.Errorf("call %s: %w", key, sentinel)
+	got := RedactError(plain, key)
+	if got.Error() != "call [redacted]: schema too new" || ErrorCode(got) != EINTERNAL {
+		t.Errorf("plain error: %q (code %s)", got, ErrorCode(got))
+	}
+
+	app := fmt.Errorf("%w: %w", Errorf(EUNAVAILABLE, "service at https://%s@api.example down", key), sentinel)
+	got = RedactError(app, key)
+	if strings.Contains(got.Error(), key) || ErrorCode(got) != EUNAVAILABLE {
+		t.Errorf("application error: %q (code %s)", got, ErrorCode(got))
+	}
+	if msg := ErrorMessage(got); msg != "service at https://xxxxx@api.example down" {
+		t.Errorf("application message: %q", msg)
 	}
 }

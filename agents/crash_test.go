@@ -20,6 +20,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -133,29 +134,6 @@ func countLines(lines []string, want string) int {
 	return n
 }
 
-// waitUntil polls cond every 10 ms until it holds; it fails the test after
-// timeout with cond's last description of the state, or as soon as
-// abort is closed.
-func waitUntil(t *testing.T, timeout time.Duration, what string, abort <-chan struct{}, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-abort:
-			t.Fatalf("%s: aborted; last state: %s", what, state)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true within %v; last state: %s", what, timeout, state)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func describeTask(task *agentsmcp.Task) string {
 	if task == nil {
 		return "<no task>"
@@ -235,7 +213,12 @@ func TestCrashResume(t *testing.T) {
 	// Wait for the child to be in the middle of the task: a done, b and c
 	// called (and so stored running before that).
 	var before *agentsmcp.Task
-	waitUntil(t, 30*time.Second, "the child runs b and c", child.exited, func() (bool, string) {
+	testutil.EventuallyState(t, 30*time.Second, "the child runs b and c", func() (bool, string) {
+		select {
+		case <-child.exited:
+			t.Fatalf("the child exited before it ran b and c; log %q", readCallLog(logPath))
+		default:
+		}
 		lines := readCallLog(logPath)
 		called := countLines(lines, "child done quick a") == 1 &&
 			countLines(lines, "child start slow_idempotent b") == 1 &&
@@ -444,7 +427,7 @@ func TestResumeAfterCleanShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "s runs", nil, func() (bool, string) {
+	testutil.EventuallyState(t, 10*time.Second, "s runs", func() (bool, string) {
 		lines := readCallLog(logPath)
 		return countLines(lines, "first start slow_idempotent s") == 1, fmt.Sprintf("log %q", lines)
 	})

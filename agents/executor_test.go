@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -356,7 +357,7 @@ func TestCancelStopsRunningSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return h.tools.callsOf("block") == 1 })
+	testutil.Eventually(t, 10*time.Second, "block is called", func() bool { return h.tools.callsOf("block") == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	got, err := h.exec.Cancel(ctx, task.ID)
@@ -379,17 +380,6 @@ func TestCancelStopsRunningSteps(t *testing.T) {
 	again, err := h.exec.Cancel(ctx, task.ID)
 	if err != nil || again.Status != agentsmcp.TaskCancelled || again.Version != got.Version {
 		t.Errorf("second cancel: %v, %v", again, err)
-	}
-}
-
-func waitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

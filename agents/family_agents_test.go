@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -167,20 +168,13 @@ func (s *familyStack) run(t *testing.T, request, city string) (*agentsmcp.Though
 	}
 	// The learner runs as the task ends; its records reach the index when
 	// the outbox is drained.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "task "+task.ID+" is learned", func() bool {
 		ls, _, err := s.db.FindLearnings(ctx, agentsmcp.LearningFilter{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if slices.ContainsFunc(ls, func(l *agentsmcp.Learning) bool { return l.TaskID == task.ID }) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s was not learned", task.ID)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return slices.ContainsFunc(ls, func(l *agentsmcp.Learning) bool { return l.TaskID == task.ID })
+	})
 	if _, err := s.syncer.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}

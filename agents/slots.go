@@ -48,6 +48,8 @@ const (
 
 var slotKindNames = [...]string{"none", "enum", "number", "url", "email", "path", "date", "currency", "country-code", "language", "place", "person", "text", "endpoint"}
 
+// String names the kind for fmt (failure messages and the slot tests print
+// kinds by name); the server itself never prints one.
 func (k slotKind) String() string { return slotKindNames[k] }
 
 // slotRole says which end of a movement a parameter is: from/source/base

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"regexp"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 )
 
 // runStep calls tool, the tool of step i, until it succeeds, fails for good or
@@ -73,7 +73,7 @@ func (r *runner) runStep(i int, tool string, args json.RawMessage, attemptsBefor
 			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepFailed, err: errText})
 			return
 		}
-		wait := backoff(policy, n)
+		wait := backoff.Delay(policy.InitialBackoff, policy.MaxBackoff, n)
 		r.send(stepRetrying{index: i, attempts: attempts, err: errText, wait: wait})
 		select {
 		case <-time.After(wait):
@@ -158,23 +158,6 @@ func withCancelOf(values, ctx context.Context) (context.Context, context.CancelF
 // temporary. Other tool errors are the tool's answer to these arguments,
 // which another attempt would repeat.
 var transientToolError = regexp.MustCompile(`(?i)\b(time[d ]?out|timed out|temporar(y|ily)|unavailable|rate[- ]limit|too many requests|try again|retry later|connection (reset|refused)|429|502|503|504)\b`)
-
-// backoff is the wait after the n-th failed attempt: the policy's initial
-// backoff doubled n-1 times, capped, with jitter so that retries of many
-// steps do not fall in step.
-func backoff(p agentsmcp.RetryPolicy, n int) time.Duration {
-	d := p.InitialBackoff
-	for k := 1; k < n && (p.MaxBackoff == 0 || d < p.MaxBackoff); k++ {
-		d *= 2
-	}
-	if p.MaxBackoff > 0 && d > p.MaxBackoff {
-		d = p.MaxBackoff
-	}
-	if d <= 0 {
-		return 0
-	}
-	return d/2 + rand.N(d/2+1)
-}
 
 // stepOutput is what later steps reference as {{steps.<id>.output}}: the
 // structured content when the tool gives one; else its text, parsed when

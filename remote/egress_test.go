@@ -18,6 +18,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/netnstest"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
 // headerRecorder is an HTTP server that records the requests it gets and
@@ -73,7 +74,7 @@ func (hr *headerRecorder) sawSecret(secret string) bool {
 func (e *env) waitFirstAttempt(name string) Status {
 	e.t.Helper()
 	var st Status
-	eventually(e.t, 10*time.Second, name+" is past its first connect attempt", func() bool {
+	testutil.Eventually(e.t, 10*time.Second, name+" is past its first connect attempt", func() bool {
 		st = e.status(name)
 		return st.State != StateConnecting
 	})

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
 func TestListChangedReachesRouterAndCallers(t *testing.T) {
@@ -33,7 +35,7 @@ func TestListChangedReachesRouterAndCallers(t *testing.T) {
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "new!"}}}, nil
 			})
-		eventually(t, 2*time.Second, "the router lists up__newtool", func() bool {
+		testutil.Eventually(t, 2*time.Second, "the router lists up__newtool", func() bool {
 			return slices.Contains(e.routerToolNames("up__"), "up__newtool")
 		})
 		select {
@@ -61,7 +63,7 @@ func TestListChangedReachesRouterAndCallers(t *testing.T) {
 		}
 
 		fx.server.RemoveTools("newtool")
-		eventually(t, 2*time.Second, "the router drops up__newtool", func() bool {
+		testutil.Eventually(t, 2*time.Second, "the router drops up__newtool", func() bool {
 			return !slices.Contains(e.routerToolNames("up__"), "up__newtool")
 		})
 
@@ -72,7 +74,7 @@ func TestListChangedReachesRouterAndCallers(t *testing.T) {
 		fx.server.AddPrompt(&mcp.Prompt{Name: "q"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Q"}}}}, nil
 		})
-		eventually(t, 2*time.Second, "resource b and prompt q are exposed", func() bool {
+		testutil.Eventually(t, 2*time.Second, "resource b and prompt q are exposed", func() bool {
 			st := e.status("up")
 			return st.Resources == 2 && st.Prompts == 2
 		})
@@ -137,7 +139,7 @@ func TestUpstreamGoesDownAndComesBack(t *testing.T) {
 		if !strings.Contains(st.Reason, "cannot connect") || st.LastError == "" || st.LastErrorAt.IsZero() || st.FailedAttempts < 1 {
 			t.Errorf("down status: reason %q, last error %q at %v, %d failed attempts", st.Reason, st.LastError, st.LastErrorAt, st.FailedAttempts)
 		}
-		eventually(t, 5*time.Second, "a's tools are withdrawn", func() bool { return len(e.routerToolNames("a__")) == 0 })
+		testutil.Eventually(t, 5*time.Second, "a's tools are withdrawn", func() bool { return len(e.routerToolNames("a__")) == 0 })
 		if st := e.status("a"); st.Resources != 0 || st.Prompts != 0 {
 			t.Errorf("a still exposes %d resources and %d prompts", st.Resources, st.Prompts)
 		}
@@ -160,7 +162,7 @@ func TestUpstreamGoesDownAndComesBack(t *testing.T) {
 		// Back on the same address: ready again, tools listed again.
 		hsA.start()
 		e.waitState("a", StateReady, 10*time.Second)
-		eventually(t, 5*time.Second, "a's tools are listed again", func() bool { return len(e.routerToolNames("a__")) == 9 })
+		testutil.Eventually(t, 5*time.Second, "a's tools are listed again", func() bool { return len(e.routerToolNames("a__")) == 9 })
 		if got := mustText(t, cs, "a__echo", `{"text":"back"}`); !strings.Contains(got, "back") {
 			t.Errorf("a answered %q", got)
 		}
@@ -204,7 +206,7 @@ func TestFirstConnectFailsThenRefreshConnectsNow(t *testing.T) {
 		t.Fatalf("Refresh = %s with %d tools", st.State, st.Tools)
 	}
 	// The router learns of the tools right after (OnToolsChanged).
-	eventually(t, 5*time.Second, "the router lists late's tools", func() bool { return len(e.routerToolNames("late__")) == 9 })
+	testutil.Eventually(t, 5*time.Second, "the router lists late's tools", func() bool { return len(e.routerToolNames("late__")) == 9 })
 }
 
 func TestUnresponsiveUpstreamIsDetectedByPings(t *testing.T) {
@@ -244,13 +246,13 @@ func TestUnresponsiveUpstreamIsDetectedByPings(t *testing.T) {
 	if st.LastError == "" {
 		t.Error("down without LastError")
 	}
-	eventually(t, 5*time.Second, "tools withdrawn", func() bool { return len(e.routerToolNames("hang__")) == 0 })
+	testutil.Eventually(t, 5*time.Second, "tools withdrawn", func() bool { return len(e.routerToolNames("hang__")) == 0 })
 
 	hang.Lock()
 	hanging = false
 	hang.Unlock()
 	e.waitState("hang", StateReady, 10*time.Second)
-	eventually(t, 5*time.Second, "tools listed again", func() bool { return len(e.routerToolNames("hang__")) == 9 })
+	testutil.Eventually(t, 5*time.Second, "tools listed again", func() bool { return len(e.routerToolNames("hang__")) == 9 })
 }
 
 func TestCircuitBreakerOpensAndRecovers(t *testing.T) {
@@ -485,5 +487,5 @@ func TestStateGoesConnectingThenReady(t *testing.T) {
 	if st.ConnectedAt.IsZero() || st.ServerName != "fixture-gated" || st.ServerVersion != "1.2.3" || st.ProtocolVersion == "" {
 		t.Errorf("ready status %+v", st)
 	}
-	eventually(t, 5*time.Second, "tools listed once ready", func() bool { return len(e.routerToolNames("gated__")) == 9 })
+	testutil.Eventually(t, 5*time.Second, "tools listed once ready", func() bool { return len(e.routerToolNames("gated__")) == 9 })
 }

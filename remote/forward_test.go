@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -93,7 +94,7 @@ func TestProgressReachesCallerWithItsToken(t *testing.T) {
 			if upstreamTok == tok || !strings.HasPrefix(upstreamTok.(string), "agents-mcp-") {
 				t.Errorf("upstream saw progress token %v; want the pool's own, not the caller's", upstreamTok)
 			}
-			eventually(t, 5*time.Second, "3 progress notifications with the caller's token", func() bool {
+			testutil.Eventually(t, 5*time.Second, "3 progress notifications with the caller's token", func() bool {
 				return len(progress.forToken(tok)) == 3
 			})
 			for i, n := range progress.forToken(tok) {
@@ -154,7 +155,7 @@ func TestCancellationReachesUpstream(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("cancelled call did not return")
 			}
-			eventually(t, 5*time.Second, "no call in flight", func() bool { return e.status("up").InFlight == 0 })
+			testutil.Eventually(t, 5*time.Second, "no call in flight", func() bool { return e.status("up").InFlight == 0 })
 			// Cancellations are not failures of the upstream.
 			if st := e.status("up"); st.Breaker != "closed" || st.State != StateReady {
 				t.Errorf("after cancel: breaker %s, state %s", st.Breaker, st.State)
@@ -359,7 +360,7 @@ func TestLoggingReachesCaller(t *testing.T) {
 		if txt := mustText(t, cs, "up__log", `{"id":"1"}`); txt != "logged" {
 			t.Fatalf("log tool answered %q", txt)
 		}
-		eventually(t, 5*time.Second, "the caller receives the upstream's log message", func() bool {
+		testutil.Eventually(t, 5*time.Second, "the caller receives the upstream's log message", func() bool {
 			return len(withData("hello from upstream 1")) == 1
 		})
 		if m := withData("hello from upstream 1")[0]; m.Level != "warning" || m.Logger != "up/fx" {
@@ -373,7 +374,7 @@ func TestLoggingReachesCaller(t *testing.T) {
 		mustText(t, cs, "up__log", `{"id":"2"}`)
 		setLevel("info")
 		mustText(t, cs, "up__log", `{"id":"3"}`)
-		eventually(t, 5*time.Second, "the third message arrives", func() bool { return len(withData("hello from upstream 3")) == 1 })
+		testutil.Eventually(t, 5*time.Second, "the third message arrives", func() bool { return len(withData("hello from upstream 3")) == 1 })
 		if n := len(withData("hello from upstream 2")); n != 0 {
 			t.Errorf("caller at level error got the warning")
 		}

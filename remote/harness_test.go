@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -43,21 +44,6 @@ func TestMain(m *testing.M) {
 // with server-to-client requests (sampling, elicitation) and logging/setLevel,
 // which is what agent clients speak today.
 const callerVersion = "2025-11-25"
-
-// eventually polls cond every 10 ms until it returns true or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within %s: %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // testCtx is a context that ends with the test (and after at most d).
 func testCtx(t *testing.T, d time.Duration) context.Context {
@@ -460,7 +446,7 @@ func (e *env) status(name string) Status {
 func (e *env) waitState(name string, want State, timeout time.Duration) Status {
 	e.t.Helper()
 	var st Status
-	eventually(e.t, timeout, fmt.Sprintf("upstream %s is %s", name, want), func() bool {
+	testutil.Eventually(e.t, timeout, fmt.Sprintf("upstream %s is %s", name, want), func() bool {
 		st = e.status(name)
 		return st.State == want
 	})

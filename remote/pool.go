@@ -51,7 +51,8 @@ type Options struct {
 	BreakerFailures int
 	BreakerCooldown time.Duration
 	// MinBackoff is the first reconnect delay (default 250 ms); later ones
-	// double up to the upstream's MaxBackoff, with full jitter.
+	// double up to the upstream's MaxBackoff, with equal jitter (each wait
+	// between half and all of its delay).
 	MinBackoff time.Duration
 	// Egress is the policy of the upstream URLs: each streamable and sse
 	// upstream's URL is checked when it is added (EINVALID when refused),

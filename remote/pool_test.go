@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -478,7 +479,7 @@ func TestAddRemoveRefreshErrors(t *testing.T) {
 	if st.Name != "up" || st.State != StateReady || st.Tools != 10 {
 		t.Errorf("Refresh = %s %s with %d tools, want up ready with 10", st.Name, st.State, st.Tools)
 	}
-	eventually(t, 5*time.Second, "router lists up__added", func() bool { return slices.Contains(e.routerToolNames("up__"), "up__added") })
+	testutil.Eventually(t, 5*time.Second, "router lists up__added", func() bool { return slices.Contains(e.routerToolNames("up__"), "up__added") })
 
 	sum := e.pool.Summary()
 	if sum.Total != 1 || sum.Ready != 1 || len(sum.NotReady) != 0 {
@@ -622,7 +623,7 @@ func TestRemoveWhileAddIsConnecting(t *testing.T) {
 	<-posted // the first connect attempt is under way
 	removed := make(chan error, 1)
 	go func() { removed <- e.pool.Remove(testCtx(t, 20*time.Second), "x") }()
-	eventually(t, 5*time.Second, "Remove took x out of the pool", func() bool {
+	testutil.Eventually(t, 5*time.Second, "Remove took x out of the pool", func() bool {
 		_, ok := e.pool.Status("x")
 		return !ok
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
 // Environment of the re-executed test binary (see TestMain).
@@ -144,10 +145,10 @@ func liveGroupMembers(pgid int) []int {
 // leader is not left as an unreaped child of this process.
 func requireGroupGone(t *testing.T, pgid int, live, gone time.Duration) {
 	t.Helper()
-	eventually(t, live, fmt.Sprintf("no process of group %d runs", pgid), func() bool {
+	testutil.Eventually(t, live, fmt.Sprintf("no process of group %d runs", pgid), func() bool {
 		return len(liveGroupMembers(pgid)) == 0
 	})
-	eventually(t, gone, fmt.Sprintf("kill(-%d, 0) is ESRCH", pgid), func() bool {
+	testutil.Eventually(t, gone, fmt.Sprintf("kill(-%d, 0) is ESRCH", pgid), func() bool {
 		return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 	})
 	if state, ppid, _, ok := procStat(pgid); ok && state == 'Z' && ppid == os.Getpid() {
@@ -214,11 +215,11 @@ func TestStdioUpstreamIsSupervised(t *testing.T) {
 	}
 
 	// stderr goes to the log, line by line, under the upstream's name.
-	eventually(t, 5*time.Second, "the child's start-up line is logged", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the child's start-up line is logged", func() bool {
 		return len(e.logs.lines("upstream stderr", "upstream=kid", fmt.Sprintf("stdio fixture up pid=%d", p.PID))) == 1
 	})
 	mustText(t, cs, "kid__stderr", `{"line":"a line from the child"}`)
-	eventually(t, 5*time.Second, "a stderr line written during a call is logged", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a stderr line written during a call is logged", func() bool {
 		return len(e.logs.lines("upstream stderr", "upstream=kid", "a line from the child")) == 1
 	})
 
@@ -227,7 +228,7 @@ func TestStdioUpstreamIsSupervised(t *testing.T) {
 	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "a new child is ready", func() bool {
+	testutil.Eventually(t, 20*time.Second, "a new child is ready", func() bool {
 		st := e.status("kid")
 		return st.State == StateReady && st.PID != p.PID && st.PID > 0
 	})

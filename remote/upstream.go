@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 )
 
 // upstream is one upstream MCP server: an [agentsmcp.ToolProvider] for the
@@ -268,7 +268,9 @@ func (u *upstream) run() {
 				return
 			}
 			failures++
-			wait := u.backoff(failures)
+			// Equal jitter: replicas and upstreams restarted together spread
+			// out without ever retrying in a tight loop.
+			wait := backoff.Delay(u.pool.opts.MinBackoff, u.cfg.MaxBackoff, failures)
 			u.mu.Lock()
 			wasUp := u.st.State != StateDown
 			u.recordErrorLocked(err)
@@ -298,17 +300,6 @@ func (u *upstream) run() {
 		u.serve(s)
 		u.closeSession(s)
 	}
-}
-
-// backoff is the wait before connect attempt failures+1: exponential from
-// MinBackoff, capped at MaxBackoff, with "equal jitter" (half fixed, half
-// random) so that replicas and upstreams restarted together spread out
-// without ever retrying in a tight loop.
-func (u *upstream) backoff(failures int) time.Duration {
-	d := u.pool.opts.MinBackoff << min(failures-1, 20)
-	d = min(d, u.cfg.MaxBackoff)
-	half := d / 2
-	return half + rand.N(half+1)
 }
 
 // session is one established connection: the client session and, for

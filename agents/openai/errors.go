@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/openai/openai-go/v3/option"
@@ -88,10 +87,6 @@ func statusText(status int, msg string) string {
 	return fmt.Sprintf("HTTP %d: %s", status, msg)
 }
 
-// scrub removes the API key from text quoted from elsewhere.
-func (c *Client) scrub(s string) string {
-	if c.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.apiKey, agentsmcp.Redacted)
-}
+// scrub removes the API key and URL credentials from text quoted from
+// elsewhere.
+func (c *Client) scrub(s string) string { return agentsmcp.RedactMessage(s, c.apiKey) }

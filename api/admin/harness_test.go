@@ -25,6 +25,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -227,7 +228,7 @@ func (e *env) addFixtureUpstream(name string) {
 	if err := e.pool.AddFromConfig(ctx, cfg.WithDefaults()); err != nil {
 		e.t.Fatal(err)
 	}
-	eventually(e.t, 10*time.Second, "upstream "+name+" is ready", func() bool {
+	testutil.Eventually(e.t, 10*time.Second, "upstream "+name+" is ready", func() bool {
 		st, _ := e.pool.Status(name)
 		return st.State == remote.StateReady
 	})
@@ -478,23 +479,11 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// eventually polls cond every 10 ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within %s: %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // waitOperation polls an operation until it ends.
 func (e *env) waitOperation(location string) admin.Operation {
 	e.t.Helper()
 	var op admin.Operation
-	eventually(e.t, 20*time.Second, "operation "+location+" ends", func() bool {
+	testutil.Eventually(e.t, 20*time.Second, "operation "+location+" ends", func() bool {
 		e.expect(http.StatusOK, request{method: "GET", path: location, as: readOnly}).decode(e.t, &op)
 		return op.Status != admin.OperationRunning
 	})

@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/admin"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
 type learningPage struct {
@@ -335,7 +336,7 @@ func TestInsights(t *testing.T) {
 	if len(byTool.Items) != 1 {
 		t.Fatalf("appliesTo filter %+v", byTool)
 	}
-	eventually(t, 5*time.Second, "the insights are indexed", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the insights are indexed", func() bool {
 		e.drain()
 		var sem page
 		e.expect(http.StatusOK, request{method: "GET", path: path + "?q=" + url.QueryEscape("translator for legal texts"), as: readOnly}).decode(t, &sem)

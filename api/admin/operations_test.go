@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
 // blockUntilCancelled is an operation that reports progress once and then
@@ -22,20 +24,15 @@ func blockUntilCancelled(ctx context.Context, report func(Progress, string)) (an
 
 func waitEnded(t *testing.T, o *operations, id string) Operation {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		op, err := o.get(id)
-		if err != nil {
+	var op Operation
+	testutil.EventuallyState(t, 5*time.Second, "operation "+id+" ends", func() (bool, string) {
+		var err error
+		if op, err = o.get(id); err != nil {
 			t.Fatal(err)
 		}
-		if op.Status != OperationRunning {
-			return op
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operation %s still running: %+v", id, op)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return op.Status != OperationRunning, fmt.Sprintf("%+v", op)
+	})
+	return op
 }
 
 func TestOperationsRegistry(t *testing.T) {
@@ -64,13 +61,10 @@ func TestOperationsRegistry(t *testing.T) {
 	}
 
 	// Progress is visible while running.
-	deadline := time.Now().Add(5 * time.Second)
-	for op, _ := o.get(a.ID); op.Progress != 1; op, _ = o.get(a.ID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress: %+v", op)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.EventuallyState(t, 5*time.Second, "progress 1", func() (bool, string) {
+		op, _ := o.get(a.ID)
+		return op.Progress == 1, fmt.Sprintf("%+v", op)
+	})
 	if op, _ := o.get(a.ID); op.Total != 3 || op.Stage != "waiting" || op.Message != "waiting" {
 		t.Fatalf("progress %+v", op)
 	}

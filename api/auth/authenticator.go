@@ -112,10 +112,6 @@ func New(cfg Config) (*Authenticator, error) {
 // every caller is [Anonymous] and the server must serve loopback only.
 func (a *Authenticator) Configured() bool { return len(a.keys.hashes) > 0 || a.jwt != nil }
 
-// JWTEnabled reports whether bearer JWTs are accepted, and so whether
-// [Authenticator.RegisterMetadata] serves anything.
-func (a *Authenticator) JWTEnabled() bool { return a.jwt != nil }
-
 // RefreshJWKS fetches the issuer's key set now. It returns nil when JWT is
 // not enabled. A failure is not fatal (fetches are retried on demand), but
 // worth a warning at startup.
@@ -164,27 +160,14 @@ func (a *Authenticator) Verify(ctx context.Context, token string) (*agentsmcp.Pr
 	return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: keyID(h), Reason: reason, presented: true}
 }
 
-// TokenVerifier adapts [Authenticator.Verify] to go-sdk's
-// [sdkauth.RequireBearerToken], with the TokenInfo of [NewTokenInfo].
-// Prefer [Authenticator.Authenticate], whose refusals carry a JSON body and
-// RFC 6750 challenges.
-func (a *Authenticator) TokenVerifier() sdkauth.TokenVerifier {
-	return func(ctx context.Context, token string, _ *http.Request) (*sdkauth.TokenInfo, error) {
-		p, exp, err := a.Verify(ctx, token)
-		if err != nil {
-			return nil, err
-		}
-		return NewTokenInfo(p, exp), nil
-	}
-}
-
 // principalExtra is the TokenInfo.Extra key of the *agentsmcp.Principal.
 const principalExtra = agentsmcp.TokenInfoPrincipal
 
 // NewTokenInfo returns the go-sdk TokenInfo for p: UserID is p.ID (go-sdk
 // binds MCP sessions to it, so one caller cannot take over another's
-// session), Scopes are p's, Expiration is expires, and Extra["principal"]
-// is p itself, read back by [PrincipalFromTokenInfo].
+// session), Scopes are p's, Expiration is expires, and
+// Extra[[agentsmcp.TokenInfoPrincipal]] is p itself, which the router
+// reads back.
 func NewTokenInfo(p *agentsmcp.Principal, expires time.Time) *sdkauth.TokenInfo {
 	return &sdkauth.TokenInfo{
 		UserID:     p.ID,
@@ -192,17 +175,6 @@ func NewTokenInfo(p *agentsmcp.Principal, expires time.Time) *sdkauth.TokenInfo 
 		Expiration: expires,
 		Extra:      map[string]any{principalExtra: p},
 	}
-}
-
-// PrincipalFromTokenInfo returns the principal that [NewTokenInfo] (and so
-// [Authenticator.Authenticate]) stored in ti, or nil when ti is nil or was
-// made elsewhere. MCP handlers call it with req.Extra.TokenInfo.
-func PrincipalFromTokenInfo(ti *sdkauth.TokenInfo) *agentsmcp.Principal {
-	if ti == nil {
-		return nil
-	}
-	p, _ := ti.Extra[principalExtra].(*agentsmcp.Principal)
-	return p
 }
 
 // Error is a refused credential or request.
@@ -236,17 +208,4 @@ func (e *Error) Unwrap() error {
 		code = agentsmcp.EUNAVAILABLE
 	}
 	return &agentsmcp.Error{Code: code, Message: e.Reason}
-}
-
-// RequestPrincipal returns the principal of an MCP request: the one in ti
-// (req.Extra.TokenInfo, set over HTTP by [Authenticator.Authenticate]), else
-// the one ctx carries (over stdio, the principal of
-// [Authenticator.AuthenticateStdio] put with [agentsmcp.WithPrincipal] into
-// the context given to Server.Run, which go-sdk hands on to every handler).
-// nil means the request bypassed authentication: refuse it.
-func RequestPrincipal(ctx context.Context, ti *sdkauth.TokenInfo) *agentsmcp.Principal {
-	if p := PrincipalFromTokenInfo(ti); p != nil {
-		return p
-	}
-	return agentsmcp.PrincipalFrom(ctx)
 }

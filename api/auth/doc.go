@@ -16,9 +16,10 @@
 //
 // Over HTTP, [Authenticator.Authenticate] puts the principal in the request
 // context twice: for our own code ([agentsmcp.PrincipalFrom]) and for go-sdk
-// ([auth.TokenInfo], which MCP handlers see as req.Extra.TokenInfo; read it
-// back with [PrincipalFromTokenInfo]). [Authenticator.RequireScope] and
-// [Authenticator.RequireAdmin] authorise. Refusals are 401 (no or bad
+// ([auth.TokenInfo] made by [NewTokenInfo], which MCP handlers see as
+// req.Extra.TokenInfo, the principal under [agentsmcp.TokenInfoPrincipal]).
+// [Authenticator.RequireScope] authorises ([Authenticator.Middleware] does
+// both steps); the admin API checks its scopes itself. Refusals are 401 (no or bad
 // credentials) or 403 (missing scope), each with an RFC 6750
 // WWW-Authenticate challenge and the JSON body
 // {"error":{"code":"…","message":"…"}}. Over stdio,

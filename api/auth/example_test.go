@@ -35,7 +35,8 @@ func ExampleAuthenticator_Middleware() {
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", a.Middleware(agentsmcp.ScopeMCP)(limiter.Middleware(whoami)))
-	mux.Handle("/admin/", a.Authenticate(a.RequireAdmin(limiter.Middleware(whoami))))
+	mux.Handle("GET /admin/", a.Middleware(agentsmcp.ScopeAdminRead)(limiter.Middleware(whoami)))
+	mux.Handle("/admin/", a.Middleware(agentsmcp.ScopeAdminWrite)(limiter.Middleware(whoami)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

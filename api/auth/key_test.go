@@ -88,8 +88,8 @@ func TestKeyPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !a.Configured() || a.JWTEnabled() {
-		t.Fatalf("Configured %v, JWTEnabled %v", a.Configured(), a.JWTEnabled())
+	if !a.Configured() || a.Metadata() != nil {
+		t.Fatalf("Configured %v, JWT metadata %+v; want keys only", a.Configured(), a.Metadata())
 	}
 	p, exp, err := a.Verify(t.Context(), "ci-secret-value")
 	if err != nil {

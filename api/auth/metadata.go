@@ -32,10 +32,6 @@ func (a *Authenticator) Metadata() *oauthex.ProtectedResourceMetadata {
 	}
 }
 
-// ResourceMetadataURL is the absolute URL of the metadata, as given in the
-// resource_metadata of every challenge; "" when JWT is not enabled.
-func (a *Authenticator) ResourceMetadataURL() string { return a.metadataURL }
-
 // RegisterMetadata mounts the metadata on mux when JWT is enabled, and
 // does nothing otherwise. It serves GET (with CORS, as the metadata is
 // public) at /.well-known/oauth-protected-resource and, when the resource

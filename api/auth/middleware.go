@@ -30,7 +30,8 @@ const realm = "agents-mcp"
 // Middleware returns [Authenticator.Authenticate] followed by
 // [Authenticator.RequireScope](scope): the whole check for one kind of
 // endpoint, e.g. Middleware(agentsmcp.ScopeMCP) for /mcp, /sse and
-// /messages. For the admin API use a.Authenticate(a.RequireAdmin(h)).
+// /messages. The admin API uses Authenticate alone and checks the scope
+// of each request itself.
 func (a *Authenticator) Middleware(scope string) func(http.Handler) http.Handler {
 	require := a.RequireScope(scope)
 	return func(next http.Handler) http.Handler { return a.Authenticate(require(next)) }
@@ -134,27 +135,6 @@ func (a *Authenticator) RequireScope(scope string) func(http.Handler) http.Handl
 			}
 		})
 	}
-}
-
-// RequireAdmin is [Authenticator.RequireScope] for the admin API: GET, HEAD
-// and OPTIONS need [agentsmcp.ScopeAdminRead], every other method
-// [agentsmcp.ScopeAdminWrite].
-func (a *Authenticator) RequireAdmin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.checkScope(w, r, AdminScope(r.Method)) {
-			next.ServeHTTP(w, r)
-		}
-	})
-}
-
-// AdminScope is the scope an admin API request with the given method
-// needs: reads need admin:read, changes admin:write.
-func AdminScope(method string) string {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return agentsmcp.ScopeAdminRead
-	}
-	return agentsmcp.ScopeAdminWrite
 }
 
 func (a *Authenticator) checkScope(w http.ResponseWriter, r *http.Request, scope string) bool {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -74,8 +73,8 @@ func TestAuthenticateStdio(t *testing.T) {
 }
 
 // The stdio wiring: the principal put into the context given to the
-// server's Run/Connect reaches every tool handler through RequestPrincipal,
-// with no TokenInfo involved.
+// server's Run/Connect reaches every tool handler's context, with no
+// TokenInfo involved.
 func TestStdioPrincipalReachesHandler(t *testing.T) {
 	a, err := New(Config{Keys: []Key{{Name: "agent", Secret: mcpKey, Scopes: []string{"mcp"}}}})
 	if err != nil {
@@ -87,12 +86,10 @@ func TestStdioPrincipalReachesHandler(t *testing.T) {
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		var ti *sdkauth.TokenInfo
-		if req.Extra != nil {
-			ti = req.Extra.TokenInfo
-		}
 		id := "none"
-		if p := RequestPrincipal(ctx, ti); p != nil {
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			id = "TokenInfo " + req.Extra.TokenInfo.UserID
+		} else if p := agentsmcp.PrincipalFrom(ctx); p != nil {
 			id = p.ID
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: id}}}, nil, nil

@@ -12,7 +12,7 @@
 // The packages that emit spans (router, remote, agents) use the OpenTelemetry
 // API's global tracer provider (otel.Tracer), not this package, so they stay
 // free of exporters and configuration. This package imports none of them, so
-// any of them may import it (for [RequestID] or [FromHeader], say).
+// any of them may import it (for [RequestID], say).
 //
 // # Metrics
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -44,7 +45,7 @@ func (c waitingCaller) Request() context.Context  { return c.values }
 //
 // The last two are in the upstream's process as far as tracing goes: they
 // join through the traceparent header (PropagatingTransport, then
-// HTTPMiddleware and FromHeader on the upstream's side).
+// HTTPMiddleware and, in the tool, the extraction the router does).
 func TestTracePropagation(t *testing.T) {
 	exp := useTestTracing(t)
 	ctx := t.Context()
@@ -55,11 +56,12 @@ func TestTracePropagation(t *testing.T) {
 	}
 	var flakyCalls atomic.Int32
 	toolSpan := func(ctx context.Context, req *mcp.CallToolRequest) {
-		var h http.Header
-		if req.Extra != nil {
-			h = req.Extra.Header
+		if req.Extra != nil && req.Extra.Header != nil {
+			// As router/access.go does: this request's trace context is in
+			// its headers, not in the session's context.
+			ctx = otel.GetTextMapPropagator().Extract(trace.ContextWithSpanContext(ctx, trace.SpanContext{}), propagation.HeaderCarrier(req.Extra.Header))
 		}
-		_, span := otel.Tracer("upstream").Start(FromHeader(ctx, h), "upstream tool")
+		_, span := otel.Tracer("upstream").Start(ctx, "upstream tool")
 		span.End()
 	}
 	mcp.AddTool(upstream, &mcp.Tool{Name: "echo", Description: "Says it back"},

@@ -53,7 +53,7 @@ func ValidRequestID(id string) bool {
 // when it is valid ([ValidRequestID]), else a new one. The id is set on the
 // answer's X-Request-Id header before next runs, in the request's context
 // ([RequestID]), on the request's own X-Request-Id header (so that MCP
-// handlers, which see only headers, read the same id: [FromHeader]), and
+// handlers, which see only headers, read the same id), and
 // as the attribute agents_mcp.request_id of the current span when one is
 // recording (put [HTTPMiddleware] before it).
 func RequestIDMiddleware(next http.Handler) http.Handler {

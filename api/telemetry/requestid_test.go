@@ -1,14 +1,10 @@
 package telemetry
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/trace"
 )
 
 func TestValidRequestID(t *testing.T) {
@@ -81,43 +77,5 @@ func TestRequestIDMiddleware(t *testing.T) {
 				t.Errorf("request's X-Request-Id in the handler = %q, want [%q]", inHeader, got)
 			}
 		})
-	}
-}
-
-func TestFromHeader(t *testing.T) {
-	h := http.Header{}
-	h.Set(RequestIDHeader, "from-header")
-	h.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-	useTestTracing(t)
-
-	ctx := FromHeader(context.Background(), h)
-	if got := RequestID(ctx); got != "from-header" {
-		t.Errorf("RequestID = %q, want from-header", got)
-	}
-	if sc := spanContextOf(ctx); sc.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || sc.SpanID().String() != "00f067aa0ba902b7" || !sc.IsRemote() {
-		t.Errorf("span context = %v, want the remote parent of the traceparent header", sc)
-	}
-
-	// The headers win over what ctx carries (in go-sdk, the values of the
-	// request that opened the session); what they lack is kept.
-	stale := WithRequestID(context.Background(), "session-opener")
-	if got := RequestID(FromHeader(stale, h)); got != "from-header" {
-		t.Errorf("RequestID = %q, want from-header", got)
-	}
-	if got := RequestID(FromHeader(stale, http.Header{})); got != "session-opener" {
-		t.Errorf("RequestID without a header = %q, want session-opener", got)
-	}
-	_, staleSpan := otel.Tracer("test").Start(stale, "the session opener's request")
-	staleSpan.End()
-	if sc := spanContextOf(FromHeader(trace.ContextWithSpan(stale, staleSpan), http.Header{})); sc.IsValid() {
-		t.Errorf("span context %v of another request survived headers without trace context", sc)
-	}
-	own := stale
-	bad := http.Header{RequestIDHeader: {"bad id"}}
-	if got := RequestID(FromHeader(context.Background(), bad)); got != "" {
-		t.Errorf("RequestID from an invalid header = %q, want none", got)
-	}
-	if FromHeader(own, nil) != own {
-		t.Error("FromHeader with nil headers changed ctx")
 	}
 }

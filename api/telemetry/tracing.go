@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -159,8 +158,9 @@ var tracedRoutes = map[string]string{
 // carries W3C trace context. The span is in the request's context for
 // next. It also rewrites the request's traceparent header to that span,
 // because MCP handlers see the request's headers (RequestExtra.Header) but
-// not its context: [FromHeader] there makes the router's spans children of
-// this one. Put it outermost, before [RequestIDMiddleware].
+// not its context: the router extracts the trace context from there, so
+// its spans are children of this one. Put it outermost, before
+// [RequestIDMiddleware].
 func HTTPMiddleware(next http.Handler) http.Handler {
 	expose := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if trace.SpanContextFromContext(r.Context()).IsValid() {
@@ -178,27 +178,6 @@ func HTTPMiddleware(next http.Handler) http.Handler {
 			return r.Method
 		}),
 	)
-}
-
-// FromHeader adds to ctx what an HTTP request's headers say about the
-// request: its request id (a valid X-Request-Id) and its trace context
-// (W3C traceparent and tracestate). It is for MCP handlers, which see the
-// HTTP headers of their own request (mcp.RequestExtra.Header) but whose
-// context, in go-sdk, carries the values of the HTTP request that opened
-// the session. So the headers win over ctx: the trace context of ctx (span
-// and baggage) is replaced by the headers', or dropped when they carry
-// none, since it belongs to another request; a request id in ctx is kept
-// when the headers have none. Call it before starting the handler's span.
-// A nil h (no HTTP request, as on stdio) returns ctx.
-func FromHeader(ctx context.Context, h http.Header) context.Context {
-	if h == nil {
-		return ctx
-	}
-	if id := h.Get(RequestIDHeader); ValidRequestID(id) {
-		ctx = WithRequestID(ctx, id)
-	}
-	ctx = baggage.ContextWithoutBaggage(trace.ContextWithSpanContext(ctx, trace.SpanContext{}))
-	return otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(h))
 }
 
 // PropagatingTransport returns a RoundTripper that adds the W3C trace

@@ -14,13 +14,13 @@ package auditlog
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 )
 
 // DefaultRetention is the retention period agents-mcp recommends: 30 days.
@@ -46,7 +46,7 @@ type Options struct {
 	WriteTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait before retrying a failed
 	// write (default 100 ms and 30 s), doubling from one to the other,
-	// with jitter.
+	// with equal jitter ([backoff.Delay]).
 	MinBackoff, MaxBackoff time.Duration
 	// FlushTimeout bounds the final flush when Run's context ends (default
 	// 5 s); what is still unwritten then is counted as dropped.
@@ -270,8 +270,7 @@ func (r *Recorder) fill(batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
 // A batch the store refuses as invalid is written entry by entry, so that
 // only the entries it refuses are lost.
 func (r *Recorder) flush(ctx context.Context, batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
-	backoff := r.opts.MinBackoff
-	for {
+	for failures := 1; ; failures++ {
 		err := r.create(ctx, batch)
 		switch {
 		case err == nil:
@@ -296,15 +295,13 @@ func (r *Recorder) flush(ctx context.Context, batch []*agentsmcp.AuditEntry) []*
 		if r.writeLog.allow(r.opts.LogInterval) {
 			r.opts.Logger.Warn("audit entries not written; retrying", "entries", len(batch), "pending", r.Pending(), "err", err)
 		}
-		wait := backoff/2 + rand.N(backoff/2+1)
-		t := time.NewTimer(wait)
+		t := time.NewTimer(backoff.Delay(r.opts.MinBackoff, r.opts.MaxBackoff, failures))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return batch
 		case <-t.C:
 		}
-		backoff = min(2*backoff, r.opts.MaxBackoff)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 )
@@ -51,18 +52,6 @@ func start(t *testing.T, rec *auditlog.Recorder) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-// waitFor polls cond until it holds, failing t after a few seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // stored returns every entry in store, newest first.
@@ -108,7 +97,7 @@ func TestRecordWritesRedactedEntries(t *testing.T) {
 		rec.Record(e)
 	}
 	// Written counts a batch a moment before Pending lets it go.
-	waitFor(t, "3 entries written", func() bool { return rec.Written() == 3 && rec.Pending() == 0 })
+	testutil.Eventually(t, 5*time.Second, "3 entries written", func() bool { return rec.Written() == 3 && rec.Pending() == 0 })
 	if rec.Pending() != 0 || rec.Dropped() != 0 {
 		t.Errorf("Pending %d, Dropped %d; want 0, 0", rec.Pending(), rec.Dropped())
 	}
@@ -177,7 +166,7 @@ func TestBatchesAndFlushOnStop(t *testing.T) {
 	stop := start(t, rec)
 	// Only full batches are written while the flush interval (an hour) has
 	// not passed.
-	waitFor(t, "3 full batches", func() bool { return rec.Written() == 30 })
+	testutil.Eventually(t, 5*time.Second, "3 full batches", func() bool { return rec.Written() == 30 })
 	time.Sleep(50 * time.Millisecond)
 	if got := store.batches(); len(got) != 3 || got[0] != 10 || got[1] != 10 || got[2] != 10 {
 		t.Fatalf("batches %v, want [10 10 10]", got)
@@ -204,7 +193,7 @@ func TestFlushInterval(t *testing.T) {
 	start(t, rec)
 	rec.Record(toolCall("a"))
 	rec.Record(toolCall("b"))
-	waitFor(t, "a partial batch written after the flush interval", func() bool { return len(stored(t, db)) == 2 })
+	testutil.Eventually(t, 5*time.Second, "a partial batch written after the flush interval", func() bool { return len(stored(t, db)) == 2 })
 }
 
 // blockingStore is the real store behind a gate: writes wait until the
@@ -262,7 +251,7 @@ func TestDropsWhenStoreIsBlocked(t *testing.T) {
 	})
 	start(t, rec)
 	rec.Record(toolCall("first")) // taken into the batch that blocks
-	waitFor(t, "the first write to block", func() bool { return store.calls.Load() == 1 })
+	testutil.Eventually(t, 5*time.Second, "the first write to block", func() bool { return store.calls.Load() == 1 })
 
 	const n = 100
 	var slowest time.Duration
@@ -284,7 +273,7 @@ func TestDropsWhenStoreIsBlocked(t *testing.T) {
 	}
 
 	close(store.gate)
-	waitFor(t, "the queue to drain", func() bool { return rec.Pending() == 0 })
+	testutil.Eventually(t, 5*time.Second, "the queue to drain", func() bool { return rec.Pending() == 0 })
 	if got := len(stored(t, db)); got != n-int(dropped) || rec.Written() != uint64(got) {
 		t.Errorf("stored %d, Written %d; want %d (every entry not dropped)", got, rec.Written(), n-int(dropped))
 	}
@@ -299,7 +288,7 @@ func TestStopGivesUpAfterFlushTimeout(t *testing.T) {
 	for range 5 {
 		rec.Record(toolCall("t"))
 	}
-	waitFor(t, "a write to block", func() bool { return store.calls.Load() >= 1 })
+	testutil.Eventually(t, 5*time.Second, "a write to block", func() bool { return store.calls.Load() >= 1 })
 	begin := time.Now()
 	stop()
 	if d := time.Since(begin); d > 2*time.Second {
@@ -337,7 +326,7 @@ func TestRetriesFailingStore(t *testing.T) {
 	for range 20 {
 		rec.Record(toolCall("t"))
 	}
-	waitFor(t, "every entry written", func() bool { return rec.Written() == 20 })
+	testutil.Eventually(t, 5*time.Second, "every entry written", func() bool { return rec.Written() == 20 })
 	if got := len(stored(t, db)); got != 20 || rec.Dropped() != 0 {
 		t.Errorf("stored %d, Dropped %d; want 20, 0", got, rec.Dropped())
 	}
@@ -369,7 +358,7 @@ func TestRejectedEntryDoesNotSinkItsBatch(t *testing.T) {
 		rec.Record(toolCall(target))
 	}
 	start(t, rec)
-	waitFor(t, "the batch to be handled", func() bool { return rec.Pending() == 0 })
+	testutil.Eventually(t, 5*time.Second, "the batch to be handled", func() bool { return rec.Pending() == 0 })
 	if got := len(stored(t, db)); got != 4 || rec.Dropped() != 1 || rec.Written() != 4 {
 		t.Errorf("stored %d, Dropped %d, Written %d; want 4, 1, 4", got, rec.Dropped(), rec.Written())
 	}
@@ -405,7 +394,7 @@ func TestRetention(t *testing.T) {
 	}
 	rec := auditlog.New(db, auditlog.Options{Retention: 24 * time.Hour, RetentionInterval: time.Hour})
 	start(t, rec)
-	waitFor(t, "retention to delete the old entries", func() bool { return len(stored(t, db)) == len(recent) })
+	testutil.Eventually(t, 5*time.Second, "retention to delete the old entries", func() bool { return len(stored(t, db)) == len(recent) })
 	for _, e := range stored(t, db) {
 		if e.Target != "recent" {
 			t.Errorf("entry at %v survived retention", e.At)
@@ -423,7 +412,7 @@ func TestNoRetentionByDefault(t *testing.T) {
 	rec := auditlog.New(db, auditlog.Options{FlushInterval: time.Millisecond})
 	stop := start(t, rec)
 	rec.Record(toolCall("new"))
-	waitFor(t, "the new entry", func() bool { return rec.Written() == 1 })
+	testutil.Eventually(t, 5*time.Second, "the new entry", func() bool { return rec.Written() == 1 })
 	stop()
 	if got := len(stored(t, db)); got != 2 {
 		t.Errorf("%d entries left; with Retention 0 nothing is deleted (want 2)", got)

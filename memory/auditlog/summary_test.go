@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 )
 
@@ -51,7 +52,7 @@ func TestSummarizerBoundsAFlood(t *testing.T) {
 	}
 	// The first source: its first few and one summary; the second: its 3 as they came.
 	want := uint64(auditlog.SummaryFirst + 1 + 3)
-	waitFor(t, "the summaries of the first window", func() bool { return rec.Written() == want })
+	testutil.Eventually(t, 5*time.Second, "the summaries of the first window", func() bool { return rec.Written() == want })
 	sum.Record("10.0.0.1", authFailure("key:bbbbbbbbbbbb")) // a new window
 	cancel()
 	<-done // Run flushes nothing more: the new window has no others yet

@@ -176,7 +176,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 		{"seconds", "7", func(d time.Duration) bool { return d == 7*time.Second }, "7s"},
 		{"http date", date, func(d time.Duration) bool { return d > 18*time.Second && d <= 20*time.Second }, "≈20s"},
 		{"capped", "3600", func(d time.Duration) bool { return d == maxBackoff }, "30s"},
-		{"absent: backoff", "", func(d time.Duration) bool { return d >= 0 && d < time.Millisecond }, "< 1ms (jitter)"},
+		{"absent: backoff", "", func(d time.Duration) bool { return d >= time.Millisecond/2 && d <= time.Millisecond }, "0.5-1ms (jitter)"},
 	}
 	for _, tt := range tests {
 		success := openAIAnswer(2)
@@ -220,8 +220,8 @@ func TestServerErrorsExhaustRetries(t *testing.T) {
 		if n := len(f.requests()); n != 3 {
 			t.Errorf("HTTP %d: %d requests, want 3 (1 + 2 retries)", status, n)
 		}
-		if len(*waits) != 2 || (*waits)[0] >= time.Millisecond || (*waits)[1] >= 2*time.Millisecond {
-			t.Errorf("HTTP %d: waits %v, want 2 jittered under 1ms and 2ms", status, *waits)
+		if len(*waits) != 2 || !within((*waits)[0], time.Millisecond/2, time.Millisecond) || !within((*waits)[1], time.Millisecond, 2*time.Millisecond) {
+			t.Errorf("HTTP %d: waits %v, want 2 jittered in [0.5ms, 1ms] and [1ms, 2ms]", status, *waits)
 		}
 		msg := agentsmcp.ErrorMessage(err)
 		if !strings.Contains(msg, fmt.Sprintf("HTTP %d after 3 attempts", status)) {
@@ -426,3 +426,6 @@ func TestConcurrentEmbed(t *testing.T) {
 		t.Errorf("learned %d dims, want 5", o.Dimensions())
 	}
 }
+
+// within reports whether d is in [lo, hi].
+func within(d, lo, hi time.Duration) bool { return d >= lo && d <= hi }

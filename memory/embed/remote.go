@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 )
 
 // Defaults of [Config] for every remote embedder.
@@ -22,8 +22,9 @@ const (
 	DefaultMaxRetries = 4
 )
 
-// Retry pacing: exponential backoff from baseBackoff with full jitter, and
-// no single wait (nor Retry-After) longer than maxBackoff.
+// Retry pacing: exponential backoff from baseBackoff with equal jitter
+// ([backoff.Delay]), and no single wait (nor Retry-After) longer than
+// maxBackoff.
 const (
 	baseBackoff = 500 * time.Millisecond
 	maxBackoff  = 30 * time.Second
@@ -125,7 +126,7 @@ func newRemote(provider string, cfg Config, defaultURL, defaultModel string, def
 	if base != "" {
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: base URL %q is not an http(s) URL", name, redactURL(cfg.BaseURL))
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: base URL %q is not an http(s) URL", name, agentsmcp.RedactURL(cfg.BaseURL))
 		}
 	}
 	if cfg.Dimensions < 0 || cfg.BatchSize < 0 || cfg.Timeout < 0 {
@@ -251,7 +252,7 @@ func retryable(err error) (bool, time.Duration) {
 
 // retry runs f with a per-attempt timeout until it succeeds, fails for
 // good, the retries are used up, or ctx ends. Waits grow exponentially
-// with full jitter, or follow Retry-After, capped at maxBackoff; when ctx
+// with equal jitter, or follow Retry-After, capped at maxBackoff; when ctx
 // would end before the next attempt could start, it gives up at once.
 func (r *remote) retry(ctx context.Context, f func(ctx context.Context) error) error {
 	for attempt := 0; ; attempt++ {
@@ -272,7 +273,7 @@ func (r *remote) retry(ctx context.Context, f func(ctx context.Context) error) e
 			return r.unavailable(err, attempt+1)
 		}
 		if wait <= 0 {
-			wait = r.jitter(attempt)
+			wait = backoff.Delay(r.backoff, maxBackoff, attempt+1)
 		}
 		wait = min(wait, maxBackoff)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
@@ -282,16 +283,6 @@ func (r *remote) retry(ctx context.Context, f func(ctx context.Context) error) e
 			return r.redact(fmt.Errorf("%s: %w", r.name(), err))
 		}
 	}
-}
-
-// jitter is the full-jitter backoff before retry number attempt+1: a
-// uniform wait in [0, backoff·2^attempt), capped.
-func (r *remote) jitter(attempt int) time.Duration {
-	ceil := r.backoff << min(attempt, 20)
-	if ceil <= 0 || ceil > maxBackoff {
-		ceil = maxBackoff
-	}
-	return rand.N(ceil)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -348,31 +339,10 @@ func short(err error) string {
 	return "network error"
 }
 
-func (r *remote) redactString(s string) string {
-	if r.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, r.apiKey, "[redacted]")
-}
+// redactString removes the API key and URL credentials from text quoted
+// from elsewhere.
+func (r *remote) redactString(s string) string { return agentsmcp.RedactMessage(s, r.apiKey) }
 
-// redact keeps err's chain unless its text holds the API key, and
-// flattens it, keeping the application code, if it does.
-func (r *remote) redact(err error) error {
-	if r.apiKey == "" || !strings.Contains(err.Error(), r.apiKey) {
-		return err
-	}
-	var app *agentsmcp.Error
-	if errors.As(err, &app) {
-		return fmt.Errorf("%w: %s", agentsmcp.Errorf(app.Code, "%s", r.redactString(app.Message)), r.redactString(err.Error()))
-	}
-	return errors.New(r.redactString(err.Error()))
-}
-
-// redactURL drops credentials from a URL for a message.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
-}
+// redact keeps err's chain unless its text holds the API key or URL
+// credentials, and flattens it, keeping the application code, if it does.
+func (r *remote) redact(err error) error { return agentsmcp.RedactError(err, r.apiKey) }

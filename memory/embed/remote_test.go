@@ -123,26 +123,6 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-func TestJitterBounds(t *testing.T) {
-	r := &remote{backoff: 100 * time.Millisecond}
-	for attempt, ceil := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
-		var maxSeen time.Duration
-		for range 200 {
-			d := r.jitter(attempt)
-			if d < 0 || d >= ceil {
-				t.Fatalf("attempt %d: wait %v outside [0, %v)", attempt, d, ceil)
-			}
-			maxSeen = max(maxSeen, d)
-		}
-		if maxSeen < ceil/2 {
-			t.Errorf("attempt %d: 200 waits all below %v; not jittered over the range", attempt, ceil/2)
-		}
-	}
-	if d := r.jitter(60); d < 0 || d >= maxBackoff {
-		t.Errorf("attempt 60: %v, want capped below %v", d, maxBackoff)
-	}
-}
-
 func TestConfigDefaults(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -45,8 +45,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -144,13 +142,13 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*DB, error
 	cs, err := connstring.ParseAndValidate(uri)
 	if err != nil {
 		// The parser's message may quote the URI; keep only a scrubbed text.
-		return nil, fmt.Errorf("mongodb: invalid connection URI: %s", redact(err.Error(), ""))
+		return nil, fmt.Errorf("mongodb: invalid connection URI: %s", agentsmcp.RedactMessage(err.Error()))
 	}
 	hosts := strings.Join(cs.Hosts, ",")
 	fail := func(what string, err error) error {
 		// The driver's errors are flattened into scrubbed text on purpose:
 		// wrapping them would let a careless %+v print whatever they hold.
-		return fmt.Errorf("mongodb: %s %s: %s", what, hosts, redact(err.Error(), cs.Password))
+		return fmt.Errorf("mongodb: %s %s: %s", what, hosts, agentsmcp.RedactMessage(err.Error(), cs.Password))
 	}
 	if database == "" {
 		database = cs.Database
@@ -194,7 +192,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*DB, error
 	db.serialize = isFerretDB(ctx, client)
 	if err := db.migrate(ctx); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("mongodb: prepare database %q on %s: %w", database, hosts, redactErr(err, cs.Password))
+		return nil, fmt.Errorf("mongodb: prepare database %q on %s: %w", database, hosts, agentsmcp.RedactError(err, cs.Password))
 	}
 	return db, nil
 }
@@ -264,30 +262,6 @@ func checkDatabaseName(name string) error {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "mongodb database name %q is invalid", name)
 	}
 	return nil
-}
-
-// userinfo matches the credentials part of any URI quoted in a message.
-var userinfo = regexp.MustCompile(`://[^@/\s]*@`)
-
-// redact removes credentials from a message: any URI userinfo, and the
-// password itself (raw and URL-escaped) wherever it appears.
-func redact(msg, password string) string {
-	msg = userinfo.ReplaceAllString(msg, "://xxxxx@")
-	if password != "" {
-		msg = strings.ReplaceAll(msg, password, "xxxxx")
-		msg = strings.ReplaceAll(msg, url.QueryEscape(password), "xxxxx")
-		msg = strings.ReplaceAll(msg, url.PathEscape(password), "xxxxx")
-	}
-	return msg
-}
-
-// redactErr keeps err's chain (so [ErrSchemaTooNew] stays detectable) when
-// its text holds no credentials, and flattens it otherwise.
-func redactErr(err error, password string) error {
-	if msg := redact(err.Error(), password); msg != err.Error() {
-		return errors.New(msg)
-	}
-	return err
 }
 
 // wrap turns a driver error into an application error for the service

@@ -157,19 +157,6 @@ func TestOpenInvalidURI(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	for _, tt := range []struct{ in, password, want string }{
-		{"dial mongodb://u:p%40ss@h:1/x failed", "p@ss", "dial mongodb://xxxxx@h:1/x failed"},
-		{"auth as u with pass p@ss failed", "p@ss", "auth as u with pass xxxxx failed"},
-		{"escaped p%40ss here", "p@ss", "escaped xxxxx here"},
-		{"nothing secret", "", "nothing secret"},
-	} {
-		if got := redact(tt.in, tt.password); got != tt.want {
-			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestOpenIsIdempotent(t *testing.T) {
 	first := openDB(t)
 	// A second Open of the same database, as a second replica or a restart

@@ -321,23 +321,5 @@ func serverMessage(err error, secret string) string {
 	} else if st, ok := status.FromError(err); ok {
 		msg = st.Message()
 	}
-	return agentsmcp.QuoteMessage(redact(msg, secret))
-}
-
-// redact removes secret from msg wherever it appears.
-func redact(msg, secret string) string {
-	if secret == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, secret, "[redacted]")
-}
-
-// redactErr keeps err's chain when its text holds no secret and flattens
-// it otherwise, keeping the application code.
-func redactErr(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
-		return err
-	}
-	code := agentsmcp.ErrorCode(err)
-	return fmt.Errorf("%w: %s", agentsmcp.Errorf(code, "%s", redact(agentsmcp.ErrorMessage(err), secret)), redact(err.Error(), secret))
+	return agentsmcp.QuoteMessage(agentsmcp.RedactMessage(msg, secret))
 }

@@ -32,13 +32,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	pc "github.com/pinecone-io/go-pinecone/v5/pinecone"
 )
 
@@ -122,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 	}
 	client, err := pc.NewClient(pc.NewClientParams{ApiKey: cfg.APIKey})
 	if err != nil {
-		return nil, redactErr(fmt.Errorf("pinecone: new client: %w", err), cfg.APIKey)
+		return nil, agentsmcp.RedactError(fmt.Errorf("pinecone: new client: %w", err), cfg.APIKey)
 	}
 	host := cfg.Host
 	if cfg.Index != "" {
@@ -144,7 +144,7 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 	}
 	base, err := client.Index(pc.NewIndexConnParams{Host: host})
 	if err != nil {
-		return nil, redactErr(fmt.Errorf("pinecone: connect to %s: %w", host, err), cfg.APIKey)
+		return nil, agentsmcp.RedactError(fmt.Errorf("pinecone: connect to %s: %w", host, err), cfg.APIKey)
 	}
 	x := newIndex(cfg, func(ns string) dataPlane { return base.WithNamespace(ns) })
 	x.base = base
@@ -327,8 +327,8 @@ func (x *Index) call(ctx context.Context, f func(context.Context) error) error {
 		if err == nil || ctx.Err() != nil || attempt >= x.attempts || classify(err) != agentsmcp.EUNAVAILABLE {
 			return err
 		}
-		wait := time.Duration(rand.Int64N(int64(x.backoff)<<(attempt-1) + 1))
-		t := time.NewTimer(wait)
+		// No cap: attempts are few (3 by default).
+		t := time.NewTimer(backoff.Delay(x.backoff, 0, attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -358,9 +358,9 @@ func wrapRemote(err error, apiKey string, format string, args ...any) error {
 	case agentsmcp.EUNAUTHORIZED:
 		app = agentsmcp.Errorf(code, "pinecone refused the API key: %s", what)
 	case agentsmcp.EINTERNAL:
-		return redactErr(fmt.Errorf("pinecone: %s: %w", what, err), apiKey)
+		return agentsmcp.RedactError(fmt.Errorf("pinecone: %s: %w", what, err), apiKey)
 	default:
 		app = agentsmcp.Errorf(code, "pinecone: %s: %s", what, serverMessage(err, apiKey))
 	}
-	return redactErr(fmt.Errorf("%w: %w", app, err), apiKey)
+	return agentsmcp.RedactError(fmt.Errorf("%w: %w", app, err), apiKey)
 }

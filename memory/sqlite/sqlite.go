@@ -74,37 +74,21 @@ var (
 	_ agentsmcp.OutboxService          = (*DB)(nil)
 )
 
-type options struct {
-	readers     int
-	busyTimeout time.Duration
-}
-
-// Option configures [Open].
-type Option func(*options)
-
-// WithReaders sets the number of read-only connections (default 4, at least
-// 1).
-func WithReaders(n int) Option {
-	return func(o *options) { o.readers = max(n, 1) }
-}
-
-// WithBusyTimeout sets how long a statement waits for a lock held by
-// another process on the same file before it fails (default 5s). Within one
-// DB, writes queue for the single writer connection instead.
-func WithBusyTimeout(d time.Duration) Option {
-	return func(o *options) { o.busyTimeout = max(d, 0) }
-}
+const (
+	// readers is the number of read-only connections.
+	readers = 4
+	// busyTimeout is how long a statement waits for a lock held by another
+	// process on the same file before it fails. Within one DB, writes queue
+	// for the single writer connection instead.
+	busyTimeout = 5 * time.Second
+)
 
 // Open opens the database file at path, creating it and its directory when
 // missing, and brings its schema up to date (see migrate.go). A database
 // written by a newer agents-mcp, whose schema this binary does not know, is
 // refused with an error. The path must name a file: ":memory:" is refused,
 // since the writer and the readers must share one database.
-func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
-	o := options{readers: 4, busyTimeout: 5 * time.Second}
-	for _, opt := range opts {
-		opt(&o)
-	}
+func Open(ctx context.Context, path string) (*DB, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open sqlite store: path %q does not name a file", path)
 	}
@@ -131,7 +115,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		"_journal_mode": {"WAL"},
 		"_synchronous":  {"NORMAL"},
 		"_foreign_keys": {"1"},
-		"_busy_timeout": {strconv.FormatInt(o.busyTimeout.Milliseconds(), 10)},
+		"_busy_timeout": {strconv.FormatInt(busyTimeout.Milliseconds(), 10)},
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %q: %w", abs, err)
@@ -157,14 +141,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	db.reader, err = sql.Open("sqlite", dsn(abs, url.Values{
 		"mode":          {"ro"},
 		"_foreign_keys": {"1"},
-		"_busy_timeout": {strconv.FormatInt(o.busyTimeout.Milliseconds(), 10)},
+		"_busy_timeout": {strconv.FormatInt(busyTimeout.Milliseconds(), 10)},
 	}))
 	if err != nil {
 		db.writer.Close()
 		return nil, fmt.Errorf("open sqlite store %q: %w", abs, err)
 	}
-	db.reader.SetMaxOpenConns(o.readers)
-	db.reader.SetMaxIdleConns(o.readers)
+	db.reader.SetMaxOpenConns(readers)
+	db.reader.SetMaxIdleConns(readers)
 	db.reads = newStmtCache(db.reader)
 	if err := db.Ping(ctx); err != nil {
 		db.Close()

@@ -24,9 +24,9 @@ import (
 )
 
 // openTest opens a store on a fresh file, closed when t ends.
-func openTest(t testing.TB, opts ...Option) *DB {
+func openTest(t testing.TB) *DB {
 	t.Helper()
-	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "agents-mcp.db"), opts...)
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "agents-mcp.db"))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/backoff"
 )
 
 // Config configures a [Syncer]. Outbox, Index, Embedder and Sources are
@@ -32,7 +33,8 @@ type Config struct {
 	// Notify wakes it sooner.
 	Poll time.Duration
 	// MinBackoff and MaxBackoff bound the delay before retrying a failed
-	// entry (default 1 s and 5 min): MinBackoff·2^attempts, full jitter.
+	// entry (default 1 s and 5 min): MinBackoff·2^attempts, capped, with
+	// equal jitter ([backoff.Delay]).
 	MinBackoff, MaxBackoff time.Duration
 	// CallTimeout bounds each embedder and index call (default 30 s).
 	CallTimeout time.Duration
@@ -117,7 +119,10 @@ func (s *Syncer) Run(ctx context.Context) {
 
 // Drain processes batches until no entry is due, and returns how many
 // entries were claimed. Entries that fail are rescheduled, not retried
-// here, so Drain ends.
+// here, so Drain ends. The server never calls it ([Syncer.Run] is its
+// loop): it is for tests and benchmarks (cmd/agents-mcp's learning
+// benchmark among them) that need the index caught up at a point they
+// choose.
 func (s *Syncer) Drain(ctx context.Context) (int, error) {
 	total := 0
 	for {
@@ -276,15 +281,11 @@ func (s *Syncer) retry(ctx context.Context, e *agentsmcp.OutboxEntry, why string
 	return nil
 }
 
-// backoff is the delay before the attempt after `attempts` failures:
-// exponential with full jitter, so that replicas retrying a recovered
-// service spread out.
+// backoff is the delay before the next attempt of an entry that failed
+// attempts times before this failure, so that replicas retrying a
+// recovered service spread out.
 func (s *Syncer) backoff(attempts int) time.Duration {
-	ceiling := s.cfg.MaxBackoff
-	if attempts < 30 {
-		ceiling = min(s.cfg.MinBackoff<<attempts, s.cfg.MaxBackoff)
-	}
-	return s.cfg.MinBackoff/2 + rand.N(ceiling-s.cfg.MinBackoff/2+1)
+	return backoff.Delay(s.cfg.MinBackoff, s.cfg.MaxBackoff, attempts+1)
 }
 
 func keys(entries []*agentsmcp.OutboxEntry) []string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
@@ -153,16 +154,12 @@ func TestDownEmbedderLosesNothingAndNeverBlocksTheWriter(t *testing.T) {
 		t.Fatalf("entry retried immediately: %d, %v", n, err)
 	}
 	f.embedder.down.Store(false)
-	deadline := time.Now().Add(5 * time.Second)
-	for f.index.Len(agentsmcp.NamespaceLearnings) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("entry never retried after the embedder came back")
-		}
-		time.Sleep(10 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, "the entry is retried after the embedder came back", func() bool {
 		if _, err := f.syncer.Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return f.index.Len(agentsmcp.NamespaceLearnings) != 0
+	})
 	if got := f.nearest(t, agentsmcp.NamespaceLearnings, "invoices"); got != l.ID {
 		t.Errorf("nearest = %q, want %q", got, l.ID)
 	}
@@ -177,12 +174,9 @@ func TestRunStopsWithItsContextAndWakesOnNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.syncer.Notify()
-	deadline := time.Now().Add(5 * time.Second)
-	for f.index.Len(agentsmcp.NamespaceInsights) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if f.index.Len(agentsmcp.NamespaceInsights) != 1 {
-		t.Error("Run did not index the insight")
+	testutil.Eventually(t, 5*time.Second, "Run indexes the insight", func() bool { return f.index.Len(agentsmcp.NamespaceInsights) != 0 })
+	if n := f.index.Len(agentsmcp.NamespaceInsights); n != 1 {
+		t.Errorf("Run indexed %d insights, want 1", n)
 	}
 	cancel()
 	select {

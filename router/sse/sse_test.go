@@ -17,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
 const waitTimeout = 5 * time.Second
@@ -84,17 +86,6 @@ func start(t *testing.T, opts *Options) (*Handler, *httptest.Server) {
 	t.Cleanup(ts.Close)
 	t.Cleanup(h.Close)
 	return h, ts
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 type headerRoundTripper struct{ next http.RoundTripper }
@@ -172,7 +163,7 @@ func TestGoSDKClient(t *testing.T) {
 	}
 
 	cs.Close()
-	waitFor(t, "session removal after client close", func() bool { return h.SessionCount() == 0 })
+	testutil.Eventually(t, waitTimeout, "session removal after client close", func() bool { return h.SessionCount() == 0 })
 }
 
 // The token verified by auth middleware in front of the handler reaches tools
@@ -506,7 +497,7 @@ func TestClientDisconnect(t *testing.T) {
 		t.Fatalf("SessionCount = %d, want 1", h.SessionCount())
 	}
 	s.close()
-	waitFor(t, "session removal", func() bool { return h.SessionCount() == 0 })
+	testutil.Eventually(t, waitTimeout, "session removal", func() bool { return h.SessionCount() == 0 })
 	if code, _, _ := post(t, s.endpoint, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusNotFound {
 		t.Errorf("POST after disconnect = %d, want 404", code)
 	}
@@ -524,7 +515,7 @@ func TestHandlerClose(t *testing.T) {
 			t.Fatal("stream still open after Handler.Close")
 		}
 	}
-	waitFor(t, "sessions removed", func() bool { return h.SessionCount() == 0 })
+	testutil.Eventually(t, waitTimeout, "sessions removed", func() bool { return h.SessionCount() == 0 })
 	resp, err := http.Get(ts.URL + "/sse")
 	if err != nil {
 		t.Fatal(err)
@@ -664,7 +655,7 @@ func TestDisconnectWithPendingServerRequest(t *testing.T) {
 		}
 	}
 	s.close() // never answer the sampling request
-	waitFor(t, "session removal", func() bool { return h.SessionCount() == 0 })
+	testutil.Eventually(t, waitTimeout, "session removal", func() bool { return h.SessionCount() == 0 })
 }
 
 // Once the GET handler has returned its ResponseWriter is dead; a write that
@@ -680,7 +671,7 @@ func TestNoWriteAfterStreamEnds(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/sse", nil).WithContext(ctx))
 	}()
 	var c *conn
-	waitFor(t, "session", func() bool {
+	testutil.Eventually(t, waitTimeout, "session", func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for _, cc := range h.sessions {

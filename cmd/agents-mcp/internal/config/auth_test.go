@@ -90,8 +90,9 @@ func TestAuthFromFile(t *testing.T) {
 			t.Errorf("Verify(%s key) = %+v, %v", wantName, p, err)
 		}
 	}
-	if !a.JWTEnabled() || a.ResourceMetadataURL() != "https://mcp.example.com/.well-known/oauth-protected-resource" {
-		t.Errorf("JWT enabled %v, metadata %q", a.JWTEnabled(), a.ResourceMetadataURL())
+	jwt := c.AuthConfig().JWT
+	if md, url := a.Metadata(), jwt.ResourceMetadataURL(); md == nil || url != "https://mcp.example.com/.well-known/oauth-protected-resource" {
+		t.Errorf("JWT metadata %+v at %q", md, url)
 	}
 }
 
