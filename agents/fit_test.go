@@ -9,6 +9,7 @@ import (
 
 func TestRequestFit(t *testing.T) {
 	location := json.RawMessage(`{"type":"object","properties":{"location":{"type":"string","description":"where"}},"required":["location"]}`)
+	track := json.RawMessage(`{"type":"object","properties":{"tracking_number":{"type":"string","description":"the tracking number"}},"required":["tracking_number"]}`)
 	quote := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"},"source":{"type":"string","description":"currency to convert from"},"target":{"type":"string","description":"currency to convert to"}},"required":["sum","source","target"]}`)
 	for _, tc := range []struct {
 		schema json.RawMessage
@@ -18,6 +19,9 @@ func TestRequestFit(t *testing.T) {
 		{location, "What is the weather in Oslo today?", 1},
 		{location, "What is the weather today?", 0.5},
 		{quote, "Convert 100 USD to EUR", 1},
+		{track, "Track the parcel JD0146000062", 1},
+		{track, "Track JD0146000062 and LX4410938DE", 0.5}, // which one is asked
+		{track, "Convert 100 USD to EUR", 0.5},
 		{json.RawMessage(`{"type":"object","properties":{}}`), "anything", 1},
 		{json.RawMessage(`not json`), "anything", 1},
 	} {

@@ -495,8 +495,10 @@ func schemaParams(schema json.RawMessage) ([]slotParam, int) {
 // sameKind is the unused old argument whose parameter means what p does:
 // of p's kind, or a bare endpoint of its role (a "source" takes a "from"
 // currency), and of its role when both have one; numbers only when both
-// are amounts (a sum takes an amount, a limit does not). Kinds too loose
-// to say two parameters mean the same (none, enum) match only by name.
+// are amounts (a sum takes an amount, a limit does not); identifiers only
+// of one thing (an order_id takes an order_number, a waybill a tracking
+// number, but a customer_id no order_id). Kinds too loose to say two
+// parameters mean the same (none, enum) match only by name.
 func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, used map[string]bool) string {
 	if p.kind == slotNone || p.kind == slotEnum {
 		return ""
@@ -511,6 +513,10 @@ func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, use
 			if p.kind == o.kind && isAmount(p) && isAmount(o) {
 				return n
 			}
+		case p.kind == slotIdentifier || o.kind == slotIdentifier:
+			if p.kind == o.kind && sameThing(p, o) {
+				return n
+			}
 		case p.kind == o.kind && p.kind != slotEndpoint:
 			return n
 		case (p.kind == slotEndpoint || o.kind == slotEndpoint) && p.role != roleNone && p.role == o.role:
@@ -518,6 +524,18 @@ func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, use
 		}
 	}
 	return ""
+}
+
+// sameThing reports whether two identifiers name one thing: a word of
+// their names in common other than "number" or "code" ("order"), or both
+// a shipment's (their synonyms are the shipment nouns).
+func sameThing(a, b slotParam) bool {
+	if a.synonyms != nil && b.synonyms != nil {
+		return true
+	}
+	return slices.ContainsFunc(a.keys, func(k string) bool {
+		return slices.Contains(b.keys, k) && !slices.Contains(slotWordsIdentifierWeak, k) && !slices.Contains(slotWordsIdentifierName, k)
+	})
 }
 
 // isAmount reports whether a number parameter is an amount of something.

@@ -25,6 +25,12 @@ import (
 // score). Candidates are then assigned greedily, best score first, and a
 // span serves one parameter only: "convert 100 USD to EUR" gives USD to
 // the source currency and EUR to the target, never one code to both.
+//
+// An identifier (a tracking number, an order id, an invoice reference)
+// takes a code of the request: after the parameter's noun ("order 12345",
+// "the parcel JD0146000062"), or the request's one code (letters and
+// digits mixed, INV-2024-0042) when the tool has one identifier to give
+// it to. Two codes and no noun to tell them apart are asked for.
 
 // slotKind is the kind of value a parameter takes.
 type slotKind int
@@ -44,9 +50,10 @@ const (
 	slotPerson               // a person or user by name
 	slotText                 // free text: a message, a query
 	slotEndpoint             // a bare from/to/source/target: a code or a place
+	slotIdentifier           // an id, a tracking number, a reference: a code
 )
 
-var slotKindNames = [...]string{"none", "enum", "number", "url", "email", "path", "date", "currency", "country-code", "language", "place", "person", "text", "endpoint"}
+var slotKindNames = [...]string{"none", "enum", "number", "url", "email", "path", "date", "currency", "country-code", "language", "place", "person", "text", "endpoint", "identifier"}
 
 // String names the kind for fmt (failure messages and the slot tests print
 // kinds by name); the server itself never prints one.
@@ -76,8 +83,10 @@ type slotParam struct {
 	// sub-goal when the request gives no narrower value.
 	wholeText bool
 	// keys are the words that name the parameter in a request ("message"
-	// in "the message hello"); textKeys are their synonyms for free text.
-	keys, textKeys []string
+	// in "the message hello"); synonyms are other words that name it, a
+	// little less surely: "text" for a message, "parcel" for a tracking
+	// number.
+	keys, synonyms []string
 }
 
 // slotFill is a value found for a parameter, and what the plan says of it.
@@ -120,6 +129,18 @@ var (
 	slotWordsThing = []string{"file", "dir", "folder", "project", "repo", "repository", "branch", "bucket", "table", "database", "tool", "key", "product", "item", "tag", "label", "channel", "team", "org", "organization", "company", "app", "service", "host", "domain", "city", "country", "place", "location"}
 	// Synonyms that name free text in a request.
 	slotTextSynonyms = []string{"message", "text", "msg", "note", "content", "body"}
+	// Words that make a string an identifier, anywhere in its name or
+	// description; and the weaker "number" or "code" of "order number",
+	// "promo code", which do unless the words say what else it is (a
+	// phone number, code to run). A currency, country or language code
+	// is of its own kind.
+	slotWordsIdentifier     = []string{"id", "ids", "identifier", "uuid", "guid", "sku", "serial", "waybill", "tracking", "reference", "ref", "barcode", "isbn", "ean", "upc", "awb", "pnr", "invoice"}
+	slotWordsIdentifierWeak = []string{"number", "code"}
+	slotWordsIdentifierName = []string{"no", "nr", "num"} // "invoice_no": in a name only
+	slotWordsNotIdentifier  = []string{"phone", "telephone", "mobile", "fax", "source", "snippet", "script", "program", "execute", "run", "python", "javascript", "sql", "html", "css", "language", "lang"}
+	// What a shipment's identifier is the number of: "the parcel X".
+	slotWordsShipment = []string{"tracking", "waybill", "awb", "shipment", "consignment", "parcel", "package"}
+	slotShipmentNouns = []string{"parcel", "package", "shipment", "consignment"}
 	// Words that never name a parameter in a request.
 	slotKeyStop = []string{"the", "a", "an", "of", "id", "value", "to", "from", "for", "in", "at", "on", "by", "with", "and", "or", "is", "q", "n"}
 )
@@ -186,15 +207,23 @@ func classifySlot(name string, sp schemaProperty, required bool) slotParam {
 	case p.kind == slotPlace && byDescription == slotCountryCode:
 		p.kind = slotCountryCode // "country": "ISO 3166-1 alpha-2 code"
 	}
+	if p.kind == slotNone && (has(all, slotWordsIdentifierWeak) || has(nameWords, slotWordsIdentifierName)) && !has(all, slotWordsNotIdentifier) {
+		p.kind = slotIdentifier // "order_number", "invoice_no", "promo code"
+	}
 	if p.kind == slotNone && p.role != roleNone {
 		p.kind = slotEndpoint
 	}
-	if p.kind == slotText {
+	switch p.kind {
+	case slotText:
 		if has(nameWords, slotTextSynonyms) {
-			p.textKeys = slotTextSynonyms
+			p.synonyms = slotTextSynonyms
 		}
 		// A message described as answering a question is still a message.
-		p.wholeText = has(nameWords, slotWordsWholeText) || p.textKeys == nil && has(all, slotWordsWholeText)
+		p.wholeText = has(nameWords, slotWordsWholeText) || p.synonyms == nil && has(all, slotWordsWholeText)
+	case slotIdentifier:
+		if has(all, slotWordsShipment) {
+			p.synonyms = slotShipmentNouns
+		}
 	}
 	return p
 }
@@ -209,6 +238,10 @@ func stringKind(ws []string, has func(ws, vocab []string) bool) slotKind {
 		return slotURL
 	case has(ws, []string{"date"}) && has(ws, []string{"iso", "8601", "yyyy"}):
 		return slotDate
+	case has(ws, slotWordsIdentifier):
+		// before the kinds of the thing identified: a file_id, a city_id
+		// and a user_id are codes, not a path, a place and a name
+		return slotIdentifier
 	case has(ws, slotWordsPath):
 		return slotPath
 	case has(ws, slotWordsCurrency):
@@ -532,6 +565,8 @@ func (f *slotFinder) find(i int) {
 		f.findNames(i, slotPlaceTriggers, slotPlaceStrong, true)
 	case slotText:
 		f.findText(i)
+	case slotIdentifier:
+		f.findCode(i)
 	}
 }
 
@@ -579,7 +614,7 @@ func (f *slotFinder) findNamed(i int) {
 		}
 	}
 	try(p.keys, scoreNamed)
-	try(p.textKeys, scoreSynonym)
+	try(p.synonyms, scoreSynonym)
 }
 
 // valueAt reads the value of params[i] that starts at offset, right after
@@ -595,7 +630,7 @@ func (f *slotFinder) valueAt(i, offset int, explicit bool) (any, int, int, bool)
 		for g := 2; g+1 < len(q); g += 2 {
 			if q[g] >= 0 {
 				v := rest[q[g]:q[g+1]]
-				if p.kind == slotText || p.kind == slotPlace || p.kind == slotPerson || p.kind == slotNone || p.kind == slotEndpoint {
+				if p.kind == slotText || p.kind == slotPlace || p.kind == slotPerson || p.kind == slotNone || p.kind == slotEndpoint || p.kind == slotIdentifier {
 					return v, offset + q[g], offset + q[g+1], true
 				}
 				return f.typedValue(i, v, offset+q[g], offset+q[g+1])
@@ -646,6 +681,16 @@ func (f *slotFinder) valueAt(i, offset int, explicit bool) (any, int, int, bool)
 			return nil, 0, 0, false
 		}
 		return w.text, w.start, w.end, true
+	case slotIdentifier:
+		// After "order:" any word; after "order" or "the parcel" a code
+		// with a digit (12345, JD0146000062) or in capitals (ABC-X), not
+		// a word of the sentence ("the order status") nor a currency.
+		v, start := strings.TrimPrefix(w.text, "#"), w.start+len(w.text)-len(strings.TrimPrefix(w.text, "#"))
+		caps := !strings.ContainsFunc(v, unicode.IsLower) && len(v) > 1 && strings.ContainsFunc(v, unicode.IsLetter)
+		if v == "" || !explicit && !strings.ContainsFunc(v, unicode.IsDigit) && (!caps || slices.Contains(isoCurrencies, v)) {
+			return nil, 0, 0, false
+		}
+		return v, start, w.end, true
 	}
 	return f.typedValue(i, w.text, w.start, w.end)
 }
@@ -797,6 +842,90 @@ func (f *slotFinder) findNumbers(i int) {
 	}
 }
 
+// findCode proposes the request's code for an identifier when the request
+// has exactly one ("Track the parcel JD0146000062") and the tool one
+// identifier to give it to: its one required identifier, or its one
+// identifier if none is required, so that requestFit, which sees only the
+// required parameters, agrees with the plan. Two codes, or two
+// identifiers, are told apart by their nouns only (see findNamed).
+func (f *slotFinder) findCode(i int) {
+	identifiers := func(requiredOnly bool) int {
+		n := 0
+		for _, p := range f.params {
+			if p.kind == slotIdentifier && (p.required || !requiredOnly) {
+				n++
+			}
+		}
+		return n
+	}
+	switch required := identifiers(true); {
+	case required > 1, required == 1 && !f.params[i].required, required == 0 && identifiers(false) > 1:
+		return
+	}
+	var code slotWord
+	for j, w := range f.words {
+		if !f.codeAt(j) {
+			continue
+		}
+		v := strings.TrimPrefix(w.text, "#")
+		if code.text != "" && code.text != v {
+			return // two codes: which one?
+		}
+		if code.text == "" {
+			code = slotWord{text: v, start: w.end - len(v), end: w.end}
+		}
+	}
+	if code.text != "" {
+		f.add(i, code.text, code.start, code.end, scoreExact)
+	}
+}
+
+// Words of a code: letters, digits, "-" and "_"; a number with a unit or
+// an ordinal (20GB, 1080p, 3rd) is none.
+var (
+	slotCodeChars    = regexp.MustCompile(`^[\p{L}\p{N}]+(?:[-_][\p{L}\p{N}]+)*$`)
+	slotQuantityUnit = regexp.MustCompile(`^\d+\p{L}{1,3}$`)
+)
+
+// codeAt reports whether word j is a code that the request gives without
+// naming it: letters and digits mixed with at least three digits
+// (JD0146000062, INV-2024-0042, A-1001), or twelve digits and more (a
+// parcel's 00340434161094042557), not an amount of a currency. Shorter
+// digits, dashed or not, may as well be a quantity, a range or a phone
+// number (555-1234): only their noun makes them a code ("order 12345").
+// A word of a URL, email, path or date is none, but a code may hold what
+// looks like a date (INV-2019-2024).
+func (f *slotFinder) codeAt(j int) bool {
+	w := f.words[j]
+	v := strings.TrimPrefix(w.text, "#")
+	if !slotCodeChars.MatchString(v) || slotQuantityUnit.MatchString(v) {
+		return false
+	}
+	start := w.end - len(v)
+	for _, r := range f.reserved {
+		inside := start <= r[0] && r[1] <= w.end && r != [2]int{start, w.end}
+		if start < r[1] && r[0] < w.end && !inside {
+			return false
+		}
+	}
+	digits := 0
+	for _, r := range v {
+		if unicode.IsDigit(r) {
+			digits++
+		}
+	}
+	switch {
+	case strings.ContainsFunc(v, unicode.IsLetter):
+		return digits >= 3
+	case strings.ContainsAny(v, "-_"):
+		return false
+	}
+	nextTo := func(k int) bool {
+		return k >= 0 && k < len(f.words) && slices.Contains(isoCurrencies, strings.ToUpper(f.words[k].text))
+	}
+	return digits >= 12 && !nextTo(j-1) && !nextTo(j+1)
+}
+
 // findCodes proposes the words that code says are codes of the kind.
 func (f *slotFinder) findCodes(i int, code func(j int) (string, bool)) {
 	for j, w := range f.words {
@@ -921,7 +1050,7 @@ func (f *slotFinder) findText(i int) {
 			}
 		}
 	}
-	if p.textKeys != nil {
+	if p.synonyms != nil {
 		for _, re := range slotSayPatterns {
 			for _, m := range re.FindAllStringIndex(f.text, -1) {
 				if v, start, end, ok := f.valueAt(i, m[1], true); ok {

@@ -30,6 +30,10 @@ type convertIn struct {
 	To     string  `json:"to" jsonschema:"ISO 4217 code of the currency to convert to"`
 }
 
+type parcelIn struct {
+	TrackingNumber string `json:"tracking_number" jsonschema:"the tracking number"`
+}
+
 type noteIn struct {
 	Colleague string `json:"colleague" jsonschema:"who receives the note"`
 	Note      string `json:"note" jsonschema:"what to tell them"`
@@ -38,7 +42,7 @@ type noteIn struct {
 // slotUpstream is a real go-sdk MCP server behind streamable HTTP on
 // loopback, published to s's router through a remote pool: tools that
 // need a city; a message; an amount and two currencies; a colleague and a
-// note.
+// note; a tracking number.
 func slotUpstream(t *testing.T, s *stack) {
 	t.Helper()
 	ctx := context.Background()
@@ -59,6 +63,10 @@ func slotUpstream(t *testing.T, s *stack) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in noteIn) (*mcp.CallToolResult, map[string]any, error) {
 			return nil, map[string]any{"delivered": in.Colleague + ": " + in.Note}, nil
 		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "track_parcel", Description: "track a parcel by its tracking number"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in parcelIn) (*mcp.CallToolResult, map[string]any, error) {
+			return nil, map[string]any{"tracking_number": in.TrackingNumber, "status": "in transit"}, nil
+		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
 	pool := remote.NewPool(remote.Options{Registry: s.router})
@@ -66,8 +74,8 @@ func slotUpstream(t *testing.T, s *stack) {
 	if err := pool.AddFromConfig(ctx, remote.Config{Name: "up", Transport: remote.TransportStreamable, URL: hs.URL}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := pool.Status("up"); st.Tools != 4 {
-		t.Fatalf("upstream status %+v, want 4 tools", st)
+	if st, _ := pool.Status("up"); st.Tools != 5 {
+		t.Fatalf("upstream status %+v, want 5 tools", st)
 	}
 }
 
@@ -89,6 +97,8 @@ func TestBuiltinPlanTakesValuesTheRequestGives(t *testing.T) {
 		// Worded unlike every description: the search's intent phrases
 		// find the tool, slot filling its values.
 		{"Let Priya know the build is green", "up__post_direct_note", "colleague", "Priya", "delivered", "Priya: the build is green"},
+		// The request's one code, for the tool's one identifier.
+		{"Track the parcel JD0146000062", "up__track_parcel", "tracking_number", "JD0146000062", "tracking_number", "JD0146000062"},
 	} {
 		t.Run(c.value, func(t *testing.T) {
 			_, plan, report, task := s.runRequest(t, c.request, nil)

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -95,7 +96,46 @@ var slotCases = []slotCase{
 	{"Find hotels in Lisbon for 2 nights", `"city":{"type":"string"},"nights":{"type":"integer"}`, []string{"city", "nights"}, map[string]any{"city": "Lisbon", "nights": 2}},
 	{"Translate the menu to Spanish", `"target_language":{"type":"string","description":"ISO 639-1 code"}`, []string{"target_language"}, nil},
 
+	// Identifiers: after their noun, or the request's one code.
+	{"Track the parcel JD0146000062", `"tracking_number":{"type":"string","description":"the tracking number"}`, []string{"tracking_number"}, map[string]any{"tracking_number": "JD0146000062"}},
+	{"Track the parcel LX4410938DE", `"waybill":{"type":"string","description":"waybill code"}`, []string{"waybill"}, map[string]any{"waybill": "LX4410938DE"}},
+	{"Where is my shipment RR5520186CN?", `"awb":{"type":"string"}`, []string{"awb"}, map[string]any{"awb": "RR5520186CN"}},
+	{"Track the package 00340434161094042557", `"tracking_number":{"type":"string"}`, []string{"tracking_number"}, map[string]any{"tracking_number": "00340434161094042557"}},
+	{"Mark INV-2024-0042 as paid", `"invoice_id":{"type":"string","description":"which invoice"}`, []string{"invoice_id"}, map[string]any{"invoice_id": "INV-2024-0042"}},
+	{"What is the status of order A-1001?", `"order_number":{"type":"string"}`, []string{"order_number"}, map[string]any{"order_number": "A-1001"}},
+	{"Cancel the booking with reference X7Y9Z2Q", `"booking_reference":{"type":"string"}`, []string{"booking_reference"}, map[string]any{"booking_reference": "X7Y9Z2Q"}},
+	{"Look up SKU ABC-12", `"sku":{"type":"string"}`, []string{"sku"}, map[string]any{"sku": "ABC-12"}},
+	{"Track the parcel JD0146000062 for order 12345", `"tracking_number":{"type":"string"},"order_id":{"type":"string"}`, []string{"tracking_number", "order_id"},
+		map[string]any{"tracking_number": "JD0146000062", "order_id": "12345"}},
+	{"Pay 100 USD on invoice INV-2024-0042", `"amount":{"type":"number"},"invoice_id":{"type":"string"}`, []string{"amount", "invoice_id"},
+		map[string]any{"amount": 100, "invoice_id": "INV-2024-0042"}},
+	{"Refund invoice INV-2019-2024 in full", `"invoice":{"type":"string"}`, []string{"invoice"}, map[string]any{"invoice": "INV-2019-2024"}},
+	{"Resend INV-2019-2024 to the customer", `"invoice":{"type":"string"}`, []string{"invoice"}, map[string]any{"invoice": "INV-2019-2024"}},
+
 	// Must not be filled.
+	{"Track JD0146000062 and LX4410938DE", `"tracking_number":{"type":"string"}`, []string{"tracking_number"}, nil}, // which one? ask
+	{"Track JD0146000062 for order 12345", `"tracking_number":{"type":"string"},"order_id":{"type":"string"}`, []string{"tracking_number", "order_id"},
+		map[string]any{"order_id": "12345"}}, // the code has no noun, and two identifiers could take it
+	{"Convert 100 USD to EUR", `"invoice_id":{"type":"string"},"amount":{"type":"number","description":"how much"}`, []string{"invoice_id", "amount"}, map[string]any{"amount": 100}},
+	{"Pay the invoice in USD", `"invoice_id":{"type":"string"}`, []string{"invoice_id"}, nil},
+	{"Track the order status", `"order_id":{"type":"string"}`, []string{"order_id"}, nil},
+	{"Track the parcel please", `"tracking_number":{"type":"string"}`, []string{"tracking_number"}, nil},
+	{"Track the parcel JD0146000062", `"name":{"type":"string"}`, []string{"name"}, nil},
+	{"Track the parcel JD0146000062", `"message":{"type":"string"}`, []string{"message"}, nil},
+	{"Track the parcel JD0146000062", `"city":{"type":"string"}`, []string{"city"}, nil},
+	{"Track the parcel JD0146000062", `"amount":{"type":"number","description":"how much"}`, []string{"amount"}, nil},
+	{"Upgrade to the 1080p plan with 20GB", `"plan_id":{"type":"string"}`, []string{"plan_id"}, nil},
+	{"Show orders from 2019-2023 on 2024-01-15", `"order_id":{"type":"string"}`, []string{"order_id"}, nil},
+	{"Call 555-1234 about the parcel", `"tracking_number":{"type":"string"}`, []string{"tracking_number"}, nil},
+	{"Call 4155550100 about the parcel", `"tracking_number":{"type":"string"}`, []string{"tracking_number"}, nil},
+	{"Send 1000000000000 USD for the invoice", `"invoice_id":{"type":"string"}`, []string{"invoice_id"}, nil},
+	{"Update the COVID-19 dashboard", `"dashboard_id":{"type":"string"}`, []string{"dashboard_id"}, nil},
+	{"Settle the invoice USD 250 today", `"invoice_id":{"type":"string"}`, []string{"invoice_id"}, nil},
+	{"Show the FY2024 report", `"report_id":{"type":"string"}`, []string{"report_id"}, nil}, // a fiscal year, not a code
+	{"Fix the COVID-19 report for order 2024-0042", `"order_id":{"type":"string"},"report_id":{"type":"string"}`, []string{"order_id", "report_id"}, map[string]any{"order_id": "2024-0042"}},
+	{"Show the 10 newest orders", `"order_id":{"type":"string"}`, []string{"order_id"}, nil},
+	{"Open https://example.com/orders/AB12345", `"order_id":{"type":"string"}`, []string{"order_id"}, nil},
+	{"Track the parcel JD0146000062", `"phone_number":{"type":"string"}`, []string{"phone_number"}, nil},
 	{"Echo the message hello", `"city":{"type":"string"}`, []string{"city"}, nil},
 	{"What is the weather today?", `"city":{"type":"string"}`, []string{"city"}, nil},
 	{"Please send the report", `"city":{"type":"string"},"name":{"type":"string"}`, []string{"city", "name"}, nil},
@@ -258,10 +298,14 @@ func FuzzFillSlots(f *testing.F) {
 		"city":{"type":"string"},"from":{"type":"string"},"to":{"type":"string"},"amount":{"type":"number"},
 		"message":{"type":"string"},"query":{"type":"string"},"recipient":{"type":"string"},"language":{"type":"string"},
 		"url":{"type":"string"},"path":{"type":"string"},"email":{"type":"string"},"country_code":{"type":"string"},
-		"day":{"type":"string","format":"date"},"unit":{"type":"string","enum":["c","f"]},"sku":{"type":"string"},"n":{"type":"integer","enum":[1,2]}}}`)
+		"day":{"type":"string","format":"date"},"unit":{"type":"string","enum":["c","f"]},"sku":{"type":"string"},"n":{"type":"integer","enum":[1,2]},
+		"tracking_number":{"type":"string"},"order_id":{"type":"string"}}}`)
 	f.Fuzz(func(t *testing.T, request string) {
+		// Numbers as written (json.Number), not as a float prints them.
 		var args map[string]any
-		if err := json.Unmarshal(fillArguments(schema, request, request, "step", nil, nil, newInputsSchema()), &args); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(fillArguments(schema, request, request, "step", nil, nil, newInputsSchema())))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil {
 			t.Fatal(err)
 		}
 		for name, v := range args {
@@ -274,4 +318,34 @@ func FuzzFillSlots(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestClassifySlotIdentifiers: the words that make a string an
+// identifier, and those that keep a code of its own kind or none.
+func TestClassifySlotIdentifiers(t *testing.T) {
+	for _, c := range []struct {
+		name, desc string
+		want       slotKind
+	}{
+		{"tracking_number", "the tracking number", slotIdentifier},
+		{"waybill", "waybill code", slotIdentifier},
+		{"invoice_no", "", slotIdentifier},
+		{"promo", "the promo code", slotIdentifier},
+		{"file_id", "", slotIdentifier}, // a file's id, not a path
+		{"user_id", "", slotIdentifier}, // a user's id, not a name
+		{"target", "id of the order", slotIdentifier},
+		{"phone_number", "", slotNone},
+		{"code", "Python source code to run", slotNone},
+		{"currency_code", "", slotCurrency},
+		{"country_code", "", slotCountryCode},
+		{"language_code", "", slotLanguage},
+		{"name", "", slotPerson},
+		{"message", "", slotText},
+		{"city", "", slotPlace},
+		{"q", "search query", slotText},
+	} {
+		if got := classifySlot(c.name, schemaProperty{Type: "string", Description: c.desc}, true).kind; got != c.want {
+			t.Errorf("%s (%q) is %s, want %s", c.name, c.desc, got, c.want)
+		}
+	}
 }
