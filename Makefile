@@ -24,7 +24,10 @@ GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
 all: build
 
+# A cold build compiles every dependency and prints nothing while it does:
+# say so, so that the silence does not look like a hang.
 build:
+	@test -x $(BIN) || echo "building $(BIN): a first build compiles every dependency, about two minutes"
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/agents-mcp
 
 # Serves on 127.0.0.1:8080 with the embedded defaults (no MongoDB, Pinecone or

@@ -4,7 +4,9 @@
 // startup can log where each value came from without ever printing a secret.
 //
 // The names users rely on (flags, environment variables, YAML keys) are part of
-// the external interface described in INTERFACE.md; they may only be added to.
+// the external interface, listed in the README's Configuration section (and
+// docs/interface.md lists what this project added to the shared interface
+// description); they may only be added to.
 package config
 
 import (

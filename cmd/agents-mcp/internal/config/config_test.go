@@ -142,6 +142,7 @@ func TestEnvAndFileNames(t *testing.T) {
 		{"allowed_origins", "AGENTS_MCP_ALLOWED_ORIGINS", "https://a.example, http://b.example:8080", "allowed_origins: [https://f.example]", func(c *Config) string { return strings.Join(c.AllowedOrigins, " ") }, "https://a.example http://b.example:8080"},
 		{"allowed_hosts", "AGENTS_MCP_ALLOWED_HOSTS", "a.example,b.example:8080", "allowed_hosts: [f.example]", func(c *Config) string { return strings.Join(c.AllowedHosts, " ") }, "a.example b.example:8080"},
 		{"api_keys", "AGENTS_MCP_API_KEYS", "k1,k2", "api_keys: [f1]", func(c *Config) string { return strings.Join(c.APIKeys, " ") }, "k1 k2"},
+		{"upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", "2s", "upstream_sync_interval: 1m", func(c *Config) string { return c.UpstreamSyncInterval.String() }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.setting, func(t *testing.T) {
@@ -602,7 +603,7 @@ func TestDescribeCoversDefaults(t *testing.T) {
 		"api_keys", "stateless", "max_body_bytes", "shutdown_timeout", "allowed_origins", "allowed_hosts", "log_level",
 		"insecure", "conformance_fixtures", "upstreams", "auth.api_keys", "auth.jwt.jwks_url", "auth.jwt.issuer", "auth.jwt.audience",
 		"auth.jwt.scopes_claim", "auth.jwt.resource", "auth.jwt.authorization_servers", "stdio.api_key", "rate_limit.requests_per_second",
-		"rate_limit.burst", "audit.retention"} {
+		"rate_limit.burst", "audit.retention", "upstream_sync_interval"} {
 		if !names[n] {
 			t.Errorf("Describe lacks %s", n)
 		}
