@@ -160,9 +160,14 @@ func (p *Planner) reuse(ctx context.Context, k *Knowledge, old *agentsmcp.Plan) 
 			if json.Unmarshal(v, &literal) == nil && strings.Contains(literal, "{{") {
 				continue // a reference: still right
 			}
-			if fromRequest(v, old.Request) {
+			if fromRequest(v, old.Request) || userData(v, old.Request) {
+				// The old request's value: the new request's, or asked, or
+				// (an optional parameter it does not give) left out. Never
+				// the old value, which belongs to another request.
 				if f, ok := fresh[name]; ok {
 					args[name] = f
+				} else {
+					delete(args, name)
 				}
 			}
 		}
@@ -189,6 +194,20 @@ func fromRequest(v json.RawMessage, request string) bool {
 	}
 	t := strings.TrimSpace(string(v))
 	return t != "" && t != "null" && t != "true" && t != "false" && regexp.MustCompile(`(^|\D)`+regexp.QuoteMeta(t)+`(\D|$)`).MatchString(request)
+}
+
+// userData reports whether a literal argument may have come from the
+// user although it is not text of the stored request: it carries a secret
+// (stores keep requests redacted, so a secret the request gave is missing
+// from it), or the stored request was redacted and the value is text, so
+// which of its values came from the request cannot be told. Such a value
+// is never carried over to another request.
+func userData(v json.RawMessage, storedRequest string) bool {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return false
+	}
+	return agentsmcp.RedactText(s, len(s)+len(agentsmcp.Redacted)+8) != s || strings.Contains(storedRequest, agentsmcp.Redacted)
 }
 
 // tune sets a step's timeout and retries from its tool's record: slow
