@@ -207,7 +207,7 @@ func userData(v json.RawMessage, storedRequest string) bool {
 	if json.Unmarshal(v, &s) != nil {
 		return false
 	}
-	return agentsmcp.RedactText(s, len(s)+len(agentsmcp.Redacted)+8) != s || strings.Contains(storedRequest, agentsmcp.Redacted)
+	return agentsmcp.HasSecret(s) || strings.Contains(storedRequest, agentsmcp.Redacted)
 }
 
 // tune sets a step's timeout and retries from its tool's record: slow

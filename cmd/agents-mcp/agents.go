@@ -18,7 +18,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	agentMemory := &recall.AgentMemory{Searcher: searcher, Visibility: cfg.MemoryVisibility, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}
 	gatherer := &agents.Gatherer{Catalog: catalog, Memory: agentMemory, Performance: m.store,
 		Families: &agents.Families{Embedder: searcher.Embedder}}
-	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.store, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
+	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.insights, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
 	chooser := agents.LLMChooser{Mode: cfg.LLM}
 	if cfg.OpenAIBaseURL != "" || cfg.OpenAIAPIKey != "" {
 		client, err := openai.New(openai.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.LLMModel, Logger: logger})

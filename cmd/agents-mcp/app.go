@@ -142,7 +142,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		return fail(err)
 	}
 	a.closers = append(a.closers, search.Close)
-	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.store, Patterns: m.store, Logger: logger}
+	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.insights, Patterns: m.store, Logger: logger}
 	a.recall = searcher
 	memoryTools := &mcptools.MemoryTools{
 		Recall:          searcher,
@@ -244,7 +244,7 @@ func (a *app) upstreamsCheck(context.Context) (any, error) {
 func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 	m := a.memory
 	a.admin = admin.New(admin.Options{
-		Learnings: m.store, Insights: m.store, Patterns: m.store, ToolPerformance: m.store,
+		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: m.store,
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: m.store,
 		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,

@@ -47,12 +47,13 @@ type store interface {
 // the syncer between them.
 type memory struct {
 	store store
-	// tasks, plans and thoughts are the store's, with their secrets
-	// sealed at rest (memory/secrets): what the agents and the admin API
-	// use.
+	// tasks, plans, thoughts and insights are the store's, with their
+	// secrets sealed or redacted at rest (memory/secrets): what the agents,
+	// the memory tools and the admin API use.
 	tasks    agentsmcp.TaskService
 	plans    agentsmcp.PlanService
 	thoughts agentsmcp.ThoughtService
+	insights agentsmcp.InsightService
 	embedder agentsmcp.Embedder
 	// queryEmbedder embeds search queries: embedder, or its query twin.
 	queryEmbedder agentsmcp.Embedder
@@ -178,6 +179,7 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 	m.tasks = &secrets.Tasks{TaskService: m.store, Sealer: sealer}
 	m.plans = &secrets.Plans{PlanService: m.store, Sealer: sealer}
 	m.thoughts = &secrets.Thoughts{ThoughtService: m.store}
+	m.insights = &secrets.Insights{InsightService: m.store}
 
 	m.embedder, m.queryEmbedder, err = newEmbedder(ctx, cfg)
 	if err != nil {

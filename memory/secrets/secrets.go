@@ -405,3 +405,28 @@ func (w *Thoughts) CreateThought(ctx context.Context, th *agentsmcp.Thought) err
 	th.ID, th.CreatedAt = c.ID, c.CreatedAt
 	return nil
 }
+
+// Insights is an InsightService that stores insights with their text
+// redacted: an insight is shared knowledge, returned to every reader of the
+// memory it belongs to (query_memory, the admin API, the next plans), so a
+// secret that a caller, or a task's step, wrote into one is not kept.
+type Insights struct {
+	agentsmcp.InsightService
+}
+
+var _ agentsmcp.InsightService = (*Insights)(nil)
+
+// CreateInsight implements [agentsmcp.InsightService]; in gets the stored
+// text, as every later read returns it.
+func (w *Insights) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
+	if in == nil {
+		return w.InsightService.CreateInsight(ctx, in)
+	}
+	c := *in
+	c.Text = textWithin(in.Text, agentsmcp.MaxInsightTextBytes)
+	if err := w.InsightService.CreateInsight(ctx, &c); err != nil {
+		return err
+	}
+	in.ID, in.CreatedAt, in.Text = c.ID, c.CreatedAt, c.Text
+	return nil
+}

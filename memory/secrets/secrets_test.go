@@ -49,7 +49,7 @@ func open(t *testing.T) (*sqlite.DB, string) {
 	return db, path
 }
 
-// rawRows returns every text of the tasks, plans and thoughts tables as
+// rawRows returns every text of the tasks, plans, thoughts and insights tables as
 // stored, read with a connection of its own.
 func rawRows(t *testing.T, path string) string {
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -62,6 +62,7 @@ func rawRows(t *testing.T, path string) string {
 		"SELECT request || inputs || steps || history FROM tasks",
 		"SELECT request || goal || steps || inputs FROM plans",
 		"SELECT request || sub_goals || reasoning || approaches || constraints || assumptions || uncertainties || recommended_tools FROM thoughts",
+		"SELECT text FROM insights",
 	} {
 		rows, err := db.Query(q)
 		if err != nil {
@@ -298,5 +299,28 @@ func TestStepOutputsAreSealedAndErrorsRedacted(t *testing.T) {
 		if strings.Contains(s, password) || !strings.Contains(s, agentsmcp.Redacted) {
 			t.Errorf("stored text %q: want the password redacted", s)
 		}
+	}
+}
+
+// TestInsightsAreStoredRedacted: an insight a caller writes with a secret
+// in it is stored, and returned, without the secret; the rest of its text
+// stays.
+func TestInsightsAreStoredRedacted(t *testing.T) {
+	db, path := open(t)
+	w := &secrets.Insights{InsightService: db}
+	ctx := context.Background()
+	in := &agentsmcp.Insight{Text: "the staging deploy password=" + password + " rotates monthly; key " + providerSK,
+		Type: agentsmcp.InsightObservation, AppliesTo: []string{"deploy"}, Confidence: 0.5, Principal: "key:aaaaaaaaaaaa"}
+	if err := w.CreateInsight(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	leaks(t, "the stored insights", rawRows(t, path))
+	leaks(t, "the insight returned", in.Text)
+	got, err := w.FindInsightByID(ctx, in.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != in.Text || !strings.Contains(got.Text, "rotates monthly") || !strings.Contains(got.Text, agentsmcp.Redacted) {
+		t.Errorf("stored %q, returned %q; want the text with its secrets marked redacted", got.Text, in.Text)
 	}
 }

@@ -12,9 +12,8 @@
 //      session id) answers the call as a server-sent event whose task succeeded;
 //   3. the admin and metrics block shows the learning (query redacted), the audit entries (redacted)
 //      and the tool-call counters;
-//   4. the README's redaction list holds: no `hunter2` in the audit trail or the learnings, and the
-//      insight that `store_insight` stored keeps it (the README says so; when that changes, so must
-//      the README);
+//   4. the README's redaction list holds: no `hunter2` in the audit trail, the learnings or the
+//      insight that `store_insight` stored, which reads `password=[redacted]`;
 //   5. without the key, /mcp, /sse and /admin answer 401 with the JSON body the README shows.
 
 import assert from 'node:assert/strict';
@@ -174,12 +173,13 @@ describe("the README's first session with a key, as written", { skip: !BIN && 'A
       assert.equal(res.status, 200, res.text.slice(0, 500));
       assert.ok(!res.text.includes('hunter2'), `${p} shows the password: ${res.text.slice(0, 1500)}`);
     }
-    // The README: "An insight stored with store_insight keeps its text as given".
+    // The README: insights are stored redacted, whoever writes them.
     const insights = await get(base, '/admin/v1/insights', KEY);
     assert.equal(insights.status, 200, insights.text.slice(0, 500));
+    assert.ok(!insights.text.includes('hunter2'), `the insights show the password: ${insights.text.slice(0, 1500)}`);
     assert.ok(
-      insights.json.items.some((i) => i.text === 'the staging deploy password=hunter2 rotates monthly'),
-      `the README says store_insight keeps the text; the insights are: ${insights.text.slice(0, 1500)}`,
+      insights.json.items.some((i) => i.text === 'the staging deploy password=[redacted] rotates monthly'),
+      `the README says the insight is stored redacted; the insights are: ${insights.text.slice(0, 1500)}`,
     );
   });
 
