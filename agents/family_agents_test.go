@@ -26,41 +26,6 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// recallMemory is a simpler stand-in for recall.AgentMemory, which
-// cmd/agents-mcp wires: the same semantic search over the vector index the
-// syncer feeds, with the offline hash embedder, but insights by tool only.
-type recallMemory struct{ r *recall.Searcher }
-
-func (m recallMemory) SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error) {
-	hits, _, err := m.r.SimilarLearnings(ctx, recall.NewQuery(text), agentsmcp.LearningFilter{}, max)
-	out := make([]*agentsmcp.Learning, len(hits))
-	for i, h := range hits {
-		out[i] = h.Learning
-	}
-	return out, err
-}
-
-func (m recallMemory) RelevantInsights(ctx context.Context, text string, tools []string, max int) ([]*agentsmcp.Insight, error) {
-	var out []*agentsmcp.Insight
-	for _, tool := range tools {
-		ins, _, err := m.r.Insights.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: tool, Limit: 3})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ins...)
-	}
-	return out[:min(len(out), max)], nil
-}
-
-func (m recallMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
-	hits, _, err := m.r.SimilarPatterns(ctx, recall.NewQuery(agents.FamilyOf(text)), agentsmcp.PatternFilter{}, 0.5, max)
-	out := make([]*agentsmcp.PlanPattern, len(hits))
-	for i, h := range hits {
-		out[i] = h.Pattern
-	}
-	return out, err
-}
-
 // weatherUpstream is a go-sdk MCP server with two tools for the weather of
 // a city: current_weather, worded like the requests, always answers an
 // error result; conditions, worded otherwise, works. It records the cities
@@ -130,9 +95,9 @@ func newFamilyStack(t *testing.T, up *weatherUpstream) *familyStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recall := &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
+	searcher := &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
 	catalog := router.NewCatalog(r, nil, nil)
-	g := &agents.Gatherer{Catalog: catalog, Memory: recallMemory{recall}, Performance: db, Families: &agents.Families{Embedder: embed.Hash{}}}
+	g := &agents.Gatherer{Catalog: catalog, Memory: &recall.AgentMemory{Searcher: searcher, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}, Performance: db, Families: &agents.Families{Embedder: embed.Hash{}}}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
 		Retry: agentsmcp.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond}})
