@@ -113,6 +113,10 @@ type ToolFacts struct {
 	// FailedInFamily is a pitfall recorded for this tool on a request of
 	// the same task family: the strongest reason to prefer another tool.
 	FailedInFamily string
+	// InFamily is the estimate from the recent tasks of the request's
+	// family that used the tool (see Gatherer.addFamilyRecord), by the
+	// same policy as Reliability; nil when none did.
+	InFamily *agentsmcp.Reliability
 
 	lastFailureAt time.Time // which failure a probe follows (see Gatherer.claimProbe)
 }
@@ -132,6 +136,9 @@ func (f *ToolFacts) Performance() string {
 		if r.LastErrorClass != "" {
 			s += ", last error: " + agentsmcp.TruncateUTF8(r.LastErrorClass, 120)
 		}
+	}
+	if fr := f.InFamily; fr != nil {
+		s += fmt.Sprintf("; in this task family: %.0f%% (%.1f succeeded, %.1f failed)", 100*fr.Estimate, fr.Successes, fr.Failures)
 	}
 	if f.FailedInFamily != "" {
 		s += "; FAILED on a request of this task family (" + agentsmcp.TruncateUTF8(f.FailedInFamily, 200) + "): prefer another tool that can serve"
@@ -286,6 +293,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	for _, f := range k.Tools {
 		g.addRecord(ctx, f)
 	}
+	g.addFamilyRecord(k)
 	if g.Memory != nil {
 		names := make([]string, 0, len(k.Tools))
 		for name := range k.Tools {
@@ -309,6 +317,39 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		}
 	}
 	return k, nil
+}
+
+// addFamilyRecord estimates each candidate's reliability within the
+// request's family, from the recalled past tasks of the family: a tool the
+// plan ran in a task that succeeded counts a success; one it ran in a task
+// that failed, or one a repair left (Learning.Tools without Learning.Steps),
+// a failure; partial and cancelled tasks count nothing, their outcome
+// says nothing of one tool. Weighted by age like the overall record. A tool
+// that fails only for some requests (some arguments) can keep a good
+// overall record while its family's says otherwise.
+func (g *Gatherer) addFamilyRecord(k *Knowledge) {
+	evidence := map[string]*agentsmcp.ReliabilityEvidence{}
+	for _, l := range k.PastTasks {
+		if !k.inFamily(l.Goal) || (l.Outcome != agentsmcp.OutcomeSuccess && l.Outcome != agentsmcp.OutcomeFailure) {
+			continue
+		}
+		for _, tool := range l.Tools {
+			if k.Tools[tool] == nil {
+				continue
+			}
+			e := evidence[tool]
+			if e == nil {
+				e = &agentsmcp.ReliabilityEvidence{}
+				evidence[tool] = e
+			}
+			failed := l.Outcome == agentsmcp.OutcomeFailure || !slices.Contains(l.Steps, tool)
+			e.Recent = e.Recent.Add(l.CreatedAt, failed)
+		}
+	}
+	for tool, e := range evidence {
+		r := g.Reliability.Estimate(*e, g.now())
+		k.Tools[tool].InFamily = &r
+	}
 }
 
 // addPatternTools makes the tools of k's patterns candidates, found by

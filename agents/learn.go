@@ -279,6 +279,14 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 			}
 		}
 	}
+	// The tools repairs left were used too, and failed: listed in Tools
+	// (not in Steps, the plan as it ran), so that the family's record of
+	// each tool counts them (see Gatherer.addFamilyRecord).
+	for _, left := range repairedAway(t, p) {
+		if !slices.Contains(lr.Tools, left.tool) {
+			lr.Tools = append(lr.Tools, left.tool)
+		}
+	}
 	for _, s := range t.Steps {
 		lr.Retries += max(s.Attempts-1, 0)
 		if s.Status == agentsmcp.StepFailed && s.Error != "" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -530,5 +531,45 @@ func TestRepairAsksTheModel(t *testing.T) {
 	}
 	if events := repairEvents(task); len(events) != 1 || !strings.Contains(events[0].Message, "the builtin one stands") {
 		t.Errorf("repair events %+v; want one saying the builtin choice stands", events)
+	}
+}
+
+// TestFamilyRecordCountsWhatARepairLeft: the learning of a repaired task
+// lists the tool the repair left among the tools used (not among the
+// steps), and the next request of the family sees both tools' records
+// within the family: the left one failed there, the replacement served.
+func TestFamilyRecordCountsWhatARepairLeft(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "outlook", description: "conditions and temperature outlook for a location", param: "location"},
+	)
+	ctx := context.Background()
+	_, task := h.run("What is the weather in Paris today?", "Paris")
+	if task.Status != agentsmcp.TaskSucceeded || task.Steps[0].RepairedTool != workingWeather {
+		t.Fatalf("task %s, step %+v; want it repaired with %s", task.Status, task.Steps[0], workingWeather)
+	}
+	learnings, _, err := h.db.FindLearnings(ctx, agentsmcp.LearningFilter{})
+	if err != nil || len(learnings) != 1 {
+		t.Fatalf("learnings %+v, %v", learnings, err)
+	}
+	if l := learnings[0]; !slices.Contains(l.Tools, failingWeather) || slices.Contains(l.Steps, failingWeather) || !slices.Equal(l.Steps, []string{workingWeather}) {
+		t.Errorf("learning tools %v, steps %v; want both tools used, the replacement the one step", l.Tools, l.Steps)
+	}
+	// The same words: this harness recalls by words (storeMemory).
+	k, err := h.planner.Gatherer.Gather(ctx, "What is the weather in Paris today?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing, working := k.Tools[failingWeather], k.Tools[workingWeather]
+	if failing == nil || working == nil || failing.InFamily == nil || working.InFamily == nil {
+		t.Fatalf("candidates %v; want both tools with a record in the family", k.Tools)
+	}
+	prior := agentsmcp.DefaultReliabilityPolicy.Prior()
+	if failing.InFamily.Estimate >= prior || working.InFamily.Estimate <= prior {
+		t.Errorf("in the family: %s %.2f, %s %.2f; want the left tool below the prior %.2f and its replacement above",
+			failingWeather, failing.InFamily.Estimate, workingWeather, working.InFamily.Estimate, prior)
+	}
+	if !strings.Contains(failing.Performance(), "in this task family: 33% (0.0 succeeded, 1.0 failed)") {
+		t.Errorf("the prompt line of %s is %q; want its record in the family", failingWeather, failing.Performance())
 	}
 }

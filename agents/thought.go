@@ -195,8 +195,13 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 			continue
 		}
 		estimate := f.SuccessRate
-		if f.Reliability.ProbeDue {
+		switch {
+		case f.Reliability.ProbeDue:
 			estimate = k.prior
+		case f.InFamily != nil:
+			// Overall and within the family, equally: a tool may serve
+			// other requests well and this kind badly, or the reverse.
+			estimate = (estimate + f.InFamily.Estimate) / 2
 		}
 		// Fit: a tool whose required values the sub-goal gives is the one
 		// it is about; one that would have everything asked is not.
