@@ -113,8 +113,8 @@ func (p *Planner) claimProbes(k *Knowledge) bool {
 }
 
 // usesAvoided reports whether one of steps calls a tool on cool-down, or
-// one that failed on a request of this family since the plan or pattern
-// worked (a pitfall is only recorded on failure): composing afresh then
+// one with a pitfall recorded on a request of this family (it failed
+// there, maybe since the plan or pattern worked): composing afresh then
 // weighs that evidence against the alternatives, where reuse would not.
 func (p *Planner) usesAvoided(ctx context.Context, k *Knowledge, steps []agentsmcp.PlanStep) bool {
 	for _, s := range steps {

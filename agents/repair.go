@@ -24,9 +24,10 @@ import (
 // RepairedArguments), so that a resume on any replica runs the repaired
 // step, and the learner counts the replacement as the tool that worked.
 //
-// The choice is the builtin one, deterministic and offline, for every
-// planner: the model path may later ask the LLM for the replacement, with
-// this choice as its fallback.
+// The candidates and their arguments are found offline, the same for every
+// planner; the model of the request waiting for the task, when it has one,
+// chooses among them (ExecutorOptions.RepairLLM), with the builtin choice as
+// its fallback.
 
 // Repairs are bounded: a step is repaired at most once (a replacement that
 // fails too ends the step, so a task cannot cycle through the catalog), and
