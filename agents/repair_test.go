@@ -409,7 +409,7 @@ func TestRepairFindsAToolWordedApart(t *testing.T) {
 	failingBefore := len(h.up.callsOf("current_weather"))
 	plan, task = h.run("What is the weather in Lima today?", "Lima")
 	if plan.Steps[0].Tool != "meteo__sky_report" || task.Status != agentsmcp.TaskSucceeded || len(repairEvents(task)) != 0 {
-		t.Errorf("the second request planned %s, ended %s with %d repair(s); want weather__sky_report, succeeded, none", plan.Steps[0].Tool, task.Status, len(repairEvents(task)))
+		t.Errorf("the second request planned %s, ended %s with %d repair(s); want meteo__sky_report, succeeded, none", plan.Steps[0].Tool, task.Status, len(repairEvents(task)))
 	}
 	if n := len(h.up.callsOf("current_weather")) - failingBefore; n != 0 {
 		t.Errorf("the second request called the failing tool %d time(s)", n)
