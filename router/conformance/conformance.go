@@ -28,6 +28,9 @@ func Register(ctx context.Context, r *router.Router, l *localtools.Provider) err
 	if err := register2026Tools(l, s); err != nil {
 		return err
 	}
+	if err := registerTaskTools(l); err != nil {
+		return err
+	}
 	registerResources(s)
 	registerPrompts(s)
 	s.AddPrompt(&mcp.Prompt{
