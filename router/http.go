@@ -265,7 +265,8 @@ func usesSessionlessProtocol(req *http.Request) bool {
 //     HTTP 400, -32600;
 //   - a notification method sent with an id, or a request method without
 //     one: HTTP 400, -32600;
-//   - a call of an unknown method: HTTP 200 with a -32601 response.
+//   - a call of an unknown method: HTTP 200 with a -32601 response, or
+//     HTTP 404 with it under MCP-Protocol-Version 2026-07-28 or later.
 //
 // A notification of an unknown method is accepted (202) and dropped, as
 // JSON-RPC requires. Anything else is passed on with its body intact,
@@ -346,6 +347,11 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 		return len(elems), 0, id, 0, ""
 	}
 	status, id, code, msg = g.checkMessage(body)
+	if code == jsonrpc.CodeMethodNotFound && usesSessionlessProtocol(req) {
+		// MCP 2026-07-28 (SEP-2575) answers an unknown method with HTTP
+		// 404; older revisions keep the 200 that carries the -32601.
+		status = http.StatusNotFound
+	}
 	return 1, status, id, code, msg
 }
 

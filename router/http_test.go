@@ -127,6 +127,9 @@ func TestGuardAnswersMalformedInputWithJSONRPCErrors(t *testing.T) {
 		{"json but not json-rpc", []byte(`{"foo":1}`), session, 400, -32600, nil},
 		{"wrong version tag", []byte(`{"jsonrpc":"1.0","id":5,"method":"ping"}`), session, 400, -32600, float64(5)},
 		{"unknown method", []byte(`{"jsonrpc":"2.0","id":7,"method":"nope/nope"}`), session, 200, -32601, float64(7)},
+		// MCP 2026-07-28 (SEP-2575) wants 404 for an unknown method; the
+		// conformance suite's server-stateless scenario checks it.
+		{"unknown method on 2026-07-28", []byte(`{"jsonrpc":"2.0","id":8,"method":"nope/nope"}`), map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, 404, -32601, float64(8)},
 		{"notification with id", []byte(`{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`), session, 400, -32600, float64(3)},
 		{"request without id", []byte(`{"jsonrpc":"2.0","method":"tools/list"}`), session, 400, -32600, nil},
 		{"batch on 2025-11-25", []byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`), session, 400, -32600, nil},

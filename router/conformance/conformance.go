@@ -25,8 +25,18 @@ func Register(ctx context.Context, r *router.Router, l *localtools.Provider) err
 		return err
 	}
 	s := r.Server()
+	if err := register2026Tools(l, s); err != nil {
+		return err
+	}
+	if err := registerTaskTools(l); err != nil {
+		return err
+	}
 	registerResources(s)
 	registerPrompts(s)
+	s.AddPrompt(&mcp.Prompt{
+		Name:        "test_input_required_result_prompt",
+		Description: "MRTR (SEP-2322): asks for context via an in-band elicitation request",
+	}, testInputRequiredPromptHandler)
 	go watchedResourceUpdater(ctx, s)
 	return nil
 }
@@ -66,6 +76,53 @@ func registerTools(l *localtools.Provider) error {
 		if err != nil {
 			return fmt.Errorf("conformance fixtures: %w", err)
 		}
+	}
+	return nil
+}
+
+// register2026Tools adds the tools that conformance 0.2 calls for MCP
+// 2026-07-28, as go-sdk v1.8.0's everything-server registers them.
+func register2026Tools(l *localtools.Provider, s *mcp.Server) error {
+	type tool struct {
+		name, desc string
+		h          mcp.ToolHandlerFor[any, any]
+	}
+	for _, t := range []tool{
+		// SEP-2575 diagnostic tools of the server-stateless scenario.
+		{"test_missing_capability", "Requires the sampling client capability; used to verify MissingRequiredClientCapabilityError (-32021) (SEP-2575)", testMissingCapabilityHandler},
+		{"test_streaming_elicitation", "Streams progress notifications while a call is in flight; used to verify response streams carry only notifications, never independent JSON-RPC requests (SEP-2575)", testStreamingElicitationHandler},
+		{"test_logging_tool", "Attempts to emit a log message; the framework must drop it when the client did not set _meta.../logLevel (SEP-2575)", testLoggingToolHandler},
+		{"test_trigger_tool_change", "Mutates the tool list to trigger a notifications/tools/list_changed on active subscription streams (SEP-2575)", makeTriggerToolChangeHandler(l)},
+		{"test_trigger_prompt_change", "Mutates the prompt list to trigger a notifications/prompts/list_changed on active subscription streams (SEP-2575)", makeTriggerPromptChangeHandler(s)},
+		// SEP-2322 multi round-trip requests (input_required).
+		{"test_input_required_result_elicitation", "MRTR (SEP-2322): asks for the caller name via an in-band elicitation request", testInputRequiredElicitationHandler},
+		{"test_input_required_result_sampling", "MRTR (SEP-2322): asks for an LLM completion via an in-band sampling request", testInputRequiredSamplingHandler},
+		{"test_input_required_result_list_roots", "MRTR (SEP-2322): asks for the client roots via an in-band roots/list request", testInputRequiredListRootsHandler},
+		{"test_input_required_result_request_state", "MRTR (SEP-2322): round-trips integrity-protected requestState alongside an elicitation request", testInputRequiredRequestStateHandler},
+		{"test_input_required_result_multiple_inputs", "MRTR (SEP-2322): asks for elicitation, sampling and roots input in a single round", testInputRequiredMultipleInputsHandler},
+		{"test_input_required_result_multi_round", "MRTR (SEP-2322): two elicitation rounds with evolving requestState before completing", testInputRequiredMultiRoundHandler},
+		{"test_input_required_result_tampered_state", "MRTR (SEP-2322): rejects retries whose requestState fails integrity verification", testInputRequiredTamperedStateHandler},
+		{"test_input_required_result_capabilities", "MRTR (SEP-2322): only requests input kinds the declared client capabilities cover", testInputRequiredCapabilitiesHandler},
+	} {
+		if err := localtools.Add(l, &mcp.Tool{Name: t.name, Description: t.desc}, t.h); err != nil {
+			return fmt.Errorf("conformance fixtures: %w", err)
+		}
+	}
+	// SEP-2243: a tool whose argument is mirrored into an Mcp-Param header,
+	// for the http-custom-header-server-validation scenario.
+	err := localtools.Add(l, &mcp.Tool{
+		Name:        "test_x_mcp_header",
+		Description: "Tests SEP-2243 Mcp-Param-* server-side validation",
+		InputSchema: json.RawMessage(`{
+			"type": "object",
+			"properties": {
+				"region": { "type": "string", "description": "mirrored into Mcp-Param-Region", "x-mcp-header": "Region" },
+				"level": { "type": "integer", "description": "non-mirrored argument" }
+			}
+		}`),
+	}, testXMcpHeaderHandler)
+	if err != nil {
+		return fmt.Errorf("conformance fixtures: %w", err)
 	}
 	return nil
 }

@@ -6,7 +6,8 @@
 #     MongoDB wire-protocol server, for mongo.test.mjs);
 #  3. starts `agents-mcp serve --conformance-fixtures` (and a second `serve --stateless`) on free
 #     loopback ports with temp data dirs, and waits for /healthz;
-#  4. runs the official conformance suite (conformance.sh) and the node tests (*.test.mjs: the
+#  4. runs the official conformance suite (conformance.sh: 0.1.16's active suite, and
+#     0.2.0-alpha.12's requirement sets 2025-11-25 and 2026-07-28) and the node tests (*.test.mjs: the
 #     official TypeScript SDK client over legacy SSE, streamable HTTP and stdio, plus raw HTTP;
 #     mongo.test.mjs, auth.test.mjs, remote.test.mjs, agents.test.mjs, walkthrough.test.mjs, readme.test.mjs and the security*.test.mjs files start agents-mcp instances of their own);
 #  5. stops the servers with SIGTERM and checks that each exits with status 0 within 5 s, and that
@@ -36,7 +37,9 @@ done
 stamp_file="$E2E_DIR/node_modules/.e2e-install-stamp"
 want_stamp=$(cat "$E2E_DIR/package.json" "$E2E_DIR/package-lock.json" | sha256sum | cut -d' ' -f1)
 have_stamp=$(cat "$stamp_file" 2>/dev/null || true)
-if [[ "$want_stamp" != "$have_stamp" || ! -x "$NODE22_BIN/node" || ! -e "$E2E_DIR/node_modules/.bin/conformance" ]]; then
+if [[ "$want_stamp" != "$have_stamp" || ! -x "$NODE22_BIN/node" ||
+  ! -e "$E2E_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" ||
+  ! -e "$E2E_DIR/node_modules/conformance-next/dist/index.js" ]]; then
   log "node_modules missing or stale: npm ci"
   (cd "$E2E_DIR" && npm ci --no-audit --no-fund --loglevel=error)
   echo "$want_stamp" >"$stamp_file"
