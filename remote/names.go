@@ -29,8 +29,8 @@ var toolNameChars = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // ToolAlias returns the name under which the tool of an upstream is exposed
 // when "<upstream>__<tool>" is longer than 64 characters: the first 55
-// characters of that name, without trailing '_', then '_' and the first 8
-// hex digits of the SHA-256 of the whole prefixed name. The alias depends
+// characters of that name (trailing '_' of the tool's part removed), then
+// '_' and the first 8 hex digits of the SHA-256 of the whole prefixed name. The alias depends
 // only on the two names, so every replica and every restart gives the
 // same one, and it keeps the "<upstream>__" prefix (upstream names have at
 // most 32 characters), so allowlist patterns such as "everything__*"
