@@ -41,6 +41,10 @@ func TestToolAlias(t *testing.T) {
 		if !agentsmcp.ToolNamePattern.MatchString(got) || !strings.HasPrefix(got, c.upstream+agentsmcp.NamespaceSeparator) {
 			t.Errorf("alias %q is not a valid name under %q", got, c.upstream)
 		}
+		// An allowlist admitting the whole upstream admits its aliases.
+		if p := (&agentsmcp.Principal{Tools: []string{c.upstream + "__*"}}); !p.MayUseTool(got) {
+			t.Errorf("allowlist %v refuses alias %q", p.Tools, got)
+		}
 	}
 }
 
