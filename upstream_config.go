@@ -342,6 +342,11 @@ type UpstreamStatus struct {
 	Resources         int `json:"resources"`
 	ResourceTemplates int `json:"resourceTemplates"`
 	Prompts           int `json:"prompts"`
+	// Aliases maps the exposed name of each tool whose
+	// "<upstream>__<tool>" name would be longer than the 64 characters of
+	// [ToolNamePattern] to the upstream's own name of the tool (see
+	// remote.ToolAlias).
+	Aliases map[string]string `json:"aliases,omitempty"`
 	// Problems lists upstream tools, resources or prompts that could not be
 	// exposed (invalid names, unusable schemas).
 	Problems []string `json:"problems,omitempty"`

@@ -2,8 +2,9 @@
 // [Pool] keeps one long-lived go-sdk client session per configured upstream
 // (streamable HTTP, legacy SSE or a supervised stdio child) and publishes each
 // upstream to a [Registry] (the router) as an [agentsmcp.ToolProvider] whose
-// tools are named `<upstream>__<tool>`, with resources and prompts proxied
-// under namespaced URIs and names.
+// tools are named `<upstream>__<tool>` (or, when that is over 64 characters,
+// a stable [ToolAlias]), with resources and prompts proxied under namespaced
+// URIs and names.
 //
 // The pool is built to be correct under failure:
 //

@@ -76,3 +76,15 @@ func ExampleResourceURIPrefix() {
 	fmt.Println(remote.ResourceURIPrefix("everything") + "test://static/resource/1")
 	// Output: upstream://everything/test://static/resource/1
 }
+
+// A tool whose prefixed name would be over 64 characters is exposed under
+// an alias that only its two names decide.
+func ExampleToolAlias() {
+	tool := "get_the_current_weather_forecast_for_a_city_by_name_and_country"
+	fmt.Println(len("weather__" + tool))
+	alias := remote.ToolAlias("weather", tool, 0)
+	fmt.Println(alias, len(alias))
+	// Output:
+	// 72
+	// weather__get_the_current_weather_forecast_for_a_city_by_01f3f211 64
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -203,6 +204,15 @@ func (u *upstream) status() Status {
 	st.Tools = len(u.tools)
 	st.Resources, st.ResourceTemplates, st.Prompts = u.extras.counts()
 	st.Problems = slices.Clone(u.problems)
+	prefix := u.cfg.Name + agentsmcp.NamespaceSeparator
+	for exposed, name := range u.original {
+		if exposed != prefix+name {
+			if st.Aliases == nil {
+				st.Aliases = map[string]string{}
+			}
+			st.Aliases[exposed] = name
+		}
+	}
 	u.mu.Unlock()
 	st.Problems = append(st.Problems, u.pool.opts.Registry.Problems()[u.cfg.Name]...)
 	st.InFlight = u.calls.count()
@@ -487,10 +497,19 @@ func (u *upstream) closeSession(s *session) {
 // listTools lists the upstream's tools (every page) and turns them into the
 // exposed set: filtered by allow/deny, renamed `<upstream>__<tool>`, with
 // input and output schemas as JSON bytes so that the router passes them on
-// unchanged. Tools whose exposed name would be invalid are left out and
-// reported.
+// unchanged. A tool whose prefixed name is valid but for its length is
+// exposed under its [ToolAlias]; other tools whose exposed name would be
+// invalid are left out and reported.
+//
+// Names are claimed so that the result depends only on the set of tools
+// listed, not on their order: first every tool under its prefixed name,
+// then the aliased tools in the order of their names, each taking the
+// first attempt of [ToolAlias] that no tool claimed before it.
 func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) (tools []*mcp.Tool, original map[string]string, problems []string, err error) {
 	original = map[string]string{}
+	prefix := u.cfg.Name + agentsmcp.NamespaceSeparator
+	offered := map[string]bool{} // allowed upstream tool names listed
+	var long []*mcp.Tool         // to alias; Name still the upstream's
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, nil, nil, err
@@ -498,14 +517,16 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) (tools 
 		if !u.cfg.Tools.Allows(t.Name) {
 			continue
 		}
-		exposed := *t
-		exposed.Name = u.cfg.Name + agentsmcp.NamespaceSeparator + t.Name
-		if !agentsmcp.ToolNamePattern.MatchString(exposed.Name) {
-			problems = append(problems, fmt.Sprintf("tool %q: exposed name %q does not match %s", t.Name, exposed.Name, agentsmcp.ToolNamePattern))
+		if offered[t.Name] {
+			problems = append(problems, fmt.Sprintf("tool %q is listed twice", t.Name))
 			continue
 		}
-		if _, dup := original[exposed.Name]; dup {
-			problems = append(problems, fmt.Sprintf("tool %q is listed twice", t.Name))
+		offered[t.Name] = true
+		exposed := *t
+		exposed.Name = prefix + t.Name
+		aliased := needsAlias(exposed.Name)
+		if !aliased && !agentsmcp.ToolNamePattern.MatchString(exposed.Name) {
+			problems = append(problems, fmt.Sprintf("tool %q: exposed name %q does not match %s", t.Name, exposed.Name, agentsmcp.ToolNamePattern))
 			continue
 		}
 		if exposed.InputSchema, err = schemaJSON(t.InputSchema); err != nil {
@@ -518,12 +539,33 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) (tools 
 				continue
 			}
 		}
+		if aliased {
+			exposed.Name = t.Name
+			long = append(long, &exposed)
+			continue
+		}
 		original[exposed.Name] = t.Name
 		tools = append(tools, &exposed)
 	}
+	slices.SortFunc(long, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	for _, exposed := range long {
+		name := exposed.Name
+		alias := ToolAlias(u.cfg.Name, name, 0)
+		for n := 1; original[alias] != ""; n++ {
+			alias = ToolAlias(u.cfg.Name, name, n)
+		}
+		exposed.Name = alias
+		exposed.Meta = maps.Clone(exposed.Meta)
+		if exposed.Meta == nil {
+			exposed.Meta = mcp.Meta{}
+		}
+		exposed.Meta[MetaUpstreamTool] = name
+		original[alias] = name
+		tools = append(tools, exposed)
+	}
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	for _, name := range u.cfg.Tools.Allow {
-		if _, ok := original[u.cfg.Name+agentsmcp.NamespaceSeparator+name]; !ok {
+		if !offered[name] {
 			problems = append(problems, fmt.Sprintf("allowed tool %q is not offered by the upstream", name))
 		}
 	}

@@ -390,6 +390,9 @@ var freeFormPaths = []string{
 	"$.body.exposedTools[*].inputSchema**", // MCP tool schemas, as upstreams declare them
 	"$.body.exposedTools[*].outputSchema**",
 	"$.body.exposedTools[*].annotations**",
+	"$.body.exposedTools[*]._meta.*",
+	"$.body.aliases.*", // upstream aliases: exposed name → upstream tool name
+	"$.body.items[*].aliases.*",
 	"$.body.headers**", // upstream headers: name → value
 	"$.body.info**",    // the OpenAPI document itself
 	"$.body.paths**",

@@ -1,10 +1,16 @@
 package admin_test
 
 import (
+	"context"
+	"encoding/json"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/admin"
@@ -184,5 +190,47 @@ func TestRoutesOfMissingServicesAreUnavailable(t *testing.T) {
 		if !strings.Contains(eb.Message, "not configured") {
 			t.Errorf("%s %s: %q", r.method, r.path, eb.Message)
 		}
+	}
+}
+
+// TestUpstreamDetailListsAliases adds an upstream whose tool names are too
+// long to prefix: its detail (and the list) say which alias stands for
+// which tool, and the detail's tools carry the name in _meta.
+func TestUpstreamDetailListsAliases(t *testing.T) {
+	long := strings.Repeat("a_rather_long_tool_name_", 3)
+	one, two := long+"one", long+"two"
+	s := mcp.NewServer(&mcp.Implementation{Name: "long-names", Version: "1"}, nil)
+	for _, name := range []string{one, two, "short"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close) // after the pool's session has ended: Close waits for its requests
+	e := newEnv(t)
+	path := admin.Prefix + "/upstreams"
+	e.expect(http.StatusCreated, request{method: "POST", path: path, as: writeOnly, body: map[string]any{
+		"name": "long", "transport": "streamable", "url": srv.URL + "/mcp", "timeout": "5s"}})
+
+	want := map[string]string{remote.ToolAlias("long", one, 0): one, remote.ToolAlias("long", two, 0): two}
+	var detail admin.UpstreamDetail
+	e.expect(http.StatusOK, request{method: "GET", path: path + "/long", as: readOnly}).decode(t, &detail)
+	if !maps.Equal(detail.Aliases, want) || detail.Tools != 3 || len(detail.Problems) != 0 {
+		t.Fatalf("detail: %d tools, aliases %v, problems %q; want 3, %v and none", detail.Tools, detail.Aliases, detail.Problems, want)
+	}
+	for _, tool := range detail.ExposedTools {
+		name, aliased := want[tool.Name]
+		if got, _ := tool.Meta[remote.MetaUpstreamTool].(string); got != name {
+			t.Errorf("tool %s (aliased %v) has _meta %v", tool.Name, aliased, tool.Meta)
+		}
+	}
+
+	var list struct {
+		Items []remote.Status `json:"items"`
+	}
+	e.expect(http.StatusOK, request{method: "GET", path: path, as: readOnly}).decode(t, &list)
+	if len(list.Items) != 1 || !maps.Equal(list.Items[0].Aliases, want) {
+		t.Fatalf("list %+v", list.Items)
 	}
 }
