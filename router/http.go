@@ -228,6 +228,9 @@ var knownMethods = map[string]methodKind{
 	"subscriptions/listen":             callMethod,
 	"logging/setLevel":                 callMethod,
 	MethodValidate:                     callMethod,
+	MethodTasksGet:                     callMethod,
+	MethodTasksUpdate:                  callMethod,
+	MethodTasksCancel:                  callMethod,
 	"notifications/cancelled":          notificationMethod,
 	"notifications/initialized":        notificationMethod,
 	"notifications/roots/list_changed": notificationMethod,
@@ -265,6 +268,8 @@ func usesSessionlessProtocol(req *http.Request) bool {
 //     HTTP 400, -32600;
 //   - a notification method sent with an id, or a request method without
 //     one: HTTP 400, -32600;
+//   - a tasks/* request whose Mcp-Name header is not its params.taskId:
+//     HTTP 400, -32020;
 //   - a call of an unknown method: HTTP 200 with a -32601 response, or
 //     HTTP 404 with it under MCP-Protocol-Version 2026-07-28 or later.
 //
@@ -347,6 +352,9 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 		return len(elems), 0, id, 0, ""
 	}
 	status, id, code, msg = g.checkMessage(body)
+	if code == 0 {
+		status, id, code, msg = checkTaskNameHeader(req, body)
+	}
 	if code == jsonrpc.CodeMethodNotFound && usesSessionlessProtocol(req) {
 		// MCP 2026-07-28 (SEP-2575) answers an unknown method with HTTP
 		// 404; older revisions keep the 200 that carries the -32601.

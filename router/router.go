@@ -108,6 +108,7 @@ type Router struct {
 	onToolCall func(ToolCallRecord)
 	access     AccessOptions
 	sessions   *sessionTable // the HTTP transports' sessions
+	tasks      *taskBackends // nil until AddTaskBackend
 }
 
 type toolEntry struct {

@@ -28,7 +28,7 @@ func Register(ctx context.Context, r *router.Router, l *localtools.Provider) err
 	if err := register2026Tools(l, s); err != nil {
 		return err
 	}
-	if err := registerTaskTools(l); err != nil {
+	if err := registerTaskTools(r, l); err != nil {
 		return err
 	}
 	registerResources(s)

@@ -13,16 +13,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/localtools"
+	"github.com/agents-mcp/agents-mcp/router"
 )
 
 // The fixtures of conformance 0.2's Tasks extension scenarios
 // (io.modelcontextprotocol/tasks, SEP-2663), as the scenario sources describe
-// them. Without the extension they run as ordinary tools: the work itself,
-// and any input it needs asked through MRTR (input_required), so that the
-// extension only has to run them as tasks. Until it does, the Tasks scenarios
-// are expected failures in scripts/e2e/conformance.sh; there, six of these
-// tools must become task-supporting (failing_job and test_tool_with_task with
-// taskSupport "required"), and greet must stay synchronous.
+// them. Called by a request that declared the extension (the router puts an
+// agentsmcp.TaskMode in its context), six of them answer with a task of the
+// in-memory backend in taskstore.go; greet stays synchronous. Otherwise they
+// run as ordinary tools: the work itself, and any input it needs asked
+// through MRTR (input_required), except failing_job, which needs a task
+// under 2026-07-28 and answers -32021 there.
 
 type greetInput struct {
 	Name string `json:"name" jsonschema:"Who to greet"`
@@ -40,19 +41,21 @@ type confirmDeleteInput struct {
 // maxSlowCompute bounds slow_compute. The suite asks for up to 60 s only to
 // have a task still running when it sends tasks/cancel or tasks/get right
 // after creating it; 3 s is ample for that, and a call that is not run as a
-// task (every call, until the Tasks extension exists) holds its client no
-// longer than that, which keeps the conformance step short.
+// task holds its client no longer than that, which keeps the conformance
+// step short.
 const maxSlowCompute = 3 * time.Second
 
-func registerTaskTools(l *localtools.Provider) error {
+func registerTaskTools(r *router.Router, l *localtools.Provider) error {
+	fx := &fixtureTasks{tasks: map[string]*fixtureTask{}}
+	r.AddTaskBackend(fx)
 	errs := []error{
 		localtools.Add(l, &mcp.Tool{Name: "greet", Description: "Tasks fixture, synchronous only: returns Hello, {name}!"}, greetHandler),
-		localtools.Add(l, &mcp.Tool{Name: "slow_compute", Description: "Tasks fixture: works for the given seconds (0: at once; at most 3), then returns a result; a cancelled call stops at once"}, slowComputeHandler),
-		localtools.Add(l, &mcp.Tool{Name: "failing_job", Description: "Tasks fixture: fails with a tool execution error after about a second"}, failingJobHandler),
-		localtools.Add(l, &mcp.Tool{Name: "protocol_error_job", Description: "Tasks fixture: fails with a protocol (JSON-RPC) error"}, protocolErrorJobHandler),
-		localtools.Add(l, &mcp.Tool{Name: "confirm_delete", Description: "Tasks fixture: asks for one confirmation (input_required), then completes"}, confirmDeleteHandler),
-		localtools.Add(l, &mcp.Tool{Name: "multi_input", Description: "Tasks fixture: asks for two inputs at once (input_required), and completes when both are answered"}, multiInputHandler),
-		localtools.Add(l, &mcp.Tool{Name: "test_tool_with_task", Description: "Tasks fixture: asks for user_name (input_required), then returns a result that contains it"}, toolWithTaskHandler),
+		localtools.Add(l, &mcp.Tool{Name: "slow_compute", Description: "Tasks fixture: works for the given seconds (0: at once; at most 3), then returns a result; a cancelled call or task stops at once"}, fx.slowCompute),
+		localtools.Add(l, &mcp.Tool{Name: "failing_job", Description: "Tasks fixture, task required under 2026-07-28: fails with a tool execution error after about a second"}, fx.failingJob),
+		localtools.Add(l, &mcp.Tool{Name: "protocol_error_job", Description: "Tasks fixture: fails with a protocol (JSON-RPC) error"}, fx.protocolErrorJob),
+		localtools.Add(l, &mcp.Tool{Name: "confirm_delete", Description: "Tasks fixture: asks for one confirmation (input_required), then completes"}, fx.confirmDelete),
+		localtools.Add(l, &mcp.Tool{Name: "multi_input", Description: "Tasks fixture: asks for two inputs at once (input_required), and completes when both are answered"}, fx.multiInput),
+		localtools.Add(l, &mcp.Tool{Name: "test_tool_with_task", Description: "Tasks fixture: asks for user_name (input_required, before any task), then returns a result that contains it, as a task when the caller declared the extension"}, fx.toolWithTask),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("conformance task fixtures: %w", err)

@@ -1,0 +1,410 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// The methods of the MCP Tasks extension (SEP-2663) that the router serves
+// once a task backend is added ([Router.AddTaskBackend]). tasks/list and
+// tasks/result of the 2025 experimental tasks are not among them: they
+// get -32601.
+const (
+	MethodTasksGet    = "tasks/get"
+	MethodTasksUpdate = "tasks/update"
+	MethodTasksCancel = "tasks/cancel"
+)
+
+// tasksProtocol is the first protocol revision in which the Tasks
+// extension is defined; under older ones it does not exist (SEP-2663,
+// Backward Compatibility).
+const tasksProtocol = "2026-07-28"
+
+// Task poll intervals suggested to clients (ADR 0010, A3).
+const (
+	pollWorkingMs       = 1000
+	pollInputRequiredMs = 5000
+)
+
+// TaskIDParams are the params of tasks/get and tasks/cancel.
+type TaskIDParams struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+// TaskUpdateParams are the params of tasks/update. The responses stay raw
+// until the router reads them, because a response it cannot decode is for
+// a key that is not outstanding, and is ignored rather than refused.
+type TaskUpdateParams struct {
+	mcp.ParamsBase
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+}
+
+// TaskAck is the empty answer of tasks/update and tasks/cancel.
+type TaskAck struct {
+	mcp.ResultBase
+	ResultType string `json:"resultType"`
+}
+
+// DetailedTask is the answer of tasks/get (resultType "complete") and, with
+// only the Task base fields and resultType "task", the CreateTaskResult
+// that replaces the result of a tools/call that created a task.
+type DetailedTask struct {
+	mcp.ResultBase
+	ResultType    string                  `json:"resultType"`
+	TaskID        string                  `json:"taskId"`
+	Status        agentsmcp.MCPTaskStatus `json:"status"`
+	StatusMessage string                  `json:"statusMessage,omitempty"`
+	CreatedAt     string                  `json:"createdAt"`
+	LastUpdatedAt string                  `json:"lastUpdatedAt"`
+	// TTLMs is always sent: null means unlimited.
+	TTLMs          *int64              `json:"ttlMs"`
+	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
+	InputRequests  mcp.InputRequestMap `json:"inputRequests,omitempty"`
+	Result         *mcp.CallToolResult `json:"result,omitempty"`
+	Error          *jsonrpc.Error      `json:"error,omitempty"`
+}
+
+// taskBackends are the router's task backends, in the order added.
+type taskBackends struct {
+	mu   sync.RWMutex
+	list []agentsmcp.TaskBackend
+}
+
+func (t *taskBackends) owner(id string) agentsmcp.TaskBackend {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, b := range t.list {
+		if b.Owns(id) {
+			return b
+		}
+	}
+	return nil
+}
+
+// AddTaskBackend serves the Tasks extension for the ids b owns. The first
+// backend turns the extension on: server/discover advertises it (to
+// 2026-07-28 clients only, since server/discover is theirs), tasks/get,
+// tasks/update and tasks/cancel are served, and a tools/call whose request
+// declares the extension carries a [agentsmcp.TaskMode], so that the tool
+// may answer with a task. Call it while assembling the server, before
+// serving.
+func (r *Router) AddTaskBackend(b agentsmcp.TaskBackend) {
+	r.mu.Lock()
+	first := r.tasks == nil
+	if first {
+		r.tasks = &taskBackends{}
+	}
+	t := r.tasks
+	r.mu.Unlock()
+	t.mu.Lock()
+	t.list = append(t.list, b)
+	t.mu.Unlock()
+	if !first {
+		return
+	}
+	r.server.AddReceivingMiddleware(r.tasksMiddleware)
+	errs := errors.Join(
+		mcp.AddReceivingCustomMethod(r.server, MethodTasksGet, r.handleTasksGet),
+		mcp.AddReceivingCustomMethod(r.server, MethodTasksUpdate, r.handleTasksUpdate),
+		mcp.AddReceivingCustomMethod(r.server, MethodTasksCancel, r.handleTasksCancel),
+	)
+	if errs != nil {
+		panic(errs) // only possible if a tasks method shadowed a standard one
+	}
+}
+
+// tasksMiddleware advertises the extension in server/discover and wraps
+// tools/call: it sets or clears the task mode, and when the tool created a
+// task it answers with the CreateTaskResult instead of the tool's result.
+func (r *Router) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "server/discover":
+			res, err := next(ctx, method, req)
+			if d, ok := res.(*mcp.DiscoverResult); ok && err == nil && d.Capabilities != nil {
+				caps := *d.Capabilities
+				caps.Extensions = maps.Clone(caps.Extensions)
+				if caps.Extensions == nil {
+					caps.Extensions = map[string]any{}
+				}
+				caps.Extensions[agentsmcp.TasksExtension] = map[string]any{}
+				d.Capabilities = &caps
+			}
+			return res, err
+		case "tools/call":
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || !declaresTasks(call.ProtocolVersion(), call.Params.GetMeta()) {
+				// A call made inside a task-mode call is not one.
+				return next(agentsmcp.WithTaskMode(ctx, nil), method, req)
+			}
+			mode := &agentsmcp.TaskMode{}
+			res, err := next(agentsmcp.WithTaskMode(ctx, mode), method, req)
+			id := mode.CreatedID()
+			if err != nil || id == "" {
+				return res, err
+			}
+			b := r.tasks.owner(id)
+			if b == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %s was created, but no task backend owns it", id)}
+			}
+			task, err := b.GetTask(ctx, id)
+			if err != nil {
+				return nil, taskError(err)
+			}
+			return createTaskResult(task), nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// protocolOf is the protocol revision of a request: the one in its _meta
+// (2026-07-28 and later send it on every request), else the session's.
+func protocolOf(ss *mcp.ServerSession, meta map[string]any) string {
+	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
+		return v
+	}
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil {
+			return p.ProtocolVersion
+		}
+	}
+	return ""
+}
+
+// declaresTasks reports whether a request of protocol version declares the
+// Tasks extension in its own _meta; before 2026-07-28 nothing does.
+func declaresTasks(version string, meta map[string]any) bool {
+	if version < tasksProtocol {
+		return false
+	}
+	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
+	exts, _ := caps["extensions"].(map[string]any)
+	_, ok := exts[agentsmcp.TasksExtension]
+	return ok
+}
+
+// MissingTasksCapability is the -32021 error of a request that needs the
+// Tasks extension and did not declare it, with the data shape of the
+// 2026-07-28 schema (MissingRequiredClientCapabilityError).
+func MissingTasksCapability(what string) *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{
+		"extensions": map[string]any{agentsmcp.TasksExtension: map[string]any{}},
+	}})
+	return &jsonrpc.Error{
+		Code:    mcp.CodeMissingRequiredClientCapabilities,
+		Message: fmt.Sprintf("%s needs the client capability extensions[%q]", what, agentsmcp.TasksExtension),
+		Data:    data,
+	}
+}
+
+// taskBackend gates a tasks/* request and finds the backend of its task:
+// -32601 under protocols without the extension, -32021 without the
+// extension declared, -32602 for an id no backend owns.
+func (r *Router) taskBackend(ss *mcp.ServerSession, method string, meta map[string]any, id string) (agentsmcp.TaskBackend, error) {
+	version := protocolOf(ss, meta)
+	if version < tasksProtocol {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not defined in protocol version %s", method, version)}
+	}
+	if !declaresTasks(version, meta) {
+		return nil, MissingTasksCapability(method)
+	}
+	if id == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + `: "taskId" is required`}
+	}
+	b := r.tasks.owner(id)
+	if b == nil {
+		return nil, taskNotFound(id)
+	}
+	return b, nil
+}
+
+func taskNotFound(id string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q not found", id)}
+}
+
+// taskError maps a backend's error: a caller's mistake (unknown or hidden
+// task, no right to change it) is -32602, as SEP-2663 asks; a JSON-RPC
+// error keeps its code; the rest as everywhere ([toJSONRPCError]).
+func taskError(err error) *jsonrpc.Error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	switch agentsmcp.ErrorCode(err) {
+	case agentsmcp.ENOTFOUND, agentsmcp.EINVALID, agentsmcp.EUNAUTHORIZED:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: agentsmcp.ErrorMessage(err)}
+	}
+	return toJSONRPCError(err)
+}
+
+func (r *Router) handleTasksGet(ctx context.Context, ss *mcp.ServerSession, p *TaskIDParams) (*DetailedTask, error) {
+	if p == nil {
+		p = &TaskIDParams{}
+	}
+	b, err := r.taskBackend(ss, MethodTasksGet, p.GetMeta(), p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	task, err := b.GetTask(ctx, p.TaskID)
+	if err != nil {
+		return nil, taskError(err)
+	}
+	return detailedTask(task), nil
+}
+
+func (r *Router) handleTasksUpdate(ctx context.Context, ss *mcp.ServerSession, p *TaskUpdateParams) (*TaskAck, error) {
+	if p == nil {
+		p = &TaskUpdateParams{}
+	}
+	b, err := r.taskBackend(ss, MethodTasksUpdate, p.GetMeta(), p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	responses := mcp.InputResponseMap{}
+	for k, raw := range p.InputResponses {
+		var one mcp.InputResponseMap
+		wrapped, _ := json.Marshal(map[string]json.RawMessage{k: raw})
+		if json.Unmarshal(wrapped, &one) == nil && one[k] != nil {
+			responses[k] = one[k]
+		}
+	}
+	if err := b.UpdateTask(ctx, p.TaskID, responses); err != nil {
+		return nil, taskError(err)
+	}
+	return &TaskAck{ResultType: "complete"}, nil
+}
+
+func (r *Router) handleTasksCancel(ctx context.Context, ss *mcp.ServerSession, p *TaskIDParams) (*TaskAck, error) {
+	if p == nil {
+		p = &TaskIDParams{}
+	}
+	b, err := r.taskBackend(ss, MethodTasksCancel, p.GetMeta(), p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CancelTask(ctx, p.TaskID); err != nil {
+		return nil, taskError(err)
+	}
+	return &TaskAck{ResultType: "complete"}, nil
+}
+
+// taskBase renders the Task fields that every task answer carries.
+func taskBase(t *agentsmcp.MCPTask, resultType string) *DetailedTask {
+	d := &DetailedTask{
+		ResultType:    resultType,
+		TaskID:        t.ID,
+		Status:        t.Status,
+		StatusMessage: t.StatusMessage,
+		CreatedAt:     wireTime(t.CreatedAt),
+		LastUpdatedAt: wireTime(t.UpdatedAt),
+		TTLMs:         t.TTLMs,
+	}
+	d.PollIntervalMs = t.PollIntervalMs
+	if d.PollIntervalMs == 0 {
+		switch t.Status {
+		case agentsmcp.MCPTaskWorking:
+			d.PollIntervalMs = pollWorkingMs
+		case agentsmcp.MCPTaskInputRequired:
+			d.PollIntervalMs = pollInputRequiredMs
+		}
+	}
+	return d
+}
+
+// createTaskResult is the flat CreateTaskResult: the Task base fields
+// only, never a result, error, inputRequests or requestState.
+func createTaskResult(t *agentsmcp.MCPTask) *DetailedTask { return taskBase(t, "task") }
+
+// detailedTask is the answer of tasks/get.
+func detailedTask(t *agentsmcp.MCPTask) *DetailedTask {
+	d := taskBase(t, "complete")
+	switch t.Status {
+	case agentsmcp.MCPTaskInputRequired:
+		d.InputRequests = t.InputRequests
+		if d.InputRequests == nil {
+			d.InputRequests = mcp.InputRequestMap{}
+		}
+	case agentsmcp.MCPTaskCompleted:
+		d.Result = t.Result
+		if d.Result == nil {
+			d.Result = &mcp.CallToolResult{Content: []mcp.Content{}}
+		}
+	case agentsmcp.MCPTaskFailed:
+		err := t.Error
+		if err == nil {
+			err = agentsmcp.Errorf(agentsmcp.EINTERNAL, "task %s failed", t.ID)
+		}
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			je = toJSONRPCError(err)
+		}
+		d.Error = je
+	}
+	return d
+}
+
+// wireTime is a task time on the wire: RFC 3339 in UTC, milliseconds.
+func wireTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// checkTaskNameHeader compares the Mcp-Name header of a tasks/* request
+// with its params.taskId (SEP-2663 routing headers), which go-sdk checks
+// only for tools/call, resources/read and prompts/get. A missing header is
+// accepted: go-sdk v1.8.0 clients do not send it for tasks/* (ADR 0010,
+// open question 12). A mismatch is HTTP 400 with -32020; a zero code
+// passes the request on.
+func checkTaskNameHeader(req *http.Request, body []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	header := req.Header.Values("Mcp-Name")
+	if len(header) == 0 || !bytes.Contains(body, []byte(`"tasks/`)) {
+		return 0, id, 0, ""
+	}
+	var m struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || !strings.HasPrefix(m.Method, "tasks/") {
+		return 0, id, 0, ""
+	}
+	id, _ = jsonrpc.MakeID(m.ID)
+	name, ok := decodeHeaderValue(strings.TrimSpace(header[0]))
+	if !ok || name != m.Params.TaskID {
+		return http.StatusBadRequest, id, mcp.CodeHeaderMismatch,
+			fmt.Sprintf("Header mismatch: Mcp-Name %q does not match params.taskId %q", header[0], m.Params.TaskID)
+	}
+	return 0, id, 0, ""
+}
+
+// decodeHeaderValue undoes the =?base64?…?= wrapping of SEP-2243 header
+// values, as go-sdk does for the headers it checks.
+func decodeHeaderValue(v string) (string, bool) {
+	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if enc, ok = strings.CutSuffix(enc, "?="); ok {
+			dec, err := base64.StdEncoding.DecodeString(enc)
+			if err != nil {
+				return "", false
+			}
+			return string(dec), true
+		}
+	}
+	return v, true
+}
