@@ -151,10 +151,17 @@ func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a Exe
 
 // start runs plan as a task for the caller of req; with wait, it returns
 // when the task ends or pauses (or MaxWait passes). A caller that cancels
-// its request cancels the task it waits for.
+// its request cancels the task it waits for. A call in task mode
+// ([agentsmcp.TaskModeFrom]) never waits: it reports the task it created,
+// and the router answers with a CreateTaskResult.
 func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agentsmcp.Plan, inputs json.RawMessage, confirm []string, wait bool, thoughtID string) (*mcp.CallToolResult, *TaskResult, error) {
 	if err := mayRun(ctx, plan); err != nil {
 		return nil, nil, err
+	}
+	mode := agentsmcp.TaskModeFrom(ctx)
+	if mode != nil {
+		// The caller polls the task (MCP Tasks, ADR 0010): nobody waits.
+		wait = false
 	}
 	var caller *SessionCaller
 	var c Caller
@@ -166,6 +173,9 @@ func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agent
 	task, err := t.Executor.Start(ctx, plan, inputs, confirm, c)
 	if err != nil {
 		return nil, nil, err
+	}
+	if mode != nil {
+		mode.Created(task.ID) // Start stored it: tasks/get finds it
 	}
 	res := &TaskResult{Task: task.Redacted(), PlanID: plan.ID, ThoughtID: thoughtID}
 	if !wait {

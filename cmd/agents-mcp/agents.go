@@ -41,6 +41,9 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	if err := tools.Register(a.local); err != nil {
 		return nil, err
 	}
+	// MCP Tasks (ADR 0010): run_task and execute_task become tasks for
+	// 2026-07-28 requests that declare the extension.
+	a.router.AddTaskBackend(&agents.MCPTasks{Executor: executor, Plans: m.plans})
 	return executor, nil
 }
 

@@ -1,0 +1,338 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// MCPTasks serves the executor's tasks as MCP tasks (the Tasks extension,
+// SEP-2663; ADR 0010): an MCP task is a stored [agentsmcp.Task], with the
+// same id, read from the store by whichever replica is asked. It implements
+// [agentsmcp.TaskBackend].
+//
+// Only the creator of a task, or a caller with scope admin:read, sees it;
+// changing it (tasks/update, tasks/cancel) takes the creator or
+// admin:write, as for get_task, resume_task and cancel_task.
+type MCPTasks struct {
+	Executor *Executor
+	Plans    agentsmcp.PlanService
+}
+
+var _ agentsmcp.TaskBackend = (*MCPTasks)(nil)
+
+// Owns reports whether id has the form of a task id.
+func (m *MCPTasks) Owns(id string) bool {
+	return strings.HasPrefix(id, agentsmcp.TaskIDPrefix+"_")
+}
+
+// visible returns task id if the caller may see it; any other caller gets
+// the ENOTFOUND of an unknown id, so that existence is not revealed.
+func (m *MCPTasks) visible(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	task, err := m.Executor.Task(ctx, id)
+	if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(task.Principal) {
+		return nil, hidden(err, "task", id)
+	}
+	return task, nil
+}
+
+func (m *MCPTasks) controlled(ctx context.Context, id string) (*agentsmcp.Task, error) {
+	task, err := m.visible(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !agentsmcp.PrincipalFrom(ctx).MayControl(task.Principal) {
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAUTHORIZED, "task %s belongs to another principal; changing it takes scope %s", id, agentsmcp.ScopeAdminWrite)
+	}
+	return task, nil
+}
+
+// GetTask renders the stored task (ADR 0010, A3).
+func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, error) {
+	task, err := m.visible(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var plan *agentsmcp.Plan
+	if task.Status == agentsmcp.TaskPaused && task.PlanID != "" {
+		if plan, err = m.Plans.FindPlanByID(ctx, task.PlanID); err != nil {
+			return nil, err
+		}
+	}
+	return MCPTaskView(task, plan), nil
+}
+
+// MCPTaskView maps a stored task to its MCP view:
+//
+//   - pending and running are working, with progress in the message;
+//   - paused is input_required, with a question for each waiting step
+//     (plan is needed for those; without it there are none);
+//   - succeeded is completed, with the result the synchronous tool returns;
+//   - failed is completed too, with that result marked isError: failed
+//     steps are a tool-level failure, not a protocol error;
+//   - cancelled is cancelled.
+//
+// ttlMs is null: tasks are kept (ADR 0010, A8).
+func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask {
+	v := &agentsmcp.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
+	switch task.Status {
+	case agentsmcp.TaskPending, agentsmcp.TaskRunning:
+		v.Status, v.StatusMessage = agentsmcp.MCPTaskWorking, progressMessage(task)
+	case agentsmcp.TaskPaused:
+		v.Status = agentsmcp.MCPTaskInputRequired
+		v.InputRequests = mcp.InputRequestMap{}
+		var waiting []string
+		for _, q := range questions(task, plan) {
+			v.InputRequests[q.key] = q.ask
+			waiting = append(waiting, q.what)
+		}
+		v.StatusMessage = "waiting for: " + strings.Join(waiting, "; ")
+		if len(waiting) == 0 {
+			v.StatusMessage = "paused; resume_task answers it"
+		}
+	case agentsmcp.TaskSucceeded, agentsmcp.TaskFailed:
+		v.Status = agentsmcp.MCPTaskCompleted
+		v.Result = taskToolResult(task)
+		v.Result.IsError = task.Status == agentsmcp.TaskFailed
+		v.StatusMessage = task.Error
+	default: // cancelled
+		v.Status, v.StatusMessage = agentsmcp.MCPTaskCancelled, task.Error
+	}
+	return v
+}
+
+// taskToolResult is what execute_task and run_task return for the task:
+// the redacted task as structured content, and as text.
+func taskToolResult(task *agentsmcp.Task) *mcp.CallToolResult {
+	data, _ := json.Marshal(&TaskResult{Task: task.Redacted(), PlanID: task.PlanID})
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
+		StructuredContent: json.RawMessage(data),
+	}
+}
+
+func progressMessage(task *agentsmcp.Task) string {
+	ended := 0
+	last := ""
+	var lastAt = task.CreatedAt
+	for _, s := range task.Steps {
+		if stepEnded(s.Status) {
+			ended++
+			if !s.EndedAt.Before(lastAt) {
+				lastAt, last = s.EndedAt, fmt.Sprintf("step %s %s", s.StepID, s.Status)
+			}
+		}
+	}
+	msg := fmt.Sprintf("%d of %d steps ended", ended, len(task.Steps))
+	if last != "" {
+		msg += "; last: " + last
+	}
+	return msg
+}
+
+// question is one open question of a paused task.
+type question struct {
+	key  string
+	ask  *mcp.ElicitParams
+	what string // for the status message
+	step string
+	// inputs are the names asked for; json, those asked as JSON text
+	// because a flat form cannot hold them.
+	inputs, json []string
+}
+
+// The keys of a step's questions: confirm.<step>.1 and inputs.<step>.1.
+// Step ids contain no dot. The counter that keeps a key from being reused
+// once answered (StepState.Asks, ADR 0010 A4) is not stored yet, so it is
+// always 1: a step is confirmed at most once, but inputs that were
+// answered and rejected are asked again under the same key.
+const (
+	confirmKey = "confirm"
+	inputsKey  = "inputs"
+)
+
+func questionKey(kind, step string) string { return kind + "." + step + ".1" }
+
+// questions lists the open questions of a paused task, in step order.
+func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
+	if plan == nil {
+		return nil
+	}
+	have := inputNames(task.Inputs)
+	var out []question
+	for i, s := range task.Steps {
+		if i >= len(plan.Steps) {
+			break
+		}
+		ps := plan.Steps[i]
+		tool, args := ps.Tool, ps.Arguments
+		if s.RepairedTool != "" {
+			tool, args = s.RepairedTool, s.RepairedArguments
+		}
+		switch s.Status {
+		case agentsmcp.StepWaitingConfirmation:
+			if s.Confirmed {
+				continue
+			}
+			shown := string(args)
+			if len(shown) > 500 {
+				shown = agentsmcp.TruncateUTF8(shown, 500) + "…"
+			}
+			msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.StepID, tool, shown)
+			if ps.Description != "" {
+				msg += " (" + ps.Description + ")"
+			}
+			out = append(out, question{
+				key: questionKey(confirmKey, s.StepID), step: s.StepID,
+				what: fmt.Sprintf("confirmation of step %s (%s)", s.StepID, tool),
+				ask:  &mcp.ElicitParams{Message: msg, RequestedSchema: confirmSchema()},
+			})
+		case agentsmcp.StepWaitingInput:
+			refs, _ := FindRefs(args)
+			var missing []string
+			for _, r := range refs {
+				if r.Kind == RefInput && !have[r.Name] && !slices.Contains(missing, r.Name) {
+					missing = append(missing, r.Name)
+				}
+			}
+			if len(missing) == 0 {
+				continue
+			}
+			q := question{
+				key: questionKey(inputsKey, s.StepID), step: s.StepID, inputs: missing,
+				what: fmt.Sprintf("inputs %s of step %s", strings.Join(missing, ", "), s.StepID),
+			}
+			schema, ok := elicitationSchema(plan.Inputs, missing)
+			if !ok {
+				// Not a flat form: each input is asked as JSON text.
+				props := map[string]any{}
+				for _, name := range missing {
+					props[name] = map[string]any{"type": "string", "title": name, "description": "a JSON value"}
+				}
+				schema, _ = json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
+				q.json = missing
+			}
+			var rs *jsonschema.Schema
+			_ = json.Unmarshal(schema, &rs)
+			q.ask = &mcp.ElicitParams{
+				Message:         fmt.Sprintf("Task %q needs: %s", task.Request, strings.Join(missing, ", ")),
+				RequestedSchema: rs,
+			}
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func confirmSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{"confirm": {
+			Type: "boolean", Title: "Run this step",
+			Description: "true runs the step; false skips it and the steps that depend on it",
+		}},
+		Required: []string{"confirm"},
+	}
+}
+
+// UpdateTask answers the open questions of a paused task (ADR 0010, A5):
+// an accepted confirmation confirms its step, a declined one (or confirm
+// false) rejects it, and so does a declined inputs question; accepted
+// inputs are merged, restricted to the names asked. A dismissed question
+// (action cancel) stays open, and keys that are not open are ignored, as
+// are answers that lost a race with another update or a cancel. Inputs
+// the plan rejects are not stored, and the question stays open.
+func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.InputResponseMap) error {
+	task, err := m.controlled(ctx, id)
+	if err != nil {
+		return err
+	}
+	if task.Status != agentsmcp.TaskPaused || len(responses) == 0 {
+		return nil
+	}
+	plan, err := m.Plans.FindPlanByID(ctx, task.PlanID)
+	if err != nil {
+		return err
+	}
+	if err := mayRun(ctx, plan); err != nil {
+		return err
+	}
+	var req ResumeRequest
+	inputs := map[string]any{}
+	for _, q := range questions(task, plan) {
+		er, ok := responses[q.key].(*mcp.ElicitResult)
+		if !ok || er == nil {
+			continue
+		}
+		switch {
+		case er.Action == "cancel":
+		case strings.HasPrefix(q.key, confirmKey+"."):
+			if yes, _ := er.Content["confirm"].(bool); er.Action == "accept" && yes {
+				req.Confirm = append(req.Confirm, q.step)
+			} else {
+				req.Reject = append(req.Reject, q.step)
+			}
+		case er.Action == "accept":
+			for _, name := range q.inputs {
+				v, given := er.Content[name]
+				if !given {
+					continue
+				}
+				if s, isText := v.(string); isText && slices.Contains(q.json, name) {
+					var parsed any
+					if json.Unmarshal([]byte(s), &parsed) == nil {
+						v = parsed
+					}
+				}
+				inputs[name] = v
+			}
+		default: // declined: the steps that need the inputs are skipped
+			req.Reject = append(req.Reject, q.step)
+		}
+	}
+	if len(inputs) > 0 {
+		if req.Inputs, err = json.Marshal(inputs); err != nil {
+			return err
+		}
+	}
+	if len(req.Inputs) == 0 && len(req.Confirm) == 0 && len(req.Reject) == 0 {
+		return nil
+	}
+	_, err = m.Executor.Resume(context.WithoutCancel(ctx), id, req, nil)
+	switch agentsmcp.ErrorCode(err) {
+	case agentsmcp.ECONFLICT, agentsmcp.EINVALID:
+		// The task changed meanwhile, or the inputs were refused: the
+		// answers were for questions that are no longer open, or that
+		// stay open.
+		return nil
+	}
+	return err
+}
+
+// CancelTask cancels the task; an ended task stays as it ended. It waits
+// at most cancelWait for a runner in this process to stop; the task is
+// cancelled in the store either way.
+func (m *MCPTasks) CancelTask(ctx context.Context, id string) error {
+	task, err := m.controlled(ctx, id)
+	if err != nil || task.Status.Terminal() {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	_, err = m.Executor.Cancel(cctx, id)
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
+		return nil // the runner is still stopping: the ack does not wait
+	}
+	return err
+}
+
+// cancelWait bounds how long tasks/cancel waits for a runner to stop.
+const cancelWait = 2 * time.Second
