@@ -18,6 +18,11 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 	base := func(status agentsmcp.TaskStatus, steps ...agentsmcp.StepState) *agentsmcp.Task {
 		return &agentsmcp.Task{ID: "tsk_x", PlanID: "pln_x", Status: status, Steps: steps, CreatedAt: at, UpdatedAt: at.Add(time.Second)}
 	}
+	ended := func(status agentsmcp.TaskStatus, why string) *agentsmcp.Task {
+		t := base(status)
+		t.Error = why
+		return t
+	}
 	plan := &agentsmcp.Plan{ID: "pln_x", Steps: []agentsmcp.PlanStep{
 		{ID: "s1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)},
 		{ID: "s2", Tool: "delete_all", Arguments: json.RawMessage(`{}`)},
@@ -40,10 +45,8 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all)", asks: []string{"confirm.s2.1"}},
 		{task: base(agentsmcp.TaskSucceeded), want: agentsmcp.MCPTaskCompleted},
 		// Failed steps are a tool-level failure: completed, isError.
-		{task: func() *agentsmcp.Task { t := base(agentsmcp.TaskFailed); t.Error = "step s1 failed"; return t }(),
-			want: agentsmcp.MCPTaskCompleted, isError: true, message: "step s1 failed"},
-		{task: func() *agentsmcp.Task { t := base(agentsmcp.TaskCancelled); t.Error = "cancelled by the user"; return t }(),
-			want: agentsmcp.MCPTaskCancelled, message: "cancelled by the user"},
+		{task: ended(agentsmcp.TaskFailed, "step s1 failed"), want: agentsmcp.MCPTaskCompleted, isError: true, message: "step s1 failed"},
+		{task: ended(agentsmcp.TaskCancelled, "cancelled by the user"), want: agentsmcp.MCPTaskCancelled, message: "cancelled by the user"},
 	} {
 		v := agents.MCPTaskView(tc.task, plan)
 		if v.Status != tc.want || v.StatusMessage != tc.message || !v.CreatedAt.Equal(at) || !v.UpdatedAt.Equal(at.Add(time.Second)) || v.TTLMs != nil {
