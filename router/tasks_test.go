@@ -257,6 +257,9 @@ func TestTasksGating(t *testing.T) {
 	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		r := call2026(t, url, method, map[string]any{"taskId": id, "inputResponses": map[string]any{}}, false, nil)
 		wantTaskError(t, method+" without the extension", r, -32021)
+		if r.status != http.StatusBadRequest { // go-sdk's SEP-2575 mapping
+			t.Errorf("%s without the extension: HTTP %d, want 400", method, r.status)
+		}
 		var data struct {
 			RequiredCapabilities struct {
 				Extensions map[string]any `json:"extensions"`
