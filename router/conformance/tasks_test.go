@@ -16,9 +16,9 @@ import (
 	"github.com/agents-mcp/agents-mcp/router/conformance"
 )
 
-// The Tasks fixtures run no scenario to success until the Tasks extension
-// exists (conformance.sh lists those scenarios as expected failures), so
-// their behaviour is checked here, through the handlers as registered.
+// The Tasks fixtures without the extension: their synchronous path, checked
+// here through the handlers as registered. Their task path is tested through
+// the router in router/tasks_test.go, and by the suite (conformance.sh).
 func newFixtures(t *testing.T) *localtools.Provider {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
