@@ -26,6 +26,10 @@ type ValidateParams struct {
 type ValidateResult struct {
 	mcp.ResultBase
 	agentsmcp.ValidationResult
+	// ResultType is "complete" for a request of MCP 2026-07-28 or later,
+	// which requires it on every result, and empty (absent) for earlier
+	// revisions, which do not define it.
+	ResultType string `json:"resultType,omitempty"`
 }
 
 // ValidateToolArguments implements [agentsmcp.ToolValidator] for every
@@ -66,7 +70,11 @@ func (r *Router) handleValidate(ctx context.Context, _ *mcp.ServerSession, p *Va
 	if err != nil {
 		return nil, toJSONRPCError(err)
 	}
-	return &ValidateResult{ValidationResult: *res}, nil
+	out := &ValidateResult{ValidationResult: *res}
+	if usesSessionlessRevision(p) {
+		out.ResultType = resultTypeComplete
+	}
+	return out, nil
 }
 
 // toJSONRPCError is the one place application error codes become JSON-RPC
