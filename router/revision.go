@@ -1,6 +1,10 @@
 package router
 
 import (
+	"context"
+	"encoding/json"
+	"reflect"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -14,7 +18,8 @@ const sessionlessRevision = "2026-07-28"
 // (the request is refused before it gets here when the rest of that _meta
 // is missing).
 func usesSessionlessRevision(p mcp.Params) bool {
-	if p == nil {
+	// A request without params has a nil pointer of its params type.
+	if p == nil || reflect.ValueOf(p).IsNil() {
 		return false
 	}
 	v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
@@ -23,3 +28,36 @@ func usesSessionlessRevision(p mcp.Params) bool {
 
 // resultTypeComplete is the resultType of a final result (2026-07-28).
 const resultTypeComplete = "complete"
+
+// revisionMiddleware keeps each answer to the fields of the revision it is
+// given under. go-sdk v1.8.0 sends the cache hints ttlMs and cacheScope,
+// which 2026-07-28 defines, on the list results and resources/read of every
+// revision; for an earlier one they are removed.
+func revisionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if _, ok := res.(mcp.CacheableResult); ok && err == nil && !usesSessionlessRevision(req.GetParams()) {
+			return withoutCacheHints{res}, nil
+		}
+		return res, err
+	}
+}
+
+// withoutCacheHints is a result encoded without the top-level ttlMs and
+// cacheScope. It embeds the result so that it is an [mcp.Result] still; it
+// is the last thing that handles the result before it is encoded.
+type withoutCacheHints struct{ mcp.Result }
+
+func (w withoutCacheHints) MarshalJSON() ([]byte, error) {
+	data, err := json.Marshal(w.Result)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "ttlMs")
+	delete(fields, "cacheScope")
+	return json.Marshal(fields)
+}

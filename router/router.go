@@ -166,7 +166,7 @@ func New(opts Options) *Router {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
 	})
-	r.server.AddReceivingMiddleware(r.drain.middleware, r.accessMiddleware)
+	r.server.AddReceivingMiddleware(revisionMiddleware, r.drain.middleware, r.accessMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}
