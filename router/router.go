@@ -142,9 +142,10 @@ func New(opts Options) *Router {
 	}
 	r.server = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "Agents MCP Server", Version: version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
-		Logger:       logger,
-		PageSize:     opts.PageSize,
-		KeepAlive:    opts.KeepAlive,
+		// Clients' protocol mistakes are warnings (see peerMistakes).
+		Logger:    slog.New(sdkLogHandler{logger.Handler()}),
+		PageSize:  opts.PageSize,
+		KeepAlive: opts.KeepAlive,
 		// Three misses before a session is closed: one slow answer from a
 		// busy client must not end its session.
 		KeepAliveFailureThreshold: 3,
