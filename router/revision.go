@@ -29,17 +29,44 @@ func usesSessionlessRevision(p mcp.Params) bool {
 // resultTypeComplete is the resultType of a final result (2026-07-28).
 const resultTypeComplete = "complete"
 
+// CustomResultBase goes into the result of each of our custom methods
+// (added with [mcp.AddReceivingCustomMethod]), beside [mcp.ResultBase]:
+// MCP 2026-07-28 requires resultType on every result, and go-sdk sets it on
+// its own results only. For a request of 2026-07-28 or later, a ResultType
+// the handler left empty is set to "complete" after the handler returns; for
+// an earlier revision, which does not define the field, it stays empty and
+// is not sent.
+type CustomResultBase struct {
+	ResultType string `json:"resultType,omitempty"`
+}
+
+func (b *CustomResultBase) customResultBase() *CustomResultBase { return b }
+
+// customResult is a result that embeds [CustomResultBase].
+type customResult interface{ customResultBase() *CustomResultBase }
+
 // revisionMiddleware keeps each answer to the fields of the revision it is
 // given under. go-sdk v1.8.0 sends the cache hints ttlMs and cacheScope,
 // which 2026-07-28 defines, on the list results and resources/read of every
-// revision; for an earlier one they are removed.
+// revision; for an earlier one they are removed. The results of our custom
+// methods get their resultType (see [CustomResultBase]).
 func revisionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if _, ok := res.(mcp.CacheableResult); ok && err == nil && !usesSessionlessRevision(req.GetParams()) {
-			return withoutCacheHints{res}, nil
+		if err != nil {
+			return res, err
 		}
-		return res, err
+		switch r := res.(type) {
+		case mcp.CacheableResult:
+			if !usesSessionlessRevision(req.GetParams()) {
+				return withoutCacheHints{r}, nil
+			}
+		case customResult:
+			if b := r.customResultBase(); b.ResultType == "" && usesSessionlessRevision(req.GetParams()) {
+				b.ResultType = resultTypeComplete
+			}
+		}
+		return res, nil
 	}
 }
 

@@ -25,11 +25,8 @@ type ValidateParams struct {
 // [agentsmcp.ValidationResult] for the meaning of its fields.
 type ValidateResult struct {
 	mcp.ResultBase
+	CustomResultBase
 	agentsmcp.ValidationResult
-	// ResultType is "complete" for a request of MCP 2026-07-28 or later,
-	// which requires it on every result, and empty (absent) for earlier
-	// revisions, which do not define it.
-	ResultType string `json:"resultType,omitempty"`
 }
 
 // ValidateToolArguments implements [agentsmcp.ToolValidator] for every
@@ -70,11 +67,7 @@ func (r *Router) handleValidate(ctx context.Context, _ *mcp.ServerSession, p *Va
 	if err != nil {
 		return nil, toJSONRPCError(err)
 	}
-	out := &ValidateResult{ValidationResult: *res}
-	if usesSessionlessRevision(p) {
-		out.ResultType = resultTypeComplete
-	}
-	return out, nil
+	return &ValidateResult{ValidationResult: *res}, nil
 }
 
 // toJSONRPCError is the one place application error codes become JSON-RPC
