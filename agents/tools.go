@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -41,24 +42,48 @@ func (t *Tools) Register(l *localtools.Provider) error {
 	if t.Logger == nil {
 		t.Logger = slog.New(slog.DiscardHandler)
 	}
+	executeIn, err1 := objectInputs[ExecuteTaskArgs]()
+	runIn, err2 := objectInputs[RunTaskArgs]()
+	resumeIn, err3 := objectInputs[ResumeTaskArgs]()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
 	return errors.Join(
 		localtools.Add(l, &mcp.Tool{Name: "generate_thoughts", Description: "Thought agent: analyse a request into sub-goals, approaches, constraints, assumptions, uncertainties and recommended tools, from tool search, similar past tasks, insights and tool performance. Stored; returns the thought.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(false)}}, t.generateThoughts),
 		localtools.Add(l, &mcp.Tool{Name: "generate_plan", Description: "Planner: compose a DAG plan of tool calls (local and remote tools) for a request or a stored thought. Every step's arguments are checked against its tool's schema; values the request does not give become plan inputs. Stored; returns the plan.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)}}, t.generatePlan),
-		localtools.Add(l, &mcp.Tool{Name: "execute_task", Description: "Executor: run a stored plan as a task (parallel where the DAG allows, with retries and timeouts). Returns the task at once, or its outcome with wait: true. Steps of destructive tools wait for a confirmation; missing inputs are asked for, or the task pauses until resume_task.",
+		localtools.Add(l, &mcp.Tool{Name: "execute_task", InputSchema: executeIn, Description: "Executor: run a stored plan as a task (parallel where the DAG allows, with retries and timeouts). Returns the task at once, or its outcome with wait: true. Steps of destructive tools wait for a confirmation; missing inputs are asked for, or the task pauses until resume_task.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.executeTask),
-		localtools.Add(l, &mcp.Tool{Name: "run_task", Description: "Think, plan and execute a request in one call, reporting progress, and return the task's outcome (or its paused state, answered with resume_task).",
+		localtools.Add(l, &mcp.Tool{Name: "run_task", InputSchema: runIn, Description: "Think, plan and execute a request in one call, reporting progress, and return the task's outcome (or its paused state, answered with resume_task).",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.runTask),
 		localtools.Add(l, &mcp.Tool{Name: "get_task", Description: "A task with its steps (status, attempts, outputs, errors) and history.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getTask),
 		localtools.Add(l, &mcp.Tool{Name: "list_tasks", Description: "Tasks, newest first, optionally by status; pages with cursor.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.listTasks),
-		localtools.Add(l, &mcp.Tool{Name: "resume_task", Description: "Answer a paused task: supply inputs, confirm or reject waiting steps. Returns at once; the task continues in the background.",
+		localtools.Add(l, &mcp.Tool{Name: "resume_task", InputSchema: resumeIn, Description: "Answer a paused task: supply inputs, confirm or reject waiting steps. Returns at once; the task continues in the background.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.resumeTask),
 		localtools.Add(l, &mcp.Tool{Name: "cancel_task", Description: "Cancel a task: running steps are cancelled and no other step starts.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: true}}, t.cancelTask),
 	)
+}
+
+// objectInputs is the input schema inferred from T, with its "inputs"
+// property (a json.RawMessage, so any JSON value to the inference) declared
+// a JSON object: the executor refuses anything else (checkInputs), and a
+// client that maps schemas onto a
+// stricter dialect needs a type to tell the model what to send.
+func objectInputs[T any]() (*jsonschema.Schema, error) {
+	s, err := localtools.Infer[T]()
+	if err != nil {
+		return nil, err
+	}
+	in := s.Properties["inputs"]
+	if in == nil {
+		return nil, errors.New("no inputs property")
+	}
+	s.Properties["inputs"] = &jsonschema.Schema{Type: "object", Description: in.Description}
+	return s, nil
 }
 
 // GenerateThoughtsArgs are the arguments of generate_thoughts.
