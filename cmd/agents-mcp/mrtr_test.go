@@ -309,7 +309,45 @@ func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 	}
 	defer cs.Close()
 	task := taskOf(t, callRunTask(t, cs, &mcp.CallToolParams{}))
+	mu.Lock()
+	defer mu.Unlock()
 	if task.Status != agentsmcp.TaskSucceeded || len(asked) != 2 || strings.Join(up.buckets(), ",") != "tmp" {
 		t.Errorf("task %s after questions %q; buckets %v", task.Status, asked, up.buckets())
+	}
+}
+
+// TestRunTaskStillElicitsFromA20251125Client: a client of 2025-11-25 is
+// asked through elicitation requests while its one call waits, as before
+// MRTR, and never gets an input_required result.
+func TestRunTaskStillElicitsFromA20251125Client(t *testing.T) {
+	up := startWipeUpstream(t)
+	base, stop := mrtrServer(t, t.TempDir(), up, nil)
+	defer stop()
+	var mu sync.Mutex
+	var asked []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "elicit-2025", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
+			if strings.HasPrefix(req.Params.Message, "Allow step") {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"bucket": "old"}}, nil
+		},
+		// Off, so that an input_required result would reach the test
+		// rather than be answered by the SDK.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	task := taskOf(t, callRunTask(t, cs, &mcp.CallToolParams{}))
+	mu.Lock()
+	defer mu.Unlock()
+	if task.Status != agentsmcp.TaskSucceeded || len(asked) != 2 || strings.Join(up.buckets(), ",") != "old" {
+		t.Errorf("task %s after elicitations %q; buckets %v", task.Status, asked, up.buckets())
 	}
 }
