@@ -225,6 +225,9 @@ func TestRunTaskAsksA2026ClientThroughInputRequired(t *testing.T) {
 	// The task is stored paused; another process (here, the same data dir
 	// after a restart) takes the retry.
 	stop()
+	if st, err := os.Stat(filepath.Join(dataDir, RequestStateKeyFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the generated request state key: %v, %v", st, err)
+	}
 	base, stop = mrtrServer(t, dataDir, up, nil)
 	defer stop()
 	cs = mrtrClient(t, base)
@@ -285,7 +288,8 @@ func TestRunTaskRefusesAnExpiredRequestState(t *testing.T) {
 // TestRunTaskWithTheSDKsOwnRetryLoop: go-sdk's client answers
 // input_required itself (its multi round-trip middleware calls the
 // elicitation handler, then retries), so a 2026-07-28 application sees
-// one call that ends with the task succeeded.
+// one call that ends with the task succeeded: run_task, then
+// generate_plan and execute_task with wait.
 func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 	up := startWipeUpstream(t)
 	base, stop := mrtrServer(t, t.TempDir(), up, nil)
@@ -313,6 +317,17 @@ func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 	defer mu.Unlock()
 	if task.Status != agentsmcp.TaskSucceeded || len(asked) != 2 || strings.Join(up.buckets(), ",") != "tmp" {
 		t.Errorf("task %s after questions %q; buckets %v", task.Status, asked, up.buckets())
+	}
+	mu.Unlock()
+
+	plan := callTool(t, cs, "generate_plan", map[string]any{"request": wipeRequest})["plan"].(map[string]any)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_task", Arguments: map[string]any{"planId": plan["id"], "wait": true}})
+	task = taskOf(t, answer{res, err})
+	mu.Lock()
+	if task.Status != agentsmcp.TaskSucceeded || len(asked) != 4 || strings.Join(up.buckets(), ",") != "tmp,tmp" {
+		t.Errorf("execute_task: task %s after questions %q; buckets %v", task.Status, asked, up.buckets())
 	}
 }
 
