@@ -145,14 +145,16 @@ func (c *SessionCaller) Request() context.Context { return c.reqVals }
 
 func clientCanElicit(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && p.ProtocolVersion < MRTRProtocol
 }
 
-// ClientCanSample reports whether the client of ss declared sampling.
+// ClientCanSample reports whether the client of ss declared sampling and
+// can be sent a sampling request: not a client of MCP 2026-07-28 or later
+// (MRTRProtocol), which has no server-to-client requests.
 func ClientCanSample(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil
+	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil && p.ProtocolVersion < MRTRProtocol
 }

@@ -292,7 +292,10 @@ func TestRunTaskRefusesAnExpiredRequestState(t *testing.T) {
 // generate_plan and execute_task with wait.
 func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 	up := startWipeUpstream(t)
-	base, stop := mrtrServer(t, t.TempDir(), up, nil)
+	// auto: a client that declares sampling is the model, unless it
+	// speaks 2026-07-28, which has no sampling requests; this one must
+	// then get the builtin planner, never a sampling request.
+	base, stop := mrtrServer(t, t.TempDir(), up, map[string]string{"AGENTS_MCP_LLM": "auto"})
 	defer stop()
 	var mu sync.Mutex
 	var asked []string
@@ -305,6 +308,9 @@ func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"bucket": "tmp"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, errors.New("a 2026-07-28 client is never sent sampling requests")
 		},
 	})
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
