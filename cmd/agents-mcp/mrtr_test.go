@@ -372,3 +372,37 @@ func TestRunTaskStillElicitsFromA20251125Client(t *testing.T) {
 		t.Errorf("task %s after elicitations %q; buckets %v", task.Status, asked, up.buckets())
 	}
 }
+
+// TestRunTaskAsksAgainOrPauses: an answer the plan's inputs schema
+// refuses is asked again, saying why; a declined question is not asked
+// again in that round, and the call answers the paused task, which
+// resume_task can still answer.
+func TestRunTaskAsksAgainOrPauses(t *testing.T) {
+	up := startWipeUpstream(t)
+	base, stop := mrtrServer(t, t.TempDir(), up, nil)
+	defer stop()
+	cs := mrtrClient(t, base)
+	first := needsInput(t, callRunTask(t, cs, &mcp.CallToolParams{}), "inputs")
+	again := needsInput(t, callRunTask(t, cs, &mcp.CallToolParams{
+		InputResponses: mcp.InputResponseMap{"inputs": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"bucket": 42}}},
+		RequestState:   first.RequestState,
+	}), "inputs")
+	if q := again.InputRequests["inputs"].(*mcp.ElicitParams); !strings.HasPrefix(q.Message, "The last answer was refused: ") || !strings.Contains(q.Message, "bucket") {
+		t.Errorf("asked again with %q", q.Message)
+	}
+	paused := taskOf(t, callRunTask(t, cs, &mcp.CallToolParams{
+		InputResponses: mcp.InputResponseMap{"inputs": &mcp.ElicitResult{Action: "decline"}},
+		RequestState:   again.RequestState,
+	}))
+	if paused.Status != agentsmcp.TaskPaused || paused.Steps[0].Status != agentsmcp.StepWaitingInput {
+		t.Fatalf("after a decline: task %s, step %s", paused.Status, paused.Steps[0].Status)
+	}
+	callTool(t, cs, "resume_task", map[string]any{"taskId": paused.ID, "inputs": map[string]any{"bucket": "by-hand"}, "confirm": []string{"wipe_bucket"}})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(up.buckets()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := up.buckets(); strings.Join(got, ",") != "by-hand" {
+		t.Errorf("buckets wiped: %v, want [by-hand]", got)
+	}
+}
