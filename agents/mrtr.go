@@ -170,12 +170,12 @@ func isRetry(req *mcp.CallToolRequest) bool {
 }
 
 // inputRequired returns the input_required result that asks the client
-// of req for what task t (of plan) waits for, or nil when there is
-// nothing to ask it: the task is not paused, the client does not speak
-// MRTR or did not declare elicitation (the spec forbids asking it then),
-// or every question was declined in this round (declined: input names).
-// note, when set, prefixes the inputs question (why the last answer was
-// refused).
+// of req for what task (of plan) waits for, its requestState bound to the
+// principal ctx carries and to call; or nil when there is nothing to ask
+// it: the task is not paused, the client does not speak MRTR or did not
+// declare elicitation (the spec forbids asking it then), or every
+// question was declined in this round (declined: input names). note, when
+// set, prefixes the inputs question (why the last answer was refused).
 func (t *Tools) inputRequired(ctx context.Context, req *mcp.CallToolRequest, task *agentsmcp.Task, plan *agentsmcp.Plan, call string, declined []string, note string) (*mcp.CallToolResult, error) {
 	if t.RequestStates == nil || task.Status != agentsmcp.TaskPaused || !isMRTRClient(req) {
 		return nil, nil
