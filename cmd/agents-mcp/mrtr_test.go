@@ -406,3 +406,43 @@ func TestRunTaskAsksAgainOrPauses(t *testing.T) {
 		t.Errorf("buckets wiped: %v, want [by-hand]", got)
 	}
 }
+
+// TestMRTRRoundsLandOnAnyReplica: two replicas share one MongoDB wire
+// server (FerretDB) and tasks.request_state_key. run_task starts on a and
+// answers input_required; the answer reaches b, which resumes the stored
+// task and asks for the confirmation; the confirmation reaches a again and
+// the task succeeds, the bucket wiped once. A third replica without the
+// shared key refuses the state it did not sign.
+func TestMRTRRoundsLandOnAnyReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts FerretDB and three server processes")
+	}
+	mongoURI := startReplicaFerretDB(t)
+	up := startWipeUpstream(t)
+	configFile := filepath.Join(t.TempDir(), "agents-mcp.yaml")
+	if err := os.WriteFile(configFile, []byte(fmt.Sprintf("upstreams:\n  - name: storage\n    transport: streamable\n    url: %s\n", up.url)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	database := fmt.Sprintf("mrtr_%d", time.Now().UnixNano())
+	env := []string{"MONGODB_URI=" + mongoURI, "MONGODB_DATABASE=" + database, "AGENTS_MCP_CONFIG=" + configFile, "AGENTS_MCP_LLM=builtin"}
+	shared := append(env[:len(env):len(env)], "AGENTS_MCP_REQUEST_STATE_KEY=q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=")
+	a := startServerProcess(t, t.TempDir(), shared...)
+	b := startServerProcess(t, t.TempDir(), shared...)
+	c := startServerProcess(t, t.TempDir(), env...)
+	if !strings.Contains(c.logs.String(), "tasks.request_state_key (AGENTS_MCP_REQUEST_STATE_KEY) is not set") {
+		t.Errorf("a replica on MongoDB without the key does not warn:\n%s", c.logs.String())
+	}
+	ca, cb, cc := mrtrClient(t, a.base), mrtrClient(t, b.base), mrtrClient(t, c.base)
+
+	first := needsInput(t, callRunTask(t, ca, &mcp.CallToolParams{}), "inputs")
+	bucket := mcp.InputResponseMap{"inputs": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"bucket": "shared"}}}
+	wantInvalidParams(t, "a replica with another key", callRunTask(t, cc, &mcp.CallToolParams{InputResponses: bucket, RequestState: first.RequestState}).err, "failed verification")
+	second := needsInput(t, callRunTask(t, cb, &mcp.CallToolParams{InputResponses: bucket, RequestState: first.RequestState}), "confirm:wipe_bucket")
+	task := taskOf(t, callRunTask(t, ca, &mcp.CallToolParams{
+		InputResponses: mcp.InputResponseMap{"confirm:wipe_bucket": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}},
+		RequestState:   second.RequestState,
+	}))
+	if task.Status != agentsmcp.TaskSucceeded || strings.Join(up.buckets(), ",") != "shared" {
+		t.Errorf("task %s, buckets wiped %v; want succeeded, [shared]", task.Status, up.buckets())
+	}
+}
