@@ -51,6 +51,9 @@ type SessionCaller struct {
 	token   any             // the request's progress token; nil: no progress wanted
 	reqVals context.Context // the request's values, without its cancellation
 	logger  *slog.Logger
+	// mrtr: the client speaks MCP 2026-07-28 or later, where a server
+	// cannot send it requests; the call asks with input_required instead.
+	mrtr bool
 
 	mu      sync.Mutex
 	last    float64 // progress must increase
@@ -62,7 +65,7 @@ type SessionCaller struct {
 // Call Detach when the request returns: progress notifications are only
 // valid while it is in flight.
 func NewSessionCaller(ctx context.Context, req *mcp.CallToolRequest, logger *slog.Logger) *SessionCaller {
-	c := &SessionCaller{session: req.Session, logger: logger, reqVals: context.WithoutCancel(ctx)}
+	c := &SessionCaller{session: req.Session, logger: logger, reqVals: context.WithoutCancel(ctx), mrtr: isMRTRClient(req)}
 	if req.Params != nil {
 		c.token = req.Params.GetProgressToken()
 	}
@@ -102,6 +105,11 @@ func (c *SessionCaller) Progress(_ context.Context, done, total int, message str
 
 // Elicit implements Caller.
 func (c *SessionCaller) Elicit(ctx context.Context, message string, schema json.RawMessage) (json.RawMessage, bool, error) {
+	if c.mrtr {
+		// The task pauses; the waiting call then asks with an
+		// input_required result (Tools.inputRequired).
+		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "the client is asked through input_required results, not elicitation")
+	}
 	if c.session == nil || !clientCanElicit(c.session) {
 		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "the client does not support elicitation")
 	}
@@ -137,14 +145,16 @@ func (c *SessionCaller) Request() context.Context { return c.reqVals }
 
 func clientCanElicit(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && p.ProtocolVersion < MRTRProtocol
 }
 
-// ClientCanSample reports whether the client of ss declared sampling.
+// ClientCanSample reports whether the client of ss declared sampling and
+// can be sent a sampling request: not a client of MCP 2026-07-28 or later
+// (MRTRProtocol), which has no server-to-client requests.
 func ClientCanSample(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil
+	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil && p.ProtocolVersion < MRTRProtocol
 }

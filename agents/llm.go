@@ -84,7 +84,7 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 		return nil, nil
 	case LLMSampling:
 		if !ClientCanSample(session) {
-			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "AGENTS_MCP_LLM is sampling, but this client does not offer sampling; connect with a client that does, or choose another backend")
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "AGENTS_MCP_LLM is sampling, but this client does not offer sampling (a client of MCP 2026-07-28 cannot be sent sampling requests); connect with a client that does, or choose another backend")
 		}
 		return &SamplingLLM{Session: session}, nil
 	case LLMOpenAI:

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -172,28 +171,16 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 		if i >= len(plan.Steps) {
 			break
 		}
-		ps := plan.Steps[i]
-		tool, args := ps.Tool, ps.Arguments
-		if s.RepairedTool != "" {
-			tool, args = s.RepairedTool, s.RepairedArguments
-		}
+		tool, args := stepToolOf(task, plan, i), stepArgumentsOf(task, plan, i)
 		switch s.Status {
 		case agentsmcp.StepWaitingConfirmation:
 			if s.Confirmed {
 				continue
 			}
-			shown := string(args)
-			if len(shown) > 500 {
-				shown = agentsmcp.TruncateUTF8(shown, 500) + "…"
-			}
-			msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.StepID, tool, shown)
-			if ps.Description != "" {
-				msg += " (" + ps.Description + ")"
-			}
 			out = append(out, question{
 				key: questionKey(confirmKey, s.StepID), step: s.StepID,
 				what: fmt.Sprintf("confirmation of step %s (%s)", s.StepID, tool),
-				ask:  &mcp.ElicitParams{Message: msg, RequestedSchema: confirmSchema()},
+				ask:  &mcp.ElicitParams{Message: confirmQuestion(task, plan, i), RequestedSchema: confirmSchema},
 			})
 		case agentsmcp.StepWaitingInput:
 			refs, _ := FindRefs(args)
@@ -220,27 +207,11 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 				schema, _ = json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
 				q.json = missing
 			}
-			var rs *jsonschema.Schema
-			_ = json.Unmarshal(schema, &rs)
-			q.ask = &mcp.ElicitParams{
-				Message:         fmt.Sprintf("Task %q needs: %s", task.Request, strings.Join(missing, ", ")),
-				RequestedSchema: rs,
-			}
+			q.ask = &mcp.ElicitParams{Message: inputsQuestion(task, missing), RequestedSchema: schema}
 			out = append(out, q)
 		}
 	}
 	return out
-}
-
-func confirmSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{
-		Type: "object",
-		Properties: map[string]*jsonschema.Schema{"confirm": {
-			Type: "boolean", Title: "Run this step",
-			Description: "true runs the step; false skips it and the steps that depend on it",
-		}},
-		Required: []string{"confirm"},
-	}
 }
 
 // UpdateTask answers the open questions of a paused task (ADR 0010, A5):

@@ -148,20 +148,24 @@ func (r *runner) lookupTools() {
 
 // stepTool is the tool step i calls: the plan's, or the one its repair
 // chose (stored in the task, so that any replica runs the repaired step).
-func (r *runner) stepTool(i int) string {
-	if t := r.task.Steps[i].RepairedTool; t != "" {
-		return t
+func (r *runner) stepTool(i int) string { return stepToolOf(r.task, r.plan, i) }
+
+func stepToolOf(t *agentsmcp.Task, plan *agentsmcp.Plan, i int) string {
+	if tool := t.Steps[i].RepairedTool; tool != "" {
+		return tool
 	}
-	return r.plan.Steps[i].Tool
+	return plan.Steps[i].Tool
 }
 
 // stepArguments are the arguments of step i's call, before references are
 // resolved: the plan's, or its repair's.
-func (r *runner) stepArguments(i int) json.RawMessage {
-	if s := r.task.Steps[i]; s.RepairedTool != "" {
+func (r *runner) stepArguments(i int) json.RawMessage { return stepArgumentsOf(r.task, r.plan, i) }
+
+func stepArgumentsOf(t *agentsmcp.Task, plan *agentsmcp.Plan, i int) json.RawMessage {
+	if s := t.Steps[i]; s.RepairedTool != "" {
 		return s.RepairedArguments
 	}
-	return r.plan.Steps[i].Arguments
+	return plan.Steps[i].Arguments
 }
 
 // toolInfo returns the annotations of step i's tool. A tool unknown so far
@@ -504,23 +508,35 @@ func (r *runner) askedConfirm(i int) bool {
 func (r *runner) markAskedConfirm(i int) { r.askedConfirms = append(r.askedConfirms, i) }
 
 func (r *runner) askInputs(caller Caller, schema json.RawMessage, missing []string) {
-	msg := fmt.Sprintf("Task %q needs: %s", r.task.Request, strings.Join(missing, ", "))
-	values, ok, err := caller.Elicit(r.stepCtx, msg, schema)
+	values, ok, err := caller.Elicit(r.stepCtx, inputsQuestion(r.task, missing), schema)
 	r.send(inputsAnswer{values: values, ok: ok && err == nil, asked: err == nil})
 }
 
-func (r *runner) askConfirmation(caller Caller, i int) {
-	s := r.plan.Steps[i]
-	args := string(r.stepArguments(i))
+// inputsQuestion is the question for the inputs missing of task t.
+func inputsQuestion(t *agentsmcp.Task, missing []string) string {
+	return fmt.Sprintf("Task %q needs: %s", t.Request, strings.Join(missing, ", "))
+}
+
+// confirmSchema is the answer a confirmation question asks for.
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this step","description":"true runs the step; false skips it and the steps that depend on it"}},"required":["confirm"]}`)
+
+// confirmQuestion is the question for step i of task t, which waits for a
+// confirmation.
+func confirmQuestion(t *agentsmcp.Task, plan *agentsmcp.Plan, i int) string {
+	s := plan.Steps[i]
+	args := string(stepArgumentsOf(t, plan, i))
 	if len(args) > 500 {
 		args = agentsmcp.TruncateUTF8(args, 500) + "…"
 	}
-	msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.ID, r.stepTool(i), args)
+	msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.ID, stepToolOf(t, plan, i), args)
 	if s.Description != "" {
 		msg += " (" + s.Description + ")"
 	}
-	schema := json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this step","description":"true runs the step; false skips it and the steps that depend on it"}},"required":["confirm"]}`)
-	values, ok, err := caller.Elicit(r.stepCtx, msg, schema)
+	return msg
+}
+
+func (r *runner) askConfirmation(caller Caller, i int) {
+	values, ok, err := caller.Elicit(r.stepCtx, confirmQuestion(r.task, r.plan, i), confirmSchema)
 	var answer struct {
 		Confirm bool `json:"confirm"`
 	}

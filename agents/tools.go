@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -33,7 +34,12 @@ type Tools struct {
 	// MaxWait bounds how long a call waits for its task; default 10
 	// minutes. The task goes on after it.
 	MaxWait time.Duration
-	Logger  *slog.Logger
+	// RequestStates seals the requestState of the input_required results
+	// that run_task and execute_task give clients of MCP 2026-07-28 (see
+	// MRTRProtocol) when their task waits for inputs or confirmations.
+	// Nil: those clients get the paused task, answered with resume_task.
+	RequestStates *RequestStates
+	Logger        *slog.Logger
 }
 
 // Register adds the tools to l.
@@ -41,24 +47,48 @@ func (t *Tools) Register(l *localtools.Provider) error {
 	if t.Logger == nil {
 		t.Logger = slog.New(slog.DiscardHandler)
 	}
+	executeIn, err1 := objectInputs[ExecuteTaskArgs]()
+	runIn, err2 := objectInputs[RunTaskArgs]()
+	resumeIn, err3 := objectInputs[ResumeTaskArgs]()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
 	return errors.Join(
 		localtools.Add(l, &mcp.Tool{Name: "generate_thoughts", Description: "Thought agent: analyse a request into sub-goals, approaches, constraints, assumptions, uncertainties and recommended tools, from tool search, similar past tasks, insights and tool performance. Stored; returns the thought.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(false)}}, t.generateThoughts),
 		localtools.Add(l, &mcp.Tool{Name: "generate_plan", Description: "Planner: compose a DAG plan of tool calls (local and remote tools) for a request or a stored thought. Every step's arguments are checked against its tool's schema; values the request does not give become plan inputs. Stored; returns the plan.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)}}, t.generatePlan),
-		localtools.Add(l, &mcp.Tool{Name: "execute_task", Description: "Executor: run a stored plan as a task (parallel where the DAG allows, with retries and timeouts). Returns the task at once, or its outcome with wait: true. Steps of destructive tools wait for a confirmation; missing inputs are asked for, or the task pauses until resume_task.",
+		localtools.Add(l, &mcp.Tool{Name: "execute_task", InputSchema: executeIn, Description: "Executor: run a stored plan as a task (parallel where the DAG allows, with retries and timeouts). Returns the task at once, or its outcome with wait: true. Steps of destructive tools wait for a confirmation; missing inputs are asked for, or the task pauses until resume_task.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.executeTask),
-		localtools.Add(l, &mcp.Tool{Name: "run_task", Description: "Think, plan and execute a request in one call, reporting progress, and return the task's outcome (or its paused state, answered with resume_task).",
+		localtools.Add(l, &mcp.Tool{Name: "run_task", InputSchema: runIn, Description: "Think, plan and execute a request in one call, reporting progress, and return the task's outcome (or its paused state, answered with resume_task).",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.runTask),
 		localtools.Add(l, &mcp.Tool{Name: "get_task", Description: "A task with its steps (status, attempts, outputs, errors) and history.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getTask),
 		localtools.Add(l, &mcp.Tool{Name: "list_tasks", Description: "Tasks, newest first, optionally by status; pages with cursor.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.listTasks),
-		localtools.Add(l, &mcp.Tool{Name: "resume_task", Description: "Answer a paused task: supply inputs, confirm or reject waiting steps. Returns at once; the task continues in the background.",
+		localtools.Add(l, &mcp.Tool{Name: "resume_task", InputSchema: resumeIn, Description: "Answer a paused task: supply inputs, confirm or reject waiting steps. Returns at once; the task continues in the background.",
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)}}, t.resumeTask),
 		localtools.Add(l, &mcp.Tool{Name: "cancel_task", Description: "Cancel a task: running steps are cancelled and no other step starts.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: true}}, t.cancelTask),
 	)
+}
+
+// objectInputs is the input schema inferred from T, with its "inputs"
+// property (a json.RawMessage, so any JSON value to the inference) declared
+// a JSON object: the executor refuses anything else (checkInputs), and a
+// client that maps schemas onto a
+// stricter dialect needs a type to tell the model what to send.
+func objectInputs[T any]() (*jsonschema.Schema, error) {
+	s, err := localtools.Infer[T]()
+	if err != nil {
+		return nil, err
+	}
+	in := s.Properties["inputs"]
+	if in == nil {
+		return nil, errors.New("no inputs property")
+	}
+	s.Properties["inputs"] = &jsonschema.Schema{Type: "object", Description: in.Description}
+	return s, nil
 }
 
 // GenerateThoughtsArgs are the arguments of generate_thoughts.
@@ -136,6 +166,10 @@ type TaskResult struct {
 }
 
 func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a ExecuteTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	call := callDigest("execute_task", a.PlanID)
+	if isRetry(req) {
+		return t.retry(ctx, req, call)
+	}
 	plan, err := t.Plans.FindPlanByID(ctx, a.PlanID)
 	caller := agentsmcp.PrincipalFrom(ctx)
 	if err != nil || !caller.MaySee(plan.Principal) {
@@ -146,15 +180,16 @@ func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a Exe
 	if !caller.MayControl(plan.Principal) {
 		return nil, nil, agentsmcp.Errorf(agentsmcp.EUNAUTHORIZED, "plan %s belongs to another principal; running it takes scope %s", a.PlanID, agentsmcp.ScopeAdminWrite)
 	}
-	return t.start(ctx, req, plan, a.Inputs, a.Confirm, a.Wait, "")
+	return t.start(ctx, req, plan, a.Inputs, a.Confirm, a.Wait, "", call)
 }
 
 // start runs plan as a task for the caller of req; with wait, it returns
 // when the task ends or pauses (or MaxWait passes). A caller that cancels
-// its request cancels the task it waits for. A call in task mode
-// ([agentsmcp.TaskModeFrom]) never waits: it reports the task it created,
-// and the router answers with a CreateTaskResult.
-func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agentsmcp.Plan, inputs json.RawMessage, confirm []string, wait bool, thoughtID string) (*mcp.CallToolResult, *TaskResult, error) {
+// its request cancels the task it waits for. call identifies the call for
+// the requestState of an input_required answer (see callDigest). A call in
+// task mode ([agentsmcp.TaskModeFrom]) never waits: it reports the task it
+// created, and the router answers with a CreateTaskResult.
+func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agentsmcp.Plan, inputs json.RawMessage, confirm []string, wait bool, thoughtID, call string) (*mcp.CallToolResult, *TaskResult, error) {
 	if err := mayRun(ctx, plan); err != nil {
 		return nil, nil, err
 	}
@@ -181,12 +216,83 @@ func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agent
 	if !wait {
 		return nil, res, nil
 	}
-	done, waiting, err := t.wait(ctx, task.ID)
+	return t.outcome(ctx, req, plan, task.ID, res, call, nil, "")
+}
+
+// outcome waits for task id of plan, then answers the call with the task
+// as it stands in res, or, to a client of MCP 2026-07-28, with an
+// input_required result asking what the paused task waits for (see
+// Tools.inputRequired for declined and note).
+func (t *Tools) outcome(ctx context.Context, req *mcp.CallToolRequest, plan *agentsmcp.Plan, id string, res *TaskResult, call string, declined []string, note string) (*mcp.CallToolResult, *TaskResult, error) {
+	done, waiting, err := t.wait(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	res.Task, res.Waiting = done.Redacted(), waiting
+	ir, err := t.inputRequired(ctx, req, done, plan, call, declined, note)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ir != nil {
+		return ir, nil, nil
+	}
 	return nil, res, nil
+}
+
+// retry serves the retry of an input_required result: the requestState
+// is verified (see RequestStates.open), the answers resume the stored task
+// it names, on this replica whichever one asked, and the call waits for
+// the task again. A task that has ended meanwhile (a repeated retry, a
+// cancel) answers with its outcome.
+func (t *Tools) retry(ctx context.Context, req *mcp.CallToolRequest, call string) (*mcp.CallToolResult, *TaskResult, error) {
+	if t.RequestStates == nil {
+		return nil, nil, invalidState("this server issues no requestState")
+	}
+	st, err := t.RequestStates.open(req.Params.RequestState, call, agentsmcp.PrincipalIDFrom(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	task, err := t.controlledTask(ctx, st.Task)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := t.Plans.FindPlanByID(ctx, task.PlanID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := mayRun(ctx, plan); err != nil {
+		return nil, nil, err
+	}
+	res := &TaskResult{Task: task.Redacted(), PlanID: plan.ID, ThoughtID: plan.ThoughtID}
+	if task.Status.Terminal() {
+		return nil, res, nil
+	}
+	rr, declined := answers(st, req.Params.InputResponses)
+	var note string
+	if !rr.empty() {
+		caller := NewSessionCaller(ctx, req, t.Logger)
+		defer caller.Detach()
+		_, err := t.Executor.Resume(ctx, task.ID, rr, caller)
+		if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID && len(rr.Inputs) > 0 {
+			// The inputs were refused (the plan's schema): the
+			// confirmations still count, and the inputs are asked again,
+			// saying why.
+			note = "The last answer was refused: " + agentsmcp.ErrorMessage(err) + "."
+			rr.Inputs, err = nil, nil
+			if !rr.empty() {
+				_, err = t.Executor.Resume(ctx, task.ID, rr, caller)
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if mode := agentsmcp.TaskModeFrom(ctx); mode != nil {
+		// MRTR rounds first, then the task (SEP-2663): the caller polls.
+		mode.Created(task.ID)
+		return nil, res, nil
+	}
+	return t.outcome(ctx, req, plan, task.ID, res, call, declined, note)
 }
 
 func (t *Tools) wait(ctx context.Context, id string) (*agentsmcp.Task, bool, error) {
@@ -218,6 +324,11 @@ type RunTaskArgs struct {
 }
 
 func (t *Tools) runTask(ctx context.Context, req *mcp.CallToolRequest, a RunTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	call := callDigest("run_task", a.Request)
+	if isRetry(req) {
+		// The task exists: no thinking or planning again.
+		return t.retry(ctx, req, call)
+	}
 	llm, err := t.LLM.Choose(req.Session)
 	if err != nil {
 		return nil, nil, err
@@ -230,7 +341,7 @@ func (t *Tools) runTask(ctx context.Context, req *mcp.CallToolRequest, a RunTask
 	if err != nil {
 		return nil, nil, err
 	}
-	return t.start(ctx, req, plan, a.Inputs, a.Confirm, !a.NoWait, th.ID)
+	return t.start(ctx, req, plan, a.Inputs, a.Confirm, !a.NoWait, th.ID, call)
 }
 
 // TaskIDArgs name a task.

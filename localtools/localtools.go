@@ -175,9 +175,29 @@ func Add[In, Out any](l *Provider, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) e
 	return nil
 }
 
-// schemaFor infers a schema from T, looking through a pointer: MCP requires
-// object schemas, and a *T result is never sent as null (see Add).
+// schemaFor infers a schema from T (see [Infer]) as JSON.
 func schemaFor[T any]() (json.RawMessage, error) {
+	s, err := Infer[T]()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+// Infer infers a schema from T, looking through a pointer: MCP requires
+// object schemas, and a *T result is never sent as null (see Add). [Add]
+// uses it for the schemas a tool does not set; a tool that wants to refine
+// the inferred schema starts from it.
+//
+// The schema is spelled portably, for clients that map tool schemas onto a
+// narrower dialect (the OpenAPI subset of Gemini function declarations, the
+// MCP Inspector's --strict lint), without changing what it accepts:
+//   - a list of types, which the inference gives nil-able slices and
+//     pointers ("type": ["null", "array"]), becomes anyOf with one type per
+//     branch;
+//   - a schema that accepts any JSON value (json.RawMessage, any), inferred
+//     as a bare true, becomes anyOf of the six JSON types.
+func Infer[T any]() (*jsonschema.Schema, error) {
 	t := reflect.TypeFor[T]()
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -188,7 +208,79 @@ func schemaFor[T any]() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(s)
+	return portable(s), nil
+}
+
+// portable rewrites s and its subschemas in place as [Infer] describes, and
+// returns it. It knows the keywords the inference produces.
+func portable(s *jsonschema.Schema) *jsonschema.Schema {
+	if s == nil {
+		return nil
+	}
+	for _, sub := range s.Properties {
+		portable(sub)
+	}
+	for _, sub := range s.PatternProperties {
+		portable(sub)
+	}
+	for _, sub := range s.Defs {
+		portable(sub)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.AllOf, s.OneOf, s.PrefixItems} {
+		for _, sub := range list {
+			portable(sub)
+		}
+	}
+	portable(s.Items)
+	// additionalProperties may stay a boolean (true for map[string]any,
+	// false for structs): every dialect has that.
+	if ap := s.AdditionalProperties; ap != nil && !acceptsAnything(ap) && !isFalse(ap) {
+		portable(ap)
+	}
+	switch {
+	case len(s.Types) > 1:
+		branches := make([]*jsonschema.Schema, 0, len(s.Types))
+		for _, typ := range s.Types {
+			if typ == "null" {
+				// The other keywords the inference sets (properties,
+				// items, bounds) apply to other types only.
+				branches = append(branches, &jsonschema.Schema{Type: "null"})
+				continue
+			}
+			b := *s
+			b.Types, b.Type = nil, typ
+			b.Title, b.Description = "", ""
+			branches = append(branches, &b)
+		}
+		*s = jsonschema.Schema{Title: s.Title, Description: s.Description, AnyOf: branches}
+	case acceptsAnything(s):
+		s.AnyOf = anyJSONValue()
+	}
+	return s
+}
+
+// acceptsAnything reports whether s has none of the validation keywords the
+// inference sets, so that it accepts every JSON value.
+func acceptsAnything(s *jsonschema.Schema) bool {
+	return s.Type == "" && len(s.Types) == 0 && s.Ref == "" && s.Enum == nil && s.Const == nil &&
+		s.AnyOf == nil && s.AllOf == nil && s.OneOf == nil && s.Not == nil &&
+		s.Properties == nil && s.Items == nil && s.AdditionalProperties == nil
+}
+
+// isFalse reports whether s is the schema that accepts nothing, as the
+// inference spells it for a struct's additionalProperties.
+func isFalse(s *jsonschema.Schema) bool {
+	return s.Not != nil && acceptsAnything(s.Not) && s.Type == "" && len(s.Types) == 0
+}
+
+// anyJSONValue is "any JSON value" spelled with one type per branch
+// (integers are numbers).
+func anyJSONValue() []*jsonschema.Schema {
+	var out []*jsonschema.Schema
+	for _, typ := range []string{"object", "array", "string", "number", "boolean", "null"} {
+		out = append(out, &jsonschema.Schema{Type: typ})
+	}
+	return out
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

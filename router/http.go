@@ -150,7 +150,8 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			stateless.ServeHTTP(w, req)
 			return
 		}
-		limits.serveStateful(main, w, req)
+		// Only stateful streams are resumable, so only they are primed.
+		limits.serveStateful(main, primingWriter{w}, req)
 	}))
 	compatEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// A browser sends a cross-origin POST without a preflight only as

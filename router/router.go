@@ -143,9 +143,10 @@ func New(opts Options) *Router {
 	}
 	r.server = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "Agents MCP Server", Version: version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
-		Logger:       logger,
-		PageSize:     opts.PageSize,
-		KeepAlive:    opts.KeepAlive,
+		// Clients' protocol mistakes are warnings (see peerMistakes).
+		Logger:    slog.New(sdkLogHandler{logger.Handler()}),
+		PageSize:  opts.PageSize,
+		KeepAlive: opts.KeepAlive,
 		// Three misses before a session is closed: one slow answer from a
 		// busy client must not end its session.
 		KeepAliveFailureThreshold: 3,
@@ -167,7 +168,7 @@ func New(opts Options) *Router {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
 	})
-	r.server.AddReceivingMiddleware(r.drain.middleware, r.accessMiddleware)
+	r.server.AddReceivingMiddleware(revisionMiddleware, r.drain.middleware, r.accessMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}

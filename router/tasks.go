@@ -55,18 +55,20 @@ type TaskUpdateParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 }
 
-// TaskAck is the empty answer of tasks/update and tasks/cancel.
+// TaskAck is the empty answer of tasks/update and tasks/cancel: only its
+// resultType ("complete", set by the revision middleware).
 type TaskAck struct {
 	mcp.ResultBase
-	ResultType string `json:"resultType"`
+	CustomResultBase
 }
 
-// DetailedTask is the answer of tasks/get (resultType "complete") and, with
-// only the Task base fields and resultType "task", the CreateTaskResult
-// that replaces the result of a tools/call that created a task.
+// DetailedTask is the answer of tasks/get (resultType "complete", set by the
+// revision middleware) and, with only the Task base fields and resultType
+// "task", the CreateTaskResult that replaces the result of a tools/call
+// that created a task.
 type DetailedTask struct {
 	mcp.ResultBase
-	ResultType    string                  `json:"resultType"`
+	CustomResultBase
 	TaskID        string                  `json:"taskId"`
 	Status        agentsmcp.MCPTaskStatus `json:"status"`
 	StatusMessage string                  `json:"statusMessage,omitempty"`
@@ -287,7 +289,7 @@ func (r *Router) handleTasksUpdate(ctx context.Context, ss *mcp.ServerSession, p
 	if err := b.UpdateTask(ctx, p.TaskID, responses); err != nil {
 		return nil, taskError(err)
 	}
-	return &TaskAck{ResultType: "complete"}, nil
+	return &TaskAck{}, nil
 }
 
 func (r *Router) handleTasksCancel(ctx context.Context, ss *mcp.ServerSession, p *TaskIDParams) (*TaskAck, error) {
@@ -301,19 +303,20 @@ func (r *Router) handleTasksCancel(ctx context.Context, ss *mcp.ServerSession, p
 	if err := b.CancelTask(ctx, p.TaskID); err != nil {
 		return nil, taskError(err)
 	}
-	return &TaskAck{ResultType: "complete"}, nil
+	return &TaskAck{}, nil
 }
 
-// taskBase renders the Task fields that every task answer carries.
+// taskBase renders the Task fields that every task answer carries, with
+// resultType (empty: left to the revision middleware).
 func taskBase(t *agentsmcp.MCPTask, resultType string) *DetailedTask {
 	d := &DetailedTask{
-		ResultType:    resultType,
-		TaskID:        t.ID,
-		Status:        t.Status,
-		StatusMessage: t.StatusMessage,
-		CreatedAt:     wireTime(t.CreatedAt),
-		LastUpdatedAt: wireTime(t.UpdatedAt),
-		TTLMs:         t.TTLMs,
+		CustomResultBase: CustomResultBase{ResultType: resultType},
+		TaskID:           t.ID,
+		Status:           t.Status,
+		StatusMessage:    t.StatusMessage,
+		CreatedAt:        wireTime(t.CreatedAt),
+		LastUpdatedAt:    wireTime(t.UpdatedAt),
+		TTLMs:            t.TTLMs,
 	}
 	d.PollIntervalMs = t.PollIntervalMs
 	if d.PollIntervalMs == 0 {
@@ -329,11 +332,14 @@ func taskBase(t *agentsmcp.MCPTask, resultType string) *DetailedTask {
 
 // createTaskResult is the flat CreateTaskResult: the Task base fields
 // only, never a result, error, inputRequests or requestState.
-func createTaskResult(t *agentsmcp.MCPTask) *DetailedTask { return taskBase(t, "task") }
+func createTaskResult(t *agentsmcp.MCPTask) *DetailedTask { return taskBase(t, resultTypeTask) }
+
+// resultTypeTask is the resultType of a CreateTaskResult (SEP-2663).
+const resultTypeTask = "task"
 
 // detailedTask is the answer of tasks/get.
 func detailedTask(t *agentsmcp.MCPTask) *DetailedTask {
-	d := taskBase(t, "complete")
+	d := taskBase(t, "") // "complete", by the revision middleware
 	switch t.Status {
 	case agentsmcp.MCPTaskInputRequired:
 		d.InputRequests = t.InputRequests

@@ -25,6 +25,7 @@ type ValidateParams struct {
 // [agentsmcp.ValidationResult] for the meaning of its fields.
 type ValidateResult struct {
 	mcp.ResultBase
+	CustomResultBase
 	agentsmcp.ValidationResult
 }
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/rand"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
@@ -32,11 +35,15 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 		OnEnd: learner.Learn, Repairer: &agents.Repairer{Gatherer: gatherer}, RepairLLM: chooser.Model, Logger: logger,
 		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
 	})
+	states, err := openRequestStates(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
 	tools := &agents.Tools{
 		Thinker:  &agents.Thinker{Gatherer: gatherer, Thoughts: m.thoughts},
 		Planner:  &agents.Planner{Gatherer: gatherer, Validator: a.router, Plans: m.plans, Tasks: m.tasks},
 		Executor: executor, Thoughts: m.thoughts, Plans: m.plans, Tasks: m.tasks,
-		LLM: chooser, Logger: logger,
+		LLM: chooser, RequestStates: states, Logger: logger,
 	}
 	if err := tools.Register(a.local); err != nil {
 		return nil, err
@@ -58,4 +65,38 @@ func (a *app) upstreamHealth(source string) string {
 		return ""
 	}
 	return string(st.State)
+}
+
+// RequestStateKeyFile is the file under the data dir that holds the
+// generated key of the requestState of input_required answers, when
+// tasks.request_state_key is not set.
+const RequestStateKeyFile = "request-state.key"
+
+// openRequestStates returns what signs the requestState of the
+// input_required answers of run_task and execute_task: the configured
+// key; else, with the embedded store, the key in the data dir (generated
+// on first start, mode 0600), so that a retry still verifies after a
+// restart; else (MongoDB, several replicas, no shared key) a key of this
+// process, with a warning: a retry must then come back to this process
+// before it restarts.
+func openRequestStates(cfg *config.Config, logger *slog.Logger) (*agents.RequestStates, error) {
+	rs := &agents.RequestStates{Key: cfg.RequestStateKeyBytes(), TTL: cfg.RequestStateTTL}
+	switch {
+	case rs.Key != nil:
+	case cfg.MongoURI != "":
+		logger.Warn("tasks.request_state_key (AGENTS_MCP_REQUEST_STATE_KEY) is not set: the answers of 2026-07-28 clients to a task's questions " +
+			"are accepted only by this process until it restarts (resume_task still answers the task anywhere); set the same key on every replica")
+		rs.Key = make([]byte, agents.RequestStateKeySize)
+		if _, err := rand.Read(rs.Key); err != nil {
+			return nil, fmt.Errorf("generate the request state key: %w", err)
+		}
+	default:
+		key, err := keyFile(filepath.Join(cfg.DataDir, RequestStateKeyFile), "request state key", agents.RequestStateKeySize,
+			"requestStates issued with the old key are then refused")
+		if err != nil {
+			return nil, err
+		}
+		rs.Key = key
+	}
+	return rs, nil
 }

@@ -102,40 +102,47 @@ func openSealer(cfg *config.Config, logger *slog.Logger) (*secrets.Sealer, error
 // secretsKeyFile reads the base64 key in path, creating it with a random
 // key (mode 0600, never replaced) when it does not exist.
 func secretsKeyFile(path string) ([]byte, error) {
+	return keyFile(path, "secrets key", secrets.KeySize, "secrets sealed with the old key are then lost")
+}
+
+// keyFile reads the base64 key of size bytes in path, creating it with a
+// random key (mode 0600, never replaced) when it does not exist. what
+// names the key in errors; loss says what removing it loses.
+func keyFile(path, what string, size int, loss string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		key := make([]byte, secrets.KeySize)
+		key := make([]byte, size)
 		if _, err := rand.Read(key); err != nil {
-			return nil, fmt.Errorf("generate the secrets key: %w", err)
+			return nil, fmt.Errorf("generate the %s: %w", what, err)
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("create the secrets key: %w", err)
+			return nil, fmt.Errorf("create the %s: %w", what, err)
 		}
 		// Written whole under another name, then linked into place: a
 		// process starting at the same moment either finds no key or the
 		// whole one, never an empty file.
-		tmp, err := os.CreateTemp(filepath.Dir(path), ".secrets.key-*")
+		tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 		if err != nil {
-			return nil, fmt.Errorf("create the secrets key: %w", err)
+			return nil, fmt.Errorf("create the %s: %w", what, err)
 		}
 		defer os.Remove(tmp.Name())
 		_, werr := tmp.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
 		serr := tmp.Sync()
 		if err := errors.Join(werr, serr, tmp.Close()); err != nil {
-			return nil, fmt.Errorf("write the secrets key %s: %w", path, err)
+			return nil, fmt.Errorf("write the %s %s: %w", what, path, err)
 		}
 		if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
-			return secretsKeyFile(path) // another process made it first
+			return keyFile(path, what, size, loss) // another process made it first
 		} else if err != nil {
-			return nil, fmt.Errorf("create the secrets key: %w", err)
+			return nil, fmt.Errorf("create the %s: %w", what, err)
 		}
 		return key, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("read the secrets key: %w", err)
+		return nil, fmt.Errorf("read the %s: %w", what, err)
 	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(key) != secrets.KeySize {
-		return nil, fmt.Errorf("the secrets key %s is not %d bytes of base64; restore it, or remove it to make a new one (secrets sealed with the old key are then lost)", path, secrets.KeySize)
+	if err != nil || len(key) != size {
+		return nil, fmt.Errorf("the %s %s is not %d bytes of base64; restore it, or remove it to make a new one (%s)", what, path, size, loss)
 	}
 	return key, nil
 }

@@ -161,9 +161,19 @@ auth:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base, _, _, logs := startServe(t, map[string]string{
+	base, stop, code, logs := startServe(t, map[string]string{
 		"AGENTS_MCP_LLM": "openai", "OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "fake-key",
 	}, "--config", cfgFile)
+	t.Cleanup(func() {
+		// serve writes to its data directory until it has exited, and the
+		// directory is removed after this.
+		stop()
+		select {
+		case <-code:
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not exit")
+		}
+	})
 	alice := &mcpTaskClient{t: t, url: base + "/mcp", key: aliceKey, ext: true}
 	bob := &mcpTaskClient{t: t, url: base + "/mcp", key: bobKey, ext: true}
 

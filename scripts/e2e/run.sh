@@ -143,7 +143,7 @@ fi
 if [[ -n "${E2E_TESTS:-}" ]]; then
   read -r -a test_files <<<"$E2E_TESTS"
 else
-  test_files=(client.test.mjs http.test.mjs stateless.test.mjs auth.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs agents.test.mjs walkthrough.test.mjs readme.test.mjs security.test.mjs security-egress.test.mjs security-allowlist.test.mjs security-tasks.test.mjs security-memory.test.mjs)
+  test_files=(client.test.mjs http.test.mjs stateless.test.mjs auth.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs agents.test.mjs walkthrough.test.mjs readme.test.mjs security.test.mjs security-egress.test.mjs security-allowlist.test.mjs security-tasks.test.mjs security-memory.test.mjs inspector.test.mjs)
 fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"

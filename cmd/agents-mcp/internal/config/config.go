@@ -58,7 +58,7 @@ func flagSource(name string) Source { return Source("flag:--" + name) }
 // Config is the effective configuration. Load returns it validated; a Config
 // built by hand (for example from [Default] in tests) is not validated.
 //
-// Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, SecretsKey, the secrets of
+// Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, SecretsKey, RequestStateKey, the secrets of
 // AuthKeys, StdioAPIKey, the MongoURI password, upstream header and env values) are plain strings so that consumers can use
 // them, but every formatting path this package offers (String, GoString,
 // LogValue, Describe) redacts them.
@@ -131,6 +131,17 @@ type Config struct {
 	// printed. File and environment only, never a flag (a command line is
 	// visible to every local user).
 	SecretsKey string
+	// RequestStateKey is the base64 HMAC-SHA-256 key
+	// (RequestStateKeySize bytes) that signs the requestState of the
+	// input_required answers run_task and execute_task give clients of
+	// MCP 2026-07-28, so that their retry can land on any replica. Empty:
+	// with SQLite, a key generated into the data dir; with MongoDB, a key
+	// of this process only (a retry must then come back to it). A secret:
+	// never printed; file and environment only.
+	RequestStateKey string
+	// RequestStateTTL is how long such a requestState is accepted. At
+	// least [MinRequestStateTTL].
+	RequestStateTTL time.Duration
 	// MemoryVisibility says whose learnings, insights and plan patterns a
 	// principal reads through the memory tools and the agents: its own
 	// (principal, the default) or every principal's (shared).
@@ -183,6 +194,7 @@ func Default() *Config {
 
 		TaskLeaseTTL:       DefaultTaskLeaseTTL,
 		TaskResumeInterval: DefaultTaskResumeInterval,
+		RequestStateTTL:    DefaultRequestStateTTL,
 
 		MemoryVisibility: DefaultMemoryVisibility,
 

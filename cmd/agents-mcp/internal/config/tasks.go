@@ -22,9 +22,29 @@ const (
 
 // fileTasks is the `tasks:` section.
 type fileTasks struct {
-	LeaseTTL       *string `yaml:"lease_ttl"`
-	ResumeInterval *string `yaml:"resume_interval"`
-	SecretsKey     *string `yaml:"secrets_key"`
+	LeaseTTL        *string `yaml:"lease_ttl"`
+	ResumeInterval  *string `yaml:"resume_interval"`
+	SecretsKey      *string `yaml:"secrets_key"`
+	RequestStateKey *string `yaml:"request_state_key"`
+	RequestStateTTL *string `yaml:"request_state_ttl"`
+}
+
+// RequestStateKeySize is the size of tasks.request_state_key once
+// decoded: an HMAC-SHA-256 key.
+const RequestStateKeySize = 32
+
+// DefaultRequestStateTTL is how long the requestState of an input_required
+// answer is accepted: as long as an elicitation waits for the user.
+const DefaultRequestStateTTL = 10 * time.Minute
+
+// MinRequestStateTTL leaves a client time to ask its user at all.
+const MinRequestStateTTL = time.Second
+
+// RequestStateKeyBytes returns the decoded tasks.request_state_key, or nil
+// when none is set. Validate has checked it.
+func (c *Config) RequestStateKeyBytes() []byte {
+	key, _ := decodeSecretsKey(c.RequestStateKey)
+	return key
 }
 
 // SecretsKeySize is the size of tasks.secrets_key once decoded: AES-256.
@@ -123,6 +143,8 @@ func (l *loader) applyFileTasks(f *fileConfig) {
 		l.fileDuration("tasks.lease_ttl", t.LeaseTTL, &l.cfg.TaskLeaseTTL)
 		l.fileDuration("tasks.resume_interval", t.ResumeInterval, &l.cfg.TaskResumeInterval)
 		l.fileString("tasks.secrets_key", t.SecretsKey, &l.cfg.SecretsKey)
+		l.fileString("tasks.request_state_key", t.RequestStateKey, &l.cfg.RequestStateKey)
+		l.fileDuration("tasks.request_state_ttl", t.RequestStateTTL, &l.cfg.RequestStateTTL)
 	}
 }
 
@@ -131,6 +153,8 @@ func (l *loader) applyEnvTasks() {
 	l.envDuration("tasks.lease_ttl", "AGENTS_MCP_TASK_LEASE_TTL", &l.cfg.TaskLeaseTTL)
 	l.envDuration("tasks.resume_interval", "AGENTS_MCP_TASK_RESUME_INTERVAL", &l.cfg.TaskResumeInterval)
 	l.envString("tasks.secrets_key", "AGENTS_MCP_SECRETS_KEY", &l.cfg.SecretsKey)
+	l.envString("tasks.request_state_key", "AGENTS_MCP_REQUEST_STATE_KEY", &l.cfg.RequestStateKey)
+	l.envDuration("tasks.request_state_ttl", "AGENTS_MCP_REQUEST_STATE_TTL", &l.cfg.RequestStateTTL)
 }
 
 // validateTasks checks the task settings; bad is validate's reporter.
@@ -146,6 +170,14 @@ func (c *Config) validateTasks(bad func(name, format string, args ...any)) {
 	} else if key != nil && len(key) != SecretsKeySize {
 		bad("tasks.secrets_key", "must decode to %d bytes, got %d; generate one with: openssl rand -base64 32", SecretsKeySize, len(key))
 	}
+	if key, err := decodeSecretsKey(c.RequestStateKey); err != nil {
+		bad("tasks.request_state_key", "must be base64; generate one with: openssl rand -base64 32")
+	} else if key != nil && len(key) != RequestStateKeySize {
+		bad("tasks.request_state_key", "must decode to %d bytes, got %d; generate one with: openssl rand -base64 32", RequestStateKeySize, len(key))
+	}
+	if c.RequestStateTTL < MinRequestStateTTL {
+		bad("tasks.request_state_ttl", "must be at least %s, got %s", MinRequestStateTTL, c.RequestStateTTL)
+	}
 }
 
 // describeTasks adds the task settings to Describe.
@@ -153,4 +185,6 @@ func (c *Config) describeTasks(add func(name, value string)) {
 	add("tasks.lease_ttl", c.TaskLeaseTTL.String())
 	add("tasks.resume_interval", c.TaskResumeInterval.String())
 	add("tasks.secrets_key", redactSecret(c.SecretsKey))
+	add("tasks.request_state_key", redactSecret(c.RequestStateKey))
+	add("tasks.request_state_ttl", c.RequestStateTTL.String())
 }

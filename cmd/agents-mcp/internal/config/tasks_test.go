@@ -128,3 +128,35 @@ func TestSecretsKeySetting(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestStateSettings(t *testing.T) {
+	const key = "q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=" // 32 bytes
+	c := mustLoad(t, nil, map[string]string{"AGENTS_MCP_REQUEST_STATE_KEY": key, "AGENTS_MCP_REQUEST_STATE_TTL": "90s"})
+	if got := c.RequestStateKeyBytes(); len(got) != RequestStateKeySize || c.Source("tasks.request_state_key") != "env:AGENTS_MCP_REQUEST_STATE_KEY" {
+		t.Errorf("key of %d bytes from %q", len(got), c.Source("tasks.request_state_key"))
+	}
+	if c.RequestStateTTL != 90*time.Second || c.Source("tasks.request_state_ttl") != "env:AGENTS_MCP_REQUEST_STATE_TTL" {
+		t.Errorf("ttl %s from %q", c.RequestStateTTL, c.Source("tasks.request_state_ttl"))
+	}
+	if strings.Contains(c.String(), key) || strings.Contains(c.String(), key[:12]) {
+		t.Errorf("the key is printed: %s", c.String())
+	}
+	c = mustLoad(t, []string{"--config", writeYAML(t, "tasks:\n  request_state_key: "+key+"\n  request_state_ttl: 2m\n")}, nil)
+	if len(c.RequestStateKeyBytes()) != RequestStateKeySize || c.Source("tasks.request_state_key") != SourceFile || c.RequestStateTTL != 2*time.Minute {
+		t.Errorf("from the file: %d bytes from %q, ttl %s", len(c.RequestStateKeyBytes()), c.Source("tasks.request_state_key"), c.RequestStateTTL)
+	}
+	if c := mustLoad(t, nil, nil); c.RequestStateKeyBytes() != nil || c.RequestStateTTL != DefaultRequestStateTTL {
+		t.Errorf("defaults: %d bytes, ttl %s", len(c.RequestStateKeyBytes()), c.RequestStateTTL)
+	}
+	for env, want := range map[string]string{
+		"AGENTS_MCP_REQUEST_STATE_KEY=c2hvcnQ=":     "tasks.request_state_key: must decode to 32 bytes",
+		"AGENTS_MCP_REQUEST_STATE_KEY=not base64 !": "tasks.request_state_key: must be base64",
+		"AGENTS_MCP_REQUEST_STATE_TTL=500ms":        "tasks.request_state_ttl: must be at least 1s",
+	} {
+		k, v, _ := strings.Cut(env, "=")
+		_, err := Load(nil, envOf(map[string]string{k: v}))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", env, err, want)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionlessRevision is the first MCP revision without sessions (and with
+// resultType, ttlMs and cacheScope on results).
+const sessionlessRevision = "2026-07-28"
+
+// usesSessionlessRevision reports whether a request's params say it speaks
+// MCP 2026-07-28 or later: that revision carries the protocol version in
+// every request's _meta, which is how go-sdk tells the revisions apart too
+// (the request is refused before it gets here when the rest of that _meta
+// is missing).
+func usesSessionlessRevision(p mcp.Params) bool {
+	// A request without params has a nil pointer of its params type.
+	if p == nil || reflect.ValueOf(p).IsNil() {
+		return false
+	}
+	v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
+	return v >= sessionlessRevision
+}
+
+// resultTypeComplete is the resultType of a final result (2026-07-28).
+const resultTypeComplete = "complete"
+
+// CustomResultBase goes into the result of each of our custom methods
+// (added with [mcp.AddReceivingCustomMethod]), beside [mcp.ResultBase]:
+// MCP 2026-07-28 requires resultType on every result, and go-sdk sets it on
+// its own results only. For a request of 2026-07-28 or later, a ResultType
+// the handler left empty is set to "complete" after the handler returns; for
+// an earlier revision, which does not define the field, it stays empty and
+// is not sent.
+type CustomResultBase struct {
+	ResultType string `json:"resultType,omitempty"`
+}
+
+func (b *CustomResultBase) customResultBase() *CustomResultBase { return b }
+
+// customResult is a result that embeds [CustomResultBase].
+type customResult interface{ customResultBase() *CustomResultBase }
+
+// revisionMiddleware keeps each answer to the fields of the revision it is
+// given under. go-sdk v1.8.0 sends the cache hints ttlMs and cacheScope,
+// which 2026-07-28 defines, on the list results and resources/read of every
+// revision; for an earlier one they are removed. The results of our custom
+// methods get their resultType (see [CustomResultBase]).
+func revisionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case mcp.CacheableResult:
+			if !usesSessionlessRevision(req.GetParams()) {
+				return withoutCacheHints{r}, nil
+			}
+		case customResult:
+			if b := r.customResultBase(); b.ResultType == "" && usesSessionlessRevision(req.GetParams()) {
+				b.ResultType = resultTypeComplete
+			}
+		}
+		return res, nil
+	}
+}
+
+// withoutCacheHints is a result encoded without the top-level ttlMs and
+// cacheScope. It embeds the result so that it is an [mcp.Result] still; it
+// is the last thing that handles the result before it is encoded.
+type withoutCacheHints struct{ mcp.Result }
+
+func (w withoutCacheHints) MarshalJSON() ([]byte, error) {
+	data, err := json.Marshal(w.Result)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "ttlMs")
+	delete(fields, "cacheScope")
+	return json.Marshal(fields)
+}
