@@ -93,7 +93,9 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 			v.InputRequests[q.key] = q.ask
 			waiting = append(waiting, q.what)
 		}
-		v.StatusMessage = "waiting for: " + strings.Join(waiting, "; ")
+		// A client that cannot be sent the questions (no elicitation)
+		// learns from the message what to answer, and how.
+		v.StatusMessage = "waiting for: " + strings.Join(waiting, "; ") + " (tasks/update or resume_task answers it)"
 		if len(waiting) == 0 {
 			v.StatusMessage = "paused; resume_task answers it"
 		}

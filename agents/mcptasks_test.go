@@ -42,7 +42,7 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 		{task: base(agentsmcp.TaskPaused,
 			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded},
 			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepWaitingConfirmation}),
-			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all)", asks: []string{"confirm.s2.1"}},
+			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (tasks/update or resume_task answers it)", asks: []string{"confirm.s2.1"}},
 		{task: base(agentsmcp.TaskSucceeded), want: agentsmcp.MCPTaskCompleted},
 		// Failed steps are a tool-level failure: completed, isError.
 		{task: ended(agentsmcp.TaskFailed, "step s1 failed"), want: agentsmcp.MCPTaskCompleted, isError: true, message: "step s1 failed"},

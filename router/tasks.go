@@ -75,11 +75,12 @@ type DetailedTask struct {
 	CreatedAt     string                  `json:"createdAt"`
 	LastUpdatedAt string                  `json:"lastUpdatedAt"`
 	// TTLMs is always sent: null means unlimited.
-	TTLMs          *int64              `json:"ttlMs"`
-	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
-	InputRequests  mcp.InputRequestMap `json:"inputRequests,omitempty"`
-	Result         *mcp.CallToolResult `json:"result,omitempty"`
-	Error          *jsonrpc.Error      `json:"error,omitempty"`
+	TTLMs          *int64 `json:"ttlMs"`
+	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
+	// InputRequests is set, possibly empty, only when input_required.
+	InputRequests *mcp.InputRequestMap `json:"inputRequests,omitempty"`
+	Result        *mcp.CallToolResult  `json:"result,omitempty"`
+	Error         *jsonrpc.Error       `json:"error,omitempty"`
 }
 
 // taskBackends are the router's task backends, in the order added.
@@ -267,7 +268,21 @@ func (r *Router) handleTasksGet(ctx context.Context, ss *mcp.ServerSession, p *T
 	if err != nil {
 		return nil, taskError(err)
 	}
-	return detailedTask(task), nil
+	d := detailedTask(task)
+	if d.InputRequests != nil && !declaresElicitation(p.GetMeta()) {
+		// A client may be sent only the requests it declared (2026-07-28):
+		// the status message alone says what the task waits for.
+		d.InputRequests = &mcp.InputRequestMap{}
+	}
+	return d, nil
+}
+
+// declaresElicitation reports whether a 2026-07-28 request declares the
+// elicitation capability in its own _meta.
+func declaresElicitation(meta map[string]any) bool {
+	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
+	_, ok := caps["elicitation"]
+	return ok
 }
 
 func (r *Router) handleTasksUpdate(ctx context.Context, ss *mcp.ServerSession, p *TaskUpdateParams) (*TaskAck, error) {
@@ -342,10 +357,11 @@ func detailedTask(t *agentsmcp.MCPTask) *DetailedTask {
 	d := taskBase(t, "") // "complete", by the revision middleware
 	switch t.Status {
 	case agentsmcp.MCPTaskInputRequired:
-		d.InputRequests = t.InputRequests
-		if d.InputRequests == nil {
-			d.InputRequests = mcp.InputRequestMap{}
+		asks := t.InputRequests
+		if asks == nil {
+			asks = mcp.InputRequestMap{}
 		}
+		d.InputRequests = &asks
 	case agentsmcp.MCPTaskCompleted:
 		d.Result = t.Result
 		if d.Result == nil {

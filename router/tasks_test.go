@@ -59,9 +59,14 @@ func call2026(t *testing.T, url, method string, params map[string]any, ext bool,
 	caps := map[string]any{}
 	if ext {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+		caps["elicitation"] = map[string]any{}
 	}
 	if params == nil {
 		params = map[string]any{}
+	}
+	if params["_noElicitation"] == true {
+		delete(params, "_noElicitation")
+		delete(caps, "elicitation")
 	}
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
@@ -226,6 +231,11 @@ func TestTaskCancelAndInputRequired(t *testing.T) {
 	asks, _ := got["inputRequests"].(map[string]any)
 	if got["status"] != "input_required" || len(asks) != 2 {
 		t.Fatalf("multi_input task: %v", got)
+	}
+	// A client that did not declare elicitation is not sent the questions.
+	noElicit := call2026(t, url, "tasks/get", map[string]any{"taskId": id, "_noElicitation": true}, true, nil)
+	if asks, ok := noElicit.Result["inputRequests"].(map[string]any); noElicit.Result["status"] != "input_required" || !ok || len(asks) != 0 {
+		t.Errorf("tasks/get without elicitation: %v", noElicit.Result)
 	}
 	// An unknown key and an undecodable answer are ignored; a partial
 	// answer leaves the other key open.

@@ -74,6 +74,7 @@ func (c *mcpTaskClient) call(method string, params map[string]any) rpcAnswer {
 	caps := map[string]any{}
 	if c.ext {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+		caps["elicitation"] = map[string]any{}
 	}
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
