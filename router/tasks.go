@@ -152,7 +152,7 @@ func (r *Router) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		case "tools/call":
 			call, ok := req.(*mcp.CallToolRequest)
-			if !ok || !declaresTasks(call.ProtocolVersion(), call.Params.GetMeta()) {
+			if !ok || call.Params == nil || !declaresTasks(call.ProtocolVersion(), call.Params.GetMeta()) {
 				// A call made inside a task-mode call is not one.
 				return next(agentsmcp.WithTaskMode(ctx, nil), method, req)
 			}
