@@ -123,7 +123,7 @@ func taskToolResult(task *agentsmcp.Task) *mcp.CallToolResult {
 func progressMessage(task *agentsmcp.Task) string {
 	ended := 0
 	last := ""
-	var lastAt = task.CreatedAt
+	lastAt := task.CreatedAt
 	for _, s := range task.Steps {
 		if stepEnded(s.Status) {
 			ended++
