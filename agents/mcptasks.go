@@ -61,7 +61,7 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 		return nil, err
 	}
 	var plan *agentsmcp.Plan
-	if task.Status == agentsmcp.TaskPaused && task.PlanID != "" {
+	if (task.Status == agentsmcp.TaskPaused || task.Status == agentsmcp.TaskSucceeded || task.Status == agentsmcp.TaskFailed) && task.PlanID != "" {
 		if plan, err = m.Plans.FindPlanByID(ctx, task.PlanID); err != nil {
 			return nil, err
 		}
@@ -74,7 +74,8 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 //   - pending and running are working, with progress in the message;
 //   - paused is input_required, with a question for each waiting step
 //     (plan is needed for those; without it there are none);
-//   - succeeded is completed, with the result the synchronous tool returns;
+//   - succeeded is completed, with the result the synchronous tool returns
+//     (its thoughtId from plan, when given);
 //   - failed is completed too, with that result marked isError: failed
 //     steps are a tool-level failure, not a protocol error;
 //   - cancelled is cancelled.
@@ -101,7 +102,7 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 		}
 	case agentsmcp.TaskSucceeded, agentsmcp.TaskFailed:
 		v.Status = agentsmcp.MCPTaskCompleted
-		v.Result = taskToolResult(task)
+		v.Result = taskToolResult(task, plan)
 		v.Result.IsError = task.Status == agentsmcp.TaskFailed
 		v.StatusMessage = task.Error
 	default: // cancelled
@@ -111,15 +112,22 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 }
 
 // taskToolResult is what execute_task and run_task return for the task:
-// the redacted task as structured content, and as text.
-func taskToolResult(task *agentsmcp.Task) *mcp.CallToolResult {
-	data, _ := json.Marshal(&TaskResult{Task: task.Redacted(), PlanID: task.PlanID})
+// the redacted task as structured content, and as text. The thought is
+// the plan's, as for the retry of an input_required answer.
+func taskToolResult(task *agentsmcp.Task, plan *agentsmcp.Plan) *mcp.CallToolResult {
+	res := &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}
+	if plan != nil {
+		res.ThoughtID = plan.ThoughtID
+	}
+	data, _ := json.Marshal(res)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
 		StructuredContent: json.RawMessage(data),
 	}
 }
 
+// progressMessage is the statusMessage of a working task: how many steps
+// ended, and the last one.
 func progressMessage(task *agentsmcp.Task) string {
 	ended := 0
 	last := ""

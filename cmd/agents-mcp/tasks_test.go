@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -197,7 +198,8 @@ auth:
 	res, _ := done["result"].(map[string]any)
 	sc, _ := res["structuredContent"].(map[string]any)
 	task, _ := sc["task"].(map[string]any)
-	if done["status"] != "completed" || res["isError"] == true || task["id"] != id || task["status"] != "succeeded" {
+	if done["status"] != "completed" || res["isError"] == true || task["id"] != id || task["status"] != "succeeded" ||
+		!strings.HasPrefix(fmt.Sprint(sc["thoughtId"]), "thg_") || !strings.HasPrefix(fmt.Sprint(sc["planId"]), "pln_") {
 		t.Fatalf("completed run_task: %v", done)
 	}
 
