@@ -57,10 +57,13 @@ const (
 	// prompts/get, completion/complete); only those refused by the
 	// caller's tool allowlist are recorded.
 	AuditMCPRead AuditKind = "mcp_read"
+	// AuditMCPWrite is a change of a task through the MCP Tasks extension
+	// (tasks/update, tasks/cancel).
+	AuditMCPWrite AuditKind = "mcp_write"
 )
 
 // AuditKinds lists every valid AuditKind.
-var AuditKinds = []AuditKind{AuditToolCall, AuditAdminWrite, AuditAuthFailure, AuditMCPRead}
+var AuditKinds = []AuditKind{AuditToolCall, AuditAdminWrite, AuditAuthFailure, AuditMCPRead, AuditMCPWrite}
 
 // AuditOutcome is how an audited event ended.
 type AuditOutcome string

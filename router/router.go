@@ -47,6 +47,10 @@ type Options struct {
 	// on the call's goroutine before the answer is sent, so it must not
 	// block: hand the record to a queue.
 	OnToolCall func(ToolCallRecord)
+	// OnTaskWrite, if set, is told about every tasks/update and
+	// tasks/cancel that reached a task backend, as OnToolCall is about
+	// calls, and under the same rule: it must not block.
+	OnTaskWrite func(TaskWriteRecord)
 	// Access controls which principal may use which tool, resource and
 	// prompt.
 	Access AccessOptions
@@ -105,10 +109,11 @@ type Router struct {
 	gen      uint64
 	watchers map[chan struct{}]struct{}
 
-	onToolCall func(ToolCallRecord)
-	access     AccessOptions
-	sessions   *sessionTable // the HTTP transports' sessions
-	tasks      *taskBackends // nil until AddTaskBackend
+	onToolCall  func(ToolCallRecord)
+	access      AccessOptions
+	sessions    *sessionTable // the HTTP transports' sessions
+	tasks       *taskBackends // nil until AddTaskBackend
+	onTaskWrite func(TaskWriteRecord)
 }
 
 type toolEntry struct {
@@ -133,9 +138,10 @@ func New(opts Options) *Router {
 		completer: map[completionKey]CompletionFunc{},
 		watchers:  map[chan struct{}]struct{}{},
 
-		onToolCall: opts.OnToolCall,
-		access:     opts.Access,
-		sessions:   newSessionTable(),
+		onToolCall:  opts.OnToolCall,
+		onTaskWrite: opts.OnTaskWrite,
+		access:      opts.Access,
+		sessions:    newSessionTable(),
 	}
 	version := opts.Version
 	if version == "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -301,7 +302,10 @@ func (r *Router) handleTasksUpdate(ctx context.Context, ss *mcp.ServerSession, p
 			responses[k] = one[k]
 		}
 	}
-	if err := b.UpdateTask(ctx, p.TaskID, responses); err != nil {
+	start := time.Now()
+	err = b.UpdateTask(ctx, p.TaskID, responses)
+	r.taskWritten(ctx, MethodTasksUpdate, p.TaskID, slices.Sorted(maps.Keys(p.InputResponses)), start, err)
+	if err != nil {
 		return nil, taskError(err)
 	}
 	return &TaskAck{}, nil
@@ -315,10 +319,43 @@ func (r *Router) handleTasksCancel(ctx context.Context, ss *mcp.ServerSession, p
 	if err != nil {
 		return nil, err
 	}
-	if err := b.CancelTask(ctx, p.TaskID); err != nil {
+	start := time.Now()
+	err = b.CancelTask(ctx, p.TaskID)
+	r.taskWritten(ctx, MethodTasksCancel, p.TaskID, nil, start, err)
+	if err != nil {
 		return nil, taskError(err)
 	}
 	return &TaskAck{}, nil
+}
+
+// TaskWriteRecord describes one tasks/update or tasks/cancel that reached
+// a task backend, for the audit trail.
+type TaskWriteRecord struct {
+	Method string // tasks/update or tasks/cancel
+	TaskID string
+	// Keys are the inputResponses keys of a tasks/update, never the
+	// answers, which may hold secrets.
+	Keys []string
+	// Error is empty on success; otherwise the error's message.
+	Error     string
+	Duration  time.Duration
+	Principal string // empty without credentials
+	RequestID string
+	Transport string
+}
+
+func (r *Router) taskWritten(ctx context.Context, method, id string, keys []string, start time.Time, err error) {
+	if r.onTaskWrite == nil {
+		return
+	}
+	rec := TaskWriteRecord{
+		Method: method, TaskID: id, Keys: keys, Duration: time.Since(start),
+		Principal: agentsmcp.PrincipalIDFrom(ctx), RequestID: agentsmcp.RequestIDFrom(ctx), Transport: agentsmcp.TransportFrom(ctx),
+	}
+	if err != nil {
+		rec.Error = taskError(err).Message
+	}
+	r.onTaskWrite(rec)
 }
 
 // taskBase renders the Task fields that every task answer carries, with

@@ -134,7 +134,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 			}
 			sec.toolCalled(c)
 		},
-		Access: sec.routerAccess(),
+		OnTaskWrite: sec.taskWritten,
+		Access:      sec.routerAccess(),
 	})
 	a.local = localtools.New()
 	search, err := router.AddSearchToolsWith(a.local, a.router, router.SearchOptions{Embedder: m.queryEmbedder, Logger: logger})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -131,6 +132,27 @@ func (s *security) adminHTTP(h http.Handler) http.Handler {
 		return s.authn.Authenticate(h)
 	}
 	return s.authn.Authenticate(s.limiter.Middleware(h))
+}
+
+// taskWritten turns a router record of tasks/update or tasks/cancel into
+// an audit entry: a write, like resume_task and cancel_task (ADR 0010, A7).
+func (s *security) taskWritten(c router.TaskWriteRecord) {
+	args, _ := json.Marshal(map[string]any{"taskId": c.TaskID, "keys": c.Keys})
+	e := &agentsmcp.AuditEntry{
+		Kind: agentsmcp.AuditMCPWrite, Principal: c.Principal, Target: c.Method + " " + c.TaskID,
+		RequestID: c.RequestID, Arguments: args, Latency: c.Duration, Outcome: agentsmcp.AuditOK,
+		Error: c.Error, Transport: c.Transport,
+	}
+	if c.Error != "" {
+		e.Outcome = agentsmcp.AuditError
+	}
+	if e.Principal == "" {
+		e.Principal = agentsmcp.AnonymousPrincipal
+	}
+	if s.stdio != nil && e.Transport == "" {
+		e.Transport = telemetry.TransportStdio
+	}
+	s.record(e)
 }
 
 // toolCalled turns a router record into an audit entry and metrics.

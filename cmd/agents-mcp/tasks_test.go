@@ -24,6 +24,7 @@ import (
 const (
 	aliceKey = "alice-key-0123456789"
 	bobKey   = "bob-key-0123456789"
+	opsKey   = "ops-key-0123456789"
 )
 
 func fakePlanner(t *testing.T) *openaitest.FakeServer {
@@ -160,6 +161,9 @@ auth:
     - name: bob
       key: `+bobKey+`
       scopes: [mcp]
+    - name: ops
+      key: `+opsKey+`
+      scopes: [admin:read]
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -265,5 +269,50 @@ auth:
 	}
 	if got := alice.poll(id); got["status"] != "cancelled" {
 		t.Fatalf("after cancel: %v", got)
+	}
+
+	// tasks/update and tasks/cancel are audited as writes, with the keys
+	// answered but never the answers.
+	var entries []struct {
+		Principal, Target, Outcome string
+		Arguments                  json.RawMessage
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(entries) < 6 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		req, _ := http.NewRequest(http.MethodGet, base+"/admin/v1/audit?kind=mcp_write&limit=50", nil)
+		req.Header.Set("Authorization", "Bearer "+opsKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Items []struct {
+				Principal, Target, Outcome string
+				Arguments                  json.RawMessage
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("audit: HTTP %d, %v", resp.StatusCode, err)
+		}
+		entries = page.Items
+	}
+	var alices, bobs, cancels int
+	for _, e := range entries {
+		switch {
+		case strings.Contains(string(e.Arguments), `"confirm":`):
+			t.Errorf("an audit entry holds an answer: %s", e.Arguments)
+		case strings.HasPrefix(e.Target, "tasks/cancel ") && e.Outcome == "ok":
+			cancels++
+		case strings.HasPrefix(e.Target, "tasks/update ") && e.Outcome == "error" && e.Principal != "":
+			bobs++
+		case strings.HasPrefix(e.Target, "tasks/update ") && e.Outcome == "ok" && strings.Contains(string(e.Arguments), `"confirm.s1.1"`):
+			alices++
+		}
+	}
+	if alices != 1 || cancels != 2 || bobs < 1 {
+		t.Errorf("audit of task writes: %d updates, %d refused, %d cancels: %+v", alices, bobs, cancels, entries)
 	}
 }
