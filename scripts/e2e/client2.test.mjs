@@ -59,6 +59,7 @@ const CASES = [
   {
     name: `stdio (agents-mcp stdio) at ${MODERN}`,
     era: MODERN,
+    stdio: true,
     make: () => stdioTransport(),
   },
   {
@@ -127,7 +128,7 @@ async function open(c, { elicit } = {}) {
   };
 }
 
-/** The raw response to the last request that `fn` sent, found by its result's shape. */
+/** The last JSON-RPC response recorded in `wire` that `pred` accepts (found by its result's shape). */
 function lastResponse(wire, pred) {
   for (let i = wire.length - 1; i >= 0; i--) {
     const m = wire[i];
@@ -144,7 +145,7 @@ function runTaskResult(res) {
 }
 
 for (const c of CASES) {
-  describe(`TS SDK 2.x client over ${c.name}`, { skip: c.make === stdioTransport && !BIN && 'AGENTS_MCP_BIN not set' }, () => {
+  describe(`TS SDK 2.x client over ${c.name}`, { skip: c.stdio && !BIN && 'AGENTS_MCP_BIN not set' }, () => {
     let conn;
 
     before(async () => {
@@ -223,7 +224,7 @@ for (const c of CASES) {
 // elicitation in inputRequests; the 2.x client fulfils it with its elicitation/create handler and
 // retries with inputResponses and the requestState echoed, inside one callTool.
 for (const c of CASES.filter((x) => x.era === MODERN)) {
-  describe(`TS SDK 2.x client over ${c.name}: run_task asks through input_required`, { skip: c.make === stdioTransport && !BIN && 'AGENTS_MCP_BIN not set' }, () => {
+  describe(`TS SDK 2.x client over ${c.name}: run_task asks through input_required`, { skip: c.stdio && !BIN && 'AGENTS_MCP_BIN not set' }, () => {
     let conn;
     const asked = [];
 
