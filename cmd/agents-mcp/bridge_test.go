@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,13 +33,20 @@ type mrtrUpstream struct {
 	calls    int      // tools/call requests that reached the server
 	versions []string // the protocol version each tools/call was made under
 	rounds   []string // per handler run: "ask" or "done:<state>:<answer>"
+
+	// holdAsks, when above 1, makes the asking round wait until that many
+	// calls are asking at once (or 10 s pass), so that the input requests
+	// of calls from different clients are in flight together.
+	holdAsks int
+	asking   int
+	allAsk   chan struct{}
 }
 
 const mrtrState = "deploy-state-41"
 
-func startMRTRUpstream(t *testing.T, stateless bool) *mrtrUpstream {
+func startMRTRUpstream(t *testing.T, stateless bool, holdAsks int) *mrtrUpstream {
 	t.Helper()
-	up := &mrtrUpstream{}
+	up := &mrtrUpstream{holdAsks: holdAsks, allAsk: make(chan struct{})}
 	s := mcp.NewServer(&mcp.Implementation{Name: "deployer", Version: "1.0.0"}, nil)
 	// Counts the tools/call requests on the wire: an upstream that elicited
 	// through a server-to-client request instead (what go-sdk does for a
@@ -62,9 +70,10 @@ func startMRTRUpstream(t *testing.T, stateless bool) *mrtrUpstream {
 	})
 	s.AddTool(&mcp.Tool{Name: "deploy_service", Description: "Deploy a service to production after a confirmation",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"service":{"type":"string"}},"required":["service"]}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if len(req.Params.InputResponses) == 0 {
 				up.note("ask")
+				up.waitAsks(ctx)
 				return &mcp.CallToolResult{
 					InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
 						Message:         "Deploy to production? Say who approves.",
@@ -92,6 +101,23 @@ func (up *mrtrUpstream) note(s string) {
 	up.mu.Lock()
 	defer up.mu.Unlock()
 	up.rounds = append(up.rounds, s)
+}
+
+func (up *mrtrUpstream) waitAsks(ctx context.Context) {
+	up.mu.Lock()
+	up.asking++
+	if up.asking == up.holdAsks {
+		close(up.allAsk)
+	}
+	up.mu.Unlock()
+	if up.holdAsks <= 1 {
+		return
+	}
+	select {
+	case <-up.allAsk:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+	}
 }
 
 func (up *mrtrUpstream) seen() (int, []string, []string) {
@@ -124,7 +150,7 @@ func TestBridgeMRTRUpstreamToElicitingClient(t *testing.T) {
 		{"upstream at 2025-11-25 elicits itself", false, "2025-11-25", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := startMRTRUpstream(t, tc.stateless)
+			up := startMRTRUpstream(t, tc.stateless, 1)
 			configFile := filepath.Join(t.TempDir(), "agents-mcp.yaml")
 			cfg := fmt.Sprintf("upstreams:\n  - name: deployer\n    transport: streamable\n    url: %s\n", up.url)
 			if err := os.WriteFile(configFile, []byte(cfg), 0o600); err != nil {
@@ -190,6 +216,77 @@ func TestBridgeMRTRUpstreamToElicitingClient(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBridgeMRTRConcurrentCallers has two 2025-11-25 clients call the
+// same 2026-07-28 upstream tool at once, so that both input_required
+// answers are in flight together: each client must be asked its own
+// question and the upstream must get each answer back on its own call.
+func TestBridgeMRTRConcurrentCallers(t *testing.T) {
+	up := startMRTRUpstream(t, true, 2)
+	configFile := filepath.Join(t.TempDir(), "agents-mcp.yaml")
+	cfg := fmt.Sprintf("upstreams:\n  - name: deployer\n    transport: streamable\n    url: %s\n", up.url)
+	if err := os.WriteFile(configFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, _, _, logs := startServe(t, map[string]string{}, "--config", configFile)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	const tool = "deployer__deploy_service"
+	names := []string{"ada", "bob"}
+	sessions := make([]*mcp.ClientSession, len(names))
+	asked := make([]int, len(names))
+	var mu sync.Mutex
+	for i, name := range names {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bridge-test-" + name, Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				asked[i]++
+				mu.Unlock()
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approver": name}}, nil
+			},
+		})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		sessions[i] = cs
+	}
+	waitFor(t, 20*time.Second, func() bool {
+		res, err := sessions[0].ListTools(ctx, nil)
+		return err == nil && slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == tool })
+	}, "the upstream tool is listed; log:\n"+logs.String())
+
+	type outcome struct {
+		text string
+		err  error
+	}
+	out := make([]outcome, len(names))
+	var wg sync.WaitGroup
+	for i := range names {
+		wg.Go(func() {
+			res, err := sessions[i].CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"service": "billing"}})
+			if err == nil {
+				b, _ := json.Marshal(res.Content)
+				out[i].text = string(b)
+			}
+			out[i].err = err
+		})
+	}
+	wg.Wait()
+	_, _, rounds := up.seen()
+	mu.Lock()
+	defer mu.Unlock()
+	for i, name := range names {
+		if out[i].err != nil || !strings.Contains(out[i].text, "approved by "+name) {
+			t.Errorf("client %s: %q, %v; want its own approval (asked %v, upstream rounds %q)", name, out[i].text, out[i].err, asked, rounds)
+		}
+		if asked[i] != 1 {
+			t.Errorf("client %s was asked %d times, want once", name, asked[i])
+		}
 	}
 }
 
