@@ -130,7 +130,7 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			meta[mcp.MetaKeyLogLevel] = "debug" // as logging/setLevel in connect
 			params.SetMeta(meta)
 		}
-		res, err := cs.CallTool(ctx, params)
+		res, err := cs.CallTool(withCall(ctx, c), params)
 		if err == nil {
 			u.settle(c)
 		}

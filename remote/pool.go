@@ -134,7 +134,10 @@ func NewHTTPTransport(policy *egress.Policy) *http.Transport {
 // from the same client session; otherwise it refuses the request (sampling,
 // elicitation) or logs the message itself (logging), so that one client
 // never sees another's traffic. Progress notifications carry a token and are
-// always delivered to the right caller.
+// always delivered to the right caller, and so are the elicitation and
+// sampling requests of a 2026-07-28 upstream's input_required answer: the
+// pool fulfils them within the call that got the answer, asking that call's
+// client, and retries the call with the answers.
 //
 // A Pool is safe for concurrent use.
 type Pool struct {

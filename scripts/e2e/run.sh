@@ -2,14 +2,15 @@
 # End-to-end tests of agents-mcp with real MCP peers. `make test` runs this after the Go tests.
 #
 #  1. `npm ci` here if node_modules is missing or does not match package.json/package-lock.json;
-#  2. builds bin/agents-mcp (go build -o bin/agents-mcp ./cmd/agents-mcp) and bin/ferretdb (a test
-#     MongoDB wire-protocol server, for mongo.test.mjs);
+#  2. builds bin/agents-mcp (go build -o bin/agents-mcp ./cmd/agents-mcp), bin/ferretdb (a test
+#     MongoDB wire-protocol server, for mongo.test.mjs) and bin/mrtr-upstream (a go-sdk upstream
+#     answering input_required, for bridge.test.mjs);
 #  3. starts `agents-mcp serve --conformance-fixtures` (and a second `serve --stateless`) on free
 #     loopback ports with temp data dirs, and waits for /healthz;
 #  4. runs the official conformance suite (conformance.sh: 0.1.16's active suite, and
 #     0.2.0-alpha.12's requirement sets 2025-11-25 and 2026-07-28) and the node tests (*.test.mjs: the
-#     official TypeScript SDK client over legacy SSE, streamable HTTP and stdio, plus raw HTTP;
-#     mongo.test.mjs, auth.test.mjs, remote.test.mjs, agents.test.mjs, walkthrough.test.mjs, readme.test.mjs and the security*.test.mjs files start agents-mcp instances of their own);
+#     official TypeScript SDK client, 1.x and 2.x, over legacy SSE, streamable HTTP and stdio, plus raw HTTP;
+#     mongo.test.mjs, auth.test.mjs, remote.test.mjs, bridge.test.mjs, agents.test.mjs, walkthrough.test.mjs, readme.test.mjs and the security*.test.mjs files start agents-mcp instances of their own);
 #  5. stops the servers with SIGTERM and checks that each exits with status 0 within 5 s, and that
 #     everything they logged to stderr is JSON.
 # Exits non-zero on any failure. Artifacts (server logs, conformance results, TAP output) are kept
@@ -49,11 +50,13 @@ log "node $(node --version)"
 
 # --- 2. build --------------------------------------------------------------------------------
 if [[ "${E2E_SKIP_BUILD:-0}" != 1 ]]; then
-  log "go build -o bin/agents-mcp ./cmd/agents-mcp; go build -o bin/ferretdb ./scripts/ferretdb"
-  (cd "$ROOT" && go build -o bin/agents-mcp ./cmd/agents-mcp && go build -o bin/ferretdb ./scripts/ferretdb)
+  log "go build -o bin/agents-mcp ./cmd/agents-mcp; go build -o bin/ferretdb ./scripts/ferretdb; go build -o bin/mrtr-upstream ./scripts/mrtrupstream"
+  (cd "$ROOT" && go build -o bin/agents-mcp ./cmd/agents-mcp && go build -o bin/ferretdb ./scripts/ferretdb &&
+    go build -o bin/mrtr-upstream ./scripts/mrtrupstream)
 fi
 [[ -x "$BIN" ]] || { log "missing $BIN"; exit 1; }
 export FERRETDB_BIN="$ROOT/bin/ferretdb" # mongo.test.mjs runs agents-mcp with MONGODB_URI on it
+export MRTR_UPSTREAM_BIN="$ROOT/bin/mrtr-upstream" # bridge.test.mjs: a go-sdk upstream answering input_required
 
 # --- 3. servers ------------------------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/agents-mcp-e2e.XXXXXX")
@@ -143,7 +146,7 @@ fi
 if [[ -n "${E2E_TESTS:-}" ]]; then
   read -r -a test_files <<<"$E2E_TESTS"
 else
-  test_files=(client.test.mjs http.test.mjs stateless.test.mjs auth.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs agents.test.mjs walkthrough.test.mjs readme.test.mjs security.test.mjs security-egress.test.mjs security-allowlist.test.mjs security-tasks.test.mjs security-memory.test.mjs inspector.test.mjs)
+  test_files=(client.test.mjs client2.test.mjs http.test.mjs stateless.test.mjs auth.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs bridge.test.mjs agents.test.mjs walkthrough.test.mjs readme.test.mjs security.test.mjs security-egress.test.mjs security-allowlist.test.mjs security-tasks.test.mjs security-memory.test.mjs inspector.test.mjs)
 fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"
