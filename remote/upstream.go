@@ -268,11 +268,16 @@ func (u *upstream) run() {
 	var waiting []chan struct{} // Refresh calls to answer after the next attempt
 	for u.ctx.Err() == nil {
 		s, err := u.connect()
-		u.firstOnce.Do(func() { close(u.firstAttempt) })
-		for _, ch := range waiting {
-			close(ch)
+		// Add and Refresh return once the attempt is over and its outcome
+		// is in the status: on success connect recorded it, on failure
+		// the branch below does before it answers them.
+		attempted := func() {
+			u.firstOnce.Do(func() { close(u.firstAttempt) })
+			for _, ch := range waiting {
+				close(ch)
+			}
+			waiting = nil
 		}
-		waiting = nil
 		if err != nil {
 			if u.ctx.Err() != nil {
 				return
@@ -288,6 +293,7 @@ func (u *upstream) run() {
 			u.st.NextAttemptAt = time.Now().Add(wait)
 			u.setStateLocked(StateDown, "cannot connect: "+u.errorText(err, 300))
 			u.mu.Unlock()
+			attempted()
 			u.log.Warn("upstream connect failed", "attempt", failures, "retry_in", wait.Round(time.Millisecond), "error", u.errorText(err, 2000))
 			if wasUp {
 				// Withdraw what the upstream offered until it is back.
@@ -306,6 +312,7 @@ func (u *upstream) run() {
 			}
 			continue
 		}
+		attempted()
 		failures = 0
 		u.serve(s)
 		u.closeSession(s)
