@@ -71,11 +71,16 @@ for (const def of TRANSPORTS) {
       }
     });
 
-    test('read tools answer with empty, well-formed pages on an unknown subject', async () => {
+    test('read tools answer with well-formed pages on an unknown subject', async () => {
       const tasks = await call('get_similar_tasks', { query: 'something never done before' });
       assert.ok(Array.isArray(tasks.structuredContent.tasks));
+      // Recall is semantic and this server is shared with the other test files, whose tasks leave
+      // patterns: an unknown goal may rank them (low), but never one of its own, and only successful ones.
       const plans = await call('get_successful_plans', { goal: 'a goal never planned' });
-      assert.deepEqual(plans.structuredContent.plans, []);
+      assert.ok(Array.isArray(plans.structuredContent.plans), JSON.stringify(plans).slice(0, 500));
+      for (const p of plans.structuredContent.plans) {
+        assert.ok(!/never planned/.test(p.pattern.goal) && p.successRate >= 0.5 && p.pattern.steps.length > 0, JSON.stringify(p));
+      }
       const perf = await call('get_tool_performance', { tool: 'never__called' });
       assert.deepEqual(perf.structuredContent.tools, []);
     });
