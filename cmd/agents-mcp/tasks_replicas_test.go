@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -201,5 +205,151 @@ func checkWiped(t *testing.T, done map[string]any, id string) {
 	task, _ := sc["task"].(map[string]any)
 	if done["status"] != "completed" || res["isError"] == true || task["id"] != id || task["status"] != "succeeded" {
 		t.Fatalf("completed run_task: %v", done)
+	}
+}
+
+// TestMCPTasksOverStdio: `agents-mcp stdio` speaking 2026-07-28 (one JSON
+// message a line, no initialize) advertises the Tasks extension in
+// server/discover, and run_task called with the extension declared answers
+// with a task that tasks/get, tasks/update and tasks/cancel then drive on
+// the same pipe.
+func TestMCPTasksOverStdio(t *testing.T) {
+	up := startWipeUpstream(t)
+	configFile := filepath.Join(t.TempDir(), "agents-mcp.yaml")
+	if err := os.WriteFile(configFile, []byte(fmt.Sprintf("upstreams:\n  - name: storage\n    transport: streamable\n    url: %s\n", up.url)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "stdio", "--data-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), childEnv+"=1", "AGENTS_MCP_CONFIG="+configFile, "AGENTS_MCP_LLM=builtin")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Closing stdin ends the server; the kill is for a server that hangs.
+	t.Cleanup(func() {
+		stdin.Close()
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Error("stdio did not exit when its stdin closed")
+		}
+	})
+	out := bufio.NewReader(stdout)
+	next := 0
+	call := func(method string, params map[string]any) rpcAnswer {
+		t.Helper()
+		params["_meta"] = map[string]any{
+			"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{
+				"extensions":  map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+				"elicitation": map[string]any{},
+			},
+			"io.modelcontextprotocol/clientInfo": map[string]any{"name": "tasks-stdio", "version": "1"},
+		}
+		next++
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": next, "method": method, "params": params})
+		if _, err := stdin.Write(append(body, '\n')); err != nil {
+			t.Fatalf("%s: %v\n%s", method, err, logs.String())
+		}
+		// Notifications may come first; the answer carries our id.
+		lines := make(chan string, 1)
+		go func() {
+			for {
+				line, err := out.ReadString('\n')
+				if err != nil {
+					close(lines)
+					return
+				}
+				var m struct{ ID *int }
+				if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil && *m.ID == next {
+					lines <- line
+					return
+				}
+			}
+		}()
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("%s: stdout ended\n%s", method, logs.String())
+			}
+			var a rpcAnswer
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
+				t.Fatalf("%s: %q", method, line)
+			}
+			return a
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no answer\n%s", method, logs.String())
+		}
+		return rpcAnswer{}
+	}
+
+	d := call("server/discover", map[string]any{})
+	caps, _ := d.Result["capabilities"].(map[string]any)
+	exts, _ := caps["extensions"].(map[string]any)
+	if _, ok := exts["io.modelcontextprotocol/tasks"]; !ok || d.Error != nil {
+		t.Fatalf("server/discover over stdio: %+v %+v", d.Result, d.Error)
+	}
+	created := call("tools/call", map[string]any{"name": "run_task", "arguments": map[string]any{"request": wipeRequest}})
+	id, _ := created.Result["taskId"].(string)
+	if created.Error != nil || created.Result["resultType"] != "task" || !strings.HasPrefix(id, "tsk_") {
+		t.Fatalf("run_task as a task over stdio: %+v %+v\n%s", created.Result, created.Error, logs.String())
+	}
+	poll := func(while ...string) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			r := call("tasks/get", map[string]any{"taskId": id})
+			if r.Error != nil {
+				t.Fatalf("tasks/get: %+v", r.Error)
+			}
+			if !slices.Contains(while, r.Result["status"].(string)) {
+				return r.Result
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("still %v", r.Result)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for round := 0; ; round++ {
+		got := poll("working")
+		if got["status"] != "input_required" {
+			checkWiped(t, got, id)
+			break
+		}
+		if round == 3 {
+			t.Fatalf("still asking: %v", got)
+		}
+		if r := call("tasks/update", map[string]any{"taskId": id, "inputResponses": answersFor(got, "piped")}); r.Error != nil {
+			t.Fatalf("tasks/update: %+v", r.Error)
+		}
+	}
+	if got := up.buckets(); strings.Join(got, ",") != "piped" {
+		t.Errorf("buckets wiped: %v, want [piped]", got)
+	}
+	// A second task, cancelled while it waits.
+	created = call("tools/call", map[string]any{"name": "run_task", "arguments": map[string]any{"request": wipeRequest}})
+	id, _ = created.Result["taskId"].(string)
+	if p := poll("working"); p["status"] != "input_required" {
+		t.Fatalf("second task: %v", p)
+	}
+	if r := call("tasks/cancel", map[string]any{"taskId": id}); r.Error != nil || r.Result["resultType"] != "complete" {
+		t.Fatalf("tasks/cancel: %+v %+v", r.Result, r.Error)
+	}
+	if got := poll(); got["status"] != "cancelled" {
+		t.Fatalf("after cancel: %v", got)
 	}
 }
