@@ -57,6 +57,8 @@ type mcpTaskClient struct {
 	key  string
 	ext  bool // declare the Tasks extension
 	next int
+	// logs, when set, tells what the servers logged when a poll fails.
+	logs func() string
 }
 
 type rpcAnswer struct {
@@ -90,7 +92,9 @@ func (c *mcpTaskClient) call(method string, params map[string]any) rpcAnswer {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
 	if name, ok := params["name"].(string); ok {
 		req.Header.Set("Mcp-Name", name)
 	} else if id, ok := params["taskId"].(string); ok {
@@ -142,7 +146,11 @@ func (c *mcpTaskClient) poll(id string, while ...string) map[string]any {
 			return r.Result
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("task %s is still %s", id, status)
+			logs := ""
+			if c.logs != nil {
+				logs = c.logs()
+			}
+			c.t.Fatalf("task %s is still %s: %v\n%s", id, status, r.Result, logs)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
