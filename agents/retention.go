@@ -35,9 +35,10 @@ const taskSweepTimeout = 5 * time.Minute
 // two sweepers at once only delete the same batch twice, the second time
 // finding nothing.
 //
-// The learnings of a deleted task stay, with its TaskID; the planner's
-// reuse of past plans goes through that task (Planner.pastPlans), so the
-// plans of deleted tasks are no longer offered to the planner.
+// The learnings and plans of a deleted task stay. The planner then finds
+// the plan through the learning's PlanID (Planner.pastPlans), which is set
+// only for a task that ran its plan unrepaired: the plans of repaired
+// tasks, and of tasks learnt before PlanID existed, are no longer reused.
 type TaskSweeper struct {
 	Tasks agentsmcp.TaskService
 	// Retention is how long an ended task is kept; it must be positive.

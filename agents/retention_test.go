@@ -9,6 +9,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
 func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
@@ -137,5 +138,53 @@ func TestTaskSweepInterval(t *testing.T) {
 		if got := agents.TaskSweepInterval(r); got != want {
 			t.Errorf("TaskSweepInterval(%s) = %s, want %s", r, got, want)
 		}
+	}
+}
+
+// TestPlannerReusesPlansOfDeletedTasks: the retention deletes tasks, not
+// what was learnt from them; the learning's PlanID still leads to the
+// plan, for its owner only.
+func TestPlannerReusesPlansOfDeletedTasks(t *testing.T) {
+	s := newStack(t, func(l *localtools.Provider) {
+		if err := localtools.Add(l, &mcp.Tool{Name: "fetch_page", Description: "download a web page by url"},
+			func(_ context.Context, _ *mcp.CallToolRequest, in urlIn) (*mcp.CallToolResult, map[string]any, error) {
+				return nil, map[string]any{"status": 200, "url": in.URL}, nil
+			}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	run := func(p *agentsmcp.Principal, request string) (*agentsmcp.Plan, *agents.PlanReport) {
+		t.Helper()
+		ctx := agentsmcp.WithPrincipal(context.Background(), p)
+		th, _, err := s.thinker.Think(ctx, request, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, report, err := s.planner.Plan(ctx, agents.PlanRequest{Request: request, Thought: th})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := s.exec.Start(ctx, plan, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done, err := s.exec.Wait(t.Context(), task.ID); err != nil || done.Status != agentsmcp.TaskSucceeded {
+			t.Fatalf("task %v: %v", done.Status, err)
+		}
+		return plan, report
+	}
+	first, _ := run(alice, "fetch the web page https://example.com/a")
+	n, err := s.db.DeleteEndedTasks(t.Context(), time.Now().Add(time.Hour), 0)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteEndedTasks = %d, %v; want the one task", n, err)
+	}
+	if _, report := run(alice, "fetch the web page https://example.com/b"); report.ReusedPlan != first.ID {
+		t.Errorf("after its task was deleted, alice's second plan reused %q, want her first %s", report.ReusedPlan, first.ID)
+	}
+	if _, err := s.db.DeleteEndedTasks(t.Context(), time.Now().Add(time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, report := run(bob, "fetch the web page https://example.com/c"); report.ReusedPlan != "" {
+		t.Errorf("bob's plan reused %s, a plan of alice whose task is deleted", report.ReusedPlan)
 	}
 }
