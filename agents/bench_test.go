@@ -626,7 +626,10 @@ func (m *memTasks) FindTasksToResume(_ context.Context, now time.Time, limit int
 	return items[:min(len(items), agentsmcp.PageSize(limit))], nil
 }
 
-func (m *memTasks) DeleteEndedTasks(_ context.Context, endedBefore time.Time, limit int) (int64, error) {
+func (m *memTasks) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err // as a store would fail its round trip
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ended []*agentsmcp.Task
