@@ -218,11 +218,12 @@ type TaskService interface {
 	// replica should acquire and resume.
 	FindTasksToResume(ctx context.Context, now time.Time, limit int) ([]*Task, error)
 	// DeleteEndedTasks deletes at most limit (see PageSize) tasks that
-	// have ended (a Terminal status) with an EndedAt before endedBefore,
-	// the earliest ended first, and reports how many it deleted: the
-	// retention of tasks, which a caller repeats until fewer than limit
-	// are deleted. A task that has not ended is never deleted, whatever
-	// its times. Deleting is idempotent, so that every replica may sweep.
+	// have ended (a Terminal status) with a non-zero EndedAt before
+	// endedBefore, the earliest ended first, and reports how many it
+	// deleted: the retention of tasks, which a caller repeats until fewer
+	// than limit are deleted. A task that has not ended is never deleted,
+	// whatever its times. Deleting is idempotent, so that every replica
+	// may sweep.
 	DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error)
 }
 
