@@ -177,6 +177,11 @@ type InsightService interface {
 type Learning struct {
 	ID     string `json:"id"`
 	TaskID string `json:"taskId,omitempty"`
+	// PlanID is the plan the task ran unchanged, so that the plan can be
+	// reused once the task is deleted (tasks.retention); empty when the
+	// executor repaired a step, since the plan alone is then not what
+	// worked.
+	PlanID string `json:"planId,omitempty"`
 	Query  string `json:"query"`          // the user's request
 	Goal   string `json:"goal,omitempty"` // the generalised goal
 	// Steps is the plan's shape: the tools of its steps in execution order.

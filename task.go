@@ -217,6 +217,14 @@ type TaskService interface {
 	// oldest first (by CreatedAt, ties by id ascending): the tasks a
 	// replica should acquire and resume.
 	FindTasksToResume(ctx context.Context, now time.Time, limit int) ([]*Task, error)
+	// DeleteEndedTasks deletes at most limit (see PageSize) tasks that
+	// have ended (a Terminal status) with a non-zero EndedAt before
+	// endedBefore, the earliest ended first, and reports how many it
+	// deleted: the retention of tasks, which a caller repeats until fewer
+	// than limit are deleted. A task that has not ended is never deleted,
+	// whatever its times. Deleting is idempotent, so that every replica
+	// may sweep.
+	DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error)
 }
 
 // Validate checks the invariants of a Task (ID, CreatedAt, UpdatedAt,

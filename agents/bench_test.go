@@ -626,6 +626,28 @@ func (m *memTasks) FindTasksToResume(_ context.Context, now time.Time, limit int
 	return items[:min(len(items), agentsmcp.PageSize(limit))], nil
 }
 
+func (m *memTasks) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err // as a store would fail its round trip
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ended []*agentsmcp.Task
+	for _, t := range m.tasks {
+		if t.Status.Terminal() && !t.EndedAt.IsZero() && t.EndedAt.Before(endedBefore) {
+			ended = append(ended, t)
+		}
+	}
+	slices.SortFunc(ended, func(a, b *agentsmcp.Task) int {
+		return cmp.Or(a.EndedAt.Compare(b.EndedAt), strings.Compare(a.ID, b.ID))
+	})
+	ended = ended[:min(len(ended), agentsmcp.PageSize(limit))]
+	for _, t := range ended {
+		delete(m.tasks, t.ID)
+	}
+	return int64(len(ended)), nil
+}
+
 func copyPlan(p *agentsmcp.Plan) *agentsmcp.Plan {
 	c := *p
 	c.Steps = make([]agentsmcp.PlanStep, len(p.Steps))

@@ -265,6 +265,11 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 		Goal:    goalOfTask(t, p),
 		Outcome: outcomeOf(t),
 	}
+	// The plan is recorded only when it is what ran: repairs live in the
+	// task, which tasks.retention may delete.
+	if !slices.ContainsFunc(t.Steps, func(s agentsmcp.StepState) bool { return s.RepairedTool != "" }) {
+		lr.PlanID = t.PlanID
+	}
 	if id, ok := strings.CutPrefix(t.ID, agentsmcp.TaskIDPrefix+"_"); ok && agentsmcp.IDPattern.MatchString(agentsmcp.LearningIDPrefix+"_"+id) {
 		lr.ID = agentsmcp.LearningIDPrefix + "_" + id
 	}

@@ -149,7 +149,7 @@ func TestLearnSucceededTask(t *testing.T) {
 		t.Errorf("goal %q", goal)
 	}
 	want := agentsmcp.Learning{
-		ID: l.ID, TaskID: task.ID, Query: plan.Request, Goal: goal,
+		ID: l.ID, TaskID: task.ID, PlanID: task.PlanID, Query: plan.Request, Goal: goal,
 		Steps:     []string{"files__read_file", "files__write_file", "echo"},
 		Tools:     []string{"files__read_file", "files__write_file", "echo"},
 		Upstreams: []string{"files"},
@@ -182,8 +182,25 @@ func TestLearnSucceededTask(t *testing.T) {
 	}
 }
 
+// A task whose step was repaired ran another plan than its own: its
+// learning leads to the plan only through the task, which holds the
+// repair.
+func TestLearnRepairedTaskRecordsNoPlan(t *testing.T) {
+	f := newLearnFixture(t, learnCatalog{"files__read_file": "files", "echo": "local"})
+	plan := &agentsmcp.Plan{Request: "read the report", Steps: []agentsmcp.PlanStep{
+		learnPlanStep("read", "files__read_file", `{"path":"/data/a.txt"}`),
+	}}
+	repaired := learnState("read", agentsmcp.StepSucceeded, 2, 1, 2, "")
+	repaired.RepairedTool, repaired.RepairedArguments = "echo", json.RawMessage(`{"value":"a"}`)
+	task := learnTask(plan.Request, agentsmcp.TaskSucceeded, 3, repaired)
+	f.learn(t, task, plan)
+	if ls := f.learnings(t); len(ls) != 1 || ls[0].TaskID != task.ID || ls[0].PlanID != "" {
+		t.Fatalf("learnings %+v, want one with its task and no plan", ls)
+	}
+}
+
 func learningEqual(a, b *agentsmcp.Learning) bool {
-	return a.ID == b.ID && a.TaskID == b.TaskID && a.Query == b.Query && a.Goal == b.Goal &&
+	return a.ID == b.ID && a.TaskID == b.TaskID && a.PlanID == b.PlanID && a.Query == b.Query && a.Goal == b.Goal &&
 		slices.Equal(a.Steps, b.Steps) && slices.Equal(a.Tools, b.Tools) && slices.Equal(a.Upstreams, b.Upstreams) &&
 		a.Outcome == b.Outcome && a.Duration == b.Duration && slices.Equal(a.Errors, b.Errors) &&
 		a.Retries == b.Retries && a.CreatedAt.Equal(b.CreatedAt)

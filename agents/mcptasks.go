@@ -21,9 +21,16 @@ import (
 // Only the creator of a task, or a caller with scope admin:read, sees it;
 // changing it (tasks/update, tasks/cancel) takes the creator or
 // admin:write, as for get_task, resume_task and cancel_task.
+//
+// With a Retention, a task is gone once it ended more than Retention ago,
+// as for an unknown id, even before a [TaskSweeper] deletes it, and ttlMs
+// says when that will be.
 type MCPTasks struct {
 	Executor *Executor
 	Plans    agentsmcp.PlanService
+	// Retention is tasks.retention: how long an ended task is kept; zero
+	// keeps tasks forever, and ttlMs is then null.
+	Retention time.Duration
 }
 
 var _ agentsmcp.TaskBackend = (*MCPTasks)(nil)
@@ -37,7 +44,7 @@ func (m *MCPTasks) Owns(id string) bool {
 // the ENOTFOUND of an unknown id, so that existence is not revealed.
 func (m *MCPTasks) visible(ctx context.Context, id string) (*agentsmcp.Task, error) {
 	task, err := m.Executor.Task(ctx, id)
-	if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(task.Principal) {
+	if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(task.Principal) || expired(task, m.Retention, time.Now()) {
 		return nil, hidden(err, "task", id)
 	}
 	return task, nil
@@ -66,7 +73,9 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 			return nil, err
 		}
 	}
-	return MCPTaskView(task, plan), nil
+	v := MCPTaskView(task, plan)
+	v.TTLMs = taskTTLMs(task, m.Retention, time.Now())
+	return v, nil
 }
 
 // MCPTaskView maps a stored task to its MCP view:
@@ -80,7 +89,8 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 //     steps are a tool-level failure, not a protocol error;
 //   - cancelled is cancelled.
 //
-// ttlMs is null: tasks are kept (ADR 0010, A8).
+// ttlMs is left null (unlimited): [MCPTasks.GetTask] sets it from its
+// Retention (ADR 0010, A8).
 func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask {
 	v := &agentsmcp.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
 	switch task.Status {

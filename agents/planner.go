@@ -168,7 +168,10 @@ type pastPlan struct {
 }
 
 // pastPlans returns the plans of similar past tasks that succeeded, most
-// similar first.
+// similar first. A plan is found through the learning's task, which
+// carries the repairs made while it ran; once the task is deleted
+// (tasks.retention), through the learning's PlanID, which is set only for
+// a plan that ran unrepaired.
 func (p *Planner) pastPlans(ctx context.Context, k *Knowledge, max int) []pastPlan {
 	if p.Tasks == nil {
 		return nil
@@ -178,17 +181,10 @@ func (p *Planner) pastPlans(ctx context.Context, k *Knowledge, max int) []pastPl
 		if l.Outcome != agentsmcp.OutcomeSuccess || l.TaskID == "" {
 			continue
 		}
-		t, err := p.Tasks.FindTaskByID(ctx, l.TaskID)
-		if err != nil || t.PlanID == "" || t.Principal != agentsmcp.PrincipalIDFrom(ctx) {
-			// Only the caller's own plans: another's may hold values it
-			// gave (arguments, secrets) that are not this caller's to use.
+		pl := p.planOf(ctx, l)
+		if pl == nil {
 			continue
 		}
-		pl, err := p.Plans.FindPlanByID(ctx, t.PlanID)
-		if err != nil {
-			continue
-		}
-		pl = repairedPlan(pl, t)
 		steps, _ := json.Marshal(pl.Steps)
 		out = append(out, pastPlan{Request: l.Query, Steps: agentsmcp.TruncateUTF8(string(steps), 4<<10), plan: pl})
 		if len(out) == max {
@@ -196,6 +192,32 @@ func (p *Planner) pastPlans(ctx context.Context, k *Knowledge, max int) []pastPl
 		}
 	}
 	return out
+}
+
+// planOf is the plan that learning l's task ran, with its repairs, when
+// it is the caller's own: another's may hold values it gave (arguments,
+// secrets) that are not this caller's to use. Nil when there is none.
+func (p *Planner) planOf(ctx context.Context, l *agentsmcp.Learning) *agentsmcp.Plan {
+	caller := agentsmcp.PrincipalIDFrom(ctx)
+	t, err := p.Tasks.FindTaskByID(ctx, l.TaskID)
+	if err == nil {
+		if t.PlanID == "" || t.Principal != caller {
+			return nil
+		}
+		pl, err := p.Plans.FindPlanByID(ctx, t.PlanID)
+		if err != nil {
+			return nil
+		}
+		return repairedPlan(pl, t)
+	}
+	if agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND || l.PlanID == "" {
+		return nil
+	}
+	pl, err := p.Plans.FindPlanByID(ctx, l.PlanID)
+	if err != nil || pl.Principal != caller {
+		return nil
+	}
+	return pl
 }
 
 // Check verifies a plan as the executor will run it: a valid DAG; tools

@@ -50,7 +50,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	}
 	// MCP Tasks (ADR 0010): run_task and execute_task become tasks for
 	// 2026-07-28 requests that declare the extension.
-	a.router.AddTaskBackend(&agents.MCPTasks{Executor: executor, Plans: m.plans})
+	a.router.AddTaskBackend(&agents.MCPTasks{Executor: executor, Plans: m.plans, Retention: cfg.TaskRetention})
 	return executor, nil
 }
 

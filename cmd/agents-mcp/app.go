@@ -206,6 +206,12 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	// Tasks left running by a crash or a stop are resumed once the
 	// upstreams are back.
 	a.wg.Go(func() { executor.Run(bg) })
+	if cfg.TaskRetention > 0 {
+		// Every replica sweeps: deletes are idempotent, and no replica is
+		// elected for it.
+		sweeper := &agents.TaskSweeper{Tasks: m.tasks, Retention: cfg.TaskRetention, Logger: logger}
+		a.wg.Go(func() { sweeper.Run(bg) })
+	}
 	return a, nil
 }
 

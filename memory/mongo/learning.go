@@ -14,6 +14,7 @@ import (
 type learningDoc struct {
 	ID         string    `bson:"_id"`
 	TaskID     string    `bson:"taskId,omitempty"`
+	PlanID     string    `bson:"planId,omitempty"`
 	Query      string    `bson:"query"`
 	Goal       string    `bson:"goal"`
 	Steps      []string  `bson:"steps"`
@@ -31,6 +32,7 @@ func (d *learningDoc) learning() *agentsmcp.Learning {
 	return &agentsmcp.Learning{
 		ID:        d.ID,
 		TaskID:    d.TaskID,
+		PlanID:    d.PlanID,
 		Query:     d.Query,
 		Goal:      d.Goal,
 		Steps:     d.Steps,
@@ -56,6 +58,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 	d := learningDoc{
 		ID:         l.ID,
 		TaskID:     l.TaskID,
+		PlanID:     l.PlanID,
 		Query:      l.Query,
 		Goal:       l.Goal,
 		Steps:      orEmpty(l.Steps),

@@ -165,6 +165,9 @@ var indexes = []index{
 	{colTasks, "status_createdAt_id", bson.D{{Key: "status", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colTasks, "principal_createdAt_id", bson.D{{Key: "principal", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
 	{colTasks, "planId_createdAt_id", bson.D{{Key: "planId", Value: 1}, {Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}},
+	// DeleteEndedTasks: the ended tasks, earliest ended first. A task that
+	// has not ended has no endedAt, and sorts before every ended one.
+	{colTasks, "endedAt_id", bson.D{{Key: "endedAt", Value: 1}, {Key: "_id", Value: 1}}},
 
 	{colOutbox, "nextAttemptAt_id", bson.D{{Key: "nextAttemptAt", Value: 1}, {Key: "_id", Value: 1}}},
 	{colOutbox, "createdAt", bson.D{{Key: "createdAt", Value: 1}}},

@@ -333,3 +333,40 @@ func (db *DB) FindTasksToResume(ctx context.Context, now time.Time, limit int) (
 	}
 	return items, nil
 }
+
+// DeleteEndedTasks implements [agentsmcp.TaskService]: it reads the ids of
+// one batch through the endedAt_id index, then deletes them with the same
+// filter repeated, so that a task changed in between is deleted only if it
+// still qualifies. deleteMany alone takes no limit.
+func (db *DB) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error) {
+	filter := bson.D{
+		{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{
+			string(agentsmcp.TaskSucceeded), string(agentsmcp.TaskFailed), string(agentsmcp.TaskCancelled)}}}},
+		{Key: "endedAt", Value: bson.D{{Key: "$lt", Value: ceilMs(endedBefore)}}},
+	}
+	cur, err := db.db.Collection(colTasks).Find(ctx, filter, options.Find().
+		SetSort(bson.D{{Key: "endedAt", Value: 1}, {Key: "_id", Value: 1}}).
+		SetLimit(int64(agentsmcp.PageSize(limit))).
+		SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return 0, wrap(err, "delete ended tasks")
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return 0, wrap(err, "delete ended tasks")
+	}
+	if len(docs) == 0 {
+		return 0, nil
+	}
+	ids := make(bson.A, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	res, err := db.db.Collection(colTasks).DeleteMany(ctx, append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}))
+	if err != nil {
+		return 0, wrap(err, "delete ended tasks")
+	}
+	return res.DeletedCount, nil
+}

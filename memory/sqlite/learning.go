@@ -9,12 +9,12 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-const learningColumns = "l.id, l.task_id, l.query, l.goal, l.steps, l.tools, l.upstreams, l.outcome, l.duration_ns, l.errors, l.retries, l.principal, l.created_at"
+const learningColumns = "l.id, l.task_id, l.plan_id, l.query, l.goal, l.steps, l.tools, l.upstreams, l.outcome, l.duration_ns, l.errors, l.retries, l.principal, l.created_at"
 
 const (
 	insertLearningSQL = `INSERT INTO learnings
-		(id, task_id, query, goal, steps, tools, upstreams, outcome, duration_ns, errors, retries, principal, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+		(id, task_id, plan_id, query, goal, steps, tools, upstreams, outcome, duration_ns, errors, retries, principal, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	insertLearningToolSQL = `INSERT INTO learning_tools (tool, created_at, learning_id, learning_pk)
 		VALUES (?, ?, ?, ?)`
 	insertLearningUpstreamSQL = `INSERT INTO learning_upstreams (upstream, created_at, learning_id, learning_pk)
@@ -42,7 +42,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var pk int64
 		err := db.txStmt(ctx, tx, insertLearningSQL).QueryRowContext(ctx,
-			id, l.TaskID, l.Query, l.Goal, encodeList(l.Steps), encodeList(l.Tools), encodeList(l.Upstreams),
+			id, l.TaskID, l.PlanID, l.Query, l.Goal, encodeList(l.Steps), encodeList(l.Tools), encodeList(l.Upstreams),
 			string(l.Outcome), int64(l.Duration), encodeList(l.Errors), l.Retries, principal, createdMS,
 		).Scan(&pk)
 		if isUnique(err) {
@@ -183,7 +183,7 @@ func scanLearning(row scanner) (*agentsmcp.Learning, error) {
 		steps, tools, upstreams, errors string
 		duration, created               int64
 	)
-	if err := row.Scan(&l.ID, &l.TaskID, &l.Query, &l.Goal, &steps, &tools, &upstreams, &l.Outcome,
+	if err := row.Scan(&l.ID, &l.TaskID, &l.PlanID, &l.Query, &l.Goal, &steps, &tools, &upstreams, &l.Outcome,
 		&duration, &errors, &l.Retries, &l.Principal, &created); err != nil {
 		return nil, err
 	}

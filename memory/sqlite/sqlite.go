@@ -58,7 +58,7 @@ var writeStatements = []string{
 	recordCallSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL, selectWeightEpochSQL, recordWeightSQL,
 	recordPatternUseSQL,
 	insertThoughtSQL, insertPlanSQL,
-	insertTaskSQL, updateTaskSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL,
+	insertTaskSQL, updateTaskSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,
 	enqueueOutboxSQL, claimOutboxSQL, ackOutboxSQL, retryOutboxSQL,
 }
 

@@ -37,6 +37,14 @@ const (
 	// taskExistsSQL tells a missing task from a refused conditional
 	// update, inside the same transaction.
 	taskExistsSQL = "SELECT count(*) FROM tasks WHERE id = ?"
+	// deleteEndedTasksSQL deletes one batch of the ended tasks, earliest
+	// ended first, through the partial index tasks_ended, whose condition
+	// it repeats word for word. INDEXED BY makes the statement fail rather
+	// than scan the table if the index could not serve it.
+	deleteEndedTasksSQL = `DELETE FROM tasks WHERE id IN
+		(SELECT id FROM tasks INDEXED BY tasks_ended
+		WHERE status IN ('succeeded', 'failed', 'cancelled') AND ended_at > 0 AND ended_at < ?
+		ORDER BY ended_at, id LIMIT ?)`
 )
 
 var (
@@ -328,6 +336,20 @@ func (db *DB) FindTasksToResume(ctx context.Context, now time.Time, limit int) (
 		return nil, fmt.Errorf("find tasks to resume: %w", err)
 	}
 	return items, nil
+}
+
+// DeleteEndedTasks implements [agentsmcp.TaskService] in one transaction.
+func (db *DB) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error) {
+	var n int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := db.txStmt(ctx, tx, deleteEndedTasksSQL).ExecContext(ctx, ceilMillis(endedBefore), agentsmcp.PageSize(limit))
+		if err != nil {
+			return fmt.Errorf("delete ended tasks: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 func scanTask(row scanner) (*agentsmcp.Task, error) {

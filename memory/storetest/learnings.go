@@ -54,6 +54,7 @@ func testLearningRoundTrip(t *testing.T, s Services) {
 	}{
 		{"every field", agentsmcp.Learning{
 			TaskID:    "task_01",
+			PlanID:    "pln_01",
 			Query:     "Summarise the open issues of agents-mcp and file a report",
 			Goal:      "summarise repository issues",
 			Steps:     []string{"github__list_issues", "github__get_issue", "github__get_issue", "files__write_file"},

@@ -32,6 +32,76 @@ func init() {
 	suite["TaskFiltersAndPaging"] = testTaskFiltersAndPaging
 	suite["TaskBadCursor"] = testTaskBadCursor
 	suite["TaskCountsByStatus"] = testTaskCountsByStatus
+	suite["TaskDeleteEnded"] = testTaskDeleteEnded
+}
+
+// testTaskDeleteEnded checks the retention of tasks: only ended tasks
+// that ended before the cut are deleted, in batches of limit, earliest
+// ended first; a task that has not ended is kept whatever its times, even
+// one carrying an EndedAt (the store must go by the status).
+func testTaskDeleteEnded(t *testing.T, s Services) {
+	ctx := t.Context()
+	cut := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
+	mk := func(status agentsmcp.TaskStatus, ended time.Time) *agentsmcp.Task {
+		tk := &agentsmcp.Task{Request: "retain me", Status: status, EndedAt: ended}
+		createTask(t, s, tk)
+		return tk
+	}
+	var old []*agentsmcp.Task // ended before the cut, earliest first
+	for i, st := range []agentsmcp.TaskStatus{agentsmcp.TaskSucceeded, agentsmcp.TaskFailed, agentsmcp.TaskCancelled, agentsmcp.TaskSucceeded, agentsmcp.TaskFailed} {
+		old = append(old, mk(st, cut.Add(-time.Duration(5-i)*time.Minute)))
+	}
+	kept := []*agentsmcp.Task{
+		mk(agentsmcp.TaskSucceeded, cut),               // ended at the cut, not before it
+		mk(agentsmcp.TaskFailed, cut.Add(time.Minute)), // ended after it
+		mk(agentsmcp.TaskSucceeded, time.Time{}),       // no EndedAt: never known to have ended
+		mk(agentsmcp.TaskPending, cut.Add(-time.Hour)), // not ended, whatever EndedAt says
+		mk(agentsmcp.TaskRunning, cut.Add(-time.Hour)), // not ended
+		mk(agentsmcp.TaskPaused, cut.Add(-time.Hour)),  // not ended
+		mk(agentsmcp.TaskRunning, time.Time{}),         // not ended
+	}
+
+	// One batch of 2 takes the two that ended first.
+	n, err := s.Tasks.DeleteEndedTasks(ctx, cut, 2)
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteEndedTasks(limit 2) = %d, %v; want 2", n, err)
+	}
+	for i, tk := range old {
+		_, err := s.Tasks.FindTaskByID(ctx, tk.ID)
+		if gone := agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND; gone != (i < 2) {
+			t.Errorf("after one batch, task %d (ended %v) gone = %v, err %v", i, tk.EndedAt, gone, err)
+		}
+	}
+	// The next batch takes the other three: fewer than the limit, so the
+	// sweep is done.
+	if n, err = s.Tasks.DeleteEndedTasks(ctx, cut, 10); err != nil || n != 3 {
+		t.Fatalf("DeleteEndedTasks(limit 10) = %d, %v; want 3", n, err)
+	}
+	// Idempotent: nothing left to delete.
+	if n, err = s.Tasks.DeleteEndedTasks(ctx, cut, 10); err != nil || n != 0 {
+		t.Fatalf("DeleteEndedTasks again = %d, %v; want 0", n, err)
+	}
+	for _, tk := range old {
+		if _, err := s.Tasks.FindTaskByID(ctx, tk.ID); agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
+			t.Errorf("task ended %v before the cut: FindTaskByID err %v, want ENOTFOUND", tk.EndedAt, err)
+		}
+	}
+	for _, tk := range kept {
+		findTask(t, s, tk.ID)
+	}
+	// A cut far in the future still spares every task that has not ended.
+	if n, err = s.Tasks.DeleteEndedTasks(ctx, cut.Add(24*time.Hour), 0); err != nil || n != 2 {
+		t.Fatalf("DeleteEndedTasks(tomorrow) = %d, %v; want 2 (the two ended at or after the cut)", n, err)
+	}
+	for _, tk := range kept[2:] {
+		findTask(t, s, tk.ID)
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Tasks.DeleteEndedTasks(cancelled, cut, 10); err == nil {
+		t.Error("DeleteEndedTasks with a cancelled context: no error")
+	}
 }
 
 func testTaskCountsByStatus(t *testing.T, s Services) {

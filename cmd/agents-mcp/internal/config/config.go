@@ -124,6 +124,11 @@ type Config struct {
 	// TaskResumeInterval is how often the executor looks for tasks to
 	// take over. At least [MinTaskResumeInterval].
 	TaskResumeInterval time.Duration
+	// TaskRetention is how long an ended task is kept after it ended; 0
+	// keeps tasks forever. When set, every replica sweeps the ended tasks
+	// past it (see agents.SweepTasks), and MCP tasks carry it in ttlMs. At
+	// least [MinTaskRetention] when not 0.
+	TaskRetention time.Duration
 	// SecretsKey is the base64 AES-256 key (SecretsKeySize bytes) that
 	// seals the secret inputs of tasks and arguments of plans at rest
 	// (memory/secrets). Empty: with SQLite, a key generated into the data

@@ -18,12 +18,16 @@ const (
 	// MinTaskResumeInterval keeps the resume loop from polling the store
 	// in a busy loop.
 	MinTaskResumeInterval = 100 * time.Millisecond
+	// MinTaskRetention leaves a client that polls an MCP task (every
+	// second at most) the time to read its result once it has ended.
+	MinTaskRetention = time.Second
 )
 
 // fileTasks is the `tasks:` section.
 type fileTasks struct {
 	LeaseTTL        *string `yaml:"lease_ttl"`
 	ResumeInterval  *string `yaml:"resume_interval"`
+	Retention       *string `yaml:"retention"`
 	SecretsKey      *string `yaml:"secrets_key"`
 	RequestStateKey *string `yaml:"request_state_key"`
 	RequestStateTTL *string `yaml:"request_state_ttl"`
@@ -142,6 +146,7 @@ func (l *loader) applyFileTasks(f *fileConfig) {
 	if t := f.Tasks; t != nil {
 		l.fileDuration("tasks.lease_ttl", t.LeaseTTL, &l.cfg.TaskLeaseTTL)
 		l.fileDuration("tasks.resume_interval", t.ResumeInterval, &l.cfg.TaskResumeInterval)
+		l.fileDuration("tasks.retention", t.Retention, &l.cfg.TaskRetention)
 		l.fileString("tasks.secrets_key", t.SecretsKey, &l.cfg.SecretsKey)
 		l.fileString("tasks.request_state_key", t.RequestStateKey, &l.cfg.RequestStateKey)
 		l.fileDuration("tasks.request_state_ttl", t.RequestStateTTL, &l.cfg.RequestStateTTL)
@@ -152,6 +157,7 @@ func (l *loader) applyFileTasks(f *fileConfig) {
 func (l *loader) applyEnvTasks() {
 	l.envDuration("tasks.lease_ttl", "AGENTS_MCP_TASK_LEASE_TTL", &l.cfg.TaskLeaseTTL)
 	l.envDuration("tasks.resume_interval", "AGENTS_MCP_TASK_RESUME_INTERVAL", &l.cfg.TaskResumeInterval)
+	l.envDuration("tasks.retention", "AGENTS_MCP_TASK_RETENTION", &l.cfg.TaskRetention)
 	l.envString("tasks.secrets_key", "AGENTS_MCP_SECRETS_KEY", &l.cfg.SecretsKey)
 	l.envString("tasks.request_state_key", "AGENTS_MCP_REQUEST_STATE_KEY", &l.cfg.RequestStateKey)
 	l.envDuration("tasks.request_state_ttl", "AGENTS_MCP_REQUEST_STATE_TTL", &l.cfg.RequestStateTTL)
@@ -164,6 +170,9 @@ func (c *Config) validateTasks(bad func(name, format string, args ...any)) {
 	}
 	if c.TaskResumeInterval < MinTaskResumeInterval {
 		bad("tasks.resume_interval", "must be at least %s, got %s", MinTaskResumeInterval, c.TaskResumeInterval)
+	}
+	if c.TaskRetention < 0 || (c.TaskRetention > 0 && c.TaskRetention < MinTaskRetention) {
+		bad("tasks.retention", "must be 0 (keep tasks forever) or at least %s, got %s", MinTaskRetention, c.TaskRetention)
 	}
 	if key, err := decodeSecretsKey(c.SecretsKey); err != nil {
 		bad("tasks.secrets_key", "must be base64; generate one with: openssl rand -base64 32")
@@ -184,6 +193,7 @@ func (c *Config) validateTasks(bad func(name, format string, args ...any)) {
 func (c *Config) describeTasks(add func(name, value string)) {
 	add("tasks.lease_ttl", c.TaskLeaseTTL.String())
 	add("tasks.resume_interval", c.TaskResumeInterval.String())
+	add("tasks.retention", c.TaskRetention.String())
 	add("tasks.secrets_key", redactSecret(c.SecretsKey))
 	add("tasks.request_state_key", redactSecret(c.RequestStateKey))
 	add("tasks.request_state_ttl", c.RequestStateTTL.String())

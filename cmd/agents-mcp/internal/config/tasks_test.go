@@ -160,3 +160,23 @@ func TestRequestStateSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskRetentionSetting(t *testing.T) {
+	if c := mustLoad(t, nil, nil); c.TaskRetention != 0 || !strings.Contains(c.String(), "tasks.retention") {
+		t.Errorf("default: %s, want 0 (keep forever), and described in %s", c.TaskRetention, c.String())
+	}
+	c := mustLoad(t, nil, map[string]string{"AGENTS_MCP_TASK_RETENTION": "168h"})
+	if c.TaskRetention != 168*time.Hour || c.Source("tasks.retention") != "env:AGENTS_MCP_TASK_RETENTION" {
+		t.Errorf("env: %s from %q", c.TaskRetention, c.Source("tasks.retention"))
+	}
+	c = mustLoad(t, []string{"--config", writeYAML(t, "tasks:\n  retention: 24h\n")}, nil)
+	if c.TaskRetention != 24*time.Hour || c.Source("tasks.retention") != SourceFile {
+		t.Errorf("file: %s from %q", c.TaskRetention, c.Source("tasks.retention"))
+	}
+	for _, v := range []string{"-1s", "500ms"} {
+		_, err := Load(nil, envOf(map[string]string{"AGENTS_MCP_TASK_RETENTION": v}))
+		if err == nil || !strings.Contains(err.Error(), "tasks.retention: must be 0 (keep tasks forever) or at least 1s") {
+			t.Errorf("retention %s: %v", v, err)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package agents
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// Bounds of the sweep interval that [TaskSweeper] derives from the
+// retention: a tenth of it, so that an ended task outlives its retention
+// by at most a tenth, but no more often than MinTaskSweepInterval (each
+// sweep is a store query on every replica) and no less often than
+// MaxTaskSweepInterval.
+const (
+	MinTaskSweepInterval = time.Second
+	MaxTaskSweepInterval = time.Hour
+)
+
+// TaskSweepInterval is how often a [TaskSweeper] with retention r sweeps:
+// r/10, within [MinTaskSweepInterval, MaxTaskSweepInterval].
+func TaskSweepInterval(r time.Duration) time.Duration {
+	return min(max(r/10, MinTaskSweepInterval), MaxTaskSweepInterval)
+}
+
+// taskSweepTimeout bounds one sweep, so that a store that hangs does not
+// stop the sweeper for good.
+const taskSweepTimeout = 5 * time.Minute
+
+// TaskSweeper deletes the tasks that ended more than Retention ago (the
+// tasks.retention setting; ADR 0010, A8). Tasks that have not ended are
+// never deleted, whatever their age: the store's DeleteEndedTasks
+// guarantees it. Every replica may run one: deletes are idempotent, and
+// two sweepers at once only delete the same batch twice, the second time
+// finding nothing.
+//
+// The learnings and plans of a deleted task stay. The planner then finds
+// the plan through the learning's PlanID (Planner.pastPlans), which is set
+// only for a task that ran its plan unrepaired: the plans of repaired
+// tasks, and of tasks learnt before PlanID existed, are no longer reused.
+type TaskSweeper struct {
+	Tasks agentsmcp.TaskService
+	// Retention is how long an ended task is kept; it must be positive.
+	Retention time.Duration
+	// Interval is the time between two sweeps; zero means
+	// TaskSweepInterval(Retention).
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+// Run sweeps at once and then every Interval, until ctx ends.
+func (s *TaskSweeper) Run(ctx context.Context) {
+	interval := s.Interval
+	if interval <= 0 {
+		interval = TaskSweepInterval(s.Retention)
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sctx, cancel := context.WithTimeout(ctx, taskSweepTimeout)
+		before := time.Now().Add(-s.Retention)
+		n, err := s.Sweep(sctx, before)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.logger().Warn("task retention failed", "endedBefore", before, "deleted", n, "error", err)
+		case n > 0:
+			s.logger().Info("task retention", "endedBefore", before, "deleted", n)
+		}
+		t.Reset(interval)
+	}
+}
+
+// Sweep deletes every task that ended before endedBefore, one batch of
+// MaxPageSize per store call so that no call holds the store for long,
+// and reports how many it deleted, also when it fails part-way.
+func (s *TaskSweeper) Sweep(ctx context.Context, endedBefore time.Time) (int64, error) {
+	var total int64
+	for {
+		n, err := s.Tasks.DeleteEndedTasks(ctx, endedBefore, agentsmcp.MaxPageSize)
+		total += n
+		if err != nil || n < agentsmcp.MaxPageSize {
+			return total, err
+		}
+	}
+}
+
+func (s *TaskSweeper) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+// expired reports whether task ended more than retention before now: such
+// a task is gone for MCP clients even before a sweep deletes it, as its
+// ttlMs promised. A zero retention keeps tasks forever.
+func expired(task *agentsmcp.Task, retention time.Duration, now time.Time) bool {
+	return retention > 0 && task.Status.Terminal() && !task.EndedAt.IsZero() && now.Sub(task.EndedAt) > retention
+}
+
+// taskTTLMs is the ttlMs of task under retention (ADR 0010, A8): from
+// CreatedAt to the end of its retention, counted from its end, or from now
+// while it runs, so that a task that has not ended is never past its
+// ttlMs. Nil (unlimited) when retention is zero.
+func taskTTLMs(task *agentsmcp.Task, retention time.Duration, now time.Time) *int64 {
+	if retention <= 0 {
+		return nil
+	}
+	end := now
+	if task.Status.Terminal() && !task.EndedAt.IsZero() {
+		end = task.EndedAt
+	}
+	ttl := (end.Sub(task.CreatedAt) + retention).Milliseconds()
+	return &ttl
+}
