@@ -9,7 +9,6 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
-	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
 func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
@@ -145,32 +144,10 @@ func TestTaskSweepInterval(t *testing.T) {
 // what was learnt from them; the learning's PlanID still leads to the
 // plan, for its owner only.
 func TestPlannerReusesPlansOfDeletedTasks(t *testing.T) {
-	s := newStack(t, func(l *localtools.Provider) {
-		if err := localtools.Add(l, &mcp.Tool{Name: "fetch_page", Description: "download a web page by url"},
-			func(_ context.Context, _ *mcp.CallToolRequest, in urlIn) (*mcp.CallToolResult, map[string]any, error) {
-				return nil, map[string]any{"status": 200, "url": in.URL}, nil
-			}); err != nil {
-			t.Fatal(err)
-		}
-	})
+	s := newFetchPageStack(t)
 	run := func(p *agentsmcp.Principal, request string) (*agentsmcp.Plan, *agents.PlanReport) {
 		t.Helper()
-		ctx := agentsmcp.WithPrincipal(context.Background(), p)
-		th, _, err := s.thinker.Think(ctx, request, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, report, err := s.planner.Plan(ctx, agents.PlanRequest{Request: request, Thought: th})
-		if err != nil {
-			t.Fatal(err)
-		}
-		task, err := s.exec.Start(ctx, plan, nil, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if done, err := s.exec.Wait(t.Context(), task.ID); err != nil || done.Status != agentsmcp.TaskSucceeded {
-			t.Fatalf("task %v: %v", done.Status, err)
-		}
+		_, plan, report := s.runAs(t, p, request)
 		return plan, report
 	}
 	first, _ := run(alice, "fetch the web page https://example.com/a")
