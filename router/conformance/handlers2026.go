@@ -281,19 +281,7 @@ func testInputRequiredRequestStateHandler(ctx context.Context, req *mcp.CallTool
 			Message: "invalid requestState",
 		}
 	}
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{
-			"confirm": &mcp.ElicitParams{
-				Message: "Please confirm",
-				RequestedSchema: &jsonschema.Schema{
-					Type:       "object",
-					Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}},
-					Required:   []string{"ok"},
-				},
-			},
-		},
-		RequestState: "request_state",
-	}, nil, nil
+	return askConfirmation("request_state"), nil, nil
 }
 
 // testInputRequiredMultipleInputsHandler asks for elicitation, sampling, and
@@ -402,19 +390,7 @@ func testInputRequiredTamperedStateHandler(ctx context.Context, req *mcp.CallToo
 			}, nil, nil
 		}
 	}
-	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{
-			"confirm": &mcp.ElicitParams{
-				Message: "Please confirm",
-				RequestedSchema: &jsonschema.Schema{
-					Type:       "object",
-					Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}},
-					Required:   []string{"ok"},
-				},
-			},
-		},
-		RequestState: "tampered_state",
-	}, nil, nil
+	return askConfirmation("tampered_state"), nil, nil
 }
 
 // testInputRequiredCapabilitiesHandler only requests input kinds the client
@@ -480,4 +456,23 @@ func testInputRequiredPromptHandler(ctx context.Context, req *mcp.GetPromptReque
 			},
 		},
 	}, nil
+}
+
+// askConfirmation is the round of the requestState scenarios: one
+// elicitation, "confirm", asking for a boolean ok, with state as the
+// requestState to echo back.
+func askConfirmation(state string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{
+			"confirm": &mcp.ElicitParams{
+				Message: "Please confirm",
+				RequestedSchema: &jsonschema.Schema{
+					Type:       "object",
+					Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}},
+					Required:   []string{"ok"},
+				},
+			},
+		},
+		RequestState: state,
+	}
 }
