@@ -29,7 +29,7 @@ import (
 
 // MRTRProtocol is the first MCP revision whose clients are asked through
 // input_required results rather than elicitation requests.
-const MRTRProtocol = "2026-07-28"
+const MRTRProtocol = agentsmcp.ProtocolSessionless
 
 // DefaultRequestStateTTL is how long a requestState stays valid when
 // [RequestStates.TTL] is not set: as long as an elicitation waits for the

@@ -386,7 +386,7 @@ func (u *upstream) connect() (*session, error) {
 // sessionlessVersion is the first protocol version without sessions, where
 // the log level travels in each request's _meta instead of being set once
 // with logging/setLevel.
-const sessionlessVersion = "2026-07-28"
+const sessionlessVersion = agentsmcp.ProtocolSessionless
 
 // logsBySession reports whether cs is with an upstream that can log and
 // takes its log level from logging/setLevel.

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
@@ -249,7 +250,7 @@ const (
 // later, which has no initialize handshake and no session.
 func usesSessionlessProtocol(req *http.Request) bool {
 	if v := req.Header.Get("Mcp-Protocol-Version"); v != "" {
-		return v >= "2026-07-28"
+		return v >= agentsmcp.ProtocolSessionless
 	}
 	return false
 }

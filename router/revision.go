@@ -6,11 +6,13 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // sessionlessRevision is the first MCP revision without sessions (and with
 // resultType, ttlMs and cacheScope on results).
-const sessionlessRevision = "2026-07-28"
+const sessionlessRevision = agentsmcp.ProtocolSessionless
 
 // usesSessionlessRevision reports whether a request's params say it speaks
 // MCP 2026-07-28 or later: that revision carries the protocol version in

@@ -33,7 +33,7 @@ const (
 // tasksProtocol is the first protocol revision in which the Tasks
 // extension is defined; under older ones it does not exist (SEP-2663,
 // Backward Compatibility).
-const tasksProtocol = "2026-07-28"
+const tasksProtocol = agentsmcp.ProtocolSessionless
 
 // Task poll intervals suggested to clients (ADR 0010, A3).
 const (
