@@ -2,19 +2,17 @@ package agents
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
 // This file is how run_task and execute_task ask a client of MCP
@@ -38,7 +36,7 @@ const DefaultRequestStateTTL = elicitTimeout
 
 // RequestStateKeySize is the size of the key of [RequestStates]: an
 // HMAC-SHA-256 key.
-const RequestStateKeySize = 32
+const RequestStateKeySize = seal.KeySize
 
 // RequestStates seals and opens the requestState of the agents' MRTR
 // results: an HMAC-SHA-256 under Key over what the state says, so that the
@@ -55,9 +53,9 @@ type RequestStates struct {
 
 // requestState is what a sealed requestState says. It names the stored
 // task rather than carrying it: the task is durable, so the state only
-// has to say which task, for whom, what was asked and until when.
+// has to say which task, for whom and what was asked; the seal adds until
+// when.
 type requestState struct {
-	Version int `json:"v"`
 	// Task is the paused task the answers are for.
 	Task string `json:"task"`
 	// Call identifies the call the state was issued to (the tool and its
@@ -66,8 +64,6 @@ type requestState struct {
 	// Principal is the caller the state was issued to; another caller's
 	// state is refused.
 	Principal string `json:"principal"`
-	// Expires is when the state stops being accepted, in Unix seconds.
-	Expires int64 `json:"exp"`
 	// Asks says what each input request asked, by its key.
 	Asks map[string]stateAsk `json:"asks"`
 }
@@ -79,17 +75,12 @@ type stateAsk struct {
 	Step   string   `json:"step,omitempty"`
 }
 
-const requestStateVersion = 1
+// requestStateLabel separates a requestState from any other token sealed
+// under the same key (internal/seal).
+const requestStateLabel = "agents-mcp requestState v2"
 
-// requestStateMACLabel separates the MAC of a requestState from any other
-// use of the key.
-const requestStateMACLabel = "agents-mcp requestState v1\x00"
-
-func (rs *RequestStates) now() time.Time {
-	if rs.Now != nil {
-		return rs.Now()
-	}
-	return time.Now()
+func (rs *RequestStates) sealer() *seal.Sealer {
+	return &seal.Sealer{Key: rs.Key, Now: rs.Now}
 }
 
 func (rs *RequestStates) ttl() time.Duration {
@@ -99,23 +90,9 @@ func (rs *RequestStates) ttl() time.Duration {
 	return DefaultRequestStateTTL
 }
 
-// seal returns st as a requestState, with its expiry set from the TTL.
+// seal returns st as a requestState that expires after the TTL.
 func (rs *RequestStates) seal(st requestState) (string, error) {
-	st.Version = requestStateVersion
-	st.Expires = rs.now().Add(rs.ttl()).Unix()
-	payload, err := json.Marshal(st)
-	if err != nil {
-		return "", fmt.Errorf("encode the request state: %w", err)
-	}
-	body := base64.RawURLEncoding.EncodeToString(payload)
-	return body + "." + base64.RawURLEncoding.EncodeToString(rs.mac(body)), nil
-}
-
-func (rs *RequestStates) mac(body string) []byte {
-	m := hmac.New(sha256.New, rs.Key)
-	m.Write([]byte(requestStateMACLabel))
-	m.Write([]byte(body))
-	return m.Sum(nil)
+	return rs.sealer().Seal(requestStateLabel, st, rs.ttl())
 }
 
 // open verifies a requestState brought back on call by principal and
@@ -123,20 +100,17 @@ func (rs *RequestStates) mac(body string) []byte {
 // was issued to another caller or call is refused with a JSON-RPC invalid
 // params error (-32602), as the MRTR conformance scenarios expect.
 func (rs *RequestStates) open(state, call, principal string) (*requestState, error) {
-	body, mac, ok := strings.Cut(state, ".")
-	got, err := base64.RawURLEncoding.DecodeString(mac)
-	if !ok || err != nil || !hmac.Equal(got, rs.mac(body)) {
-		return nil, invalidState("requestState failed verification: it was not issued by this server, or was changed")
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(body)
 	var st requestState
-	if err != nil || json.Unmarshal(payload, &st) != nil || st.Version != requestStateVersion || st.Task == "" {
-		return nil, invalidState("requestState is malformed")
-	}
+	expires, err := rs.sealer().Open(requestStateLabel, state, &st)
 	switch {
-	case rs.now().Unix() >= st.Expires:
+	case errors.Is(err, seal.ErrForged):
+		return nil, invalidState("requestState failed verification: it was not issued by this server, or was changed")
+	case errors.Is(err, seal.ErrExpired):
+		// The MAC held, so the task the state names is the one issued.
 		return nil, invalidState(fmt.Sprintf("requestState expired at %s; task %s is still paused: answer it with resume_task, or read it with get_task",
-			time.Unix(st.Expires, 0).UTC().Format(time.RFC3339), st.Task))
+			expires.UTC().Format(time.RFC3339), st.Task))
+	case err != nil || st.Task == "":
+		return nil, invalidState("requestState is malformed")
 	case st.Principal != principal:
 		return nil, invalidState("requestState was issued to another caller")
 	case st.Call != call:
@@ -154,8 +128,7 @@ func invalidState(msg string) error {
 // execute_task's plan). The other arguments only matter for the first
 // call: the retry resumes the task.
 func callDigest(tool, salient string) string {
-	sum := sha256.Sum256([]byte(tool + "\x00" + salient))
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
+	return seal.Digest(tool, salient)
 }
 
 // isMRTRClient reports whether the client of req is asked through
