@@ -66,6 +66,9 @@ func endCallSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 
 // callTool is CallTool without its span.
 func (u *upstream) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if u.bridges(ctx, req) {
+		return u.callBridged(ctx, req) // a 2026-07-28 caller (bridged.go)
+	}
 	u.mu.Lock()
 	name, ok := u.original[req.Params.Name]
 	u.mu.Unlock()

@@ -26,6 +26,9 @@ type inflightCall struct {
 	// it travel on that request's stream (streamable HTTP).
 	ctx     context.Context
 	session *mcp.ServerSession // the caller; nil for in-process callers
+	// bridged is set when the caller is asked through input_required
+	// answers instead (bridged.go).
+	bridged *bridgedCall
 	// callerToken is the caller's progress token; upstreamToken replaces it
 	// on the upstream call, unique across all callers sharing the session.
 	callerToken   any
@@ -37,7 +40,7 @@ func newCallTracker() *callTracker {
 }
 
 func (t *callTracker) begin(ctx context.Context, req *mcp.CallToolRequest) *inflightCall {
-	c := &inflightCall{ctx: ctx, session: req.Session}
+	c := &inflightCall{ctx: ctx, session: req.Session, bridged: bridgedFrom(ctx)}
 	if req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			c.callerToken = tok
@@ -152,6 +155,9 @@ func (u *upstream) forwardSampling(ctx context.Context, req *mcp.CreateMessageRe
 	if err != nil {
 		return nil, err
 	}
+	if c.bridged != nil {
+		return c.bridged.sample(ctx, req.Params)
+	}
 	if p := c.session.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Sampling == nil {
 		return nil, refuse("agents-mcp: the calling client does not support sampling")
 	}
@@ -164,6 +170,9 @@ func (u *upstream) forwardElicitation(ctx context.Context, req *mcp.ElicitReques
 	c, err := u.targetFor(ctx, "elicitation")
 	if err != nil {
 		return nil, err
+	}
+	if c.bridged != nil {
+		return c.bridged.elicit(ctx, req.Params)
 	}
 	if p := c.session.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
 		return nil, refuse("agents-mcp: the calling client does not support elicitation")

@@ -65,6 +65,14 @@ type Options struct {
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
+	// StateKey seals the requestState of bridged calls (bridged.go): a
+	// 2026-07-28 caller of an older upstream that asks mid-call is asked
+	// through input_required answers. Empty turns bridging off: such an
+	// upstream request is refused. Use the key of tasks.request_state_key.
+	StateKey []byte
+	// BridgeRetryWait bounds how long the retry of a bridged call waits
+	// for the next question or the result (default DefaultBridgeRetryWait).
+	BridgeRetryWait time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -141,8 +149,9 @@ func NewHTTPTransport(policy *egress.Policy) *http.Transport {
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
-	opts Options
-	http *http.Client
+	opts   Options
+	http   *http.Client
+	bridge *bridge // nil without Options.StateKey
 
 	mu        sync.Mutex
 	upstreams map[string]*upstream
@@ -159,6 +168,7 @@ func NewPool(opts Options) *Pool {
 			CheckRedirect: egress.SameOriginRedirects,
 		},
 		upstreams: map[string]*upstream{},
+		bridge:    newBridge(opts),
 	}
 }
 
@@ -381,6 +391,8 @@ func (p *Pool) Close(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	// The upstreams are stopped, so their bridged calls are ending.
+	errs = append(errs, p.bridge.wait(ctx))
 	return errors.Join(errs...)
 }
 

@@ -1,0 +1,282 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// sessionlessCaller is the protocol of a caller that cannot receive
+// server-to-client requests.
+const sessionlessCaller = agentsmcp.ProtocolSessionless
+
+// bridgeEnv is a pool with a state key (bridging on) and the fixture as a
+// 2025-11-25 upstream named "up": the pool pins that revision, so the
+// upstream asks mid-call with elicitation/create and
+// sampling/createMessage, as a 2025 server does.
+func bridgeEnv(t *testing.T, retryWait time.Duration) (*env, *fixture) {
+	t.Helper()
+	opts := fastOptions()
+	opts.StateKey = []byte("0123456789abcdef0123456789abcdef")
+	opts.BridgeRetryWait = retryWait
+	e := newEnv(t, opts)
+	fx := newFixture("up")
+	cfg := streamableConfig("up", serveStreamable(t, fx.server).URL())
+	cfg.ProtocolVersion = "2025-11-25"
+	e.add(cfg)
+	if v := e.status("up").ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("upstream speaks %q", v)
+	}
+	return e, fx
+}
+
+// A 2026-07-28 client whose SDK answers input_required by itself (go-sdk's
+// client MRTR) gets the upstream's elicitation as a question, answers it,
+// and gets the tool's result; the upstream saw the answer.
+func TestBridgedElicitationAndSamplingFor2026Caller(t *testing.T) {
+	t.Parallel()
+	e, _ := bridgeEnv(t, 0)
+	var mu sync.Mutex
+	var asked []string
+	opts := &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Messages[0].Content.(*mcp.TextContent).Text)
+			mu.Unlock()
+			return &mcp.CreateMessageResult{Model: "m26", Role: "assistant", Content: &mcp.TextContent{Text: "4"}}, nil
+		},
+	}
+	for name, cs := range map[string]*mcp.ClientSession{"in-memory": e.caller(opts, sessionlessCaller), "http": e.httpCaller(opts, sessionlessCaller)} {
+		t.Run(name, func(t *testing.T) {
+			if got := mustText(t, cs, "up__elicit", `{}`); got != `accept {"name":"Ann"}` {
+				t.Errorf("elicit tool answered %q", got)
+			}
+			if got := mustText(t, cs, "up__sample", `{}`); got != "model m26 said 4" {
+				t.Errorf("sample tool answered %q", got)
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"What is your name?", "what is 2+2?", "What is your name?", "what is 2+2?"}
+	if strings.Join(asked, "|") != strings.Join(want, "|") {
+		t.Errorf("the caller was asked %q, want %q", asked, want)
+	}
+	if n := len(e.pool.bridge.calls); n != 0 {
+		t.Errorf("%d bridged calls still held after their results were returned", n)
+	}
+}
+
+// The wire of a bridged call, round by round, with the client's MRTR off:
+// the question under key call.1 and a sealed state; a retry without the
+// answer is asked again; a tampered state is refused; the answer gives
+// the result; the same state after that is refused as not held.
+func TestBridgedCallRounds(t *testing.T) {
+	t.Parallel()
+	e, _ := bridgeEnv(t, 0)
+	cs := e.httpCaller(&mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+	}, sessionlessCaller)
+	ctx := testCtx(t, 20*time.Second)
+	params := func(state string, answers mcp.InputResponseMap) *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`), RequestState: state, InputResponses: answers}
+	}
+	res, err := cs.CallTool(ctx, params("", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, ok := res.InputRequests["call.1"].(*mcp.ElicitParams)
+	if !res.NeedsInput() || !ok || q.Message != "What is your name?" || len(res.InputRequests) != 1 {
+		t.Fatalf("first round: %s", asJSON(t, res))
+	}
+	state := res.RequestState
+	if !strings.HasPrefix(state, bridgeStatePrefix) {
+		t.Fatalf("requestState %q", state)
+	}
+
+	// No answer (or one to another key): the open question again, at once.
+	start := time.Now()
+	res, err = cs.CallTool(ctx, params(state, mcp.InputResponseMap{"other": &mcp.ElicitResult{Action: "accept"}}))
+	if err != nil || res.InputRequests["call.1"] == nil || res.RequestState != state {
+		t.Fatalf("retry without the answer: %v %s", err, asJSON(t, res))
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("retry without the answer took %s", d)
+	}
+
+	// A changed state is refused, and so is the state on another tool.
+	tampered := state[:len(state)-2] + "xx"
+	for _, p := range []*mcp.CallToolParams{params(tampered, nil), {Name: "up__echo", Arguments: json.RawMessage(`{"text":"x"}`), RequestState: state}} {
+		_, err = cs.CallTool(ctx, p)
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s with state %.12s…: %v, want -32602", p.Name, p.RequestState, err)
+		}
+	}
+
+	res, err = cs.CallTool(ctx, params(state, mcp.InputResponseMap{"call.1": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}}))
+	if err != nil || res.NeedsInput() || resultText(res) != `accept {"name":"Bo"}` {
+		t.Fatalf("answered: %v %s", err, asJSON(t, res))
+	}
+
+	_, err = cs.CallTool(ctx, params(state, nil))
+	if err == nil || !strings.Contains(err.Error(), "not held by this server") {
+		t.Errorf("state of an ended call: %v", err)
+	}
+}
+
+// A retry whose answer the upstream takes time to act on waits at most
+// BridgeRetryWait, then answers input_required with no question and the
+// same state; the next retry gets the result.
+func TestBridgedRetryWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	opts := fastOptions()
+	opts.StateKey = []byte("0123456789abcdef0123456789abcdef")
+	opts.BridgeRetryWait = 200 * time.Millisecond
+	e := newEnv(t, opts)
+	s := mcp.NewServer(&mcp.Implementation{Name: "slow-asker", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(anySchema)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "go?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+			if err != nil {
+				return nil, err
+			}
+			time.Sleep(time.Second) // the work the answer allowed
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done after " + res.Action}}}, nil
+		})
+	cfg := streamableConfig("slow", serveStreamable(t, s).URL())
+	cfg.ProtocolVersion = "2025-11-25"
+	e.add(cfg)
+	cs := e.caller(&mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+	}, sessionlessCaller)
+	ctx := testCtx(t, 20*time.Second)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__ask", Arguments: json.RawMessage(`{}`)})
+	if err != nil || res.InputRequests["call.1"] == nil {
+		t.Fatalf("first round: %v %s", err, asJSON(t, res))
+	}
+	state := res.RequestState
+	start := time.Now()
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__ask", Arguments: json.RawMessage(`{}`), RequestState: state,
+		InputResponses: mcp.InputResponseMap{"call.1": &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}}})
+	d := time.Since(start)
+	if err != nil || !res.NeedsInput() || len(res.InputRequests) != 0 || res.RequestState != state {
+		t.Fatalf("retry past the wait: %v %s", err, asJSON(t, res))
+	}
+	if d < 200*time.Millisecond || d > 900*time.Millisecond {
+		t.Errorf("retry answered after %s, want about 200ms", d)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__ask", Arguments: json.RawMessage(`{}`), RequestState: state})
+	for err == nil && res.NeedsInput() && len(res.InputRequests) == 0 {
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__ask", Arguments: json.RawMessage(`{}`), RequestState: state})
+	}
+	if err != nil || resultText(res) != "done after accept" {
+		t.Fatalf("last retry: %v %s", err, asJSON(t, res))
+	}
+}
+
+// A 2026-07-28 caller that did not declare elicitation is not asked (the
+// spec forbids it): the upstream is refused at once, as before bridging.
+// So is every such caller when the pool has no state key.
+func TestBridgedCallWithoutCapabilityOrKey(t *testing.T) {
+	t.Parallel()
+	e, _ := bridgeEnv(t, 0)
+	cs := e.httpCaller(nil, sessionlessCaller)
+	if msg := errorText(t, cs, "up__elicit", `{}`); !strings.Contains(msg, "does not support elicitation") {
+		t.Errorf("caller without elicitation: %q", msg)
+	}
+
+	plain := newEnv(t, fastOptions())
+	fx := newFixture("up")
+	cfg := streamableConfig("up", serveStreamable(t, fx.server).URL())
+	cfg.ProtocolVersion = "2025-11-25"
+	plain.add(cfg)
+	cs = plain.httpCaller(&mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+		},
+	}, sessionlessCaller)
+	if msg := errorText(t, cs, "up__elicit", `{}`); !strings.Contains(msg, "elicitation") || strings.Contains(msg, "Ann") {
+		t.Errorf("no state key: %q", msg)
+	}
+}
+
+// A caller that goes away before any question cancels the upstream call,
+// as for a call that is not bridged.
+func TestBridgedCallCancelledBeforeQuestion(t *testing.T) {
+	t.Parallel()
+	e, fx := bridgeEnv(t, 0)
+	cs := e.caller(nil, sessionlessCaller)
+	ctx, cancel := context.WithCancel(testCtx(t, 10*time.Second))
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, cs, "up__block", `{"id":"c1"}`)
+		done <- err
+	}()
+	fx.waitStarted(t, 1, 5*time.Second)
+	cancel()
+	select {
+	case id := <-fx.cancelled:
+		if id != "c1" {
+			t.Errorf("cancelled %q", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream call was not cancelled")
+	}
+	<-done
+	testutilEventuallyEmpty(t, e)
+}
+
+func testutilEventuallyEmpty(t *testing.T, e *env) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		e.pool.bridge.mu.Lock()
+		n := len(e.pool.bridge.calls)
+		e.pool.bridge.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bridged calls still held", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A state is bound to its caller: another principal's retry is refused.
+func TestBridgedStateBoundToPrincipal(t *testing.T) {
+	t.Parallel()
+	b := newBridge(Options{StateKey: []byte("0123456789abcdef0123456789abcdef")})
+	bc := &bridgedCall{id: "brc_x", state: bridgeState{Call: "brc_x", Upstream: "up", Tool: "up__t", Principal: "alice"}, changed: make(chan struct{})}
+	b.calls[bc.id] = bc
+	st, err := b.sealer.Seal(bridgeStateLabel, bc.state, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.open(bridgeStatePrefix+st, "up", "up__t", "alice"); err != nil || got != bc {
+		t.Fatalf("own state: %v", err)
+	}
+	for _, c := range []struct{ up, tool, who string }{{"up", "up__t", "bob"}, {"up", "up__u", "alice"}, {"other", "up__t", "alice"}} {
+		if _, err := b.open(bridgeStatePrefix+st, c.up, c.tool, c.who); err == nil {
+			t.Errorf("state opened for %+v", c)
+		}
+	}
+}
