@@ -39,6 +39,9 @@ type app struct {
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
+	// stateKey seals requestStates: the agents' and the pool's bridged
+	// calls (tasks.request_state_key, or the key openRequestStates chose).
+	stateKey []byte
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
@@ -177,7 +180,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	// The configured listen address; serve adds the bound one.
 	a.egress.SetSelf(listenAddr)
 	a.pool = remote.NewPool(remote.Options{
-		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
+		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress, StateKey: a.stateKey,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
 	})
 	a.metrics.SetSources(telemetry.Sources{
