@@ -280,3 +280,32 @@ func TestBridgedStateBoundToPrincipal(t *testing.T) {
 		}
 	}
 }
+
+// Progress of an upstream call reaches a 2026-07-28 caller as before
+// bridging: the background call keeps the request's context values, so
+// notifications still travel on the request's stream while it is open.
+func TestBridgedCallKeepsProgress(t *testing.T) {
+	t.Parallel()
+	e, fx := bridgeEnv(t, 0)
+	progress := &progressLog{}
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: progress.handler}
+	for name, cs := range map[string]*mcp.ClientSession{"in-memory": e.caller(opts, sessionlessCaller), "http": e.httpCaller(opts, sessionlessCaller)} {
+		t.Run(name, func(t *testing.T) {
+			tok := "caller-token-" + name
+			p := &mcp.CallToolParams{Name: "up__progress", Arguments: json.RawMessage(`{}`)}
+			p.SetProgressToken(tok)
+			res, err := cs.CallTool(testCtx(t, 10*time.Second), p)
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %s", err, resultText(res))
+			}
+			<-fx.progTok
+			deadline := time.Now().Add(5 * time.Second)
+			for len(progress.forToken(tok)) < 3 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := len(progress.forToken(tok)); n != 3 {
+				t.Errorf("%d progress notifications with the caller's token, want 3", n)
+			}
+		})
+	}
+}
