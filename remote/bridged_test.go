@@ -90,8 +90,10 @@ func TestBridgedCallRounds(t *testing.T) {
 	t.Parallel()
 	e, _ := bridgeEnv(t, 0)
 	cs := e.httpCaller(&mcp.ClientOptions{
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not used")
+		},
 	}, sessionlessCaller)
 	ctx := testCtx(t, 20*time.Second)
 	params := func(state string, answers mcp.InputResponseMap) *mcp.CallToolParams {
@@ -164,8 +166,10 @@ func TestBridgedRetryWaitIsBounded(t *testing.T) {
 	cfg.ProtocolVersion = "2025-11-25"
 	e.add(cfg)
 	cs := e.caller(&mcp.ClientOptions{
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not used")
+		},
 	}, sessionlessCaller)
 	ctx := testCtx(t, 20*time.Second)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__ask", Arguments: json.RawMessage(`{}`)})
