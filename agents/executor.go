@@ -258,6 +258,9 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 	case t.Status != agentsmcp.TaskPaused && t.Lease.Owner != "" && time.Now().Before(t.Lease.ExpiresAt):
 		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s is %s on replica %s; resume it once it pauses", id, t.Status, t.Lease.Owner)
 	}
+	if t.IsBridgedCall() {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s is a bridged upstream call, not a plan: answer it with tasks/update or by retrying its tools/call", id)
+	}
 	plan, err := e.opts.Plans.FindPlanByID(ctx, t.PlanID)
 	if err != nil {
 		return nil, err
@@ -392,6 +395,11 @@ func (e *Executor) resumeOrphans(ctx context.Context) {
 			if err == nil {
 				_ = e.opts.Tasks.ReleaseTaskLease(context.WithoutCancel(ctx), t.ID, e.opts.Owner)
 			}
+			e.unclaim(t.ID)
+			continue
+		}
+		if leased.IsBridgedCall() { // bridged.go
+			e.failOrphanedBridged(ctx, leased, t.Lease.Owner)
 			e.unclaim(t.ID)
 			continue
 		}

@@ -67,6 +67,11 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 	if err != nil {
 		return nil, err
 	}
+	if task.IsBridgedCall() { // bridged.go
+		v := bridgedTaskView(task)
+		v.TTLMs = taskTTLMs(task, m.Retention, time.Now())
+		return v, nil
+	}
 	var plan *agentsmcp.Plan
 	if (task.Status == agentsmcp.TaskPaused || task.Status == agentsmcp.TaskSucceeded || task.Status == agentsmcp.TaskFailed) && task.PlanID != "" {
 		if plan, err = m.Plans.FindPlanByID(ctx, task.PlanID); err != nil {
@@ -245,6 +250,9 @@ func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.Inpu
 	task, err := m.controlled(ctx, id)
 	if err != nil {
 		return err
+	}
+	if task.IsBridgedCall() { // bridged.go
+		return m.updateBridged(ctx, task, responses)
 	}
 	if task.Status != agentsmcp.TaskPaused || len(responses) == 0 {
 		return nil

@@ -3,9 +3,12 @@ package remote
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,17 +23,24 @@ import (
 // This file bridges a client of MCP 2026-07-28, which cannot receive
 // server-to-client requests, to an upstream of an earlier revision, which
 // sends elicitation/create or sampling/createMessage in the middle of a
-// tools/call (ADR 0010 D4). The upstream call runs in the background, held
-// by this replica; the upstream's question becomes an input_required
-// answer to the client, with a sealed requestState that names the call;
-// the client's retry hands its answer to the blocked upstream request and
-// waits for the next question or the result.
+// tools/call (ADR 0010 D4).
 //
-// What is built is the same-replica part of D4: a bridged call lives in
-// this process only. A retry that reaches another replica, or this one
-// after a restart, is refused with -32602. The durable form (a stored
-// planless task, answers taken on any replica, a CreateTaskResult for
-// clients with the Tasks extension) is not built; see ADR 0010.
+// Every such call runs in the background, held by this replica. When the
+// upstream asks, the call becomes a stored task with no plan and one step
+// (the format is the root's, bridged.go), leased by this replica, with the
+// question as the step's question; then:
+//
+//   - a client that declared the Tasks extension gets a CreateTaskResult
+//     for that task (tasks/get, tasks/update and tasks/cancel serve it on
+//     any replica, through the agents' task backend);
+//   - any other client gets input_required, whose sealed requestState
+//     names the task; its retry, on any replica, stores the answer and
+//     waits (at most BridgeRetryWait) for the next question or the result,
+//     reading the store.
+//
+// The holder reads the store for answers, hands each to the blocked
+// upstream request, and stores the result. If it stops, its lease expires
+// and the executor's resume loop fails the task.
 
 // bridgeStatePrefix starts every requestState of a bridged call, so that
 // a retry is recognised as one without opening the seal, and told apart
@@ -41,40 +51,65 @@ const bridgeStatePrefix = "brg."
 // token sealed under the same key (internal/seal).
 const bridgeStateLabel = "agents-mcp bridged call v1"
 
-// Defaults of [Options.BridgeRetryWait] and of the bridged states' life.
 const (
 	// DefaultBridgeRetryWait bounds how long a retry waits for the next
 	// question or the result before it answers input_required again with
-	// no new question (the load-shedding shape of MRTR), so that a client
-	// is never held longer than an ordinary poll.
+	// no question (the load-shedding shape of MRTR), so that a client is
+	// never held longer than an ordinary poll.
 	DefaultBridgeRetryWait = 30 * time.Second
+	// DefaultBridgePoll is how often the holder, and a retry that waits,
+	// read the store.
+	DefaultBridgePoll = 500 * time.Millisecond
+	// defaultBridgeLeaseTTL is the lease of a held call when
+	// Options.LeaseTTL is not set, renewed every third of it.
+	defaultBridgeLeaseTTL = 30 * time.Second
 	// bridgeStateTTL is how long a bridged call's requestState is
-	// accepted, and how long a result nobody collected is kept. The call
-	// itself is bounded by the upstream's timeout, which is shorter.
+	// accepted. The call itself is bounded by the upstream's timeout; its
+	// task stays readable as any task (tasks.retention).
 	bridgeStateTTL = 10 * time.Minute
 )
 
 // bridge holds the bridged calls of one pool. A nil *bridge (no
-// [Options.StateKey]) bridges nothing: a 2026-07-28 caller's upstream
-// requests are refused, as before.
+// Options.StateKey or Options.Tasks) bridges nothing: a 2026-07-28
+// caller's upstream requests are refused, as before D4.
 type bridge struct {
 	sealer    *seal.Sealer
+	tasks     agentsmcp.TaskService
+	owner     string
+	leaseTTL  time.Duration
 	retryWait time.Duration
+	poll      time.Duration
+	log       *slog.Logger
 
 	mu    sync.Mutex
-	calls map[string]*bridgedCall
-	// wg counts the background upstream calls; each ends with its call
-	// (the upstream's timeout, or the upstream's removal).
+	calls map[string]*bridgedCall // the calls held here, by task id: local wake-ups
+	// wg counts the background upstream calls and their lease renewals;
+	// each ends with its call (the upstream's timeout, or its removal).
 	wg sync.WaitGroup
 }
 
 func newBridge(opts Options) *bridge {
-	if len(opts.StateKey) == 0 {
+	if len(opts.StateKey) == 0 || opts.Tasks == nil {
 		return nil
 	}
-	b := &bridge{sealer: &seal.Sealer{Key: opts.StateKey}, retryWait: opts.BridgeRetryWait, calls: map[string]*bridgedCall{}}
+	b := &bridge{
+		sealer: &seal.Sealer{Key: opts.StateKey}, tasks: opts.Tasks, owner: opts.LeaseOwner,
+		leaseTTL: opts.LeaseTTL, retryWait: opts.BridgeRetryWait, poll: opts.BridgePoll, log: opts.Logger,
+		calls: map[string]*bridgedCall{},
+	}
+	if b.owner == "" {
+		var r [6]byte
+		_, _ = rand.Read(r[:])
+		b.owner = "bridge-" + hex.EncodeToString(r[:])
+	}
+	if b.leaseTTL <= 0 {
+		b.leaseTTL = defaultBridgeLeaseTTL
+	}
 	if b.retryWait <= 0 {
 		b.retryWait = DefaultBridgeRetryWait
+	}
+	if b.poll <= 0 {
+		b.poll = DefaultBridgePoll
 	}
 	return b
 }
@@ -94,37 +129,34 @@ func (b *bridge) wait(ctx context.Context) error {
 	}
 }
 
-// bridgeState is what a bridged call's requestState says: which call, on
+// bridgeState is what a bridged call's requestState says: which task, on
 // which upstream tool, for whom (a digest of the principal).
 type bridgeState struct {
-	Call      string `json:"call"`
+	Task      string `json:"task"`
 	Upstream  string `json:"upstream"`
 	Tool      string `json:"tool"`
 	Principal string `json:"principal"`
 }
 
-// bridgedCall is one upstream call held for a 2026-07-28 caller.
+// bridgedCall is one upstream call held here for a 2026-07-28 caller.
 type bridgedCall struct {
-	id     string
-	state  bridgeState
-	caps   *mcp.ClientCapabilities // what the caller declared on its first request
-	cancel context.CancelFunc      // ends the background upstream call
+	b         *bridge
+	upstream  string
+	tool      string
+	principal *agentsmcp.Principal
+	caps      *mcp.ClientCapabilities // what the caller declared on its request
+	cancel    context.CancelFunc      // ends the background upstream call
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every change
-	asked    int           // questions asked so far: the n of key call.<n>
-	question *bridgedQuestion
-	handed   bool // a question went to the caller: the call outlives the first request
-	done     bool
-	res      *mcp.CallToolResult
-	err      error
-}
-
-// bridgedQuestion is the upstream request waiting for the caller's answer.
-type bridgedQuestion struct {
-	key    string
-	req    mcp.InputRequest
-	answer chan mcp.InputResponse // buffered: the answerer never blocks
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every change
+	task    *agentsmcp.Task
+	asked   int                        // questions asked so far: the n of key call.<n>
+	open    *agentsmcp.BridgedQuestion // the question the upstream waits on
+	handed  bool                       // the first request returned: the call outlives it
+	done    bool
+	res     *mcp.CallToolResult
+	err     error
+	stop    chan struct{} // closed when the call ends: stops the lease renewal
 }
 
 type bridgedKey struct{}
@@ -135,11 +167,11 @@ func bridgedFrom(ctx context.Context) *bridgedCall {
 	return bc
 }
 
-// bridges reports whether req is served as a bridged call: the pool has a
-// state key; req is not the background call of one; and it is the retry
-// of a bridged call, or it comes from a 2026-07-28 client to an upstream
-// not known to speak that revision (a 2026 upstream asks through
-// input_required answers of its own, which are not bridged).
+// bridges reports whether req is served as a bridged call: bridging is on;
+// req is not the background call of one; and it is the retry of a bridged
+// call, or it comes from a 2026-07-28 client to an upstream not known to
+// speak that revision (a 2026 upstream asks through input_required answers
+// of its own, which are not bridged).
 func (u *upstream) bridges(ctx context.Context, req *mcp.CallToolRequest) bool {
 	b := u.pool.bridge
 	if b == nil || bridgedFrom(ctx) != nil || req == nil || req.Session == nil || req.Params == nil {
@@ -163,148 +195,212 @@ func (u *upstream) bridges(ctx context.Context, req *mcp.CallToolRequest) bool {
 }
 
 // callBridged serves a tools/call of a 2026-07-28 caller as a bridged call:
-// the first request starts it, a retry (its requestState names the call)
+// the first request starts it, a retry (its requestState names the task)
 // answers it.
 func (u *upstream) callBridged(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	b := u.pool.bridge
-	principal := seal.Digest(agentsmcp.PrincipalIDFrom(ctx))
-	if st := req.Params.RequestState; st != "" {
-		bc, err := b.open(st, u.cfg.Name, req.Params.Name, principal)
-		if err != nil {
-			return nil, err
-		}
-		bc.answer(req.Params.InputResponses)
-		return b.await(ctx, bc, st, b.retryWait)
-	}
-
-	id, err := newBridgeID()
-	if err != nil {
-		return nil, err
+	if state := req.Params.RequestState; state != "" {
+		return b.retry(ctx, u.cfg.Name, req)
 	}
 	bc := &bridgedCall{
-		id:      id,
-		state:   bridgeState{Call: id, Upstream: u.cfg.Name, Tool: req.Params.Name, Principal: principal},
-		caps:    req.ClientCapabilities(),
-		changed: make(chan struct{}),
+		b: b, upstream: u.cfg.Name, tool: req.Params.Name, principal: agentsmcp.PrincipalFrom(ctx),
+		caps: req.ClientCapabilities(), changed: make(chan struct{}), stop: make(chan struct{}),
 	}
-	// The background call keeps the request's values (principal, trace)
-	// but not its end: once the caller holds a question, the call must
-	// outlive the request. It ends with the upstream (removed, closed) and
-	// within the upstream's timeout, which callTool applies.
+	// The background call keeps the request's values (principal, trace,
+	// the request id its notifications travel by) but not its end: once
+	// the caller holds a question, the call must outlive the request. It
+	// ends with the upstream (removed, closed) and within the upstream's
+	// timeout, which callTool applies.
 	bg, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), bridgedKey{}, bc))
 	stop := context.AfterFunc(u.ctx, cancel)
 	bc.cancel = func() { stop(); cancel() }
-	b.mu.Lock()
-	b.calls[id] = bc
-	b.mu.Unlock()
 	b.wg.Go(func() {
 		defer bc.cancel()
 		res, err := u.callTool(bg, req)
 		bc.finish(res, err)
-		// A result nobody comes back for is dropped when its state
-		// would have expired anyway.
-		time.AfterFunc(bridgeStateTTL, func() { b.drop(bc) })
 	})
-
-	state, err := b.sealer.Seal(bridgeStateLabel, bc.state, bridgeStateTTL)
-	if err != nil {
-		bc.cancel()
-		b.drop(bc)
-		return nil, err
-	}
-	return b.await(ctx, bc, bridgeStatePrefix+state, 0)
+	return b.first(ctx, bc)
 }
 
-// await waits for what the caller of ctx is told next: the result (the
-// call is then forgotten), or the open question as input_required with
-// state. With bound > 0 (a retry) it waits at most that long, then answers
-// input_required with no question and the same state, so that the client
-// polls again. A first request (bound 0) whose caller goes away before
-// any question was handed out cancels the call, as for any call.
-func (b *bridge) await(ctx context.Context, bc *bridgedCall, state string, bound time.Duration) (*mcp.CallToolResult, error) {
-	var timeout <-chan time.Time
-	if bound > 0 {
-		t := time.NewTimer(bound)
-		defer t.Stop()
-		timeout = t.C
-	}
+// first waits for what the first request is answered: the result, when
+// the upstream asks nothing; else, at the first question, a
+// CreateTaskResult for a caller in task mode, or input_required. A caller
+// that goes away before that cancels the call, as for any call.
+func (b *bridge) first(ctx context.Context, bc *bridgedCall) (*mcp.CallToolResult, error) {
 	for {
 		bc.mu.Lock()
-		done, res, err, q, changed := bc.done, bc.res, bc.err, bc.question, bc.changed
+		done, res, err, q, task, changed := bc.done, bc.res, bc.err, bc.open, bc.task, bc.changed
 		if !done && q != nil {
 			bc.handed = true
 		}
-		handed := bc.handed
 		bc.mu.Unlock()
 		switch {
 		case done:
-			b.drop(bc)
 			return res, err
 		case q != nil:
-			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{q.key: q.req}, RequestState: state}, nil
+			if mode := agentsmcp.TaskModeFrom(ctx); mode != nil {
+				mode.Created(task.ID)
+				return &mcp.CallToolResult{}, nil // the router answers with the task
+			}
+			state, err := b.sealer.Seal(bridgeStateLabel, bridgeState{
+				Task: task.ID, Upstream: bc.upstream, Tool: bc.tool, Principal: principalDigest(bc.principal),
+			}, bridgeStateTTL)
+			if err != nil {
+				return nil, err
+			}
+			return inputRequired(q, bridgeStatePrefix+state)
 		}
 		select {
 		case <-changed:
-		case <-timeout:
-			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{}, RequestState: state}, nil
 		case <-ctx.Done():
-			if !handed {
-				bc.cancel()
-				b.drop(bc)
-			}
-			return nil, fmt.Errorf("bridged call to %s: %w", bc.state.Tool, ctx.Err())
+			bc.cancel()
+			return nil, fmt.Errorf("bridged call to %s: %w", bc.tool, ctx.Err())
 		}
+	}
+}
+
+// inputRequired is the input_required answer that asks q (none: the
+// load-shedding shape, ask again later) with state.
+func inputRequired(q *agentsmcp.BridgedQuestion, state string) (*mcp.CallToolResult, error) {
+	reqs := mcp.InputRequestMap{}
+	if q != nil {
+		r, err := q.InputRequest()
+		if err != nil {
+			return nil, agentsmcp.Errorf(agentsmcp.EINTERNAL, "the stored question %s cannot be read: %v", q.Key, err)
+		}
+		reqs[q.Key] = r
+	}
+	return &mcp.CallToolResult{InputRequests: reqs, RequestState: state}, nil
+}
+
+func principalDigest(p *agentsmcp.Principal) string {
+	if p == nil {
+		return seal.Digest("")
+	}
+	return seal.Digest(p.ID)
+}
+
+// retry serves the retry of a bridged call on this replica, whichever
+// holds the call: the answer it carries is stored in the task, then it
+// waits, at most retryWait, reading the store, for the result or the next
+// question.
+func (b *bridge) retry(ctx context.Context, upstream string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	state := req.Params.RequestState
+	st, err := b.open(state, upstream, req.Params.Name, principalDigest(agentsmcp.PrincipalFrom(ctx)))
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.tasks.FindTaskByID(ctx, st.Task)
+	if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND || (err == nil && !t.IsBridgedCall()) {
+		return nil, invalidBridgeState(fmt.Sprintf("the bridged call %s is no longer stored: call the tool again", st.Task))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Params.InputResponses) > 0 {
+		if t, err = b.answer(ctx, t, req.Params.InputResponses); err != nil {
+			return nil, err
+		}
+	}
+	timeout := time.NewTimer(b.retryWait)
+	defer timeout.Stop()
+	tick := time.NewTicker(b.poll)
+	defer tick.Stop()
+	for {
+		if t.Status.Terminal() {
+			return t.BridgedOutcome()
+		}
+		if q := t.OpenQuestion(); q != nil {
+			return inputRequired(q, state)
+		}
+		select {
+		case <-b.wake(t.ID):
+		case <-tick.C:
+		case <-timeout.C:
+			return inputRequired(nil, state)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("bridged call %s: %w", t.ID, ctx.Err())
+		}
+		if t, err = b.tasks.FindTaskByID(ctx, t.ID); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// answer stores the answer responses hold to t's open question, retrying
+// on a concurrent write, and wakes the holder when it is this replica.
+// Answers to other keys are ignored, as for tasks/update.
+func (b *bridge) answer(ctx context.Context, t *agentsmcp.Task, responses mcp.InputResponseMap) (*agentsmcp.Task, error) {
+	for range 5 {
+		changed, err := t.AnswerBridged(responses, time.Now())
+		if err != nil || !changed {
+			return t, err
+		}
+		err = b.tasks.UpdateTask(ctx, t)
+		if err == nil {
+			b.poke(t.ID)
+			return t, nil
+		}
+		if agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
+			return nil, err
+		}
+		if t, err = b.tasks.FindTaskByID(ctx, t.ID); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// wake returns a channel closed at the next change of the call held here
+// as task id, or nil (never ready) when it is not held here.
+func (b *bridge) wake(id string) <-chan struct{} {
+	b.mu.Lock()
+	bc := b.calls[id]
+	b.mu.Unlock()
+	if bc == nil {
+		return nil
+	}
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	return bc.changed
+}
+
+// poke wakes the holder of task id when it is this replica, so that it
+// reads an answer now rather than at its next poll.
+func (b *bridge) poke(id string) {
+	b.mu.Lock()
+	bc := b.calls[id]
+	b.mu.Unlock()
+	if bc != nil {
+		bc.mu.Lock()
+		bc.broadcastLocked()
+		bc.mu.Unlock()
 	}
 }
 
 // open verifies a bridged call's requestState brought back by principal on
-// tool of upstream, and returns the call it names. Every refusal is
-// -32602, as for the agents' own requestState.
-func (b *bridge) open(state, upstream, tool, principal string) (*bridgedCall, error) {
+// tool of upstream. Every refusal is -32602, as for the agents' own
+// requestState.
+func (b *bridge) open(state, upstream, tool, principal string) (*bridgeState, error) {
 	var st bridgeState
 	_, err := b.sealer.Open(bridgeStateLabel, strings.TrimPrefix(state, bridgeStatePrefix), &st)
 	switch {
 	case errors.Is(err, seal.ErrForged):
 		return nil, invalidBridgeState("requestState failed verification: it was not issued by this server, or was changed")
 	case errors.Is(err, seal.ErrExpired):
-		return nil, invalidBridgeState("requestState expired: call the tool again")
-	case err != nil || st.Call == "":
+		return nil, invalidBridgeState(fmt.Sprintf("requestState expired; task %s still tells how the call ended (tasks/get)", st.Task))
+	case err != nil || st.Task == "":
 		return nil, invalidBridgeState("requestState is malformed")
 	case st.Principal != principal:
 		return nil, invalidBridgeState("requestState was issued to another caller")
 	case st.Upstream != upstream || st.Tool != tool:
 		return nil, invalidBridgeState("requestState was issued to a call of another tool")
 	}
-	b.mu.Lock()
-	bc := b.calls[st.Call]
-	b.mu.Unlock()
-	if bc == nil {
-		return nil, invalidBridgeState(fmt.Sprintf("the upstream call %s is not held by this server: it ended and its result was returned, "+
-			"or it was started on another replica or before a restart (a bridged call is answered only where it started); call the tool again", st.Call))
-	}
-	return bc, nil
+	return &st, nil
 }
 
 func invalidBridgeState(msg string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
-}
-
-func (b *bridge) drop(bc *bridgedCall) {
-	b.mu.Lock()
-	if b.calls[bc.id] == bc {
-		delete(b.calls, bc.id)
-	}
-	b.mu.Unlock()
-}
-
-// newBridgeID returns an unguessable call id (128 random bits): the seal
-// already binds it to its caller, the randomness keeps ids from colliding.
-func newBridgeID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return "brc_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // broadcastLocked wakes every waiter; bc.mu is held.
@@ -313,101 +409,267 @@ func (bc *bridgedCall) broadcastLocked() {
 	bc.changed = make(chan struct{})
 }
 
-func (bc *bridgedCall) finish(res *mcp.CallToolResult, err error) {
-	bc.mu.Lock()
-	defer bc.mu.Unlock()
-	bc.done, bc.res, bc.err, bc.question = true, res, err, nil
-	bc.broadcastLocked()
-}
-
-// ask puts the upstream's request (an elicitation or sampling request,
-// what is the name for errors) to the caller as the call's open question
-// and waits for the answer, within ctx (the upstream's request, which ends
+// ask puts the upstream's request (method, with params; what names it in
+// errors) to the caller as the call's question, stores it, and waits for
+// the answer in the store, within ctx (the upstream's request, which ends
 // with the call's timeout). A caller that did not declare the capability
-// is not asked, as the spec requires; the upstream is refused at once.
-func (bc *bridgedCall) ask(ctx context.Context, what string, declared bool, req mcp.InputRequest) (mcp.InputResponse, error) {
+// is not asked, as the spec requires: the upstream is refused at once.
+func (bc *bridgedCall) ask(ctx context.Context, what, method string, declared bool, params any) (json.RawMessage, error) {
 	if !declared {
 		return nil, refuse("agents-mcp: the calling client does not support %s", what)
 	}
+	request, err := json.Marshal(map[string]any{"method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
 	bc.mu.Lock()
-	if bc.question != nil {
+	if bc.open != nil || bc.done {
 		bc.mu.Unlock()
 		return nil, refuse("agents-mcp: the upstream sent a %s request while another question of the same call waits for the client, which is asked one question at a time", what)
 	}
 	bc.asked++
-	q := &bridgedQuestion{key: fmt.Sprintf("call.%d", bc.asked), req: req, answer: make(chan mcp.InputResponse, 1)}
-	bc.question = q
+	q := &agentsmcp.BridgedQuestion{Key: fmt.Sprintf("call.%d", bc.asked), Request: request}
+	bc.mu.Unlock()
+	id, err := bc.storeQuestion(ctx, q)
+	if err != nil {
+		return nil, refuse("agents-mcp: the %s request could not be stored for the client: %s", what, agentsmcp.ErrorMessage(err))
+	}
+	bc.mu.Lock()
+	bc.open = q
 	bc.broadcastLocked()
 	bc.mu.Unlock()
-	select {
-	case a := <-q.answer:
-		return a, nil
-	case <-ctx.Done():
+	defer func() {
 		bc.mu.Lock()
-		if bc.question == q {
-			bc.question = nil
-			bc.broadcastLocked()
-		}
+		bc.open = nil
 		bc.mu.Unlock()
-		return nil, ctx.Err()
+	}()
+	tick := time.NewTicker(bc.b.poll)
+	defer tick.Stop()
+	for {
+		bc.mu.Lock()
+		changed := bc.changed
+		bc.mu.Unlock()
+		t, err := bc.b.tasks.FindTaskByID(ctx, id)
+		if err == nil {
+			bc.keep(t)
+			if t.Status.Terminal() {
+				// Cancelled (tasks/cancel), or failed by another
+				// replica that took this one for dead.
+				bc.cancel()
+				return nil, refuse("agents-mcp: the call was %s: %s", t.Status, t.Error)
+			}
+			if raw, ok := t.BridgedAnswers()[q.Key]; ok {
+				return raw, nil
+			}
+		}
+		// A store error is retried at the next poll: the call's
+		// timeout bounds the wait.
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
-// answer hands the caller's answer to the open question, when responses
-// has one of the right kind under its key; other keys are ignored, as
-// answers to questions no longer open.
-func (bc *bridgedCall) answer(responses mcp.InputResponseMap) {
+// keep records t as the latest stored state the holder knows.
+func (bc *bridgedCall) keep(t *agentsmcp.Task) {
 	bc.mu.Lock()
 	defer bc.mu.Unlock()
-	q := bc.question
-	if q == nil {
-		return
+	if bc.task == nil || t.Version >= bc.task.Version {
+		bc.task = t
 	}
-	r, ok := responses[q.key]
-	if !ok {
-		return
+}
+
+// storeQuestion makes q the call's stored question: the first one creates
+// the task, leased to this replica, and starts renewing the lease. It
+// returns the task id.
+func (bc *bridgedCall) storeQuestion(ctx context.Context, q *agentsmcp.BridgedQuestion) (string, error) {
+	b := bc.b
+	out, err := json.Marshal(q)
+	if err != nil {
+		return "", err
 	}
-	switch q.req.(type) {
-	case *mcp.ElicitParams:
-		if _, ok := r.(*mcp.ElicitResult); !ok {
-			return
+	now := time.Now()
+	bc.mu.Lock()
+	t := bc.task
+	bc.mu.Unlock()
+	if t == nil {
+		t = &agentsmcp.Task{
+			Request: agentsmcp.TruncateUTF8(fmt.Sprintf("call %s (bridged: the upstream %s asks the client during the call)", bc.tool, bc.upstream), agentsmcp.MaxQueryTextBytes),
+			Status:  agentsmcp.TaskRunning,
+			Steps:   []agentsmcp.StepState{{StepID: agentsmcp.BridgedStepID, Status: agentsmcp.StepWaitingInput, Attempts: 1, Output: out, StartedAt: now}},
+			Lease:   agentsmcp.TaskLease{Owner: b.owner, ExpiresAt: now.Add(b.leaseTTL)},
 		}
-	case *mcp.CreateMessageParams:
-		switch r.(type) {
-		case *mcp.CreateMessageWithToolsResult, *mcp.CreateMessageResult:
-		default:
-			return
+		if p := bc.principal; p != nil {
+			t.Principal, t.PrincipalTools = p.ID, slices.Clone(p.Tools)
+		}
+		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: agentsmcp.BridgedStepID, Message: "the upstream asks " + q.Key})
+		if err := b.tasks.CreateTask(ctx, t); err != nil {
+			return "", err
+		}
+		bc.keep(t)
+		b.mu.Lock()
+		b.calls[t.ID] = bc
+		b.mu.Unlock()
+		b.wg.Go(func() { bc.renewLease(t.ID) })
+		return t.ID, nil
+	}
+	for range 5 {
+		if t.Status.Terminal() {
+			return "", agentsmcp.Errorf(agentsmcp.ECONFLICT, "the call was %s", t.Status)
+		}
+		next := *t
+		next.Steps = slices.Clone(t.Steps)
+		next.Steps[0].Status, next.Steps[0].Output = agentsmcp.StepWaitingInput, out
+		next.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: agentsmcp.BridgedStepID, Message: "the upstream asks " + q.Key})
+		err := b.tasks.UpdateTask(ctx, &next)
+		if err == nil {
+			bc.keep(&next)
+			return next.ID, nil
+		}
+		if agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
+			return "", err
+		}
+		if t, err = b.tasks.FindTaskByID(ctx, t.ID); err != nil {
+			return "", err
 		}
 	}
-	q.answer <- r
-	bc.question = nil
+	return "", agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s keeps changing", t.ID)
+}
+
+// renewLease keeps this replica's lease on task id while the call runs.
+// Losing it means another replica took this one for dead and failed the
+// task: the upstream call is cancelled, since nobody can get its result.
+func (bc *bridgedCall) renewLease(id string) {
+	b := bc.b
+	tick := time.NewTicker(b.leaseTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-bc.stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.leaseTTL/3)
+		_, err := b.tasks.AcquireTaskLease(ctx, id, b.owner, b.leaseTTL)
+		cancel()
+		if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT {
+			b.log.Warn("lost the lease of a bridged call; cancelling it", "task", id)
+			bc.cancel()
+			return
+		} else if err != nil {
+			b.log.Warn("renewing the lease of a bridged call failed", "task", id, "error", err)
+		}
+	}
+}
+
+// finish records the end of the upstream call: in memory for the first
+// request, and in the task, when there is one, for everyone else. A task
+// that ended meanwhile (cancelled) stays as it ended.
+func (bc *bridgedCall) finish(res *mcp.CallToolResult, err error) {
+	b := bc.b
+	bc.mu.Lock()
+	bc.done, bc.res, bc.err = true, res, err
+	t := bc.task
+	close(bc.stop)
 	bc.broadcastLocked()
+	bc.mu.Unlock()
+	if t == nil {
+		return
+	}
+	id := t.ID
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 5 {
+		if t.Status.Terminal() {
+			break
+		}
+		next := *t
+		next.Steps = slices.Clone(t.Steps)
+		endBridged(&next, res, err, time.Now())
+		uerr := b.tasks.UpdateTask(ctx, &next)
+		if uerr == nil {
+			break
+		}
+		if agentsmcp.ErrorCode(uerr) != agentsmcp.ECONFLICT {
+			b.log.Warn("storing the end of a bridged call failed", "task", t.ID, "error", uerr)
+			break
+		}
+		if t, uerr = b.tasks.FindTaskByID(ctx, id); uerr != nil {
+			b.log.Warn("storing the end of a bridged call failed", "task", id, "error", uerr)
+			break
+		}
+	}
+	if err := b.tasks.ReleaseTaskLease(ctx, id, b.owner); err != nil {
+		b.log.Warn("releasing the lease of a bridged call failed", "task", id, "error", err)
+	}
+	b.poke(id)
+	b.mu.Lock()
+	delete(b.calls, id)
+	b.mu.Unlock()
+}
+
+// endBridged sets t to the end of its call: succeeded with the result, or
+// failed with the error (a JSON-RPC error keeps its code).
+func endBridged(t *agentsmcp.Task, res *mcp.CallToolResult, err error, now time.Time) {
+	s := &t.Steps[0]
+	s.EndedAt, t.EndedAt = now, now
+	if err == nil {
+		out, merr := json.Marshal(res)
+		switch {
+		case merr != nil:
+			err = merr
+		case len(out) > agentsmcp.MaxStepOutputBytes:
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the upstream's result is %d bytes, more than a task keeps (%d)", len(out), agentsmcp.MaxStepOutputBytes)}
+		default:
+			s.Status, s.Output, s.Error = agentsmcp.StepSucceeded, out, ""
+			t.Status, t.Error = agentsmcp.TaskSucceeded, ""
+			t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "succeeded", StepID: agentsmcp.BridgedStepID})
+			return
+		}
+	}
+	msg := agentsmcp.ErrorMessage(err)
+	if errors.Is(err, context.Canceled) {
+		msg = "the upstream call was cancelled: the server holding it stopped, its upstream was removed, or the call was cancelled"
+	}
+	msg = agentsmcp.TruncateUTF8(msg, agentsmcp.MaxTaskErrorBytes)
+	s.Status, s.Error, s.Output = agentsmcp.StepFailed, msg, nil
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		s.Output, _ = json.Marshal(agentsmcp.BridgedError{Code: rpcErr.Code, Message: rpcErr.Message})
+	}
+	t.Status, t.Error = agentsmcp.TaskFailed, msg
+	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", StepID: agentsmcp.BridgedStepID, Message: msg})
 }
 
 // elicit is forwardElicitation for a bridged call.
 func (bc *bridgedCall) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	a, err := bc.ask(ctx, "elicitation", bc.caps != nil && bc.caps.Elicitation != nil, p)
+	raw, err := bc.ask(ctx, "elicitation", "elicitation/create", bc.caps != nil && bc.caps.Elicitation != nil, p)
 	if err != nil {
 		return nil, err
 	}
-	return a.(*mcp.ElicitResult), nil
+	var r mcp.ElicitResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, refuse("agents-mcp: the client's answer is not an elicitation result: %v", err)
+	}
+	return &r, nil
 }
 
 // sample is forwardSampling for a bridged call. An answer with several
 // content blocks cannot be given to a request without tools.
 func (bc *bridgedCall) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	a, err := bc.ask(ctx, "sampling", bc.caps != nil && bc.caps.Sampling != nil, p)
+	raw, err := bc.ask(ctx, "sampling", "sampling/createMessage", bc.caps != nil && bc.caps.Sampling != nil, p)
 	if err != nil {
 		return nil, err
 	}
-	switch a := a.(type) {
-	case *mcp.CreateMessageResult:
-		return a, nil
-	case *mcp.CreateMessageWithToolsResult:
-		if len(a.Content) != 1 {
-			return nil, refuse("agents-mcp: the client answered the sampling request with %d content blocks, where one was asked", len(a.Content))
-		}
-		return &mcp.CreateMessageResult{Meta: a.Meta, Content: a.Content[0], Model: a.Model, Role: a.Role, StopReason: a.StopReason}, nil
+	var r mcp.CreateMessageWithToolsResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, refuse("agents-mcp: the client's answer is not a sampling result: %v", err)
 	}
-	return nil, refuse("agents-mcp: the client's answer is not a sampling result")
+	if len(r.Content) != 1 {
+		return nil, refuse("agents-mcp: the client answered the sampling request with %d content blocks, where one was asked", len(r.Content))
+	}
+	return &mcp.CreateMessageResult{Meta: r.Meta, Content: r.Content[0], Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
 }

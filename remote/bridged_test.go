@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,30 +14,57 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 )
 
 // sessionlessCaller is the protocol of a caller that cannot receive
 // server-to-client requests.
 const sessionlessCaller = agentsmcp.ProtocolSessionless
 
-// bridgeEnv is a pool with a state key (bridging on) and the fixture as a
-// 2025-11-25 upstream named "up": the pool pins that revision, so the
-// upstream asks mid-call with elicitation/create and
-// sampling/createMessage, as a 2025 server does.
+// testStateKey is the request-state key of the test pools.
+var testStateKey = []byte("0123456789abcdef0123456789abcdef")
+
+// bridgeStore is a real task store (SQLite in a temp dir), shared by the
+// pools of a test as replicas share theirs.
+func bridgeStore(t *testing.T) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// bridgeOptions turn bridging on over store, with test-sized waits.
+func bridgeOptions(store agentsmcp.TaskService, owner string, retryWait time.Duration) Options {
+	opts := fastOptions()
+	opts.StateKey, opts.Tasks, opts.LeaseOwner = testStateKey, store, owner
+	opts.BridgeRetryWait, opts.BridgePoll, opts.LeaseTTL = retryWait, 50*time.Millisecond, 3*time.Second
+	return opts
+}
+
+// bridgeEnv is a pool with bridging on and the fixture as a 2025-11-25
+// upstream named "up": the pool pins that revision, so the upstream asks
+// mid-call with elicitation/create and sampling/createMessage, as a 2025
+// server does.
 func bridgeEnv(t *testing.T, retryWait time.Duration) (*env, *fixture) {
 	t.Helper()
-	opts := fastOptions()
-	opts.StateKey = []byte("0123456789abcdef0123456789abcdef")
-	opts.BridgeRetryWait = retryWait
-	e := newEnv(t, opts)
+	e := newEnv(t, bridgeOptions(bridgeStore(t), "replica-a", retryWait))
 	fx := newFixture("up")
-	cfg := streamableConfig("up", serveStreamable(t, fx.server).URL())
+	addPinned(t, e, "up", fx.server)
+	return e, fx
+}
+
+// addPinned adds s to e as upstream name at 2025-11-25.
+func addPinned(t *testing.T, e *env, name string, s *mcp.Server) {
+	t.Helper()
+	cfg := streamableConfig(name, serveStreamable(t, s).URL())
 	cfg.ProtocolVersion = "2025-11-25"
 	e.add(cfg)
-	if v := e.status("up").ProtocolVersion; v != "2025-11-25" {
+	if v := e.status(name).ProtocolVersion; v != "2025-11-25" {
 		t.Fatalf("upstream speaks %q", v)
 	}
-	return e, fx
 }
 
 // A 2026-07-28 client whose SDK answers input_required by itself (go-sdk's
@@ -77,9 +105,7 @@ func TestBridgedElicitationAndSamplingFor2026Caller(t *testing.T) {
 	if strings.Join(asked, "|") != strings.Join(want, "|") {
 		t.Errorf("the caller was asked %q, want %q", asked, want)
 	}
-	if n := len(e.pool.bridge.calls); n != 0 {
-		t.Errorf("%d bridged calls still held after their results were returned", n)
-	}
+	testutilEventuallyEmpty(t, e)
 }
 
 // The wire of a bridged call, round by round, with the client's MRTR off:
@@ -137,9 +163,10 @@ func TestBridgedCallRounds(t *testing.T) {
 		t.Fatalf("answered: %v %s", err, asJSON(t, res))
 	}
 
-	_, err = cs.CallTool(ctx, params(state, nil))
-	if err == nil || !strings.Contains(err.Error(), "not held by this server") {
-		t.Errorf("state of an ended call: %v", err)
+	// The call ended; its state still reads the stored result.
+	res, err = cs.CallTool(ctx, params(state, nil))
+	if err != nil || resultText(res) != `accept {"name":"Bo"}` {
+		t.Errorf("state of an ended call: %v %s", err, asJSON(t, res))
 	}
 }
 
@@ -148,10 +175,7 @@ func TestBridgedCallRounds(t *testing.T) {
 // same state; the next retry gets the result.
 func TestBridgedRetryWaitIsBounded(t *testing.T) {
 	t.Parallel()
-	opts := fastOptions()
-	opts.StateKey = []byte("0123456789abcdef0123456789abcdef")
-	opts.BridgeRetryWait = 200 * time.Millisecond
-	e := newEnv(t, opts)
+	e := newEnv(t, bridgeOptions(bridgeStore(t), "replica-a", 200*time.Millisecond))
 	s := mcp.NewServer(&mcp.Implementation{Name: "slow-asker", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(anySchema)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -162,9 +186,7 @@ func TestBridgedRetryWaitIsBounded(t *testing.T) {
 			time.Sleep(time.Second) // the work the answer allowed
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done after " + res.Action}}}, nil
 		})
-	cfg := streamableConfig("slow", serveStreamable(t, s).URL())
-	cfg.ProtocolVersion = "2025-11-25"
-	e.add(cfg)
+	addPinned(t, e, "slow", s)
 	cs := e.caller(&mcp.ClientOptions{
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -208,10 +230,7 @@ func TestBridgedCallWithoutCapabilityOrKey(t *testing.T) {
 	}
 
 	plain := newEnv(t, fastOptions())
-	fx := newFixture("up")
-	cfg := streamableConfig("up", serveStreamable(t, fx.server).URL())
-	cfg.ProtocolVersion = "2025-11-25"
-	plain.add(cfg)
+	addPinned(t, plain, "up", newFixture("up").server)
 	cs = plain.httpCaller(&mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
@@ -265,26 +284,6 @@ func testutilEventuallyEmpty(t *testing.T, e *env) {
 	}
 }
 
-// A state is bound to its caller: another principal's retry is refused.
-func TestBridgedStateBoundToPrincipal(t *testing.T) {
-	t.Parallel()
-	b := newBridge(Options{StateKey: []byte("0123456789abcdef0123456789abcdef")})
-	bc := &bridgedCall{id: "brc_x", state: bridgeState{Call: "brc_x", Upstream: "up", Tool: "up__t", Principal: "alice"}, changed: make(chan struct{})}
-	b.calls[bc.id] = bc
-	st, err := b.sealer.Seal(bridgeStateLabel, bc.state, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := b.open(bridgeStatePrefix+st, "up", "up__t", "alice"); err != nil || got != bc {
-		t.Fatalf("own state: %v", err)
-	}
-	for _, c := range []struct{ up, tool, who string }{{"up", "up__t", "bob"}, {"up", "up__u", "alice"}, {"other", "up__t", "alice"}} {
-		if _, err := b.open(bridgeStatePrefix+st, c.up, c.tool, c.who); err == nil {
-			t.Errorf("state opened for %+v", c)
-		}
-	}
-}
-
 // Progress of an upstream call reaches a 2026-07-28 caller as before
 // bridging: the background call keeps the request's context values, so
 // notifications still travel on the request's stream while it is open.
@@ -311,5 +310,74 @@ func TestBridgedCallKeepsProgress(t *testing.T) {
 				t.Errorf("%d progress notifications with the caller's token, want 3", n)
 			}
 		})
+	}
+}
+
+// Two replicas (two pools, each with its own router) on one store: a call
+// started on A, asked through input_required, is answered by a retry on B.
+// B stores the answer, A (the holder) hands it to the upstream and stores
+// the result, and B's retry returns it. Then a call whose holder shuts
+// down ends failed, as a retry on B reads it.
+func TestBridgedCallAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	store := bridgeStore(t)
+	a := newEnv(t, bridgeOptions(store, "replica-a", 5*time.Second))
+	b := newEnv(t, bridgeOptions(store, "replica-b", 5*time.Second))
+	fx := newFixture("up")
+	url := serveStreamable(t, fx.server).URL()
+	for _, e := range []*env{a, b} {
+		cfg := streamableConfig("up", url)
+		cfg.ProtocolVersion = "2025-11-25"
+		e.add(cfg)
+	}
+	noMRTR := &mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+	}
+	onA, onB := a.httpCaller(noMRTR, sessionlessCaller), b.httpCaller(noMRTR, sessionlessCaller)
+	ctx := testCtx(t, 30*time.Second)
+
+	res, err := onA.CallTool(ctx, &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`)})
+	if err != nil || res.InputRequests["call.1"] == nil {
+		t.Fatalf("first round on A: %v %s", err, asJSON(t, res))
+	}
+	state := res.RequestState
+	var st bridgeState
+	if _, err := a.pool.bridge.sealer.Open(bridgeStateLabel, strings.TrimPrefix(state, bridgeStatePrefix), &st); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := store.FindTaskByID(ctx, st.Task)
+	if err != nil || !stored.IsBridgedCall() || stored.Lease.Owner != "replica-a" || stored.OpenQuestion() == nil || stored.OpenQuestion().Key != "call.1" {
+		t.Fatalf("stored task: %v %s", err, asJSON(t, stored))
+	}
+
+	res, err = onB.CallTool(ctx, &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`), RequestState: state,
+		InputResponses: mcp.InputResponseMap{"call.1": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Cy"}}}})
+	if err != nil || res.NeedsInput() || resultText(res) != `accept {"name":"Cy"}` {
+		t.Fatalf("retry on B: %v %s", err, asJSON(t, res))
+	}
+	stored, err = store.FindTaskByID(ctx, st.Task)
+	if err != nil || stored.Status != agentsmcp.TaskSucceeded || stored.Lease.Owner != "" {
+		t.Errorf("stored task after the call: %v %s", err, asJSON(t, stored))
+	}
+
+	// A second call held by A; A shuts down (its upstream request is
+	// cancelled); B's retry reads the failure.
+	res, err = onA.CallTool(ctx, &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`)})
+	if err != nil || res.InputRequests["call.1"] == nil {
+		t.Fatalf("second call on A: %v %s", err, asJSON(t, res))
+	}
+	state = res.RequestState
+	closeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := a.pool.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	res, err = onB.CallTool(ctx, &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`), RequestState: state,
+		InputResponses: mcp.InputResponseMap{"call.1": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Di"}}}})
+	// The failure is the router's rendering of the stored one: a tool
+	// error naming why.
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "the server holding it stopped") {
+		t.Errorf("retry on B of a call whose holder stopped: %v %s", err, asJSON(t, res))
 	}
 }

@@ -65,14 +65,25 @@ type Options struct {
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
-	// StateKey seals the requestState of bridged calls (bridged.go): a
-	// 2026-07-28 caller of an older upstream that asks mid-call is asked
-	// through input_required answers. Empty turns bridging off: such an
-	// upstream request is refused. Use the key of tasks.request_state_key.
+	// StateKey and Tasks turn on bridged calls (ADR 0010 D4; bridged.go):
+	// a 2026-07-28 caller of an older upstream that asks mid-call is asked
+	// through input_required answers, or a task, and the call is stored in
+	// Tasks so that any replica with the same store and key takes the
+	// answer. StateKey seals the requestState (use tasks.request_state_key);
+	// without both, such an upstream request is refused.
 	StateKey []byte
+	Tasks    agentsmcp.TaskService
+	// LeaseOwner names this replica in the leases of the bridged calls it
+	// holds (default: bridge- and random hex); LeaseTTL is their lease,
+	// renewed every third of it (default 30 s).
+	LeaseOwner string
+	LeaseTTL   time.Duration
 	// BridgeRetryWait bounds how long the retry of a bridged call waits
-	// for the next question or the result (default DefaultBridgeRetryWait).
+	// for the next question or the result (default DefaultBridgeRetryWait);
+	// BridgePoll is how often the store is read meanwhile, and by the
+	// holder for answers (default DefaultBridgePoll).
 	BridgeRetryWait time.Duration
+	BridgePoll      time.Duration
 }
 
 func (o Options) withDefaults() Options {
