@@ -180,7 +180,10 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	// The configured listen address; serve adds the bound one.
 	a.egress.SetSelf(listenAddr)
 	a.pool = remote.NewPool(remote.Options{
-		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress, StateKey: a.stateKey,
+		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
+		// Bridged calls (ADR 0010 D4) are tasks in the same store, leased
+		// under this replica's executor name.
+		StateKey: a.stateKey, Tasks: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
 	})
 	a.metrics.SetSources(telemetry.Sources{

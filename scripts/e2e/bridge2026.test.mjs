@@ -57,7 +57,7 @@ async function rpc26(base, method, params = {}, { caps = {} } = {}) {
     },
   };
   const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Protocol-Version': MODERN, 'Mcp-Method': method };
-  const name = params.name ?? params.uri;
+  const name = params.name ?? params.uri ?? params.taskId;
   if (typeof name === 'string') headers['Mcp-Name'] = name;
   const res = await withTimeout(fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) }), 30_000, method);
   let text = await res.text();
@@ -177,9 +177,49 @@ describe('bridge: 2026-07-28 clients use a 2025-11-25 upstream (server-everythin
     assert.match(textOf(done.result), /User provided the requested information/, fmt(done));
     assert.match(textOf(done.result), /Name: Ada Lovelace/, fmt(done));
 
-    // The call ended and its result was returned: its state names nothing any more.
+    // The call ended; its state still reads the stored result (the call is a stored task).
     const late = await rpc26(agents.base, 'tools/call', { name: ELICIT_TOOL, arguments: {}, requestState: r1.requestState }, { caps });
-    assert.equal(late.error?.code, -32602, fmt(late));
+    assert.match(textOf(late.result), /Name: Ada Lovelace/, fmt(late));
+  });
+
+  test('raw 2026 requests with the Tasks extension: the bridged call is a task, answered with tasks/update', { timeout: 40_000 }, async () => {
+    const caps = { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    const created = await rpc26(agents.base, 'tools/call', { name: ELICIT_TOOL, arguments: {} }, { caps });
+    const c = created.result;
+    assert.equal(c?.resultType, 'task', fmt(created));
+    assert.match(c.taskId, /^tsk_/, fmt(c));
+    for (const k of ['result', 'inputRequests', 'requestState', 'content']) assert.equal(c[k], undefined, `CreateTaskResult carries ${k}: ${fmt(c)}`);
+
+    const got = await rpc26(agents.base, 'tasks/get', { taskId: c.taskId }, { caps });
+    assert.equal(got.result?.status, 'input_required', fmt(got));
+    assert.equal(got.result.inputRequests?.['call.1']?.method, 'elicitation/create', fmt(got));
+
+    const ack = await rpc26(agents.base, 'tasks/update', { taskId: c.taskId, inputResponses: { 'call.1': { action: 'accept', content: { name: 'Katherine Johnson' } } } }, { caps });
+    assert.equal(ack.result?.resultType, 'complete', fmt(ack));
+    let done;
+    await eventually(
+      async () => {
+        done = await rpc26(agents.base, 'tasks/get', { taskId: c.taskId }, { caps });
+        assert.equal(done.result?.status, 'completed', fmt(done));
+      },
+      20_000,
+      'the bridged task to complete',
+      200,
+    );
+    assert.match(textOf(done.result.result), /Name: Katherine Johnson/, fmt(done));
+
+    // Another one, cancelled: the holder stops waiting and the task stays cancelled.
+    const second = await rpc26(agents.base, 'tools/call', { name: ELICIT_TOOL, arguments: {} }, { caps });
+    assert.equal(second.result?.resultType, 'task', fmt(second));
+    const cancelled = await rpc26(agents.base, 'tasks/cancel', { taskId: second.result.taskId }, { caps });
+    assert.equal(cancelled.result?.resultType, 'complete', fmt(cancelled));
+    const after = await rpc26(agents.base, 'tasks/get', { taskId: second.result.taskId }, { caps });
+    assert.equal(after.result?.status, 'cancelled', fmt(after));
+    // The holder notices the cancel at its next read of the store (every 500 ms) and ends the
+    // upstream call; until then a question of another call to the same upstream could not be told
+    // apart from this one's (remote/forward.go attributes them only when one client has calls in
+    // flight).
+    await new Promise((r) => setTimeout(r, 1500));
   });
 
   test('raw 2026 request without the elicitation capability: not asked; the upstream is refused and the call fails', { timeout: 30_000 }, async () => {
