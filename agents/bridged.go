@@ -82,7 +82,7 @@ func (m *MCPTasks) updateBridged(ctx context.Context, task *agentsmcp.Task, resp
 func (e *Executor) failOrphanedBridged(ctx context.Context, t *agentsmcp.Task, lastOwner string) {
 	why := "the replica holding the upstream call stopped before the call ended"
 	if lastOwner != "" {
-		why = strings.Replace(why, "the replica", "the replica "+lastOwner, 1)
+		why = strings.Replace(why, "call stopped", "call ("+lastOwner+") stopped", 1)
 	}
 	for i := range t.Steps {
 		if s := &t.Steps[i]; !stepEnded(s.Status) {
