@@ -331,8 +331,10 @@ func TestBridgedCallAcrossReplicas(t *testing.T) {
 		e.add(cfg)
 	}
 	noMRTR := &mcp.ClientOptions{
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not used")
+		},
 	}
 	onA, onB := a.httpCaller(noMRTR, sessionlessCaller), b.httpCaller(noMRTR, sessionlessCaller)
 	ctx := testCtx(t, 30*time.Second)
