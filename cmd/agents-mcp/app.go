@@ -39,6 +39,9 @@ type app struct {
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
+	// states is the key and TTL of the requestState of input_required
+	// answers: the agents' own and, sealed by the pool, upstreams'.
+	states   *agents.RequestStates
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
@@ -179,6 +182,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.pool = remote.NewPool(remote.Options{
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
+		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 	})
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
