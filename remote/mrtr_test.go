@@ -149,9 +149,11 @@ func (e *env) caller2026() *mcp.ClientSession {
 	caps := &mcp.ClientCapabilities{}
 	caps.AddExtension("io.example/private", nil)
 	return e.caller(&mcp.ClientOptions{
-		Capabilities:       caps,
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, fmt.Errorf("not asked this way") },
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities: caps,
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, fmt.Errorf("not asked this way")
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}, agentsmcp.ProtocolSessionless)
 }
 

@@ -133,11 +133,10 @@ func (up *mrtrUpstream) seen() (int, []string, []string) {
 // client with an elicitation/create request and get its answer to the
 // upstream; the client gets the tool's final result in one tools/call.
 //
-// With the upstream at 2026-07-28 this is the MRTR bridge: go-sdk's client
-// middleware in the pool fulfils the input request through the pool's
-// elicitation handler (remote/forward.go), which elicits from the calling
-// client, and retries with inputResponses and the requestState echoed (two
-// tools/call requests reach the upstream). With the upstream at 2025-11-25
+// With the upstream at 2026-07-28 this is the MRTR bridge: the pool's own
+// loop (remote/mrtr.go) elicits from the calling client and retries with
+// inputResponses and the requestState echoed (two tools/call requests
+// reach the upstream). With the upstream at 2025-11-25
 // the upstream elicits from the pool itself, and the same handler relays.
 func TestBridgeMRTRUpstreamToElicitingClient(t *testing.T) {
 	for _, tc := range []struct {
