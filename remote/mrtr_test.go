@@ -108,6 +108,23 @@ func startMRTRFixture(t *testing.T, hold int32) *mrtrFixture {
 			}
 			return text("roots: " + strings.Join(uris, " ")), nil
 		})
+	// sample asks the client's model; the retry says what it answered.
+	s.AddTool(&mcp.Tool{Name: "sample", InputSchema: json.RawMessage(anySchema)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			cm, _ := req.Params.InputResponses["llm"].(*mcp.CreateMessageWithToolsResult)
+			if cm == nil {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"llm": &mcp.CreateMessageParams{
+					MaxTokens: 20, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "2+2?"}}},
+				}}, RequestState: "sample-state"}, nil
+			}
+			var said string
+			if len(cm.Content) == 1 {
+				if tc, ok := cm.Content[0].(*mcp.TextContent); ok {
+					said = tc.Text
+				}
+			}
+			return text("model " + cm.Model + " said " + said), nil
+		})
 	// again asks for a confirmation under a new key every round, forever.
 	s.AddTool(&mcp.Tool{Name: "again", InputSchema: json.RawMessage(anySchema)},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -160,7 +177,8 @@ func (e *env) caller2026() *mcp.ClientSession {
 // TestMRTRPassThrough: a 2026-07-28 caller gets the upstream's
 // input_required with the same keys and a sealed requestState, and its
 // retry with the answers completes the call; the upstream gets its own
-// state back, and the caller's capabilities as relayed.
+// state back, and the caller's capabilities as relayed. A request the
+// caller did not declare is not passed through.
 func TestMRTRPassThrough(t *testing.T) {
 	e, fx := newMRTREnv(t, 0)
 	cs := e.caller2026()
@@ -194,7 +212,14 @@ func TestMRTRPassThrough(t *testing.T) {
 		t.Fatalf("retry: %s, want the deployment with the upstream's own state", asJSON(t, res))
 	}
 
+	// The caller did not declare roots: what the upstream asks anyway is
+	// not passed through.
+	if msg := errorText(t, cs, "dep__roots", `{}`); !strings.Contains(msg, `roots/list "where" needs the roots capability, which the client did not declare`) {
+		t.Fatalf("an undeclared request passed through: %q", msg)
+	}
+
 	caps, states := fx.seen()
+	states = states[:2]
 	if !slices.Equal(states, []string{"", upstreamState0}) {
 		t.Fatalf("upstream got requestStates %q, want none then its own", states)
 	}
@@ -274,8 +299,9 @@ func TestMRTRPassThroughRefusals(t *testing.T) {
 }
 
 // TestMRTRSessionCallers: callers of 2025-11-25 are asked by the pool
-// itself: roots/list goes to a caller that declared roots; a caller
-// without the capability, and a call made inside agents-mcp, get an
+// itself: roots/list goes to a caller that declared roots, and
+// sampling/createMessage to one that declared sampling; a caller without
+// the capability, and a call made inside agents-mcp, get an
 // isError result naming what was asked; an upstream that never stops
 // asking ends after 10 rounds.
 func TestMRTRSessionCallers(t *testing.T) {
@@ -303,12 +329,22 @@ func TestMRTRSessionCallers(t *testing.T) {
 		t.Fatalf("upstream got clientCapabilities %v, want the caller's roots only", c)
 	}
 
+	sampler := e.caller(&mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return &mcp.CreateMessageResult{Model: "fake-model", Role: "assistant", Content: &mcp.TextContent{Text: "4"}}, nil
+	}}, callerVersion)
+	if got := mustText(t, sampler, "dep__sample", `{}`); got != "model fake-model said 4" {
+		t.Fatalf("sampling through a 2025 caller: %q", got)
+	}
+
 	noRoots := e.caller(&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 		}}, callerVersion)
 	if msg := errorText(t, noRoots, "dep__roots", `{}`); !strings.Contains(msg, `roots/list "where" needs the roots capability`) {
 		t.Fatalf("a caller without roots: %q", msg)
+	}
+	if msg := errorText(t, noRoots, "dep__sample", `{}`); !strings.Contains(msg, `sampling/createMessage "llm" needs the sampling capability`) {
+		t.Fatalf("a caller without sampling: %q", msg)
 	}
 	if msg := errorText(t, noRoots, "dep__again", `{}`); !strings.Contains(msg, "after 10 rounds") {
 		t.Fatalf("an upstream asking forever: %q", msg)
