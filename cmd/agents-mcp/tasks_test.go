@@ -56,6 +56,8 @@ type mcpTaskClient struct {
 	url  string
 	key  string
 	ext  bool // declare the Tasks extension
+	// caps are more capabilities to declare (sampling_test.go).
+	caps map[string]any
 	next int
 	// logs, when set, tells what the servers logged when a poll fails.
 	logs func() string
@@ -79,6 +81,9 @@ func (c *mcpTaskClient) call(method string, params map[string]any) rpcAnswer {
 	if c.ext {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
 		caps["elicitation"] = map[string]any{}
+	}
+	for k, v := range c.caps {
+		caps[k] = v
 	}
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
