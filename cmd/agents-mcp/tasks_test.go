@@ -52,10 +52,10 @@ func fakePlanner(t *testing.T) *openaitest.FakeServer {
 }
 
 type mcpTaskClient struct {
-	t    *testing.T
-	url  string
-	key  string
-	ext  bool // declare the Tasks extension
+	t   *testing.T
+	url string
+	key string
+	ext bool // declare the Tasks extension
 	// caps are more capabilities to declare (sampling_test.go).
 	caps map[string]any
 	next int
