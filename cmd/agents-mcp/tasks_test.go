@@ -52,15 +52,15 @@ func fakePlanner(t *testing.T) *openaitest.FakeServer {
 }
 
 type mcpTaskClient struct {
-	t   *testing.T
-	url string
-	key string
-	ext bool // declare the Tasks extension
-	// caps are more capabilities to declare (sampling_test.go).
-	caps map[string]any
+	t    *testing.T
+	url  string
+	key  string
+	ext  bool // declare the Tasks extension
 	next int
 	// logs, when set, tells what the servers logged when a poll fails.
 	logs func() string
+	// caps are more capabilities to declare (sampling_test.go).
+	caps map[string]any
 }
 
 type rpcAnswer struct {
