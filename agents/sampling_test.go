@@ -411,3 +411,29 @@ func TestSamplingFor2026ClientsPerMode(t *testing.T) {
 func asksInput(res *mcp.CallToolResult) bool {
 	return res != nil && len(res.InputRequests) > 0
 }
+
+// TestSamplingStateIsBoundedInSize: answers that would make the state
+// carry more than MaxSamplingAnswerBytes end the call with a tool error
+// that says so, rather than a state that grows with every round.
+func TestSamplingStateIsBoundedInSize(t *testing.T) {
+	r := newSamplingRig(t, agents.LLMAuto)
+	model := &fakeClientModel{}
+	args := map[string]any{"request": fetchRequest}
+	res, err := r.call2026(t.Context(), "run_task", args, samplingCaps, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thought := sampleRequest(t, res, "sample.1")
+	res, err = r.call2026(t.Context(), "run_task", args, samplingCaps, thought.state, map[string]any{thought.key: modelAnswer(model.answer(thought.request))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := sampleRequest(t, res, "sample.2")
+	// Not a plan: the model is asked to repair it, which would carry it on.
+	huge := strings.Repeat("x", agents.MaxSamplingAnswerBytes+1)
+	res, err = r.call2026(t.Context(), "run_task", args, samplingCaps, plan.state, map[string]any{plan.key: modelAnswer(huge)})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "bytes in all") {
+		b, _ := json.Marshal(res)
+		t.Fatalf("after a huge answer: %.300s %v, want a tool error about the size", b, err)
+	}
+}
