@@ -141,9 +141,10 @@ func (m *mrtrLLM) checkpoint() {
 // callModel is the model of one call that asks it while the client
 // waits.
 type callModel struct {
-	// LLM is the model; nil means builtin.
+	// LLM is the model; nil means builtin, unless mrtr is set.
 	LLM agentsmcp.LLM
-	// mrtr and st are set when LLM is the client's, asked through MRTR.
+	// mrtr and st are set instead when the model is the client's, asked
+	// through MRTR.
 	mrtr *mrtrLLM
 	st   *samplingState
 	// taskRetry is set for a retry whose requestState is not a sampling
@@ -251,6 +252,12 @@ func (t *Tools) sampleRound(ctx context.Context, cm *callModel) (*mcp.CallToolRe
 	}
 	if size > MaxSamplingAnswerBytes {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "the client's model answered %d bytes in all; a call carries at most %d through its rounds", size, MaxSamplingAnswerBytes)
+	}
+	if m.diverged {
+		// Worth knowing when runs keep needing more rounds than the
+		// model's attempts.
+		t.Logger.InfoContext(ctx, "sampling through MRTR: a replayed model request changed since the client answered it; asking it again",
+			"round", st.Rounds+1, "answers_kept", len(m.answers))
 	}
 	st.Asked, st.Answers = m.asked, m.answers
 	st.Rounds++
