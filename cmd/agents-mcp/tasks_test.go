@@ -56,11 +56,12 @@ type mcpTaskClient struct {
 	url string
 	key string
 	ext bool // declare the Tasks extension
-	// caps, when set, are the clientCapabilities sent instead.
-	caps map[string]any
 	next int
 	// logs, when set, tells what the servers logged when a poll fails.
 	logs func() string
+	// caps are more client capabilities to declare, beside the
+	// extension's (bridge_test.go, sampling_test.go).
+	caps map[string]any
 }
 
 type rpcAnswer struct {
@@ -82,8 +83,8 @@ func (c *mcpTaskClient) call(method string, params map[string]any) rpcAnswer {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
 		caps["elicitation"] = map[string]any{}
 	}
-	if c.caps != nil {
-		caps = c.caps
+	for k, v := range c.caps {
+		caps[k] = v
 	}
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
