@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -411,5 +412,41 @@ func TestMCPTaskFailedByTheExecutorIsFailed(t *testing.T) {
 	}
 	if v.Status != agentsmcp.MCPTaskCompleted || v.Result == nil || !v.Result.IsError || v.Error != nil {
 		t.Fatalf("task with a broken step: %+v", v)
+	}
+}
+
+// refusingStore is the real store, which refuses (EINVALID) the first
+// state of a task with a running step: as if the executor had produced a
+// state that breaks an invariant of the store.
+type refusingStore struct {
+	agentsmcp.TaskService
+	refused atomic.Bool
+}
+
+func (s *refusingStore) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
+	if slices.ContainsFunc(t.Steps, func(st agentsmcp.StepState) bool { return st.Status == agentsmcp.StepRunning }) && s.refused.CompareAndSwap(false, true) {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "task holds too much")
+	}
+	return s.TaskService.UpdateTask(ctx, t)
+}
+
+// A task whose state the store refused is failed by the executor, with
+// EINTERNAL: MCP shows it failed, with an error.
+func TestMCPTaskRefusedByTheStoreIsFailed(t *testing.T) {
+	var store *refusingStore
+	h := newHarness(t, func(o *agents.ExecutorOptions) {
+		store = &refusingStore{TaskService: o.Tasks}
+		o.Tasks = store
+	})
+	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	ctx := context.Background()
+	task := h.run(h.plan("", step("s1", "echo", `{"value":1}`)), "", nil)
+	if !store.refused.Load() || task.Status != agentsmcp.TaskFailed || task.ErrorCode != agentsmcp.EINTERNAL {
+		t.Fatalf("refused %v; task %s, code %q: %s", store.refused.Load(), task.Status, task.ErrorCode, task.Error)
+	}
+	v, err := m.GetTask(ctx, task.ID)
+	var ae *agentsmcp.Error
+	if err != nil || v.Status != agentsmcp.MCPTaskFailed || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "store rejects") {
+		t.Fatalf("%v %+v", err, v)
 	}
 }
