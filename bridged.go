@@ -99,7 +99,8 @@ func (t *Task) BridgedAnswers() map[string]json.RawMessage {
 
 // BridgedOutcome returns the end of a bridged call that ended: the tool's
 // result when it succeeded, the protocol error when it failed (a
-// *jsonrpc.Error, or an EUNAVAILABLE error when the holder stopped).
+// *jsonrpc.Error, else an error with the task's ErrorCode, EUNAVAILABLE
+// when it has none: the holder stopped, or could not reach the upstream).
 // A cancelled call is an ECONFLICT error. Both are nil while the call
 // runs.
 func (t *Task) BridgedOutcome() (*mcp.CallToolResult, error) {
@@ -119,7 +120,11 @@ func (t *Task) BridgedOutcome() (*mcp.CallToolResult, error) {
 		if json.Unmarshal(out, &e) == nil && e.Code != 0 {
 			return nil, &jsonrpc.Error{Code: e.Code, Message: e.Message}
 		}
-		return nil, Errorf(EUNAVAILABLE, "%s", t.Error)
+		code := t.ErrorCode
+		if code == "" {
+			code = EUNAVAILABLE
+		}
+		return nil, Errorf(code, "%s", t.Error)
 	case TaskCancelled:
 		return nil, Errorf(ECONFLICT, "bridged call %s was cancelled: %s", t.ID, t.Error)
 	}

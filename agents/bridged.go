@@ -90,5 +90,5 @@ func (e *Executor) failOrphanedBridged(ctx context.Context, t *agentsmcp.Task, l
 			s.Output = nil
 		}
 	}
-	e.failUnrunnable(ctx, t, why)
+	e.failUnrunnable(ctx, t, agentsmcp.EUNAVAILABLE, why)
 }

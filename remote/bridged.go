@@ -63,17 +63,14 @@ const (
 	// defaultBridgeLeaseTTL is the lease of a held call when
 	// Options.LeaseTTL is not set, renewed every third of it.
 	defaultBridgeLeaseTTL = 30 * time.Second
-	// bridgeStateTTL is how long a bridged call's requestState is
-	// accepted. The call itself is bounded by the upstream's timeout; its
-	// task stays readable as any task (tasks.retention).
-	bridgeStateTTL = 10 * time.Minute
 )
 
 // bridge holds the bridged calls of one pool. A nil *bridge (no
-// Options.StateKey or Options.Tasks) bridges nothing: a 2026-07-28
+// Options.Tasks) bridges nothing: a 2026-07-28
 // caller's upstream requests are refused, as before D4.
 type bridge struct {
 	sealer    *seal.Sealer
+	stateTTL  time.Duration
 	tasks     agentsmcp.TaskService
 	owner     string
 	leaseTTL  time.Duration
@@ -89,11 +86,11 @@ type bridge struct {
 }
 
 func newBridge(opts Options) *bridge {
-	if len(opts.StateKey) == 0 || opts.Tasks == nil {
+	if opts.Tasks == nil {
 		return nil
 	}
 	b := &bridge{
-		sealer: &seal.Sealer{Key: opts.StateKey}, tasks: opts.Tasks, owner: opts.LeaseOwner,
+		sealer: &seal.Sealer{Key: opts.StateKey}, stateTTL: opts.StateTTL, tasks: opts.Tasks, owner: opts.LeaseOwner,
 		leaseTTL: opts.LeaseTTL, retryWait: opts.BridgeRetryWait, poll: opts.BridgePoll, log: opts.Logger,
 		calls: map[string]*bridgedCall{},
 	}
@@ -244,7 +241,7 @@ func (b *bridge) first(ctx context.Context, bc *bridgedCall) (*mcp.CallToolResul
 			}
 			state, err := b.sealer.Seal(bridgeStateLabel, bridgeState{
 				Task: task.ID, Upstream: bc.upstream, Tool: bc.tool, Principal: principalDigest(bc.principal),
-			}, bridgeStateTTL)
+			}, b.stateTTL)
 			if err != nil {
 				return nil, err
 			}
@@ -630,17 +627,20 @@ func endBridged(t *agentsmcp.Task, res *mcp.CallToolResult, err error, now time.
 			return
 		}
 	}
-	msg := agentsmcp.ErrorMessage(err)
+	msg, code := agentsmcp.ErrorMessage(err), agentsmcp.ErrorCode(err)
 	if errors.Is(err, context.Canceled) {
 		msg = "the upstream call was cancelled: the server holding it stopped, its upstream was removed, or the call was cancelled"
+		code = agentsmcp.EUNAVAILABLE
 	}
 	msg = agentsmcp.TruncateUTF8(msg, agentsmcp.MaxTaskErrorBytes)
 	s.Status, s.Error, s.Output = agentsmcp.StepFailed, msg, nil
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
+		// The code travels in the Output; ErrorCode is an application code.
 		s.Output, _ = json.Marshal(agentsmcp.BridgedError{Code: rpcErr.Code, Message: rpcErr.Message})
+		code = ""
 	}
-	t.Status, t.Error = agentsmcp.TaskFailed, msg
+	t.Status, t.Error, t.ErrorCode = agentsmcp.TaskFailed, msg, code
 	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", StepID: agentsmcp.BridgedStepID, Message: msg})
 }
 

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
 // Registry is where a [Pool] publishes its upstreams: the router. Each
@@ -65,14 +67,21 @@ type Options struct {
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
-	// StateKey and Tasks turn on bridged calls (ADR 0010 D4; bridged.go):
-	// a 2026-07-28 caller of an older upstream that asks mid-call is asked
-	// through input_required answers, or a task, and the call is stored in
-	// Tasks so that any replica with the same store and key takes the
-	// answer. StateKey seals the requestState (use tasks.request_state_key);
-	// without both, such an upstream request is refused.
+	// StateKey seals the requestState that a caller of MCP 2026-07-28 gets
+	// when an upstream answers input_required (ADR 0010 D2), or when a
+	// bridged call asks (D4); a key of [seal.KeySize] bytes. Every replica
+	// needs the same key for a retry to land on any of them. Nil means a
+	// random key of this pool: a retry must then come back to it.
 	StateKey []byte
-	Tasks    agentsmcp.TaskService
+	// StateTTL is how long such a requestState is accepted (default
+	// [DefaultStateTTL]).
+	StateTTL time.Duration
+	// Tasks turns on bridged calls (ADR 0010 D4; bridged.go): a 2026-07-28
+	// caller of an older upstream that asks mid-call is asked through
+	// input_required answers, or a task, and the call is stored in Tasks,
+	// so that any replica with the same store and StateKey takes the
+	// answer. Nil refuses such an upstream request, as before D4.
+	Tasks agentsmcp.TaskService
 	// LeaseOwner names this replica in the leases of the bridged calls it
 	// holds (default: bridge- and random hex); LeaseTTL is their lease,
 	// renewed every third of it (default 30 s).
@@ -114,6 +123,13 @@ func (o Options) withDefaults() Options {
 	if o.HTTPTransport == nil {
 		o.HTTPTransport = NewHTTPTransport(o.Egress)
 	}
+	if o.StateKey == nil {
+		o.StateKey = make([]byte, seal.KeySize)
+		_, _ = rand.Read(o.StateKey) // never fails (crypto/rand)
+	}
+	if o.StateTTL <= 0 {
+		o.StateTTL = DefaultStateTTL
+	}
 	return o
 }
 
@@ -153,16 +169,19 @@ func NewHTTPTransport(policy *egress.Policy) *http.Transport {
 // from the same client session; otherwise it refuses the request (sampling,
 // elicitation) or logs the message itself (logging), so that one client
 // never sees another's traffic. Progress notifications carry a token and are
-// always delivered to the right caller, and so are the elicitation and
-// sampling requests of a 2026-07-28 upstream's input_required answer: the
-// pool fulfils them within the call that got the answer, asking that call's
-// client, and retries the call with the answers.
+// always delivered to the right caller, and so are the input requests of a
+// 2026-07-28 upstream's input_required answer, which belong to the call
+// that got it: a caller of MCP 2026-07-28 gets that answer passed through,
+// with the upstream's requestState sealed to it (see [Options.StateKey]);
+// the pool asks a caller of an earlier revision itself, and retries the
+// call with the answers.
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
 	opts   Options
 	http   *http.Client
-	bridge *bridge // nil without Options.StateKey
+	bridge *bridge      // nil without Options.Tasks
+	states *seal.Sealer // seals and opens the state of passed-through input_required
 
 	mu        sync.Mutex
 	upstreams map[string]*upstream
@@ -173,7 +192,8 @@ type Pool struct {
 func NewPool(opts Options) *Pool {
 	opts = opts.withDefaults()
 	return &Pool{
-		opts: opts,
+		opts:   opts,
+		states: &seal.Sealer{Key: opts.StateKey},
 		http: &http.Client{
 			Transport:     drainingTransport{base: opts.Egress.RoundTripper(opts.HTTPTransport)},
 			CheckRedirect: egress.SameOriginRedirects,

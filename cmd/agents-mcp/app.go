@@ -39,9 +39,9 @@ type app struct {
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
-	// stateKey seals requestStates: the agents' and the pool's bridged
-	// calls (tasks.request_state_key, or the key openRequestStates chose).
-	stateKey []byte
+	// states is the key and TTL of the requestState of input_required
+	// answers: the agents' own and, sealed by the pool, upstreams'.
+	states   *agents.RequestStates
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
@@ -183,8 +183,9 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
 		// Bridged calls (ADR 0010 D4) are tasks in the same store, leased
 		// under this replica's executor name.
-		StateKey: a.stateKey, Tasks: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
+		Tasks: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
+		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 	})
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
