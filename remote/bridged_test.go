@@ -220,8 +220,8 @@ func TestBridgedRetryWaitIsBounded(t *testing.T) {
 
 // A 2026-07-28 caller that did not declare elicitation is not asked (the
 // spec forbids it): the upstream is refused at once, as before bridging.
-// So is every such caller when the pool has no state key.
-func TestBridgedCallWithoutCapabilityOrKey(t *testing.T) {
+// So is every such caller when the pool has no task store (bridging off).
+func TestBridgedCallWithoutCapabilityOrStore(t *testing.T) {
 	t.Parallel()
 	e, _ := bridgeEnv(t, 0)
 	cs := e.httpCaller(nil, sessionlessCaller)
@@ -237,7 +237,7 @@ func TestBridgedCallWithoutCapabilityOrKey(t *testing.T) {
 		},
 	}, sessionlessCaller)
 	if msg := errorText(t, cs, "up__elicit", `{}`); !strings.Contains(msg, "elicitation") || strings.Contains(msg, "Ann") {
-		t.Errorf("no state key: %q", msg)
+		t.Errorf("no task store: %q", msg)
 	}
 }
 
