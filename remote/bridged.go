@@ -538,7 +538,8 @@ func (bc *bridgedCall) storeQuestion(ctx context.Context, q *agentsmcp.BridgedQu
 
 // renewLease keeps this replica's lease on task id while the call runs.
 // Losing it means another replica took this one for dead and failed the
-// task: the upstream call is cancelled, since nobody can get its result.
+// task, and a task that ended was cancelled: either way the upstream call
+// is cancelled, since nobody can get its result.
 func (bc *bridgedCall) renewLease(id string) {
 	b := bc.b
 	tick := time.NewTicker(b.leaseTTL / 3)
@@ -550,8 +551,14 @@ func (bc *bridgedCall) renewLease(id string) {
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), b.leaseTTL/3)
-		_, err := b.tasks.AcquireTaskLease(ctx, id, b.owner, b.leaseTTL)
+		t, err := b.tasks.AcquireTaskLease(ctx, id, b.owner, b.leaseTTL)
 		cancel()
+		if err == nil && t.Status.Terminal() {
+			// Cancelled (tasks/cancel) while the upstream works between
+			// questions: stop it now rather than at its end.
+			bc.cancel()
+			return
+		}
 		if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT {
 			b.log.Warn("lost the lease of a bridged call; cancelling it", "task", id)
 			bc.cancel()

@@ -383,3 +383,44 @@ func TestBridgedCallAcrossReplicas(t *testing.T) {
 		t.Errorf("retry on B of a call whose holder stopped: %v %s", err, asJSON(t, res))
 	}
 }
+
+// A bridged call cancelled in the store (tasks/cancel, on any replica)
+// while its question is open: the holder stops waiting, the upstream's
+// request fails, the task stays cancelled and a retry says so.
+func TestBridgedCallCancelledInStore(t *testing.T) {
+	t.Parallel()
+	store := bridgeStore(t)
+	e := newEnv(t, bridgeOptions(store, "replica-a", 5*time.Second))
+	fx := newFixture("up")
+	addPinned(t, e, "up", fx.server)
+	cs := e.httpCaller(&mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+	}, sessionlessCaller)
+	ctx := testCtx(t, 20*time.Second)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`)})
+	if err != nil || res.InputRequests["call.1"] == nil {
+		t.Fatalf("first round: %v %s", err, asJSON(t, res))
+	}
+	var st bridgeState
+	if _, err := e.pool.bridge.sealer.Open(bridgeStateLabel, strings.TrimPrefix(res.RequestState, bridgeStatePrefix), &st); err != nil {
+		t.Fatal(err)
+	}
+	task, err := store.FindTaskByID(ctx, st.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Status, task.EndedAt, task.Error = agentsmcp.TaskCancelled, time.Now(), "cancelled by the user"
+	task.Steps[0].Status = agentsmcp.StepCancelled
+	if err := store.UpdateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	testutilEventuallyEmpty(t, e) // the holder let go of the call
+	if got, _ := store.FindTaskByID(ctx, st.Task); got.Status != agentsmcp.TaskCancelled || got.Lease.Owner != "" {
+		t.Errorf("after the holder let go: %s", asJSON(t, got))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`), RequestState: res.RequestState})
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "was cancelled") {
+		t.Errorf("retry of a cancelled call: %v %s", err, asJSON(t, res))
+	}
+}
