@@ -394,8 +394,10 @@ func TestBridgedCallCancelledInStore(t *testing.T) {
 	fx := newFixture("up")
 	addPinned(t, e, "up", fx.server)
 	cs := e.httpCaller(&mcp.ClientOptions{
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not used") },
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not used")
+		},
 	}, sessionlessCaller)
 	ctx := testCtx(t, 20*time.Second)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__elicit", Arguments: json.RawMessage(`{}`)})
