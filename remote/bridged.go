@@ -39,8 +39,9 @@ import (
 //     reading the store.
 //
 // The holder reads the store for answers, hands each to the blocked
-// upstream request, and stores the result. If it stops, its lease expires
-// and the executor's resume loop fails the task.
+// upstream request, and stores the result. A graceful stop cancels the
+// call, stored failed at once; after a crash its lease expires and the
+// executor's resume loop, on any replica, fails the task.
 
 // bridgeStatePrefix starts every requestState of a bridged call, so that
 // a retry is recognised as one without opening the seal, and told apart
@@ -149,7 +150,6 @@ type bridgedCall struct {
 	task    *agentsmcp.Task
 	asked   int                        // questions asked so far: the n of key call.<n>
 	open    *agentsmcp.BridgedQuestion // the question the upstream waits on
-	handed  bool                       // the first request returned: the call outlives it
 	done    bool
 	res     *mcp.CallToolResult
 	err     error
@@ -227,9 +227,6 @@ func (b *bridge) first(ctx context.Context, bc *bridgedCall) (*mcp.CallToolResul
 	for {
 		bc.mu.Lock()
 		done, res, err, q, task, changed := bc.done, bc.res, bc.err, bc.open, bc.task, bc.changed
-		if !done && q != nil {
-			bc.handed = true
-		}
 		bc.mu.Unlock()
 		switch {
 		case done:
