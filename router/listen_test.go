@@ -51,7 +51,7 @@ func (o *ownedTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask
 }
 
 func (o *ownedTasks) UpdateTask(context.Context, string, mcp.InputResponseMap) error { return nil }
-func (o *ownedTasks) CancelTask(context.Context, string) error                      { return nil }
+func (o *ownedTasks) CancelTask(context.Context, string) error                       { return nil }
 
 // set stores task t of owner and reports the change to the hub.
 func (o *ownedTasks) set(owner string, t agentsmcp.MCPTask) {
