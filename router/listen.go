@@ -231,8 +231,8 @@ func (l *taskListener) close() { l.stopOnce.Do(func() { close(l.stop) }) }
 // serve answers a listen request for task ids: HTTP 400 with -32021 when
 // the request does not declare the Tasks extension, else an SSE stream
 // that acknowledges the ids the caller may see (the others are left out,
-// never refused), then sends one notifications/tasks per change the
-// caller sees, until the client goes (the request's context ends) or the
+// never refused), sends each of those tasks as it is, then one
+// notifications/tasks per change the caller sees, until the client goes (the request's context ends) or the
 // server stops (a final listen result is sent). Other kinds of
 // notifications in the same filter are not acknowledged: a client listens
 // for them on a second stream, which go-sdk serves.
@@ -278,6 +278,7 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 
 	states := map[string]*listenState{}
 	acked := []string{}
+	var first []*agentsmcp.MCPTask
 	tasks := l.router.taskBackendsOrNil()
 	for _, id := range candidates {
 		b := tasks.owner(id)
@@ -290,6 +291,7 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 		}
 		states[id] = &listenState{backend: b, seen: taskSignature(t), ended: t.Status.Terminal()}
 		acked = append(acked, id)
+		first = append(first, t)
 	}
 
 	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
@@ -308,6 +310,19 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 	if len(acked) == 0 {
 		final() // nothing to listen for, as go-sdk does for an empty filter
 		return
+	}
+	notify := func(t *agentsmcp.MCPTask) error {
+		d := renderTask(t, lr.Params.Meta)
+		d.Meta = meta
+		return s.send(map[string]any{"jsonrpc": "2.0", "method": notificationTasks, "params": d})
+	}
+	// Each task as it is now, once: a client opens its stream after the
+	// CreateTaskResult, and would otherwise miss a change made in between
+	// (a task that paused at once) until it polled.
+	for _, t := range first {
+		if notify(t) != nil {
+			return
+		}
 	}
 
 	check := func(id string) error {
@@ -330,9 +345,7 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 			return nil
 		}
 		st.seen = sig
-		d := renderTask(t, lr.Params.Meta)
-		d.Meta = meta
-		return s.send(map[string]any{"jsonrpc": "2.0", "method": notificationTasks, "params": d})
+		return notify(t)
 	}
 
 	ticker := time.NewTicker(l.poll)

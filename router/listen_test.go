@@ -250,6 +250,9 @@ func TestListenAcksOnlyTheTasksTheCallerMaySee(t *testing.T) {
 	if got := ackedIDs(t, st.next(t, 5*time.Second)); !slices.Equal(got, []string{"own_a"}) {
 		t.Fatalf("acknowledged %v, want [own_a]", got)
 	}
+	if now := taskNote(t, st.next(t, 5*time.Second)); now["taskId"] != "own_a" || now["status"] != "working" {
+		t.Fatalf("the task as it is: %v", now)
+	}
 	// A change of bob's task is not sent to alice.
 	s.owned.set("bob", agentsmcp.MCPTask{ID: "own_b", Status: agentsmcp.MCPTaskCompleted, Result: &mcp.CallToolResult{Content: []mcp.Content{}}})
 	st.quiet(t, 300*time.Millisecond)
@@ -295,6 +298,12 @@ func TestListenSendsEachVisibleChangeOnceWithTheDetailedTask(t *testing.T) {
 	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking, StatusMessage: "0 of 1 steps ended"})
 	st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
 	ackedIDs(t, st.next(t, 5*time.Second))
+	// First the task as it is, so that a change made before the stream
+	// opened is not missed.
+	note := taskNote(t, st.next(t, 5*time.Second))
+	if got := call2026(t, s.url, "tasks/get", map[string]any{"taskId": "own_a"}, true, map[string]string{"X-Principal": "alice"}); !sameTask(got.Result, note) {
+		t.Fatalf("notification %v\ndiffers from tasks/get %v", note, got.Result)
+	}
 
 	// The same view again, as after a write that changes nothing visible.
 	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking, StatusMessage: "0 of 1 steps ended"})
@@ -302,7 +311,7 @@ func TestListenSendsEachVisibleChangeOnceWithTheDetailedTask(t *testing.T) {
 
 	ask := mcp.InputRequestMap{"confirm.s1.1": &mcp.ElicitParams{Message: "Allow?", RequestedSchema: map[string]any{"type": "object"}}}
 	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskInputRequired, StatusMessage: "waiting", InputRequests: ask})
-	note := taskNote(t, st.next(t, 5*time.Second))
+	note = taskNote(t, st.next(t, 5*time.Second))
 	if got := call2026(t, s.url, "tasks/get", map[string]any{"taskId": "own_a"}, true, map[string]string{"X-Principal": "alice"}); !sameTask(got.Result, note) {
 		t.Fatalf("notification %v\ndiffers from tasks/get %v", note, got.Result)
 	}
@@ -355,6 +364,9 @@ func TestListenPollsTasksNoHubReports(t *testing.T) {
 	if got := ackedIDs(t, st.next(t, 5*time.Second)); !slices.Equal(got, []string{id}) {
 		t.Fatalf("acknowledged %v", got)
 	}
+	if now := taskNote(t, st.next(t, 5*time.Second)); now["status"] != "working" {
+		t.Fatalf("the task as it is: %v", now)
+	}
 	note := taskNote(t, st.next(t, 5*time.Second))
 	if note["taskId"] != id || note["status"] != "completed" || !strings.Contains(jsonText(note["result"]), "done after 0.5s") {
 		t.Fatalf("notification: %v", note)
@@ -376,6 +388,7 @@ func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
 	for range 5 {
 		st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
 		ackedIDs(t, st.next(t, 5*time.Second))
+		taskNote(t, st.next(t, 5*time.Second))
 		streams = append(streams, st)
 	}
 	if n := s.hub.WatchersForTest(); n != 5 {
@@ -391,6 +404,7 @@ func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
 	// At shutdown a stream ends with its listen result.
 	st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
 	ackedIDs(t, st.next(t, 5*time.Second))
+	taskNote(t, st.next(t, 5*time.Second))
 	s.hub.Close()
 	if end := st.next(t, 5*time.Second); end["id"] != "listen-1" || fmt.Sprint(end["result"]) == "<nil>" {
 		t.Fatalf("final message %v, want the listen result", end)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
@@ -34,6 +35,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
 		OnEnd: learner.Learn, Repairer: &agents.Repairer{Gatherer: gatherer}, RepairLLM: chooser.Model, Logger: logger,
 		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
+		OnChange: func(t *agentsmcp.Task) { a.taskHub.Notify(t.ID) },
 	})
 	states, err := openRequestStates(cfg, logger)
 	if err != nil {

@@ -39,6 +39,9 @@ type app struct {
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
+	// taskHub wakes this replica's task listen streams at each stored
+	// transition of the executor (ADR 0010, D5); closed by stop.
+	taskHub  *router.TaskHub
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
@@ -54,6 +57,8 @@ type app struct {
 // stop ends the background goroutines, waits for them (the embedded vector
 // index saves itself on the way out), then closes the store.
 func (a *app) stop() {
+	// The listen streams end first: they only watch.
+	a.taskHub.Close()
 	if a.executor != nil {
 		// Running steps get a moment to finish; the tasks stay resumable.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -98,7 +103,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	a := &app{cancel: cancel, security: sec, metrics: telemetry.NewMetrics(telemetry.MetricsOptions{Version: version, Logger: logger})}
+	a := &app{cancel: cancel, security: sec, metrics: telemetry.NewMetrics(telemetry.MetricsOptions{Version: version, Logger: logger}),
+		taskHub: router.NewTaskHub()}
 	sec.metrics = a.metrics
 	fail := func(err error) (*app, error) {
 		a.stop()
