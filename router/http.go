@@ -158,6 +158,13 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if lr := h.taskListen(req); lr != nil {
+			// A stream that polls up to MaxListenTaskIDs tasks takes one
+			// of its principal's session slots while it is open.
+			owner := sessionOwner(req)
+			if !limits.Reserve(w, owner) {
+				return
+			}
+			defer limits.Cancel(owner)
 			defer h.listens.Add()()
 			h.listen.serve(w, req, lr)
 			return

@@ -77,7 +77,7 @@ type listenServer struct {
 
 // newListenServer serves a router with both backends; the caller is the
 // principal named by the X-Principal header.
-func newListenServer(t *testing.T, poll time.Duration) *listenServer {
+func newListenServer(t *testing.T, poll time.Duration, tune ...func(*router.HTTPOptions)) *listenServer {
 	t.Helper()
 	r := router.New(router.Options{Version: "test"})
 	local := localtools.New()
@@ -91,7 +91,7 @@ func newListenServer(t *testing.T, poll time.Duration) *listenServer {
 	hub := router.NewTaskHub()
 	owned := &ownedTasks{hub: hub}
 	r.AddTaskBackend(owned)
-	h := r.HTTPHandler(router.HTTPOptions{
+	opts := router.HTTPOptions{
 		TaskHub: hub, TaskPollInterval: poll,
 		Authenticate: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -99,7 +99,11 @@ func newListenServer(t *testing.T, poll time.Duration) *listenServer {
 				next.ServeHTTP(w, req.WithContext(agentsmcp.WithPrincipal(req.Context(), p)))
 			})
 		},
-	})
+	}
+	for _, f := range tune {
+		f(&opts)
+	}
+	h := r.HTTPHandler(opts)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		cancel()
@@ -413,4 +417,27 @@ func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
 		t.Fatal("the stream did not end")
 	}
 	testutil.Eventually(t, 5*time.Second, "no stream is served", func() bool { return listenGoroutines() == 0 })
+}
+
+func TestListenStreamsTakeSessionSlots(t *testing.T) {
+	s := newListenServer(t, time.Hour, func(o *router.HTTPOptions) { o.MaxSessionsPerPrincipal = 2 })
+	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking})
+	var open []*listenStream
+	for range 2 {
+		st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
+		ackedIDs(t, st.next(t, 5*time.Second))
+		open = append(open, st)
+	}
+	third := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
+	third.resp.Body.Close()
+	if third.resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a third stream: HTTP %d, want 429", third.resp.StatusCode)
+	}
+	// A stream that ends gives its slot back.
+	open[0].cancel()
+	testutil.Eventually(t, 5*time.Second, "a slot is free again", func() bool {
+		st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
+		defer st.cancel()
+		return st.resp.StatusCode == http.StatusOK
+	})
 }
