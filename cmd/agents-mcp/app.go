@@ -41,7 +41,10 @@ type app struct {
 	executor *agents.Executor
 	// taskHub wakes this replica's task listen streams at each stored
 	// transition of the executor (ADR 0010, D5); closed by stop.
-	taskHub  *router.TaskHub
+	taskHub *router.TaskHub
+	// states is the key and TTL of the requestState of input_required
+	// answers: the agents' own and, sealed by the pool, upstreams'.
+	states   *agents.RequestStates
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
@@ -185,6 +188,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.pool = remote.NewPool(remote.Options{
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
+		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 	})
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
