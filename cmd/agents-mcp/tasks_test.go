@@ -52,10 +52,10 @@ func fakePlanner(t *testing.T) *openaitest.FakeServer {
 }
 
 type mcpTaskClient struct {
-	t   *testing.T
-	url string
-	key string
-	ext bool // declare the Tasks extension
+	t    *testing.T
+	url  string
+	key  string
+	ext  bool // declare the Tasks extension
 	next int
 	// logs, when set, tells what the servers logged when a poll fails.
 	logs func() string
