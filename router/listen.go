@@ -232,10 +232,11 @@ func (l *taskListener) close() { l.stopOnce.Do(func() { close(l.stop) }) }
 // the request does not declare the Tasks extension, else an SSE stream
 // that acknowledges the ids the caller may see (the others are left out,
 // never refused), sends each of those tasks as it is, then one
-// notifications/tasks per change the caller sees, until the client goes (the request's context ends) or the
-// server stops (a final listen result is sent). Other kinds of
-// notifications in the same filter are not acknowledged: a client listens
-// for them on a second stream, which go-sdk serves.
+// notifications/tasks per change the caller sees, until the client goes
+// (the request's context ends) or the server stops (a final listen result
+// is sent). Other kinds of notifications in the same filter are not
+// acknowledged: a client listens for them on a second stream, which go-sdk
+// serves.
 func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *listenRequest) {
 	if v := req.Header.Get("Mcp-Protocol-Version"); v >= tasksProtocol {
 		// go-sdk checks this for the requests it serves (SEP-2243).
@@ -377,6 +378,14 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 			}
 		}
 		for _, id := range ids {
+			select {
+			case <-ctx.Done():
+				return
+			case <-l.stop:
+				final()
+				return
+			default:
+			}
 			if err := check(id); err != nil {
 				return // the stream broke
 			}
