@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -440,4 +441,43 @@ func TestListenStreamsTakeSessionSlots(t *testing.T) {
 		defer st.cancel()
 		return st.resp.StatusCode == http.StatusOK
 	})
+}
+
+// Over stdio go-sdk serves every listen: task ids are not acknowledged
+// (stdio clients poll tasks/get), and the listen ends at once.
+func TestListenForTaskIDsOverStdioAcksNone(t *testing.T) {
+	r := router.New(router.Options{Version: "test"})
+	local := localtools.New()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := conformance.Register(ctx, r, local); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddProvider(ctx, local); err != nil {
+		t.Fatal(err)
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	input := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{` + meta + `,"notifications":{"taskIds":["fxt_0123"]}}}` + "\n"
+	outR, outW := io.Pipe()
+	transport := &router.StdioTransport{
+		Grace: 5 * time.Second,
+		Inner: &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(input)), Writer: nopWriteCloser{outW}},
+	}
+	runDone := make(chan error, 1)
+	go func() {
+		runDone <- r.Server().Run(context.Background(), transport)
+		outW.Close()
+	}()
+	var lines []string
+	sc := bufio.NewScanner(outR)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	<-runDone
+	got := strings.Join(lines, "\n")
+	if !strings.Contains(got, `"notifications/subscriptions/acknowledged"`) || strings.Contains(got, "taskIds") ||
+		!strings.Contains(got, `"id":1,"result"`) {
+		t.Fatalf("stdio listen for task ids:\n%s", got)
+	}
 }
