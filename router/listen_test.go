@@ -360,7 +360,7 @@ func TestListenPollsTasksNoHubReports(t *testing.T) {
 	// The fixtures' tasks change on their own, unseen by the hub: the
 	// stream's poll finds the change, and sends it once.
 	s := newListenServer(t, 100*time.Millisecond)
-	created := call2026(t, s.url, "tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0.5, "label": "polled"}}, true, nil)
+	created := call2026(t, s.url, "tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 1.5, "label": "polled"}}, true, nil)
 	id, _ := created.Result["taskId"].(string)
 	if id == "" {
 		t.Fatalf("tools/call: %+v", created)
@@ -373,7 +373,7 @@ func TestListenPollsTasksNoHubReports(t *testing.T) {
 		t.Fatalf("the task as it is: %v", now)
 	}
 	note := taskNote(t, st.next(t, 5*time.Second))
-	if note["taskId"] != id || note["status"] != "completed" || !strings.Contains(jsonText(note["result"]), "done after 0.5s") {
+	if note["taskId"] != id || note["status"] != "completed" || !strings.Contains(jsonText(note["result"]), "done after 1.5s") {
 		t.Fatalf("notification: %v", note)
 	}
 	st.quiet(t, 500*time.Millisecond)
