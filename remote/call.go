@@ -130,11 +130,19 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			meta[mcp.MetaKeyLogLevel] = "debug" // as logging/setLevel in connect
 			params.SetMeta(meta)
 		}
-		res, err := cs.CallTool(withCall(ctx, c), params)
+		callCtx := withCall(ctx, c)
+		capture := u.taskCall(ctx, cs, req, params) // nil unless it may become a task
+		if capture != nil {
+			callCtx = withTaskCapture(callCtx, capture)
+		}
+		res, err := cs.CallTool(callCtx, params)
 		if err == nil {
 			u.settle(c)
 		}
 		u.calls.end(c)
+		if err == nil && capture != nil {
+			return u.taskCreated(ctx, capture, res)
+		}
 		if err == nil {
 			u.exposeResourceURIs(res)
 			return res, nil

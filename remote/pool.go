@@ -65,6 +65,14 @@ type Options struct {
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
+	// StateKey seals what the pool hands to callers and trusts when they
+	// bring it back (package seal): the handles of upstream tasks ([Tasks]).
+	// Replicas that share their callers need the same key. Without one,
+	// upstream tools are never called as tasks.
+	StateKey []byte
+	// TaskHandleTTL is the least time an upstream task's handle stays valid
+	// (default DefaultTaskHandleTTL); longer when the task's ttlMs is.
+	TaskHandleTTL time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -88,6 +96,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 250 * time.Millisecond
+	}
+	if o.TaskHandleTTL <= 0 {
+		o.TaskHandleTTL = DefaultTaskHandleTTL
 	}
 	if o.Egress == nil {
 		o.Egress = egress.Default()

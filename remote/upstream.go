@@ -101,6 +101,7 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { signal(u.listChanged) },
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
 	})
+	registerTaskMethods(u.client)
 	u.cb.Store(u.newBreaker())
 	return u
 }

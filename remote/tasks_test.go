@@ -1,0 +1,526 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/seal"
+	"github.com/agents-mcp/agents-mcp/router"
+)
+
+// Upstream tasks through the gateway (ADR 0010, D3): a real go-sdk upstream
+// that implements the Tasks extension with custom methods, the pool in
+// front of it, and a real router serving raw 2026-07-28 JSON-RPC over
+// loopback HTTP to two principals.
+
+// taskServer is the upstream's side of the Tasks extension, in memory.
+// Its tools, called by a request that declares the extension:
+//   - greet_later: a task that asks for a name (input_required, key
+//     "who.1"), then completes with "hello, <name>"; ttlMs 60000;
+//   - slow_job: a task that works until cancelled; ttlMs null;
+//   - required_job: a task; without the extension, -32021;
+//   - plain: never a task.
+//
+// Without the extension, greet_later and slow_job answer "sync" at once.
+type taskServer struct {
+	mu    sync.Mutex
+	seq   int
+	tasks map[string]*upTask
+	// names holds the Mcp-Name header of each tasks/* request, and
+	// undeclared the methods that came without the extension declared.
+	names, undeclared []string
+}
+
+type upTask struct {
+	id, status, name string
+	ttl              *int64
+	created, updated time.Time
+}
+
+type upCreated struct {
+	mcp.ResultBase
+	ResultType     string         `json:"resultType"`
+	TaskID         string         `json:"taskId"`
+	Status         string         `json:"status"`
+	StatusMessage  string         `json:"statusMessage,omitempty"`
+	CreatedAt      string         `json:"createdAt"`
+	LastUpdatedAt  string         `json:"lastUpdatedAt"`
+	TTLMs          *int64         `json:"ttlMs"`
+	PollIntervalMs int64          `json:"pollIntervalMs,omitempty"`
+	InputRequests  map[string]any `json:"inputRequests,omitempty"`
+	Result         any            `json:"result,omitempty"`
+}
+
+type upParams struct {
+	mcp.ParamsBase
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+}
+
+type upAck struct {
+	mcp.ResultBase
+	ResultType string `json:"resultType"`
+}
+
+func declaresTasksExt(meta map[string]any) bool {
+	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
+	exts, _ := caps["extensions"].(map[string]any)
+	_, ok := exts[agentsmcp.TasksExtension]
+	return ok
+}
+
+func newTaskServer() (*taskServer, *mcp.Server) {
+	ts := &taskServer{tasks: map[string]*upTask{}}
+	s := mcp.NewServer(&mcp.Implementation{Name: "tasker", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Extensions: map[string]any{agentsmcp.TasksExtension: map[string]any{}}},
+	})
+	schema := json.RawMessage(`{"type":"object"}`)
+	syncTool := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sync"}}}, nil
+	}
+	for _, name := range []string{"greet_later", "slow_job", "required_job", "plain"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: schema}, syncTool)
+	}
+	s.AddTool(&mcp.Tool{Name: "forget", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		ts.mu.Lock()
+		delete(ts.tasks, a.ID)
+		ts.mu.Unlock()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "forgotten"}}}, nil
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "tasks/") {
+				ts.mu.Lock()
+				if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+					ts.names = append(ts.names, method+" "+ex.Header.Get("Mcp-Name"))
+				}
+				ts.mu.Unlock()
+			}
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params == nil || call.Params.Name == "plain" || call.Params.Name == "forget" {
+				return next(ctx, method, req)
+			}
+			if !declaresTasksExt(call.Params.GetMeta()) {
+				if call.Params.Name == "required_job" {
+					return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "required_job runs only as a task",
+						Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)}
+				}
+				return next(ctx, method, req)
+			}
+			return ts.create(call.Params.Name), nil
+		}
+	})
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(mcp.AddReceivingCustomMethod(s, "tasks/get", func(_ context.Context, _ *mcp.ServerSession, p *upParams) (*upCreated, error) {
+		t, err := ts.find("tasks/get", p)
+		if err != nil {
+			return nil, err
+		}
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		return ts.view(t, "complete"), nil
+	}))
+	must(mcp.AddReceivingCustomMethod(s, "tasks/update", func(_ context.Context, _ *mcp.ServerSession, p *upParams) (*upAck, error) {
+		t, err := ts.find("tasks/update", p)
+		if err != nil {
+			return nil, err
+		}
+		var answer struct {
+			Action  string `json:"action"`
+			Content struct {
+				Name string `json:"name"`
+			} `json:"content"`
+		}
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		if raw, ok := p.InputResponses["who.1"]; ok && t.status == "input_required" && json.Unmarshal(raw, &answer) == nil && answer.Action == "accept" {
+			t.status, t.name, t.updated = "completed", answer.Content.Name, time.Now()
+		}
+		return &upAck{ResultType: "complete"}, nil
+	}))
+	must(mcp.AddReceivingCustomMethod(s, "tasks/cancel", func(_ context.Context, _ *mcp.ServerSession, p *upParams) (*upAck, error) {
+		t, err := ts.find("tasks/cancel", p)
+		if err != nil {
+			return nil, err
+		}
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		if t.status == "working" || t.status == "input_required" {
+			t.status, t.updated = "cancelled", time.Now()
+		}
+		return &upAck{ResultType: "complete"}, nil
+	}))
+	return ts, s
+}
+
+func (ts *taskServer) create(tool string) *upCreated {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.seq++
+	now := time.Now()
+	t := &upTask{id: fmt.Sprintf("job-%d", ts.seq), status: "working", created: now, updated: now}
+	if tool == "greet_later" {
+		t.status = "input_required"
+		ttl := int64(60000)
+		t.ttl = &ttl
+	}
+	ts.tasks[t.id] = t
+	return ts.view(t, "task")
+}
+
+// view is the task as tasks/get shows it (resultType "complete"), or as
+// the CreateTaskResult (resultType "task", the Task fields only).
+func (ts *taskServer) view(t *upTask, resultType string) *upCreated {
+	v := &upCreated{
+		ResultType: resultType, TaskID: t.id, Status: t.status, TTLMs: t.ttl, PollIntervalMs: 200,
+		CreatedAt: t.created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
+	}
+	if resultType == "task" {
+		return v
+	}
+	switch t.status {
+	case "input_required":
+		v.InputRequests = map[string]any{"who.1": map[string]any{"method": "elicitation/create", "params": map[string]any{
+			"mode": "form", "message": "Who is it for?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
+		}}}
+	case "completed":
+		v.Result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello, " + t.name}}}
+	}
+	return v
+}
+
+func (ts *taskServer) find(method string, p *upParams) (*upTask, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !declaresTasksExt(p.GetMeta()) {
+		ts.undeclared = append(ts.undeclared, method)
+		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "declare the tasks extension"}
+	}
+	t, ok := ts.tasks[p.TaskID]
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q not found", p.TaskID)}
+	}
+	return t, nil
+}
+
+func (ts *taskServer) seen() (names, undeclared []string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return append([]string(nil), ts.names...), append([]string(nil), ts.undeclared...)
+}
+
+// serveTasks serves an upstream over stateless streamable HTTP, as a
+// 2026-07-28 server is served: go-sdk's client then negotiates 2026-07-28
+// through server/discover. jsonResponse answers with JSON bodies rather
+// than event streams.
+func serveTasks(jsonResponse bool) func(*testing.T, *mcp.Server) *httpUpstream {
+	return func(t *testing.T, s *mcp.Server) *httpUpstream {
+		return serveHTTP(t, func() http.Handler {
+			return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+				&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: jsonResponse})
+		})
+	}
+}
+
+// runTaskStdioServer serves the task server over stdio, for the stdio case
+// of the tests (see TestMain).
+func runTaskStdioServer() int {
+	_, s := newTaskServer()
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintf(os.Stderr, "task stdio fixture: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// gateway is a router with the pool's task backend, served over loopback
+// HTTP; the X-Test-Principal header names the caller.
+type gateway struct {
+	*env
+	url string
+}
+
+func newGateway(t *testing.T, key []byte) *gateway {
+	t.Helper()
+	opts := fastOptions()
+	opts.StateKey = key
+	e := newEnv(t, opts)
+	e.router.AddTaskBackend(e.pool.Tasks())
+	h := e.router.HTTPHandler(router.HTTPOptions{Authenticate: func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := agentsmcp.WithPrincipal(r.Context(), &agentsmcp.Principal{ID: r.Header.Get("X-Test-Principal")})
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	return &gateway{env: e, url: srv.URL + "/mcp"}
+}
+
+type gwReply struct {
+	Result map[string]any `json:"result"`
+	Error  *jsonrpc.Error `json:"error"`
+}
+
+// call sends one 2026-07-28 request as principal, declaring elicitation
+// and, with ext, the Tasks extension.
+func (g *gateway) call(principal, method string, params map[string]any, ext bool) gwReply {
+	g.t.Helper()
+	caps := map[string]any{"elicitation": map[string]any{}}
+	if ext {
+		caps["extensions"] = map[string]any{agentsmcp.TasksExtension: map[string]any{}}
+	}
+	params["_meta"] = map[string]any{
+		mcp.MetaKeyProtocolVersion:    agentsmcp.ProtocolSessionless,
+		mcp.MetaKeyClientCapabilities: caps,
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "tasks-test", "version": "1"},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, g.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", agentsmcp.ProtocolSessionless)
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("X-Test-Principal", principal)
+	if name, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", name)
+	}
+	if id, ok := params["taskId"].(string); ok {
+		req.Header.Set("Mcp-Name", id)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if d, ok := strings.CutPrefix(line, "data:"); ok && strings.TrimSpace(d) != "" {
+				data = []byte(strings.TrimSpace(d))
+				break
+			}
+		}
+	}
+	var r gwReply
+	if err := json.Unmarshal(data, &r); err != nil {
+		g.t.Fatalf("%s: HTTP %d, not JSON-RPC: %q", method, resp.StatusCode, data)
+	}
+	return r
+}
+
+// wantNotFound checks the answer every caller gets for a task it may not
+// use: -32602, saying the task was not found, and nothing else.
+func wantNotFound(t *testing.T, what string, r gwReply, id string) {
+	t.Helper()
+	if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || r.Error.Message != fmt.Sprintf("task %q not found", id) {
+		t.Fatalf("%s: got %+v, %v; want -32602 task %q not found", what, r.Error, r.Result, id)
+	}
+}
+
+func text(t *testing.T, res any) string {
+	t.Helper()
+	m, _ := res.(map[string]any)
+	content, _ := m["content"].([]any)
+	var out []string
+	for _, c := range content {
+		if c, ok := c.(map[string]any); ok {
+			s, _ := c["text"].(string)
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestUpstreamTaskThroughGateway(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, seal.KeySize)
+	for _, tc := range []struct {
+		name  string
+		serve func(*testing.T, *mcp.Server) *httpUpstream // nil: stdio
+		cfg   func(name, url string) Config
+		// headers: the upstream sees Mcp-Name (streamable HTTP only).
+		headers bool
+	}{
+		{"streamable-sse", serveTasks(false), streamableConfig, true},
+		{"streamable-json", serveTasks(true), streamableConfig, true},
+		{"stdio", nil, func(string, string) Config {
+			cfg := stdioConfig(t, "tu")
+			cfg.Env = map[string]string{stdioServerEnv: "tasks"}
+			return cfg
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, s := newTaskServer()
+			url := ""
+			if tc.serve != nil {
+				url = tc.serve(t, s).URL()
+			}
+			g := newGateway(t, key)
+			g.add(tc.cfg("tu", url))
+			if st := g.status("tu"); st.ProtocolVersion < agentsmcp.ProtocolSessionless {
+				t.Fatalf("the upstream negotiated %s, before the Tasks extension", st.ProtocolVersion)
+			}
+
+			// Called as a task, the tool answers with a handle.
+			created := g.call("alice", "tools/call", map[string]any{"name": "tu__greet_later", "arguments": map[string]any{}}, true)
+			if created.Error != nil {
+				t.Fatalf("tools/call: %v", created.Error)
+			}
+			id, _ := created.Result["taskId"].(string)
+			if created.Result["resultType"] != "task" || !strings.HasPrefix(id, TaskHandlePrefix) {
+				t.Fatalf("tools/call as a task: %v", created.Result)
+			}
+			if created.Result["status"] != "input_required" || created.Result["ttlMs"] != float64(60000) {
+				t.Errorf("CreateTaskResult: %v; want input_required, ttlMs 60000", created.Result)
+			}
+			for _, k := range []string{"inputRequests", "result", "content"} {
+				if _, ok := created.Result[k]; ok {
+					t.Errorf("CreateTaskResult has %q: %v", k, created.Result)
+				}
+			}
+
+			// tasks/get shows the upstream's task under the handle.
+			got := g.call("alice", "tasks/get", map[string]any{"taskId": id}, true)
+			if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] != "input_required" {
+				t.Fatalf("tasks/get: %v %v", got.Error, got.Result)
+			}
+			asks, _ := got.Result["inputRequests"].(map[string]any)
+			if _, ok := asks["who.1"]; !ok {
+				t.Fatalf("tasks/get inputRequests: %v", got.Result)
+			}
+
+			// Another principal, and handles that were changed or sealed
+			// under another key, are unknown tasks.
+			wantNotFound(t, "bob's tasks/get", g.call("bob", "tasks/get", map[string]any{"taskId": id}, true), id)
+			wantNotFound(t, "bob's tasks/update", g.call("bob", "tasks/update", map[string]any{"taskId": id,
+				"inputResponses": map[string]any{"who.1": map[string]any{"action": "accept", "content": map[string]any{"name": "Mallory"}}}}, true), id)
+			wantNotFound(t, "bob's tasks/cancel", g.call("bob", "tasks/cancel", map[string]any{"taskId": id}, true), id)
+			body, mac, _ := strings.Cut(strings.TrimPrefix(id, TaskHandlePrefix), ".")
+			var payload map[string]any
+			raw, _ := base64.RawURLEncoding.DecodeString(body)
+			_ = json.Unmarshal(raw, &payload)
+			inner, _ := payload["v"].(map[string]any)
+			inner["p"] = seal.Digest("bob")
+			payload["v"] = inner
+			forgedBody, _ := json.Marshal(payload)
+			tampered := TaskHandlePrefix + base64.RawURLEncoding.EncodeToString(forgedBody) + "." + mac
+			wantNotFound(t, "tampered handle", g.call("bob", "tasks/get", map[string]any{"taskId": tampered}, true), tampered)
+			other := seal.Sealer{Key: bytes.Repeat([]byte{8}, seal.KeySize)}
+			tok, _ := other.Seal(taskHandleLabel, taskHandle{Upstream: "tu", TaskID: "job-1", Principal: seal.Digest("bob")}, time.Hour)
+			wantNotFound(t, "handle under another key", g.call("bob", "tasks/get", map[string]any{"taskId": TaskHandlePrefix + tok}, true), TaskHandlePrefix+tok)
+
+			// tasks/update delivers the answer; the task completes.
+			ack := g.call("alice", "tasks/update", map[string]any{"taskId": id,
+				"inputResponses": map[string]any{"who.1": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}}, true)
+			if ack.Error != nil || ack.Result["resultType"] != "complete" {
+				t.Fatalf("tasks/update: %v %v", ack.Error, ack.Result)
+			}
+			done := g.call("alice", "tasks/get", map[string]any{"taskId": id}, true)
+			if done.Result["status"] != "completed" || text(t, done.Result["result"]) != "hello, Ada" || done.Result["taskId"] != id {
+				t.Fatalf("tasks/get after the update: %v %v", done.Error, done.Result)
+			}
+
+			// A task without a lifetime can be reached for the handle's.
+			slow := g.call("alice", "tools/call", map[string]any{"name": "tu__slow_job", "arguments": map[string]any{}}, true)
+			slowID, _ := slow.Result["taskId"].(string)
+			if slow.Result["status"] != "working" {
+				t.Fatalf("slow_job as a task: %v %v", slow.Error, slow.Result)
+			}
+			if ttl, _ := slow.Result["ttlMs"].(float64); ttl < float64((DefaultTaskHandleTTL - time.Minute).Milliseconds()) || ttl > float64(DefaultTaskHandleTTL.Milliseconds()) {
+				t.Errorf("ttlMs of a task the upstream keeps forever: %v; want the handle's life, %s", slow.Result["ttlMs"], DefaultTaskHandleTTL)
+			}
+			if ack := g.call("alice", "tasks/cancel", map[string]any{"taskId": slowID}, true); ack.Error != nil {
+				t.Fatalf("tasks/cancel: %v", ack.Error)
+			}
+			if c := g.call("alice", "tasks/get", map[string]any{"taskId": slowID}, true); c.Result["status"] != "cancelled" {
+				t.Fatalf("tasks/get after cancel: %v %v", c.Error, c.Result)
+			}
+
+			// A task the upstream no longer knows is an unknown task.
+			if r := g.call("alice", "tools/call", map[string]any{"name": "tu__forget", "arguments": map[string]any{"id": "job-2"}}, false); r.Error != nil {
+				t.Fatal(r.Error)
+			}
+			wantNotFound(t, "a task the upstream forgot", g.call("alice", "tasks/get", map[string]any{"taskId": slowID}, true), slowID)
+
+			// Without the extension: no task; a tool that needs one says so.
+			plain := g.call("alice", "tools/call", map[string]any{"name": "tu__greet_later", "arguments": map[string]any{}}, false)
+			if plain.Error != nil || plain.Result["resultType"] == "task" || text(t, plain.Result) != "sync" {
+				t.Fatalf("tools/call without the extension: %v %v", plain.Error, plain.Result)
+			}
+			req := g.call("alice", "tools/call", map[string]any{"name": "tu__required_job", "arguments": map[string]any{}}, false)
+			if req.Error == nil || req.Error.Code != mcp.CodeMissingRequiredClientCapabilities || !bytes.Contains(req.Error.Data, []byte(agentsmcp.TasksExtension)) {
+				t.Fatalf("required_job without the extension: %+v %v; want -32021 naming the extension", req.Error, req.Result)
+			}
+			// A tool the upstream never makes a task stays plain in task mode.
+			if p := g.call("alice", "tools/call", map[string]any{"name": "tu__plain", "arguments": map[string]any{}}, true); p.Result["resultType"] == "task" || text(t, p.Result) != "sync" {
+				t.Fatalf("plain in task mode: %v %v", p.Error, p.Result)
+			}
+
+			names, undeclared := ts.seen()
+			if len(undeclared) > 0 {
+				t.Errorf("tasks/* sent without the extension declared: %v", undeclared)
+			}
+			if tc.headers {
+				for _, n := range names {
+					if !strings.HasSuffix(n, " job-1") && !strings.HasSuffix(n, " job-2") {
+						t.Errorf("Mcp-Name of an upstream tasks/* request: %q; want the upstream's task id", n)
+					}
+				}
+				if len(names) < 6 {
+					t.Errorf("the upstream saw %d tasks/* requests (%v); want at least 6", len(names), names)
+				}
+			}
+
+			// Once the upstream is removed, its handles are unknown tasks.
+			if err := g.pool.Remove(testCtx(t, 10*time.Second), "tu"); err != nil {
+				t.Fatal(err)
+			}
+			wantNotFound(t, "after the upstream was removed", g.call("alice", "tasks/get", map[string]any{"taskId": id}, true), id)
+		})
+	}
+}
+
+// Without a state key the pool cannot seal handles, and never declares the
+// extension: a task-mode call is a plain call.
+func TestUpstreamTasksNeedAKey(t *testing.T) {
+	ts, s := newTaskServer()
+	up := serveTasks(false)(t, s)
+	g := newGateway(t, nil)
+	g.add(streamableConfig("tu", up.URL()))
+	r := g.call("alice", "tools/call", map[string]any{"name": "tu__greet_later", "arguments": map[string]any{}}, true)
+	if r.Error != nil || r.Result["resultType"] == "task" || text(t, r.Result) != "sync" {
+		t.Fatalf("task-mode call without a key: %v %v", r.Error, r.Result)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.seq != 0 {
+		t.Fatalf("the upstream created %d tasks", ts.seq)
+	}
+}
