@@ -453,7 +453,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 			if slow.Result["status"] != "working" {
 				t.Fatalf("slow_job as a task: %v %v", slow.Error, slow.Result)
 			}
-			if ttl, _ := slow.Result["ttlMs"].(float64); ttl < float64((DefaultTaskHandleTTL - time.Minute).Milliseconds()) || ttl > float64(DefaultTaskHandleTTL.Milliseconds()) {
+			if ttl, _ := slow.Result["ttlMs"].(float64); ttl < float64((DefaultTaskHandleTTL-time.Minute).Milliseconds()) || ttl > float64(DefaultTaskHandleTTL.Milliseconds()) {
 				t.Errorf("ttlMs of a task the upstream keeps forever: %v; want the handle's life, %s", slow.Result["ttlMs"], DefaultTaskHandleTTL)
 			}
 			if ack := g.call("alice", "tasks/cancel", map[string]any{"taskId": slowID}, true); ack.Error != nil {
