@@ -140,8 +140,11 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			u.settle(c)
 		}
 		u.calls.end(c)
-		if err == nil && capture != nil {
-			return u.taskCreated(ctx, capture, res)
+		if capture != nil {
+			capture.end()
+			if err == nil {
+				return u.taskCreated(ctx, capture, res)
+			}
 		}
 		if err == nil {
 			u.exposeResourceURIs(res)

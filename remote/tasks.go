@@ -264,6 +264,22 @@ func (p *Pool) sealTask(ctx context.Context, upstream string, w *wireTask) (stri
 type taskCapture struct {
 	mu  sync.Mutex
 	raw json.RawMessage
+	// ended is set once the call returned: an answer that never came
+	// (the call was cancelled) is no longer waited for.
+	ended bool
+}
+
+// end marks the call as returned.
+func (c *taskCapture) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+}
+
+func (c *taskCapture) hasEnded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended
 }
 
 func (c *taskCapture) set(raw json.RawMessage) {
@@ -307,17 +323,17 @@ type taskCaptureConn struct {
 	pending map[jsonrpc.ID]*taskCapture
 }
 
-// maxPendingCaptures bounds the calls waiting for their answer on one
-// connection; a call whose answer never comes (cancelled) stays until it is
-// pushed out.
-const maxPendingCaptures = 1024
+// prunePendingAt is the number of captures waiting on one connection
+// beyond which those of calls that returned without their answer
+// (cancelled) are dropped.
+const prunePendingAt = 64
 
 func (c *taskCaptureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if capture := taskCaptureFrom(ctx); capture != nil {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "tools/call" {
 			c.mu.Lock()
-			if len(c.pending) >= maxPendingCaptures {
-				clear(c.pending)
+			if len(c.pending) >= prunePendingAt {
+				maps.DeleteFunc(c.pending, func(_ jsonrpc.ID, p *taskCapture) bool { return p.hasEnded() })
 			}
 			c.pending[req.ID] = capture
 			c.mu.Unlock()

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
+	"github.com/agents-mcp/agents-mcp/internal/taskfixture"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -27,211 +27,6 @@ import (
 // that implements the Tasks extension with custom methods, the pool in
 // front of it, and a real router serving raw 2026-07-28 JSON-RPC over
 // loopback HTTP to two principals.
-
-// taskServer is the upstream's side of the Tasks extension, in memory.
-// Its tools, called by a request that declares the extension:
-//   - greet_later: a task that asks for a name (input_required, key
-//     "who.1"), then completes with "hello, <name>"; ttlMs 60000;
-//   - slow_job: a task that works until cancelled; ttlMs null;
-//   - required_job: a task; without the extension, -32021;
-//   - plain: never a task.
-//
-// Without the extension, greet_later and slow_job answer "sync" at once.
-type taskServer struct {
-	mu    sync.Mutex
-	seq   int
-	tasks map[string]*upTask
-	// names holds the Mcp-Name header of each tasks/* request, and
-	// undeclared the methods that came without the extension declared.
-	names, undeclared []string
-}
-
-type upTask struct {
-	id, status, name string
-	ttl              *int64
-	created, updated time.Time
-}
-
-type upCreated struct {
-	mcp.ResultBase
-	ResultType     string         `json:"resultType"`
-	TaskID         string         `json:"taskId"`
-	Status         string         `json:"status"`
-	StatusMessage  string         `json:"statusMessage,omitempty"`
-	CreatedAt      string         `json:"createdAt"`
-	LastUpdatedAt  string         `json:"lastUpdatedAt"`
-	TTLMs          *int64         `json:"ttlMs"`
-	PollIntervalMs int64          `json:"pollIntervalMs,omitempty"`
-	InputRequests  map[string]any `json:"inputRequests,omitempty"`
-	Result         any            `json:"result,omitempty"`
-}
-
-type upParams struct {
-	mcp.ParamsBase
-	TaskID         string                     `json:"taskId"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses"`
-}
-
-type upAck struct {
-	mcp.ResultBase
-	ResultType string `json:"resultType"`
-}
-
-func declaresTasksExt(meta map[string]any) bool {
-	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
-	exts, _ := caps["extensions"].(map[string]any)
-	_, ok := exts[agentsmcp.TasksExtension]
-	return ok
-}
-
-func newTaskServer() (*taskServer, *mcp.Server) {
-	ts := &taskServer{tasks: map[string]*upTask{}}
-	s := mcp.NewServer(&mcp.Implementation{Name: "tasker", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Extensions: map[string]any{agentsmcp.TasksExtension: map[string]any{}}},
-	})
-	schema := json.RawMessage(`{"type":"object"}`)
-	syncTool := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sync"}}}, nil
-	}
-	for _, name := range []string{"greet_later", "slow_job", "required_job", "plain"} {
-		s.AddTool(&mcp.Tool{Name: name, InputSchema: schema}, syncTool)
-	}
-	s.AddTool(&mcp.Tool{Name: "forget", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a struct {
-			ID string `json:"id"`
-		}
-		_ = json.Unmarshal(req.Params.Arguments, &a)
-		ts.mu.Lock()
-		delete(ts.tasks, a.ID)
-		ts.mu.Unlock()
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "forgotten"}}}, nil
-	})
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if strings.HasPrefix(method, "tasks/") {
-				ts.mu.Lock()
-				if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-					ts.names = append(ts.names, method+" "+ex.Header.Get("Mcp-Name"))
-				}
-				ts.mu.Unlock()
-			}
-			call, ok := req.(*mcp.CallToolRequest)
-			if method != "tools/call" || !ok || call.Params == nil || call.Params.Name == "plain" || call.Params.Name == "forget" {
-				return next(ctx, method, req)
-			}
-			if !declaresTasksExt(call.Params.GetMeta()) {
-				if call.Params.Name == "required_job" {
-					return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "required_job runs only as a task",
-						Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)}
-				}
-				return next(ctx, method, req)
-			}
-			return ts.create(call.Params.Name), nil
-		}
-	})
-	must := func(err error) {
-		if err != nil {
-			panic(err)
-		}
-	}
-	must(mcp.AddReceivingCustomMethod(s, "tasks/get", func(_ context.Context, _ *mcp.ServerSession, p *upParams) (*upCreated, error) {
-		t, err := ts.find("tasks/get", p)
-		if err != nil {
-			return nil, err
-		}
-		ts.mu.Lock()
-		defer ts.mu.Unlock()
-		return ts.view(t, "complete"), nil
-	}))
-	must(mcp.AddReceivingCustomMethod(s, "tasks/update", func(_ context.Context, _ *mcp.ServerSession, p *upParams) (*upAck, error) {
-		t, err := ts.find("tasks/update", p)
-		if err != nil {
-			return nil, err
-		}
-		var answer struct {
-			Action  string `json:"action"`
-			Content struct {
-				Name string `json:"name"`
-			} `json:"content"`
-		}
-		ts.mu.Lock()
-		defer ts.mu.Unlock()
-		if raw, ok := p.InputResponses["who.1"]; ok && t.status == "input_required" && json.Unmarshal(raw, &answer) == nil && answer.Action == "accept" {
-			t.status, t.name, t.updated = "completed", answer.Content.Name, time.Now()
-		}
-		return &upAck{ResultType: "complete"}, nil
-	}))
-	must(mcp.AddReceivingCustomMethod(s, "tasks/cancel", func(_ context.Context, _ *mcp.ServerSession, p *upParams) (*upAck, error) {
-		t, err := ts.find("tasks/cancel", p)
-		if err != nil {
-			return nil, err
-		}
-		ts.mu.Lock()
-		defer ts.mu.Unlock()
-		if t.status == "working" || t.status == "input_required" {
-			t.status, t.updated = "cancelled", time.Now()
-		}
-		return &upAck{ResultType: "complete"}, nil
-	}))
-	return ts, s
-}
-
-func (ts *taskServer) create(tool string) *upCreated {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.seq++
-	now := time.Now()
-	t := &upTask{id: fmt.Sprintf("job-%d", ts.seq), status: "working", created: now, updated: now}
-	if tool == "greet_later" {
-		t.status = "input_required"
-		ttl := int64(60000)
-		t.ttl = &ttl
-	}
-	ts.tasks[t.id] = t
-	return ts.view(t, "task")
-}
-
-// view is the task as tasks/get shows it (resultType "complete"), or as
-// the CreateTaskResult (resultType "task", the Task fields only).
-func (ts *taskServer) view(t *upTask, resultType string) *upCreated {
-	v := &upCreated{
-		ResultType: resultType, TaskID: t.id, Status: t.status, TTLMs: t.ttl, PollIntervalMs: 200,
-		CreatedAt: t.created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
-	}
-	if resultType == "task" {
-		return v
-	}
-	switch t.status {
-	case "input_required":
-		v.InputRequests = map[string]any{"who.1": map[string]any{"method": "elicitation/create", "params": map[string]any{
-			"mode": "form", "message": "Who is it for?",
-			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
-		}}}
-	case "completed":
-		v.Result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello, " + t.name}}}
-	}
-	return v
-}
-
-func (ts *taskServer) find(method string, p *upParams) (*upTask, error) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if !declaresTasksExt(p.GetMeta()) {
-		ts.undeclared = append(ts.undeclared, method)
-		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "declare the tasks extension"}
-	}
-	t, ok := ts.tasks[p.TaskID]
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q not found", p.TaskID)}
-	}
-	return t, nil
-}
-
-func (ts *taskServer) seen() (names, undeclared []string) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return append([]string(nil), ts.names...), append([]string(nil), ts.undeclared...)
-}
 
 // serveTasks serves an upstream over stateless streamable HTTP, as a
 // 2026-07-28 server is served: go-sdk's client then negotiates 2026-07-28
@@ -249,7 +44,7 @@ func serveTasks(jsonResponse bool) func(*testing.T, *mcp.Server) *httpUpstream {
 // runTaskStdioServer serves the task server over stdio, for the stdio case
 // of the tests (see TestMain).
 func runTaskStdioServer() int {
-	_, s := newTaskServer()
+	_, s := taskfixture.New()
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintf(os.Stderr, "task stdio fixture: %v\n", err)
 		return 1
@@ -377,7 +172,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts, s := newTaskServer()
+			ts, s := taskfixture.New()
 			url := ""
 			if tc.serve != nil {
 				url = tc.serve(t, s).URL()
@@ -483,7 +278,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 				t.Fatalf("plain in task mode: %v %v", p.Error, p.Result)
 			}
 
-			names, undeclared := ts.seen()
+			names, undeclared := ts.Seen()
 			if len(undeclared) > 0 {
 				t.Errorf("tasks/* sent without the extension declared: %v", undeclared)
 			}
@@ -510,7 +305,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 // Without a state key the pool cannot seal handles, and never declares the
 // extension: a task-mode call is a plain call.
 func TestUpstreamTasksNeedAKey(t *testing.T) {
-	ts, s := newTaskServer()
+	ts, s := taskfixture.New()
 	up := serveTasks(false)(t, s)
 	g := newGateway(t, nil)
 	g.add(streamableConfig("tu", up.URL()))
@@ -518,9 +313,7 @@ func TestUpstreamTasksNeedAKey(t *testing.T) {
 	if r.Error != nil || r.Result["resultType"] == "task" || text(t, r.Result) != "sync" {
 		t.Fatalf("task-mode call without a key: %v %v", r.Error, r.Result)
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if ts.seq != 0 {
-		t.Fatalf("the upstream created %d tasks", ts.seq)
+	if n := ts.Created(); n != 0 {
+		t.Fatalf("the upstream created %d tasks", n)
 	}
 }

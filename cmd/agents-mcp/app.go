@@ -45,6 +45,9 @@ type app struct {
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
+	// stateKey seals what callers bring back (tasks.request_state_key):
+	// the agents' requestState and the pool's upstream task handles.
+	stateKey []byte
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -179,7 +182,12 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.pool = remote.NewPool(remote.Options{
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
+		StateKey:      a.stateKey,
 	})
+	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
+	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in
+	// which they are added does not matter.
+	a.router.AddTaskBackend(a.pool.Tasks())
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
 		Upstreams: func() []telemetry.UpstreamState {
