@@ -65,10 +65,12 @@ type taskHandle struct {
 }
 
 // upstreamTaskParams are the params of tasks/* sent to an upstream.
+// InputResponses is set, possibly empty, for tasks/update only, where the
+// field is required.
 type upstreamTaskParams struct {
 	mcp.ParamsBase
-	TaskID         string               `json:"taskId"`
-	InputResponses mcp.InputResponseMap `json:"inputResponses,omitempty"`
+	TaskID         string                `json:"taskId"`
+	InputResponses *mcp.InputResponseMap `json:"inputResponses,omitempty"`
 }
 
 // upstreamTaskResult keeps an upstream's tasks/* answer raw: go-sdk has no
@@ -531,7 +533,7 @@ func (t *Tasks) UpdateTask(ctx context.Context, id string, responses mcp.InputRe
 	if responses == nil {
 		responses = mcp.InputResponseMap{}
 	}
-	_, err = u.taskRequest(ctx, id, h, methodTasksUpdate, responses)
+	_, err = u.taskRequest(ctx, id, h, methodTasksUpdate, &responses)
 	return err
 }
 
@@ -574,7 +576,7 @@ func (t *Tasks) open(ctx context.Context, id string) (*upstream, taskHandle, tim
 // pool's client can relay, and returns the raw answer. The upstream's
 // -32602 (it does not know the task) is ENOTFOUND for handle id; other
 // failures are EUNAVAILABLE.
-func (u *upstream) taskRequest(ctx context.Context, id string, h taskHandle, method string, responses mcp.InputResponseMap) (json.RawMessage, error) {
+func (u *upstream) taskRequest(ctx context.Context, id string, h taskHandle, method string, responses *mcp.InputResponseMap) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.Timeout, errCallTimeout)
 	defer cancel()
 	cs, err := u.waitSession(ctx)

@@ -231,6 +231,15 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 			tok, _ := other.Seal(taskHandleLabel, taskHandle{Upstream: "tu", TaskID: "job-1", Principal: seal.Digest("bob")}, time.Hour)
 			wantNotFound(t, "handle under another key", g.call("bob", "tasks/get", map[string]any{"taskId": TaskHandlePrefix + tok}, true), TaskHandlePrefix+tok)
 
+			// An update whose answers the router could not decode still
+			// reaches the upstream, with no answers, and is acked.
+			if ack := g.call("alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"who.1": "garbage"}}, true); ack.Error != nil {
+				t.Fatalf("tasks/update without a usable answer: %v", ack.Error)
+			}
+			if still := g.call("alice", "tasks/get", map[string]any{"taskId": id}, true); still.Result["status"] != "input_required" {
+				t.Fatalf("tasks/get after an update without answers: %v %v", still.Error, still.Result)
+			}
+
 			// tasks/update delivers the answer; the task completes.
 			ack := g.call("alice", "tasks/update", map[string]any{"taskId": id,
 				"inputResponses": map[string]any{"who.1": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}}, true)

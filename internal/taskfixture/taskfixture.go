@@ -151,6 +151,9 @@ func New() (*Server, *mcp.Server) {
 		if err != nil {
 			return nil, err
 		}
+		if p.InputResponses == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `tasks/update: "inputResponses" is required`}
+		}
 		var answer struct {
 			Action  string `json:"action"`
 			Content struct {
