@@ -47,6 +47,10 @@ const taskHandleLabel = "remote upstream task v1"
 // nothing, since the upstream then answers that the task is gone.
 const DefaultTaskHandleTTL = 7 * 24 * time.Hour
 
+// maxTaskHandleTTL bounds the life of a task handle, whatever the task's
+// ttlMs.
+const maxTaskHandleTTL = 10 * 365 * 24 * time.Hour
+
 // The task methods of the Tasks extension, as sent to upstreams.
 const (
 	methodTasksGet    = "tasks/get"
@@ -109,7 +113,7 @@ type wireTask struct {
 	Error          *jsonrpc.Error          `json:"error"`
 }
 
-// wireTime reads a task time; an upstream that sends none, or an
+// parseWireTime reads a task time; an upstream that sends none, or an
 // unreadable one, gets the zero time.
 func parseWireTime(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -232,8 +236,8 @@ func isTaskResult(res *mcp.CallToolResult) bool {
 }
 
 // sealTask makes the handle of upstream's task w for the principal of ctx.
-// It expires DefaultTaskHandleTTL (Options.TaskHandleTTL) after the task
-// was created, or at the end of the task's ttlMs if that is later.
+// It expires Options.TaskHandleTTL after the task was created, or at the
+// end of the task's ttlMs if that is later (at most maxTaskHandleTTL).
 func (p *Pool) sealTask(ctx context.Context, upstream string, w *wireTask) (string, error) {
 	created := parseWireTime(w.CreatedAt)
 	now := time.Now()
@@ -241,8 +245,9 @@ func (p *Pool) sealTask(ctx context.Context, upstream string, w *wireTask) (stri
 		created = now
 	}
 	life := p.opts.TaskHandleTTL
-	if w.TTLMs != nil && time.Duration(*w.TTLMs)*time.Millisecond > life {
-		life = time.Duration(*w.TTLMs) * time.Millisecond
+	if w.TTLMs != nil && *w.TTLMs > life.Milliseconds() {
+		// Bounded, so that a huge ttlMs cannot overflow the expiry.
+		life = time.Duration(min(*w.TTLMs, maxTaskHandleTTL.Milliseconds())) * time.Millisecond
 	}
 	s := seal.Sealer{Key: p.opts.StateKey}
 	token, err := s.Seal(taskHandleLabel, taskHandle{
