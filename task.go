@@ -22,7 +22,9 @@ import (
 // ids, each valid; Inputs is empty or a JSON object of at most
 // MaxPlanInputsBytes; History holds events of at most MaxTaskEventBytes
 // (stores keep only the newest MaxTaskHistory); Error is at most
-// MaxTaskErrorBytes; and the whole task, outputs and history included, is
+// MaxTaskErrorBytes; ErrorCode is empty unless Status is failed, and then
+// at most MaxErrorCodeBytes of lower-case letters and underscores; and the
+// whole task, outputs and history included, is
 // at most MaxTaskBytes.
 type Task struct {
 	ID     string `json:"id"`
@@ -46,6 +48,13 @@ type Task struct {
 	Inputs  json.RawMessage `json:"inputs,omitempty"`
 	History []TaskEvent     `json:"history"`
 	Error   string          `json:"error,omitempty"`
+	// ErrorCode is the application error code (EUNAVAILABLE, EINTERNAL,
+	// …) of a task that the executor itself failed, not a step's tool: it
+	// could not resume the task, or its own state of it was refused. Empty
+	// for every other task, a task whose steps failed included, and for
+	// tasks stored before it existed. MCP shows a task failed with a code
+	// as status failed, with an error, rather than as a tool error.
+	ErrorCode string `json:"errorCode,omitempty"`
 	// Lease is changed only by AcquireTaskLease and ReleaseTaskLease;
 	// UpdateTask ignores it.
 	Lease TaskLease `json:"lease"`
@@ -94,6 +103,14 @@ type StepState struct {
 	// destructive tool, or a step planned with NeedsConfirmation), so that
 	// it is asked once, whoever resumes the task.
 	Confirmed bool `json:"confirmed,omitempty"`
+	// Asks counts the questions put to the user about the step: one more
+	// each time it starts waiting (for inputs or a confirmation), and each
+	// time an answer was taken that did not settle its question (some of
+	// its inputs are still missing, or the plan's schema refused them).
+	// MCP tasks key the step's question with it, so that a key is never
+	// reused once answered (ADR 0010, A4). 0 for a step never asked, and
+	// for steps stored before it existed, which count as asked once.
+	Asks int `json:"asks,omitempty"`
 	// RepairedTool and RepairedArguments replace the plan step's tool and
 	// arguments once the executor repaired the step (its tool failed for
 	// good and another could serve its sub-goal): the plan is shared and
@@ -154,6 +171,7 @@ const (
 	MaxTaskEventBytes  = 4 << 10 // an event's Type + StepID + Message
 	MaxTaskHistory     = 4 * MaxPlanSteps
 	MaxLeaseOwnerBytes = 256
+	MaxErrorCodeBytes  = 64 // a task's ErrorCode
 	MaxTaskBytes       = 8 << 20
 )
 
@@ -248,6 +266,10 @@ func (t *Task) Validate() error {
 		return Errorf(EINVALID, "task has %d steps; the limit is %d", len(t.Steps), MaxPlanSteps)
 	case len(t.Error) > MaxTaskErrorBytes:
 		return Errorf(EINVALID, "task error is %d bytes; the limit is %d", len(t.Error), MaxTaskErrorBytes)
+	case t.ErrorCode != "" && t.Status != TaskFailed:
+		return Errorf(EINVALID, "task error code %q on a task that is %q; only a failed task has one", t.ErrorCode, t.Status)
+	case !validErrorCode(t.ErrorCode):
+		return Errorf(EINVALID, "task error code %q is not up to %d lower-case letters and underscores", t.ErrorCode, MaxErrorCodeBytes)
 	case t.Version < 0:
 		return Errorf(EINVALID, "task version %d is negative", t.Version)
 	case len(t.Lease.Owner) > MaxLeaseOwnerBytes:
@@ -272,6 +294,8 @@ func (t *Task) Validate() error {
 			return Errorf(EINVALID, "task step %q: status %q is not one of %v", s.StepID, s.Status, StepStatuses)
 		case s.Attempts < 0:
 			return Errorf(EINVALID, "task step %q: attempts %d is negative", s.StepID, s.Attempts)
+		case s.Asks < 0:
+			return Errorf(EINVALID, "task step %q: asks %d is negative", s.StepID, s.Asks)
 		case len(s.Output) > MaxStepOutputBytes:
 			return Errorf(EINVALID, "task step %q: output is %d bytes; the limit is %d", s.StepID, len(s.Output), MaxStepOutputBytes)
 		case len(s.Output) > 0 && (!json.Valid(s.Output) || !utf8.Valid(s.Output)):
@@ -302,6 +326,20 @@ func (t *Task) Validate() error {
 		return Errorf(EINVALID, "task holds %d bytes; the limit is %d", size, MaxTaskBytes)
 	}
 	return nil
+}
+
+// validErrorCode reports whether code is empty or has the form of the
+// codes of error.go.
+func validErrorCode(code string) bool {
+	if len(code) > MaxErrorCodeBytes {
+		return false
+	}
+	for _, c := range code {
+		if (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidateUpdate checks t as UpdateTask takes it: valid, with a Status and

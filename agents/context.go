@@ -210,17 +210,33 @@ func (g *Gatherer) addRecord(ctx context.Context, f *ToolFacts) {
 		return
 	}
 	f.Calls = p.Calls
-	f.Reliability = g.Reliability.Estimate(p.Evidence(), g.now())
+	f.Reliability = g.Reliability.Estimate(p.Evidence(), g.now(ctx))
 	f.SuccessRate = f.Reliability.Estimate
 	f.lastFailureAt = p.LastFailureAt
 	f.P95 = p.Percentile(0.95)
 }
 
-func (g *Gatherer) now() time.Time {
+// now is the clock of the estimates under ctx: the instant
+// withEstimatesAt pinned, else Now.
+func (g *Gatherer) now(ctx context.Context) time.Time {
+	if at, ok := ctx.Value(estimatesAtKey{}).(time.Time); ok {
+		return at
+	}
 	if g.Now != nil {
 		return g.Now()
 	}
 	return time.Now()
+}
+
+type estimatesAtKey struct{}
+
+// withEstimatesAt pins the clock of the estimates that Gather makes under
+// ctx to at. A call that asks the client's model through MRTR gathers
+// again on each round (see mrtrLLM), and its prompts must not change with
+// the time a round took: reliability decays with age, and the prompts
+// show it.
+func withEstimatesAt(ctx context.Context, at time.Time) context.Context {
+	return context.WithValue(ctx, estimatesAtKey{}, at)
 }
 
 // Gather searches tools for each sub-goal of request (adding, when the
@@ -293,7 +309,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	for _, f := range k.Tools {
 		g.addRecord(ctx, f)
 	}
-	g.addFamilyRecord(k)
+	g.addFamilyRecord(ctx, k)
 	if g.Memory != nil {
 		names := make([]string, 0, len(k.Tools))
 		for name := range k.Tools {
@@ -327,7 +343,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 // says nothing of one tool. Weighted by age like the overall record. A tool
 // that fails only for some requests (some arguments) can keep a good
 // overall record while its family's says otherwise.
-func (g *Gatherer) addFamilyRecord(k *Knowledge) {
+func (g *Gatherer) addFamilyRecord(ctx context.Context, k *Knowledge) {
 	evidence := map[string]*agentsmcp.ReliabilityEvidence{}
 	for _, l := range k.PastTasks {
 		if !k.inFamily(l.Goal) || (l.Outcome != agentsmcp.OutcomeSuccess && l.Outcome != agentsmcp.OutcomeFailure) {
@@ -347,7 +363,7 @@ func (g *Gatherer) addFamilyRecord(k *Knowledge) {
 		}
 	}
 	for tool, e := range evidence {
-		r := g.Reliability.Estimate(*e, g.now())
+		r := g.Reliability.Estimate(*e, g.now(ctx))
 		k.Tools[tool].InFamily = &r
 	}
 }

@@ -283,6 +283,40 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 	return leased, nil
 }
 
+// RejectInputs records that the inputs given for steps of paused task id
+// were refused by the plan's schema: refused maps a step to why. Each of
+// those steps that still waits for inputs gets an inputs_rejected event
+// with the reason, and a new question (its Asks grows), so that the
+// answer is asked again under a new key (ADR 0010, A5); the task stays
+// paused, and nothing else changes. ECONFLICT when the task is not paused
+// or changed meanwhile (the answers lost a race), ENOTFOUND for an unknown
+// id.
+func (e *Executor) RejectInputs(ctx context.Context, id string, refused map[string]string) error {
+	t, err := e.opts.Tasks.FindTaskByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.Status != agentsmcp.TaskPaused {
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s is %s, not paused", id, t.Status)
+	}
+	now := time.Now()
+	changed := false
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		why, ok := refused[s.StepID]
+		if !ok || s.Status != agentsmcp.StepWaitingInput {
+			continue
+		}
+		reask(s)
+		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: inputsRejected, StepID: s.StepID, Message: agentsmcp.TruncateUTF8(why, maxEventMessageBytes)})
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return e.opts.Tasks.UpdateTask(ctx, t)
+}
+
 // deliver hands a resume request to the task's runner in this process;
 // delivered is false when there is none (any more).
 func (e *Executor) deliver(id string, req ResumeRequest, caller Caller) (delivered bool, err error) {
@@ -397,7 +431,13 @@ func (e *Executor) resumeOrphans(ctx context.Context) {
 		}
 		plan, err := e.opts.Plans.FindPlanByID(ctx, leased.PlanID)
 		if err != nil {
-			e.failUnrunnable(ctx, leased, fmt.Sprintf("its plan %s cannot be read: %s", leased.PlanID, agentsmcp.ErrorMessage(err)))
+			// A plan that is gone or broken is a fault of the stored
+			// data; any other failure is the store's.
+			code := agentsmcp.EUNAVAILABLE
+			if c := agentsmcp.ErrorCode(err); c == agentsmcp.ENOTFOUND || c == agentsmcp.EINVALID {
+				code = agentsmcp.EINTERNAL
+			}
+			e.failUnrunnable(ctx, leased, code, fmt.Sprintf("its plan %s cannot be read: %s", leased.PlanID, agentsmcp.ErrorMessage(err)))
 			e.unclaim(t.ID)
 			continue
 		}
@@ -409,10 +449,12 @@ func (e *Executor) resumeOrphans(ctx context.Context) {
 	}
 }
 
-// failUnrunnable ends a task that cannot be resumed, keeping its history.
-func (e *Executor) failUnrunnable(ctx context.Context, t *agentsmcp.Task, why string) {
+// failUnrunnable ends a task that cannot be resumed, keeping its history,
+// with the error code of the executor's fault (see Task.ErrorCode).
+func (e *Executor) failUnrunnable(ctx context.Context, t *agentsmcp.Task, code, why string) {
 	now := time.Now()
-	t.Status, t.EndedAt, t.Error = agentsmcp.TaskFailed, now, agentsmcp.TruncateUTF8("cannot resume: "+why, agentsmcp.MaxTaskErrorBytes)
+	t.Status, t.EndedAt, t.ErrorCode = agentsmcp.TaskFailed, now, code
+	t.Error = agentsmcp.TruncateUTF8("cannot resume: "+why, agentsmcp.MaxTaskErrorBytes)
 	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", Message: t.Error})
 	if err := e.opts.Tasks.UpdateTask(ctx, t); err != nil {
 		e.opts.Logger.Warn("marking an unrunnable task failed", "task", t.ID, "error", err)

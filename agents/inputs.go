@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -133,8 +134,9 @@ func inputNames(inputs json.RawMessage) map[string]bool {
 }
 
 // applyResume applies a resume request to a stored task of plan: inputs
-// merged and checked, steps confirmed or rejected, waiting steps made
-// pending again so that the runner reconsiders them.
+// merged and checked (see inputsTaken for the steps waiting for them),
+// steps confirmed or rejected, confirmed steps made pending again so that
+// the runner schedules them.
 func applyResume(t *agentsmcp.Task, plan *agentsmcp.Plan, req ResumeRequest) error {
 	// Everything is checked before anything changes: a rejected request
 	// leaves the task as it was.
@@ -160,7 +162,9 @@ func applyResume(t *agentsmcp.Task, plan *agentsmcp.Plan, req ResumeRequest) err
 			return agentsmcp.Errorf(agentsmcp.EINVALID, "step %q is both confirmed and rejected", id)
 		}
 	}
+	before := t.Inputs
 	t.Inputs = merged
+	inputsTaken(t, plan, before)
 	for _, id := range req.Confirm {
 		i := slices.IndexFunc(t.Steps, func(s agentsmcp.StepState) bool { return s.StepID == id })
 		t.Steps[i].Confirmed = true
@@ -170,14 +174,65 @@ func applyResume(t *agentsmcp.Task, plan *agentsmcp.Plan, req ResumeRequest) err
 		s := &t.Steps[i]
 		s.Status, s.Error = agentsmcp.StepSkipped, "rejected by the user"
 	}
-	// Steps waiting for inputs are reconsidered; a step waiting for a
-	// confirmation runs only once confirmed: an interrupted step that may
-	// have had its effect must not run again on any other answer.
+	// A step waiting for a confirmation runs only once confirmed: an
+	// interrupted step that may have had its effect must not run again on
+	// any other answer.
 	for i := range t.Steps {
 		s := &t.Steps[i]
-		if s.Status == agentsmcp.StepWaitingInput || s.Status == agentsmcp.StepWaitingConfirmation && s.Confirmed {
+		if s.Status == agentsmcp.StepWaitingConfirmation && s.Confirmed {
 			s.Status = agentsmcp.StepPending
 		}
 	}
 	return nil
 }
+
+// inputsTaken reconsiders the steps of t that wait for inputs, now that
+// t.Inputs holds more than before: a step that lacks none any more is
+// pending again, for the runner to schedule; a step given some of what it
+// lacked but not all is asked a new question (see reask), for the rest. A
+// step given none of what it lacks keeps its question, and its key: it
+// was not answered. So a step that waits is never made pending only to
+// wait again, which would count a new question (ADR 0010, A4).
+func inputsTaken(t *agentsmcp.Task, plan *agentsmcp.Plan, before json.RawMessage) {
+	had, have := inputNames(before), inputNames(t.Inputs)
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		if s.Status != agentsmcp.StepWaitingInput || i >= len(plan.Steps) {
+			continue
+		}
+		lacked, missing := stepMissingInputs(t, plan, i, had), stepMissingInputs(t, plan, i, have)
+		switch {
+		case len(missing) == 0:
+			s.Status, s.Error = agentsmcp.StepPending, ""
+		case len(missing) < len(lacked):
+			reask(s)
+			s.Error = waitingForInputs(missing)
+			t.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "step_waiting_input", StepID: s.StepID, Message: s.Error})
+		}
+	}
+}
+
+// stepMissingInputs lists the inputs step i of t (of plan) references that
+// are not in have, in the order of its arguments.
+func stepMissingInputs(t *agentsmcp.Task, plan *agentsmcp.Plan, i int, have map[string]bool) []string {
+	refs, _ := FindRefs(stepArgumentsOf(t, plan, i))
+	var missing []string
+	for _, r := range refs {
+		if r.Kind == RefInput && !have[r.Name] && !slices.Contains(missing, r.Name) {
+			missing = append(missing, r.Name)
+		}
+	}
+	return missing
+}
+
+// waitingForInputs is the Error of a step waiting for the inputs missing.
+func waitingForInputs(missing []string) string {
+	return "waiting for inputs: " + strings.Join(missing, ", ")
+}
+
+// reask counts a new question about step s, asked again while it waits:
+// its last answer was taken but did not settle it, or it was interrupted
+// and must be confirmed again. A step stored before Asks existed counts as
+// asked once already, so the new question never takes the key of the one
+// answered (ADR 0010, A4).
+func reask(s *agentsmcp.StepState) { s.Asks = max(s.Asks, 1) + 1 }

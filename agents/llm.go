@@ -43,17 +43,7 @@ func (s *SamplingLLM) Complete(ctx context.Context, req *agentsmcp.LLMRequest) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	params := &mcp.CreateMessageParams{SystemPrompt: req.System, MaxTokens: int64(req.MaxTokens)}
-	if params.MaxTokens <= 0 {
-		params.MaxTokens = 4096
-	}
-	if req.JSON {
-		// Sampling has no JSON mode: the instruction goes with the prompt.
-		params.SystemPrompt = strings.TrimSpace(params.SystemPrompt + "\n\nAnswer with one JSON object and nothing else.")
-	}
-	for _, m := range req.Messages {
-		params.Messages = append(params.Messages, &mcp.SamplingMessage{Role: mcp.Role(m.Role), Content: &mcp.TextContent{Text: m.Content}})
-	}
+	params := createMessageParams(req)
 	res, err := s.Session.CreateMessage(ctx, params)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -66,6 +56,24 @@ func (s *SamplingLLM) Complete(ctx context.Context, req *agentsmcp.LLMRequest) (
 		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "the client's model answered with %T, not text", res.Content)
 	}
 	return &agentsmcp.LLMResponse{Text: text.Text, Model: res.Model, Backend: LLMSampling}, nil
+}
+
+// createMessageParams is the sampling request that asks a client's model
+// req: the same for a session's sampling request and for an MRTR
+// inputRequest, and a function of req alone (see mrtrLLM).
+func createMessageParams(req *agentsmcp.LLMRequest) *mcp.CreateMessageParams {
+	params := &mcp.CreateMessageParams{SystemPrompt: req.System, MaxTokens: int64(req.MaxTokens)}
+	if params.MaxTokens <= 0 {
+		params.MaxTokens = 4096
+	}
+	if req.JSON {
+		// Sampling has no JSON mode: the instruction goes with the prompt.
+		params.SystemPrompt = strings.TrimSpace(params.SystemPrompt + "\n\nAnswer with one JSON object and nothing else.")
+	}
+	for _, m := range req.Messages {
+		params.Messages = append(params.Messages, &mcp.SamplingMessage{Role: mcp.Role(m.Role), Content: &mcp.TextContent{Text: m.Content}})
+	}
+	return params
 }
 
 // LLMChooser picks the model for one request, per AGENTS_MCP_LLM: a nil LLM
@@ -84,7 +92,7 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 		return nil, nil
 	case LLMSampling:
 		if !ClientCanSample(session) {
-			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "AGENTS_MCP_LLM is sampling, but this client does not offer sampling (a client of MCP 2026-07-28 cannot be sent sampling requests); connect with a client that does, or choose another backend")
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "AGENTS_MCP_LLM is sampling, but this client does not offer sampling (a client of MCP 2026-07-28 is asked only within a call, through input_required); connect with a client that does, or choose another backend")
 		}
 		return &SamplingLLM{Session: session}, nil
 	case LLMOpenAI:
@@ -102,6 +110,39 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 		return nil, nil
 	}
 	return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "unknown LLM backend %q", c.Mode)
+}
+
+// ForCall returns the model of a tool call whose client waits while the
+// model is asked (generate_thoughts, generate_plan, run_task), and whether
+// that model is the client's asked through MRTR: a request of MCP
+// 2026-07-28 or later that declares sampling in its own capabilities gets
+// its model through sampling/createMessage inputRequests (see mrtrLLM),
+// when mrtr says the server can seal their requestState. Every other
+// request gets Choose of its session. With AGENTS_MCP_LLM sampling, a
+// 2026-07-28 request that does not declare sampling is refused.
+func (c LLMChooser) ForCall(req *mcp.CallToolRequest, mrtr bool) (llm agentsmcp.LLM, viaMRTR bool, err error) {
+	if !isMRTRClient(req) || (c.Mode != LLMSampling && c.Mode != LLMAuto && c.Mode != "") {
+		var ss *mcp.ServerSession
+		if req != nil {
+			ss = req.Session
+		}
+		llm, err := c.Choose(ss)
+		return llm, false, err
+	}
+	caps := req.ClientCapabilities()
+	declared := caps != nil && caps.Sampling != nil
+	switch {
+	case declared && mrtr:
+		return nil, true, nil
+	case c.Mode == LLMSampling && !declared:
+		return nil, false, agentsmcp.Errorf(agentsmcp.EINVALID, "AGENTS_MCP_LLM is sampling, but this request does not declare the sampling capability (a client of MCP 2026-07-28 declares it in each request's _meta); declare it, or choose another backend")
+	case c.Mode == LLMSampling:
+		return nil, false, agentsmcp.Errorf(agentsmcp.EINVALID, "AGENTS_MCP_LLM is sampling, but this server seals no requestState, which asking a client of MCP 2026-07-28 takes; choose another backend")
+	}
+	if c.OpenAI != nil {
+		return c.OpenAI, false, nil
+	}
+	return nil, false, nil
 }
 
 // Model is Choose for work that has a builtin way to go on: the LLM for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -68,7 +69,12 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 		return nil, err
 	}
 	var plan *agentsmcp.Plan
-	if (task.Status == agentsmcp.TaskPaused || task.Status == agentsmcp.TaskSucceeded || task.Status == agentsmcp.TaskFailed) && task.PlanID != "" {
+	// The plan gives a paused task its questions, and an ended one its
+	// thoughtId; a task failed by the executor needs none (its plan may be
+	// what could not be read).
+	needsPlan := task.Status == agentsmcp.TaskPaused || task.Status == agentsmcp.TaskSucceeded ||
+		task.Status == agentsmcp.TaskFailed && task.ErrorCode == ""
+	if needsPlan && task.PlanID != "" {
 		if plan, err = m.Plans.FindPlanByID(ctx, task.PlanID); err != nil {
 			return nil, err
 		}
@@ -87,6 +93,8 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 //     (its thoughtId from plan, when given);
 //   - failed is completed too, with that result marked isError: failed
 //     steps are a tool-level failure, not a protocol error;
+//   - failed with an ErrorCode (the executor itself failed the task) is
+//     failed, with an error of that code and the task's Error as message;
 //   - cancelled is cancelled.
 //
 // ttlMs is left null (unlimited): [MCPTasks.GetTask] sets it from its
@@ -110,10 +118,22 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 		if len(waiting) == 0 {
 			v.StatusMessage = "paused; resume_task answers it"
 		}
-	case agentsmcp.TaskSucceeded, agentsmcp.TaskFailed:
+	case agentsmcp.TaskFailed:
+		if task.ErrorCode == "" {
+			v.Status = agentsmcp.MCPTaskCompleted
+			v.Result = taskToolResult(task, plan)
+			v.Result.IsError = true
+			v.StatusMessage = task.Error
+			break
+		}
+		// Not the plan's outcome but the executor's fault: a protocol
+		// error, mapped by the router as any error of this code.
+		msg := task.Redacted().Error
+		v.Status, v.StatusMessage = agentsmcp.MCPTaskFailed, msg
+		v.Error = &agentsmcp.Error{Code: task.ErrorCode, Message: msg}
+	case agentsmcp.TaskSucceeded:
 		v.Status = agentsmcp.MCPTaskCompleted
 		v.Result = taskToolResult(task, plan)
-		v.Result.IsError = task.Status == agentsmcp.TaskFailed
 		v.StatusMessage = task.Error
 	default: // cancelled
 		v.Status, v.StatusMessage = agentsmcp.MCPTaskCancelled, task.Error
@@ -168,17 +188,40 @@ type question struct {
 	inputs, json []string
 }
 
-// The keys of a step's questions: confirm.<step>.1 and inputs.<step>.1.
-// Step ids contain no dot. The counter that keeps a key from being reused
-// once answered (StepState.Asks, ADR 0010 A4) is not stored yet, so it is
-// always 1: a step is confirmed at most once, but inputs that were
-// answered and rejected are asked again under the same key.
+// The keys of a step's questions: confirm.<step>.<n> and inputs.<step>.<n>,
+// where n is the step's Asks (ADR 0010, A4). Step ids contain no dot. n
+// stays the same while the question is open, across polls and answers to
+// other questions, and changes once an answer to it was taken, so that a
+// key is never reused. A step stored before Asks existed reads 0, and
+// counts as 1: its key is the one it was asked with.
 const (
 	confirmKey = "confirm"
 	inputsKey  = "inputs"
 )
 
-func questionKey(kind, step string) string { return kind + "." + step + ".1" }
+func questionKey(kind string, s agentsmcp.StepState) string {
+	return fmt.Sprintf("%s.%s.%d", kind, s.StepID, max(s.Asks, 1))
+}
+
+// refusedNote says why the last answer to step's inputs question was
+// refused, when the step's newest event is that refusal (the question
+// asked again since); "" otherwise.
+func refusedNote(task *agentsmcp.Task, step string) string {
+	for _, e := range slices.Backward(task.History) {
+		if e.StepID != step {
+			continue
+		}
+		if e.Type == inputsRejected {
+			return "The last answer was refused: " + e.Message + "."
+		}
+		return ""
+	}
+	return ""
+}
+
+// inputsRejected is the event of an inputs answer the plan's schema
+// refused.
+const inputsRejected = "inputs_rejected"
 
 // questions lists the open questions of a paused task, in step order.
 func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
@@ -191,30 +234,24 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 		if i >= len(plan.Steps) {
 			break
 		}
-		tool, args := stepToolOf(task, plan, i), stepArgumentsOf(task, plan, i)
+		tool := stepToolOf(task, plan, i)
 		switch s.Status {
 		case agentsmcp.StepWaitingConfirmation:
 			if s.Confirmed {
 				continue
 			}
 			out = append(out, question{
-				key: questionKey(confirmKey, s.StepID), step: s.StepID,
+				key: questionKey(confirmKey, s), step: s.StepID,
 				what: fmt.Sprintf("confirmation of step %s (%s)", s.StepID, tool),
 				ask:  &mcp.ElicitParams{Message: confirmQuestion(task, plan, i), RequestedSchema: confirmSchema},
 			})
 		case agentsmcp.StepWaitingInput:
-			refs, _ := FindRefs(args)
-			var missing []string
-			for _, r := range refs {
-				if r.Kind == RefInput && !have[r.Name] && !slices.Contains(missing, r.Name) {
-					missing = append(missing, r.Name)
-				}
-			}
+			missing := stepMissingInputs(task, plan, i, have)
 			if len(missing) == 0 {
 				continue
 			}
 			q := question{
-				key: questionKey(inputsKey, s.StepID), step: s.StepID, inputs: missing,
+				key: questionKey(inputsKey, s), step: s.StepID, inputs: missing,
 				what: fmt.Sprintf("inputs %s of step %s", strings.Join(missing, ", "), s.StepID),
 			}
 			schema, ok := elicitationSchema(plan.Inputs, missing)
@@ -227,7 +264,11 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 				schema, _ = json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
 				q.json = missing
 			}
-			q.ask = &mcp.ElicitParams{Message: inputsQuestion(task, missing), RequestedSchema: schema}
+			msg := inputsQuestion(task, missing)
+			if note := refusedNote(task, s.StepID); note != "" {
+				msg = note + " " + msg
+			}
+			q.ask = &mcp.ElicitParams{Message: msg, RequestedSchema: schema}
 			out = append(out, q)
 		}
 	}
@@ -240,7 +281,9 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 // inputs are merged, restricted to the names asked. A dismissed question
 // (action cancel) stays open, and keys that are not open are ignored, as
 // are answers that lost a race with another update or a cancel. Inputs
-// the plan rejects are not stored, and the question stays open.
+// the plan's schema refuses are not stored: the refusal is (an
+// inputs_rejected event), and the question is asked again under a new key
+// with the reason; the other answers still count.
 func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.InputResponseMap) error {
 	task, err := m.controlled(ctx, id)
 	if err != nil {
@@ -258,6 +301,8 @@ func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.Inpu
 	}
 	var req ResumeRequest
 	inputs := map[string]any{}
+	var givers []string            // the steps whose answers gave inputs
+	refused := map[string]string{} // step -> why its inputs were refused
 	for _, q := range questions(task, plan) {
 		er, ok := responses[q.key].(*mcp.ElicitResult)
 		if !ok || er == nil {
@@ -272,25 +317,37 @@ func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.Inpu
 				req.Reject = append(req.Reject, q.step)
 			}
 		case er.Action == "accept":
-			for _, name := range q.inputs {
-				v, given := er.Content[name]
-				if !given {
-					continue
-				}
-				if s, isText := v.(string); isText && slices.Contains(q.json, name) {
-					var parsed any
-					if json.Unmarshal([]byte(s), &parsed) == nil {
-						v = parsed
-					}
-				}
-				inputs[name] = v
+			given := answeredInputs(q, er.Content)
+			if len(given) == 0 {
+				continue
 			}
+			// Each answer is checked alone first, so that one refused
+			// answer does not cost the others.
+			if err := checkGiven(task, plan, given); err != nil {
+				refused[q.step] = agentsmcp.ErrorMessage(err)
+				continue
+			}
+			maps.Copy(inputs, given)
+			givers = append(givers, q.step)
 		default: // declined: the steps that need the inputs are skipped
 			req.Reject = append(req.Reject, q.step)
 		}
 	}
 	if len(inputs) > 0 {
-		if req.Inputs, err = json.Marshal(inputs); err != nil {
+		if err := checkGiven(task, plan, inputs); err != nil {
+			// Each was fine alone, not together: all are refused.
+			for _, step := range givers {
+				refused[step] = agentsmcp.ErrorMessage(err)
+			}
+		} else if req.Inputs, err = json.Marshal(inputs); err != nil {
+			return err
+		}
+	}
+	if len(refused) > 0 {
+		err := m.Executor.RejectInputs(context.WithoutCancel(ctx), id, refused)
+		if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT {
+			return nil // the task changed meanwhile: these answers lost
+		} else if err != nil {
 			return err
 		}
 	}
@@ -300,12 +357,46 @@ func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.Inpu
 	_, err = m.Executor.Resume(context.WithoutCancel(ctx), id, req, nil)
 	switch agentsmcp.ErrorCode(err) {
 	case agentsmcp.ECONFLICT, agentsmcp.EINVALID:
-		// The task changed meanwhile, or the inputs were refused: the
-		// answers were for questions that are no longer open, or that
-		// stay open.
+		// The task changed meanwhile: the answers were for questions
+		// that are no longer open.
 		return nil
 	}
 	return err
+}
+
+// answeredInputs are the values of an accepted inputs answer, for the
+// names q asked only; those asked as JSON text are parsed (a text that is
+// not JSON is taken as the string it is).
+func answeredInputs(q question, content map[string]any) map[string]any {
+	given := map[string]any{}
+	for _, name := range q.inputs {
+		v, ok := content[name]
+		if !ok {
+			continue
+		}
+		if s, isText := v.(string); isText && slices.Contains(q.json, name) {
+			var parsed any
+			if json.Unmarshal([]byte(s), &parsed) == nil {
+				v = parsed
+			}
+		}
+		given[name] = v
+	}
+	return given
+}
+
+// checkGiven checks task's inputs with given added against the plan's
+// schema, as Executor.Resume will.
+func checkGiven(task *agentsmcp.Task, plan *agentsmcp.Plan, given map[string]any) error {
+	raw, err := json.Marshal(given)
+	if err != nil {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "the inputs are not JSON values: %v", err)
+	}
+	merged, err := mergeInputs(task.Inputs, raw)
+	if err != nil {
+		return err
+	}
+	return checkInputs(plan, merged, false)
 }
 
 // CancelTask cancels the task; an ended task stays as it ended. It waits

@@ -3,7 +3,10 @@ package agents_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +26,8 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 		t.Error = why
 		return t
 	}
+	fault := ended(agentsmcp.TaskFailed, "cannot resume: its plan pln_x cannot be read")
+	fault.ErrorCode = agentsmcp.EUNAVAILABLE
 	plan := &agentsmcp.Plan{ID: "pln_x", Steps: []agentsmcp.PlanStep{
 		{ID: "s1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)},
 		{ID: "s2", Tool: "delete_all", Arguments: json.RawMessage(`{}`)},
@@ -43,7 +48,14 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded},
 			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepWaitingConfirmation}),
 			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (tasks/update or resume_task answers it)", asks: []string{"confirm.s2.1"}},
+		// The key counts the step's questions: the third ask is .3.
+		{task: base(agentsmcp.TaskPaused,
+			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded},
+			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepWaitingConfirmation, Asks: 3}),
+			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (tasks/update or resume_task answers it)", asks: []string{"confirm.s2.3"}},
 		{task: base(agentsmcp.TaskSucceeded), want: agentsmcp.MCPTaskCompleted},
+		// The executor's own fault is a protocol-level failure.
+		{task: fault, want: agentsmcp.MCPTaskFailed, message: fault.Error},
 		// Failed steps are a tool-level failure: completed, isError.
 		{task: ended(agentsmcp.TaskFailed, "step s1 failed"), want: agentsmcp.MCPTaskCompleted, isError: true, message: "step s1 failed"},
 		{task: ended(agentsmcp.TaskCancelled, "cancelled by the user"), want: agentsmcp.MCPTaskCancelled, message: "cancelled by the user"},
@@ -67,7 +79,15 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 				t.Errorf("%s: result %+v", tc.task.Status, v.Result)
 			}
 		} else if v.Result != nil {
-			t.Errorf("%s: a result before the end", tc.task.Status)
+			t.Errorf("%s: a result that is not completed", tc.task.Status)
+		}
+		var ae *agentsmcp.Error
+		if tc.want == agentsmcp.MCPTaskFailed {
+			if !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EUNAVAILABLE || ae.Message != fault.Error {
+				t.Errorf("%s: error %v, want the task's code and error", tc.task.Status, v.Error)
+			}
+		} else if v.Error != nil {
+			t.Errorf("%s: error %v on a task that is not failed", tc.task.Status, v.Error)
 		}
 	}
 }
@@ -133,21 +153,24 @@ func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 		t.Errorf("cancel by a reader: %v", err)
 	}
 
-	// Inputs the plan rejects, unknown keys and dismissed questions are
-	// acked; the question stays open.
+	// Unknown keys and dismissed questions are acked; the question stays
+	// open, under its key. Inputs the plan rejects are acked too, and
+	// asked again under a new key, saying why.
 	for _, r := range []mcp.InputResponseMap{
-		{"inputs.use.1": accept(map[string]any{"path": ""})},
 		{"inputs.nope.1": accept(map[string]any{"path": "/x"})},
 		{"inputs.use.1": &mcp.ElicitResult{Action: "cancel"}},
+		{"inputs.use.1": accept(map[string]any{"path": ""})},
 	} {
 		if err := m.UpdateTask(alice, id, r); err != nil {
 			t.Fatalf("update %v: %v", r, err)
 		}
-		if v := waitMCP(t, m, alice, id, agentsmcp.MCPTaskWorking); v.Status != agentsmcp.MCPTaskInputRequired || v.InputRequests["inputs.use.1"] == nil {
-			t.Fatalf("after %v: %+v", r, v)
-		}
 	}
-	if err := m.UpdateTask(alice, id, mcp.InputResponseMap{"inputs.use.1": accept(map[string]any{"path": "/data", "other": 1})}); err != nil {
+	v = waitMCP(t, m, alice, id, agentsmcp.MCPTaskWorking)
+	ask, ok = v.InputRequests["inputs.use.2"].(*mcp.ElicitParams)
+	if v.Status != agentsmcp.MCPTaskInputRequired || len(v.InputRequests) != 1 || !ok || !strings.HasPrefix(ask.Message, "The last answer was refused: ") {
+		t.Fatalf("after a refused answer: %+v", v)
+	}
+	if err := m.UpdateTask(alice, id, mcp.InputResponseMap{"inputs.use.2": accept(map[string]any{"path": "/data", "other": 1})}); err != nil {
 		t.Fatal(err)
 	}
 	done := waitMCP(t, m, alice, id, agentsmcp.MCPTaskInputRequired)
@@ -198,4 +221,232 @@ func TestMCPTasksDeclinedConfirmationSkipsTheStep(t *testing.T) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// keysOf lists the keys of v's questions, sorted.
+func keysOf(v *agentsmcp.MCPTask) []string {
+	var keys []string
+	for k := range v.InputRequests {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// settle polls the task until it is neither working nor its status before
+// an update that has not been taken up yet.
+func settle(t *testing.T, m *agents.MCPTasks, ctx context.Context, id string) *agentsmcp.MCPTask {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := m.GetTask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := m.Executor.Task(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Paused with its lease released: no runner will change it.
+		if v.Status != agentsmcp.MCPTaskWorking && task.Lease.Owner == "" || time.Now().After(deadline) {
+			return v
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A question keeps its key while it is open, across polls and answers to
+// other questions, and gets a new one once an answer to it was taken: a
+// partial answer, or one the plan refuses. An answer to an old key is
+// ignored.
+func TestMCPTaskKeysChangeOnlyWhenAnswered(t *testing.T) {
+	h := newHarness(t, nil)
+	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	ctx := context.Background()
+	p := h.plan(`{"type":"object","properties":{"path":{"type":"string","minLength":1},"mode":{"type":"string","minLength":1}}}`,
+		step("wipe", "delete_all", `{"path":"/tmp/x"}`),
+		step("use", "echo", `{"value":["{{inputs.path}}","{{inputs.mode}}"]}`))
+	started, err := h.exec.Start(ctx, p, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := started.ID
+	update := func(r mcp.InputResponseMap) *agentsmcp.MCPTask {
+		t.Helper()
+		if err := m.UpdateTask(ctx, id, r); err != nil {
+			t.Fatalf("update %v: %v", keysOfMap(r), err)
+		}
+		return settle(t, m, ctx, id)
+	}
+	want := func(v *agentsmcp.MCPTask, keys ...string) {
+		t.Helper()
+		if got := keysOf(v); v.Status != agentsmcp.MCPTaskInputRequired || !slices.Equal(got, keys) {
+			t.Fatalf("%s with keys %v, want input_required with %v (%s)", v.Status, got, keys, v.StatusMessage)
+		}
+	}
+	first := settle(t, m, ctx, id)
+	want(first, "confirm.wipe.1", "inputs.use.1")
+	want(settle(t, m, ctx, id), "confirm.wipe.1", "inputs.use.1")
+
+	// The confirmation is answered: its step runs; the inputs question
+	// was not answered and keeps its key.
+	want(update(mcp.InputResponseMap{"confirm.wipe.1": accept(map[string]any{"confirm": true})}), "inputs.use.1")
+	if n := h.tools.callsOf("delete_all"); n != 1 {
+		t.Fatalf("delete_all called %d times, want 1", n)
+	}
+
+	// Refused by the plan's schema: asked again under a new key, saying
+	// why; the refusal is in the history.
+	v := update(mcp.InputResponseMap{"inputs.use.1": accept(map[string]any{"path": ""})})
+	want(v, "inputs.use.2")
+	if msg := v.InputRequests["inputs.use.2"].(*mcp.ElicitParams).Message; !strings.HasPrefix(msg, "The last answer was refused: ") {
+		t.Errorf("question after a refusal: %q", msg)
+	}
+	task, _ := h.exec.Task(ctx, id)
+	if !hasEvent(task, "inputs_rejected", "use") || stateOf(task, "use").Asks != 2 {
+		t.Errorf("after a refusal: asks %d, history %+v", stateOf(task, "use").Asks, task.History)
+	}
+
+	// A partial answer is taken: the rest is a new question, without the
+	// reason of the earlier refusal.
+	v = update(mcp.InputResponseMap{"inputs.use.2": accept(map[string]any{"path": "/a"})})
+	want(v, "inputs.use.3")
+	ask := v.InputRequests["inputs.use.3"].(*mcp.ElicitParams)
+	if schema := jsonOf(ask.RequestedSchema); !strings.Contains(schema, `"mode"`) || strings.Contains(schema, `"path"`) || strings.Contains(ask.Message, "refused") {
+		t.Errorf("question for the rest: %q %s", ask.Message, schema)
+	}
+
+	// An answer to a key already answered is ignored.
+	want(update(mcp.InputResponseMap{"inputs.use.2": accept(map[string]any{"mode": "fast"})}), "inputs.use.3")
+	done := update(mcp.InputResponseMap{"inputs.use.3": accept(map[string]any{"mode": "fast"})})
+	if done.Status != agentsmcp.MCPTaskCompleted || done.Result.IsError || !strings.Contains(jsonOf(done.Result.StructuredContent), `["/a","fast"]`) {
+		t.Fatalf("after the last answer: %+v", done)
+	}
+}
+
+func keysOfMap(r mcp.InputResponseMap) []string {
+	var keys []string
+	for k := range r {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// runResumeLoop runs the executor's resume loop until the test ends.
+func runResumeLoop(t *testing.T, ex *agents.Executor) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ex.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// A step that was running when its replica died, with a tool that may
+// have had its effect, is asked again under a new key: the confirmation
+// given before was for the run that was cut.
+func TestMCPTaskInterruptedStepAsksUnderANewKey(t *testing.T) {
+	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
+	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	ctx := context.Background()
+	p := h.plan("", step("wipe", "delete_all", `{"path":"/tmp/x"}`))
+	// As the dead replica left it: confirmed under confirm.wipe.1, running,
+	// its lease free.
+	orphan := &agentsmcp.Task{PlanID: p.ID, Request: p.Request, Status: agentsmcp.TaskRunning, Steps: []agentsmcp.StepState{
+		{StepID: "wipe", Status: agentsmcp.StepRunning, Attempts: 1, Confirmed: true, Asks: 1, StartedAt: time.Now()},
+	}}
+	if err := h.store.CreateTask(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+	runResumeLoop(t, h.exec)
+	v := settle(t, m, ctx, orphan.ID)
+	if got := keysOf(v); v.Status != agentsmcp.MCPTaskInputRequired || !slices.Equal(got, []string{"confirm.wipe.2"}) {
+		t.Fatalf("interrupted step: %s with keys %v, want input_required with confirm.wipe.2", v.Status, got)
+	}
+	if err := m.UpdateTask(ctx, orphan.ID, mcp.InputResponseMap{"confirm.wipe.1": accept(map[string]any{"confirm": true})}); err != nil {
+		t.Fatal(err)
+	}
+	if v := settle(t, m, ctx, orphan.ID); !slices.Equal(keysOf(v), []string{"confirm.wipe.2"}) || h.tools.callsOf("delete_all") != 0 {
+		t.Fatalf("the old key was taken: %s %v, %d calls", v.Status, keysOf(v), h.tools.callsOf("delete_all"))
+	}
+	if err := m.UpdateTask(ctx, orphan.ID, mcp.InputResponseMap{"confirm.wipe.2": accept(map[string]any{"confirm": true})}); err != nil {
+		t.Fatal(err)
+	}
+	if v := settle(t, m, ctx, orphan.ID); v.Status != agentsmcp.MCPTaskCompleted || v.Result.IsError || h.tools.callsOf("delete_all") != 1 {
+		t.Fatalf("after the new confirmation: %+v, %d calls", v, h.tools.callsOf("delete_all"))
+	}
+}
+
+// A task the executor itself could not run is failed, with an error; a
+// task whose steps failed is completed, with a tool error.
+func TestMCPTaskFailedByTheExecutorIsFailed(t *testing.T) {
+	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
+	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	ctx := context.Background()
+
+	// Its plan is gone: the resume loop cannot run it.
+	lost := &agentsmcp.Task{PlanID: agentsmcp.NewID(agentsmcp.PlanIDPrefix), Request: "lost plan", Status: agentsmcp.TaskPending,
+		Steps: []agentsmcp.StepState{{StepID: "s1", Status: agentsmcp.StepPending}}}
+	if err := h.store.CreateTask(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
+	runResumeLoop(t, h.exec)
+	v := settle(t, m, ctx, lost.ID)
+	var ae *agentsmcp.Error
+	if v.Status != agentsmcp.MCPTaskFailed || v.Result != nil || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "cannot resume") {
+		t.Fatalf("task with a lost plan: %+v", v)
+	}
+	if stored, _ := h.exec.Task(ctx, lost.ID); stored.Status != agentsmcp.TaskFailed || stored.ErrorCode != agentsmcp.EINTERNAL {
+		t.Errorf("stored: %s, code %q", stored.Status, stored.ErrorCode)
+	}
+
+	failed := h.run(h.plan("", step("s1", "broken", `{"path":""}`)), "", nil)
+	v, err := m.GetTask(ctx, failed.ID)
+	if err != nil || failed.Status != agentsmcp.TaskFailed || failed.ErrorCode != "" {
+		t.Fatalf("task with a broken step: %v, %s, code %q", err, failed.Status, failed.ErrorCode)
+	}
+	if v.Status != agentsmcp.MCPTaskCompleted || v.Result == nil || !v.Result.IsError || v.Error != nil {
+		t.Fatalf("task with a broken step: %+v", v)
+	}
+}
+
+// refusingStore is the real store, which refuses (EINVALID) the first
+// state of a task with a running step: as if the executor had produced a
+// state that breaks an invariant of the store.
+type refusingStore struct {
+	agentsmcp.TaskService
+	refused atomic.Bool
+}
+
+func (s *refusingStore) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
+	if slices.ContainsFunc(t.Steps, func(st agentsmcp.StepState) bool { return st.Status == agentsmcp.StepRunning }) && s.refused.CompareAndSwap(false, true) {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "task holds too much")
+	}
+	return s.TaskService.UpdateTask(ctx, t)
+}
+
+// A task whose state the store refused is failed by the executor, with
+// EINTERNAL: MCP shows it failed, with an error.
+func TestMCPTaskRefusedByTheStoreIsFailed(t *testing.T) {
+	var store *refusingStore
+	h := newHarness(t, func(o *agents.ExecutorOptions) {
+		store = &refusingStore{TaskService: o.Tasks}
+		o.Tasks = store
+	})
+	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	ctx := context.Background()
+	task := h.run(h.plan("", step("s1", "echo", `{"value":1}`)), "", nil)
+	if !store.refused.Load() || task.Status != agentsmcp.TaskFailed || task.ErrorCode != agentsmcp.EINTERNAL {
+		t.Fatalf("refused %v; task %s, code %q: %s", store.refused.Load(), task.Status, task.ErrorCode, task.Error)
+	}
+	v, err := m.GetTask(ctx, task.ID)
+	var ae *agentsmcp.Error
+	if err != nil || v.Status != agentsmcp.MCPTaskFailed || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "store rejects") {
+		t.Fatalf("%v %+v", err, v)
+	}
 }

@@ -223,12 +223,18 @@ func (r *runner) recoverInterrupted() {
 				s.Status, s.Error = agentsmcp.StepPending, ""
 				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: "interrupted while running; running it again (the tool is read-only or idempotent)"})
 			} else {
+				// A new question, under a new key: the confirmation
+				// given before, if any, was for the run that was cut.
 				s.Status, s.Confirmed = agentsmcp.StepWaitingConfirmation, false
+				reask(s)
 				s.Error = "interrupted while running by a stop of its executor; it may have had effects: confirm it with resume_task to run it again, or reject it"
 				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: s.Error})
 			}
 		case agentsmcp.StepWaitingInput, agentsmcp.StepWaitingConfirmation:
-			if s.Error == "" || s.Confirmed {
+			// A confirmed step runs. A step still waiting keeps its
+			// question (schedule makes a step whose inputs came pending),
+			// so that its key does not change under the user's answer.
+			if s.Error == "" || s.Confirmed && s.Status == agentsmcp.StepWaitingConfirmation {
 				s.Status = agentsmcp.StepPending
 			}
 		}
@@ -385,10 +391,15 @@ func (r *runner) schedule() []launchStep {
 				r.endStep(i, agentsmcp.StepFailed, nil, fmt.Sprintf("tool %q is not allowed for the principal of the task", r.stepTool(i)), now)
 				changed = true
 			case len(r.missingInputs(i)) > 0:
-				s.Status, s.Error = agentsmcp.StepWaitingInput, "waiting for inputs: "+strings.Join(r.missingInputs(i), ", ")
+				// Each time a step starts waiting is a new question
+				// (ADR 0010, A4); a step that waits stays so until
+				// answered, and is not counted again here.
+				s.Status, s.Error = agentsmcp.StepWaitingInput, waitingForInputs(r.missingInputs(i))
+				s.Asks++
 				r.event("step_waiting_input", s.StepID, s.Error)
 			case r.needsConfirmation(i) && !s.Confirmed:
 				s.Status, s.Error = agentsmcp.StepWaitingConfirmation, r.confirmationQuestion(i)
+				s.Asks++
 				r.event("step_waiting_confirmation", s.StepID, s.Error)
 			case r.stopping.Load() || r.inflight+len(launch) >= r.e.opts.MaxParallel:
 			default:
@@ -603,10 +614,12 @@ func (r *runner) apply(ev any) {
 			err = checkInputs(r.plan, merged, false)
 		}
 		if err != nil {
-			r.event("inputs_rejected", "", agentsmcp.ErrorMessage(err))
+			r.event(inputsRejected, "", agentsmcp.ErrorMessage(err))
 			return
 		}
+		before := r.task.Inputs
 		r.task.Inputs = merged
+		inputsTaken(r.task, r.plan, before)
 		r.event("inputs_received", "", describeResume(ResumeRequest{Inputs: ev.values}))
 	case resumeDelivery:
 		err := applyResume(r.task, r.plan, ev.req)
@@ -798,7 +811,7 @@ func (r *runner) failRejected(rejection error) {
 	stored, err := r.e.opts.Tasks.FindTaskByID(ctx, r.task.ID)
 	if err == nil && !stored.Status.Terminal() {
 		now := time.Now()
-		stored.Status, stored.EndedAt = agentsmcp.TaskFailed, now
+		stored.Status, stored.EndedAt, stored.ErrorCode = agentsmcp.TaskFailed, now, agentsmcp.EINTERNAL
 		stored.Error = agentsmcp.TruncateUTF8("internal error: the executor produced a task state the store rejects: "+agentsmcp.ErrorMessage(rejection), agentsmcp.MaxTaskErrorBytes)
 		stored.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", Message: stored.Error})
 		err = r.e.opts.Tasks.UpdateTask(ctx, stored)

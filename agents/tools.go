@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/seal"
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
@@ -36,8 +37,10 @@ type Tools struct {
 	MaxWait time.Duration
 	// RequestStates seals the requestState of the input_required results
 	// that run_task and execute_task give clients of MCP 2026-07-28 (see
-	// MRTRProtocol) when their task waits for inputs or confirmations.
-	// Nil: those clients get the paused task, answered with resume_task.
+	// MRTRProtocol) when their task waits for inputs or confirmations,
+	// and of the rounds that ask such a client's model (sampling.go).
+	// Nil: those clients get the paused task, answered with resume_task,
+	// and are never asked for their model.
 	RequestStates *RequestStates
 	Logger        *slog.Logger
 }
@@ -103,11 +106,15 @@ type ThoughtResult struct {
 }
 
 func (t *Tools) generateThoughts(ctx context.Context, req *mcp.CallToolRequest, a GenerateThoughtsArgs) (*mcp.CallToolResult, *ThoughtResult, error) {
-	llm, err := t.LLM.Choose(req.Session)
+	cm, err := t.modelForOnly(ctx, req, callDigest("generate_thoughts", a.Request))
 	if err != nil {
 		return nil, nil, err
 	}
-	th, report, err := t.Thinker.Think(ctx, a.Request, llm)
+	th, report, err := t.Thinker.Think(cm.context(ctx), a.Request, cm.model())
+	if cm.stopped(err) {
+		ir, err := t.sampleRound(ctx, cm)
+		return ir, nil, err
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,12 +142,16 @@ func (t *Tools) generatePlan(ctx context.Context, req *mcp.CallToolRequest, a Ge
 		}
 		pr.Thought = th
 	}
-	llm, err := t.LLM.Choose(req.Session)
+	cm, err := t.modelForOnly(ctx, req, seal.Digest("generate_plan", a.Request, a.ThoughtID))
 	if err != nil {
 		return nil, nil, err
 	}
-	pr.LLM = llm
-	plan, report, err := t.Planner.Plan(ctx, pr)
+	pr.LLM = cm.model()
+	plan, report, err := t.Planner.Plan(cm.context(ctx), pr)
+	if cm.stopped(err) {
+		ir, err := t.sampleRound(ctx, cm)
+		return ir, nil, err
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -325,19 +336,38 @@ type RunTaskArgs struct {
 
 func (t *Tools) runTask(ctx context.Context, req *mcp.CallToolRequest, a RunTaskArgs) (*mcp.CallToolResult, *TaskResult, error) {
 	call := callDigest("run_task", a.Request)
-	if isRetry(req) {
+	cm, err := t.modelFor(ctx, req, call)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cm.taskRetry {
 		// The task exists: no thinking or planning again.
 		return t.retry(ctx, req, call)
 	}
-	llm, err := t.LLM.Choose(req.Session)
+	// Asking a 2026-07-28 client's model takes rounds (sampling.go):
+	// they all come before the task exists, so before any task-mode
+	// CreateTaskResult and any question the task asks.
+	pctx := cm.context(ctx)
+	th, err := t.checkpointedThought(ctx, cm)
 	if err != nil {
 		return nil, nil, err
 	}
-	th, _, err := t.Thinker.Think(ctx, a.Request, llm)
-	if err != nil {
-		return nil, nil, err
+	if th == nil {
+		th, _, err = t.Thinker.Think(pctx, a.Request, cm.model())
+		if cm.stopped(err) {
+			ir, err := t.sampleRound(ctx, cm)
+			return ir, nil, err
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		cm.thoughtDone(th)
 	}
-	plan, _, err := t.Planner.Plan(ctx, PlanRequest{Request: a.Request, Thought: th, LLM: llm})
+	plan, _, err := t.Planner.Plan(pctx, PlanRequest{Request: a.Request, Thought: th, LLM: cm.model()})
+	if cm.stopped(err) {
+		ir, err := t.sampleRound(ctx, cm)
+		return ir, nil, err
+	}
 	if err != nil {
 		return nil, nil, err
 	}

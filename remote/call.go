@@ -72,6 +72,10 @@ func (u *upstream) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
+	rounds, err := u.newRounds(ctx, req, name) // refuses a bad requestState before any slot is taken
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.Timeout, errCallTimeout)
 	defer cancel()
 
@@ -81,7 +85,7 @@ func (u *upstream) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	case <-ctx.Done():
 		return nil, u.contextError(ctx, fmt.Sprintf("waiting for one of its %d call slots", u.cfg.MaxConcurrency))
 	}
-	res, err := u.cb.Load().Execute(func() (*mcp.CallToolResult, error) { return u.call(ctx, req, name) })
+	res, err := u.cb.Load().Execute(func() (*mcp.CallToolResult, error) { return u.call(ctx, req, name, rounds) })
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		u.mu.Lock()
 		last := u.st.LastError
@@ -111,7 +115,7 @@ func breakerSuccess(err error) bool {
 	return errors.Is(err, context.Canceled)
 }
 
-func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name string, rounds *rounds) (*mcp.CallToolResult, error) {
 	for attempt := 0; ; attempt++ {
 		cs, err := u.waitSession(ctx)
 		if err != nil {
@@ -130,12 +134,10 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			meta[mcp.MetaKeyLogLevel] = "debug" // as logging/setLevel in connect
 			params.SetMeta(meta)
 		}
-		callCtx := withCall(ctx, c)
-		capture := u.taskCall(ctx, cs, req, params) // nil unless it may become a task
-		if capture != nil {
-			callCtx = withTaskCapture(callCtx, capture)
-		}
-		res, err := cs.CallTool(callCtx, params)
+		// input_required: see mrtr.go; a capture (tasks.go) when the call
+		// may become a task.
+		capture := u.taskCall(ctx, cs)
+		res, err := rounds.call(withTaskCapture(ctx, capture), cs, params)
 		if err == nil {
 			u.settle(c)
 		}

@@ -177,6 +177,9 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 		}
 		return nil, protocolError(err)
 	}
+	if res.NeedsInput() {
+		return nil, inputNotRelayed(u.cfg.Name, "resources/read", res.InputRequests)
+	}
 	for _, c := range res.Contents {
 		if c != nil && c.URI != "" {
 			c.URI = prefix + c.URI
@@ -198,6 +201,9 @@ func (u *upstream) getPrompt(ctx context.Context, original string, req *mcp.GetP
 			return nil, protocolError(u.contextError(ctx, "getting a prompt"))
 		}
 		return nil, protocolError(err)
+	}
+	if res.NeedsInput() {
+		return nil, inputNotRelayed(u.cfg.Name, "prompts/get", res.InputRequests)
 	}
 	return res, nil
 }

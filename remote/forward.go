@@ -113,28 +113,12 @@ func refuse(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// callKey is the context key of [withCall].
-type callKey struct{}
-
-// withCall marks ctx as the context of call c. go-sdk's client
-// multi-round-trip middleware runs the elicitation and sampling handlers
-// that fulfil a 2026-07-28 upstream's input_required answer with the context
-// of the call that got it, so those handlers know their caller exactly, even
-// when calls from several clients are in flight. A request the upstream
-// sends itself (before 2026-07-28) arrives with another context.
-func withCall(ctx context.Context, c *inflightCall) context.Context {
-	return context.WithValue(ctx, callKey{}, c)
-}
-
-// targetFor returns the call whose client should answer a request of the
-// upstream: the call that ctx belongs to (see [withCall]), or else the call
-// found by [callTracker.attributable].
-func (u *upstream) targetFor(ctx context.Context, what string) (*inflightCall, error) {
-	c, _ := ctx.Value(callKey{}).(*inflightCall)
-	n := 1
-	if c == nil {
-		c, n = u.calls.attributable()
-	}
+// targetFor returns the call whose client should answer a request that
+// the upstream sent itself (an upstream before 2026-07-28): the call found
+// by [callTracker.attributable]. (The input requests of a 2026-07-28
+// upstream's input_required answer never come here: see mrtr.go.)
+func (u *upstream) targetFor(what string) (*inflightCall, error) {
+	c, n := u.calls.attributable()
 	if c == nil {
 		if n == 0 {
 			return nil, refuse("agents-mcp: %s request from upstream %q outside any tool call", what, u.cfg.Name)
@@ -148,7 +132,7 @@ func (u *upstream) targetFor(ctx context.Context, what string) (*inflightCall, e
 }
 
 func (u *upstream) forwardSampling(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	c, err := u.targetFor(ctx, "sampling")
+	c, err := u.targetFor("sampling")
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +145,7 @@ func (u *upstream) forwardSampling(ctx context.Context, req *mcp.CreateMessageRe
 }
 
 func (u *upstream) forwardElicitation(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	c, err := u.targetFor(ctx, "elicitation")
+	c, err := u.targetFor("elicitation")
 	if err != nil {
 		return nil, err
 	}

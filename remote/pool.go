@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
 // Registry is where a [Pool] publishes its upstreams: the router. Each
@@ -65,11 +67,17 @@ type Options struct {
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
-	// StateKey seals what the pool hands to callers and trusts when they
-	// bring it back (package seal): the handles of upstream tasks ([Tasks]).
-	// Replicas that share their callers need the same key. Without one,
-	// upstream tools are never called as tasks.
+	// StateKey seals what the pool hands to callers of MCP 2026-07-28 and
+	// trusts when they bring it back: the requestState they get when an
+	// upstream answers input_required (ADR 0010 D2), and the handles of
+	// upstream tasks ([Tasks], D3); a key of [seal.KeySize] bytes. Every
+	// replica needs the same key for a retry or a handle to land on any of
+	// them. Nil means a random key of this pool: they must then come back
+	// to it.
 	StateKey []byte
+	// StateTTL is how long such a requestState is accepted (default
+	// [DefaultStateTTL]).
+	StateTTL time.Duration
 	// TaskHandleTTL is the least time an upstream task's handle stays valid
 	// (default DefaultTaskHandleTTL); longer when the task's ttlMs is.
 	TaskHandleTTL time.Duration
@@ -105,6 +113,13 @@ func (o Options) withDefaults() Options {
 	}
 	if o.HTTPTransport == nil {
 		o.HTTPTransport = NewHTTPTransport(o.Egress)
+	}
+	if o.StateKey == nil {
+		o.StateKey = make([]byte, seal.KeySize)
+		_, _ = rand.Read(o.StateKey) // never fails (crypto/rand)
+	}
+	if o.StateTTL <= 0 {
+		o.StateTTL = DefaultStateTTL
 	}
 	return o
 }
@@ -145,15 +160,18 @@ func NewHTTPTransport(policy *egress.Policy) *http.Transport {
 // from the same client session; otherwise it refuses the request (sampling,
 // elicitation) or logs the message itself (logging), so that one client
 // never sees another's traffic. Progress notifications carry a token and are
-// always delivered to the right caller, and so are the elicitation and
-// sampling requests of a 2026-07-28 upstream's input_required answer: the
-// pool fulfils them within the call that got the answer, asking that call's
-// client, and retries the call with the answers.
+// always delivered to the right caller, and so are the input requests of a
+// 2026-07-28 upstream's input_required answer, which belong to the call
+// that got it: a caller of MCP 2026-07-28 gets that answer passed through,
+// with the upstream's requestState sealed to it (see [Options.StateKey]);
+// the pool asks a caller of an earlier revision itself, and retries the
+// call with the answers.
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
-	opts Options
-	http *http.Client
+	opts   Options
+	http   *http.Client
+	states *seal.Sealer // seals and opens the state of passed-through input_required
 
 	mu        sync.Mutex
 	upstreams map[string]*upstream
@@ -164,7 +182,8 @@ type Pool struct {
 func NewPool(opts Options) *Pool {
 	opts = opts.withDefaults()
 	return &Pool{
-		opts: opts,
+		opts:   opts,
+		states: &seal.Sealer{Key: opts.StateKey},
 		http: &http.Client{
 			Transport:     drainingTransport{base: opts.Egress.RoundTripper(opts.HTTPTransport)},
 			CheckRedirect: egress.SameOriginRedirects,

@@ -24,7 +24,8 @@ import (
 // an upstream that advertises it. When the upstream answers with a
 // CreateTaskResult, the caller is given a sealed handle instead of the
 // upstream's task id: [TaskHandlePrefix] and a token, sealed with
-// [Options.StateKey], that names the upstream, the upstream's task id and a
+// [Options.StateKey] (as the requestState of mrtr.go, under another
+// label), that names the upstream, the upstream's task id and a
 // digest of the calling principal. [Tasks] serves tasks/get, tasks/update
 // and tasks/cancel for those handles by calling the upstream's own methods.
 // The gateway stores nothing: the upstream holds the task, and the handle
@@ -126,32 +127,17 @@ func parseWireTime(s string) time.Time {
 // ---------------------------------------------------------------------------
 // Calling a tool as a task.
 
-// taskCall returns the capture of a tools/call that may become a task, with
-// params changed to declare the Tasks extension, or nil when the call stays
-// plain: the caller did not ask for a task (no TaskMode), the pool has no
-// key to seal handles with, or the upstream does not advertise the
-// extension (under 2026-07-28 or later).
-func (u *upstream) taskCall(ctx context.Context, cs *mcp.ClientSession, req *mcp.CallToolRequest, params *mcp.CallToolParams) *taskCapture {
-	if agentsmcp.TaskModeFrom(ctx) == nil || len(u.pool.opts.StateKey) == 0 || !offersTasks(cs) {
+// taskCall returns the capture of a tools/call that may become a task, or
+// nil when the call stays plain: the caller did not ask for a task (no
+// TaskMode) or the upstream does not advertise the extension (under
+// 2026-07-28 or later). The extension is declared to the upstream, beside
+// the caller's relayed capabilities, by [rounds.call], for a call whose
+// context carries a capture: it is the caller that answers the task's
+// questions, through tasks/get and tasks/update.
+func (u *upstream) taskCall(ctx context.Context, cs *mcp.ClientSession) *taskCapture {
+	if agentsmcp.TaskModeFrom(ctx) == nil || !offersTasks(cs) {
 		return nil
 	}
-	var callerCaps any
-	if req.Params != nil {
-		callerCaps = req.Params.GetMeta()[mcp.MetaKeyClientCapabilities]
-	}
-	meta := params.GetMeta()
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	// Capabilities already set for this call (by the MRTR passthrough) are
-	// kept; otherwise the caller's own are declared: it is the caller that
-	// answers the task's questions, through tasks/get and tasks/update.
-	caps := meta[mcp.MetaKeyClientCapabilities]
-	if caps == nil {
-		caps = callerCaps
-	}
-	meta[mcp.MetaKeyClientCapabilities] = withTasksExtension(caps)
-	params.SetMeta(meta)
 	return &taskCapture{}
 }
 
@@ -167,7 +153,7 @@ func offersTasks(cs *mcp.ClientSession) bool {
 }
 
 // withTasksExtension returns client capabilities (a map or a struct, as
-// found in a _meta) with the Tasks extension added.
+// put in a _meta) with the Tasks extension added.
 func withTasksExtension(caps any) map[string]any {
 	out := map[string]any{}
 	if caps != nil {
@@ -249,8 +235,7 @@ func (p *Pool) sealTask(ctx context.Context, upstream string, w *wireTask) (stri
 		// Bounded, so that a huge ttlMs cannot overflow the expiry.
 		life = time.Duration(min(*w.TTLMs, maxTaskHandleTTL.Milliseconds())) * time.Millisecond
 	}
-	s := seal.Sealer{Key: p.opts.StateKey}
-	token, err := s.Seal(taskHandleLabel, taskHandle{
+	token, err := p.states.Seal(taskHandleLabel, taskHandle{
 		Upstream: upstream, TaskID: w.TaskID, Principal: seal.Digest(agentsmcp.PrincipalIDFrom(ctx)),
 	}, created.Add(life).Sub(now))
 	if err != nil {
@@ -303,7 +288,11 @@ func (c *taskCapture) result() json.RawMessage {
 
 type taskCaptureKey struct{}
 
+// withTaskCapture returns ctx carrying c; a nil c leaves ctx as it is.
 func withTaskCapture(ctx context.Context, c *taskCapture) context.Context {
+	if c == nil {
+		return ctx
+	}
 	return context.WithValue(ctx, taskCaptureKey{}, c)
 }
 
@@ -564,8 +553,7 @@ func (t *Tasks) open(ctx context.Context, id string) (*upstream, taskHandle, tim
 	if !ok {
 		return nil, h, time.Time{}, taskNotFound(id)
 	}
-	s := seal.Sealer{Key: t.pool.opts.StateKey}
-	expires, err := s.Open(taskHandleLabel, token, &h)
+	expires, err := t.pool.states.Open(taskHandleLabel, token, &h)
 	if err != nil || h.Principal != seal.Digest(agentsmcp.PrincipalIDFrom(ctx)) {
 		return nil, h, time.Time{}, taskNotFound(id)
 	}

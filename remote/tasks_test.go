@@ -310,19 +310,3 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 		})
 	}
 }
-
-// Without a state key the pool cannot seal handles, and never declares the
-// extension: a task-mode call is a plain call.
-func TestUpstreamTasksNeedAKey(t *testing.T) {
-	ts, s := taskfixture.New()
-	up := serveTasks(false)(t, s)
-	g := newGateway(t, nil)
-	g.add(streamableConfig("tu", up.URL()))
-	r := g.call("alice", "tools/call", map[string]any{"name": "tu__greet_later", "arguments": map[string]any{}}, true)
-	if r.Error != nil || r.Result["resultType"] == "task" || text(t, r.Result) != "sync" {
-		t.Fatalf("task-mode call without a key: %v %v", r.Error, r.Result)
-	}
-	if n := ts.Created(); n != 0 {
-		t.Fatalf("the upstream created %d tasks", n)
-	}
-}

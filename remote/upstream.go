@@ -100,6 +100,11 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { signal(u.listChanged) },
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { signal(u.listChanged) },
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
+
+		// input_required is handled per call, by its caller (mrtr.go):
+		// go-sdk's loop would ask every caller through the handlers
+		// above, a 2026-07-28 caller included, which cannot be asked.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	registerTaskMethods(u.client)
 	u.cb.Store(u.newBreaker())

@@ -39,7 +39,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	if err != nil {
 		return nil, err
 	}
-	a.stateKey = states.Key
+	a.states = states // the pool seals upstreams' requestState with it too
 	tools := &agents.Tools{
 		Thinker:  &agents.Thinker{Gatherer: gatherer, Thoughts: m.thoughts},
 		Planner:  &agents.Planner{Gatherer: gatherer, Validator: a.router, Plans: m.plans, Tasks: m.tasks},

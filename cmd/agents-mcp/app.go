@@ -39,15 +39,16 @@ type app struct {
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
+	// states is the key and TTL of the requestState of input_required
+	// answers: the agents' own and, sealed by the pool, upstreams'. The
+	// pool seals its upstream task handles with the key too.
+	states   *agents.RequestStates
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
-	// stateKey seals what callers bring back (tasks.request_state_key):
-	// the agents' requestState and the pool's upstream task handles.
-	stateKey []byte
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -182,7 +183,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.pool = remote.NewPool(remote.Options{
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
-		StateKey:      a.stateKey,
+		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 	})
 	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
 	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in

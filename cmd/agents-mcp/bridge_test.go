@@ -133,11 +133,10 @@ func (up *mrtrUpstream) seen() (int, []string, []string) {
 // client with an elicitation/create request and get its answer to the
 // upstream; the client gets the tool's final result in one tools/call.
 //
-// With the upstream at 2026-07-28 this is the MRTR bridge: go-sdk's client
-// middleware in the pool fulfils the input request through the pool's
-// elicitation handler (remote/forward.go), which elicits from the calling
-// client, and retries with inputResponses and the requestState echoed (two
-// tools/call requests reach the upstream). With the upstream at 2025-11-25
+// With the upstream at 2026-07-28 this is the MRTR bridge: the pool's own
+// loop (remote/mrtr.go) elicits from the calling client and retries with
+// inputResponses and the requestState echoed (two tools/call requests
+// reach the upstream). With the upstream at 2025-11-25
 // the upstream elicits from the pool itself, and the same handler relays.
 func TestBridgeMRTRUpstreamToElicitingClient(t *testing.T) {
 	for _, tc := range []struct {
@@ -299,5 +298,90 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 			t.Fatalf("timed out waiting: %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestBridgeMRTRPassThroughTo2026Client checks ADR 0010 D2 on two real
+// `serve` replicas that share tasks.request_state_key: a raw 2026-07-28
+// client (no session, so it cannot be sent an elicitation request) calls
+// the tool of a 2026-07-28 upstream that answers input_required. Replica A
+// passes the answer through, with the upstream's key and question and its
+// requestState sealed; another principal's retry with that state is
+// refused with -32602; the owner's retry with the answer, sent to replica
+// B, reaches the upstream with the upstream's own state and completes.
+func TestBridgeMRTRPassThroughTo2026Client(t *testing.T) {
+	up := startMRTRUpstream(t, true, 1)
+	configFile := filepath.Join(t.TempDir(), "agents-mcp.yaml")
+	cfg := fmt.Sprintf(`upstreams:
+  - name: deployer
+    transport: streamable
+    url: %s
+auth:
+  api_keys:
+    - name: alice
+      key: %s
+      scopes: [mcp]
+    - name: bob
+      key: %s
+      scopes: [mcp]
+`, up.url, aliceKey, bobKey)
+	if err := os.WriteFile(configFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AGENTS_MCP_REQUEST_STATE_KEY": "q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA="}
+	var bases []string
+	var logs []*syncBuffer
+	for range 2 {
+		base, stop, code, l := startServe(t, env, "--config", configFile)
+		t.Cleanup(func() {
+			// serve writes to its data directory until it has exited.
+			stop()
+			select {
+			case <-code:
+			case <-time.After(15 * time.Second):
+				t.Error("serve did not exit")
+			}
+		})
+		bases, logs = append(bases, base), append(logs, l)
+	}
+	allLogs := func() string { return "replica A:\n" + logs[0].String() + "\nreplica B:\n" + logs[1].String() }
+	elicit := map[string]any{"elicitation": map[string]any{}}
+	aliceA := &mcpTaskClient{t: t, url: bases[0] + "/mcp", key: aliceKey, caps: elicit}
+	aliceB := &mcpTaskClient{t: t, url: bases[1] + "/mcp", key: aliceKey, caps: elicit}
+	bobB := &mcpTaskClient{t: t, url: bases[1] + "/mcp", key: bobKey, caps: elicit}
+
+	const tool = "deployer__deploy_service"
+	var first rpcAnswer
+	waitFor(t, 20*time.Second, func() bool {
+		first = aliceA.call("tools/call", map[string]any{"name": tool, "arguments": map[string]any{"service": "billing"}})
+		return first.Error == nil || !strings.Contains(first.Error.Message, "unknown tool")
+	}, "the upstream tool is listed on replica A; log:\n"+allLogs())
+	if first.Error != nil || first.Result["resultType"] != "input_required" {
+		t.Fatalf("first call: %+v %v, want input_required\n%s", first.Error, first.Result, allLogs())
+	}
+	reqs, _ := first.Result["inputRequests"].(map[string]any)
+	confirm, _ := reqs["confirm"].(map[string]any)
+	params, _ := confirm["params"].(map[string]any)
+	if len(reqs) != 1 || confirm["method"] != "elicitation/create" || params["message"] != "Deploy to production? Say who approves." {
+		t.Fatalf("inputRequests %v, want the upstream's one elicitation under its key", reqs)
+	}
+	state, _ := first.Result["requestState"].(string)
+	if state == "" || strings.Contains(state, mrtrState) {
+		t.Fatalf("requestState %q, want the upstream's sealed", state)
+	}
+
+	retry := map[string]any{"name": tool, "arguments": map[string]any{"service": "billing"}, "requestState": state,
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"approver": "ada"}}}}
+	if r := bobB.call("tools/call", retry); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "another caller") {
+		t.Fatalf("bob's retry with alice's state: %+v %v, want -32602", r.Error, r.Result)
+	}
+	done := aliceB.call("tools/call", retry)
+	calls, versions, rounds := up.seen()
+	b, _ := json.Marshal(done.Result)
+	if done.Error != nil || done.Result["resultType"] != "complete" || done.Result["isError"] == true || !strings.Contains(string(b), "deployed, approved by ada") {
+		t.Fatalf("alice's retry on B: %+v %s (upstream rounds %q)\n%s", done.Error, b, rounds, allLogs())
+	}
+	if calls != 2 || strings.Join(rounds, " ") != "ask done:"+mrtrState+":ada" || slices.ContainsFunc(versions, func(v string) bool { return v != "2026-07-28" }) {
+		t.Fatalf("upstream saw %d calls under %q, rounds %q; want 2 under 2026-07-28, [ask done:%s:ada]", calls, versions, rounds, mrtrState)
 	}
 }

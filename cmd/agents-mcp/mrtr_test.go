@@ -292,13 +292,15 @@ func TestRunTaskRefusesAnExpiredRequestState(t *testing.T) {
 // generate_plan and execute_task with wait.
 func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 	up := startWipeUpstream(t)
-	// auto: a client that declares sampling is the model, unless it
-	// speaks 2026-07-28, which has no sampling requests; this one must
-	// then get the builtin planner, never a sampling request.
+	// auto: a client that declares sampling is the model. This one
+	// speaks 2026-07-28, so it is never sent a sampling request: its
+	// model is asked through sampling inputRequests (ADR 0009), which
+	// the SDK's loop fulfils with its CreateMessageHandler, before the
+	// task's own questions.
 	base, stop := mrtrServer(t, t.TempDir(), up, map[string]string{"AGENTS_MCP_LLM": "auto"})
 	defer stop()
 	var mu sync.Mutex
-	var asked []string
+	var asked, sampled []string
 	c := mcp.NewClient(&mcp.Implementation{Name: "mrtr-sdk-loop", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			mu.Lock()
@@ -309,8 +311,17 @@ func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"bucket": "tmp"}}, nil
 		},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return nil, errors.New("a 2026-07-28 client is never sent sampling requests")
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			if req.Session.InitializeResult().ProtocolVersion < "2026-07-28" {
+				return nil, errors.New("this test's client speaks 2026-07-28")
+			}
+			b, _ := json.Marshal(req.Params)
+			var params map[string]any
+			_ = json.Unmarshal(b, &params)
+			mu.Lock()
+			sampled = append(sampled, req.Params.SystemPrompt)
+			mu.Unlock()
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "wipe-model", Content: &mcp.TextContent{Text: wipeModel(params)}}, nil
 		},
 	})
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
@@ -324,6 +335,9 @@ func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 	if task.Status != agentsmcp.TaskSucceeded || len(asked) != 2 || strings.Join(up.buckets(), ",") != "tmp" {
 		t.Errorf("task %s after questions %q; buckets %v", task.Status, asked, up.buckets())
 	}
+	if len(sampled) != 2 || !strings.Contains(sampled[0], "thought agent") {
+		t.Errorf("%d sampling requests, want the thought and the plan", len(sampled))
+	}
 	mu.Unlock()
 
 	plan := callTool(t, cs, "generate_plan", map[string]any{"request": wipeRequest})["plan"].(map[string]any)
@@ -334,6 +348,9 @@ func TestRunTaskWithTheSDKsOwnRetryLoop(t *testing.T) {
 	mu.Lock()
 	if task.Status != agentsmcp.TaskSucceeded || len(asked) != 4 || strings.Join(up.buckets(), ",") != "tmp,tmp" {
 		t.Errorf("execute_task: task %s after questions %q; buckets %v", task.Status, asked, up.buckets())
+	}
+	if len(sampled) != 3 {
+		t.Errorf("%d sampling requests, want one more for generate_plan", len(sampled))
 	}
 }
 

@@ -2,16 +2,22 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestMCPTasksAcrossReplicasAndRestarts (issue 15 part 3, ADR 0010): two
@@ -120,6 +126,151 @@ func TestMCPTasksAcrossReplicasAndRestarts(t *testing.T) {
 	if got := up.buckets(); strings.Join(got, ",") != "across,restarted" {
 		t.Errorf("buckets wiped: %v, want [across restarted]", got)
 	}
+}
+
+// TestMCPTaskStepInterruptedByAKill (ADR 0010, test plan): a task whose
+// destructive step is running on replica a when a is SIGKILLed. b keeps
+// answering tasks/get (working, while a's lease lives), its resume loop
+// takes the task over once the lease expired, and the interrupted step,
+// which may have had its effect, asks its confirmation again under a new
+// key: an answer to the key confirmed on a is ignored. Confirmed under the
+// new key, the step runs again on b and the task completes.
+func TestMCPTaskStepInterruptedByAKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts FerretDB and two server processes, and waits for a lease to expire")
+	}
+	mongoURI := startReplicaFerretDB(t)
+	up := startHoldingWipeUpstream(t)
+	configFile := filepath.Join(t.TempDir(), "agents-mcp.yaml")
+	if err := os.WriteFile(configFile, []byte(fmt.Sprintf("upstreams:\n  - name: storage\n    transport: streamable\n    url: %s\n", up.url)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const leaseTTL = 3 * time.Second
+	env := []string{
+		"MONGODB_URI=" + mongoURI, "MONGODB_DATABASE=" + fmt.Sprintf("mcpkill_%d", time.Now().UnixNano()),
+		"AGENTS_MCP_CONFIG=" + configFile, "AGENTS_MCP_LLM=builtin",
+		"AGENTS_MCP_REQUEST_STATE_KEY=q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=",
+		"AGENTS_MCP_SECRETS_KEY=" + testSecretsKey,
+		"AGENTS_MCP_TASK_LEASE_TTL=" + leaseTTL.String(), "AGENTS_MCP_TASK_RESUME_INTERVAL=200ms",
+	}
+	a := startServerProcess(t, t.TempDir(), env...)
+	b := startServerProcess(t, t.TempDir(), env...)
+	logs := func() string { return "a:\n" + a.logs.String() + "\nb:\n" + b.logs.String() }
+	ca := &mcpTaskClient{t: t, url: a.base + "/mcp", ext: true, logs: logs}
+	cb := &mcpTaskClient{t: t, url: b.base + "/mcp", ext: true, logs: logs}
+
+	// Answered on a (inputs, then the confirmation) until the step runs
+	// there and holds in the upstream.
+	id := startWipeTask(t, ca, logs)
+	confirmed := ""
+	for round := 0; confirmed == ""; round++ {
+		got := ca.poll(id, "working")
+		if got["status"] != "input_required" || round == 3 {
+			t.Fatalf("round %d on a: %v\n%s", round, got, logs())
+		}
+		for k := range got["inputRequests"].(map[string]any) {
+			if strings.HasPrefix(k, "confirm.") {
+				confirmed = k
+			}
+		}
+		waitLeaseReleased(t, ca, id)
+		if r := ca.call("tasks/update", map[string]any{"taskId": id, "inputResponses": answersFor(got, "doomed")}); r.Error != nil {
+			t.Fatalf("tasks/update on a: %+v\n%s", r.Error, logs())
+		}
+	}
+	select {
+	case <-up.holding:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the step never reached the upstream\n%s", logs())
+	}
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.cmd.Wait()
+	killed := time.Now()
+
+	// b answers for the task at once: working, since a's lease lives on.
+	if r := cb.call("tasks/get", map[string]any{"taskId": id}); r.Error != nil || r.Result["status"] != "working" {
+		t.Fatalf("on b just after the kill: %+v %+v", r.Result, r.Error)
+	}
+	again := cb.poll(id, "working")
+	if took := time.Since(killed); took < leaseTTL/2 {
+		t.Errorf("b took the task over %v after the kill, before a's lease (%v) could expire", took, leaseTTL)
+	}
+	asks, _ := again["inputRequests"].(map[string]any)
+	var keys []string
+	for k := range asks {
+		keys = append(keys, k)
+	}
+	if again["status"] != "input_required" || len(keys) != 1 || !strings.HasPrefix(keys[0], "confirm.") || keys[0] == confirmed {
+		t.Fatalf("on b after the takeover: %v, want input_required with one confirmation other than %s\n%s", again, confirmed, logs())
+	}
+	fresh := keys[0]
+	waitLeaseReleased(t, cb, id)
+
+	// The confirmation given on a was for the run that was cut.
+	yes := map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
+	if r := cb.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{confirmed: yes}}); r.Error != nil {
+		t.Fatalf("tasks/update with the old key: %+v", r.Error)
+	}
+	if got := cb.poll(id, "working"); got["status"] != "input_required" || !sameKeys(got, again) {
+		t.Fatalf("after an answer to the old key: %v", got)
+	}
+	if r := cb.call("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{fresh: yes}}); r.Error != nil {
+		t.Fatalf("tasks/update with the new key: %+v", r.Error)
+	}
+	checkWiped(t, cb.poll(id, "working", "input_required"), id)
+	if got := up.buckets(); strings.Join(got, ",") != "doomed,doomed" {
+		t.Errorf("calls of the upstream: %v, want the cut one and the confirmed one", got)
+	}
+}
+
+// holdingWipeUpstream is wipeUpstream whose first call holds until its
+// caller goes away (its replica is killed): a step cut mid-call.
+type holdingWipeUpstream struct {
+	url     string
+	holding chan struct{} // closed when the first call holds
+	mu      sync.Mutex
+	wiped   []string // the buckets of every call, in order
+}
+
+func startHoldingWipeUpstream(t *testing.T) *holdingWipeUpstream {
+	t.Helper()
+	up := &holdingWipeUpstream{holding: make(chan struct{})}
+	release := make(chan struct{})
+	s := mcp.NewServer(&mcp.Implementation{Name: "storage", Version: "1.0.0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "wipe_bucket", Description: "Wipe every object of a storage bucket",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"bucket":{"type":"string","description":"name of the bucket to wipe"}},"required":["bucket"]}`),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true)}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Bucket string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			up.mu.Lock()
+			up.wiped = append(up.wiped, args.Bucket)
+			first := len(up.wiped) == 1
+			up.mu.Unlock()
+			if first {
+				close(up.holding)
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-release:
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wiped " + args.Bucket}}}, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	// Before srv.Close, which waits for the held call.
+	t.Cleanup(func() { close(release) })
+	up.url = srv.URL
+	return up
+}
+
+func (up *holdingWipeUpstream) buckets() []string {
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	return slices.Clone(up.wiped)
 }
 
 // testSecretsKey is a 32-byte key, base64, shared by the replicas.

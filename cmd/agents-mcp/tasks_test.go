@@ -59,6 +59,9 @@ type mcpTaskClient struct {
 	next int
 	// logs, when set, tells what the servers logged when a poll fails.
 	logs func() string
+	// caps are more client capabilities to declare, beside the
+	// extension's (bridge_test.go, sampling_test.go).
+	caps map[string]any
 }
 
 type rpcAnswer struct {
@@ -79,6 +82,9 @@ func (c *mcpTaskClient) call(method string, params map[string]any) rpcAnswer {
 	if c.ext {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
 		caps["elicitation"] = map[string]any{}
+	}
+	for k, v := range c.caps {
+		caps[k] = v
 	}
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",

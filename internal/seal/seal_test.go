@@ -70,7 +70,8 @@ func TestDigestSeparatesParts(t *testing.T) {
 	if Digest("ab", "c") == Digest("a", "bc") {
 		t.Error("Digest does not separate its parts")
 	}
-	if first, again := Digest("a"), Digest("a"); first != again || len(first) != 22 {
-		t.Errorf("Digest = %q, want 22 stable characters", Digest("a"))
+	first, again := Digest("a"), Digest("a")
+	if first != again || len(first) != 22 {
+		t.Errorf("Digest = %q then %q, want 22 stable characters", first, again)
 	}
 }

@@ -35,6 +35,7 @@ type taskDoc struct {
 	Inputs       string         `bson:"inputs"`
 	History      []eventDoc     `bson:"history"`
 	Error        string         `bson:"error"`
+	ErrorCode    string         `bson:"errorCode,omitempty"` // absent unless the executor failed the task
 	LeaseOwner   string         `bson:"leaseOwner"`
 	LeaseExpires time.Time      `bson:"leaseExpires"`
 	Version      int64          `bson:"version"`
@@ -50,6 +51,7 @@ type stepStateDoc struct {
 	Output    string `bson:"output,omitempty"`
 	Error     string `bson:"error,omitempty"`
 	Confirmed bool   `bson:"confirmed,omitempty"`
+	Asks      int64  `bson:"asks,omitempty"` // absent for a step never asked
 	// Absent for a step never repaired.
 	RepairedTool      string    `bson:"repairedTool,omitempty"`
 	RepairedArguments string    `bson:"repairedArguments,omitempty"`
@@ -78,6 +80,7 @@ func (d *taskDoc) task() *agentsmcp.Task {
 		Inputs:    rawOrNil(d.Inputs),
 		History:   make([]agentsmcp.TaskEvent, len(d.History)),
 		Error:     d.Error,
+		ErrorCode: d.ErrorCode,
 		Version:   d.Version,
 		CreatedAt: d.CreatedAt.UTC(),
 		UpdatedAt: d.UpdatedAt.UTC(),
@@ -92,7 +95,7 @@ func (d *taskDoc) task() *agentsmcp.Task {
 	for i, s := range d.Steps {
 		t.Steps[i] = agentsmcp.StepState{
 			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: int(s.Attempts), Output: rawOrNil(s.Output),
-			Error: s.Error, Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: rawOrNil(s.RepairedArguments),
+			Error: s.Error, Confirmed: s.Confirmed, Asks: int(s.Asks), RepairedTool: s.RepairedTool, RepairedArguments: rawOrNil(s.RepairedArguments),
 			StartedAt: utcOrZero(s.StartedAt), EndedAt: utcOrZero(s.EndedAt),
 		}
 	}
@@ -126,7 +129,7 @@ func taskState(t *agentsmcp.Task) (steps []stepStateDoc, history []eventDoc, tri
 	for i, s := range t.Steps {
 		steps[i] = stepStateDoc{
 			StepID: s.StepID, Status: string(s.Status), Attempts: int64(s.Attempts), Output: string(s.Output),
-			Error: s.Error, Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
+			Error: s.Error, Confirmed: s.Confirmed, Asks: int64(s.Asks), RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
 			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		}
 	}
@@ -147,7 +150,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	steps, history, trimmed := taskState(t)
 	d := taskDoc{
 		ID: t.ID, PlanID: t.PlanID, Principal: t.Principal, Tools: t.PrincipalTools, Request: t.Request, Status: string(t.Status),
-		Steps: steps, Inputs: string(t.Inputs), History: history, Error: t.Error,
+		Steps: steps, Inputs: string(t.Inputs), History: history, Error: t.Error, ErrorCode: t.ErrorCode,
 		LeaseExpires: freeLease, Version: 1, CreatedAt: ms(t.CreatedAt), EndedAt: msOrZero(t.EndedAt),
 	}
 	if d.ID == "" {
@@ -228,10 +231,19 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 		{Key: "updatedAt", Value: updated},
 	}
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
+	var unset bson.D
 	if t.EndedAt.IsZero() {
-		update = append(update, bson.E{Key: "$unset", Value: bson.D{{Key: "endedAt", Value: ""}}})
+		unset = append(unset, bson.E{Key: "endedAt", Value: ""})
 	} else {
 		set = append(set, bson.E{Key: "endedAt", Value: ms(t.EndedAt)})
+	}
+	if t.ErrorCode == "" {
+		unset = append(unset, bson.E{Key: "errorCode", Value: ""})
+	} else {
+		set = append(set, bson.E{Key: "errorCode", Value: t.ErrorCode})
+	}
+	if len(unset) > 0 {
+		update = append(update, bson.E{Key: "$unset", Value: unset})
 	}
 	update = append(update, bson.E{Key: "$set", Value: set})
 	defer db.lockKey(colTasks + "\x00" + t.ID)()

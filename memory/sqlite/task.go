@@ -13,19 +13,19 @@ import (
 )
 
 // taskFields are the columns of a task as read, in scanTask's order.
-const taskFields = "id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at"
+const taskFields = "id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code, lease_owner, lease_expires, version, created_at, updated_at, ended_at"
 
 // taskColumns are taskFields of the alias t.
 var taskColumns = "t." + strings.ReplaceAll(taskFields, ", ", ", t.")
 
 const (
 	insertTaskSQL = `INSERT INTO tasks
-		(id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+		(id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
 	// updateTaskSQL is the compare-and-set of UpdateTask: it matches only
 	// the version the caller read.
 	updateTaskSQL = `UPDATE tasks SET
-		plan_id = ?, request = ?, status = ?, steps = ?, inputs = ?, history = ?, error = ?, ended_at = ?,
+		plan_id = ?, request = ?, status = ?, steps = ?, inputs = ?, history = ?, error = ?, error_code = ?, ended_at = ?,
 		updated_at = ?, version = version + 1
 		WHERE id = ? AND version = ?`
 	// acquireTaskLeaseSQL takes the lease if it is free, expired or the
@@ -69,6 +69,9 @@ type storedStepState struct {
 	Output    string `json:"output,omitempty"`
 	Error     string `json:"error,omitempty"`
 	Confirmed bool   `json:"confirmed,omitempty"`
+	// Asks: absent for a step never asked (and in tasks stored before
+	// it existed).
+	Asks int `json:"asks,omitempty"`
 	// RepairedTool and RepairedArguments: absent for a step never
 	// repaired (and in tasks stored before repairs existed).
 	RepairedTool      string `json:"repairedTool,omitempty"`
@@ -98,7 +101,7 @@ func encodeTask(t *agentsmcp.Task) (taskRow, error) {
 	for i, s := range t.Steps {
 		steps[i] = storedStepState{
 			StepID: s.StepID, Status: string(s.Status), Attempts: s.Attempts, Output: string(s.Output), Error: s.Error,
-			Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
+			Confirmed: s.Confirmed, Asks: s.Asks, RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
 			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		}
 	}
@@ -146,7 +149,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		_, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
-			id, t.PlanID, t.Principal, encodeTools(t.PrincipalTools), t.Request, string(status), row.steps, string(t.Inputs), row.history, t.Error,
+			id, t.PlanID, t.Principal, encodeTools(t.PrincipalTools), t.Request, string(status), row.steps, string(t.Inputs), row.history, t.Error, t.ErrorCode,
 			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", id)
@@ -234,7 +237,7 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	updated := now()
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		res, err := db.txStmt(ctx, tx, updateTaskSQL).ExecContext(ctx,
-			t.PlanID, t.Request, string(t.Status), row.steps, string(t.Inputs), row.history, t.Error, row.endedMS,
+			t.PlanID, t.Request, string(t.Status), row.steps, string(t.Inputs), row.history, t.Error, t.ErrorCode, row.endedMS,
 			toMillis(updated), t.ID, t.Version)
 		if err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
@@ -362,7 +365,7 @@ func scanTask(row scanner) (*agentsmcp.Task, error) {
 		storedSteps                   []storedStepState
 		storedEvents                  []storedEvent
 	)
-	if err := row.Scan(&t.ID, &t.PlanID, &t.Principal, &tools, &t.Request, &t.Status, &steps, &inputs, &history, &t.Error,
+	if err := row.Scan(&t.ID, &t.PlanID, &t.Principal, &tools, &t.Request, &t.Status, &steps, &inputs, &history, &t.Error, &t.ErrorCode,
 		&t.Lease.Owner, &leaseMS, &t.Version, &createdMS, &updatedMS, &endedMS); err != nil {
 		return nil, err
 	}
@@ -381,7 +384,7 @@ func scanTask(row scanner) (*agentsmcp.Task, error) {
 	for i, s := range storedSteps {
 		t.Steps[i] = agentsmcp.StepState{
 			StepID: s.StepID, Status: agentsmcp.StepStatus(s.Status), Attempts: s.Attempts, Output: rawOrNil(s.Output),
-			Error: s.Error, Confirmed: s.Confirmed, RepairedTool: s.RepairedTool, RepairedArguments: rawOrNil(s.RepairedArguments),
+			Error: s.Error, Confirmed: s.Confirmed, Asks: s.Asks, RepairedTool: s.RepairedTool, RepairedArguments: rawOrNil(s.RepairedArguments),
 			StartedAt: timeOrZero(s.StartedAt), EndedAt: timeOrZero(s.EndedAt),
 		}
 	}

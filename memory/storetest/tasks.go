@@ -215,10 +215,10 @@ func fullTask() agentsmcp.Task {
 				Output:    json.RawMessage("{\"items\": [ {\"number\": 1, \"a.b\": {\"$gt\": \"<&>\"}} ],\n \"e\": \"\\u00e9\"}"),
 				Error:     "first attempt: rate limited",
 				StartedAt: time.Date(2026, 10, 3, 9, 8, 7, 654321987, cet), EndedAt: time.Date(2026, 10, 3, 9, 8, 9, 1, cet)},
-			{StepID: "read-1", Status: agentsmcp.StepRunning, Attempts: 1, Confirmed: true, StartedAt: at(10)},
+			{StepID: "read-1", Status: agentsmcp.StepRunning, Attempts: 1, Confirmed: true, Asks: 1, StartedAt: at(10)},
 			{StepID: "count", Status: agentsmcp.StepSucceeded, Attempts: 1, Output: json.RawMessage(`42`), StartedAt: at(11), EndedAt: at(12),
 				RepairedTool: "everything__add", RepairedArguments: json.RawMessage(`{"a": "{{inputs.repo}}", "n": 12345678901234567890, "k": "\u00e9"}`)},
-			{StepID: "write_report", Status: agentsmcp.StepWaitingConfirmation},
+			{StepID: "write_report", Status: agentsmcp.StepWaitingConfirmation, Asks: 3},
 		},
 		Inputs: json.RawMessage(`{"repo": "agents-mcp/agents-mcp"}`),
 		History: []agentsmcp.TaskEvent{
@@ -278,6 +278,18 @@ func testTaskRoundTrip(t *testing.T, s Services) {
 		want := tk
 		checkTask(t, findTask(t, s, tk.ID), &want)
 	})
+	t.Run("failed by the executor", func(t *testing.T) {
+		tk := fullTask()
+		tk.Status, tk.EndedAt = agentsmcp.TaskFailed, at(30)
+		tk.Error, tk.ErrorCode = "cannot resume: its plan cannot be read", agentsmcp.EUNAVAILABLE
+		createTask(t, s, &tk)
+		want := tk
+		got := findTask(t, s, tk.ID)
+		if got.ErrorCode != agentsmcp.EUNAVAILABLE || got.Steps[3].Asks != 3 {
+			t.Errorf("read back error code %q, asks %d", got.ErrorCode, got.Steps[3].Asks)
+		}
+		checkTask(t, got, &want)
+	})
 	t.Run("explicit id", func(t *testing.T) {
 		tk := agentsmcp.Task{ID: agentsmcp.NewID(agentsmcp.TaskIDPrefix), Request: "explicit", Status: agentsmcp.TaskPaused, CreatedAt: at(5)}
 		want := tk
@@ -318,6 +330,9 @@ func testTaskInvalid(t *testing.T, s Services) {
 			tk.History = []agentsmcp.TaskEvent{{Type: "x", Message: strings.Repeat("m", agentsmcp.MaxTaskEventBytes)}}
 		}},
 		{"huge error", func(tk *agentsmcp.Task) { tk.Error = strings.Repeat("e", agentsmcp.MaxTaskErrorBytes+1) }},
+		{"negative asks", func(tk *agentsmcp.Task) { tk.Steps[3].Asks = -1 }},
+		{"error code on a running task", func(tk *agentsmcp.Task) { tk.ErrorCode = agentsmcp.EINTERNAL }},
+		{"malformed error code", func(tk *agentsmcp.Task) { tk.Status, tk.ErrorCode = agentsmcp.TaskFailed, "$where" }},
 	}
 	for _, tt := range tests {
 		tk := fullTask()
@@ -402,7 +417,8 @@ func testTaskUpdate(t *testing.T, s Services) {
 	u.Steps[1] = agentsmcp.StepState{StepID: "read-1", Status: agentsmcp.StepFailed, Attempts: 3, Error: "boom", StartedAt: at(10), EndedAt: at(20),
 		Output: json.RawMessage(` {"partial" : true} `)}
 	u.Steps = u.Steps[:3]
-	u.Status, u.Error, u.EndedAt = agentsmcp.TaskFailed, "step read-1 failed", at(21)
+	u.Status, u.Error, u.ErrorCode, u.EndedAt = agentsmcp.TaskFailed, "step read-1 failed", agentsmcp.EINTERNAL, at(21)
+	u.Steps[2].Asks = 7
 	u.Inputs = nil
 	u.Request, u.PlanID = "changed request", agentsmcp.NewID(agentsmcp.PlanIDPrefix)
 	u.AddEvent(agentsmcp.TaskEvent{At: at(20), Type: "step_failed", StepID: "read-1", Message: "boom"})
@@ -434,13 +450,14 @@ func testTaskUpdate(t *testing.T, s Services) {
 	wantCode(t, s.Tasks.UpdateTask(ctx, &future), agentsmcp.ECONFLICT, "UpdateTask with a version never stored")
 	checkTask(t, findTask(t, s, tk.ID), &want)
 
-	// The current version goes through, again.
-	u.Status = agentsmcp.TaskCancelled
+	// The current version goes through, again, and clears the error
+	// code and a step's asks.
+	u.Status, u.ErrorCode, u.Steps[2].Asks = agentsmcp.TaskCancelled, "", 0
 	if err := s.Tasks.UpdateTask(ctx, &u); err != nil || u.Version != 3 {
 		t.Fatalf("second UpdateTask: %v, version %d; want 3", err, u.Version)
 	}
-	if got := findTask(t, s, tk.ID); got.Status != agentsmcp.TaskCancelled || got.Version != 3 {
-		t.Errorf("after the second update: status %q version %d", got.Status, got.Version)
+	if got := findTask(t, s, tk.ID); got.Status != agentsmcp.TaskCancelled || got.Version != 3 || got.ErrorCode != "" || got.Steps[2].Asks != 0 {
+		t.Errorf("after the second update: status %q version %d error code %q asks %d", got.Status, got.Version, got.ErrorCode, got.Steps[2].Asks)
 	}
 }
 

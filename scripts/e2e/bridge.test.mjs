@@ -1,10 +1,13 @@
-// The protocol bridge, 2025 client to 2026 upstream (issue 15, part 4): the official TypeScript SDK
-// 1.x client at 2025-11-25, which knows nothing of input_required, calls through agents-mcp a tool
-// of a go-sdk upstream at 2026-07-28 (scripts/mrtrupstream) that answers input_required with an
-// elicitation. agents-mcp's pool (go-sdk's client MRTR middleware, through the pool's elicitation
-// handler in remote/forward.go) asks the client with an elicitation/create request and retries the
-// upstream with inputResponses and the requestState echoed; the client gets the final result of
-// its one tools/call.
+// The protocol bridge to a 2026-07-28 upstream (issue 15, part 4; ADR 0010 D1 and D2): clients call
+// through agents-mcp a tool of a go-sdk upstream at 2026-07-28 (scripts/mrtrupstream) that answers
+// input_required with an elicitation.
+//
+//   - The official TypeScript SDK 1.x client at 2025-11-25 knows nothing of input_required:
+//     agents-mcp's pool (remote/mrtr.go) asks it with an elicitation/create request and retries the
+//     upstream with inputResponses and the requestState echoed; the client gets the final result of
+//     its one tools/call.
+//   - The TS SDK 2.x client at 2026-07-28 cannot be sent requests: agents-mcp passes the
+//     input_required through with the upstream's requestState sealed, and the client retries.
 //
 // The test starts its own upstream and agents-mcp. run.sh builds both binaries and sets
 // AGENTS_MCP_BIN and MRTR_UPSTREAM_BIN.
@@ -15,6 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
+import { Client as Client2, StreamableHTTPClientTransport as StreamableHTTPClientTransport2 } from '@modelcontextprotocol/client';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -37,7 +41,7 @@ async function upstreamCalls(url) {
   return res.json();
 }
 
-describe('bridge: a 2025-11-25 client answers a 2026-07-28 upstream’s input_required through elicitation', { skip: (!BIN || !UPSTREAM_BIN) && 'AGENTS_MCP_BIN or MRTR_UPSTREAM_BIN not set; run through scripts/e2e/run.sh' }, () => {
+describe('bridge: a 2026-07-28 upstream’s input_required, answered by 2025-11-25 and 2026-07-28 clients', { skip: (!BIN || !UPSTREAM_BIN) && 'AGENTS_MCP_BIN or MRTR_UPSTREAM_BIN not set; run through scripts/e2e/run.sh' }, () => {
   const work = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-bridge-'));
   let upstream; // { p, url }
   let agents; // { p, base }
@@ -103,4 +107,53 @@ describe('bridge: a 2025-11-25 client answers a 2026-07-28 upstream’s input_re
       }
     });
   }
+  // ADR 0010 D2: the TS SDK 2.x client at 2026-07-28 has no session and cannot be sent an
+  // elicitation request. agents-mcp passes the upstream's input_required through, with the same key
+  // and question and the upstream's requestState sealed; the 2.x client answers it through its
+  // elicitation/create handler and retries on its own, inside one callTool, and the upstream gets
+  // the answer with its own requestState back.
+  test('a 2.x client at 2026-07-28 gets the input_required passed through and retries it', { timeout: 30_000 }, async () => {
+    const before = await upstreamCalls(upstream.url);
+    const client = new Client2({ name: 'bridge-e2e-client2', version: '1.0.0' }, {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    });
+    const asked = [];
+    client.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(req.params);
+      return { action: 'accept', content: { approver: 'ada' } };
+    });
+    const transport = new StreamableHTTPClientTransport2(new URL(`${agents.base}/mcp`));
+    await withTimeout(client.connect(transport), 15_000, 'connect the 2.x client');
+    const wire = [];
+    const inner = transport.onmessage;
+    transport.onmessage = (msg, extra) => {
+      wire.push(msg);
+      return inner?.call(transport, msg, extra);
+    };
+    try {
+      const res = await withTimeout(client.callTool({ name: TOOL, arguments: { service: 'billing' } }), 20_000, 'tools/call');
+      const after_ = await upstreamCalls(upstream.url);
+      const calls = after_.calls.slice(before.calls.length);
+      const rounds = after_.rounds.slice(before.rounds.length);
+      const diag = `\nresult: ${fmt(res)}\nasked: ${fmt(asked)}\nwire: ${fmt(wire)}\nupstream: ${fmt({ calls, rounds })}`;
+      assert.notEqual(res.isError, true, diag);
+      assert.deepEqual(res.content, [{ type: 'text', text: 'deployed, approved by ada' }], diag);
+      assert.equal(asked.length, 1, diag);
+      assert.equal(asked[0].message, QUESTION, diag);
+      // On the wire: one input_required, under the upstream's key, with a sealed requestState (not
+      // the upstream's), then the result; never a server-to-client request.
+      const ir = wire.filter((m) => m.result?.resultType === 'input_required');
+      assert.equal(ir.length, 1, diag);
+      assert.deepEqual(Object.keys(ir[0].result.inputRequests), ['confirm'], diag);
+      assert.equal(ir[0].result.inputRequests.confirm.method, 'elicitation/create', diag);
+      assert.equal(typeof ir[0].result.requestState, 'string', diag);
+      assert.ok(!ir[0].result.requestState.includes(STATE), diag);
+      assert.equal(wire.filter((m) => 'method' in m && 'id' in m).length, 0, diag);
+      assert.deepEqual(calls, ['2026-07-28', '2026-07-28'], diag);
+      assert.deepEqual(rounds, ['ask', `done:${STATE}:ada`], diag);
+    } finally {
+      await client.close();
+    }
+  });
 });

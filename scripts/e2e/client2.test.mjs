@@ -88,14 +88,17 @@ function stdioTransport() {
 
 /**
  * Connects a 2.x client. `wire` collects every JSON-RPC message the client receives after connect
- * (the transport's onmessage is wrapped once the client has installed its own).
+ * (the transport's onmessage is wrapped once the client has installed its own). `elicit` and `sample`,
+ * when given, declare elicitation or sampling and handle its requests.
  */
-async function open(c, { elicit } = {}) {
+async function open(c, { elicit, sample } = {}) {
   const opts = { capabilities: {} };
   if (c.era === MODERN) opts.versionNegotiation = { mode: { pin: MODERN } };
   if (elicit) opts.capabilities.elicitation = { form: {} };
+  if (sample) opts.capabilities.sampling = {};
   const client = new Client(CLIENT_INFO, opts);
   if (elicit) client.setRequestHandler('elicitation/create', elicit);
+  if (sample) client.setRequestHandler('sampling/createMessage', sample);
   const made = c.make();
   const stderr = made.stderr ?? (() => '');
   const errors = [];
@@ -259,6 +262,71 @@ for (const c of CASES.filter((x) => x.era === MODERN)) {
       assert.ok(reqs.length === 1 && reqs[0].method === 'elicitation/create', fmt(ir[0].result));
       assert.equal(typeof ir[0].result.requestState, 'string', fmt(ir[0].result));
       assert.equal(conn.wire.filter((m) => 'method' in m && 'id' in m).length, 0, `server-to-client requests: ${fmt(conn.wire.filter((m) => 'method' in m && 'id' in m))}`);
+    });
+  });
+}
+
+// run_task at 2026-07-28 from a client that declares sampling: the server (AGENTS_MCP_LLM auto)
+// asks the client's model through input_required, one sampling/createMessage per round (the
+// thought, then the plan; ADR 0009), never through a server-to-client request. The 2.x client
+// fulfils each with its sampling/createMessage handler, here a fake model (`clientModel`), and
+// retries inside one callTool; the task runs the model's plan, whose step id ("perf") the builtin
+// planner would not choose.
+function clientModel(params) {
+  if (String(params.systemPrompt ?? '').includes('thought agent')) {
+    return JSON.stringify({
+      subGoals: ['get tool performance'],
+      reasoning: 'one local tool reports it',
+      approaches: ['ask the tool'],
+      constraints: [],
+      assumptions: [],
+      uncertainties: [],
+      confidence: 0.9,
+      recommendedTools: [{ tool: 'get_tool_performance', reason: 'it reports tool performance' }],
+    });
+  }
+  return JSON.stringify({
+    goal: 'report tool performance',
+    steps: [{ id: 'perf', tool: 'get_tool_performance', arguments: {}, description: 'get the performance of the tools' }],
+  });
+}
+
+for (const c of CASES.filter((x) => x.era === MODERN)) {
+  describe(`TS SDK 2.x client over ${c.name}: run_task asks the client's model through input_required`, { skip: c.stdio && !BIN && 'AGENTS_MCP_BIN not set' }, () => {
+    let conn;
+    const sampled = [];
+
+    before(async () => {
+      conn = await open(c, {
+        sample: async (req) => {
+          sampled.push(req.params);
+          return { role: 'assistant', model: 'client2-fake-model', content: { type: 'text', text: clientModel(req.params) } };
+        },
+      });
+    });
+
+    after(async () => {
+      await conn?.close();
+    });
+
+    test('the sampling handler is asked for the thought, then the plan, and the task runs that plan', { timeout: 30_000 }, async () => {
+      const res = await withTimeout(conn.client.callTool({ name: 'run_task', arguments: { request: 'get tool performance' } }), 25_000, 'run_task');
+      const task = runTaskResult(res);
+      assert.equal(sampled.length, 2, `sampling requests: ${fmt(sampled)}`);
+      assert.match(sampled[0].systemPrompt, /thought agent/, fmt(sampled[0]));
+      assert.doesNotMatch(sampled[1].systemPrompt, /thought agent/, fmt(sampled[1]));
+      assert.equal(task.status, 'succeeded', fmt(task));
+      assert.deepEqual(task.steps.map((s) => [s.stepId, s.status]), [['perf', 'succeeded']], fmt(task));
+      // On the wire: two input_required answers, each with one sampling request under sample.<n>
+      // and a requestState, then the completed result; no server-to-client request.
+      const ir = conn.wire.filter((m) => m.result?.resultType === 'input_required');
+      assert.deepEqual(ir.map((m) => Object.keys(m.result.inputRequests ?? {})), [['sample.1'], ['sample.2']], fmt(ir));
+      for (const m of ir) {
+        assert.equal(m.result.inputRequests[Object.keys(m.result.inputRequests)[0]].method, 'sampling/createMessage', fmt(m.result));
+        assert.equal(typeof m.result.requestState, 'string', fmt(m.result));
+      }
+      assert.equal(conn.wire.filter((m) => 'method' in m && 'id' in m).length, 0, `server-to-client requests: ${fmt(conn.wire.filter((m) => 'method' in m && 'id' in m))}`);
+      assert.deepEqual(conn.errors.map((e) => e.message), [], 'client errors');
     });
   });
 }
