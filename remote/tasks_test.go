@@ -273,6 +273,24 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 			}
 			wantNotFound(t, "a task the upstream forgot", g.call("alice", "tasks/get", map[string]any{"taskId": slowID}, true), slowID)
 
+			// MRTR first, then the task (SEP-2663): the question is passed
+			// through with the upstream's state sealed, and the retry that
+			// answers it becomes the task.
+			ask := g.call("alice", "tools/call", map[string]any{"name": "tu__name_then_task", "arguments": map[string]any{}}, true)
+			state, _ := ask.Result["requestState"].(string)
+			if ask.Error != nil || ask.Result["resultType"] != "input_required" || state == "" || state == "name-state" {
+				t.Fatalf("name_then_task, first round: %v %v", ask.Error, ask.Result)
+			}
+			retry := g.call("alice", "tools/call", map[string]any{"name": "tu__name_then_task", "arguments": map[string]any{},
+				"requestState": state, "inputResponses": map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}}}, true)
+			composedID, _ := retry.Result["taskId"].(string)
+			if retry.Error != nil || retry.Result["resultType"] != "task" || !strings.HasPrefix(composedID, TaskHandlePrefix) {
+				t.Fatalf("name_then_task, the retry: %v %v", retry.Error, retry.Result)
+			}
+			if c := g.call("alice", "tasks/get", map[string]any{"taskId": composedID}, true); c.Result["status"] != "completed" || text(t, c.Result["result"]) != "hello, Grace" {
+				t.Fatalf("the composed task: %v %v", c.Error, c.Result)
+			}
+
 			// Without the extension: no task; a tool that needs one says so.
 			plain := g.call("alice", "tools/call", map[string]any{"name": "tu__greet_later", "arguments": map[string]any{}}, false)
 			if plain.Error != nil || plain.Result["resultType"] == "task" || text(t, plain.Result) != "sync" {
@@ -293,7 +311,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 			}
 			if tc.headers {
 				for _, n := range names {
-					if !strings.HasSuffix(n, " job-1") && !strings.HasSuffix(n, " job-2") {
+					if _, id, _ := strings.Cut(n, " "); !strings.HasPrefix(id, "job-") {
 						t.Errorf("Mcp-Name of an upstream tasks/* request: %q; want the upstream's task id", n)
 					}
 				}

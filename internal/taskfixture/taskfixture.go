@@ -26,6 +26,10 @@ import (
 //   - slow_job: a task that works until cancelled; ttlMs null;
 //   - required_job: a task; without the extension, -32021;
 //   - plain: never a task;
+//   - name_then_task: asks for a name the multi round-trip way first
+//     (input_required, key "user_name", requestState "name-state"), then,
+//     on the retry that answers it and echoes the state, a task that has
+//     completed with "hello, <name>" (the composition of SEP-2663);
 //   - forget {id}: the server forgets task id (never a task).
 //
 // Without the extension, greet_later and slow_job answer "sync" at once.
@@ -45,6 +49,9 @@ func (ts *Server) Created() int {
 	defer ts.mu.Unlock()
 	return ts.seq
 }
+
+// nameState is the requestState of name_then_task's question.
+const nameState = "name-state"
 
 type upTask struct {
 	id, status, name string
@@ -99,6 +106,15 @@ func New() (*Server, *mcp.Server) {
 	for _, name := range []string{"greet_later", "slow_job", "required_job", "plain"} {
 		s.AddTool(&mcp.Tool{Name: name, InputSchema: schema}, syncTool)
 	}
+	s.AddTool(&mcp.Tool{Name: "name_then_task", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{"user_name": &mcp.ElicitParams{
+				Message:         "What is your name?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+			}},
+			RequestState: nameState,
+		}, nil
+	})
 	s.AddTool(&mcp.Tool{Name: "forget", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a struct {
 			ID string `json:"id"`
@@ -129,7 +145,15 @@ func New() (*Server, *mcp.Server) {
 				}
 				return next(ctx, method, req)
 			}
-			return ts.create(call.Params.Name), nil
+			if call.Params.Name == "name_then_task" {
+				er, _ := call.Params.InputResponses["user_name"].(*mcp.ElicitResult)
+				if er == nil || er.Action != "accept" || call.Params.RequestState != nameState {
+					return next(ctx, method, req) // ask (again)
+				}
+				name, _ := er.Content["name"].(string)
+				return ts.create(call.Params.Name, name), nil
+			}
+			return ts.create(call.Params.Name, ""), nil
 		}
 	})
 	must := func(err error) {
@@ -182,16 +206,19 @@ func New() (*Server, *mcp.Server) {
 	return ts, s
 }
 
-func (ts *Server) create(tool string) *upCreated {
+func (ts *Server) create(tool, name string) *upCreated {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.seq++
 	now := time.Now()
 	t := &upTask{id: fmt.Sprintf("job-%d", ts.seq), status: "working", created: now, updated: now}
-	if tool == "greet_later" {
+	switch tool {
+	case "greet_later":
 		t.status = "input_required"
 		ttl := int64(60000)
 		t.ttl = &ttl
+	case "name_then_task":
+		t.status, t.name = "completed", name
 	}
 	ts.tasks[t.id] = t
 	return ts.view(t, "task")
