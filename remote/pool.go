@@ -67,15 +67,20 @@ type Options struct {
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
-	// StateKey seals the requestState that a caller of MCP 2026-07-28 gets
-	// when an upstream answers input_required (ADR 0010 D2); a key of
-	// [seal.KeySize] bytes. Every replica needs the same key for a retry
-	// to land on any of them. Nil means a random key of this pool: a retry
-	// must then come back to it.
+	// StateKey seals what the pool hands to callers of MCP 2026-07-28 and
+	// trusts when they bring it back: the requestState they get when an
+	// upstream answers input_required (ADR 0010 D2), and the handles of
+	// upstream tasks ([Tasks], D3); a key of [seal.KeySize] bytes. Every
+	// replica needs the same key for a retry or a handle to land on any of
+	// them. Nil means a random key of this pool: they must then come back
+	// to it.
 	StateKey []byte
 	// StateTTL is how long such a requestState is accepted (default
 	// [DefaultStateTTL]).
 	StateTTL time.Duration
+	// TaskHandleTTL is the least time an upstream task's handle stays valid
+	// (default DefaultTaskHandleTTL); longer when the task's ttlMs is.
+	TaskHandleTTL time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -99,6 +104,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 250 * time.Millisecond
+	}
+	if o.TaskHandleTTL <= 0 {
+		o.TaskHandleTTL = DefaultTaskHandleTTL
 	}
 	if o.Egress == nil {
 		o.Egress = egress.Default()

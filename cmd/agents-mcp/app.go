@@ -43,7 +43,8 @@ type app struct {
 	// transition of the executor (ADR 0010, D5); closed by stop.
 	taskHub *router.TaskHub
 	// states is the key and TTL of the requestState of input_required
-	// answers: the agents' own and, sealed by the pool, upstreams'.
+	// answers: the agents' own and, sealed by the pool, upstreams'. The
+	// pool seals its upstream task handles with the key too.
 	states   *agents.RequestStates
 	security *security
 	metrics  *telemetry.Metrics
@@ -190,6 +191,10 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
 		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 	})
+	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
+	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in
+	// which they are added does not matter.
+	a.router.AddTaskBackend(a.pool.Tasks())
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
 		Upstreams: func() []telemetry.UpstreamState {
