@@ -84,6 +84,12 @@ type ExecutorOptions struct {
 	// 5 s.
 	ResumeInterval time.Duration
 	Logger         *slog.Logger
+	// OnChange, if set, is called after each task transition this
+	// executor stores (a create or an update, whatever the replica that
+	// runs the task), with the task as stored, from the goroutine that
+	// stored it: the source of task notifications (ADR 0010, D5). It must
+	// return at once and must not keep or change t.
+	OnChange func(t *agentsmcp.Task)
 }
 
 // ResumeRequest is what resume_task supplies to a paused task.
@@ -119,6 +125,9 @@ func NewExecutor(opts ExecutorOptions) *Executor {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.OnChange != nil {
+		opts.Tasks = changeReporter{opts.Tasks, opts.OnChange}
 	}
 	return &Executor{opts: opts, runners: make(map[string]*runner), claims: make(map[string]bool)}
 }

@@ -67,7 +67,7 @@ const (
 )
 
 // bridge holds the bridged calls of one pool. A nil *bridge (no
-// Options.Tasks) bridges nothing: a 2026-07-28
+// Options.TaskStore) bridges nothing: a 2026-07-28
 // caller's upstream requests are refused, as before D4.
 type bridge struct {
 	sealer    *seal.Sealer
@@ -87,11 +87,11 @@ type bridge struct {
 }
 
 func newBridge(opts Options) *bridge {
-	if opts.Tasks == nil {
+	if opts.TaskStore == nil {
 		return nil
 	}
 	b := &bridge{
-		sealer: &seal.Sealer{Key: opts.StateKey}, stateTTL: opts.StateTTL, tasks: opts.Tasks, owner: opts.LeaseOwner,
+		sealer: &seal.Sealer{Key: opts.StateKey}, stateTTL: opts.StateTTL, tasks: opts.TaskStore, owner: opts.LeaseOwner,
 		leaseTTL: opts.LeaseTTL, retryWait: opts.BridgeRetryWait, poll: opts.BridgePoll, log: opts.Logger,
 		calls: map[string]*bridgedCall{},
 	}

@@ -39,7 +39,7 @@ func bridgeStore(t *testing.T) *sqlite.DB {
 // bridgeOptions turn bridging on over store, with test-sized waits.
 func bridgeOptions(store agentsmcp.TaskService, owner string, retryWait time.Duration) Options {
 	opts := fastOptions()
-	opts.StateKey, opts.Tasks, opts.LeaseOwner = testStateKey, store, owner
+	opts.StateKey, opts.TaskStore, opts.LeaseOwner = testStateKey, store, owner
 	opts.BridgeRetryWait, opts.BridgePoll, opts.LeaseTTL = retryWait, 50*time.Millisecond, 3*time.Second
 	return opts
 }

@@ -137,11 +137,20 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			meta[mcp.MetaKeyLogLevel] = "debug" // as logging/setLevel in connect
 			params.SetMeta(meta)
 		}
-		res, err := rounds.call(ctx, cs, params) // input_required: see mrtr.go
+		// input_required: see mrtr.go; a capture (tasks.go) when the call
+		// may become a task.
+		capture := u.taskCall(ctx, cs)
+		res, err := rounds.call(withTaskCapture(ctx, capture), cs, params)
 		if err == nil {
 			u.settle(c)
 		}
 		u.calls.end(c)
+		if capture != nil {
+			capture.end()
+			if err == nil {
+				return u.taskCreated(ctx, capture, res)
+			}
+		}
 		if err == nil {
 			u.exposeResourceURIs(res)
 			return res, nil

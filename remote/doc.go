@@ -32,4 +32,9 @@
 // under the caller's own progress token, cancellation reaches the upstream,
 // and sampling, elicitation and logging requests are forwarded to the calling
 // client when they can be attributed to it (see [Pool] for the rule).
+//
+// A call from a client that declared the MCP Tasks extension may become a
+// task of the upstream, shown to the client under a handle sealed with
+// [Options.StateKey] and bound to the client's principal; [Tasks] serves
+// tasks/get, tasks/update and tasks/cancel for those handles.
 package remote

@@ -34,8 +34,11 @@ import (
 const stdioServerEnv = "REMOTE_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(stdioServerEnv) == "1" {
+	switch os.Getenv(stdioServerEnv) {
+	case "1":
 		os.Exit(runStdioServer())
+	case "tasks":
+		os.Exit(runTaskStdioServer())
 	}
 	os.Exit(m.Run())
 }

@@ -204,7 +204,11 @@ func (r *rounds) call(ctx context.Context, cs *mcp.ClientSession, params *mcp.Ca
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		meta[mcp.MetaKeyClientCapabilities] = relayedCapabilities(r.caps)
+		caps := relayedCapabilities(r.caps)
+		if taskCaptureFrom(ctx) != nil {
+			caps = withTasksExtension(caps) // the call may become a task: see tasks.go
+		}
+		meta[mcp.MetaKeyClientCapabilities] = caps
 		params.SetMeta(meta)
 	}
 	params.InputResponses, params.RequestState = r.responses, r.state

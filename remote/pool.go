@@ -67,21 +67,26 @@ type Options struct {
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.
 	HTTPTransport http.RoundTripper
-	// StateKey seals the requestState that a caller of MCP 2026-07-28 gets
-	// when an upstream answers input_required (ADR 0010 D2), or when a
-	// bridged call asks (D4); a key of [seal.KeySize] bytes. Every replica
-	// needs the same key for a retry to land on any of them. Nil means a
-	// random key of this pool: a retry must then come back to it.
+	// StateKey seals what the pool hands to callers of MCP 2026-07-28 and
+	// trusts when they bring it back: the requestState they get when an
+	// upstream answers input_required (ADR 0010 D2) or a bridged call asks
+	// (D4), and the handles of upstream tasks ([Tasks], D3); a key of
+	// [seal.KeySize] bytes. Every replica needs the same key for a retry or
+	// a handle to land on any of them. Nil means a random key of this pool:
+	// they must then come back to it.
 	StateKey []byte
 	// StateTTL is how long such a requestState is accepted (default
 	// [DefaultStateTTL]).
 	StateTTL time.Duration
-	// Tasks turns on bridged calls (ADR 0010 D4; bridged.go): a 2026-07-28
-	// caller of an older upstream that asks mid-call is asked through
-	// input_required answers, or a task, and the call is stored in Tasks,
-	// so that any replica with the same store and StateKey takes the
-	// answer. Nil refuses such an upstream request, as before D4.
-	Tasks agentsmcp.TaskService
+	// TaskHandleTTL is the least time an upstream task's handle stays valid
+	// (default DefaultTaskHandleTTL); longer when the task's ttlMs is.
+	TaskHandleTTL time.Duration
+	// TaskStore turns on bridged calls (ADR 0010 D4; bridged.go): a
+	// 2026-07-28 caller of an older upstream that asks mid-call is asked
+	// through input_required answers, or a task, and the call is stored in
+	// TaskStore, so that any replica with the same store and StateKey takes
+	// the answer. Nil refuses such an upstream request, as before D4.
+	TaskStore agentsmcp.TaskService
 	// LeaseOwner names this replica in the leases of the bridged calls it
 	// holds (default: bridge- and random hex); LeaseTTL is their lease,
 	// renewed every third of it (default 30 s).
@@ -116,6 +121,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 250 * time.Millisecond
+	}
+	if o.TaskHandleTTL <= 0 {
+		o.TaskHandleTTL = DefaultTaskHandleTTL
 	}
 	if o.Egress == nil {
 		o.Egress = egress.Default()
@@ -180,7 +188,7 @@ func NewHTTPTransport(policy *egress.Policy) *http.Transport {
 type Pool struct {
 	opts   Options
 	http   *http.Client
-	bridge *bridge      // nil without Options.Tasks
+	bridge *bridge      // nil without Options.TaskStore
 	states *seal.Sealer // seals and opens the state of passed-through input_required
 
 	mu        sync.Mutex

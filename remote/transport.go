@@ -29,22 +29,22 @@ func (u *upstream) transport(sessionCtx context.Context, stopSession context.Can
 		// are counted in the HTTP response streams instead.
 		client := u.httpClient()
 		client = &http.Client{
-			Transport:     noteCountingRoundTripper{base: client.Transport, read: &u.notesRead},
+			Transport:     taskRoundTripper{base: noteCountingRoundTripper{base: client.Transport, read: &u.notesRead}},
 			CheckRedirect: client.CheckRedirect,
 		}
 		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}, nil, nil
 	case TransportSSE:
-		return noteCountingTransport{read: &u.notesRead, inner: &sessionScopedTransport{
+		return taskCaptureTransport{inner: noteCountingTransport{read: &u.notesRead, inner: &sessionScopedTransport{
 			inner:       &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
 			sessionCtx:  sessionCtx,
 			stopSession: stopSession,
-		}}, nil, nil
+		}}}, nil, nil
 	case TransportStdio:
 		proc, err := u.newProcess()
 		if err != nil {
 			return nil, nil, err
 		}
-		return noteCountingTransport{inner: proc.transport(), read: &u.notesRead}, proc, nil
+		return taskCaptureTransport{inner: noteCountingTransport{inner: proc.transport(), read: &u.notesRead}}, proc, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", u.cfg.Transport)
 }

@@ -106,6 +106,7 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 		// above, a 2026-07-28 caller included, which cannot be asked.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
+	registerTaskMethods(u.client)
 	u.cb.Store(u.newBreaker())
 	return u
 }

@@ -46,7 +46,7 @@ const tracerName = "github.com/agents-mcp/agents-mcp/router"
 // In-process calls do not pass through the MCP server's middleware: they are
 // neither refused by [Router.Drain] (they belong to work already running) nor
 // counted among the in-flight requests it waits for; whoever runs them
-// drains them.
+// drains them. They never carry an [agentsmcp.TaskMode].
 func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if req == nil || req.Params == nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "tool call without params")
@@ -55,6 +55,10 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if !ok {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "unknown tool %q", req.Params.Name)
 	}
+	// An in-process call is never a task-mode call, even with the values
+	// of a request that declared the Tasks extension (an executor step of
+	// a task resumed by resume_task): it must not become a task of its own.
+	ctx = agentsmcp.WithTaskMode(ctx, nil)
 	res, refused, err := r.dispatch(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)

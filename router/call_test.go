@@ -209,6 +209,25 @@ func TestCallToolInProcessSuccess(t *testing.T) {
 	}
 }
 
+// An in-process call made with the values of a task-mode request (an
+// executor step that runs for resume_task) is not a task-mode call: an
+// upstream tool must not turn it into a task of its own.
+func TestCallToolInProcessIsNeverATaskModeCall(t *testing.T) {
+	c := newCallRouter(t)
+	sawMode := true
+	c.up.run["up__any"] = func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sawMode = agentsmcp.TaskModeFrom(ctx) != nil
+		return &mcp.CallToolResult{}, nil
+	}
+	ctx := agentsmcp.WithTaskMode(context.Background(), &agentsmcp.TaskMode{})
+	if _, err := c.r.CallTool(ctx, callReq("up__any", `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if sawMode {
+		t.Fatal("the provider got the task mode of the request whose values the in-process call carries")
+	}
+}
+
 func TestCallToolInProcessRefusesInvalidArguments(t *testing.T) {
 	c := newCallRouter(t)
 	ctx := context.Background()

@@ -12,3 +12,15 @@ func KnownMethodsForTest() map[string]string {
 	}
 	return out
 }
+
+// WatchersForTest counts the listen streams registered with h, by task id
+// watched.
+func (h *TaskHub) WatchersForTest() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, ws := range h.byID {
+		n += len(ws)
+	}
+	return n
+}

@@ -63,6 +63,13 @@ type HTTPOptions struct {
 	// protection (so a forged Host is refused before credentials are even
 	// looked at) and before the JSON-RPC guard.
 	Authenticate func(http.Handler) http.Handler
+	// TaskHub, if set, wakes the subscriptions/listen streams for task ids
+	// as soon as a task of this replica changes; without it they see
+	// changes at their next poll only. Its owner closes it at shutdown.
+	TaskHub *TaskHub
+	// TaskPollInterval is how often those streams read the tasks they
+	// watch; zero means [DefaultTaskPollInterval].
+	TaskPollInterval time.Duration
 	// MaxBatchMessages bounds the messages of one JSON-RPC batch (protocol
 	// versions before 2025-06-18 allow batches); zero means
 	// [DefaultMaxBatchMessages].
@@ -90,6 +97,11 @@ type HTTPHandler struct {
 	mux   *http.ServeMux
 	sse   *sse.Handler
 	posts pending.Counter // POSTs being served on /mcp and POST /sse
+	// listen serves subscriptions/listen for task ids (listen.go);
+	// listens counts its streams, which are not answers Shutdown waits
+	// for but streams it ends.
+	listen  *taskListener
+	listens pending.Counter
 }
 
 // HTTPHandler builds the HTTP face of r.
@@ -139,9 +151,24 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		max:         cmp.Or(opts.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal),
 		initTimeout: cmp.Or(opts.SessionInitTimeout, DefaultSessionInitTimeout),
 	}
-	h := &HTTPHandler{}
+	h := &HTTPHandler{listen: &taskListener{
+		router: r, hub: opts.TaskHub, poll: cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval),
+		logger: logger, stop: make(chan struct{}),
+	}}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if lr := h.taskListen(req); lr != nil {
+			// A stream that polls up to MaxListenTaskIDs tasks takes one
+			// of its principal's session slots while it is open.
+			owner := sessionOwner(req)
+			if !limits.Reserve(w, owner) {
+				return
+			}
+			defer limits.Cancel(owner)
+			defer h.listens.Add()()
+			h.listen.serve(w, req, lr)
+			return
+		}
 		if req.Method == http.MethodPost {
 			// A POST answers its calls in its own response: shutdown waits
 			// for it to return rather than cutting the answer off.
@@ -198,7 +225,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mu
 
 // Close ends every open legacy SSE stream at once and refuses new ones.
 // Streamable sessions end with [Router.CloseSessions].
-func (h *HTTPHandler) Close() { h.sse.Close() }
+func (h *HTTPHandler) Close() {
+	h.listen.close()
+	h.sse.Close()
+}
 
 // Shutdown is the graceful Close: it waits (until ctx ends) for POSTs being
 // served to write their answers and for each legacy SSE session to deliver
@@ -206,6 +236,10 @@ func (h *HTTPHandler) Close() { h.sse.Close() }
 // after [Router.Drain] and before [Router.CloseSessions]. It reports how
 // many requests were cut off.
 func (h *HTTPHandler) Shutdown(ctx context.Context) (cutOff int) {
+	// Listen streams for task ids end now, with their final result: they
+	// are not answers to wait for.
+	h.listen.close()
+	_ = h.listens.Wait(ctx)
 	cutOff = h.posts.Wait(ctx)
 	return cutOff + h.sse.Shutdown(ctx)
 }

@@ -269,13 +269,19 @@ func (r *Router) handleTasksGet(ctx context.Context, ss *mcp.ServerSession, p *T
 	if err != nil {
 		return nil, taskError(err)
 	}
+	return renderTask(task, p.GetMeta()), nil
+}
+
+// renderTask is the DetailedTask that tasks/get answers, and that
+// notifications/tasks carries (listen.go), for a request with meta.
+func renderTask(task *agentsmcp.MCPTask, meta map[string]any) *DetailedTask {
 	d := detailedTask(task)
-	if d.InputRequests != nil && !declaresElicitation(p.GetMeta()) {
+	if d.InputRequests != nil && !declaresElicitation(meta) {
 		// A client may be sent only the requests it declared (2026-07-28):
 		// the status message alone says what the task waits for.
 		d.InputRequests = &mcp.InputRequestMap{}
 	}
-	return d, nil
+	return d
 }
 
 // declaresElicitation reports whether a 2026-07-28 request declares the

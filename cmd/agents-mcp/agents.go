@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
@@ -34,6 +35,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 		Tasks: m.tasks, Plans: m.plans, Tools: a.router, Catalog: catalog,
 		OnEnd: learner.Learn, Repairer: &agents.Repairer{Gatherer: gatherer}, RepairLLM: chooser.Model, Logger: logger,
 		LeaseTTL: cfg.TaskLeaseTTL, ResumeInterval: cfg.TaskResumeInterval,
+		OnChange: func(t *agentsmcp.Task) { a.taskHub.Notify(t.ID) },
 	})
 	states, err := openRequestStates(cfg, logger)
 	if err != nil {
@@ -85,8 +87,8 @@ func openRequestStates(cfg *config.Config, logger *slog.Logger) (*agents.Request
 	switch {
 	case rs.Key != nil:
 	case cfg.MongoURI != "":
-		logger.Warn("tasks.request_state_key (AGENTS_MCP_REQUEST_STATE_KEY) is not set: the answers of 2026-07-28 clients to a task's questions " +
-			"are accepted only by this process until it restarts (resume_task still answers the task anywhere); set the same key on every replica")
+		logger.Warn("tasks.request_state_key (AGENTS_MCP_REQUEST_STATE_KEY) is not set: the answers of 2026-07-28 clients to a task's questions, " +
+			"and the handles of upstream tasks, are accepted only by this process until it restarts (resume_task still answers the task anywhere); set the same key on every replica")
 		rs.Key = make([]byte, agents.RequestStateKeySize)
 		if _, err := rand.Read(rs.Key); err != nil {
 			return nil, fmt.Errorf("generate the request state key: %w", err)

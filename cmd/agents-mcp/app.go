@@ -39,8 +39,12 @@ type app struct {
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
+	// taskHub wakes this replica's task listen streams at each stored
+	// transition of the executor (ADR 0010, D5); closed by stop.
+	taskHub *router.TaskHub
 	// states is the key and TTL of the requestState of input_required
-	// answers: the agents' own and, sealed by the pool, upstreams'.
+	// answers: the agents' own and, sealed by the pool, upstreams'. The
+	// pool seals its upstream task handles with the key too.
 	states   *agents.RequestStates
 	security *security
 	metrics  *telemetry.Metrics
@@ -57,6 +61,8 @@ type app struct {
 // stop ends the background goroutines, waits for them (the embedded vector
 // index saves itself on the way out), then closes the store.
 func (a *app) stop() {
+	// The listen streams end first: they only watch.
+	a.taskHub.Close()
 	if a.executor != nil {
 		// Running steps get a moment to finish; the tasks stay resumable.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -101,7 +107,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	a := &app{cancel: cancel, security: sec, metrics: telemetry.NewMetrics(telemetry.MetricsOptions{Version: version, Logger: logger})}
+	a := &app{cancel: cancel, security: sec, metrics: telemetry.NewMetrics(telemetry.MetricsOptions{Version: version, Logger: logger}),
+		taskHub: router.NewTaskHub()}
 	sec.metrics = a.metrics
 	fail := func(err error) (*app, error) {
 		a.stop()
@@ -183,10 +190,14 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
 		// Bridged calls (ADR 0010 D4) are tasks in the same store, leased
 		// under this replica's executor name.
-		Tasks: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
+		TaskStore: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
 		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 	})
+	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
+	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in
+	// which they are added does not matter.
+	a.router.AddTaskBackend(a.pool.Tasks())
 	a.metrics.SetSources(telemetry.Sources{
 		KnownTool: func(name string) bool { _, ok := a.router.ToolSource(name); return ok },
 		Upstreams: func() []telemetry.UpstreamState {

@@ -54,6 +54,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		AllowedHosts:   cfg.AllowedHosts,
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
+		TaskHub:        a.taskHub,
 	}
 	// Always: without credentials every request gets the anonymous
 	// principal, so that the router sees one caller model.
