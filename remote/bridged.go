@@ -207,8 +207,10 @@ func (u *upstream) callBridged(ctx context.Context, req *mcp.CallToolRequest) (*
 	// the request id its notifications travel by) but not its end: once
 	// the caller holds a question, the call must outlive the request. It
 	// ends with the upstream (removed, closed) and within the upstream's
-	// timeout, which callTool applies.
-	bg, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), bridgedKey{}, bc))
+	// timeout, which callTool applies. Its task mode is cleared: the
+	// bridged call answers the caller's task mode itself (first).
+	bg := agentsmcp.WithTaskMode(context.WithValue(context.WithoutCancel(ctx), bridgedKey{}, bc), nil)
+	bg, cancel := context.WithCancel(bg)
 	stop := context.AfterFunc(u.ctx, cancel)
 	bc.cancel = func() { stop(); cancel() }
 	b.wg.Go(func() {
