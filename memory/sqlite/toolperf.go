@@ -35,7 +35,7 @@ const trimErrorsSQL = `DELETE FROM tool_errors WHERE tool = ?1 AND class NOT IN 
 // calls, the failures, the latest call (ms), 1 when the batch has a
 // success (the failure streak restarts), the failures after the last
 // success, the latest success and failure (ms, NULL for none), the class of
-// the last failure (” for none).
+// the last failure (empty for none).
 const (
 	recordCallsSQL = `INSERT INTO tool_performance (tool, calls, errors, last_call_at, weight_epoch,
 			consecutive_failures, last_success_at, last_failure_at, last_error_class)
