@@ -113,7 +113,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	}
 	a.memory = m
 	logger.Info("memory", "store", m.where, "embedder", m.embedder.ID())
-	recorder := mcptools.NewRecorder(m.store, 4096, logger)
+	recorder := mcptools.NewRecorder(m.store, mcptools.RecorderOptions{Logger: logger})
 	a.wg.Go(func() { recorder.Run(bg) })
 	sec.audit = auditlog.New(m.store, auditlog.Options{Retention: cfg.AuditRetention, Logger: logger})
 	sec.authFailures = auditlog.NewSummarizer(sec.audit, auditlog.DefaultSummaryWindow)
