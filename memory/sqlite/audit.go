@@ -50,7 +50,7 @@ const auditCursor = "a"
 // The audit statements join those prepared at Open (see writeStatements
 // in sqlite.go), which every write statement must be.
 func init() {
-	writeStatements = append(writeStatements, insertAuditSQL, insertAuditRowsSQL, deleteAuditSQL)
+	writeStatements = append(writeStatements, insertAuditSQL, insertAuditRowsSQL, deleteAuditSQL, deleteOldestAuditSQL)
 }
 
 // CreateAuditEntries implements [agentsmcp.AuditService]: every entry is
@@ -160,6 +160,54 @@ func (db *DB) DeleteAuditEntriesBefore(ctx context.Context, t time.Time) (int64,
 			return total, nil
 		}
 	}
+}
+
+// Statements of DeleteOldestAuditEntries. The count, on a reader, reads
+// the smallest index that holds every entry (SQLite picks it); the delete
+// takes one chunk of the oldest entries off the table's key.
+const (
+	countAuditSQL        = `SELECT count(*) FROM audit_entries`
+	deleteOldestAuditSQL = `DELETE FROM audit_entries WHERE (at, id) IN
+		(SELECT at, id FROM audit_entries ORDER BY at, id LIMIT ?)`
+)
+
+// DeleteOldestAuditEntries implements [agentsmcp.AuditService]: it counts
+// the entries once, then deletes the surplus oldest first in chunks of
+// auditDeleteChunk, one transaction each. Retention deleting meanwhile
+// may leave fewer than keep.
+func (db *DB) DeleteOldestAuditEntries(ctx context.Context, keep int64) (int64, error) {
+	if keep < 0 {
+		return 0, agentsmcp.Errorf(agentsmcp.EINVALID, "audit size bound %d is negative", keep)
+	}
+	var count int64
+	row, err := db.queryRow(ctx, countAuditSQL)
+	if err == nil {
+		err = row.Scan(&count)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count audit entries: %w", err)
+	}
+	var total int64
+	for surplus := count - keep; surplus > 0; {
+		var n int64
+		err := db.write(ctx, func(tx *sql.Tx) error {
+			res, err := db.txStmt(ctx, tx, deleteOldestAuditSQL).ExecContext(ctx, min(surplus, auditDeleteChunk))
+			if err != nil {
+				return fmt.Errorf("delete oldest audit entries: %w", err)
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		surplus -= n
+		if n < auditDeleteChunk {
+			return total, nil
+		}
+	}
+	return total, nil
 }
 
 // auditQuery builds the page query of f.
