@@ -245,3 +245,36 @@ func (l *rateLimit) allow(interval time.Duration) bool {
 	}
 	return l.last.CompareAndSwap(last, now)
 }
+
+// ReadThrough returns store as its readers should see it: its reads first
+// flush r (within at most wait, 2 s when zero or negative), so that a
+// reader right after a call sees the call. A flush that does not finish in
+// time does not fail the read, which shows what is stored.
+func (r *Recorder) ReadThrough(store agentsmcp.ToolPerformanceService, wait time.Duration) agentsmcp.ToolPerformanceService {
+	if wait <= 0 {
+		wait = 2 * time.Second
+	}
+	return &readThrough{ToolPerformanceService: store, r: r, wait: wait}
+}
+
+type readThrough struct {
+	agentsmcp.ToolPerformanceService
+	r    *Recorder
+	wait time.Duration
+}
+
+func (t *readThrough) flush(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, t.wait)
+	defer cancel()
+	_ = t.r.Flush(ctx)
+}
+
+func (t *readThrough) FindToolPerformance(ctx context.Context, tool string) (*agentsmcp.ToolPerformance, error) {
+	t.flush(ctx)
+	return t.ToolPerformanceService.FindToolPerformance(ctx, tool)
+}
+
+func (t *readThrough) ListToolPerformance(ctx context.Context) ([]*agentsmcp.ToolPerformance, error) {
+	t.flush(ctx)
+	return t.ToolPerformanceService.ListToolPerformance(ctx)
+}

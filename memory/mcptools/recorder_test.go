@@ -212,3 +212,22 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestRecorderReadThrough: a read through ReadThrough right after Record
+// sees the call, with an hour-long flush interval.
+func TestRecorderReadThrough(t *testing.T) {
+	store := openCounter(t)
+	rec := mcptools.NewRecorder(store, mcptools.RecorderOptions{FlushInterval: time.Hour})
+	run(t, rec)
+	rec.Record("a", time.Millisecond, "")
+	rec.Record("a", time.Millisecond, "timeout")
+	p, err := rec.ReadThrough(store.DB, 0).FindToolPerformance(t.Context(), "a")
+	if err != nil || p.Calls != 2 || p.Errors != 1 {
+		t.Fatalf("read through: %+v, %v; want 2 calls, 1 error", p, err)
+	}
+	rec.Record("b", time.Millisecond, "")
+	list, err := rec.ReadThrough(store.DB, 0).ListToolPerformance(t.Context())
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list through: %d tools, %v; want 2", len(list), err)
+	}
+}
