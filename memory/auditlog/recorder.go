@@ -72,7 +72,9 @@ type Options struct {
 	// [Recorder.Evicted]. The bound is checked when Run starts, after every
 	// max(MaxEntries/16, BatchSize) entries written, and every
 	// RetentionInterval, so the store holds at most about a sixteenth more
-	// between checks. Zero (or negative) disables the bound.
+	// between checks. With several replicas on one store each checks it;
+	// two checks at the same moment may together delete up to one check's
+	// surplus more than needed. Zero (or negative) disables the bound.
 	MaxEntries int64
 	// CallLog, when set, receives the entries of tool calls that ran
 	// (kind tool_call, outcome ok or error), redacted as in the store, as
