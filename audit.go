@@ -125,6 +125,12 @@ type AuditService interface {
 	// (retention) and reports how many. A store may delete in several
 	// transactions, so that a large delete does not hold up writers.
 	DeleteAuditEntriesBefore(ctx context.Context, t time.Time) (int64, error)
+	// DeleteOldestAuditEntries removes the oldest entries (by At, then ID)
+	// beyond the newest keep (the size bound) and reports how many. Like
+	// DeleteAuditEntriesBefore, a store may delete in several
+	// transactions; entries written meanwhile are newer, and stay. EINVALID
+	// for a negative keep.
+	DeleteOldestAuditEntries(ctx context.Context, keep int64) (int64, error)
 }
 
 // Validate checks the invariants of an AuditEntry (ID and At may be empty:

@@ -327,6 +327,13 @@ type ToolPerformanceService interface {
 	// RecordToolCall counts c; a zero c.At means now. EINVALID for an empty
 	// Tool or a negative Duration.
 	RecordToolCall(ctx context.Context, c ToolCall) error
+	// RecordToolCalls counts every call of calls, with the same figures as
+	// RecordToolCall on each in order, as one batch: SQLite writes it in
+	// one transaction; MongoDB with one counter update per tool of the
+	// batch (see [SumToolCalls]). EINVALID, with nothing counted, for more
+	// than MaxToolCallBatch calls or an invalid one; an empty batch is a
+	// no-op.
+	RecordToolCalls(ctx context.Context, calls []ToolCall) error
 	// FindToolPerformance returns ENOTFOUND for a tool never recorded.
 	FindToolPerformance(ctx context.Context, tool string) (*ToolPerformance, error)
 	// ListToolPerformance returns every tool's figures, most called first

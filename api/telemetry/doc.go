@@ -33,6 +33,8 @@
 //	agents_mcp_rate_limited_requests_total{transport}            counter
 //	agents_mcp_auth_failures_total{reason}                       counter
 //	agents_mcp_audit_entries_dropped_total                       counter
+//	agents_mcp_audit_entries_evicted_total                       counter; deleted by the size bound, oldest first
+//	agents_mcp_tool_performance_dropped_total                    counter
 //	agents_mcp_metrics_source_errors_total{source}               failed reads of tasks or outbox
 //
 // plus the Go runtime (go_*) and process (process_*) collectors.

@@ -84,6 +84,13 @@ type Sources struct {
 	// AuditDropped returns how many audit entries were dropped so far (a
 	// counter that never decreases).
 	AuditDropped func() uint64
+	// AuditEvicted returns how many audit entries the size bound deleted,
+	// oldest first (a counter).
+	AuditEvicted func() uint64
+	// ToolPerformanceDropped returns how many tool calls were not counted
+	// in tool performance because its writer could not keep up or store
+	// them (a counter).
+	ToolPerformanceDropped func() uint64
 }
 
 // MetricsOptions configure a [Metrics]. Zero values select the documented

@@ -288,10 +288,15 @@ func TestOutboxMetrics(t *testing.T) {
 }
 
 func TestAuditDroppedMetric(t *testing.T) {
-	var dropped atomic.Uint64
-	m := NewMetrics(MetricsOptions{Sources: Sources{AuditDropped: dropped.Load}})
+	var dropped, evicted, perfDropped atomic.Uint64
+	m := NewMetrics(MetricsOptions{Sources: Sources{AuditDropped: dropped.Load, AuditEvicted: evicted.Load, ToolPerformanceDropped: perfDropped.Load}})
 	dropped.Add(3)
-	wantSamples(t, gather(t, m), map[string]float64{`agents_mcp_audit_entries_dropped_total`: 3})
+	evicted.Add(5)
+	perfDropped.Add(7)
+	wantSamples(t, gather(t, m), map[string]float64{
+		`agents_mcp_audit_entries_dropped_total`: 3, `agents_mcp_audit_entries_evicted_total`: 5,
+		`agents_mcp_tool_performance_dropped_total`: 7,
+	})
 }
 
 func TestMetricsHandler(t *testing.T) {

@@ -71,6 +71,10 @@ var (
 		"Failed or timed-out reads of a metrics source (tasks, outbox) during scrapes.", []string{"source"}, nil)
 	auditDroppedDesc = prometheus.NewDesc("agents_mcp_audit_entries_dropped_total",
 		"Audit entries dropped because the audit writer could not keep up or store them.", nil, nil)
+	auditEvictedDesc = prometheus.NewDesc("agents_mcp_audit_entries_evicted_total",
+		"Audit entries deleted, oldest first, to keep the trail within its size bound (audit.max_entries).", nil, nil)
+	toolPerfDroppedDesc = prometheus.NewDesc("agents_mcp_tool_performance_dropped_total",
+		"Tool calls not counted in tool performance because its writer could not keep up or store them.", nil, nil)
 )
 
 // sourcesCollector reports the values of the current [Sources] when
@@ -78,7 +82,7 @@ var (
 type sourcesCollector struct{ m *Metrics }
 
 func (c *sourcesCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upstreamStateDesc, upstreamToolsDesc, tasksDesc, outboxPendingDesc, outboxAgeDesc, sourceErrorsDesc, auditDroppedDesc} {
+	for _, d := range []*prometheus.Desc{upstreamStateDesc, upstreamToolsDesc, tasksDesc, outboxPendingDesc, outboxAgeDesc, sourceErrorsDesc, auditDroppedDesc, auditEvictedDesc, toolPerfDroppedDesc} {
 		ch <- d
 	}
 }
@@ -96,8 +100,13 @@ func (c *sourcesCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(sourceErrorsDesc, prometheus.CounterValue, float64(c.m.tasksErrors.Load()), "tasks")
 	ch <- prometheus.MustNewConstMetric(sourceErrorsDesc, prometheus.CounterValue, float64(c.m.outboxErrors.Load()), "outbox")
-	if src.AuditDropped != nil {
-		ch <- prometheus.MustNewConstMetric(auditDroppedDesc, prometheus.CounterValue, float64(src.AuditDropped()))
+	for _, c := range []struct {
+		desc *prometheus.Desc
+		get  func() uint64
+	}{{auditDroppedDesc, src.AuditDropped}, {auditEvictedDesc, src.AuditEvicted}, {toolPerfDroppedDesc, src.ToolPerformanceDropped}} {
+		if c.get != nil {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(c.get()))
+		}
 	}
 }
 

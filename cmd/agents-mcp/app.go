@@ -49,6 +49,8 @@ type app struct {
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
+	// toolPerf writes tool performance in batches.
+	toolPerf *mcptools.Recorder
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
@@ -120,9 +122,14 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	}
 	a.memory = m
 	logger.Info("memory", "store", m.where, "embedder", m.embedder.ID())
-	recorder := mcptools.NewRecorder(m.store, 4096, logger)
+	recorder := mcptools.NewRecorder(m.store, mcptools.RecorderOptions{Logger: logger})
+	a.toolPerf = recorder
 	a.wg.Go(func() { recorder.Run(bg) })
-	sec.audit = auditlog.New(m.store, auditlog.Options{Retention: cfg.AuditRetention, Logger: logger})
+	auditOpts := auditlog.Options{Retention: cfg.AuditRetention, MaxEntries: int64(cfg.AuditMaxEntries), Logger: logger}
+	if cfg.AuditCalls == config.AuditCallsLog {
+		auditOpts.CallLog = logger
+	}
+	sec.audit = auditlog.New(m.store, auditOpts)
 	sec.authFailures = auditlog.NewSummarizer(sec.audit, auditlog.DefaultSummaryWindow)
 	// The recorder stops after the summarizer, whose last summaries it
 	// still has to write.
@@ -156,8 +163,9 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.insights, Patterns: m.store, Logger: logger}
 	a.recall = searcher
 	memoryTools := &mcptools.MemoryTools{
-		Recall:          searcher,
-		ToolPerformance: m.store,
+		Recall: searcher,
+		// Reads see the calls made before them (see Recorder.ReadThrough).
+		ToolPerformance: recorder.ReadThrough(m.store, 0),
 		Visibility:      cfg.MemoryVisibility,
 		Written:         m.syncer.Notify,
 		Logger:          logger,
@@ -207,9 +215,11 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 			}
 			return out
 		},
-		Tasks:         m.store,
-		OutboxBacklog: m.store.OutboxBacklog,
-		AuditDropped:  sec.audit.Dropped,
+		Tasks:                  m.store,
+		OutboxBacklog:          m.store.OutboxBacklog,
+		AuditDropped:           sec.audit.Dropped,
+		AuditEvicted:           sec.audit.Evicted,
+		ToolPerformanceDropped: recorder.Dropped,
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
 	a.upstreams = remote.NewSharedUpstreams(a.pool, m.store, logger)
@@ -268,9 +278,12 @@ func (a *app) upstreamsCheck(context.Context) (any, error) {
 // executor; its writes go to the audit trail.
 func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 	m := a.memory
+	// The trail and tool performance are written in batches: their reads
+	// first write what is pending, so that a user sees the calls made
+	// before the read.
 	a.admin = admin.New(admin.Options{
-		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: m.store,
-		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: m.store,
+		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
+		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -110,6 +111,25 @@ auth:
 	}}); err != nil || res.IsError {
 		t.Fatalf("allowed call: %v %+v", err, res)
 	}
+	// The call is in /admin/v1/audit and /admin/v1/tools/performance
+	// right after it returned: the trail and the counters are written in
+	// batches, and their reads first write what is pending.
+	for _, read := range []struct{ path, want string }{
+		{"/admin/v1/audit?kind=tool_call&target=store_insight", `"target":"store_insight"`},
+		{"/admin/v1/tools/performance?tool=store_insight", `"calls":1`},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, base+read.path, nil)
+		req.Header.Set("Authorization", "Bearer reader-key-0123456789")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), read.want) {
+			t.Errorf("GET %s right after the call: %d %s; want %s", read.path, resp.StatusCode, b, read.want)
+		}
+	}
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "query_memory", Arguments: map[string]any{"query": "x"}})
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
@@ -166,21 +186,10 @@ auth:
 	if status, body := adminGet("/admin/v1/learnings", "narrow-key-0123456789"); status != http.StatusForbidden {
 		t.Errorf("GET /admin/v1/learnings with scope mcp only: %d %s", status, body)
 	}
-	// The call shows up in /admin/v1/audit (the trail is written in
-	// batches, about every second), its secret redacted.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		status, body := adminGet("/admin/v1/audit?kind=tool_call", "reader-key-0123456789")
-		if status == http.StatusOK && strings.Contains(body, "store_insight") {
-			if strings.Contains(body, secret) {
-				t.Errorf("/admin/v1/audit returns the secret: %s", body)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the call never appeared in /admin/v1/audit: %d %s", status, body)
-		}
-		time.Sleep(100 * time.Millisecond)
+	// The call shows up in /admin/v1/audit, its secret redacted.
+	if status, body := adminGet("/admin/v1/audit?kind=tool_call", "reader-key-0123456789"); status != http.StatusOK ||
+		!strings.Contains(body, "store_insight") || strings.Contains(body, secret) {
+		t.Errorf("GET /admin/v1/audit: %d %s; want the call, without the secret", status, body)
 	}
 
 	stop()
@@ -230,5 +239,71 @@ auth:
 		if strings.Contains(string(b), "key-0123456789") {
 			t.Errorf("an audit entry holds a key: %s", b)
 		}
+	}
+}
+
+// TestServeAuditCallsToLog: with AGENTS_MCP_AUDIT_CALLS=log, the entry of
+// a call that ran is a redacted "audit" record of the JSON log and not in
+// the store, while a refused call is still stored.
+func TestServeAuditCallsToLog(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "agents-mcp.yaml")
+	if err := os.WriteFile(cfgFile, []byte(`
+auth:
+  api_keys:
+    - name: narrow
+      key: narrow-key-0123456789
+      scopes: [mcp, admin:read]
+      tools: ["store_insight"]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(dir, "data")
+	base, stop, code, logs := startServe(t, map[string]string{"AGENTS_MCP_AUDIT_CALLS": "log"}, "--config", cfgFile, "--data-dir", dataDir)
+	cs, err := connectWithKey(t, base, "narrow-key-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	secret := "sk-live-0123456789abcdefghijklmnop"
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "store_insight", Arguments: map[string]any{
+		"text": "deploys fail on Fridays; api_key " + secret, "type": "pitfall",
+	}}); err != nil || res.IsError {
+		t.Fatalf("allowed call: %v %+v", err, res)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "query_memory", Arguments: map[string]any{"query": "x"}}); err == nil {
+		t.Fatal("a call outside the allowlist succeeded")
+	}
+	stop()
+	if c := <-code; c != 0 {
+		t.Fatalf("serve exited %d:\n%s", c, logs.String())
+	}
+
+	var logged []map[string]any
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "audit" {
+			logged = append(logged, rec)
+		}
+	}
+	if len(logged) != 1 || logged[0]["target"] != "store_insight" || logged[0]["outcome"] != "ok" ||
+		!strings.HasPrefix(fmt.Sprint(logged[0]["principal"]), "key:") {
+		t.Errorf("audit records in the log: %v; want the one call that ran", logged)
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Error("the secret reached the log")
+	}
+
+	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "agents-mcp.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries, _, err := db.FindAuditEntries(ctx, agentsmcp.AuditFilter{Kind: agentsmcp.AuditToolCall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Target != "query_memory" || entries[0].Outcome != agentsmcp.AuditDenied {
+		t.Errorf("tool call entries in the store: %+v; want only the refusal", entries)
 	}
 }

@@ -9,6 +9,12 @@
 // than the queue holds, entries are dropped and counted ([Recorder.Dropped])
 // rather than delaying callers; a store that fails is retried with backoff,
 // and the entries waiting meanwhile are kept as long as the queue has room.
+//
+// The trail is bounded by time (Options.Retention) and by size
+// (Options.MaxEntries, the oldest entries deleted first and counted in
+// [Recorder.Evicted]). The entries of tool calls that ran may go to the
+// structured log instead of the store (Options.CallLog), while refusals,
+// admin writes and authentication failures stay in the store.
 package auditlog
 
 import (
@@ -32,11 +38,11 @@ type Options struct {
 	// QueueSize bounds the entries accepted and not yet written (default
 	// 4096).
 	QueueSize int
-	// BatchSize is the most entries one store call carries (default 100,
+	// BatchSize is the most entries one store call carries (default 256,
 	// at most [agentsmcp.MaxAuditBatchEntries]).
 	BatchSize int
 	// FlushInterval is the longest an entry waits for its batch to fill
-	// (default 1 s).
+	// (default 100 ms).
 	FlushInterval time.Duration
 	// EnqueueWait is how long Record waits for room in a full queue before
 	// it drops the entry (default 5 ms): the most an audited request is
@@ -58,8 +64,24 @@ type Options struct {
 	// RetentionInterval is how often retention runs (default 1 h); the
 	// first run is when Run starts.
 	RetentionInterval time.Duration
-	// RetentionTimeout bounds one retention delete (default 5 min).
+	// RetentionTimeout bounds one retention delete, and one delete of the
+	// size bound (default 5 min).
 	RetentionTimeout time.Duration
+	// MaxEntries bounds the entries kept: beyond it the oldest are deleted
+	// ([agentsmcp.AuditService.DeleteOldestAuditEntries]) and counted in
+	// [Recorder.Evicted]. The bound is checked when Run starts, after every
+	// max(MaxEntries/16, BatchSize) entries written, and every
+	// RetentionInterval, so the store holds at most about a sixteenth more
+	// between checks. With several replicas on one store each checks it;
+	// two checks at the same moment may together delete up to one check's
+	// surplus more than needed. Zero (or negative) disables the bound.
+	MaxEntries int64
+	// CallLog, when set, receives the entries of tool calls that ran
+	// (kind tool_call, outcome ok or error), redacted as in the store, as
+	// one Info record "audit" each, instead of the store. Refusals (outcome
+	// denied) and every other kind still go to the store. The records are
+	// written by Run, in batches, off the audited call's path.
+	CallLog *slog.Logger
 	// LogInterval is the least time between two warnings of the same kind
 	// (entries dropped, writes failing), default 1 min, so that a store
 	// outage does not flood the log.
@@ -83,20 +105,33 @@ type Recorder struct {
 	stopped bool
 	started atomic.Bool
 
+	// flushes carries Flush's requests to Run's loop; each is closed once
+	// what was queued before it is written.
+	flushes chan chan struct{}
+	// done is closed when Run returns.
+	done chan struct{}
+	// bound asks for a check of MaxEntries; sinceBound counts the entries
+	// written since the last one.
+	bound      chan struct{}
+	sinceBound atomic.Int64
+
 	dropped  atomic.Uint64
 	written  atomic.Uint64
+	logged   atomic.Uint64
+	evicted  atomic.Uint64
 	pending  atomic.Int64
 	dropLog  logLimiter
 	writeLog logLimiter
+	boundLog logLimiter
 }
 
 // New returns a Recorder writing to store. Nothing runs until
 // [Recorder.Run]; entries recorded before are queued.
 func New(store agentsmcp.AuditService, opts Options) *Recorder {
 	setDefault(&opts.QueueSize, 4096)
-	setDefault(&opts.BatchSize, 100)
+	setDefault(&opts.BatchSize, 256)
 	opts.BatchSize = min(opts.BatchSize, agentsmcp.MaxAuditBatchEntries)
-	setDefault(&opts.FlushInterval, time.Second)
+	setDefault(&opts.FlushInterval, 100*time.Millisecond)
 	setDefault(&opts.EnqueueWait, 5*time.Millisecond)
 	setDefault(&opts.WriteTimeout, 10*time.Second)
 	setDefault(&opts.MinBackoff, 100*time.Millisecond)
@@ -109,7 +144,10 @@ func New(store agentsmcp.AuditService, opts Options) *Recorder {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{store: store, opts: opts, queue: make(chan *agentsmcp.AuditEntry, opts.QueueSize)}
+	return &Recorder{
+		store: store, opts: opts, queue: make(chan *agentsmcp.AuditEntry, opts.QueueSize),
+		flushes: make(chan chan struct{}), done: make(chan struct{}), bound: make(chan struct{}, 1),
+	}
 }
 
 func setDefault[T int | time.Duration](p *T, v T) {
@@ -202,6 +240,60 @@ func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
 // Written counts the entries the store accepted.
 func (r *Recorder) Written() uint64 { return r.written.Load() }
 
+// Logged counts the entries written to Options.CallLog.
+func (r *Recorder) Logged() uint64 { return r.logged.Load() }
+
+// Evicted counts the entries the size bound deleted (Options.MaxEntries),
+// oldest first.
+func (r *Recorder) Evicted() uint64 { return r.evicted.Load() }
+
+// Flush returns once every entry recorded before it is written (or
+// dropped), so that a reader of the store sees what came before its read;
+// nil at once after Run has returned, whose final flush wrote them. It
+// returns ctx's error when ctx ends first, which is as long as it waits
+// for Run to start, or for a store that fails.
+func (r *Recorder) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	select {
+	case r.flushes <- done:
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ReadThrough returns store as its readers should see it: FindAuditEntries
+// first flushes r (within at most wait, 2 s when zero or negative), so that a
+// user reading the trail right after a call sees the call. A flush that
+// does not finish in time does not fail the read, which shows what is
+// stored.
+func (r *Recorder) ReadThrough(store agentsmcp.AuditService, wait time.Duration) agentsmcp.AuditService {
+	if wait <= 0 {
+		wait = 2 * time.Second
+	}
+	return &readThrough{AuditService: store, r: r, wait: wait}
+}
+
+type readThrough struct {
+	agentsmcp.AuditService
+	r    *Recorder
+	wait time.Duration
+}
+
+func (t *readThrough) FindAuditEntries(ctx context.Context, f agentsmcp.AuditFilter) ([]*agentsmcp.AuditEntry, string, error) {
+	fctx, cancel := context.WithTimeout(ctx, t.wait)
+	_ = t.r.Flush(fctx)
+	cancel()
+	return t.AuditService.FindAuditEntries(ctx, f)
+}
+
 // Pending counts the entries accepted and neither written nor dropped yet:
 // queued, or in a batch being written or retried.
 func (r *Recorder) Pending() int { return int(r.pending.Load()) }
@@ -217,8 +309,9 @@ func (r *Recorder) Run(ctx context.Context) {
 	if !r.started.CompareAndSwap(false, true) {
 		return
 	}
+	defer close(r.done)
 	var wg sync.WaitGroup
-	if r.opts.Retention > 0 {
+	if r.opts.Retention > 0 || r.opts.MaxEntries > 0 {
 		wg.Go(func() { r.retain(ctx) })
 	}
 	left := r.loop(ctx)
@@ -244,12 +337,44 @@ func (r *Recorder) loop(ctx context.Context) []*agentsmcp.AuditEntry {
 			if len(batch) == 0 {
 				continue
 			}
+		case done := <-r.flushes:
+			// What was queued before the request is in the queue now;
+			// write it, and no more, so that a busy queue cannot hold the
+			// reader.
+			for n := len(r.queue); ; {
+				held := len(batch)
+				batch = r.take(batch, n)
+				n -= len(batch) - held
+				if len(batch) == 0 {
+					break
+				}
+				if left := r.flush(ctx, batch); left != nil {
+					close(done)
+					return left
+				}
+				batch = nil
+			}
+			close(done)
+			continue
 		}
 		if left := r.flush(ctx, batch); left != nil {
 			return left
 		}
 		batch = nil
 	}
+}
+
+// take adds to batch up to n queued entries, up to a full batch.
+func (r *Recorder) take(batch []*agentsmcp.AuditEntry, n int) []*agentsmcp.AuditEntry {
+	for ; n > 0 && len(batch) < r.opts.BatchSize; n-- {
+		select {
+		case e := <-r.queue:
+			batch = append(batch, e)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // fill adds to batch what is queued now, up to a full batch.
@@ -270,12 +395,16 @@ func (r *Recorder) fill(batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
 // A batch the store refuses as invalid is written entry by entry, so that
 // only the entries it refuses are lost.
 func (r *Recorder) flush(ctx context.Context, batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
+	if batch = r.logCalls(batch); len(batch) == 0 {
+		return nil
+	}
 	for failures := 1; ; failures++ {
 		err := r.create(ctx, batch)
 		switch {
 		case err == nil:
 			r.written.Add(uint64(len(batch)))
 			r.pending.Add(-int64(len(batch)))
+			r.wrote(len(batch))
 			return nil
 		case agentsmcp.ErrorCode(err) == agentsmcp.EINVALID && len(batch) == 1:
 			r.pending.Add(-1)
@@ -302,6 +431,55 @@ func (r *Recorder) flush(ctx context.Context, batch []*agentsmcp.AuditEntry) []*
 			return batch
 		case <-t.C:
 		}
+	}
+}
+
+// logCalls writes the entries of calls that ran to Options.CallLog, when
+// set, and returns the others.
+func (r *Recorder) logCalls(batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
+	if r.opts.CallLog == nil {
+		return batch
+	}
+	rest := batch[:0:0]
+	for _, e := range batch {
+		if e.Kind != agentsmcp.AuditToolCall || e.Outcome == agentsmcp.AuditDenied {
+			rest = append(rest, e)
+			continue
+		}
+		attrs := []slog.Attr{
+			slog.String("id", e.ID), slog.Time("at", e.At), slog.String("kind", string(e.Kind)),
+			slog.String("principal", e.Principal), slog.String("target", e.Target),
+			slog.String("outcome", string(e.Outcome)), slog.Int64("latencyNs", int64(e.Latency)),
+		}
+		for _, a := range []struct{ key, value string }{{"requestId", e.RequestID}, {"transport", e.Transport}, {"error", e.Error}} {
+			if a.value != "" {
+				attrs = append(attrs, slog.String(a.key, a.value))
+			}
+		}
+		if len(e.Arguments) > 0 {
+			attrs = append(attrs, slog.Any("arguments", e.Arguments))
+		}
+		r.opts.CallLog.LogAttrs(context.Background(), slog.LevelInfo, "audit", attrs...)
+	}
+	if n := len(batch) - len(rest); n > 0 {
+		r.logged.Add(uint64(n))
+		r.pending.Add(-int64(n))
+	}
+	return rest
+}
+
+// wrote counts n entries written towards the next check of the size
+// bound, and asks for it when they reach max(MaxEntries/16, BatchSize).
+func (r *Recorder) wrote(n int) {
+	if r.opts.MaxEntries <= 0 {
+		return
+	}
+	if r.sinceBound.Add(int64(n)) < max(r.opts.MaxEntries/16, int64(r.opts.BatchSize)) {
+		return
+	}
+	select {
+	case r.bound <- struct{}{}:
+	default: // a check is already asked for
 	}
 }
 
@@ -335,8 +513,9 @@ func (r *Recorder) finish(ctx context.Context, left []*agentsmcp.AuditEntry) {
 	}
 }
 
-// retain deletes the entries past retention now and every
-// RetentionInterval until ctx ends.
+// retain deletes the entries past retention and beyond the size bound
+// now and every RetentionInterval, and beyond the size bound when the loop
+// asks, until ctx ends.
 func (r *Recorder) retain(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -344,7 +523,15 @@ func (r *Recorder) retain(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-r.bound:
+			r.bounded(ctx)
+			continue
 		case <-t.C:
+		}
+		t.Reset(r.opts.RetentionInterval)
+		r.bounded(ctx)
+		if r.opts.Retention <= 0 {
+			continue
 		}
 		cutoff := time.Now().Add(-r.opts.Retention)
 		dctx, cancel := context.WithTimeout(ctx, r.opts.RetentionTimeout)
@@ -356,7 +543,25 @@ func (r *Recorder) retain(ctx context.Context) {
 		case n > 0:
 			r.opts.Logger.Info("audit retention", "before", cutoff, "deleted", n)
 		}
-		t.Reset(r.opts.RetentionInterval)
+	}
+}
+
+// bounded deletes the oldest entries beyond MaxEntries, if set, counting
+// them in Evicted.
+func (r *Recorder) bounded(ctx context.Context) {
+	if r.opts.MaxEntries <= 0 {
+		return
+	}
+	r.sinceBound.Store(0)
+	dctx, cancel := context.WithTimeout(ctx, r.opts.RetentionTimeout)
+	n, err := r.store.DeleteOldestAuditEntries(dctx, r.opts.MaxEntries)
+	cancel()
+	total := r.evicted.Add(uint64(max(n, 0)))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		r.opts.Logger.Warn("audit size bound not enforced", "maxEntries", r.opts.MaxEntries, "deleted", n, "err", err)
+	case n > 0 && r.boundLog.allow(r.opts.LogInterval):
+		r.opts.Logger.Info("audit size bound: oldest entries deleted", "maxEntries", r.opts.MaxEntries, "deleted", n, "evictedTotal", total)
 	}
 }
 

@@ -150,3 +150,38 @@ func (db *DB) DeleteAuditEntriesBefore(ctx context.Context, t time.Time) (int64,
 	}
 	return res.DeletedCount, nil
 }
+
+// DeleteOldestAuditEntries implements [agentsmcp.AuditService]: it counts
+// the entries, finds the newest of the surplus through the createdAt
+// index, and deletes it and everything older with one deleteMany.
+// Entries other replicas write meanwhile are newer, and stay.
+func (db *DB) DeleteOldestAuditEntries(ctx context.Context, keep int64) (int64, error) {
+	if keep < 0 {
+		return 0, agentsmcp.Errorf(agentsmcp.EINVALID, "audit size bound %d is negative", keep)
+	}
+	col := db.db.Collection(colAudit)
+	count, err := col.CountDocuments(ctx, bson.D{})
+	if err != nil {
+		return 0, wrap(err, "count audit entries")
+	}
+	if count <= keep {
+		return 0, nil
+	}
+	var last auditDoc
+	err = col.FindOne(ctx, bson.D{}, options.FindOne().
+		SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}).SetSkip(count-keep-1)).Decode(&last)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, nil // retention deleted them meanwhile
+	}
+	if err != nil {
+		return 0, wrap(err, "find oldest audit entries")
+	}
+	res, err := col.DeleteMany(ctx, bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: last.At}}}},
+		bson.D{{Key: "createdAt", Value: last.At}, {Key: "_id", Value: bson.D{{Key: "$lte", Value: last.ID}}}},
+	}}})
+	if err != nil {
+		return 0, wrap(err, "delete oldest audit entries")
+	}
+	return res.DeletedCount, nil
+}

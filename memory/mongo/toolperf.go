@@ -102,44 +102,61 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 	return p
 }
 
-// RecordToolCall counts one call of c.Tool: calls, errors, the latency
-// bucket of c.Duration, and the time of the latest call (c.At, or now when
-// zero). A failed call also counts under its error class (see errorClass),
-// if the tool has room for it ([KeptErrorClasses]). EINVALID for an empty
-// tool name or a negative duration.
-//
-// The counters change in one atomic upsert. The error class takes one to
-// three more conditional updates (the class exists → count it; else room
-// for a new class → create it), each atomic, so class counts stay exact
-// under concurrency; a crash between the two steps can leave an error
-// counted in Errors but in no class.
+// RecordToolCall counts one call of c.Tool: a batch of one (see
+// RecordToolCalls).
 func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
-	switch {
-	case c.Tool == "":
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "tool call without a tool name")
-	case c.Duration < 0:
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "tool call duration %v is negative", c.Duration)
+	return db.RecordToolCalls(ctx, []agentsmcp.ToolCall{c})
+}
+
+// RecordToolCalls counts calls, summed by tool first
+// ([agentsmcp.SumToolCalls]): for each tool, calls, errors, the latency
+// buckets, and the times of the latest call (c.At, or now when zero) and
+// of each outcome. A failed call also counts under its error class (see
+// errorClass), if the tool has room for it ([KeptErrorClasses]). EINVALID,
+// with nothing counted, for an invalid call or too large a batch.
+//
+// Each tool's counters change in one atomic upsert, whatever the number of
+// its calls in the batch. The outcome weights take one more conditional
+// update, and each error class one to three (the class exists → count it;
+// else room for a new class → create it), each atomic, so counts stay
+// exact under concurrency; a crash between the steps can leave an error
+// counted in Errors but in no class. MongoDB has no transactions on every
+// deployment, so a batch that fails part-way may be counted in part.
+func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) error {
+	if err := agentsmcp.ValidateToolCalls(calls); err != nil {
+		return err
 	}
-	at := ms(c.At)
-	if c.At.IsZero() {
-		at = db.nowMs()
+	for _, t := range agentsmcp.SumToolCalls(calls, db.nowMs(), errorClass) {
+		if err := db.recordTotals(ctx, t); err != nil {
+			return err
+		}
 	}
-	failed := c.Error != ""
-	inc := bson.D{
-		{Key: "calls", Value: int64(1)},
-		{Key: "buckets." + strconv.Itoa(bucketOf(c.Duration)), Value: int64(1)},
+	return nil
+}
+
+// recordTotals counts the calls of one tool of a batch.
+func (db *DB) recordTotals(ctx context.Context, t *agentsmcp.ToolCallTotals) error {
+	at := ms(t.LastCallAt)
+	inc := bson.D{{Key: "calls", Value: t.Calls}}
+	for i, n := range t.Buckets {
+		if n > 0 {
+			inc = append(inc, bson.E{Key: "buckets." + strconv.Itoa(i), Value: n})
+		}
 	}
 	// $max, not $set: calls recorded out of order never move the times
 	// back.
 	latest := bson.D{{Key: "lastCallAt", Value: at}}
 	var set bson.D
-	if failed {
-		inc = append(inc, bson.E{Key: "errors", Value: int64(1)}, bson.E{Key: "consecutiveFailures", Value: int64(1)})
-		latest = append(latest, bson.E{Key: "lastFailureAt", Value: at})
-		set = bson.D{{Key: "lastErrorClass", Value: errorClass(c.Error)}}
+	if t.Succeeded {
+		latest = append(latest, bson.E{Key: "lastSuccessAt", Value: ms(t.LastSuccessAt)})
+		set = append(set, bson.E{Key: "consecutiveFailures", Value: t.TrailingFailures})
 	} else {
-		latest = append(latest, bson.E{Key: "lastSuccessAt", Value: at})
-		set = bson.D{{Key: "consecutiveFailures", Value: int64(0)}}
+		inc = append(inc, bson.E{Key: "consecutiveFailures", Value: t.TrailingFailures})
+	}
+	if t.Errors > 0 {
+		inc = append(inc, bson.E{Key: "errors", Value: t.Errors})
+		latest = append(latest, bson.E{Key: "lastFailureAt", Value: ms(t.LastFailureAt)})
+		set = append(set, bson.E{Key: "lastErrorClass", Value: t.LastErrorClass})
 	}
 	update := bson.D{
 		{Key: "$inc", Value: inc},
@@ -147,9 +164,9 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 		{Key: "$set", Value: set},
 		{Key: "$setOnInsert", Value: bson.D{{Key: "errorClasses", Value: int64(0)}, {Key: "weightEpoch", Value: at}}},
 	}
-	defer db.lockKey(colToolPerf + "\x00" + c.Tool)()
+	defer db.lockKey(colToolPerf + "\x00" + t.Tool)()
 	col := db.db.Collection(colToolPerf)
-	filter := bson.D{{Key: "_id", Value: c.Tool}}
+	filter := bson.D{{Key: "_id", Value: t.Tool}}
 	var doc struct {
 		WeightEpoch *time.Time `bson:"weightEpoch"`
 	}
@@ -158,14 +175,14 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 			SetReturnDocument(options.After)).Decode(&doc) // no projection: FerretDB has none on findAndModify
 	})
 	if err != nil {
-		return wrap(err, "record call of tool "+c.Tool)
+		return wrap(err, "record calls of tool "+t.Tool)
 	}
-	if err := db.addOutcomeWeight(ctx, c.Tool, doc.WeightEpoch, at, failed); err != nil {
-		return wrap(err, "record outcome of tool "+c.Tool)
+	if err := db.addOutcomeWeights(ctx, t.Tool, doc.WeightEpoch, at, t.Recent.Successes, t.Recent.Failures); err != nil {
+		return wrap(err, "record outcomes of tool "+t.Tool)
 	}
-	if failed {
-		if err := db.countError(ctx, c.Tool, errorClass(c.Error)); err != nil {
-			return wrap(err, "record error of tool "+c.Tool)
+	for _, e := range t.ErrorClasses {
+		if err := db.countError(ctx, t.Tool, e.Class, e.Count); err != nil {
+			return wrap(err, "record error of tool "+t.Tool)
 		}
 	}
 	return nil
@@ -176,17 +193,14 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 // 2^maxWeightExponent per call, far from the limits of a float64.
 const maxWeightExponent = 32
 
-// addOutcomeWeight adds the weight of an outcome at at to the tool's
-// document, whose weights were relative to epoch when last read (nil: a
-// document from before the weights, which has none). Each update is
-// conditional on the epoch it was computed from; when another recorder
-// moved it meanwhile, the epoch is read again and the update recomputed.
-func (db *DB) addOutcomeWeight(ctx context.Context, tool string, epoch *time.Time, at time.Time, failed bool) error {
+// addOutcomeWeights adds outcomes weighed as of at (successes and
+// failures, each outcome weighing at most 1) to the tool's document, whose
+// weights were relative to epoch when last read (nil: a document from
+// before the weights, which has none). Each update is conditional on the
+// epoch it was computed from; when another recorder moved it meanwhile,
+// the epoch is read again and the update recomputed.
+func (db *DB) addOutcomeWeights(ctx context.Context, tool string, epoch *time.Time, at time.Time, successes, failures float64) error {
 	col := db.db.Collection(colToolPerf)
-	field := "successWeight"
-	if failed {
-		field = "failureWeight"
-	}
 	for range 10 {
 		var filter, update bson.D
 		moves := true
@@ -199,7 +213,7 @@ func (db *DB) addOutcomeWeight(ctx context.Context, tool string, epoch *time.Tim
 			}
 		case func() bool { w = agentsmcp.OutcomeWeight(at, *epoch); return w <= math.Exp2(maxWeightExponent) }():
 			filter = bson.D{{Key: "_id", Value: tool}, {Key: "weightEpoch", Value: *epoch}}
-			update = bson.D{{Key: "$inc", Value: bson.D{{Key: field, Value: w}}}}
+			update = bson.D{{Key: "$inc", Value: bson.D{{Key: "successWeight", Value: w * successes}, {Key: "failureWeight", Value: w * failures}}}}
 			moves = false
 		default:
 			// Move the epoch to at, scaling what was counted.
@@ -232,18 +246,18 @@ func (db *DB) addOutcomeWeight(ctx context.Context, tool string, epoch *time.Tim
 	return fmt.Errorf("the weights' epoch kept moving")
 }
 
-// countError adds one to class in the tool's document, which exists:
+// countError adds n to class in the tool's document, which exists:
 // count the existing class; else create it if the tool has room; else, the
 // create having missed, count the class if a concurrent call just created
 // it. Classes are never removed and errorClasses only grows, so once the
 // create misses for lack of room no class can appear later.
-func (db *DB) countError(ctx context.Context, tool, class string) error {
+func (db *DB) countError(ctx context.Context, tool, class string, n int64) error {
 	col := db.db.Collection(colToolPerf)
 	field := "commonErrors." + escapeKey(class)
 	countExisting := func() (bool, error) {
 		res, err := col.UpdateOne(ctx,
 			bson.D{{Key: "_id", Value: tool}, {Key: field, Value: bson.D{{Key: "$exists", Value: true}}}},
-			bson.D{{Key: "$inc", Value: bson.D{{Key: field, Value: int64(1)}}}})
+			bson.D{{Key: "$inc", Value: bson.D{{Key: field, Value: n}}}})
 		return err == nil && res.MatchedCount > 0, err
 	}
 	if ok, err := countExisting(); ok || err != nil {
@@ -255,7 +269,7 @@ func (db *DB) countError(ctx context.Context, tool, class string) error {
 			{Key: field, Value: bson.D{{Key: "$exists", Value: false}}},
 			{Key: "errorClasses", Value: bson.D{{Key: "$lt", Value: KeptErrorClasses}}},
 		},
-		bson.D{{Key: "$inc", Value: bson.D{{Key: field, Value: int64(1)}, {Key: "errorClasses", Value: int64(1)}}}})
+		bson.D{{Key: "$inc", Value: bson.D{{Key: field, Value: n}, {Key: "errorClasses", Value: int64(1)}}}})
 	if err != nil || res.MatchedCount > 0 {
 		return err
 	}
@@ -289,17 +303,6 @@ func (db *DB) ListToolPerformance(ctx context.Context) ([]*agentsmcp.ToolPerform
 		items[i] = docs[i].performance()
 	}
 	return items, nil
-}
-
-// bucketOf is the index of the latency bucket of d: the first bound d does
-// not exceed, or the open last bucket.
-func bucketOf(d time.Duration) int {
-	for i, b := range agentsmcp.LatencyBucketBounds {
-		if d <= b {
-			return i
-		}
-	}
-	return len(agentsmcp.LatencyBucketBounds)
 }
 
 // errorClass normalises an error text to the class it is counted under: its

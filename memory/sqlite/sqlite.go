@@ -55,7 +55,7 @@ type DB struct {
 var writeStatements = []string{
 	insertInsightSQL, insertInsightAppliesToSQL, deleteInsightSQL,
 	insertLearningSQL, insertLearningToolSQL, insertLearningUpstreamSQL,
-	recordCallSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL, selectWeightEpochSQL, recordWeightSQL,
+	recordCallsSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL, selectWeightEpochSQL, recordWeightSQL,
 	recordPatternUseSQL,
 	insertThoughtSQL, insertPlanSQL,
 	insertTaskSQL, updateTaskSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,

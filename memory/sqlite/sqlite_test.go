@@ -644,11 +644,11 @@ func TestCursor(t *testing.T) {
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func TestBucketOfAndErrorClass(t *testing.T) {
-	if got := bucketOf(agentsmcp.LatencyBucketBounds[0]); got != 0 {
-		t.Errorf("bucketOf(first bound) = %d", got)
+	if got := agentsmcp.LatencyBucket(agentsmcp.LatencyBucketBounds[0]); got != 0 {
+		t.Errorf("agentsmcp.LatencyBucket(first bound) = %d", got)
 	}
-	if got := bucketOf(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
-		t.Errorf("bucketOf(1h) = %d", got)
+	if got := agentsmcp.LatencyBucket(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
+		t.Errorf("agentsmcp.LatencyBucket(1h) = %d", got)
 	}
 	long := strings.Repeat("é", MaxErrorClassBytes) // 2 bytes each
 	for _, tt := range []struct{ in, want string }{

@@ -30,31 +30,34 @@ const trimErrorsSQL = `DELETE FROM tool_errors WHERE tool = ?1 AND class NOT IN 
 	SELECT class FROM tool_errors WHERE tool = ?1
 	ORDER BY count DESC, last_at DESC, class LIMIT ?2)`
 
-// Counter UPSERTs of RecordToolCall. recordCallSQL's parameters: the
-// tool, 1 for a failure (0 for a success), the time in ms, the error class
-// (” for a success).
+// Counter UPSERTs of RecordToolCalls, one set per tool of a batch
+// (agentsmcp.ToolCallTotals). recordCallsSQL's parameters: the tool, the
+// calls, the failures, the latest call (ms), 1 when the batch has a
+// success (the failure streak restarts), the failures after the last
+// success, the latest success and failure (ms, NULL for none), the class of
+// the last failure (empty for none).
 const (
-	recordCallSQL = `INSERT INTO tool_performance (tool, calls, errors, last_call_at, weight_epoch,
+	recordCallsSQL = `INSERT INTO tool_performance (tool, calls, errors, last_call_at, weight_epoch,
 			consecutive_failures, last_success_at, last_failure_at, last_error_class)
-		VALUES (?1, 1, ?2, ?3, ?3, ?2, CASE WHEN ?2 = 0 THEN ?3 END, CASE WHEN ?2 = 1 THEN ?3 END, ?4)
+		VALUES (?1, ?2, ?3, ?4, ?4, ?6, ?7, ?8, ?9)
 		ON CONFLICT (tool) DO UPDATE SET
-			calls = calls + 1,
+			calls = calls + excluded.calls,
 			errors = errors + excluded.errors,
 			last_call_at = max(last_call_at, excluded.last_call_at),
 			weight_epoch = coalesce(weight_epoch, excluded.weight_epoch),
-			consecutive_failures = CASE WHEN excluded.errors = 1 THEN consecutive_failures + 1 ELSE 0 END,
-			last_success_at = CASE WHEN excluded.errors = 0 THEN max(coalesce(last_success_at, ?3), ?3) ELSE last_success_at END,
-			last_failure_at = CASE WHEN excluded.errors = 1 THEN max(coalesce(last_failure_at, ?3), ?3) ELSE last_failure_at END,
-			last_error_class = CASE WHEN excluded.errors = 1 THEN excluded.last_error_class ELSE last_error_class END`
-	recordLatencySQL = `INSERT INTO tool_latency (tool, bucket, calls) VALUES (?, ?, 1)
-		ON CONFLICT (tool, bucket) DO UPDATE SET calls = calls + 1`
-	recordErrorSQL = `INSERT INTO tool_errors (tool, class, count, last_at) VALUES (?, ?, 1, ?)
+			consecutive_failures = CASE WHEN ?5 = 1 THEN ?6 ELSE consecutive_failures + ?6 END,
+			last_success_at = CASE WHEN ?7 IS NULL THEN last_success_at ELSE max(coalesce(last_success_at, ?7), ?7) END,
+			last_failure_at = CASE WHEN ?8 IS NULL THEN last_failure_at ELSE max(coalesce(last_failure_at, ?8), ?8) END,
+			last_error_class = CASE WHEN excluded.errors > 0 THEN excluded.last_error_class ELSE last_error_class END`
+	recordLatencySQL = `INSERT INTO tool_latency (tool, bucket, calls) VALUES (?1, ?2, ?3)
+		ON CONFLICT (tool, bucket) DO UPDATE SET calls = calls + ?3`
+	recordErrorSQL = `INSERT INTO tool_errors (tool, class, count, last_at) VALUES (?1, ?2, ?3, ?4)
 		ON CONFLICT (tool, class) DO UPDATE SET
-			count = count + 1,
+			count = count + ?3,
 			last_at = max(last_at, excluded.last_at)`
 	// The outcome weights: the epoch is read in the write transaction
 	// (the single writer), then both weights are scaled by ?2 when the
-	// epoch moves to ?5, and the outcome's weight added.
+	// epoch moves to ?5, and the batch's weights added.
 	selectWeightEpochSQL = `SELECT weight_epoch FROM tool_performance WHERE tool = ?`
 	recordWeightSQL      = `UPDATE tool_performance SET
 			success_weight = success_weight * ?2 + ?3,
@@ -68,9 +71,9 @@ const (
 // 2^maxWeightExponent per call, far from the limits of a float64.
 const maxWeightExponent = 32
 
-// outcomeWeights are the factor that scales the stored weights, the weight
-// of an outcome at atMS, and the epoch they are then all relative to,
-// given the stored epoch.
+// outcomeWeights are the factor that scales the stored weights, the
+// factor of the weights of outcomes as of atMS, and the epoch they are then
+// all relative to, given the stored epoch.
 func outcomeWeights(epochMS, atMS int64) (scale, weight float64, newEpochMS int64) {
 	epoch, at := fromMillis(epochMS), fromMillis(atMS)
 	if w := agentsmcp.OutcomeWeight(at, epoch); w <= math.Exp2(maxWeightExponent) {
@@ -87,69 +90,84 @@ const (
 	selectToolErrorsSQL  = "SELECT tool, class, count FROM tool_errors"
 )
 
-// RecordToolCall implements [agentsmcp.ToolPerformanceService]. Every
-// counter changes by an UPSERT that adds to the stored value inside one
-// transaction on the writer, never by reading it into Go first; only the
-// outcome weights' epoch is read, in that transaction, so no other write
-// comes between the read and the update.
+// RecordToolCall implements [agentsmcp.ToolPerformanceService]: a batch
+// of one call.
 func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
-	switch {
-	case c.Tool == "":
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "tool call: tool is required")
-	case c.Duration < 0:
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "tool call %q: duration %v is negative", c.Tool, c.Duration)
+	return db.RecordToolCalls(ctx, []agentsmcp.ToolCall{c})
+}
+
+// RecordToolCalls implements [agentsmcp.ToolPerformanceService] in one
+// transaction, with one set of UPSERTs per tool of the batch. Every
+// counter changes by an UPSERT that adds to the stored value on the
+// writer, never by reading it into Go first; only the outcome weights'
+// epoch is read, in that transaction, so no other write comes between the
+// read and the update.
+func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) error {
+	if err := agentsmcp.ValidateToolCalls(calls); err != nil {
+		return err
 	}
-	at := c.At
-	if at.IsZero() {
-		at = now()
+	if len(calls) == 0 {
+		return nil
 	}
-	atMS := toMillis(at)
-	var failed int64
-	class := ""
-	if c.Error != "" {
-		failed, class = 1, errorClass(c.Error)
-	}
+	totals := agentsmcp.SumToolCalls(calls, now(), errorClass)
 	return db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := db.txStmt(ctx, tx, recordCallSQL).ExecContext(ctx, c.Tool, failed, atMS, class); err != nil {
-			return fmt.Errorf("record call of %q: %w", c.Tool, err)
-		}
-		var epochMS int64
-		if err := db.txStmt(ctx, tx, selectWeightEpochSQL).QueryRowContext(ctx, c.Tool).Scan(&epochMS); err != nil {
-			return fmt.Errorf("record outcome of %q: %w", c.Tool, err)
-		}
-		scale, weight, epochMS := outcomeWeights(epochMS, atMS)
-		successW, failureW := weight, 0.0
-		if failed == 1 {
-			successW, failureW = 0, weight
-		}
-		if _, err := db.txStmt(ctx, tx, recordWeightSQL).ExecContext(ctx, c.Tool, scale, successW, failureW, epochMS); err != nil {
-			return fmt.Errorf("record outcome of %q: %w", c.Tool, err)
-		}
-		if _, err := db.txStmt(ctx, tx, recordLatencySQL).ExecContext(ctx, c.Tool, bucketOf(c.Duration)); err != nil {
-			return fmt.Errorf("record latency of %q: %w", c.Tool, err)
-		}
-		if failed == 0 {
-			return nil
-		}
-		if _, err := db.txStmt(ctx, tx, recordErrorSQL).ExecContext(ctx, c.Tool, class, atMS); err != nil {
-			return fmt.Errorf("record error of %q: %w", c.Tool, err)
-		}
-		if _, err := db.txStmt(ctx, tx, trimErrorsSQL).ExecContext(ctx, c.Tool, keptErrorClasses); err != nil {
-			return fmt.Errorf("trim errors of %q: %w", c.Tool, err)
+		for _, t := range totals {
+			if err := db.recordTotals(ctx, tx, t); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 }
 
-// bucketOf is the histogram bucket of d: the first bound d does not
-// exceed, or the open last bucket.
-func bucketOf(d time.Duration) int {
-	for i, bound := range agentsmcp.LatencyBucketBounds {
-		if d <= bound {
-			return i
+// recordTotals counts the calls of one tool of a batch in tx.
+func (db *DB) recordTotals(ctx context.Context, tx *sql.Tx, t *agentsmcp.ToolCallTotals) error {
+	atMS := toMillis(t.LastCallAt)
+	succeeded := 0
+	if t.Succeeded {
+		succeeded = 1
+	}
+	if _, err := db.txStmt(ctx, tx, recordCallsSQL).ExecContext(ctx, t.Tool, t.Calls, t.Errors, atMS, succeeded,
+		t.TrailingFailures, optMillis(t.LastSuccessAt), optMillis(t.LastFailureAt), t.LastErrorClass); err != nil {
+		return fmt.Errorf("record calls of %q: %w", t.Tool, err)
+	}
+	var epochMS int64
+	if err := db.txStmt(ctx, tx, selectWeightEpochSQL).QueryRowContext(ctx, t.Tool).Scan(&epochMS); err != nil {
+		return fmt.Errorf("record outcomes of %q: %w", t.Tool, err)
+	}
+	scale, weight, epochMS := outcomeWeights(epochMS, atMS)
+	if _, err := db.txStmt(ctx, tx, recordWeightSQL).ExecContext(ctx, t.Tool, scale,
+		t.Recent.Successes*weight, t.Recent.Failures*weight, epochMS); err != nil {
+		return fmt.Errorf("record outcomes of %q: %w", t.Tool, err)
+	}
+	for bucket, n := range t.Buckets {
+		if n == 0 {
+			continue
+		}
+		if _, err := db.txStmt(ctx, tx, recordLatencySQL).ExecContext(ctx, t.Tool, bucket, n); err != nil {
+			return fmt.Errorf("record latency of %q: %w", t.Tool, err)
 		}
 	}
-	return len(agentsmcp.LatencyBucketBounds)
+	if len(t.ErrorClasses) == 0 {
+		return nil
+	}
+	for _, e := range t.ErrorClasses {
+		if _, err := db.txStmt(ctx, tx, recordErrorSQL).ExecContext(ctx, t.Tool, e.Class, e.Count, toMillis(e.LastAt)); err != nil {
+			return fmt.Errorf("record error of %q: %w", t.Tool, err)
+		}
+	}
+	if _, err := db.txStmt(ctx, tx, trimErrorsSQL).ExecContext(ctx, t.Tool, keptErrorClasses); err != nil {
+		return fmt.Errorf("trim errors of %q: %w", t.Tool, err)
+	}
+	return nil
+}
+
+// optMillis is the ms of t, NULL for the zero time.
+func optMillis(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return toMillis(t)
 }
 
 // errorClass normalises an error text; see MaxErrorClassBytes.

@@ -23,6 +23,7 @@ func init() {
 	suite["AuditTimeRange"] = testAuditTimeRange
 	suite["AuditBadFilter"] = testAuditBadFilter
 	suite["AuditRetention"] = testAuditRetention
+	suite["AuditSizeBound"] = testAuditSizeBound
 }
 
 // auditStore returns the store's AuditService, failing t when the store
@@ -486,5 +487,55 @@ func testAuditRetention(t *testing.T, s Services) {
 	}
 	if got := findAllAudit(t, svc, agentsmcp.AuditFilter{}); len(got) != 0 {
 		t.Errorf("%d entries left after deleting everything", len(got))
+	}
+}
+
+func testAuditSizeBound(t *testing.T, s Services) {
+	svc := auditStore(t, s)
+	entries := auditFixture(t, svc, 12)
+	// Two entries at one instant: the id breaks the tie, the lower one
+	// is older.
+	same := []*agentsmcp.AuditEntry{
+		{Kind: agentsmcp.AuditToolCall, Target: "x", Outcome: agentsmcp.AuditOK, At: at(-1)},
+		{Kind: agentsmcp.AuditToolCall, Target: "y", Outcome: agentsmcp.AuditOK, At: at(-1)},
+	}
+	if err := svc.CreateAuditEntries(t.Context(), same); err != nil {
+		t.Fatal(err)
+	}
+	all := append(same, entries...)
+	ids := func() []string {
+		var out []string
+		for _, e := range findAllAudit(t, svc, agentsmcp.AuditFilter{}) {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	_, err := svc.DeleteOldestAuditEntries(t.Context(), -1)
+	wantCode(t, err, agentsmcp.EINVALID, "DeleteOldestAuditEntries(-1)")
+	n, err := svc.DeleteOldestAuditEntries(t.Context(), 20)
+	if err != nil || n != 0 {
+		t.Fatalf("bound above the size: deleted %d, %v; want 0", n, err)
+	}
+	// Keep 13 of 14: the older of the two at at(-1) goes.
+	n, err = svc.DeleteOldestAuditEntries(t.Context(), 13)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteOldestAuditEntries(13): %d, %v; want 1", n, err)
+	}
+	older := min(same[0].ID, same[1].ID)
+	want := newestFirstAuditIDs(all, func(e *agentsmcp.AuditEntry) bool { return e.ID != older })
+	if got := ids(); !slices.Equal(got, want) {
+		t.Errorf("after keeping 13:\n got %v\nwant %v", got, want)
+	}
+	n, err = svc.DeleteOldestAuditEntries(t.Context(), 5)
+	if err != nil || n != 8 {
+		t.Fatalf("DeleteOldestAuditEntries(5): %d, %v; want 8", n, err)
+	}
+	want = newestFirstAuditIDs(entries, func(e *agentsmcp.AuditEntry) bool { return !e.At.Before(at(7)) })
+	if got := ids(); !slices.Equal(got, want) {
+		t.Errorf("after keeping 5:\n got %v\nwant %v (the newest five)", got, want)
+	}
+	n, err = svc.DeleteOldestAuditEntries(t.Context(), 0)
+	if err != nil || n != 5 || len(ids()) != 0 {
+		t.Errorf("keep 0: deleted %d, %v, %d left; want 5, none left", n, err, len(ids()))
 	}
 }

@@ -14,7 +14,9 @@ import (
 //
 //   - FindLearnings/*: one page (limit 20) of filtered learnings;
 //   - FindLearningByID: a point read;
-//   - RecordToolCall: an update of counters by key, the hot write;
+//   - RecordToolCall: an update of counters by key, the hot write, one
+//     transaction per call; RecordToolCalls/batch=256 the same calls in
+//     the recorder's batches (ns/op per call);
 //   - CreateLearning: an insert with its list fields.
 //
 // The reads run first, so they see exactly rows learnings. Learning i
@@ -68,6 +70,31 @@ func Bench(b *testing.B, open func(b *testing.B) Services, rows int) {
 				b.Fatal(err)
 			}
 			i++
+		}
+	})
+	b.Run("RecordToolCalls/batch=256", func(b *testing.B) {
+		// The same calls as RecordToolCall, in the batches the tool
+		// performance recorder writes; ns/op is per call.
+		batch := make([]agentsmcp.ToolCall, 0, 256)
+		i := 0
+		write := func() {
+			if err := s.ToolPerformance.RecordToolCalls(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+		for b.Loop() {
+			c := agentsmcp.ToolCall{Tool: fmt.Sprint("tool_", i%10), Duration: time.Duration(i%500) * time.Millisecond, At: at(i)}
+			if i%10 == 0 {
+				c.Error = fmt.Sprint("error ", i%7)
+			}
+			if batch = append(batch, c); len(batch) == cap(batch) {
+				write()
+			}
+			i++
+		}
+		if len(batch) > 0 {
+			write()
 		}
 	})
 	b.Run("CreateLearning", func(b *testing.B) {

@@ -20,6 +20,16 @@ const (
 	DefaultAuthFailureRate  = auth.DefaultFailureRate
 	DefaultAuthFailureBurst = auth.DefaultFailureBurst
 	DefaultAuditRetention   = 30 * 24 * time.Hour
+	// DefaultAuditMaxEntries bounds the audit trail by size as well: about
+	// 400 MB on SQLite (see docs/benchmarks.md), a few days of calls at
+	// hundreds a second.
+	DefaultAuditMaxEntries = 1_000_000
+)
+
+// Where the audit entries of tool calls that ran go (audit.calls).
+const (
+	AuditCallsDB  = "db"
+	AuditCallsLog = "log"
 )
 
 // APIKey is one inbound API key of the config file's auth.api_keys.
@@ -62,7 +72,9 @@ type fileRateLimit struct {
 }
 
 type fileAudit struct {
-	Retention *string `yaml:"retention"`
+	Retention  *string `yaml:"retention"`
+	MaxEntries *int    `yaml:"max_entries"`
+	Calls      *string `yaml:"calls"`
 }
 
 // applyFileAuth copies the auth, rate_limit and audit sections.
@@ -133,6 +145,13 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 			c.setSource("audit.retention", SourceFile)
 		}
 	}
+	if a := f.Audit; a != nil {
+		if a.MaxEntries != nil {
+			c.AuditMaxEntries = *a.MaxEntries
+			c.setSource("audit.max_entries", SourceFile)
+		}
+		l.fileString("audit.calls", a.Calls, &c.AuditCalls)
+	}
 }
 
 // applyEnvAuth overrides the file with the authentication, rate-limit and
@@ -152,6 +171,8 @@ func (l *loader) applyEnvAuth() {
 	l.envFloat("rate_limit.auth_failures_per_second", "AGENTS_MCP_AUTH_FAILURE_RATE", &c.AuthFailureRate)
 	l.envInt("rate_limit.auth_failure_burst", "AGENTS_MCP_AUTH_FAILURE_BURST", &c.AuthFailureBurst)
 	l.envDuration("audit.retention", "AGENTS_MCP_AUDIT_RETENTION", &c.AuditRetention)
+	l.envInt("audit.max_entries", "AGENTS_MCP_AUDIT_MAX_ENTRIES", &c.AuditMaxEntries)
+	l.envString("audit.calls", "AGENTS_MCP_AUDIT_CALLS", &c.AuditCalls)
 }
 
 // allKeys is every inbound API key: those of api_keys (AGENTS_MCP_API_KEYS),
@@ -239,6 +260,12 @@ func (c *Config) validateAuth(bad func(name, format string, args ...any)) []erro
 	if c.AuditRetention < 0 {
 		bad("audit.retention", "must not be negative (0 keeps entries forever), got %s", c.AuditRetention)
 	}
+	if c.AuditMaxEntries < 0 {
+		bad("audit.max_entries", "must not be negative (0 disables the bound), got %d", c.AuditMaxEntries)
+	}
+	if c.AuditCalls != AuditCallsDB && c.AuditCalls != AuditCallsLog {
+		bad("audit.calls", "must be %q or %q, got %q", AuditCallsDB, AuditCallsLog, c.AuditCalls)
+	}
 	return errs
 }
 
@@ -270,4 +297,6 @@ func (c *Config) describeAuth(add func(name, value string), addSetting func(Sett
 	add("rate_limit.auth_failures_per_second", strconv.FormatFloat(c.AuthFailureRate, 'g', -1, 64))
 	add("rate_limit.auth_failure_burst", strconv.Itoa(c.AuthFailureBurst))
 	add("audit.retention", c.AuditRetention.String())
+	add("audit.max_entries", strconv.Itoa(c.AuditMaxEntries))
+	add("audit.calls", c.AuditCalls)
 }

@@ -116,6 +116,8 @@ func TestAuthEnvNames(t *testing.T) {
 		{"rate_limit.requests_per_second", "AGENTS_MCP_RATE_LIMIT", "0.5", func(c *Config) string { return fmt.Sprint(c.RateLimit) }, ""},
 		{"rate_limit.burst", "AGENTS_MCP_RATE_BURST", "7", func(c *Config) string { return fmt.Sprint(c.RateBurst) }, ""},
 		{"audit.retention", "AGENTS_MCP_AUDIT_RETENTION", "2h0m0s", func(c *Config) string { return c.AuditRetention.String() }, ""},
+		{"audit.max_entries", "AGENTS_MCP_AUDIT_MAX_ENTRIES", "5000", func(c *Config) string { return fmt.Sprint(c.AuditMaxEntries) }, ""},
+		{"audit.calls", "AGENTS_MCP_AUDIT_CALLS", "log", func(c *Config) string { return c.AuditCalls }, ""},
 		{"stdio.api_key", "AGENTS_MCP_API_KEY", "stdio-secret", func(c *Config) string { return c.StdioAPIKey }, ""},
 	}
 	for _, tt := range tests {
@@ -205,6 +207,9 @@ func TestAuthValidation(t *testing.T) {
 		{"burst not a number", "", map[string]string{"AGENTS_MCP_RATE_BURST": "1.5"}, `config: AGENTS_MCP_RATE_BURST: invalid integer "1.5"`},
 		{"bad retention", "audit: {retention: 30d}", nil, `config: audit.retention: invalid duration "30d"`},
 		{"negative retention", "", map[string]string{"AGENTS_MCP_AUDIT_RETENTION": "-1h"}, `config: audit.retention: must not be negative`},
+		{"negative size bound", "audit: {max_entries: -1}", nil, `config: audit.max_entries: must not be negative (0 disables the bound), got -1 (from file)`},
+		{"size bound not a number", "", map[string]string{"AGENTS_MCP_AUDIT_MAX_ENTRIES": "1e6"}, `config: AGENTS_MCP_AUDIT_MAX_ENTRIES: invalid integer "1e6"`},
+		{"calls elsewhere", "", map[string]string{"AGENTS_MCP_AUDIT_CALLS": "otlp"}, `config: audit.calls: must be "db" or "log", got "otlp" (from env:AGENTS_MCP_AUDIT_CALLS)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,5 +314,18 @@ func TestCheckExposure(t *testing.T) {
 				t.Errorf("error does not say how to fix it: %v", err)
 			}
 		})
+	}
+}
+
+// TestAuditFileSettings reads the audit section's size bound and call
+// destination from the file, and their defaults without it.
+func TestAuditFileSettings(t *testing.T) {
+	c := mustLoad(t, nil, nil)
+	if c.AuditMaxEntries != DefaultAuditMaxEntries || c.AuditCalls != AuditCallsDB {
+		t.Errorf("defaults: max entries %d, calls %q", c.AuditMaxEntries, c.AuditCalls)
+	}
+	c = mustLoad(t, []string{"--config", writeYAML(t, "audit: {max_entries: 0, calls: log}\n")}, nil)
+	if c.AuditMaxEntries != 0 || c.AuditCalls != AuditCallsLog || c.Source("audit.max_entries") != SourceFile || c.Source("audit.calls") != SourceFile {
+		t.Errorf("from the file: max entries %d (%s), calls %q (%s)", c.AuditMaxEntries, c.Source("audit.max_entries"), c.AuditCalls, c.Source("audit.calls"))
 	}
 }

@@ -116,6 +116,13 @@ type Config struct {
 	// AuditRetention is how long audit entries are kept; 0 keeps them
 	// forever.
 	AuditRetention time.Duration
+	// AuditMaxEntries bounds the audit trail by size: beyond it the oldest
+	// entries are deleted; 0 disables the bound.
+	AuditMaxEntries int
+	// AuditCalls is where the entries of tool calls that ran go:
+	// AuditCallsDB (the store, with everything else) or AuditCallsLog (the
+	// structured log; refusals and admin writes stay in the store).
+	AuditCalls string
 
 	// TaskLeaseTTL is how long a task's lease lasts unless its runner
 	// renews it (every third of it): a crashed replica's tasks are taken
@@ -196,6 +203,8 @@ func Default() *Config {
 		AuthFailureRate:  DefaultAuthFailureRate,
 		AuthFailureBurst: DefaultAuthFailureBurst,
 		AuditRetention:   DefaultAuditRetention,
+		AuditMaxEntries:  DefaultAuditMaxEntries,
+		AuditCalls:       AuditCallsDB,
 
 		TaskLeaseTTL:       DefaultTaskLeaseTTL,
 		TaskResumeInterval: DefaultTaskResumeInterval,
