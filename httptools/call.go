@@ -159,11 +159,12 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		}
 		return errorResult("%s %s: reading the answer: %v", op.method, op.path, redactErr(err)), nil
 	}
+	if resp.StatusCode >= 400 {
+		// Only the start is quoted, so a long error body is no error.
+		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), shortBody(body)), nil
+	}
 	if int64(len(body)) > p.src.MaxResponseBytes {
 		return errorResult("%s %s: the answer is larger than the limit of %d bytes (max_response_bytes)", op.method, op.path, p.src.MaxResponseBytes), nil
-	}
-	if resp.StatusCode >= 400 {
-		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), shortBody(body)), nil
 	}
 	return op.result(resp.Header.Get("Content-Type"), body), nil
 }
