@@ -234,7 +234,7 @@ func bodyMethod(m string) bool {
 }
 
 // pathParams returns the names of the "{name}" parameters of a path
-// template, in order.
+// template, in order, each once.
 func pathParams(path string) ([]string, error) {
 	if !strings.HasPrefix(path, "/") {
 		return nil, fmt.Errorf("must begin with /")
@@ -260,10 +260,10 @@ func pathParams(path string) ([]string, error) {
 		if name == "" || strings.ContainsAny(name, "{/") {
 			return nil, fmt.Errorf("has an invalid parameter {%s}", name)
 		}
-		if slices.Contains(out, name) {
-			return nil, fmt.Errorf("names {%s} twice", name)
+		// A name used twice takes the same value twice.
+		if !slices.Contains(out, name) {
+			out = append(out, name)
 		}
-		out = append(out, name)
 		rest = rest[i+j+1:]
 	}
 }

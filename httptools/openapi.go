@@ -231,6 +231,10 @@ const maxDescription = 2000
 // (as the argument "body") make the input schema, and its first 2xx JSON
 // response the output schema.
 func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v3.Operation) (*operation, error) {
+	name := operationName(method, path, o)
+	// ReadMe's documents list one path twice as "/p#a" and "/p#b"; the
+	// fragment names the operation but is not part of the request.
+	path, _, _ = strings.Cut(path, "#")
 	if _, err := pathParams(path); err != nil {
 		return nil, fmt.Errorf("path: %v", err)
 	}
@@ -351,7 +355,7 @@ func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v
 		desc = strings.ToValidUTF8(desc[:maxDescription], "") + "…"
 	}
 	op.tool = &mcp.Tool{
-		Name:        operationName(method, path, o),
+		Name:        name,
 		Description: desc,
 		InputSchema: json.RawMessage(raw),
 		Annotations: annotations(method, strings.TrimSpace(o.Summary)),
