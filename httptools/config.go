@@ -153,9 +153,13 @@ func (s Source) Problems() []Problem {
 	if s.OpenAPI == "" && (len(s.Include) > 0 || len(s.Exclude) > 0) {
 		add("include", "include and exclude apply to openapi sources only")
 	}
-	for k := range s.Headers {
+	for _, k := range sortedKeys(s.Headers) {
 		if !validHeaderName(k) {
 			add("headers."+k, "is not a valid header name")
+		}
+		// The value is a secret: the problem does not quote it.
+		if strings.ContainsFunc(s.Headers[k], func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			add("headers."+k, "the value holds a control character (CR, LF, NUL, …)")
 		}
 	}
 	names := map[string]bool{}
