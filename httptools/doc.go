@@ -1,6 +1,6 @@
 // Package httptools turns HTTP APIs into MCP tools: declarative endpoints
 // (a method, a path and its parameters) and the operations of OpenAPI 3.0
-// and 3.1 documents. Each configured [Source] becomes one
+// and 3.1 documents (Swagger 2.0 ones are upgraded to 3.0 first). Each configured [Source] becomes one
 // [agentsmcp.ToolProvider] ([Provider]) whose tools are named
 // "<source>__<endpoint>", so that the router's validation, allowlists,
 // rate limits, audit and the agents apply to them as to any other tool.

@@ -39,6 +39,12 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 		p.failed = err.Error()
 		return nil
 	}
+	if isSwagger2(raw) {
+		if raw, err = upgradeSwagger2(raw); err != nil {
+			p.failed = fmt.Sprintf("the Swagger 2.0 document could not be read: %v", err)
+			return nil
+		}
+	}
 	cfg := datamodel.NewDocumentConfiguration()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.AllowRemoteReferences = p.src.AllowRemoteRefs
@@ -64,10 +70,6 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 	doc, err := libopenapi.NewDocumentWithConfiguration(raw, cfg)
 	if err != nil {
 		p.failed = fmt.Sprintf("the OpenAPI document could not be parsed: %v", firstLine(err))
-		return nil
-	}
-	if v := doc.GetVersion(); strings.HasPrefix(v, "2.") {
-		p.failed = "Swagger 2.0 documents are not supported; convert the document to OpenAPI 3 (swagger2openapi, for one)"
 		return nil
 	}
 	model, err := doc.BuildV3Model()

@@ -77,13 +77,13 @@ func operations(t *testing.T, raw []byte) (n int, swagger bool) {
 }
 
 // TestOpenAPIExamplesAllLoad loads every document of @readme/oas-examples
-// at once into one router, each with a loopback base_url. Every OpenAPI 3
-// document that has operations must load, every operation must become a
-// tool or a named problem, and every tool's input and output schema must
-// compile with the router's validator. Swagger 2.0 documents are reported
-// problems of their sources. The test runs in a network namespace with
-// only loopback, so that no document's servers or $refs can be reached
-// even if the code under test tried.
+// at once into one router, each with a loopback base_url. Every document
+// that has operations (OpenAPI 3.0, 3.1, and Swagger 2.0, upgraded to 3.0
+// on load) must load, every operation must become a tool or a named
+// problem, and every tool's input and output schema must compile with the
+// router's validator. The test runs in a network namespace with only
+// loopback, so that no document's servers or $refs can be reached even if
+// the code under test tried.
 func TestOpenAPIExamplesAllLoad(t *testing.T) {
 	if !netnstest.Isolate(t) {
 		return
@@ -124,7 +124,7 @@ func TestOpenAPIExamplesAllLoad(t *testing.T) {
 		src, _ := r.ToolSource(tl.Name)
 		tools[src] = append(tools[src], tl)
 	}
-	var ready, failed, total int
+	var ready, failed, total, swaggerDocs int
 	for _, st := range s.Statuses() {
 		f := names[st.Name]
 		rel, _ := filepath.Rel(dir, f)
@@ -133,11 +133,10 @@ func TestOpenAPIExamplesAllLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		ops, swagger := operations(t, raw)
+		if swagger {
+			swaggerDocs++
+		}
 		switch {
-		case swagger:
-			if st.State != "failed" || !strings.Contains(st.Reason, "Swagger 2.0") {
-				t.Errorf("%s (Swagger 2.0): state %s, %q; want failed, naming Swagger 2.0", rel, st.State, st.Reason)
-			}
 		case ops == 0:
 			if st.State != "failed" || st.Reason == "" {
 				t.Errorf("%s (no operations): state %s, %q; want failed with a reason", rel, st.State, st.Reason)
@@ -191,6 +190,9 @@ func TestOpenAPIExamplesAllLoad(t *testing.T) {
 		t.Errorf("loading made %d requests to the base URL", requests.Load())
 	}
 	t.Logf("%d documents: %d ready, %d failed; %d tools", len(files), ready, failed, total)
+	if swaggerDocs < 14 {
+		t.Errorf("only %d Swagger 2.0 documents", swaggerDocs)
+	}
 	if ready < 80 || total < 300 {
 		t.Errorf("only %d documents ready with %d tools", ready, total)
 	}
@@ -410,5 +412,101 @@ func TestUnusableDocumentsAreProblemsOfTheirSource(t *testing.T) {
 	}
 	if len(r.Tools()) != 4 {
 		t.Errorf("the router lists %d tools, want the good source's 4", len(r.Tools()))
+	}
+}
+
+const swaggerDoc = `
+swagger: "2.0"
+info: {title: pets, version: "1"}
+host: HOST
+basePath: /v2
+schemes: [http]
+consumes: [application/json]
+produces: [application/json]
+parameters:
+  shared_body:
+    in: body
+    name: body
+    required: true
+    schema: {$ref: "#/definitions/Pet"}
+paths:
+  /pets:
+    get:
+      operationId: findPets
+      parameters:
+        - {name: status, in: query, type: array, items: {type: string, enum: [a, b]}}
+        - {name: tags, in: query, type: array, items: {type: string}, collectionFormat: multi}
+      responses:
+        "200": {description: ok, schema: {type: array, items: {$ref: "#/definitions/Pet"}}}
+    post:
+      operationId: addPet
+      parameters: [{$ref: "#/parameters/shared_body"}]
+      responses: {"201": {description: made, schema: {$ref: "#/definitions/Pet"}}}
+  /pets/{id}/photo:
+    post:
+      operationId: upload
+      consumes: [multipart/form-data]
+      parameters:
+        - {name: id, in: path, required: true, type: integer}
+        - {name: note, in: formData, type: string}
+        - {name: file, in: formData, type: file, required: true}
+      responses: {"200": {description: ok}}
+definitions:
+  Pet:
+    type: object
+    required: [name]
+    properties:
+      name: {type: string}
+      friend: {$ref: "#/definitions/Pet"}
+`
+
+func TestSwagger2DocumentsAreUpgraded(t *testing.T) {
+	a := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == "GET" {
+			_, _ = io.WriteString(w, `[{"name": "rex"}]`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"name": "rex"}`)
+	})
+	docPath := filepath.Join(t.TempDir(), "swagger.yaml")
+	host := strings.TrimPrefix(a.URL, "http://")
+	if err := os.WriteFile(docPath, []byte(strings.Replace(swaggerDoc, "HOST", host, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// No base_url: the server is http://HOST/v2, from host, basePath and
+	// schemes.
+	s := newStack(t, httptools.Source{Name: "sw", OpenAPI: docPath})
+	st := s.sources.Statuses()[0]
+	if st.State != "ready" || st.Tools != 3 {
+		t.Fatalf("status = %+v", st)
+	}
+	tools := map[string]*mcp.Tool{}
+	for _, tl := range s.router.Tools() {
+		tools[tl.Name] = tl
+	}
+	in := string(agentsmcp.ToolSchemaJSON(tools["sw__addPet"].InputSchema))
+	if !strings.Contains(in, `"required":["body"]`) || !strings.Contains(in, `"name":{"type":"string"}`) {
+		t.Errorf("addPet input schema = %s", in)
+	}
+
+	res := s.call(t, "sw__findPets", map[string]any{"status": []string{"a", "b"}, "tags": []string{"x", "y"}})
+	req, _ := a.last(t)
+	if res.IsError || req.URL.Path != "/v2/pets" || req.URL.RawQuery != "status=a%2Cb&tags=x&tags=y" {
+		t.Errorf("findPets sent %s?%s (%s)", req.URL.Path, req.URL.RawQuery, text(res))
+	}
+	if b, _ := json.Marshal(res.StructuredContent); string(b) != `{"result":[{"name":"rex"}]}` {
+		t.Errorf("findPets structuredContent = %s", b)
+	}
+	res = s.call(t, "sw__addPet", map[string]any{"body": map[string]any{"name": "rex"}})
+	req, body := a.last(t)
+	if res.IsError || req.Header.Get("Content-Type") != "application/json" || body != `{"name":"rex"}` {
+		t.Errorf("addPet sent %q %q (%s)", req.Header.Get("Content-Type"), body, text(res))
+	}
+	res = s.call(t, "sw__upload", map[string]any{"id": 7, "body": map[string]any{"note": "hi", "file": "data"}})
+	req, body = a.last(t)
+	if res.IsError || req.URL.Path != "/v2/pets/7/photo" || !strings.HasPrefix(req.Header.Get("Content-Type"), "multipart/form-data; boundary=") ||
+		!strings.Contains(body, `name="note"`) || !strings.Contains(body, "data") {
+		t.Errorf("upload sent %s %q %q (%s)", req.URL.Path, req.Header.Get("Content-Type"), body, text(res))
 	}
 }
