@@ -317,6 +317,15 @@ func (p *Provider) request(ctx context.Context, op *operation, args map[string]a
 	if err != nil {
 		return nil, fmt.Errorf("build the request: %v", err)
 	}
+	// Header arguments first, then the source's headers and the
+	// Authorizer's, which win: a credential the operator configured is
+	// not replaced by a caller's argument of the same name.
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+	}
 	for k, v := range p.src.Headers {
 		req.Header.Set(k, v)
 	}
@@ -328,12 +337,6 @@ func (p *Provider) request(ctx context.Context, op *operation, args map[string]a
 		for k, vs := range h {
 			req.Header[http.CanonicalHeaderKey(k)] = vs
 		}
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	if len(cookies) > 0 {
-		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)

@@ -356,6 +356,21 @@ func TestOpenAPIOperations(t *testing.T) {
 	if remoteFetches.Load() == 0 {
 		t.Errorf("the remote $ref was not fetched with allow_remote_refs")
 	}
+
+	// A header the operator configured wins over a header argument.
+	p, err := httptools.Load(context.Background(), httptools.Source{Name: "hd", OpenAPI: docPath, BaseURL: a.URL,
+		Headers: map[string]string{"X-Trace": "operator"}, Include: []string{"pets.get one"}}, httptools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = p.CallTool(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{
+		Name: "hd__pets_get_one", Arguments: json.RawMessage(`{"petId": "1", "limit": 1, "X-Trace": "caller"}`)}})
+	if err != nil || res.IsError {
+		t.Fatalf("hd__pets_get_one: %v %s", err, text(res))
+	}
+	if req, _ := a.last(t); req.Header.Get("X-Trace") != "operator" {
+		t.Errorf("X-Trace = %q, want the configured value", req.Header.Get("X-Trace"))
+	}
 }
 
 func mapsKeys[V any](m map[string]V) func(func(string) bool) {
