@@ -222,6 +222,14 @@ func (e Endpoint) problems() []Problem {
 			add("required", "%q is not a body field", r)
 		}
 	}
+	if len(out) == 0 {
+		// The body fields' schemas come from the config: check that the
+		// whole input schema compiles as the router will compile it.
+		op := endpointOperation(e)
+		if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.InputSchema)); err != nil {
+			add("body", "the input schema does not compile: %v", firstLine(err))
+		}
+	}
 	if len(e.Body) > 0 && !bodyMethod(strings.ToUpper(e.Method)) {
 		add("body", "a %s request has no body", strings.ToUpper(e.Method))
 	}

@@ -322,6 +322,7 @@ func TestInvalidSourcesAreRefused(t *testing.T) {
 		"bad name":       {Name: "a__b", BaseURL: "http://127.0.0.1:1", Endpoints: []httptools.Endpoint{{Name: "x", Method: "GET", Path: "/x"}}},
 		"body on GET":    {Name: "a", BaseURL: "http://127.0.0.1:1", Endpoints: []httptools.Endpoint{{Name: "x", Method: "GET", Path: "/x", Body: map[string]any{"a": map[string]any{}}}}},
 		"both":           {Name: "a", BaseURL: "http://127.0.0.1:1", OpenAPI: "x.json", Endpoints: []httptools.Endpoint{{Name: "x", Method: "GET", Path: "/x"}}},
+		"bad body type":  {Name: "a", BaseURL: "http://127.0.0.1:1", Endpoints: []httptools.Endpoint{{Name: "x", Method: "POST", Path: "/x", Body: map[string]any{"a": map[string]any{"type": "strnig"}}}}},
 		"header CRLF":    {Name: "a", BaseURL: "http://127.0.0.1:1", Headers: map[string]string{"K": "v\r\nX: y"}, Endpoints: []httptools.Endpoint{{Name: "x", Method: "GET", Path: "/x"}}},
 		"required field": {Name: "a", BaseURL: "http://127.0.0.1:1", Endpoints: []httptools.Endpoint{{Name: "x", Method: "POST", Path: "/x", Required: []string{"t"}}}},
 	} {

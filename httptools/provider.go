@@ -179,7 +179,8 @@ func (p *Provider) setBase(ctx context.Context, raw string) error {
 
 // publish names the operations' tools ("<source>__<name>", aliased when
 // longer than 64 characters; a name met twice gets "_2", "_3"…) and keeps
-// those whose input schema passes [agentsmcp.CheckTool].
+// those whose input schema passes [agentsmcp.CheckTool] and compiles; an
+// output schema that does not compile is dropped.
 func (p *Provider) publish(ops []*operation) {
 	prefix := p.src.Name + agentsmcp.NamespaceSeparator
 	taken := map[string]bool{}
@@ -196,6 +197,16 @@ func (p *Provider) publish(ops []*operation) {
 		if err := agentsmcp.CheckTool(op.tool); err != nil {
 			p.problems = append(p.problems, fmt.Sprintf("operation %q: %v", op.id, err))
 			continue
+		}
+		if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.InputSchema)); err != nil {
+			p.problems = append(p.problems, fmt.Sprintf("operation %q: the input schema does not compile: %v", op.id, firstLine(err)))
+			continue
+		}
+		if op.tool.OutputSchema != nil {
+			if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.OutputSchema)); err != nil {
+				p.problems = append(p.problems, fmt.Sprintf("operation %q: the output schema does not compile and is left out: %v", op.id, firstLine(err)))
+				op.tool.OutputSchema, op.wrapOutput = nil, false
+			}
 		}
 		p.ops[op.tool.Name] = op
 		p.tools = append(p.tools, op.tool)
