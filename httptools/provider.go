@@ -107,7 +107,7 @@ type Provider struct {
 // source is removed and added again.
 func (p *Provider) OnToolsChanged(func()) { p.accepted.Store(true) }
 
-// Status is the state of one source, for /readyz and the admin API.
+// Status is the state of one source, as /readyz shows it.
 type Status struct {
 	Name string `json:"name"`
 	// Kind is "endpoints" or "openapi".
@@ -152,7 +152,7 @@ func Load(ctx context.Context, src Source, opts Options) (*Provider, error) {
 	}
 	p.publish(ops)
 	if p.failed == "" {
-		opts.Logger.Info("http tools loaded", "source", src.Name, "tools", len(p.tools), "problems", len(p.problems))
+		opts.Logger.Debug("http tools loaded", "source", src.Name, "tools", len(p.tools), "problems", len(p.problems))
 	} else {
 		opts.Logger.Warn("http tools source not usable", "source", src.Name, "reason", p.failed)
 	}
