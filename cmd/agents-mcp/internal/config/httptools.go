@@ -14,10 +14,10 @@ import (
 // the definition and its validation).
 type HTTPSource = httptools.Source
 
-// fileHTTPSource is an http_tools entry as written: the timeout is a
+// fileHTTPSrc is an http_tools entry as written: the timeout is a
 // string so that a bad one is reported with its key, and header values
 // may hold ${VAR} references.
-type fileHTTPSource struct {
+type fileHTTPSrc struct {
 	Name             string               `yaml:"name"`
 	BaseURL          string               `yaml:"base_url"`
 	Headers          map[string]string    `yaml:"headers"`
@@ -33,7 +33,7 @@ type fileHTTPSource struct {
 // resolve turns a file entry into a source: ${VAR} references in header
 // values are expanded through getenv, the timeout is parsed, and a
 // relative openapi path is taken from the config file's directory (dir).
-func (fs fileHTTPSource) resolve(field, dir string, getenv func(string) string) (HTTPSource, []error) {
+func (fs fileHTTPSrc) resolve(field, dir string, getenv func(string) string) (HTTPSource, []error) {
 	var errs []error
 	s := HTTPSource{
 		Name:             strings.TrimSpace(fs.Name),

@@ -20,27 +20,27 @@ import (
 // from an absent one and recorded as coming from the file. Durations are
 // strings so that a bad one is reported with its key.
 type fileConfig struct {
-	Addr            *string          `yaml:"addr"`
-	DataDir         *string          `yaml:"data_dir"`
-	MongoDB         *fileMongo       `yaml:"mongodb"`
-	Pinecone        *filePinecone    `yaml:"pinecone"`
-	Embedder        *fileEmbedder    `yaml:"embedder"`
-	LLM             *fileLLM         `yaml:"llm"`
-	APIKeys         *[]string        `yaml:"api_keys"`
-	Stateless       *bool            `yaml:"stateless"`
-	MaxBodyBytes    *int64           `yaml:"max_body_bytes"`
-	ShutdownTimeout *string          `yaml:"shutdown_timeout"`
-	AllowedOrigins  *[]string        `yaml:"allowed_origins"`
-	AllowedHosts    *[]string        `yaml:"allowed_hosts"`
-	LogLevel        *string          `yaml:"log_level"`
-	Upstreams       []fileUpstream   `yaml:"upstreams"`
-	HTTPTools       []fileHTTPSource `yaml:"http_tools"`
-	Auth            *fileAuth        `yaml:"auth"`
-	RateLimit       *fileRateLimit   `yaml:"rate_limit"`
-	Audit           *fileAudit       `yaml:"audit"`
-	Tasks           *fileTasks       `yaml:"tasks"`
-	Egress          *fileEgress      `yaml:"egress"`
-	Memory          *fileMemory      `yaml:"memory"`
+	Addr            *string        `yaml:"addr"`
+	DataDir         *string        `yaml:"data_dir"`
+	MongoDB         *fileMongo     `yaml:"mongodb"`
+	Pinecone        *filePinecone  `yaml:"pinecone"`
+	Embedder        *fileEmbedder  `yaml:"embedder"`
+	LLM             *fileLLM       `yaml:"llm"`
+	APIKeys         *[]string      `yaml:"api_keys"`
+	Stateless       *bool          `yaml:"stateless"`
+	MaxBodyBytes    *int64         `yaml:"max_body_bytes"`
+	ShutdownTimeout *string        `yaml:"shutdown_timeout"`
+	AllowedOrigins  *[]string      `yaml:"allowed_origins"`
+	AllowedHosts    *[]string      `yaml:"allowed_hosts"`
+	LogLevel        *string        `yaml:"log_level"`
+	Upstreams       []fileUpstream `yaml:"upstreams"`
+	HTTPTools       []fileHTTPSrc  `yaml:"http_tools"`
+	Auth            *fileAuth      `yaml:"auth"`
+	RateLimit       *fileRateLimit `yaml:"rate_limit"`
+	Audit           *fileAudit     `yaml:"audit"`
+	Tasks           *fileTasks     `yaml:"tasks"`
+	Egress          *fileEgress    `yaml:"egress"`
+	Memory          *fileMemory    `yaml:"memory"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -95,25 +95,25 @@ type fileTools struct {
 // yamlSections turns the Go type names in yaml.v3 messages into the YAML
 // section the user wrote.
 var yamlSections = map[string]string{
-	"config.fileConfig":     "",
-	"config.fileMongo":      "mongodb",
-	"config.filePinecone":   "pinecone",
-	"config.fileEmbedder":   "embedder",
-	"config.fileLLM":        "llm",
-	"config.fileUpstream":   "upstreams entry",
-	"config.fileTools":      "upstreams[].tools",
-	"config.fileHTTPSource": "http_tools entry",
-	"httptools.Endpoint":    "http_tools[].endpoints entry",
-	"httptools.Shape":       "http_tools[].endpoints[].response",
-	"httptools.Table":       "http_tools[].endpoints[].response.table",
-	"config.fileAuth":       "auth",
-	"config.fileAPIKey":     "auth.api_keys entry",
-	"config.fileJWT":        "auth.jwt",
-	"config.fileRateLimit":  "rate_limit",
-	"config.fileAudit":      "audit",
-	"config.fileTasks":      "tasks",
-	"config.fileEgress":     "egress",
-	"config.fileMemory":     "memory",
+	"config.fileConfig":    "",
+	"config.fileMongo":     "mongodb",
+	"config.filePinecone":  "pinecone",
+	"config.fileEmbedder":  "embedder",
+	"config.fileLLM":       "llm",
+	"config.fileUpstream":  "upstreams entry",
+	"config.fileTools":     "upstreams[].tools",
+	"config.fileHTTPSrc":   "http_tools entry",
+	"httptools.Endpoint":   "http_tools[].endpoints entry",
+	"httptools.Shape":      "http_tools[].endpoints[].response",
+	"httptools.Table":      "http_tools[].endpoints[].response.table",
+	"config.fileAuth":      "auth",
+	"config.fileAPIKey":    "auth.api_keys entry",
+	"config.fileJWT":       "auth.jwt",
+	"config.fileRateLimit": "rate_limit",
+	"config.fileAudit":     "audit",
+	"config.fileTasks":     "tasks",
+	"config.fileEgress":    "egress",
+	"config.fileMemory":    "memory",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
