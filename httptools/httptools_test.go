@@ -153,6 +153,16 @@ func TestDeclarativeEndpoints(t *testing.T) {
 		t.Errorf("POST tool is readOnlyHint: %+v", a)
 	}
 
+	// The agents read the hints through the router's catalog: a plan step
+	// calling a DELETE tool waits for a confirmation.
+	catalog := router.NewCatalog(s.router, nil, nil)
+	for name, want := range map[string][2]bool{"blog__delete_post": {false, true}, "blog__get_post": {true, false}, "blog__create_post": {false, false}} {
+		info, err := catalog.Tool(context.Background(), name)
+		if err != nil || info.ReadOnly != want[0] || info.Destructive != want[1] {
+			t.Errorf("catalog %s: %+v, %v; want readOnly %v, destructive %v", name, info, err, want[0], want[1])
+		}
+	}
+
 	// A list answer is wrapped so that structuredContent is an object.
 	res := s.call(t, "blog__list_posts", map[string]any{"author": "ann & bob"})
 	if res.IsError {
