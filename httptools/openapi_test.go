@@ -297,7 +297,7 @@ func TestOpenAPIOperations(t *testing.T) {
 		t.Errorf("required = %v", in.Required)
 	}
 	out := string(agentsmcp.ToolSchemaJSON(get.OutputSchema))
-	if !strings.Contains(out, `(recursive: the same shape as Pet)`) || !strings.Contains(out, `"null"`) {
+	if !strings.Contains(out, `"parent":{"description":"(recursive: the same shape as Pet)","type":"object"}`) || !strings.Contains(out, `"null"`) {
 		t.Errorf("the output schema does not cut the cycle or lost nullable: %s", out)
 	}
 	if a := tools["pets__delete_pets_petId"].Annotations; a.DestructiveHint == nil || !*a.DestructiveHint {

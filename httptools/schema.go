@@ -58,7 +58,7 @@ func (c *schemaConverter) proxy(sp *base.SchemaProxy, depth int) map[string]any 
 		ref := sp.GetReference()
 		for _, r := range c.refs {
 			if r == ref {
-				return permissive("(recursive: the same shape as " + refName(ref) + ")")
+				return c.cycle(sp, ref)
 			}
 		}
 		c.refs = append(c.refs, ref)
@@ -69,6 +69,24 @@ func (c *schemaConverter) proxy(sp *base.SchemaProxy, depth int) map[string]any 
 		return permissive("(schema not available: " + refName(sp.GetReference()) + ")")
 	}
 	return c.schema(s, depth)
+}
+
+// cycle is the schema put where a $ref meets itself again: the type of
+// the schema it names (a permissive object, for the usual recursive
+// object), with no further constraint, and a description saying what it
+// stands for.
+func (c *schemaConverter) cycle(sp *base.SchemaProxy, ref string) map[string]any {
+	out := permissive("(recursive: the same shape as " + refName(ref) + ")")
+	s := sp.Schema()
+	if s == nil || len(s.Type) != 1 || !jsonTypes[s.Type[0]] {
+		return out
+	}
+	if s.Nullable != nil && *s.Nullable && s.Type[0] != "null" {
+		out["type"] = []any{s.Type[0], "null"}
+	} else {
+		out["type"] = s.Type[0]
+	}
+	return out
 }
 
 // refName shortens a $ref for a description: "#/components/schemas/Pet"
