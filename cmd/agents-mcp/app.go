@@ -275,17 +275,21 @@ func addUpstreams(ctx context.Context, pool *remote.Pool, upstreams []config.Ups
 	}
 }
 
-// addHTTPTools loads the configured http_tools sources. A source that is
-// refused (its base_url, a name in use) is logged and left out, and one
-// whose document is unusable is added without tools: neither stops the
-// server nor the other sources, and /readyz names both.
+// addHTTPTools loads the configured http_tools sources, each within
+// upstreamStartWait (an OpenAPI document given by URL is fetched then). A
+// source refused when added (a name in use, a base_url whose name resolves
+// to a refused address) is logged and left out; one whose document is
+// unusable is added without tools, and /readyz says why. Neither stops
+// the server or the other sources.
 func addHTTPTools(ctx context.Context, sources *httptools.Sources, list []config.HTTPSource, logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(ctx, upstreamStartWait)
-	defer cancel()
 	for _, s := range list {
-		if err := sources.Add(ctx, s); err != nil {
+		// Each source gets its own bound, so that one slow document URL
+		// does not leave the next sources without time.
+		sctx, cancel := context.WithTimeout(ctx, upstreamStartWait)
+		if err := sources.Add(sctx, s); err != nil {
 			logger.Error("http_tools source not added", "source", s.Name, "error", err)
 		}
+		cancel()
 	}
 	for _, st := range sources.Statuses() {
 		logger.Info("http_tools", "name", st.Name, "state", st.State, "reason", st.Reason, "tools", st.Tools, "problems", len(st.Problems))

@@ -63,6 +63,10 @@ func TestHTTPToolsErrors(t *testing.T) {
 			`http_tools[0].name: "a" is already the name of an upstream`},
 		{"twice", "http_tools:\n- {name: a, openapi: x.json}\n- {name: a, openapi: y.json}\n",
 			`http_tools[1].name: "a" is already used by http_tools[0]`},
+		{"metadata base_url", "http_tools:\n- {name: a, base_url: 'http://169.254.169.254/latest', endpoints: [{name: x, method: GET, path: /x}]}\n",
+			"http_tools[0].base_url: http://169.254.169.254/latest: egress to 169.254.169.254 refused"},
+		{"metadata openapi", "http_tools:\n- {name: a, openapi: 'http://metadata.google.internal/doc.json'}\n",
+			"http_tools[0].openapi: http://metadata.google.internal/doc.json: egress to metadata.google.internal refused"},
 		{"timeout", "http_tools:\n- {name: a, openapi: x.json, timeout: soon}\n",
 			`http_tools[0].timeout: invalid duration "soon"`},
 	} {
