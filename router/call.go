@@ -172,6 +172,9 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
 			return errorResult(agentsmcp.ErrorMessage(err)), nil
 		}
+		if c, ok := clientCallFrom(ctx); ok {
+			res = shapeResult(res, c.profile)
+		}
 		return res, nil
 	}
 }

@@ -125,6 +125,7 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 		if id := req.Header.Get(agentsmcp.RequestIDHeader); id != "" {
 			ctx = agentsmcp.WithRequestID(ctx, id)
 		}
+		ctx = withClientCall(ctx, clientCall{profile: restProfile})
 		if !own && p != nil && r.access.Admit != nil {
 			if ok, wait := r.access.Admit(p); !ok {
 				r.recordRefusal(ctx, call.Tool, call.Params, "rate limited")

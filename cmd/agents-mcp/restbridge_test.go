@@ -228,9 +228,11 @@ auth:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var call, denied, invalid *agentsmcp.AuditEntry
+	var call, denied, invalid, mcpCall *agentsmcp.AuditEntry
 	for _, e := range entries {
 		switch {
+		case e.Kind == agentsmcp.AuditToolCall && e.Target == "search_tools" && e.Transport == "streamable":
+			mcpCall = e
 		case e.Kind == agentsmcp.AuditToolCall && e.Target == "store_insight" && e.Outcome == agentsmcp.AuditOK:
 			call = e
 		case e.Kind == agentsmcp.AuditToolCall && e.Target == "query_memory" && e.Outcome == agentsmcp.AuditDenied:
@@ -238,6 +240,14 @@ auth:
 		case e.Kind == agentsmcp.AuditToolCall && e.Target == "store_insight" && e.Outcome == agentsmcp.AuditDenied:
 			invalid = e
 		}
+	}
+	// The client profile: the go-sdk client of connectWithKey over /mcp,
+	// and the bridge, which has no MCP client.
+	if mcpCall == nil || mcpCall.Client != "security-test/1" || mcpCall.ClientProfile != "standard" {
+		t.Errorf("audit of the call over /mcp: %+v; want client security-test/1, profile standard", mcpCall)
+	}
+	if call != nil && (call.ClientProfile != "rest" || call.Client != "") {
+		t.Errorf("audit of the bridge call: client %q profile %q; want profile rest", call.Client, call.ClientProfile)
 	}
 	if call == nil || call.Transport != "rest" || call.RequestID != "bridge-req-1" || !strings.HasPrefix(call.Principal, "key:") || !strings.Contains(string(call.Arguments), "handshake") {
 		t.Errorf("audit of the bridge call: %+v", call)
