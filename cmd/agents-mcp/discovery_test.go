@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +19,11 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 )
 
-// startWeatherUpstream serves a go-sdk upstream with two tools over
+// clearedCalls counts the calls of the weather upstream's destructive
+// tool, clear_alerts, of the latest startWeatherUpstream.
+var clearedCalls *atomic.Int32
+
+// startWeatherUpstream serves a go-sdk upstream with three tools over
 // loopback streamable HTTP and returns its endpoint.
 func startWeatherUpstream(t *testing.T) string {
 	t.Helper()
@@ -33,6 +39,13 @@ func startWeatherUpstream(t *testing.T) string {
 		func(context.Context, *mcp.CallToolRequest, cityArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no alerts"}}}, nil, nil
 		})
+	var cleared atomic.Int32
+	mcp.AddTool(srv, &mcp.Tool{Name: "clear_alerts", Description: "Delete every weather alert of a city.", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true)}},
+		func(context.Context, *mcp.CallToolRequest, cityArgs) (*mcp.CallToolResult, any, error) {
+			cleared.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "alerts deleted"}}}, nil, nil
+		})
+	clearedCalls = &cleared
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
 	return hs.URL + "/mcp"
@@ -63,7 +76,9 @@ func TestServeDiscoveryPrompts(t *testing.T) {
 	if err := os.WriteFile(cfgFile, fmt.Appendf(nil, "upstreams:\n  - name: weather\n    transport: streamable\n    url: %s\n", startWeatherUpstream(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base, _, _, _ := startServe(t, nil, "--config", cfgFile)
+	base, stop, code, _ := startServe(t, nil, "--config", cfgFile)
+	// The server has ended before its data dir is removed.
+	t.Cleanup(func() { stop(); <-code })
 	c := mcp.NewClient(&mcp.Implementation{Name: "discovery-test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -95,14 +110,15 @@ func TestServeDiscoveryPrompts(t *testing.T) {
 	}
 
 	start := promptText(t, cs, agents.PromptHelpMeStart, nil)
-	for _, want := range []string{"- weather (2 tools, ready): weather__alerts weather__forecast", "- local (", "weather__forecast: 100% of 4 calls succeeded", "search_tools"} {
+	for _, want := range []string{"- weather (3 tools, ready): weather__alerts weather__clear_alerts weather__forecast", "- local (", "weather__forecast: 100% of 4 calls succeeded", "search_tools"} {
 		if !strings.Contains(start, want) {
 			t.Errorf("help-me-start lacks %q:\n%s", want, start)
 		}
 	}
 
 	api := promptText(t, cs, agents.PromptHelpWithAPI, map[string]string{"api": "weather"})
-	for _, want := range []string{"weather__forecast [read-only]: Weather forecast for the coming days.", "weather__alerts: Severe weather alerts in force."} {
+	for _, want := range []string{"weather__forecast [read-only]: Weather forecast for the coming days.", "weather__alerts: Severe weather alerts in force.",
+		"weather__clear_alerts [destructive: asks for a confirmation in tasks]"} {
 		if !strings.Contains(api, want) {
 			t.Errorf("help-with-api lacks %q:\n%s", want, api)
 		}
@@ -126,5 +142,47 @@ func TestServeDiscoveryPrompts(t *testing.T) {
 		if !strings.Contains(learn, want) {
 			t.Errorf("help-me-learn lacks %q:\n%s", want, learn)
 		}
+	}
+}
+
+// bridgeStep is what TestServeRESTBridgeKeepsTheConfirmationGate reads of
+// a task's step.
+type bridgeStep struct {
+	StepID string `json:"stepId"`
+	Status string `json:"status"`
+	Error  string `json:"error"`
+}
+
+// TestServeRESTBridgeKeepsTheConfirmationGate: the bridge has no session,
+// so nothing can be asked of its caller. A task that reaches a step of a
+// destructive tool pauses with the step waiting for a confirmation, as for
+// an MCP client without elicitation; the tool is not called.
+func TestServeRESTBridgeKeepsTheConfirmationGate(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "agents-mcp.yaml")
+	if err := os.WriteFile(cfgFile, fmt.Appendf(nil, "upstreams:\n  - name: weather\n    transport: streamable\n    url: %s\n", startWeatherUpstream(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop, code, _ := startServe(t, nil, "--config", cfgFile)
+	// The server has ended before its data dir is removed.
+	t.Cleanup(func() { stop(); <-code })
+	a := bridgePost(t, base, "", "application/json", `{"tool":"run_task","params":{"request":"delete every weather alert of Lisbon"}}`)
+	var res struct {
+		Task struct {
+			Status string       `json:"status"`
+			Steps  []bridgeStep `json:"steps"`
+		} `json:"task"`
+	}
+	if a.status != http.StatusOK || a.IsError || json.Unmarshal(a.Result, &res) != nil {
+		t.Fatalf("run_task over the bridge: %d %s", a.status, a.raw)
+	}
+	waiting := slices.ContainsFunc(res.Task.Steps, func(s bridgeStep) bool {
+		return s.Status == "waiting_confirmation" && strings.Contains(s.Error, "calls weather__clear_alerts, and the tool is marked destructive")
+	})
+	if res.Task.Status != "paused" || !waiting {
+		t.Errorf("run_task of a destructive tool over the bridge: %s; want the task paused with the step waiting_confirmation", a.raw)
+	}
+	if n := clearedCalls.Load(); n != 0 {
+		t.Errorf("the destructive tool was called %d times without a confirmation", n)
 	}
 }
