@@ -35,8 +35,8 @@ func (p *resultProvider) CallTool(_ context.Context, req *mcp.CallToolRequest) (
 
 // TestClientProfilesShapeResultsAndAreRecorded calls a tool that answers
 // with a resource link and one that answers with structuredContent alone,
-// as a client of MCP 2025-11-25 and as one of 2025-03-26 (which has no
-// resource links), over real HTTP: each gets what it can use, and the
+// as a client of MCP 2025-11-25, as one of 2025-03-26 (which has no
+// resource links) and as a sessionless one of 2026-07-28, over real HTTP: each gets what it can use, and the
 // record of each call names the client and its profile.
 func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 	var mu sync.Mutex
@@ -120,14 +120,24 @@ func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 		t.Errorf("legacy client, summary and structuredContent: %v; want both as text", content)
 	}
 
+	// A client of MCP 2026-07-28 has no session: its request's _meta
+	// names it and its protocol version.
+	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__link","arguments":{},"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
+		`"io.modelcontextprotocol/clientInfo":{"name":"sessionless-client","version":"9.1"}}}}`),
+		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "up__link"})
+	if reply := decodeReply(t, resp, data); reply.Error != nil || !strings.Contains(string(reply.Result), `"resource_link"`) {
+		t.Errorf("2026-07-28 tools/call: %d %s; want the resource link kept", resp.StatusCode, data)
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	seen := map[string]int{}
 	for _, rec := range records {
 		seen[rec.Client+"/"+rec.ClientVersion+" "+rec.ClientProfile]++
 	}
-	if seen["modern-client/9.1 standard"] != 3 || seen["legacy-client/9.1 legacy"] != 3 {
-		t.Errorf("records by client and profile: %v; want 3 calls of each client with its profile", seen)
+	if seen["modern-client/9.1 standard"] != 3 || seen["legacy-client/9.1 legacy"] != 3 || seen["sessionless-client/9.1 standard"] != 1 {
+		t.Errorf("records by client and profile: %v; want 3 calls of each session's client and 1 of the sessionless one, with its profile", seen)
 	}
 }
 

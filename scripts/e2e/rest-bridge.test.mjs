@@ -12,7 +12,9 @@
 //   2. invalid params: 400 with the JSON pointers tools/validate reports for the same arguments;
 //   3. the narrow key: its tool works; another one is 404 listing only its tool, the same answer as
 //      for a tool that does not exist;
-//   4. no credential: 401.
+//   4. no credential: 401;
+//   5. the discovery prompts, read by the TS SDK client, name the upstream's tools, and help-with-api's
+//      argument completes to the upstream's name.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -129,6 +131,19 @@ describe('REST bridge: POST /mcp-json', { skip: !BIN && 'AGENTS_MCP_BIN not set;
       assert.equal(r.body.error.code, 'unknown_tool');
       assert.deepEqual(r.body.tools, [`${UP}__echo`]);
     }
+  });
+
+  test('the discovery prompts name the live tools, and complete the upstream name', async () => {
+    const names = (await client.listPrompts()).prompts.map((p) => p.name);
+    for (const want of ['help-me-start', 'help-with-api', 'help-me-learn']) assert.ok(names.includes(want), `prompts/list: ${names}`);
+    const text = (res) => res.messages.map((m) => m.content.text).join('\n');
+    const start = text(await client.getPrompt({ name: 'help-me-start' }));
+    assert.match(start, new RegExp(`- ${UP} \\(\\d+ tools, ready\\):.* ${UP}__echo`), start);
+    const api = text(await client.getPrompt({ name: 'help-with-api', arguments: { api: UP } }));
+    assert.match(api, new RegExp(`- ${UP}__get-sum`), api);
+    assert.doesNotMatch(api, /search_tools/, api);
+    const done = await client.complete({ ref: { type: 'ref/prompt', name: 'help-with-api' }, argument: { name: 'api', value: 'ev' } });
+    assert.deepEqual(done.completion.values, [UP]);
   });
 
   test('credentials and bodies', async () => {
