@@ -33,7 +33,7 @@ type AuditEntry struct {
 	// read ("resources/read upstream://everything/test://static/resource/1").
 	Target string `json:"target"`
 	// Transport is how the request came: "streamable", "sse", "stdio",
-	// "admin".
+	// "rest" (the REST bridge), "admin".
 	Transport string `json:"transport,omitempty"`
 	// Client is the caller's clientInfo of a tool call, "name/version" as
 	// the client sent it (truncated to MaxAuditFieldBytes), and
