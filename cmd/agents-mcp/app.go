@@ -165,10 +165,11 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.closers = append(a.closers, search.Close)
 	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.insights, Patterns: m.store, Logger: logger}
 	a.recall = searcher
+	// Reads see the calls made before them (see Recorder.ReadThrough).
+	performance := recorder.ReadThrough(m.store, 0)
 	memoryTools := &mcptools.MemoryTools{
-		Recall: searcher,
-		// Reads see the calls made before them (see Recorder.ReadThrough).
-		ToolPerformance: recorder.ReadThrough(m.store, 0),
+		Recall:          searcher,
+		ToolPerformance: performance,
 		Visibility:      cfg.MemoryVisibility,
 		Written:         m.syncer.Notify,
 		Logger:          logger,
@@ -176,7 +177,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	if err := memoryTools.Register(a.local); err != nil {
 		return fail(err)
 	}
-	executor, err := a.addAgents(cfg, m, searcher, search, logger)
+	executor, err := a.addAgents(cfg, m, searcher, search, performance, logger)
 	if err != nil {
 		return fail(err)
 	}

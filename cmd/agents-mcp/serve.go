@@ -65,7 +65,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	mcpHTTP := a.router.HTTPHandler(httpOpts)
 	mux := http.NewServeMux()
-	for _, p := range []string{"/mcp", "/sse", "/messages"} {
+	for _, p := range []string{"/mcp", "/sse", "/messages", router.RESTBridgePath} {
 		mux.Handle(p, mcpHTTP)
 	}
 	sec.authn.RegisterMetadata(mux)
@@ -105,7 +105,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	logger.Info("serving", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "sse", "http://"+ln.Addr().String()+"/sse", "version", version)
+	logger.Info("serving", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "sse", "http://"+ln.Addr().String()+"/sse", "rest", "http://"+ln.Addr().String()+router.RESTBridgePath, "version", version)
 
 	select {
 	case err := <-serveErr:
