@@ -5,9 +5,9 @@
 // TBXark/mcp-proxy when its binary is given, in interleaved rounds, at 1 and
 // 32 clients, with the clients speaking streamable HTTP and legacy SSE.
 //
-// The upstream and the clients run in this process; each relay is a
-// process of its own that reaches the upstream over streamable HTTP on
-// loopback. Every client is a go-sdk client (protocol 2025-11-25) with its
+// The clients run in this process, the upstream in a process of its own
+// (this program with -serve-upstream), and each relay is a process of its
+// own that reaches the upstream over streamable HTTP on loopback. Every client is a go-sdk client (protocol 2025-11-25) with its
 // own session and HTTP transport, connected once and reused. A round runs
 // every target for -time at one concurrency and transport, the targets in
 // a rotated order; the report gives per target the median over rounds of
@@ -56,7 +56,16 @@ func main() {
 	levels := flag.String("c", "1,32", "numbers of concurrent clients")
 	transports := flag.String("transports", "streamable,sse", "client transports")
 	env := flag.String("env", os.Getenv("RELAY_BENCH_BINARY_ENV"), "extra environment of the agents-mcp process (space-separated VAR=value)")
+	serveOnly := flag.Bool("serve-upstream", false, "serve the echo upstream, print its base URL, and wait (how the benchmark starts its upstream process)")
 	flag.Parse()
+	if *serveOnly {
+		up, _, err := serveUpstream()
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(up)
+		select {} // until the benchmark kills this process
+	}
 	var conc []int
 	for f := range strings.SplitSeq(*levels, ",") {
 		n, err := strconv.Atoi(f)
@@ -75,12 +84,12 @@ func main() {
 
 type config struct {
 	bin, before, proxy string
-	rounds     int
-	per        time.Duration
-	conc       []int
-	transports []string
-	env        []string
-	out        io.Writer
+	rounds             int
+	per                time.Duration
+	conc               []int
+	transports         []string
+	env                []string
+	out                io.Writer
 }
 
 // target is one way of calling echo: its endpoints per client transport,
@@ -123,7 +132,7 @@ func run(cfg config) (*report, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	up, stopUp, err := serveUpstream()
+	up, stopUp, err := startUpstream()
 	if err != nil {
 		return nil, err
 	}
@@ -324,6 +333,33 @@ func serveUpstream() (string, func(), error) {
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(l) }()
 	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// startUpstream runs the echo upstream as a process of its own (this
+// program with -serve-upstream), so that a direct call crosses one process
+// boundary and a relayed call two, as in a deployment, rather than the
+// direct call staying inside the benchmark's process.
+func startUpstream() (string, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(self, "-serve-upstream")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("the upstream process printed no address: %v", err)
+	}
+	return strings.TrimSpace(line), stop, nil
 }
 
 // process is a relay process.
