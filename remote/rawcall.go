@@ -70,7 +70,7 @@ var rawSeq atomic.Uint64
 // for one event, so that a result either path refuses is the same.
 var maxRawMessage = mcp.DefaultMaxEventSize
 
-// rawBuffers pools the request bodies and event buffers of the raw path.
+// rawBuffers pools the buffers the raw path reads answers into.
 var rawBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 var rawReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
@@ -109,16 +109,16 @@ func (u *upstream) rawToolCall(ctx context.Context, cs *mcp.ClientSession, param
 	if err != nil {
 		return nil, err
 	}
-	buf := rawBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer rawBuffers.Put(buf)
-	buf.WriteString(`{"jsonrpc":"2.0","id":"`)
-	buf.WriteString(id)
-	buf.WriteString(`","method":"tools/call","params":`)
-	buf.Write(p)
-	buf.WriteByte('}')
+	// Not from a pool: net/http may still be writing the body when the
+	// answer is in (an upstream that answers before reading it all).
+	body := make([]byte, 0, len(p)+len(id)+64)
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, id...)
+	body = append(body, `","method":"tools/call","params":`...)
+	body = append(body, p...)
+	body = append(body, '}')
 
-	resp, err := u.rawPost(ctx, cs, proto, buf.Bytes(), params.Name)
+	resp, err := u.rawPost(ctx, cs, proto, body, params.Name)
 	if err != nil {
 		if ctx.Err() != nil {
 			u.rawCancel(ctx, cs, proto, id)
