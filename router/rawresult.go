@@ -15,10 +15,11 @@ import (
 // into a CallToolResult nor encoded again (issue 17). It does so only for
 // callers with a session of a protocol before 2026-07-28, which expect the
 // result as the upstream wrote it, and not for calls that may become tasks
-// (the task machinery reads the result). Everything before the provider
-// (validation, allowlists, rate limits, recording) runs as on any call; the
-// recording sees the placeholder, an empty successful result, which is what
-// the provider may set (see [agentsmcp.RawToolResult]).
+// (the task machinery reads the result). Everything around the provider
+// runs as on any call: validation, allowlists and rate limits before it,
+// the recording after it, which sees the placeholder, an empty successful
+// result (a provider sets only successful results: see
+// [agentsmcp.RawToolResult]).
 func rawResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
