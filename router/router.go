@@ -178,6 +178,9 @@ func New(opts Options) *Router {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
 	})
+	// Added first, so innermost: the raw answer replaces the placeholder
+	// after the tool handler, before any other middleware sees it.
+	r.server.AddReceivingMiddleware(rawResultMiddleware)
 	r.server.AddReceivingMiddleware(revisionMiddleware, r.drain.middleware, r.accessMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
