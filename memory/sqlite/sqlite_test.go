@@ -586,7 +586,11 @@ func TestQueryPlans(t *testing.T) {
 				t.Errorf("%s: full table scan %q:\n%s", p.name, d, got)
 			}
 		}
-		if sorted := strings.Contains(got, "TEMP B-TREE"); sorted != p.sorted {
+		// A task's step states and events are put in order per task
+		// (taskColumnsOf): a sort of at most MaxPlanSteps or
+		// MaxTaskHistory rows read by primary key, not a sort of the page.
+		page := strings.ReplaceAll(got, "USE TEMP B-TREE FOR group_concat(ORDER BY)", "")
+		if sorted := strings.Contains(page, "TEMP B-TREE"); sorted != p.sorted {
 			t.Errorf("%s: sorts in a temp B-tree = %v, want %v:\n%s", p.name, sorted, p.sorted, got)
 		}
 	}
