@@ -55,7 +55,7 @@ const (
 	// them whole.
 	deleteTaskStepsFromSQL = "DELETE FROM task_steps WHERE task_pk = ? AND idx >= ?"
 	deleteTaskEventsSQL    = "DELETE FROM task_events WHERE task_pk = ?"
-	releaseTaskLeaseSQL = "UPDATE tasks SET lease_owner = '', lease_expires = 0 WHERE id = ? AND lease_owner = ?"
+	releaseTaskLeaseSQL    = "UPDATE tasks SET lease_owner = '', lease_expires = 0 WHERE id = ? AND lease_owner = ?"
 	// taskExistsSQL tells a missing task from a refused conditional
 	// update, inside the same transaction.
 	taskExistsSQL = "SELECT count(*) FROM tasks WHERE id = ?"
