@@ -114,3 +114,13 @@ func validateStepState(s *StepState) error {
 	}
 	return checkJSONObject(s.RepairedArguments, MaxStepArgumentsBytes, "task step "+s.StepID+" repaired arguments")
 }
+
+// UpdateTaskSteps stores the change c of t in s: with s's UpdateTaskSteps
+// when s is a [TaskStepUpdater], else with UpdateTask, which writes the
+// whole task. Wrappers of a TaskService use it to pass changes on.
+func UpdateTaskSteps(ctx context.Context, s TaskService, t *Task, c TaskChange) error {
+	if u, ok := s.(TaskStepUpdater); ok {
+		return u.UpdateTaskSteps(ctx, t, c)
+	}
+	return s.UpdateTask(ctx, t)
+}
