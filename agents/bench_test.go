@@ -129,12 +129,21 @@ func newNoopRouter(b testing.TB, latency time.Duration) (*noopTools, *router.Rou
 // transitions) of the TaskService it wraps.
 type countingTasks struct {
 	agentsmcp.TaskService
-	updates atomic.Int64
+	updates     atomic.Int64 // every write of a step transition
+	stepUpdates atomic.Int64 // those written per step (UpdateTaskSteps)
 }
 
 func (c *countingTasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	c.updates.Add(1)
 	return c.TaskService.UpdateTask(ctx, t)
+}
+
+// UpdateTaskSteps counts a per-step write as an update, and keeps the
+// store's way of writing it.
+func (c *countingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
+	c.updates.Add(1)
+	c.stepUpdates.Add(1)
+	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 }
 
 // benchExec is an executor with MaxParallel 16 over the store named
@@ -457,8 +466,9 @@ type memTasks struct {
 }
 
 var (
-	_ agentsmcp.TaskService = (*memTasks)(nil)
-	_ agentsmcp.PlanService = (*memTasks)(nil)
+	_ agentsmcp.TaskService     = (*memTasks)(nil)
+	_ agentsmcp.TaskStepUpdater = (*memTasks)(nil)
+	_ agentsmcp.PlanService     = (*memTasks)(nil)
 )
 
 func newMemTasks() *memTasks {
@@ -576,6 +586,43 @@ func (m *memTasks) UpdateTask(_ context.Context, t *agentsmcp.Task) error {
 	c.Version, c.UpdatedAt = old.Version+1, nowStored()
 	m.tasks[t.ID] = c
 	t.Version, t.UpdatedAt, t.History = c.Version, c.UpdatedAt, agentsmcp.TrimTaskHistory(t.History)
+	return nil
+}
+
+// UpdateTaskSteps copies into the stored task only the step states and
+// events of c, as the SQLite store writes only those.
+func (m *memTasks) UpdateTaskSteps(_ context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
+	if err := t.ValidateChange(c); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.tasks[t.ID]
+	switch {
+	case !ok:
+		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "task %q not found", t.ID)
+	case old.Version != t.Version:
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q changed since version %d was read", t.ID, t.Version)
+	}
+	n := *old
+	n.PlanID, n.Request, n.Status, n.Error, n.ErrorCode = t.PlanID, t.Request, t.Status, t.Error, t.ErrorCode
+	n.Inputs, n.EndedAt = rawCopy(t.Inputs), stored(t.EndedAt)
+	n.Steps = slices.Clone(old.Steps)
+	for _, i := range c.Steps {
+		s := t.Steps[i]
+		s.Output = rawCopy(s.Output)
+		s.StartedAt, s.EndedAt = stored(s.StartedAt), stored(s.EndedAt)
+		n.Steps[i] = s
+	}
+	n.History = slices.Clip(old.History)
+	for _, e := range t.History[len(t.History)-c.Events:] {
+		e.At = stored(e.At)
+		n.History = append(n.History, e)
+	}
+	n.History = agentsmcp.TrimTaskHistory(n.History)
+	n.Version, n.UpdatedAt = old.Version+1, nowStored()
+	m.tasks[t.ID] = &n
+	t.Version, t.UpdatedAt = n.Version, n.UpdatedAt
 	return nil
 }
 
