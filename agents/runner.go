@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -386,6 +387,13 @@ func (r *runner) run() {
 			return
 		}
 		r.apply(<-r.events)
+		if r.inflight > 0 {
+			// One scheduling tick: let the step goroutines that are ready
+			// (their calls returned with this one's) post their ends, so
+			// that the transitions of a whole layer are stored in one
+			// write rather than one each.
+			runtime.Gosched()
+		}
 		// Take every event already queued, so that their transitions are
 		// stored in one write.
 		for more := true; more; {

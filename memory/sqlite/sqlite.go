@@ -58,7 +58,7 @@ var writeStatements = []string{
 	recordCallsSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL, selectWeightEpochSQL, recordWeightSQL,
 	recordPatternUseSQL,
 	insertThoughtSQL, insertPlanSQL,
-	insertTaskSQL, updateTaskSQL, upsertTaskStepsSQL, insertTaskEventsSQL, deleteTaskStepsFromSQL, deleteTaskEventsSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,
+	insertTaskSQL, updateTaskSQL, updateTaskIndexedSQL, upsertTaskStepsSQL, insertTaskEventsSQL, deleteTaskStepsFromSQL, deleteTaskEventsSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,
 	enqueueOutboxSQL, claimOutboxSQL, ackOutboxSQL, retryOutboxSQL,
 }
 

@@ -35,12 +35,18 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?, ?, ?, 1, ?, ?, ?)`
 	// updateTaskSQL is the compare-and-set of UpdateTask and
 	// UpdateTaskSteps: it matches only the version the caller read, and
-	// returns the row's pk, which keys its step states and events.
+	// returns the row's pk, which keys its step states and events, and
+	// the indexed columns as they were. It sets no indexed column, so
+	// that a step transition touches the row alone, not the four indexes
+	// on status, plan_id and ended_at (SQLite updates an index whenever
+	// the UPDATE sets one of its columns, to the same value or not).
 	updateTaskSQL = `UPDATE tasks SET
-		plan_id = ?, request = ?, status = ?, inputs = ?, error = ?, error_code = ?, ended_at = ?,
-		updated_at = ?, version = version + 1
+		request = ?, inputs = ?, error = ?, error_code = ?, updated_at = ?, version = version + 1
 		WHERE id = ? AND version = ?
-		RETURNING pk`
+		RETURNING pk, plan_id, status, ended_at`
+	// updateTaskIndexedSQL sets the indexed columns, when they change:
+	// at the start and the end of a task.
+	updateTaskIndexedSQL = "UPDATE tasks SET plan_id = ?, status = ?, ended_at = ? WHERE pk = ?"
 	// upsertTaskStepsSQL stores step states given as a JSON array of
 	// [position, state] pairs, in one statement.
 	upsertTaskStepsSQL = `INSERT INTO task_steps (task_pk, idx, state)
@@ -360,14 +366,21 @@ func nonNil(s []int) []int {
 func (db *DB) updateTask(ctx context.Context, t *agentsmcp.Task, row taskRow, parts func(context.Context, *sql.Tx, int64) error) error {
 	updated := now()
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		var pk int64
+		var (
+			pk, endedMS    int64
+			planID, status string
+		)
 		err := db.txStmt(ctx, tx, updateTaskSQL).QueryRowContext(ctx,
-			t.PlanID, t.Request, string(t.Status), string(t.Inputs), t.Error, t.ErrorCode, row.endedMS,
-			toMillis(updated), t.ID, t.Version).Scan(&pk)
+			t.Request, string(t.Inputs), t.Error, t.ErrorCode, toMillis(updated), t.ID, t.Version).Scan(&pk, &planID, &status, &endedMS)
 		if errors.Is(err, sql.ErrNoRows) {
 			return db.missOrConflict(ctx, tx, t.ID, "task %q changed since version %d was read", t.ID, t.Version)
 		} else if err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
+		}
+		if planID != t.PlanID || status != string(t.Status) || endedMS != row.endedMS {
+			if _, err := db.txStmt(ctx, tx, updateTaskIndexedSQL).ExecContext(ctx, t.PlanID, string(t.Status), row.endedMS, pk); err != nil {
+				return fmt.Errorf("update task %q: %w", t.ID, err)
+			}
 		}
 		return parts(ctx, tx, pk)
 	})
