@@ -67,8 +67,8 @@ type callerRef struct{ c Caller }
 // than the whole task (issue 17, part 6).
 type storedTask struct {
 	perStep bool // the store is an agentsmcp.TaskStepUpdater
-	// known: steps, events and last are the stored task's; false until
-	// the runner's first write, and after the task changed under it.
+	// known: steps, events and last are the stored task's; false after
+	// the task changed under the runner.
 	known  bool
 	steps  []agentsmcp.StepState
 	events int                 // len(History) as stored
@@ -186,7 +186,10 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 			r.storedOutputBytes += len(s.Output)
 		}
 	}
+	// t is as stored at t.Version (see Executor.launch): the first
+	// transition is written as a change already.
 	_, r.stored.perStep = e.opts.Tasks.(agentsmcp.TaskStepUpdater)
+	r.stored.remember(t)
 	r.stepCtx, r.stopSteps = context.WithCancel(context.Background())
 	r.caller.Store(&callerRef{caller})
 	r.lookupTools()
