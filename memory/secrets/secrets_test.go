@@ -62,7 +62,7 @@ func rawRows(t *testing.T, path string) string {
 	for _, q := range []string{
 		"SELECT request || inputs || steps || history FROM tasks",
 		"SELECT state FROM task_steps", // the step states and history since migration 0012
-		"SELECT event FROM task_events",
+		"SELECT events FROM task_events",
 		"SELECT request || goal || steps || inputs FROM plans",
 		"SELECT request || sub_goals || reasoning || approaches || constraints || assumptions || uncertainties || recommended_tools FROM thoughts",
 		"SELECT text FROM insights",

@@ -555,7 +555,7 @@ func TestQueryPlans(t *testing.T) {
 		plan{"task by id", findTaskByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"update task", updateTaskSQL, make([]any, 7), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"update task indexed", updateTaskIndexedSQL, make([]any, 4), []string{"SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)"}, false},
-		plan{"upsert task steps", upsertTaskStepsSQL, []any{1, "[]"}, []string{"SCAN j VIRTUAL TABLE"}, false},
+		plan{"insert task events", insertTaskEventsSQL, []any{1, "[]"}, []string{"SEARCH task_events USING PRIMARY KEY (task_pk=?)"}, false},
 		plan{"delete task steps", deleteTaskStepsFromSQL, []any{1, 0}, []string{"SEARCH task_steps USING PRIMARY KEY (task_pk=? AND idx>?)"}, false},
 		plan{"delete task events", deleteTaskEventsSQL, []any{1}, []string{"SEARCH task_events USING PRIMARY KEY (task_pk=?)"}, false},
 		plan{"acquire task lease", acquireTaskLeaseSQL, make([]any, 5), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},

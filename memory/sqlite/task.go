@@ -20,7 +20,7 @@ func taskColumnsOf(table string) string {
 	return strings.NewReplacer("T.", table+".").Replace(`T.id, T.plan_id, T.principal, T.principal_tools, T.request, T.status,
 		(SELECT '[' || coalesce(group_concat(s.state, ',' ORDER BY s.idx), '') || ']' FROM task_steps s WHERE s.task_pk = T.pk),
 		T.inputs,
-		(SELECT '[' || coalesce(group_concat(e.event, ',' ORDER BY e.seq), '') || ']' FROM task_events e WHERE e.task_pk = T.pk),
+		(SELECT '[' || coalesce(group_concat(substr(e.events, 2, length(e.events) - 2), ',' ORDER BY e.seq), '') || ']' FROM task_events e WHERE e.task_pk = T.pk),
 		T.error, T.error_code, T.lease_owner, T.lease_expires, T.version, T.created_at, T.updated_at, T.ended_at`)
 }
 
@@ -29,7 +29,7 @@ var taskColumns = taskColumnsOf("t")
 
 const (
 	// insertTaskSQL inserts the row of a task; its step states and events
-	// follow (insertTaskStepsSQL, insertTaskEventsSQL).
+	// follow (upsertTaskStepsSQL, insertTaskEventsSQL).
 	insertTaskSQL = `INSERT INTO tasks
 		(id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
 		VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?, ?, ?, 1, ?, ?, ?)`
@@ -47,15 +47,10 @@ const (
 	// updateTaskIndexedSQL sets the indexed columns, when they change:
 	// at the start and the end of a task.
 	updateTaskIndexedSQL = "UPDATE tasks SET plan_id = ?, status = ?, ended_at = ? WHERE pk = ?"
-	// upsertTaskStepsSQL stores step states given as a JSON array of
-	// [position, state] pairs, in one statement.
-	upsertTaskStepsSQL = `INSERT INTO task_steps (task_pk, idx, state)
-		SELECT ?, j.value ->> 0, j.value -> 1 FROM json_each(?) j WHERE true
-		ON CONFLICT (task_pk, idx) DO UPDATE SET state = excluded.state`
-	// insertTaskEventsSQL appends the events of a JSON array, the first
-	// at seq ?.
-	insertTaskEventsSQL = `INSERT INTO task_events (task_pk, seq, event)
-		SELECT ?, ? + j.key, j.value FROM json_each(?) j`
+	// insertTaskEventsSQL appends a batch of events, a JSON array, as the
+	// task's next row of task_events.
+	insertTaskEventsSQL = `INSERT INTO task_events (task_pk, seq, events)
+		SELECT ?1, coalesce(max(seq), -1) + 1, ?2 FROM task_events WHERE task_pk = ?1`
 	// deleteTaskStepsFromSQL deletes the step states from a position on,
 	// and deleteTaskEventsSQL the whole history, before UpdateTask writes
 	// them whole.
@@ -74,6 +69,22 @@ const (
 		(SELECT id FROM tasks INDEXED BY tasks_ended
 		WHERE status IN ('succeeded', 'failed', 'cancelled') AND ended_at > 0 AND ended_at < ?
 		ORDER BY ended_at, id LIMIT ?)`
+)
+
+// upsertTaskStepsSQL[k] stores upsertStepRows[k] step states, as rows of
+// (task_pk, idx, state) parameters: a change of n steps takes a few
+// statements prepared at Open, and no JSON is parsed in SQL.
+var (
+	upsertStepRows     = []int{16, 4, 1}
+	upsertTaskStepsSQL = func() []string {
+		var qs []string
+		for _, n := range upsertStepRows {
+			qs = append(qs, "INSERT INTO task_steps (task_pk, idx, state) VALUES "+
+				strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")+
+				" ON CONFLICT (task_pk, idx) DO UPDATE SET state = excluded.state")
+		}
+		return qs
+	}()
 )
 
 // acquireTaskLeaseSQL takes the lease if it is free, expired or the
@@ -127,17 +138,22 @@ type storedEvent struct {
 // taskRow holds what a create or an update writes of a task besides the
 // columns of its row.
 type taskRow struct {
-	steps   string // JSON array of [position, storedStepState] (upsertTaskStepsSQL)
-	events  string // JSON array of storedEvent to append (insertTaskEventsSQL)
+	steps   []any  // (0, position, storedStepState as JSON) per step state; writeTaskParts sets the 0, the task's pk
+	events  string // JSON array of storedEvent to append, "" for none
 	endedMS int64
 }
 
 // encodeTask encodes the step states of t at the positions steps (all of
 // them when steps is nil) and the events.
 func encodeTask(t *agentsmcp.Task, steps []int, events []agentsmcp.TaskEvent) (taskRow, error) {
-	var b strings.Builder
-	b.WriteByte('[')
-	add := func(i int) error {
+	if steps == nil {
+		steps = make([]int, len(t.Steps))
+		for i := range steps {
+			steps[i] = i
+		}
+	}
+	row := taskRow{steps: make([]any, 0, 3*len(steps)), endedMS: msOrZero(t.EndedAt)}
+	for _, i := range steps {
 		s := &t.Steps[i]
 		enc, err := json.Marshal(storedStepState{
 			StepID: s.StepID, Status: string(s.Status), Attempts: s.Attempts, Output: string(s.Output), Error: s.Error,
@@ -145,48 +161,42 @@ func encodeTask(t *agentsmcp.Task, steps []int, events []agentsmcp.TaskEvent) (t
 			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		})
 		if err != nil {
-			return fmt.Errorf("encode task step %q: %w", s.StepID, err)
+			return taskRow{}, fmt.Errorf("encode task step %q: %w", s.StepID, err)
 		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
+		row.steps = append(row.steps, int64(0), i, string(enc))
+	}
+	if len(events) > 0 {
+		stored := make([]storedEvent, len(events))
+		for i, e := range events {
+			stored[i] = storedEvent{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
 		}
-		fmt.Fprintf(&b, "[%d,%s]", i, enc)
-		return nil
-	}
-	if steps == nil {
-		for i := range t.Steps {
-			if err := add(i); err != nil {
-				return taskRow{}, err
-			}
+		h, err := json.Marshal(stored)
+		if err != nil {
+			return taskRow{}, fmt.Errorf("encode task history: %w", err)
 		}
+		row.events = string(h)
 	}
-	for _, i := range steps {
-		if err := add(i); err != nil {
-			return taskRow{}, err
-		}
-	}
-	b.WriteByte(']')
-	stored := make([]storedEvent, len(events))
-	for i, e := range events {
-		stored[i] = storedEvent{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
-	}
-	h, err := json.Marshal(stored)
-	if err != nil {
-		return taskRow{}, fmt.Errorf("encode task history: %w", err)
-	}
-	return taskRow{steps: b.String(), events: string(h), endedMS: msOrZero(t.EndedAt)}, nil
+	return row, nil
 }
 
 // writeTaskParts stores the step states and events of row for the task
-// of pk, the events from seq on.
-func (db *DB) writeTaskParts(ctx context.Context, tx *sql.Tx, pk int64, row taskRow, seq int) error {
-	if len(row.steps) > 2 {
-		if _, err := db.txStmt(ctx, tx, upsertTaskStepsSQL).ExecContext(ctx, pk, row.steps); err != nil {
-			return fmt.Errorf("store task steps: %w", err)
+// of pk: the step states in as few statements as upsertStepRows allow,
+// the events as one row.
+func (db *DB) writeTaskParts(ctx context.Context, tx *sql.Tx, pk int64, row taskRow) error {
+	args := row.steps
+	for k := 0; k < len(args); k += 3 {
+		args[k] = pk
+	}
+	for q, n := range upsertStepRows {
+		for len(args) >= 3*n {
+			if _, err := db.txStmt(ctx, tx, upsertTaskStepsSQL[q]).ExecContext(ctx, args[:3*n]...); err != nil {
+				return fmt.Errorf("store task steps: %w", err)
+			}
+			args = args[3*n:]
 		}
 	}
-	if len(row.events) > 2 {
-		if _, err := db.txStmt(ctx, tx, insertTaskEventsSQL).ExecContext(ctx, pk, seq, row.events); err != nil {
+	if row.events != "" {
+		if _, err := db.txStmt(ctx, tx, insertTaskEventsSQL).ExecContext(ctx, pk, row.events); err != nil {
 			return fmt.Errorf("store task events: %w", err)
 		}
 	}
@@ -233,7 +243,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 		if err != nil {
 			return fmt.Errorf("insert task: %w", err)
 		}
-		return db.writeTaskParts(ctx, tx, pk, row, 0)
+		return db.writeTaskParts(ctx, tx, pk, row)
 	})
 	if err != nil {
 		return err
@@ -320,7 +330,7 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 		if _, err := db.txStmt(ctx, tx, deleteTaskEventsSQL).ExecContext(ctx, pk); err != nil {
 			return fmt.Errorf("update task %q history: %w", t.ID, err)
 		}
-		if err := db.writeTaskParts(ctx, tx, pk, row, 0); err != nil {
+		if err := db.writeTaskParts(ctx, tx, pk, row); err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
 		}
 		return nil
@@ -345,7 +355,7 @@ func (db *DB) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, c agentsmc
 		return err
 	}
 	return db.updateTask(ctx, t, row, func(ctx context.Context, tx *sql.Tx, pk int64) error {
-		if err := db.writeTaskParts(ctx, tx, pk, row, first); err != nil {
+		if err := db.writeTaskParts(ctx, tx, pk, row); err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
 		}
 		return nil
