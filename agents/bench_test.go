@@ -236,7 +236,8 @@ var dagBaseline sync.Map
 //	wall/path         wall-ms / critical-path-ms (L > 0 only)
 //	overhead-nominal-ms  wall-ms − 13 × L (L > 0 only): the sleep's
 //	                  overshoot counted as overhead
-//	updates/task      UpdateTask calls (stored step transitions) per task
+//	updates/task      writes of the task (UpdateTask and UpdateTaskSteps
+//	                  calls: stored step transitions) per task
 //	task-KB           size of the ended task as JSON: about what each
 //	                  UpdateTask writes once the history is full
 //	overhead/mem      overhead-ms / the mem-baseline's, same latency, same
@@ -349,7 +350,7 @@ const concTasks = 50
 //	single-ms      median latency of the task run alone
 //	p50/single     p50-ms / single-ms (p99/single likewise)
 //	cpu-ms/task    CPU time of the process in the rounds, per task
-//	updates/task   UpdateTask calls per task
+//	updates/task   UpdateTask and UpdateTaskSteps calls per task
 func BenchmarkExecutor50Concurrent(b *testing.B) {
 	for _, shape := range []struct{ steps, width int }{{10, 4}, {dagSteps, dagWidth}} {
 		steps, _ := benchDAG(shape.steps, shape.width)
