@@ -129,8 +129,7 @@ func newNoopRouter(b testing.TB, latency time.Duration) (*noopTools, *router.Rou
 // transitions) of the TaskService it wraps.
 type countingTasks struct {
 	agentsmcp.TaskService
-	updates     atomic.Int64 // every write of a step transition
-	stepUpdates atomic.Int64 // those written per step (UpdateTaskSteps)
+	updates atomic.Int64 // every write of a step transition, whole or per step
 }
 
 func (c *countingTasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
@@ -142,7 +141,6 @@ func (c *countingTasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error
 // store's way of writing it.
 func (c *countingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
 	c.updates.Add(1)
-	c.stepUpdates.Add(1)
 	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 }
 

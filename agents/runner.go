@@ -55,9 +55,9 @@ type runner struct {
 	dirty         bool
 	// stored is the task as last written, when the store can take a
 	// write of what changed since (agentsmcp.TaskStepUpdater).
-	stored storedTask
-	started       time.Time
-	retries       int
+	stored  storedTask
+	started time.Time
+	retries int
 }
 
 type callerRef struct{ c Caller }
