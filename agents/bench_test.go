@@ -130,10 +130,12 @@ func newNoopRouter(b testing.TB, latency time.Duration) (*noopTools, *router.Rou
 type countingTasks struct {
 	agentsmcp.TaskService
 	updates atomic.Int64 // every write of a step transition, whole or per step
+	whole   atomic.Int64 // those written whole (UpdateTask)
 }
 
 func (c *countingTasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	c.updates.Add(1)
+	c.whole.Add(1)
 	return c.TaskService.UpdateTask(ctx, t)
 }
 
