@@ -79,6 +79,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 				return map[string]any{"tools": len(a.router.Tools()), "problems": a.router.Problems()}, nil
 			},
 			"upstreams":    a.upstreamsCheck,
+			"http_tools":   a.httpToolsCheck,
 			"database":     a.memory.storeCheck,
 			"vector_index": a.memory.indexCheck,
 		},
