@@ -285,29 +285,10 @@ func (t *Task) Validate() error {
 	seen := make(map[string]bool, len(t.Steps))
 	for i := range t.Steps {
 		s := &t.Steps[i]
-		switch {
-		case !IsStepID(s.StepID):
-			return Errorf(EINVALID, "task step id %q does not match %v", s.StepID, StepIDPattern)
-		case seen[s.StepID]:
+		if seen[s.StepID] {
 			return Errorf(EINVALID, "task step %q has two states", s.StepID)
-		case !slices.Contains(StepStatuses, s.Status):
-			return Errorf(EINVALID, "task step %q: status %q is not one of %v", s.StepID, s.Status, StepStatuses)
-		case s.Attempts < 0:
-			return Errorf(EINVALID, "task step %q: attempts %d is negative", s.StepID, s.Attempts)
-		case s.Asks < 0:
-			return Errorf(EINVALID, "task step %q: asks %d is negative", s.StepID, s.Asks)
-		case len(s.Output) > MaxStepOutputBytes:
-			return Errorf(EINVALID, "task step %q: output is %d bytes; the limit is %d", s.StepID, len(s.Output), MaxStepOutputBytes)
-		case len(s.Output) > 0 && (!json.Valid(s.Output) || !utf8.Valid(s.Output)):
-			return Errorf(EINVALID, "task step %q: output is not valid JSON", s.StepID)
-		case len(s.Error) > MaxTaskErrorBytes:
-			return Errorf(EINVALID, "task step %q: error is %d bytes; the limit is %d", s.StepID, len(s.Error), MaxTaskErrorBytes)
-		case s.RepairedTool != "" && !ToolNamePattern.MatchString(s.RepairedTool):
-			return Errorf(EINVALID, "task step %q: repaired tool %q does not match %v", s.StepID, s.RepairedTool, ToolNamePattern)
-		case s.RepairedTool == "" && len(s.RepairedArguments) > 0:
-			return Errorf(EINVALID, "task step %q: repaired arguments without a repaired tool", s.StepID)
 		}
-		if err := checkJSONObject(s.RepairedArguments, MaxStepArgumentsBytes, "task step "+s.StepID+" repaired arguments"); err != nil {
+		if err := validateStepState(s); err != nil {
 			return err
 		}
 		seen[s.StepID] = true

@@ -129,12 +129,21 @@ func newNoopRouter(b testing.TB, latency time.Duration) (*noopTools, *router.Rou
 // transitions) of the TaskService it wraps.
 type countingTasks struct {
 	agentsmcp.TaskService
-	updates atomic.Int64
+	updates atomic.Int64 // every write of a step transition, whole or per step
+	whole   atomic.Int64 // those written whole (UpdateTask)
 }
 
 func (c *countingTasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	c.updates.Add(1)
+	c.whole.Add(1)
 	return c.TaskService.UpdateTask(ctx, t)
+}
+
+// UpdateTaskSteps counts a per-step write as an update, and keeps the
+// store's way of writing it.
+func (c *countingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
+	c.updates.Add(1)
+	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 }
 
 // benchExec is an executor with MaxParallel 16 over the store named
@@ -227,7 +236,8 @@ var dagBaseline sync.Map
 //	wall/path         wall-ms / critical-path-ms (L > 0 only)
 //	overhead-nominal-ms  wall-ms − 13 × L (L > 0 only): the sleep's
 //	                  overshoot counted as overhead
-//	updates/task      UpdateTask calls (stored step transitions) per task
+//	updates/task      writes of the task (UpdateTask and UpdateTaskSteps
+//	                  calls: stored step transitions) per task
 //	task-KB           size of the ended task as JSON: about what each
 //	                  UpdateTask writes once the history is full
 //	overhead/mem      overhead-ms / the mem-baseline's, same latency, same
@@ -340,7 +350,7 @@ const concTasks = 50
 //	single-ms      median latency of the task run alone
 //	p50/single     p50-ms / single-ms (p99/single likewise)
 //	cpu-ms/task    CPU time of the process in the rounds, per task
-//	updates/task   UpdateTask calls per task
+//	updates/task   UpdateTask and UpdateTaskSteps calls per task
 func BenchmarkExecutor50Concurrent(b *testing.B) {
 	for _, shape := range []struct{ steps, width int }{{10, 4}, {dagSteps, dagWidth}} {
 		steps, _ := benchDAG(shape.steps, shape.width)
@@ -457,8 +467,9 @@ type memTasks struct {
 }
 
 var (
-	_ agentsmcp.TaskService = (*memTasks)(nil)
-	_ agentsmcp.PlanService = (*memTasks)(nil)
+	_ agentsmcp.TaskService     = (*memTasks)(nil)
+	_ agentsmcp.TaskStepUpdater = (*memTasks)(nil)
+	_ agentsmcp.PlanService     = (*memTasks)(nil)
 )
 
 func newMemTasks() *memTasks {
@@ -576,6 +587,43 @@ func (m *memTasks) UpdateTask(_ context.Context, t *agentsmcp.Task) error {
 	c.Version, c.UpdatedAt = old.Version+1, nowStored()
 	m.tasks[t.ID] = c
 	t.Version, t.UpdatedAt, t.History = c.Version, c.UpdatedAt, agentsmcp.TrimTaskHistory(t.History)
+	return nil
+}
+
+// UpdateTaskSteps copies into the stored task only the step states and
+// events of c, as the SQLite store writes only those.
+func (m *memTasks) UpdateTaskSteps(_ context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
+	if err := t.ValidateChange(c); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.tasks[t.ID]
+	switch {
+	case !ok:
+		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "task %q not found", t.ID)
+	case old.Version != t.Version:
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q changed since version %d was read", t.ID, t.Version)
+	}
+	n := *old
+	n.PlanID, n.Request, n.Status, n.Error, n.ErrorCode = t.PlanID, t.Request, t.Status, t.Error, t.ErrorCode
+	n.Inputs, n.EndedAt = rawCopy(t.Inputs), stored(t.EndedAt)
+	n.Steps = slices.Clone(old.Steps)
+	for _, i := range c.Steps {
+		s := t.Steps[i]
+		s.Output = rawCopy(s.Output)
+		s.StartedAt, s.EndedAt = stored(s.StartedAt), stored(s.EndedAt)
+		n.Steps[i] = s
+	}
+	n.History = slices.Clip(old.History)
+	for _, e := range t.History[len(t.History)-c.Events:] {
+		e.At = stored(e.At)
+		n.History = append(n.History, e)
+	}
+	n.History = agentsmcp.TrimTaskHistory(n.History)
+	n.Version, n.UpdatedAt = old.Version+1, nowStored()
+	m.tasks[t.ID] = &n
+	t.Version, t.UpdatedAt = n.Version, n.UpdatedAt
 	return nil
 }
 

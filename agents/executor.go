@@ -522,7 +522,9 @@ func (e *Executor) refuseWhenClosing() error {
 
 // launch starts the runner of a leased task that the caller has claimed;
 // the claim ends either way. The runner works on its own copy: t stays
-// the caller's.
+// the caller's. t must be as stored at t.Version (as CreateTask,
+// UpdateTask or AcquireTaskLease left it): the runner writes only what it
+// changes from there.
 func (e *Executor) launch(t *agentsmcp.Task, plan *agentsmcp.Plan, caller Caller, resumed bool) error {
 	defer e.unclaim(t.ID)
 	if t.Status.Terminal() {

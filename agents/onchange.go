@@ -31,3 +31,14 @@ func (c changeReporter) UpdateTask(ctx context.Context, t *agentsmcp.Task) error
 	}
 	return err
 }
+
+// UpdateTaskSteps passes a per-step write on (see [agentsmcp.UpdateTaskSteps])
+// and reports it like UpdateTask: what is reported is the whole task as
+// stored, whichever way it was written.
+func (c changeReporter) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
+	err := agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
+	if err == nil {
+		c.onChange(t)
+	}
+	return err
+}

@@ -341,11 +341,19 @@ func TestTaskSecretsAreSealedAtRestAndRedactedInViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	var inputs, steps, request string
-	if err := raw.QueryRow("SELECT inputs, steps, request FROM tasks WHERE id = ?", id).Scan(&inputs, &steps, &request); err != nil {
+	// The step states and events are rows of their own since migration
+	// 0012 (memory/sqlite/task.go).
+	var inputs, steps, events, request string
+	if err := raw.QueryRow(`SELECT t.inputs, t.request,
+		coalesce((SELECT group_concat(s.state) FROM task_steps s WHERE s.task_pk = t.pk), ''),
+		coalesce((SELECT group_concat(e.events) FROM task_events e WHERE e.task_pk = t.pk), '')
+		FROM tasks t WHERE t.id = ?`, id).Scan(&inputs, &request, &steps, &events); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{inputs, steps, request} {
+	if !strings.Contains(steps, `"stepId"`) || !strings.Contains(events, `"type"`) {
+		t.Fatalf("the task's step states and events were not found where they are stored: %q, %q", steps, events)
+	}
+	for _, s := range []string{inputs, steps, events, request} {
 		if strings.Contains(s, aliceAPIKey) || strings.Contains(s, alicePassword) {
 			t.Errorf("the tasks row holds a secret in clear: %s", s)
 		}

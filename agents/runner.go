@@ -1,10 +1,12 @@
 package agents
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -51,11 +53,68 @@ type runner struct {
 	cancelWhy     string
 	lost          bool // the lease went to another replica: write nothing
 	dirty         bool
-	started       time.Time
-	retries       int
+	// stored is the task as last written, when the store can take a
+	// write of what changed since (agentsmcp.TaskStepUpdater).
+	stored  storedTask
+	started time.Time
+	retries int
 }
 
 type callerRef struct{ c Caller }
+
+// storedTask is what a runner knows to be stored of its task, so that a
+// step transition writes the step states and events that changed rather
+// than the whole task (issue 17, part 6).
+type storedTask struct {
+	perStep bool // the store is an agentsmcp.TaskStepUpdater
+	// known: steps, events and last are the stored task's; false after
+	// the task changed under the runner.
+	known  bool
+	steps  []agentsmcp.StepState
+	events int                 // len(History) as stored
+	last   agentsmcp.TaskEvent // the newest event stored
+}
+
+// change returns what changed in t since it was stored, and false when
+// t must be written whole: nothing is known of the stored task, its
+// history may have been trimmed since, or its steps were replaced.
+func (s *storedTask) change(t *agentsmcp.Task) (agentsmcp.TaskChange, bool) {
+	if !s.perStep || !s.known || len(t.History) >= agentsmcp.MaxTaskHistory || len(t.History) < s.events ||
+		len(t.Steps) != len(s.steps) {
+		return agentsmcp.TaskChange{}, false
+	}
+	if s.events > 0 && !sameEvent(t.History[s.events-1], s.last) {
+		return agentsmcp.TaskChange{}, false
+	}
+	c := agentsmcp.TaskChange{Steps: []int{}, Events: len(t.History) - s.events}
+	for i := range t.Steps {
+		if !sameStep(&t.Steps[i], &s.steps[i]) {
+			c.Steps = append(c.Steps, i)
+		}
+	}
+	return c, true
+}
+
+// remember records t as stored.
+func (s *storedTask) remember(t *agentsmcp.Task) {
+	s.known = true
+	s.steps = append(s.steps[:0], t.Steps...)
+	s.events = len(t.History)
+	if s.events > 0 {
+		s.last = t.History[s.events-1]
+	}
+}
+
+func sameEvent(a, b agentsmcp.TaskEvent) bool {
+	return a.At.Equal(b.At) && a.Type == b.Type && a.StepID == b.StepID && a.Message == b.Message
+}
+
+func sameStep(a, b *agentsmcp.StepState) bool {
+	return a.StepID == b.StepID && a.Status == b.Status && a.Attempts == b.Attempts && a.Error == b.Error &&
+		a.Confirmed == b.Confirmed && a.Asks == b.Asks && a.RepairedTool == b.RepairedTool &&
+		bytes.Equal(a.Output, b.Output) && bytes.Equal(a.RepairedArguments, b.RepairedArguments) &&
+		a.StartedAt.Equal(b.StartedAt) && a.EndedAt.Equal(b.EndedAt)
+}
 
 // Events a runner receives.
 type (
@@ -127,6 +186,10 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 			r.storedOutputBytes += len(s.Output)
 		}
 	}
+	// t is as stored at t.Version (see Executor.launch): the first
+	// transition is written as a change already.
+	_, r.stored.perStep = e.opts.Tasks.(agentsmcp.TaskStepUpdater)
+	r.stored.remember(t)
 	r.stepCtx, r.stopSteps = context.WithCancel(context.Background())
 	r.caller.Store(&callerRef{caller})
 	r.lookupTools()
@@ -327,6 +390,13 @@ func (r *runner) run() {
 			return
 		}
 		r.apply(<-r.events)
+		if r.inflight > 0 {
+			// One scheduling tick: let the step goroutines that are ready
+			// (their calls returned with this one's) post their ends, so
+			// that the transitions of a whole layer are stored in one
+			// write rather than one each.
+			runtime.Gosched()
+		}
 		// Take every event already queued, so that their transitions are
 		// stored in one write.
 		for more := true; more; {
@@ -770,11 +840,17 @@ func (r *runner) persist() bool {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := r.e.opts.Tasks.UpdateTask(ctx, r.task)
+		var err error
+		if c, ok := r.stored.change(r.task); ok {
+			err = r.e.opts.Tasks.(agentsmcp.TaskStepUpdater).UpdateTaskSteps(ctx, r.task, c)
+		} else {
+			err = r.e.opts.Tasks.UpdateTask(ctx, r.task)
+		}
 		cancel()
 		switch {
 		case err == nil:
 			r.dirty = false
+			r.stored.remember(r.task)
 			return true
 		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
 			if r.adoptExternalCancel() {
@@ -833,8 +909,10 @@ func (r *runner) adoptExternalCancel() bool {
 		return false
 	}
 	// Continue from the stored version, as cancelled: what is written next
-	// only adds how the running steps ended.
+	// only adds how the running steps ended. It is written whole: the
+	// steps stored are the canceller's now, not the ones last written here.
 	r.task.Version = stored.Version
+	r.stored.known = false
 	r.task.Status, r.task.EndedAt = stored.Status, stored.EndedAt
 	if r.cancelWhy == "" {
 		r.cancelWhy = cmp.Or(stored.Error, "cancelled")

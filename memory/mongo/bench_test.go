@@ -26,3 +26,14 @@ func BenchmarkStore(b *testing.B) {
 		}, 1_000)
 	})
 }
+
+// BenchmarkTaskWrites compares writing a step transition of a 200-step
+// task whole (UpdateTask) and as a change (UpdateTaskSteps: $set of
+// steps.<i>, $push of the events), on FerretDB; see BenchmarkStore for why
+// its figures are not MongoDB's.
+func BenchmarkTaskWrites(b *testing.B) {
+	storetest.BenchTaskWrites(b, func(b *testing.B) storetest.Services {
+		db := openDB(b)
+		return storetest.Services{Tasks: db}
+	})
+}

@@ -103,6 +103,7 @@ var (
 	_ agentsmcp.ThoughtService         = (*DB)(nil)
 	_ agentsmcp.PlanService            = (*DB)(nil)
 	_ agentsmcp.TaskService            = (*DB)(nil)
+	_ agentsmcp.TaskStepUpdater        = (*DB)(nil)
 	_ agentsmcp.OutboxService          = (*DB)(nil)
 )
 

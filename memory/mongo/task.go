@@ -3,6 +3,7 @@ package mongo
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -219,17 +220,55 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 		return err
 	}
 	steps, history, trimmed := taskState(t)
+	err := db.updateTask(ctx, t, bson.D{{Key: "steps", Value: steps}, {Key: "history", Value: history}}, nil)
+	if err != nil {
+		return err
+	}
+	t.History = trimmed
+	return nil
+}
+
+// UpdateTaskSteps implements [agentsmcp.TaskStepUpdater] with the same
+// updateOne as UpdateTask, whose $set names the changed step states by
+// position (steps.<i>) and whose $push appends the new events, so that the
+// rest of the document is not sent. See [agentsmcp.TaskService].
+func (db *DB) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
+	if err := t.ValidateChange(c); err != nil {
+		return err
+	}
+	var set bson.D
+	for _, i := range c.Steps {
+		s := t.Steps[i]
+		set = append(set, bson.E{Key: "steps." + strconv.Itoa(i), Value: stepStateDoc{
+			StepID: s.StepID, Status: string(s.Status), Attempts: int64(s.Attempts), Output: string(s.Output),
+			Error: s.Error, Confirmed: s.Confirmed, Asks: int64(s.Asks), RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
+			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+		}})
+	}
+	var push bson.D
+	if c.Events > 0 {
+		events := make(bson.A, 0, c.Events)
+		for _, e := range t.History[len(t.History)-c.Events:] {
+			events = append(events, eventDoc{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message})
+		}
+		push = bson.D{{Key: "history", Value: bson.D{{Key: "$each", Value: events}}}}
+	}
+	return db.updateTask(ctx, t, set, push)
+}
+
+// updateTask is the compare-and-set of UpdateTask and UpdateTaskSteps: it
+// sets the task's own fields and set, pushes push, and on success sets
+// t's Version and UpdatedAt.
+func (db *DB) updateTask(ctx context.Context, t *agentsmcp.Task, parts, push bson.D) error {
 	updated := db.nowMs()
-	set := bson.D{
+	set := append(bson.D{
 		{Key: "planId", Value: t.PlanID},
 		{Key: "request", Value: t.Request},
 		{Key: "status", Value: string(t.Status)},
-		{Key: "steps", Value: steps},
 		{Key: "inputs", Value: string(t.Inputs)},
-		{Key: "history", Value: history},
 		{Key: "error", Value: t.Error},
 		{Key: "updatedAt", Value: updated},
-	}
+	}, parts...)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
 	var unset bson.D
 	if t.EndedAt.IsZero() {
@@ -246,6 +285,9 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 		update = append(update, bson.E{Key: "$unset", Value: unset})
 	}
 	update = append(update, bson.E{Key: "$set", Value: set})
+	if len(push) > 0 {
+		update = append(update, bson.E{Key: "$push", Value: push})
+	}
 	defer db.lockKey(colTasks + "\x00" + t.ID)()
 	res, err := db.db.Collection(colTasks).UpdateOne(ctx,
 		bson.D{{Key: "_id", Value: t.ID}, {Key: "version", Value: t.Version}}, update)
@@ -259,7 +301,7 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s changed since version %d was read", t.ID, t.Version)
 	}
 	t.Version++
-	t.UpdatedAt, t.History = updated, trimmed
+	t.UpdatedAt = updated
 	return nil
 }
 

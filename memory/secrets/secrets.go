@@ -202,12 +202,26 @@ type Tasks struct {
 	Sealer *Sealer
 }
 
-var _ agentsmcp.TaskService = (*Tasks)(nil)
+var (
+	_ agentsmcp.TaskService     = (*Tasks)(nil)
+	_ agentsmcp.TaskStepUpdater = (*Tasks)(nil)
+)
 
 // sealed returns the copy of t that is stored: inputs and step outputs
 // sealed (a later step, on any replica, may read an output back), the
 // request, errors and history redacted (nothing runs from them).
 func (w *Tasks) sealed(t *agentsmcp.Task) (*agentsmcp.Task, error) {
+	if t == nil {
+		return nil, nil
+	}
+	return w.sealedChange(t, nil, len(t.History))
+}
+
+// sealedChange is sealed for a write of the step states at the positions
+// steps (all of them when steps is nil) and of the newest events of t's
+// history: only those are sealed and redacted, the others are copied as
+// they are (the store does not write them).
+func (w *Tasks) sealedChange(t *agentsmcp.Task, steps []int, events int) (*agentsmcp.Task, error) {
 	if t == nil {
 		return nil, nil
 	}
@@ -220,7 +234,16 @@ func (w *Tasks) sealed(t *agentsmcp.Task) (*agentsmcp.Task, error) {
 	}
 	c.Inputs = inputs
 	c.Steps = slices.Clone(t.Steps)
-	for i := range c.Steps {
+	if steps == nil {
+		steps = make([]int, len(c.Steps))
+		for i := range steps {
+			steps[i] = i
+		}
+	}
+	for _, i := range steps {
+		if i < 0 || i >= len(c.Steps) {
+			continue // the store refuses the change
+		}
 		s := &c.Steps[i]
 		s.Error = textWithin(s.Error, agentsmcp.MaxTaskErrorBytes)
 		if len(s.RepairedArguments) > 0 {
@@ -247,7 +270,7 @@ func (w *Tasks) sealed(t *agentsmcp.Task) (*agentsmcp.Task, error) {
 		s.Output = out
 	}
 	c.History = slices.Clone(t.History)
-	for i := range c.History {
+	for i := max(len(c.History)-events, 0); i < len(c.History); i++ {
 		e := &c.History[i]
 		e.Message = textWithin(e.Message, agentsmcp.MaxTaskEventBytes-len(e.Type)-len(e.StepID))
 	}
@@ -291,6 +314,23 @@ func (w *Tasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 		return err
 	}
 	if err := w.TaskService.UpdateTask(ctx, c); err != nil {
+		return err
+	}
+	t.Version, t.UpdatedAt, t.History = c.Version, c.UpdatedAt, c.History
+	return nil
+}
+
+// UpdateTaskSteps implements [agentsmcp.TaskStepUpdater], with UpdateTask
+// when the wrapped store has no UpdateTaskSteps; t keeps its clear values.
+func (w *Tasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
+	if ch.Steps == nil {
+		ch.Steps = []int{} // sealedChange reads nil as every step; the change names none
+	}
+	c, err := w.sealedChange(t, ch.Steps, ch.Events)
+	if err != nil {
+		return err
+	}
+	if err := agentsmcp.UpdateTaskSteps(ctx, w.TaskService, c, ch); err != nil {
 		return err
 	}
 	t.Version, t.UpdatedAt, t.History = c.Version, c.UpdatedAt, c.History

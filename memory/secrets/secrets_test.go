@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,8 @@ func rawRows(t *testing.T, path string) string {
 	var all strings.Builder
 	for _, q := range []string{
 		"SELECT request || inputs || steps || history FROM tasks",
+		"SELECT state FROM task_steps", // the step states and history since migration 0012
+		"SELECT events FROM task_events",
 		"SELECT request || goal || steps || inputs FROM plans",
 		"SELECT request || sub_goals || reasoning || approaches || constraints || assumptions || uncertainties || recommended_tools FROM thoughts",
 		"SELECT text FROM insights",
@@ -248,6 +251,14 @@ func jsonEqual(a, b any) bool {
 // a tool handed back) is sealed at rest and read back whole for the next
 // step; errors and history, which nothing runs from, are stored redacted.
 func TestStepOutputsAreSealedAndErrorsRedacted(t *testing.T) {
+	for _, perStep := range []bool{false, true} {
+		t.Run(fmt.Sprint("per-step=", perStep), func(t *testing.T) { testStepOutputsSealed(t, perStep) })
+	}
+}
+
+// testStepOutputsSealed writes the steps with UpdateTask, or with
+// UpdateTaskSteps (perStep) as the executor does.
+func testStepOutputsSealed(t *testing.T, perStep bool) {
 	ctx := context.Background()
 	db, path := open(t)
 	sealer, err := secrets.New(newKey(t))
@@ -268,7 +279,20 @@ func TestStepOutputsAreSealedAndErrorsRedacted(t *testing.T) {
 	task.Steps = append(task.Steps, agentsmcp.StepState{StepID: "sign-in", Status: agentsmcp.StepPending, RepairedTool: "auth__sign_in", RepairedArguments: repaired})
 	task.Error = "step login failed: password=" + password
 	task.History = append(task.History, agentsmcp.TaskEvent{At: time.Now(), Type: "step_failed", StepID: "login", Message: "password=" + password + " was refused"})
-	if err := tasks.UpdateTask(ctx, task); err != nil {
+	write := tasks.UpdateTask
+	if perStep {
+		// The new steps are written whole, first; then the change alone.
+		if err := tasks.UpdateTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+		task.Steps[0].Attempts = 2
+		task.Steps[1].Error += " again"
+		task.History = append(task.History, agentsmcp.TaskEvent{At: time.Now(), Type: "step_failed", StepID: "login", Message: "password=" + password + " was refused again"})
+		write = func(ctx context.Context, t *agentsmcp.Task) error {
+			return tasks.UpdateTaskSteps(ctx, t, agentsmcp.TaskChange{Steps: []int{0, 1}, Events: 1})
+		}
+	}
+	if err := write(ctx, task); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(task.Steps[0].Output), providerSK) {

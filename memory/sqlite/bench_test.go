@@ -17,3 +17,12 @@ func BenchmarkStore(b *testing.B) {
 	b.Run("rows=1k", func(b *testing.B) { storetest.Bench(b, open, 1_000) })
 	b.Run("rows=10k", func(b *testing.B) { storetest.Bench(b, open, 10_000) })
 }
+
+// BenchmarkTaskWrites compares writing a step transition of a 200-step
+// task whole and as a change (docs/benchmarks.md, executor overhead).
+func BenchmarkTaskWrites(b *testing.B) {
+	storetest.BenchTaskWrites(b, func(b *testing.B) storetest.Services {
+		db := openTest(b)
+		return storetest.Services{Tasks: db}
+	})
+}

@@ -33,6 +33,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -58,7 +59,7 @@ var writeStatements = []string{
 	recordCallsSQL, recordLatencySQL, recordErrorSQL, trimErrorsSQL, selectWeightEpochSQL, recordWeightSQL,
 	recordPatternUseSQL,
 	insertThoughtSQL, insertPlanSQL,
-	insertTaskSQL, updateTaskSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,
+	insertTaskSQL, updateTaskSQL, updateTaskIndexedSQL, insertTaskEventsSQL, deleteTaskStepsFromSQL, deleteTaskEventsSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,
 	enqueueOutboxSQL, claimOutboxSQL, ackOutboxSQL, retryOutboxSQL,
 }
 
@@ -129,7 +130,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.writer.Close()
 		return nil, fmt.Errorf("open sqlite store %q: %w", abs, err)
 	}
-	for _, q := range writeStatements {
+	for _, q := range slices.Concat(writeStatements, upsertTaskStepsSQL) {
 		if _, err := db.writes.get(ctx, q); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("open sqlite store %q: prepare %.60q: %w", abs, q, err)

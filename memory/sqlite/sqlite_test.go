@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -553,6 +554,10 @@ func TestQueryPlans(t *testing.T) {
 		plan{"plan by id", findPlanByIDSQL, []any{"x"}, []string{"SEARCH p USING INDEX sqlite_autoindex_plans_1 (id=?)"}, false},
 		plan{"task by id", findTaskByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"update task", updateTaskSQL, make([]any, strings.Count(updateTaskSQL, "?")), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
+		plan{"update task indexed", updateTaskIndexedSQL, make([]any, strings.Count(updateTaskIndexedSQL, "?")), []string{"SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)"}, false},
+		plan{"insert task events", insertTaskEventsSQL, []any{1, "[]"}, []string{"SEARCH task_events USING PRIMARY KEY (task_pk=?)"}, false},
+		plan{"delete task steps", deleteTaskStepsFromSQL, []any{1, 0}, []string{"SEARCH task_steps USING PRIMARY KEY (task_pk=? AND idx>?)"}, false},
+		plan{"delete task events", deleteTaskEventsSQL, []any{1}, []string{"SEARCH task_events USING PRIMARY KEY (task_pk=?)"}, false},
 		plan{"acquire task lease", acquireTaskLeaseSQL, make([]any, 5), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"release task lease", releaseTaskLeaseSQL, make([]any, 2), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"task exists", taskExistsSQL, []any{"x"}, []string{"SEARCH tasks USING COVERING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
@@ -586,7 +591,11 @@ func TestQueryPlans(t *testing.T) {
 				t.Errorf("%s: full table scan %q:\n%s", p.name, d, got)
 			}
 		}
-		if sorted := strings.Contains(got, "TEMP B-TREE"); sorted != p.sorted {
+		// A task's step states and events are put in order per task
+		// (taskColumnsOf): a sort of at most MaxPlanSteps or
+		// MaxTaskHistory rows read by primary key, not a sort of the page.
+		page := strings.ReplaceAll(got, "USE TEMP B-TREE FOR group_concat(ORDER BY)", "")
+		if sorted := strings.Contains(page, "TEMP B-TREE"); sorted != p.sorted {
 			t.Errorf("%s: sorts in a temp B-tree = %v, want %v:\n%s", p.name, sorted, p.sorted, got)
 		}
 	}
@@ -740,5 +749,75 @@ func TestMemoryBeforePrincipals(t *testing.T) {
 	p, err := db.RecordPatternUse(ctx, "", "rotate credentials", []string{"vault__rotate"}, true, time.Time{})
 	if err != nil || p.ID != patID || p.Uses != 4 || p.Successes != 3 || p.Principal != anon {
 		t.Errorf("a use of the old pattern = %+v, %v; want id %s, 4 uses, 3 successes, anonymous", p, err, patID)
+	}
+}
+
+// TestTasksStoredWholeBeforeStepTables checks migration 0012: a task
+// stored whole (steps and history as JSON arrays in its row) reads back the
+// same afterwards, and takes per-step writes.
+func TestTasksStoredWholeBeforeStepTables(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agents-mcp.db")
+	old, err := sql.Open("sqlite", dsn(path, url.Values{"_pragma": {"foreign_keys(1)"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	const before = "0012_task_steps.sql"
+	for _, m := range migrations {
+		if m.name == before {
+			break
+		}
+		if err := apply(ctx, old, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := agentsmcp.NewID(agentsmcp.TaskIDPrefix)
+	steps := `[{"stepId":"a","status":"succeeded","attempts":1,"output":"{\"v\": 1}","startedAt":1000,"endedAt":2000},` +
+		`{"stepId":"b","status":"running","attempts":2,"asks":1,"startedAt":3000}]`
+	history := `[{"at":1000,"type":"step_started","stepId":"a"},{"at":2000,"type":"step_succeeded","stepId":"a","message":"1 attempt(s)"}]`
+	if _, err := old.ExecContext(ctx, `INSERT INTO tasks (id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code,
+		lease_owner, lease_expires, version, created_at, updated_at, ended_at)
+		VALUES (?, '', '', '', 'old task', 'running', ?, '', ?, '', '', '', 0, 7, 500, 3000, 0)`, id, steps, history); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	got, err := db.FindTaskByID(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []agentsmcp.StepState{
+		{StepID: "a", Status: agentsmcp.StepSucceeded, Attempts: 1, Output: json.RawMessage(`{"v": 1}`), StartedAt: fromMillis(1000), EndedAt: fromMillis(2000)},
+		{StepID: "b", Status: agentsmcp.StepRunning, Attempts: 2, Asks: 1, StartedAt: fromMillis(3000)},
+	}
+	gotJSON, _ := json.Marshal(got.Steps)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("steps after the migration:\n%s\nwant\n%s", gotJSON, wantJSON)
+	}
+	if len(got.History) != 2 || got.History[1].Message != "1 attempt(s)" || !got.History[1].At.Equal(fromMillis(2000)) || got.Version != 7 {
+		t.Errorf("history after the migration: %+v, version %d", got.History, got.Version)
+	}
+	got.Steps[1].Status, got.Steps[1].EndedAt = agentsmcp.StepSucceeded, fromMillis(4000)
+	got.AddEvent(agentsmcp.TaskEvent{At: fromMillis(4000), Type: "step_succeeded", StepID: "b"})
+	if err := db.UpdateTaskSteps(ctx, got, agentsmcp.TaskChange{Steps: []int{1}, Events: 1}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.FindTaskByID(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Steps[0].Status != agentsmcp.StepSucceeded || again.Steps[1].Status != agentsmcp.StepSucceeded || len(again.History) != 3 || again.History[2].StepID != "b" {
+		t.Errorf("after a per-step write: %+v, %+v", again.Steps, again.History)
 	}
 }

@@ -12,40 +12,86 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// taskFields are the columns of a task as read, in scanTask's order.
-const taskFields = "id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code, lease_owner, lease_expires, version, created_at, updated_at, ended_at"
+// taskColumnsOf are the columns of a task as read, in scanTask's order,
+// of the tasks row named table: the step states and the history are put
+// back together from task_steps and task_events as the JSON arrays that
+// tasks.steps and tasks.history held before migration 0012.
+func taskColumnsOf(table string) string {
+	return strings.NewReplacer("T.", table+".").Replace(`T.id, T.plan_id, T.principal, T.principal_tools, T.request, T.status,
+		(SELECT '[' || coalesce(group_concat(s.state, ',' ORDER BY s.idx), '') || ']' FROM task_steps s WHERE s.task_pk = T.pk),
+		T.inputs,
+		(SELECT '[' || coalesce(group_concat(substr(e.events, 2, length(e.events) - 2), ',' ORDER BY e.seq), '') || ']' FROM task_events e WHERE e.task_pk = T.pk),
+		T.error, T.error_code, T.lease_owner, T.lease_expires, T.version, T.created_at, T.updated_at, T.ended_at`)
+}
 
-// taskColumns are taskFields of the alias t.
-var taskColumns = "t." + strings.ReplaceAll(taskFields, ", ", ", t.")
+// taskColumns are the columns of a task of the alias t.
+var taskColumns = taskColumnsOf("t")
 
 const (
+	// insertTaskSQL inserts the row of a task; its step states and events
+	// follow (upsertTaskStepsSQL, insertTaskEventsSQL).
 	insertTaskSQL = `INSERT INTO tasks
 		(id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
-	// updateTaskSQL is the compare-and-set of UpdateTask: it matches only
-	// the version the caller read.
+		VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?, ?, ?, 1, ?, ?, ?)`
+	// updateTaskSQL is the compare-and-set of UpdateTask and
+	// UpdateTaskSteps: it matches only the version the caller read, and
+	// returns the row's pk, which keys its step states and events, and
+	// the indexed columns as they were. It sets no indexed column, so
+	// that a step transition touches the row alone, not the four indexes
+	// on status, plan_id and ended_at (SQLite updates an index whenever
+	// the UPDATE sets one of its columns, to the same value or not).
 	updateTaskSQL = `UPDATE tasks SET
-		plan_id = ?, request = ?, status = ?, steps = ?, inputs = ?, history = ?, error = ?, error_code = ?, ended_at = ?,
-		updated_at = ?, version = version + 1
-		WHERE id = ? AND version = ?`
-	// acquireTaskLeaseSQL takes the lease if it is free, expired or the
-	// caller's, in one statement.
-	acquireTaskLeaseSQL = `UPDATE tasks SET lease_owner = ?, lease_expires = ?
-		WHERE id = ? AND (lease_owner = '' OR lease_expires <= ? OR lease_owner = ?)
-		RETURNING ` + taskFields
-	releaseTaskLeaseSQL = "UPDATE tasks SET lease_owner = '', lease_expires = 0 WHERE id = ? AND lease_owner = ?"
+		request = ?, inputs = ?, error = ?, error_code = ?, updated_at = ?, version = version + 1
+		WHERE id = ? AND version = ?
+		RETURNING pk, plan_id, status, ended_at`
+	// updateTaskIndexedSQL sets the indexed columns, when they change:
+	// at the start and the end of a task.
+	updateTaskIndexedSQL = "UPDATE tasks SET plan_id = ?, status = ?, ended_at = ? WHERE pk = ?"
+	// insertTaskEventsSQL appends a batch of events, a JSON array, as the
+	// task's next row of task_events.
+	insertTaskEventsSQL = `INSERT INTO task_events (task_pk, seq, events)
+		SELECT ?1, coalesce(max(seq), -1) + 1, ?2 FROM task_events WHERE task_pk = ?1`
+	// deleteTaskStepsFromSQL deletes the step states from a position on,
+	// and deleteTaskEventsSQL the whole history, before UpdateTask writes
+	// them whole.
+	deleteTaskStepsFromSQL = "DELETE FROM task_steps WHERE task_pk = ? AND idx >= ?"
+	deleteTaskEventsSQL    = "DELETE FROM task_events WHERE task_pk = ?"
+	releaseTaskLeaseSQL    = "UPDATE tasks SET lease_owner = '', lease_expires = 0 WHERE id = ? AND lease_owner = ?"
 	// taskExistsSQL tells a missing task from a refused conditional
 	// update, inside the same transaction.
 	taskExistsSQL = "SELECT count(*) FROM tasks WHERE id = ?"
 	// deleteEndedTasksSQL deletes one batch of the ended tasks, earliest
 	// ended first, through the partial index tasks_ended, whose condition
 	// it repeats word for word. INDEXED BY makes the statement fail rather
-	// than scan the table if the index could not serve it.
+	// than scan the table if the index could not serve it. Their step
+	// states and events go with them (ON DELETE CASCADE).
 	deleteEndedTasksSQL = `DELETE FROM tasks WHERE id IN
 		(SELECT id FROM tasks INDEXED BY tasks_ended
 		WHERE status IN ('succeeded', 'failed', 'cancelled') AND ended_at > 0 AND ended_at < ?
 		ORDER BY ended_at, id LIMIT ?)`
 )
+
+// upsertTaskStepsSQL[k] stores upsertStepRows[k] step states, as rows of
+// (task_pk, idx, state) parameters: a change of n steps takes a few
+// statements prepared at Open, and no JSON is parsed in SQL.
+var (
+	upsertStepRows     = []int{16, 4, 1}
+	upsertTaskStepsSQL = func() []string {
+		var qs []string
+		for _, n := range upsertStepRows {
+			qs = append(qs, "INSERT INTO task_steps (task_pk, idx, state) VALUES "+
+				strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")+
+				" ON CONFLICT (task_pk, idx) DO UPDATE SET state = excluded.state")
+		}
+		return qs
+	}()
+)
+
+// acquireTaskLeaseSQL takes the lease if it is free, expired or the
+// caller's, in one statement, and returns the task.
+var acquireTaskLeaseSQL = `UPDATE tasks SET lease_owner = ?, lease_expires = ?
+	WHERE id = ? AND (lease_owner = '' OR lease_expires <= ? OR lease_owner = ?)
+	RETURNING ` + taskColumnsOf("tasks")
 
 var (
 	findTaskByIDSQL = "SELECT " + taskColumns + " FROM tasks t WHERE t.id = ?"
@@ -89,36 +135,72 @@ type storedEvent struct {
 	Message string `json:"message,omitempty"`
 }
 
-// taskRow holds the encoded columns a create or an update writes.
+// taskRow holds what a create or an update writes of a task besides the
+// columns of its row.
 type taskRow struct {
-	steps, history string
-	trimmed        []agentsmcp.TaskEvent // the history stored: the newest MaxTaskHistory events
-	endedMS        int64
+	steps   []any  // (0, position, storedStepState as JSON) per step state; writeTaskParts sets the 0, the task's pk
+	events  string // JSON array of storedEvent to append, "" for none
+	endedMS int64
 }
 
-func encodeTask(t *agentsmcp.Task) (taskRow, error) {
-	steps := make([]storedStepState, len(t.Steps))
-	for i, s := range t.Steps {
-		steps[i] = storedStepState{
+// encodeTask encodes the step states of t at the positions steps (all of
+// them when steps is nil) and the events.
+func encodeTask(t *agentsmcp.Task, steps []int, events []agentsmcp.TaskEvent) (taskRow, error) {
+	if steps == nil {
+		steps = make([]int, len(t.Steps))
+		for i := range steps {
+			steps[i] = i
+		}
+	}
+	row := taskRow{steps: make([]any, 0, 3*len(steps)), endedMS: msOrZero(t.EndedAt)}
+	for _, i := range steps {
+		s := &t.Steps[i]
+		enc, err := json.Marshal(storedStepState{
 			StepID: s.StepID, Status: string(s.Status), Attempts: s.Attempts, Output: string(s.Output), Error: s.Error,
 			Confirmed: s.Confirmed, Asks: s.Asks, RepairedTool: s.RepairedTool, RepairedArguments: string(s.RepairedArguments),
 			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
+		})
+		if err != nil {
+			return taskRow{}, fmt.Errorf("encode task step %q: %w", s.StepID, err)
+		}
+		row.steps = append(row.steps, int64(0), i, string(enc))
+	}
+	if len(events) > 0 {
+		stored := make([]storedEvent, len(events))
+		for i, e := range events {
+			stored[i] = storedEvent{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
+		}
+		h, err := json.Marshal(stored)
+		if err != nil {
+			return taskRow{}, fmt.Errorf("encode task history: %w", err)
+		}
+		row.events = string(h)
+	}
+	return row, nil
+}
+
+// writeTaskParts stores the step states and events of row for the task
+// of pk: the step states in as few statements as upsertStepRows allow,
+// the events as one row.
+func (db *DB) writeTaskParts(ctx context.Context, tx *sql.Tx, pk int64, row taskRow) error {
+	args := row.steps
+	for k := 0; k < len(args); k += 3 {
+		args[k] = pk
+	}
+	for q, n := range upsertStepRows {
+		for len(args) >= 3*n {
+			if _, err := db.txStmt(ctx, tx, upsertTaskStepsSQL[q]).ExecContext(ctx, args[:3*n]...); err != nil {
+				return fmt.Errorf("store task steps: %w", err)
+			}
+			args = args[3*n:]
 		}
 	}
-	history := agentsmcp.TrimTaskHistory(t.History)
-	events := make([]storedEvent, len(history))
-	for i, e := range history {
-		events[i] = storedEvent{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
+	if row.events != "" {
+		if _, err := db.txStmt(ctx, tx, insertTaskEventsSQL).ExecContext(ctx, pk, row.events); err != nil {
+			return fmt.Errorf("store task events: %w", err)
+		}
 	}
-	s, err := json.Marshal(steps)
-	if err != nil {
-		return taskRow{}, fmt.Errorf("encode task steps: %w", err)
-	}
-	h, err := json.Marshal(events)
-	if err != nil {
-		return taskRow{}, fmt.Errorf("encode task history: %w", err)
-	}
-	return taskRow{steps: string(s), history: string(h), trimmed: history, endedMS: msOrZero(t.EndedAt)}, nil
+	return nil
 }
 
 // CreateTask implements [agentsmcp.TaskService].
@@ -136,7 +218,8 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if status == "" {
 		status = agentsmcp.TaskPending
 	}
-	row, err := encodeTask(t)
+	history := agentsmcp.TrimTaskHistory(t.History)
+	row, err := encodeTask(t, nil, history)
 	if err != nil {
 		return err
 	}
@@ -148,20 +231,24 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 		lease = agentsmcp.TaskLease{Owner: t.Lease.Owner, ExpiresAt: fromMillis(leaseMS)}
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
-		_, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
-			id, t.PlanID, t.Principal, encodeTools(t.PrincipalTools), t.Request, string(status), row.steps, string(t.Inputs), row.history, t.Error, t.ErrorCode,
+		res, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
+			id, t.PlanID, t.Principal, encodeTools(t.PrincipalTools), t.Request, string(status), string(t.Inputs), t.Error, t.ErrorCode,
 			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", id)
 		} else if err != nil {
 			return fmt.Errorf("insert task: %w", err)
 		}
-		return nil
+		pk, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("insert task: %w", err)
+		}
+		return db.writeTaskParts(ctx, tx, pk, row)
 	})
 	if err != nil {
 		return err
 	}
-	t.ID, t.Status, t.History, t.Lease, t.Version = id, status, row.trimmed, lease, 1
+	t.ID, t.Status, t.History, t.Lease, t.Version = id, status, history, lease, 1
 	t.CreatedAt = fromMillis(createdMS)
 	t.UpdatedAt = t.CreatedAt
 	return nil
@@ -224,36 +311,94 @@ func taskQuery(f agentsmcp.TaskFilter) (*listQuery, error) {
 }
 
 // UpdateTask implements [agentsmcp.TaskService] with one UPDATE … WHERE id
-// = ? AND version = ?; when it matches no row, a read in the same
-// transaction tells ENOTFOUND from ECONFLICT.
+// = ? AND version = ?, then rewrites the step states and the history of the
+// task; when the UPDATE matches no row, a read in the same transaction
+// tells ENOTFOUND from ECONFLICT.
 func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if err := t.ValidateUpdate(); err != nil {
 		return err
 	}
-	row, err := encodeTask(t)
+	history := agentsmcp.TrimTaskHistory(t.History)
+	row, err := encodeTask(t, nil, history)
 	if err != nil {
 		return err
 	}
-	updated := now()
-	err = db.write(ctx, func(tx *sql.Tx) error {
-		res, err := db.txStmt(ctx, tx, updateTaskSQL).ExecContext(ctx,
-			t.PlanID, t.Request, string(t.Status), row.steps, string(t.Inputs), row.history, t.Error, t.ErrorCode, row.endedMS,
-			toMillis(updated), t.ID, t.Version)
-		if err != nil {
-			return fmt.Errorf("update task %q: %w", t.ID, err)
+	err = db.updateTask(ctx, t, row, func(ctx context.Context, tx *sql.Tx, pk int64) error {
+		if _, err := db.txStmt(ctx, tx, deleteTaskStepsFromSQL).ExecContext(ctx, pk, len(t.Steps)); err != nil {
+			return fmt.Errorf("update task %q steps: %w", t.ID, err)
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if _, err := db.txStmt(ctx, tx, deleteTaskEventsSQL).ExecContext(ctx, pk); err != nil {
+			return fmt.Errorf("update task %q history: %w", t.ID, err)
+		}
+		if err := db.writeTaskParts(ctx, tx, pk, row); err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
-		} else if n == 0 {
-			return db.missOrConflict(ctx, tx, t.ID, "task %q changed since version %d was read", t.ID, t.Version)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	t.History = history
+	return nil
+}
+
+// UpdateTaskSteps implements [agentsmcp.TaskStepUpdater]: the UPDATE of
+// UpdateTask, then one upsert of the step states that changed and one
+// insert of the new events, in the same transaction.
+func (db *DB) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
+	if err := t.ValidateChange(c); err != nil {
+		return err
+	}
+	first := len(t.History) - c.Events
+	row, err := encodeTask(t, nonNil(c.Steps), t.History[first:])
+	if err != nil {
+		return err
+	}
+	return db.updateTask(ctx, t, row, func(ctx context.Context, tx *sql.Tx, pk int64) error {
+		if err := db.writeTaskParts(ctx, tx, pk, row); err != nil {
+			return fmt.Errorf("update task %q: %w", t.ID, err)
+		}
+		return nil
+	})
+}
+
+// nonNil is s, or an empty slice for nil: encodeTask reads nil as all.
+func nonNil(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return s
+}
+
+// updateTask runs the compare-and-set of the task's row, then parts with
+// the row's pk, in one transaction; on success it sets t's Version and
+// UpdatedAt.
+func (db *DB) updateTask(ctx context.Context, t *agentsmcp.Task, row taskRow, parts func(context.Context, *sql.Tx, int64) error) error {
+	updated := now()
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var (
+			pk, endedMS    int64
+			planID, status string
+		)
+		err := db.txStmt(ctx, tx, updateTaskSQL).QueryRowContext(ctx,
+			t.Request, string(t.Inputs), t.Error, t.ErrorCode, toMillis(updated), t.ID, t.Version).Scan(&pk, &planID, &status, &endedMS)
+		if errors.Is(err, sql.ErrNoRows) {
+			return db.missOrConflict(ctx, tx, t.ID, "task %q changed since version %d was read", t.ID, t.Version)
+		} else if err != nil {
+			return fmt.Errorf("update task %q: %w", t.ID, err)
+		}
+		if planID != t.PlanID || status != string(t.Status) || endedMS != row.endedMS {
+			if _, err := db.txStmt(ctx, tx, updateTaskIndexedSQL).ExecContext(ctx, t.PlanID, string(t.Status), row.endedMS, pk); err != nil {
+				return fmt.Errorf("update task %q: %w", t.ID, err)
+			}
+		}
+		return parts(ctx, tx, pk)
+	})
+	if err != nil {
+		return err
+	}
 	t.Version++
-	t.UpdatedAt, t.History = updated, row.trimmed
+	t.UpdatedAt = updated
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,4 +124,78 @@ func benchLearning(i int) *agentsmcp.Learning {
 		Duration:  time.Duration(i%1000) * time.Millisecond,
 		CreatedAt: at(i),
 	}
+}
+
+// BenchTaskWrites measures the write of one step transition of a 200-step
+// task, as the executor stores it (issue 17, part 6): UpdateTask, which
+// writes the whole task, against UpdateTaskSteps (when the store has it),
+// which writes a layer of 16 step states and their 32 events. Each
+// iteration ends 16 steps and starts 16 others; a task is replaced by a
+// fresh one before its history could be trimmed, so both write the same
+// work, and its history holds 200 to 600 events.
+func BenchTaskWrites(b *testing.B, open func(b *testing.B) Services) {
+	s := open(b)
+	ctx := b.Context()
+	const steps, layer = 200, 16
+	fresh := func(b *testing.B) *agentsmcp.Task {
+		t := &agentsmcp.Task{Request: "benchmark task", Status: agentsmcp.TaskRunning, Steps: make([]agentsmcp.StepState, steps)}
+		for i := range t.Steps {
+			t.Steps[i] = agentsmcp.StepState{StepID: fmt.Sprintf("s%03d", i), Status: agentsmcp.StepPending}
+		}
+		for i := range steps {
+			t.AddEvent(agentsmcp.TaskEvent{At: at(i), Type: "step_started", StepID: t.Steps[i].StepID, Message: "noop"})
+		}
+		if err := s.Tasks.CreateTask(ctx, t); err != nil {
+			b.Fatal(err)
+		}
+		return t
+	}
+	transition := func(t *agentsmcp.Task, n int) agentsmcp.TaskChange {
+		c := agentsmcp.TaskChange{Steps: make([]int, 0, 2*layer), Events: 2 * layer}
+		for k := range layer {
+			i, j := (n*layer+k)%steps, ((n+1)*layer+k)%steps
+			t.Steps[i].Status, t.Steps[i].EndedAt = agentsmcp.StepSucceeded, at(n)
+			t.Steps[i].Output = json.RawMessage(fmt.Sprintf(`{"v":%d}`, n))
+			t.Steps[j].Status, t.Steps[j].StartedAt = agentsmcp.StepRunning, at(n)
+			t.Steps[j].Attempts++
+			t.AddEvent(agentsmcp.TaskEvent{At: at(n), Type: "step_succeeded", StepID: t.Steps[i].StepID, Message: "1 attempt(s)"})
+			t.AddEvent(agentsmcp.TaskEvent{At: at(n), Type: "step_started", StepID: t.Steps[j].StepID, Message: "noop"})
+			c.Steps = append(c.Steps, i, j)
+		}
+		return c
+	}
+	run := func(name string, write func(*agentsmcp.Task, agentsmcp.TaskChange) error) {
+		b.Run(name, func(b *testing.B) {
+			t := fresh(b)
+			n := 0
+			cpu0 := processCPU()
+			for b.Loop() {
+				if len(t.History)+2*layer >= agentsmcp.MaxTaskHistory {
+					b.StopTimer()
+					t, n = fresh(b), 0
+					b.StartTimer()
+				}
+				if err := write(t, transition(t, n)); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			// CPU time tells the cost of a write apart from the waits
+			// of a machine shared with other work.
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+		})
+	}
+	run("UpdateTask", func(t *agentsmcp.Task, _ agentsmcp.TaskChange) error { return s.Tasks.UpdateTask(ctx, t) })
+	if u, ok := s.Tasks.(agentsmcp.TaskStepUpdater); ok {
+		run("UpdateTaskSteps", func(t *agentsmcp.Task, c agentsmcp.TaskChange) error { return u.UpdateTaskSteps(ctx, t, c) })
+	}
+}
+
+// processCPU is the CPU time of the process so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
