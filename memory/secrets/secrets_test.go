@@ -61,7 +61,7 @@ func rawRows(t *testing.T, path string) string {
 	var all strings.Builder
 	for _, q := range []string{
 		"SELECT request || inputs || steps || history FROM tasks",
-		"SELECT state FROM task_steps", // the step states and history since migration 0012
+		"SELECT state FROM task_steps", // the step states and history since migration 0013
 		"SELECT events FROM task_events",
 		"SELECT request || goal || steps || inputs FROM plans",
 		"SELECT request || sub_goals || reasoning || approaches || constraints || assumptions || uncertainties || recommended_tools FROM thoughts",

@@ -752,7 +752,7 @@ func TestMemoryBeforePrincipals(t *testing.T) {
 	}
 }
 
-// TestTasksStoredWholeBeforeStepTables checks migration 0012: a task
+// TestTasksStoredWholeBeforeStepTables checks migration 0013: a task
 // stored whole (steps and history as JSON arrays in its row) reads back the
 // same afterwards, and takes per-step writes.
 func TestTasksStoredWholeBeforeStepTables(t *testing.T) {
@@ -765,7 +765,7 @@ func TestTasksStoredWholeBeforeStepTables(t *testing.T) {
 	if _, err := old.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	const before = "0012_task_steps.sql"
+	const before = "0013_task_steps.sql"
 	for _, m := range migrations {
 		if m.name == before {
 			break

@@ -15,7 +15,7 @@ import (
 // taskColumnsOf are the columns of a task as read, in scanTask's order,
 // of the tasks row named table: the step states and the history are put
 // back together from task_steps and task_events as the JSON arrays that
-// tasks.steps and tasks.history held before migration 0012.
+// tasks.steps and tasks.history held before migration 0013.
 func taskColumnsOf(table string) string {
 	return strings.NewReplacer("T.", table+".").Replace(`T.id, T.plan_id, T.principal, T.principal_tools, T.request, T.status,
 		(SELECT '[' || coalesce(group_concat(s.state, ',' ORDER BY s.idx), '') || ']' FROM task_steps s WHERE s.task_pk = T.pk),
