@@ -74,6 +74,9 @@ type Options struct {
 	Tasks           agentsmcp.TaskService
 	Plans           agentsmcp.PlanService
 	Thoughts        agentsmcp.ThoughtService
+	// TaskCounter and OutboxBacklog serve GET /summary.
+	TaskCounter   agentsmcp.TaskCounter
+	OutboxBacklog func(ctx context.Context) (pending int64, oldest time.Time, err error)
 	// AuditLog serves GET /audit.
 	AuditLog agentsmcp.AuditService
 	// Recall serves the q parameter; without it q is a word filter of
@@ -179,6 +182,8 @@ func (h *Handler) routes() chi.Router {
 		r.MethodNotAllowed(h.methodNotAllowed)
 
 		r.Get("/openapi.json", h.read(h.openAPI))
+		r.Get("/whoami", h.whoami)
+		r.Get("/summary", h.read(h.summary))
 
 		r.Get("/learnings", h.read(h.listLearnings))
 		r.Get("/learnings/{id}", h.read(h.getLearning))
