@@ -433,7 +433,7 @@ function taskPage(root, id) {
         return draw(rows.map((r) => ({
           id: r.id, tool: r.tool, deps: r.deps, status: r.s.status,
           lines: [`${r.s.status} · ${r.s.attempts || 0} attempt${r.s.attempts === 1 ? '' : 's'} · ${fmtMs(r.ms)}${r.repairs ? ' · ' + r.repairs + ' repaired' : ''}`],
-          label: `Step ${r.id}: ${r.tool || 'no tool'}, ${r.s.status}, ${r.s.attempts || 0} attempts`,
+          description: r.description,
         })), { title: 'Plan of task ' + id, onSelect: select });
       });
       steps.set(rows.map((r) => [r, r.s.output, r.s.error]), () => {
@@ -513,7 +513,7 @@ function learningsPage(root) {
           filter.q ? (l.score ?? 0).toFixed(3) : fmtTime(l.createdAt),
         ]), 'No learning matches.'),
       ]);
-      insights.set(ins.items, (items) => table('Insights', ['Insight', 'Type', 'Applies to', 'Confidence', 'Source', ''], items.map((i) => [
+      insights.set(ins.items, (items) => table('Insights', ['Insight', 'Type', 'Applies to', 'Confidence', 'Source', 'Actions'], items.map((i) => [
         i.text, i.type.replace('_', ' '), (i.appliesTo || []).join(', ') || '—', pct(i.confidence), i.source || '—',
         canWrite() ? confirmButton('Delete', 'Delete this insight?', async () => {
           await api('/insights/' + encodeURIComponent(i.id), { method: 'DELETE', body: {} });
@@ -571,7 +571,7 @@ function upstreamsPage(root, name) {
   return {
     async refresh() {
       const res = await api('/upstreams');
-      list.set(res.items, (items) => table('Upstreams', ['Upstream', 'Transport', 'Address', 'State', 'Tools', 'Origin', 'Last error', ''], items.map((u) => [
+      list.set(res.items, (items) => table('Upstreams', ['Upstream', 'Transport', 'Address', 'State', 'Tools', 'Origin', 'Last error', 'Actions'], items.map((u) => [
         link('#/upstreams/' + encodeURIComponent(u.name), u.name), u.transport, h('code', { text: u.url || u.command || '—' }), badge(u.state),
         String(u.tools ?? 0), u.origin, u.lastError || '—',
         canWrite() ? h('span', { class: 'row-actions' },

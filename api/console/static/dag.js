@@ -79,7 +79,7 @@ function clip(s, n) {
 }
 
 // draw returns an SVG element for steps: [{id, tool, status, lines:
-// [string], label}] with deps. onSelect(id) is called when a step is
+// [string], description}] with deps. onSelect(id) is called when a step is
 // clicked, or chosen with Enter or Space.
 export function draw(steps, { title, onSelect } = {}) {
   const { pos, width, height, preds } = layout(steps);
@@ -104,16 +104,21 @@ export function draw(steps, { title, onSelect } = {}) {
   svg.append(edges);
   for (const s of steps) {
     const p = pos.get(s.id);
+    // The name read out is the text shown (as WCAG's label-in-name asks);
+    // the title adds the full text of clipped lines and the description.
+    const lines = [s.id, s.tool || '(no tool)', ...(s.lines || [])].slice(0, 3);
+    const shown = lines.map((t) => clip(t, 32));
     const g = el('g', {
       class: 'node st-' + s.status, transform: `translate(${p.x} ${p.y})`, tabindex: 0, role: 'button',
-      'aria-label': s.label, 'data-step': s.id, 'data-tool': s.tool || '',
+      'aria-label': shown.join(' '), 'data-step': s.id, 'data-tool': s.tool || '',
     });
-    g.append(el('title', {}, s.label));
+    g.append(el('title', {}, [...lines, s.description].filter(Boolean).join('\n')));
     g.append(el('rect', { width: nodeWidth, height: nodeHeight, rx: 6, class: 'box' }));
     g.append(el('rect', { width: 6, height: nodeHeight, rx: 2, class: 'stripe' }));
-    const lines = [s.id, s.tool || '(no tool)', ...(s.lines || [])];
-    lines.slice(0, 3).forEach((t, i) => {
-      g.append(el('text', { x: 14, y: 20 + i * 19, class: i === 0 ? 'name' : i === 1 ? 'tool' : 'meta' }, clip(t, 32)));
+    // A trailing space (not drawn) keeps the lines apart as words in the
+    // text content that assistive technology reads.
+    shown.forEach((t, i) => {
+      g.append(el('text', { x: 14, y: 20 + i * 19, class: i === 0 ? 'name' : i === 1 ? 'tool' : 'meta' }, i < shown.length - 1 ? t + ' ' : t));
     });
     if (onSelect) {
       g.addEventListener('click', () => onSelect(s.id));
