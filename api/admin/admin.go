@@ -74,6 +74,8 @@ type Options struct {
 	Tasks           agentsmcp.TaskService
 	Plans           agentsmcp.PlanService
 	Thoughts        agentsmcp.ThoughtService
+	// Catalog serves GET /tools.
+	Catalog ToolCatalog
 	// TaskCounter and OutboxBacklog serve GET /summary.
 	TaskCounter   agentsmcp.TaskCounter
 	OutboxBacklog func(ctx context.Context) (pending int64, oldest time.Time, err error)
@@ -187,6 +189,7 @@ func (h *Handler) routes() chi.Router {
 
 		r.Get("/learnings", h.read(h.listLearnings))
 		r.Get("/learnings/{id}", h.read(h.getLearning))
+		r.Get("/tools", h.read(h.listTools))
 		r.Get("/tools/performance", h.read(h.listToolPerformance))
 		r.Get("/patterns", h.read(h.listPatterns))
 		r.Get("/insights", h.read(h.listInsights))

@@ -196,6 +196,9 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 			})
 		},
 	}
+	// The catalog of the real router, ranked by its search_tools index
+	// (cmd/agents-mcp's adminCatalog does the same for the server).
+	opts.Catalog = routerCatalog{router: e.router, index: router.NewToolIndex(e.router, router.SearchOptions{})}
 	if !o.noRecall {
 		opts.Recall = &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
 	}
@@ -491,4 +494,29 @@ func (e *env) waitOperation(location string) admin.Operation {
 		return op.Status != admin.OperationRunning
 	})
 	return op
+}
+
+// routerCatalog serves GET /tools from the router and its search index,
+// as the server's does.
+type routerCatalog struct {
+	router *router.Router
+	index  *router.ToolIndex
+}
+
+func (c routerCatalog) Tools() []admin.CatalogTool {
+	var out []admin.CatalogTool
+	for _, t := range c.router.Tools() {
+		src, _ := c.router.ToolSource(t.Name)
+		out = append(out, admin.CatalogTool{Name: t.Name, Source: src, Description: t.Description})
+	}
+	return out
+}
+
+func (c routerCatalog) Search(ctx context.Context, query, scope string, limit int) ([]admin.CatalogTool, string, string) {
+	res := c.index.Search(ctx, query, scope, limit)
+	var out []admin.CatalogTool
+	for _, m := range res.Tools {
+		out = append(out, admin.CatalogTool{Name: m.Name, Source: m.Source, Description: m.Description, Score: m.Score, Why: m.Why})
+	}
+	return out, res.Mode, res.Note
 }

@@ -67,3 +67,33 @@ func TestSummary(t *testing.T) {
 	bare := mcpOnly
 	e.expectError(http.StatusForbidden, admin.CodeForbidden, request{method: "GET", path: admin.Prefix + "/summary", as: bare})
 }
+
+// TestToolCatalog lists the tools of a real upstream, filters by scope,
+// and ranks a query as the router's search index does.
+func TestToolCatalog(t *testing.T) {
+	e := newEnv(t)
+	e.addFixtureUpstream("fx")
+	var all admin.ToolPage
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tools", as: readOnly}).decode(t, &all)
+	names := map[string]string{}
+	for _, x := range all.Items {
+		names[x.Name] = x.Source
+	}
+	if names["fx__echo"] != "fx" || names["fx__block"] != "fx" || all.Mode != "" {
+		t.Errorf("catalog %+v, want the fixture's tools from fx and no mode", all)
+	}
+	var local admin.ToolPage
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tools?scope=local", as: readOnly}).decode(t, &local)
+	for _, x := range local.Items {
+		if x.Source != "local" {
+			t.Errorf("scope=local lists %+v", x)
+		}
+	}
+	var ranked admin.ToolPage
+	e.expect(http.StatusOK, request{method: "GET", path: admin.Prefix + "/tools?q=echo+the+text+back&limit=2", as: readOnly}).decode(t, &ranked)
+	if len(ranked.Items) == 0 || len(ranked.Items) > 2 || ranked.Items[0].Name != "fx__echo" || ranked.Items[0].Why == "" || ranked.Mode != "lexical" {
+		t.Errorf("ranked %+v, want fx__echo first, explained, lexical", ranked)
+	}
+	e.expectError(http.StatusBadRequest, admin.CodeInvalid, request{method: "GET", path: admin.Prefix + "/tools?scope=nearby", as: readOnly})
+	e.expectError(http.StatusForbidden, admin.CodeForbidden, request{method: "GET", path: admin.Prefix + "/tools", as: mcpOnly})
+}

@@ -354,6 +354,15 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       await go('#/tools');
       await page.waitForFunction(() => document.querySelector('main')?.textContent.includes('everything__get-sum'));
       await axe('the Tools page');
+      // The search ranks as search_tools does: the same first tools, in the same order.
+      const query = 'add two numbers together';
+      await page.type('input[name=q]', query);
+      await page.click('form[role=search] button[type=submit]');
+      await page.waitForFunction(() => document.getElementById('tool-results')?.textContent.includes('Ranked'));
+      const shown = await page.$$eval('#tool-results tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+      const res = await client.request({ method: 'tools/call', params: { name: 'search_tools', arguments: { query, limit: 20 } } }, CallToolResultSchema);
+      assert.deepEqual(shown, res.structuredContent.tools.map((t) => t.name));
+      assert.equal(shown[0], 'everything__get-sum');
       await go('#/upstreams');
       await page.waitForSelector('a[href="#/upstreams/everything"]');
       await axe('the Upstreams page');

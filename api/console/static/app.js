@@ -534,16 +534,39 @@ function reliability(t) {
   return h('span', { class: 'badge st-ready', text: 'ok' });
 }
 
+// toolsPage: the catalog with each tool's performance, and a search that
+// ranks as the search_tools tool does (GET /tools?q= asks the same index).
 function toolsPage(root) {
-  const list = region();
-  root.append(h('h1', { text: 'Tools' }), section('Performance', list));
+  const q = h('input', { type: 'search', name: 'q', placeholder: 'what you want done' });
+  const scope = select('scope', [['all', 'all'], ['local', 'local'], ['remote', 'remote']]);
+  const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Search tools' },
+    field('Search tools (as search_tools ranks)', q), field('Scope', scope), h('button', { type: 'submit', text: 'Search' }));
+  const filter = { q: '', scope: 'all' };
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    Object.assign(filter, { q: q.value.trim(), scope: scope.value });
+    refresh();
+  });
+  const list = region({ id: 'tool-results' });
+  root.append(h('h1', { text: 'Tools' }), form, list);
   return {
     async refresh() {
-      const perf = await api('/tools/performance', { query: { limit: 200 } });
-      list.set(perf.items, (items) => table('Tool performance', ['Tool', 'Calls', 'Success rate', 'p50', 'p95', 'Common errors', 'Reliability', 'Last call'], items.map((t) => [
-        h('code', { text: t.tool }), String(t.calls), pct(t.successRate), fmtMs(t.p50Ms), fmtMs(t.p95Ms),
-        Object.entries(t.commonErrors || {}).map(([k, n]) => `${k} ×${n}`).join(', ') || '—', reliability(t), fmtAgo(t.lastCallAt),
-      ]), 'No tool has been called yet.'));
+      const [cat, perf] = await Promise.all([
+        api('/tools', { query: { q: filter.q, scope: filter.scope, limit: filter.q ? 20 : undefined } }),
+        api('/tools/performance', { query: { limit: 200 } }),
+      ]);
+      const stats = new Map((perf.items || []).map((t) => [t.tool, t]));
+      list.set({ cat, perf: perf.items, q: filter.q }, (v) => [
+        v.q ? h('p', { class: 'note', text: `Ranked ${v.cat.mode === 'hybrid' ? 'by words and meaning' : 'by words'}, best first.${v.cat.note ? ' ' + v.cat.note : ''}` }) : null,
+        table('Tools', ['Tool', 'Source', v.q ? 'Why' : 'Description', 'Calls', 'Success rate', 'p50', 'p95', 'Common errors', 'Reliability'], v.cat.items.map((t) => {
+          const st = stats.get(t.name);
+          return [
+            h('code', { text: t.name }), t.source, h('span', { class: 'desc', text: (v.q ? t.why : t.description) || '—' }),
+            st ? String(st.calls) : '0', st ? pct(st.successRate) : '—', st ? fmtMs(st.p50Ms) : '—', st ? fmtMs(st.p95Ms) : '—',
+            st ? Object.entries(st.commonErrors || {}).map(([k, n]) => `${k} ×${n}`).join(', ') || '—' : '—', st ? reliability(st) : 'not called yet',
+          ];
+        }), v.q ? 'No tool matches.' : 'The catalog is empty.'),
+      ]);
     },
   };
 }
