@@ -290,7 +290,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
 		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog,
 		Catalog: adminCatalog{router: a.router, index: a.toolIndex},
-		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
+		Audit:   a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			// Re-embed everything over the live index (no reset: search
 			// keeps answering meanwhile), then drop vectors of deleted
