@@ -288,9 +288,8 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
-		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog,
-		Catalog: adminCatalog{router: a.router, index: a.toolIndex},
-		Audit:   a.security.audit, Written: m.syncer.Notify, Logger: logger,
+		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, index: a.toolIndex},
+		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			// Re-embed everything over the live index (no reset: search
 			// keeps answering meanwhile), then drop vectors of deleted
