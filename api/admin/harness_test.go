@@ -189,7 +189,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	e.audit = &storeRecorder{t: t, db: db}
 	opts := admin.Options{
 		Learnings: db, Insights: db, Patterns: db, ToolPerformance: db, Tasks: db, Plans: db, Thoughts: db,
-		AuditLog: db, Executor: e.executor, Upstreams: e.pool, Audit: e.audit, Written: syncer.Notify,
+		AuditLog: db, Executor: e.executor, Resumer: executorResumer{e.executor}, Upstreams: e.pool, Audit: e.audit, Written: syncer.Notify,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			return syncer.Reconcile(ctx, true, func(p vectorsync.Progress) {
 				report(admin.Progress{Stage: p.Namespace, Done: p.Done, Total: p.Total})
@@ -519,4 +519,11 @@ func (c routerCatalog) Search(ctx context.Context, query, scope string, limit in
 		out = append(out, admin.CatalogTool{Name: m.Name, Source: m.Source, Description: m.Description, Score: m.Score, Why: m.Why})
 	}
 	return out, res.Mode, res.Note
+}
+
+// executorResumer adapts the executor as the server's adminResumer does.
+type executorResumer struct{ executor *agents.Executor }
+
+func (r executorResumer) Resume(ctx context.Context, id string, in admin.ResumeInput) (*agentsmcp.Task, error) {
+	return r.executor.Resume(ctx, id, agents.ResumeRequest{Inputs: in.Inputs, Confirm: in.Confirm, Reject: in.Reject}, nil)
 }

@@ -287,7 +287,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 	a.admin = admin.New(admin.Options{
 		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
-		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
+		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams,
 		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, index: a.toolIndex},
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {

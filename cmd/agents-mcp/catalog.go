@@ -1,8 +1,13 @@
 package main
 
+// This file adapts the router and the executor to the admin API's
+// interfaces (api must not import them).
+
 import (
 	"context"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -32,4 +37,13 @@ func (c adminCatalog) Search(ctx context.Context, query, scope string, limit int
 		out[i] = admin.CatalogTool{Name: m.Name, Source: m.Source, Description: m.Description, Score: m.Score, Why: m.Why}
 	}
 	return out, res.Mode, res.Note
+}
+
+// adminResumer answers a paused task for the admin API, as resume_task
+// does for a client that is not waiting (no caller: a question the task
+// still has pauses it again).
+type adminResumer struct{ executor *agents.Executor }
+
+func (r adminResumer) Resume(ctx context.Context, id string, in admin.ResumeInput) (*agentsmcp.Task, error) {
+	return r.executor.Resume(ctx, id, agents.ResumeRequest{Inputs: in.Inputs, Confirm: in.Confirm, Reject: in.Reject}, nil)
 }

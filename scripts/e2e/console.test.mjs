@@ -64,6 +64,11 @@ const PLAN_SLOW = {
   goal: 'a long operation',
   steps: [{ id: 'long', tool: 'everything__trigger-long-running-operation', arguments: { duration: 60, steps: 60 }, dependsOn: [], description: 'a minute of work' }],
 };
+const REQ_CONFIRM = `Echo a message, but only once I confirm it (console run ${RUN})`;
+const PLAN_CONFIRM = {
+  goal: 'echo after a confirmation',
+  steps: [{ id: 'hello', tool: 'everything__echo', arguments: { message: 'confirmed in the console' }, dependsOn: [], description: 'echo', needsConfirmation: true }],
+};
 const thought = (tools) => ({
   subGoals: ['do it'], reasoning: 'scripted', approaches: ['one plan'], constraints: [], assumptions: [], uncertainties: [], confidence: 0.9,
   recommendedTools: tools.map((tool) => ({ tool, reason: 'scripted' })),
@@ -71,6 +76,7 @@ const thought = (tools) => ({
 const SCRIPTS = new Map([
   [REQ_DONE, { thought: thought(['everything__echo', 'everything__get-sum']), plan: PLAN_DONE }],
   [REQ_SLOW, { thought: thought(['everything__trigger-long-running-operation']), plan: PLAN_SLOW }],
+  [REQ_CONFIRM, { thought: thought(['everything__echo']), plan: PLAN_CONFIRM }],
 ]);
 
 function scriptedLLM(req) {
@@ -329,6 +335,22 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       const t = await adminGet(base(), `/tasks/${ids.slow}`);
       assert.equal(t.status, 'cancelled');
       assert.match(JSON.stringify(t.history), /cancelled by the user/);
+    }));
+
+  test('4b. a paused task is confirmed from its page and runs to the end', { timeout: 60_000 }, () =>
+    step('resume', async () => {
+      // The client cannot be asked (no elicitation): the task pauses for the confirmation.
+      const res = await client.request({ method: 'tools/call', params: { name: 'run_task', arguments: { request: REQ_CONFIRM } } }, CallToolResultSchema, { timeout: 40_000 });
+      assert.notEqual(res.isError, true, JSON.stringify(res).slice(0, 1000));
+      const task = res.structuredContent.task;
+      assert.equal(task.status, 'paused', JSON.stringify(task).slice(0, 2000));
+      await go(`#/tasks/${task.id}`);
+      await page.waitForSelector('svg.dag g.node.st-waiting_confirmation');
+      await page.waitForSelector('#confirm-hello');
+      await axe('a paused task');
+      await page.click('#confirm-hello');
+      await page.waitForFunction(() => document.querySelector('main h1 .badge')?.textContent === 'succeeded', { timeout: 15_000 });
+      assert.match(await textOf('main'), /confirmed in the console/);
     }));
 
   test('5. learnings are searched by meaning', { timeout: 40_000 }, () =>

@@ -406,8 +406,11 @@ function taskPage(root, id) {
             v.error ? [h('dt', { text: 'Error' }), h('dd', { class: 'error', text: v.error })] : null),
         ]);
       const ended = ['succeeded', 'failed', 'cancelled'].includes(t.status);
-      if (t.status !== lastStatus) {
-        lastStatus = t.status;
+      // Redrawn when the status or what the task waits for changes, not at
+      // every step, so that a half-answered confirmation stays put.
+      const waitKey = t.status + ' ' + (t.steps || []).filter((s) => s.status.startsWith('waiting_')).map((s) => s.stepId + ':' + s.status + ':' + (s.error || '')).join(' ');
+      if (waitKey !== lastStatus) {
+        lastStatus = waitKey;
         actions.replaceChildren();
         if (!ended && canWrite()) {
           actions.append(confirmButton('Cancel task', 'Cancel this task? Running steps are stopped.', async () => {
@@ -416,10 +419,10 @@ function taskPage(root, id) {
             await refresh();
           }, 'cancel-task'));
         }
-        const waiting = (t.steps || []).filter((s) => s.status === 'waiting_input' || s.status === 'waiting_confirmation');
-        if (waiting.length) {
-          actions.append(h('p', { class: 'note', text: 'Waiting for ' + waiting.map((s) => `${s.stepId} (${s.status.replace('waiting_', '')})`).join(', ') +
-            '. Answer it with the resume_task tool of the MCP client that started the task.' }));
+        const waiting = t.status === 'paused' ? (t.steps || []).filter((s) => s.status === 'waiting_input' || s.status === 'waiting_confirmation') : [];
+        if (waiting.length && canWrite()) actions.append(resumeForm(id, waiting));
+        else if (waiting.length) {
+          actions.append(h('p', { class: 'note', text: 'Waiting for ' + waiting.map((s) => `${s.stepId} (${s.status.replace('waiting_', '')})`).join(', ') + '.' }));
         }
       }
       const select = (sid) => {
@@ -454,6 +457,48 @@ function taskPage(root, id) {
         : h('p', { class: 'empty', text: 'No history yet.' }));
     },
   };
+}
+
+// resumeForm answers a paused task: each step waiting for a confirmation
+// is confirmed or rejected, inputs are given as a JSON object.
+function resumeForm(id, waiting) {
+  const send = async (body) => {
+    await api('/tasks/' + encodeURIComponent(id) + '/resume', { method: 'POST', body });
+    say('Task resumed');
+    await refresh();
+  };
+  const box = h('div', { class: 'resume' }, h('h2', { text: 'The task waits for you' }));
+  for (const s of waiting.filter((w) => w.status === 'waiting_confirmation')) {
+    box.append(h('p', {}, h('code', { text: s.stepId }), ' asks for a confirmation', s.error ? ': ' + s.error : '', ' ',
+      h('button', { type: 'button', id: 'confirm-' + s.stepId, text: 'Confirm ' + s.stepId, onclick: () => send({ confirm: [s.stepId] }).catch((e) => say(describe(e))) }), ' ',
+      h('button', { type: 'button', id: 'reject-' + s.stepId, text: 'Reject ' + s.stepId, onclick: () => send({ reject: [s.stepId] }).catch((e) => say(describe(e))) })));
+  }
+  const needInputs = waiting.filter((w) => w.status === 'waiting_input');
+  if (needInputs.length) {
+    const text = h('textarea', { name: 'inputs', rows: 3, spellcheck: 'false' }, '{}');
+    const err = h('p', { class: 'error', role: 'alert' });
+    const form = h('form', { 'aria-label': 'Give inputs' },
+      h('p', { text: needInputs.map((s) => `${s.stepId} needs inputs${s.error ? ': ' + s.error : ''}`).join('; ') }),
+      field('Inputs (a JSON object)', text), h('button', { type: 'submit', text: 'Give inputs' }), err);
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      let inputs;
+      try {
+        inputs = JSON.parse(text.value);
+        if (!inputs || typeof inputs !== 'object' || Array.isArray(inputs)) throw new Error('not an object');
+      } catch (e) {
+        err.textContent = 'The inputs must be a JSON object: ' + e.message;
+        return;
+      }
+      try {
+        await send({ inputs });
+      } catch (e) {
+        err.textContent = describe(e);
+      }
+    });
+    box.append(form);
+  }
+  return box;
 }
 
 const outcomes = ['success', 'partial', 'failure', 'cancelled'];
