@@ -11,10 +11,13 @@
 //      node per step with the step's tool name and state;
 //   4. a running task is cancelled from its page (confirm, then it shows cancelled, and the admin
 //      API agrees);
-//   5. learnings are searched by meaning: the finished task's learning is found by other words;
-//   6. the upstream is killed: the Overview shows it down (no reload), then back ready once it is
+//   4b. a task paused for a confirmation is confirmed from its page and runs to the end;
+//   5. learnings are searched by meaning: the finished task's learning is found by other words; an
+//      insight is recorded and deleted;
+//   6. the Tools search ranks as search_tools does; an upstream is added, refreshed and removed;
+//   7. the upstream is killed: the Overview shows it down (no reload), then back ready once it is
 //      restarted on the same port;
-//   7. every page passes axe-core (WCAG 2 A/AA: labels, contrast, keyboard-reachable names), and a
+// and every page passes axe-core (WCAG 2 A/AA: labels, contrast, keyboard-reachable names), and a
 //      Tab from the top reaches the navigation links.
 // Any page error (an exception) or console error fails the test, as does a failed request other
 // than the refusal's expected ones. On a failure a screenshot of the page is saved under
@@ -371,6 +374,20 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       }, 20_000, 'the learning of the finished task found', 500);
       assert.match(await textOf('#learning-results'), /Ranked by meaning/);
       assert.match(await textOf('#learning-results'), /everything__echo → /);
+
+      // Insights: record one, see it listed, delete it (with the confirmation).
+      const insight = `The console records insights too (${RUN})`;
+      await page.type('textarea[name=text]', insight);
+      await page.type('input[name=appliesTo]', 'everything__echo');
+      await page.click('form[aria-label="Record an insight"] button[type=submit]');
+      await page.waitForFunction((t) => document.querySelector('main')?.textContent.includes(t), { timeout: 10_000 }, insight);
+      const items = (await adminGet(base(), '/insights')).items.filter((i) => i.text === insight);
+      assert.equal(items.length, 1);
+      assert.deepEqual(items[0].appliesTo, ['everything__echo']);
+      await page.click(`#delete-${items[0].id}`);
+      await page.click(`#delete-${items[0].id}-yes`);
+      await page.waitForFunction((t) => !document.querySelector('main')?.textContent.includes(t), { timeout: 10_000 }, insight);
+      assert.equal((await adminGet(base(), '/insights')).items.filter((i) => i.text === insight).length, 0);
     }));
 
   test('6. the Tools, Upstreams and Audit pages', { timeout: 40_000 }, () =>
@@ -390,6 +407,21 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       await go('#/upstreams');
       await page.waitForSelector('a[href="#/upstreams/everything"]');
       await axe('the Upstreams page');
+      // Add a second upstream (the same server under another name), refresh it, remove it.
+      await page.type('form[aria-label="Add an upstream"] input[name=name]', 'again');
+      await page.type('form[aria-label="Add an upstream"] input[name=url]', `http://127.0.0.1:${everythingPort}/mcp`);
+      await page.click('form[aria-label="Add an upstream"] button[type=submit]');
+      await page.waitForSelector('a[href="#/upstreams/again"]', { timeout: 10_000 });
+      await eventually(async () => {
+        const u = await adminGet(base(), '/upstreams/again');
+        assert.equal(u.state, 'ready', JSON.stringify(u).slice(0, 500));
+      }, 20_000, 'the added upstream ready', 200);
+      await page.click('button[aria-label="Refresh again"]');
+      await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Refreshing again', { timeout: 5_000 });
+      await page.click('#remove-again');
+      await page.click('#remove-again-yes');
+      await page.waitForFunction(() => !document.querySelector('a[href="#/upstreams/again"]'), { timeout: 10_000 });
+      assert.equal((await adminGet(base(), '/upstreams')).items.some((u) => u.name === 'again'), false);
       await page.click('a[href="#/upstreams/everything"]');
       await page.waitForFunction(() => document.querySelector('main')?.textContent.includes('everything__echo'));
       await axe('an upstream page');
