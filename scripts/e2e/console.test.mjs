@@ -17,10 +17,10 @@
 //   6. the Tools search ranks as search_tools does; an upstream is added, refreshed and removed;
 //   7. the upstream is killed: the Overview shows it down (no reload), then back ready once it is
 //      restarted on the same port;
-// and every page passes axe-core (WCAG 2 A/AA: labels, contrast, keyboard-reachable names), and a
-//      Tab from the top reaches the navigation links.
-// Any page error (an exception) or console error fails the test, as does a failed request other
-// than the refusal's expected ones. On a failure a screenshot of the page is saved under
+// Every page passes axe-core (WCAG 2.1 A/AA and best practices: labels, contrast, names), and the
+// keyboard reaches the navigation from a page's content (Shift+Tab) and opens a page (Enter); a
+// plan's step is chosen with Enter. Any page error (an exception) or console error fails the test,
+// as does a failed request, except the 401 that test 1 provokes on purpose with a wrong key. On a failure a screenshot of the page is saved under
 // CONSOLE_SCREENSHOTS (run.sh points it into its artifacts directory) or a temp directory.
 //
 // Without chromium the test fails, unless E2E_SKIP_BROWSER=1 says to skip it (CI installs chromium
