@@ -38,6 +38,23 @@ func TestServeConsoleAndToolCatalog(t *testing.T) {
 	if res, _ := get("/admin"); res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/admin/" {
 		t.Errorf("GET /admin: %d to %q, want a redirect to /admin/", res.StatusCode, res.Header.Get("Location"))
 	}
+	// The console is behind the same DNS-rebinding check as every route: a
+	// page rebound to a name, or a foreign Origin, is refused.
+	for name, set := range map[string]func(*http.Request){
+		"Host":   func(r *http.Request) { r.Host = "evil.example" },
+		"Origin": func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") },
+	} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/admin/", nil)
+		set(req)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Errorf("GET /admin/ with a foreign %s: %d, want 403", name, res.StatusCode)
+		}
+	}
 	// The API's routes are still the API's, not the console's.
 	if res, body := get("/admin/v1/whoami"); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"anonymous"`) {
 		t.Errorf("GET /admin/v1/whoami: %d %s", res.StatusCode, body)
