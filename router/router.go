@@ -86,6 +86,10 @@ type ToolCallRecord struct {
 	// Arguments are the call's arguments as sent, secrets included: redact
 	// before storing them.
 	Arguments json.RawMessage
+	// Client and ClientVersion are the caller's clientInfo, and
+	// ClientProfile the ID of its [ClientProfile]; all empty for
+	// in-process calls, and the names empty for a client that sent none.
+	Client, ClientVersion, ClientProfile string
 }
 
 // Router merges the tools of its providers into one MCP server.
