@@ -37,7 +37,8 @@ run: build
 
 # `make run` with real upstream MCP servers from npm (server-everything over
 # streamable HTTP, server-memory and server-filesystem over stdio on a temp
-# folder) and a few example tasks run at start, so that the console at
+# folder), an HTTP tool source over json-server, and a few example tasks run
+# at start, so that the console at
 # http://127.0.0.1:8080/admin/ has something to show. Needs node and npm.
 demo: build
 	scripts/demo/run.sh

@@ -4,7 +4,8 @@
 #
 #  - everything:  @modelcontextprotocol/server-everything over streamable HTTP (a free loopback port);
 #  - memory:      @modelcontextprotocol/server-memory over stdio (its graph in the demo folder);
-#  - filesystem:  @modelcontextprotocol/server-filesystem over stdio, on the demo folder's files/.
+#  - filesystem:  @modelcontextprotocol/server-filesystem over stdio, on the demo folder's files/;
+#  - blog:        an HTTP tool source (http_tools) over json-server, a REST API on the demo's db.json.
 # The versions are the ones pinned in scripts/e2e/package-lock.json (`npm ci` there if missing).
 # Everything lives in a temp folder (DEMO_DIR to choose it; kept after exit, so a second run with
 # the same DEMO_DIR starts where the first stopped). Ctrl-C stops it all.
@@ -23,7 +24,8 @@ log() { printf 'demo: %s\n' "$*" >&2; }
 
 if [[ ! -e "$E2E/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ||
   ! -e "$E2E/node_modules/@modelcontextprotocol/server-memory/dist/index.js" ||
-  ! -e "$E2E/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" ]]; then
+  ! -e "$E2E/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" ||
+  ! -e "$E2E/node_modules/json-server/lib/cli/bin.js" ]]; then
   log "installing the pinned MCP servers: npm ci in scripts/e2e"
   (cd "$E2E" && npm ci --no-audit --no-fund --loglevel=error)
 fi
@@ -34,6 +36,20 @@ fi
 These files belong to the agents-mcp demo. The filesystem upstream serves this folder only.
 TXT
 [[ -e "$DIR/files/todo.md" ]] || printf '# To do\n\n- try search_tools\n- open the console at /admin/\n- run a task\n' >"$DIR/files/todo.md"
+
+[[ -e "$DIR/db.json" ]] || cat >"$DIR/db.json" <<'JSON'
+{
+  "posts": [
+    { "id": 1, "title": "Routing tools across MCP servers", "author": "ada" },
+    { "id": 2, "title": "What the agents learned this week", "author": "grace" },
+    { "id": 3, "title": "Plans as pictures", "author": "ada" }
+  ]
+}
+JSON
+
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{const p=s.address().port;s.close(()=>console.log(p))})'
+}
 
 PIDS=()
 cleanup() {
@@ -47,13 +63,22 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-EVERYTHING_PORT=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{const p=s.address().port;s.close(()=>console.log(p))})')
+EVERYTHING_PORT=$(free_port)
 PORT=$EVERYTHING_PORT node "$E2E/node_modules/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp \
   >"$DIR/everything.log" 2>&1 &
 PIDS+=($!)
 # Started before agents-mcp, so that it connects at once (it would retry, but log an error first).
 for ((i = 0; i < 150; i++)); do
   grep -q 'listening on port' "$DIR/everything.log" 2>/dev/null && break
+  sleep 0.2
+done
+
+BLOG_PORT=$(free_port)
+node "$E2E/node_modules/json-server/lib/cli/bin.js" --host 127.0.0.1 --port "$BLOG_PORT" "$DIR/db.json" \
+  >"$DIR/json-server.log" 2>&1 &
+PIDS+=($!)
+for ((i = 0; i < 150; i++)); do
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$BLOG_PORT/posts" || true)" == 200 ]] && break
   sleep 0.2
 done
 
@@ -75,6 +100,18 @@ upstreams:
     transport: stdio
     command: $NODE
     args: ["$E2E/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "$DIR/files"]
+http_tools:
+  - name: blog
+    base_url: http://127.0.0.1:$BLOG_PORT
+    endpoints:
+      - { name: list_posts, description: List blog posts, method: GET, path: /posts, query: { author: author name } }
+      - { name: get_post, description: One blog post by id, method: GET, path: '/posts/{id}' }
+      - name: create_post
+        description: Publish a new blog post
+        method: POST
+        path: /posts
+        body: { title: { type: string }, author: { type: string } }
+        required: [title]
 YAML
 
 log "agents-mcp serve --addr $ADDR --config $DIR/config.yaml --data-dir $DIR/data"

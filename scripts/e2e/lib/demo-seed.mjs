@@ -17,6 +17,7 @@ const REQUESTS = [
   'Create an entity named demo-project of type project in the knowledge graph',
   'List the allowed directories of the file system',
   'Read the file todo.md',
+  'List the blog posts by the author ada',
   'Store an insight: the filesystem upstream serves only the demo folder',
 ];
 
@@ -40,7 +41,7 @@ async function waitForTools(client, names, ms) {
 const client = new Client({ name: 'agents-mcp-demo', version: '1.0.0' });
 await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
 try {
-  await waitForTools(client, ['everything__echo', 'memory__create_entities', 'filesystem__read_text_file'], 60_000);
+  await waitForTools(client, ['everything__echo', 'memory__create_entities', 'filesystem__read_text_file', 'blog__list_posts'], 60_000);
   for (const request of REQUESTS) {
     const res = await client.request({ method: 'tools/call', params: { name: 'run_task', arguments: { request } } }, CallToolResultSchema, { timeout: 120_000 });
     const task = res.structuredContent?.task;
