@@ -20,7 +20,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-learning vet
+.PHONY: all build run demo test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-learning vet
 
 all: build
 
@@ -34,6 +34,14 @@ build:
 # API keys). Extra flags: make run ARGS="--log-level debug".
 run: build
 	./$(BIN) serve $(ARGS)
+
+# `make run` with real upstream MCP servers from npm (server-everything over
+# streamable HTTP, server-memory and server-filesystem over stdio on a temp
+# folder), an HTTP tool source over json-server, and a few example tasks run
+# at start, so that the console at
+# http://127.0.0.1:8080/admin/ has something to show. Needs node and npm.
+demo: build
+	scripts/demo/run.sh
 
 # Every check and test: lint, Go unit tests under the race detector, a bounded
 # run of each fuzz target, then the e2e suite against the built binary

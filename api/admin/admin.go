@@ -41,6 +41,13 @@ type TaskCanceller interface {
 	Cancel(ctx context.Context, id string) (*agentsmcp.Task, error)
 }
 
+// TaskResumer answers a paused task and restarts it: the server adapts
+// agents.Executor.Resume. ENOTFOUND for an unknown id, ECONFLICT for a
+// task that has ended, EINVALID for answers the task does not wait for.
+type TaskResumer interface {
+	Resume(ctx context.Context, id string, in ResumeInput) (*agentsmcp.Task, error)
+}
+
 // AuditRecorder takes the audit entries of admin writes. Record must not
 // block on storage (the recorder batches and writes in the background)
 // and must not keep e's fields from changing meaning: this package never
@@ -74,12 +81,19 @@ type Options struct {
 	Tasks           agentsmcp.TaskService
 	Plans           agentsmcp.PlanService
 	Thoughts        agentsmcp.ThoughtService
+	// Catalog serves GET /tools.
+	Catalog ToolCatalog
+	// TaskCounter and OutboxBacklog serve GET /summary.
+	TaskCounter   agentsmcp.TaskCounter
+	OutboxBacklog func(ctx context.Context) (pending int64, oldest time.Time, err error)
 	// AuditLog serves GET /audit.
 	AuditLog agentsmcp.AuditService
 	// Recall serves the q parameter; without it q is a word filter of
 	// the store (mode "lexical").
-	Recall    Recall
-	Executor  TaskCanceller
+	Recall   Recall
+	Executor TaskCanceller
+	// Resumer serves POST /tasks/{id}/resume.
+	Resumer   TaskResumer
 	Upstreams Upstreams
 	// Reindex serves POST /reindex.
 	Reindex ReindexFunc
@@ -179,9 +193,12 @@ func (h *Handler) routes() chi.Router {
 		r.MethodNotAllowed(h.methodNotAllowed)
 
 		r.Get("/openapi.json", h.read(h.openAPI))
+		r.Get("/whoami", h.whoami)
+		r.Get("/summary", h.read(h.summary))
 
 		r.Get("/learnings", h.read(h.listLearnings))
 		r.Get("/learnings/{id}", h.read(h.getLearning))
+		r.Get("/tools", h.read(h.listTools))
 		r.Get("/tools/performance", h.read(h.listToolPerformance))
 		r.Get("/patterns", h.read(h.listPatterns))
 		r.Get("/insights", h.read(h.listInsights))
@@ -192,6 +209,7 @@ func (h *Handler) routes() chi.Router {
 		r.Get("/tasks", h.read(h.listTasks))
 		r.Get("/tasks/{id}", h.read(h.getTask))
 		r.Post("/tasks/{id}/cancel", h.write(h.cancelTask, nil))
+		r.Post("/tasks/{id}/resume", h.write(h.resumeTask, scrubResumeBody))
 		r.Get("/plans/{id}", h.read(h.getPlan))
 		r.Get("/thoughts/{id}", h.read(h.getThought))
 

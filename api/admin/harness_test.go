@@ -189,13 +189,16 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	e.audit = &storeRecorder{t: t, db: db}
 	opts := admin.Options{
 		Learnings: db, Insights: db, Patterns: db, ToolPerformance: db, Tasks: db, Plans: db, Thoughts: db,
-		AuditLog: db, Executor: e.executor, Upstreams: e.pool, Audit: e.audit, Written: syncer.Notify,
+		AuditLog: db, Executor: e.executor, Resumer: executorResumer{e.executor}, Upstreams: e.pool, Audit: e.audit, Written: syncer.Notify,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			return syncer.Reconcile(ctx, true, func(p vectorsync.Progress) {
 				report(admin.Progress{Stage: p.Namespace, Done: p.Done, Total: p.Total})
 			})
 		},
 	}
+	// The catalog of the real router, ranked by its search_tools index
+	// (cmd/agents-mcp's adminCatalog does the same for the server).
+	opts.Catalog = routerCatalog{router: e.router, index: router.NewToolIndex(e.router, router.SearchOptions{})}
 	if !o.noRecall {
 		opts.Recall = &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
 	}
@@ -491,4 +494,36 @@ func (e *env) waitOperation(location string) admin.Operation {
 		return op.Status != admin.OperationRunning
 	})
 	return op
+}
+
+// routerCatalog serves GET /tools from the router and its search index,
+// as the server's does.
+type routerCatalog struct {
+	router *router.Router
+	index  *router.ToolIndex
+}
+
+func (c routerCatalog) Tools() []admin.CatalogTool {
+	var out []admin.CatalogTool
+	for _, t := range c.router.Tools() {
+		src, _ := c.router.ToolSource(t.Name)
+		out = append(out, admin.CatalogTool{Name: t.Name, Source: src, Description: t.Description})
+	}
+	return out
+}
+
+func (c routerCatalog) Search(ctx context.Context, query, scope string, limit int) ([]admin.CatalogTool, string, string) {
+	res := c.index.Search(ctx, query, scope, limit)
+	var out []admin.CatalogTool
+	for _, m := range res.Tools {
+		out = append(out, admin.CatalogTool{Name: m.Name, Source: m.Source, Description: m.Description, Score: m.Score, Why: m.Why})
+	}
+	return out, res.Mode, res.Note
+}
+
+// executorResumer adapts the executor as the server's adminResumer does.
+type executorResumer struct{ executor *agents.Executor }
+
+func (r executorResumer) Resume(ctx context.Context, id string, in admin.ResumeInput) (*agentsmcp.Task, error) {
+	return r.executor.Resume(ctx, id, agents.ResumeRequest{Inputs: in.Inputs, Confirm: in.Confirm, Reject: in.Reject}, nil)
 }

@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -143,6 +145,50 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// ResumeInput is the body of POST /tasks/{id}/resume: what the paused
+// task waits for.
+type ResumeInput struct {
+	// Inputs are merged into the task's inputs (top-level keys replace).
+	Inputs json.RawMessage `json:"inputs,omitempty"`
+	// Confirm lists the steps allowed to run; Reject those refused (they
+	// are skipped, and so are their dependents).
+	Confirm []string `json:"confirm,omitempty"`
+	Reject  []string `json:"reject,omitempty"`
+}
+
+// POST /tasks/{id}/resume: the task as stored after the answers; it runs
+// on in the background.
+func (h *Handler) resumeTask(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Tasks == nil || h.opts.Resumer == nil {
+		return unavailable("task resumption")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	var in ResumeInput
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	if len(in.Inputs) == 0 && len(in.Confirm) == 0 && len(in.Reject) == 0 {
+		return invalidf("give inputs, or steps to confirm or reject")
+	}
+	if len(in.Inputs) > 0 && !bytes.HasPrefix(bytes.TrimSpace(in.Inputs), []byte("{")) {
+		return invalidf("inputs must be a JSON object")
+	}
+	id, err := pathID(r, agentsmcp.TaskIDPrefix, "task")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	t, err := h.opts.Resumer.Resume(ctx, id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t.Redacted())
+	return nil
+}
+
 // GET /plans/{id}
 func (h *Handler) getPlan(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Plans == nil {
@@ -189,4 +235,29 @@ func getByID[T any](h *Handler, w http.ResponseWriter, r *http.Request, prefix, 
 	}
 	writeJSON(w, http.StatusOK, item)
 	return nil
+}
+
+// scrubResumeBody keeps the names of the inputs a resume gives, not their
+// values, in the audit trail: inputs are what a plan asks the user for,
+// passwords and keys included (resume_task's audit entry names only the
+// keys too).
+func scrubResumeBody(body json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return body // not an object: RedactArguments records only its size
+	}
+	var inputs map[string]json.RawMessage
+	if err := json.Unmarshal(m["inputs"], &inputs); err == nil && inputs != nil {
+		for k := range inputs {
+			inputs[k] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+		}
+		m["inputs"], _ = json.Marshal(inputs)
+	} else if _, ok := m["inputs"]; ok {
+		m["inputs"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
 }

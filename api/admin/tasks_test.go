@@ -163,3 +163,64 @@ func TestTasksShowTheirOwnerAndNoSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeTask: a task paused for a confirmation and an input is
+// answered through the API and runs to the end; the audit entry names
+// the input but does not hold its value.
+func TestResumeTask(t *testing.T) {
+	e := newEnv(t)
+	e.addFixtureUpstream("fx")
+	ctx := context.Background()
+	plan := &agentsmcp.Plan{Request: "echo after asking", Goal: "echo", Steps: []agentsmcp.PlanStep{
+		{ID: "ask", Tool: "fx__echo", Arguments: json.RawMessage(`{"text":"confirmed"}`), NeedsConfirmation: true},
+	}}
+	if err := e.db.CreatePlan(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	task, err := e.executor.Start(ctx, plan, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := admin.Prefix + "/tasks/" + task.ID
+	waitStatus := func(want agentsmcp.TaskStatus) *agentsmcp.Task {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var got admin.TaskDetail
+			e.expect(http.StatusOK, request{method: "GET", path: path, as: readOnly}).decode(t, &got)
+			if got.Status == want {
+				return got.Task
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task %s, want %s: %+v", got.Status, want, got.Steps)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitStatus(agentsmcp.TaskPaused)
+
+	e.expectError(http.StatusBadRequest, admin.CodeInvalid, request{method: "POST", path: path + "/resume", as: writeOnly, body: map[string]any{}})
+	e.expectError(http.StatusForbidden, admin.CodeForbidden, request{method: "POST", path: path + "/resume", as: readOnly, body: map[string]any{"confirm": []string{"ask"}}})
+	const secret = "hunter2-do-not-log"
+	e.expect(http.StatusOK, request{method: "POST", path: path + "/resume", as: writeOnly,
+		body: map[string]any{"confirm": []string{"ask"}, "inputs": map[string]any{"note": secret}}})
+	done := waitStatus(agentsmcp.TaskSucceeded)
+	if !strings.Contains(string(done.Inputs), secret) {
+		t.Errorf("inputs %s: the resume's input was not merged", done.Inputs)
+	}
+	// Resuming an ended task is a conflict.
+	e.expectError(http.StatusConflict, admin.CodeConflict, request{method: "POST", path: path + "/resume", as: writeOnly, body: map[string]any{"confirm": []string{"ask"}}})
+
+	var audited bool
+	for _, a := range e.audit.all() {
+		if a.Target == "POST "+admin.Prefix+"/tasks/{id}/resume" && a.Outcome == agentsmcp.AuditOK {
+			audited = true
+			if strings.Contains(string(a.Arguments), secret) || !strings.Contains(string(a.Arguments), "note") {
+				t.Errorf("audit arguments %s: want the input's name without its value", a.Arguments)
+			}
+		}
+	}
+	if !audited {
+		t.Error("no audit entry for the resume")
+	}
+}

@@ -52,6 +52,8 @@ type app struct {
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
+	// toolIndex ranks the catalog for search_tools and the admin API.
+	toolIndex *router.ToolIndex
 	// toolPerf writes tool performance in batches.
 	toolPerf *mcptools.Recorder
 	// admin is the admin REST API (serve only); its operations are
@@ -163,6 +165,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		return fail(err)
 	}
 	a.closers = append(a.closers, search.Close)
+	a.toolIndex = search
 	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.insights, Patterns: m.store, Logger: logger}
 	a.recall = searcher
 	// Reads see the calls made before them (see Recorder.ReadThrough).
@@ -321,7 +324,8 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 	a.admin = admin.New(admin.Options{
 		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
-		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
+		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams,
+		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, index: a.toolIndex},
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			// Re-embed everything over the live index (no reset: search

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/api"
 	"github.com/agents-mcp/agents-mcp/api/admin"
+	"github.com/agents-mcp/agents-mcp/api/console"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -72,6 +73,12 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	// The admin API checks the scope of each route itself.
 	mux.Handle(admin.Prefix+"/", sec.adminHTTP(a.adminAPI(logger)))
+	// The console's static files need no credential: the person signs in
+	// on its first page, and every figure comes from the API above.
+	// (It answers other methods itself: a method in the pattern would
+	// conflict with the API's pattern above.)
+	mux.Handle(console.Prefix, console.Handler())
+	mux.Handle("/admin", http.RedirectHandler(console.Prefix, http.StatusFound))
 	health := &api.Health{
 		Draining: a.router.Draining,
 		Checks: map[string]api.ReadinessCheck{
