@@ -265,7 +265,9 @@ type AuthorizationRequired struct {
 func (e *AuthorizationRequired) Error() string { return e.Message() }
 
 // Unwrap returns the EUNAUTHORIZED [*Error] of e.
-func (e *AuthorizationRequired) Unwrap() error { return &Error{Code: EUNAUTHORIZED, Message: e.Message()} }
+func (e *AuthorizationRequired) Unwrap() error {
+	return &Error{Code: EUNAUTHORIZED, Message: e.Message()}
+}
 
 // Message is the text shown to the person: the integration, why, and what
 // to do.
