@@ -5,19 +5,23 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
+	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -54,6 +58,9 @@ type app struct {
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
+	// credentials presents the credential store to integrations and runs
+	// the OAuth flows (ADR 0012); nil without a credential store.
+	credentials *credentials.Manager
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -202,6 +209,16 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
 		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 	})
+	if m.credentials != nil {
+		publicURL := cfg.PublicURL
+		if publicURL == "" {
+			publicURL = "http://" + listenAddr
+		}
+		// Token endpoints are reached under the egress policy of the
+		// upstreams.
+		a.credentials = credentials.New(credentials.Options{Store: m.credentials, BaseURL: publicURL, Logger: logger,
+			HTTP: &http.Client{Transport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)), Timeout: 30 * time.Second}})
+	}
 	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
 	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in
 	// which they are added does not matter.
@@ -285,6 +302,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Upstreams: a.upstreams,
+		Credentials: credentialService(m.credentials), Authorizer: authorizer(a.credentials),
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			// Re-embed everything over the live index (no reset: search
@@ -303,4 +321,21 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		},
 	})
 	return a.admin
+}
+
+// credentialService is c as the admin API takes it: a nil interface when
+// there is no store, so that its routes answer 503.
+func credentialService(c *secrets.Credentials) agentsmcp.CredentialService {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+// authorizer is m as the admin API takes it, nil when there is none.
+func authorizer(m *credentials.Manager) admin.Authorizer {
+	if m == nil {
+		return nil
+	}
+	return m
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -72,6 +73,11 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	// The admin API checks the scope of each route itself.
 	mux.Handle(admin.Prefix+"/", sec.adminHTTP(a.adminAPI(logger)))
+	if a.credentials != nil {
+		// No agents-mcp credential: the browser comes from the
+		// authorization server, and the flow's state is the proof.
+		mux.Handle("GET "+credentials.CallbackPath, a.credentials)
+	}
 	health := &api.Health{
 		Draining: a.router.Draining,
 		Checks: map[string]api.ReadinessCheck{
