@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Credential kinds: how a credential authorizes a request to an
@@ -277,4 +279,33 @@ func (e *AuthorizationRequired) Message() string {
 	}
 	return fmt.Sprintf("Not authorized for %s (%s). An administrator must add a credential for it (POST /admin/v1/credentials), then retry.",
 		e.Integration, e.Reason)
+}
+
+// MetaAuthorizationRequired is the _meta key of a tool result that asks a
+// person to authorize (see [AuthorizationRequiredResult]); its value is
+// {"integration", "authorizeUrl", "reason"}.
+const MetaAuthorizationRequired = "io.agents-mcp/authorization-required"
+
+// AuthorizationRequiredResult is the tool result of a call that needs e to
+// be resolved: isError (the call did not happen), e's message as text,
+// and e's fields under [MetaAuthorizationRequired] in _meta.
+func AuthorizationRequiredResult(e *AuthorizationRequired) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: e.Message()}}}
+	res.Meta = mcp.Meta{MetaAuthorizationRequired: map[string]any{
+		"integration": e.Integration, "authorizeUrl": e.AuthorizeURL, "reason": e.Reason}}
+	return res
+}
+
+// AuthorizationRequiredFrom returns the request for authorization that res
+// carries, if it is one (see [AuthorizationRequiredResult]).
+func AuthorizationRequiredFrom(res *mcp.CallToolResult) (*AuthorizationRequired, bool) {
+	if res == nil || !res.IsError || res.Meta == nil {
+		return nil, false
+	}
+	m, ok := res.Meta[MetaAuthorizationRequired].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	return &AuthorizationRequired{Integration: str("integration"), AuthorizeURL: str("authorizeUrl"), Reason: str("reason")}, true
 }

@@ -108,6 +108,11 @@ func (m *Manager) Credentials(ctx context.Context, integration, principal string
 	if err != nil || c == nil {
 		return nil, err
 	}
+	if c.Kind == agentsmcp.CredentialAuthorizationCode && c.Principal != principal {
+		// The shared credential holds the client (and maybe the server's
+		// own tokens): a caller never acts with another's authorization.
+		return nil, m.authorizationRequired(ctx, integration, c, principal, "no authorization yet")
+	}
 	if c.Secret == nil {
 		// Sealed with another key: lost.
 		return nil, m.authorizationRequired(ctx, c.Integration, c, principal, "its stored secret cannot be opened")
