@@ -201,14 +201,6 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	}
 	// The configured listen address; serve adds the bound one.
 	a.egress.SetSelf(listenAddr)
-	a.pool = remote.NewPool(remote.Options{
-		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
-		// Bridged calls (ADR 0010 D4) are tasks in the same store, leased
-		// under this replica's executor name.
-		TaskStore: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
-		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
-		StateKey:      a.states.Key, StateTTL: a.states.TTL,
-	})
 	if m.credentials != nil {
 		publicURL := cfg.PublicURL
 		if publicURL == "" {
@@ -217,8 +209,18 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		// Token endpoints are reached under the egress policy of the
 		// upstreams.
 		a.credentials = credentials.New(credentials.Options{Store: m.credentials, BaseURL: publicURL, Logger: logger,
-			HTTP: &http.Client{Transport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)), Timeout: 30 * time.Second}})
+			HTTP: &http.Client{Transport: a.egress.RoundTripper(telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress))),
+				Timeout: 30 * time.Second, CheckRedirect: egress.SameOriginRedirects}})
 	}
+	a.pool = remote.NewPool(remote.Options{
+		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
+		// Bridged calls (ADR 0010 D4) are tasks in the same store, leased
+		// under this replica's executor name.
+		TaskStore: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
+		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
+		StateKey:      a.states.Key, StateTTL: a.states.TTL,
+		Credentials: credentialSource(a.credentials),
+	})
 	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
 	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in
 	// which they are added does not matter.
@@ -334,6 +336,14 @@ func credentialService(c *secrets.Credentials) agentsmcp.CredentialService {
 
 // authorizer is m as the admin API takes it, nil when there is none.
 func authorizer(m *credentials.Manager) admin.Authorizer {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// credentialSource is m as the pool takes it, nil when there is none.
+func credentialSource(m *credentials.Manager) agentsmcp.CredentialSource {
 	if m == nil {
 		return nil
 	}

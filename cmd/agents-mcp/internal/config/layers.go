@@ -76,6 +76,7 @@ type fileUpstream struct {
 	Transport       string            `yaml:"transport"`
 	URL             string            `yaml:"url"`
 	Headers         map[string]string `yaml:"headers"`
+	Auth            string            `yaml:"auth"`
 	Command         string            `yaml:"command"`
 	Args            []string          `yaml:"args"`
 	Env             map[string]string `yaml:"env"`
