@@ -32,7 +32,9 @@ func TestDiscoverProtectedMCPServer(t *testing.T) {
 				AuthorizationServers: []string{issuer}, ScopesSupported: []string{"mcp:tools"}}).ServeHTTP(w, r)
 			return
 		}
-		verify := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return nil, auth.ErrInvalidToken }
+		verify := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+			return nil, auth.ErrInvalidToken
+		}
 		auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
 			ResourceMetadataURL: srv.URL + "/.well-known/oauth-protected-resource/mcp"})(mcpH).ServeHTTP(w, r)
 	}))
