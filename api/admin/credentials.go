@@ -201,6 +201,9 @@ type AuthorizationInput struct {
 	Integration string `json:"integration"`
 	// Principal whose tokens the flow obtains; empty: the caller's.
 	Principal string `json:"principal,omitempty"`
+	// Shared obtains the server's own tokens, kept in the shared
+	// credential: what the pool's session of an OAuth upstream carries.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // AuthorizationStarted is the answer of POST /credentials/authorize.
@@ -225,7 +228,10 @@ func (h *Handler) startAuthorization(w http.ResponseWriter, r *http.Request) err
 	if in.Integration == "" {
 		return invalidf("integration is required")
 	}
-	if in.Principal == "" {
+	switch {
+	case in.Shared && in.Principal != "":
+		return invalidf("principal and shared exclude each other")
+	case in.Principal == "" && !in.Shared:
 		in.Principal = agentsmcp.PrincipalIDFrom(r.Context())
 	}
 	ctx, cancel := h.requestContext(r)

@@ -78,6 +78,11 @@ func TestCredentials(t *testing.T) {
 		u.Query().Get("redirect_uri") != "http://127.0.0.1:8080/oauth/callback" || started.Principal != adminAll.id {
 		t.Errorf("authorization started: %+v", started)
 	}
+	r = e.do(request{method: http.MethodPost, path: admin.Prefix + "/credentials/authorize", as: adminAll, body: map[string]any{"integration": "crm", "shared": true}})
+	r.decode(t, &started)
+	if r.status != http.StatusOK || started.Principal != "" {
+		t.Errorf("authorize for the server itself: %d %s", r.status, r.body)
+	}
 	if r := e.do(request{method: http.MethodPost, path: admin.Prefix + "/credentials/authorize", as: adminAll, body: map[string]any{"integration": "blog"}}); r.status != http.StatusNotFound {
 		t.Errorf("authorize an integration without an OAuth client: %d %s", r.status, r.body)
 	}
