@@ -66,8 +66,11 @@ func endCallSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 
 // callTool is CallTool without its span.
 func (u *upstream) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if u.bridges(ctx, req) {
-		return u.callBridged(ctx, req) // a 2026-07-28 caller (bridged.go)
+	if u.bridges(ctx, req) && !u.usesOAuth() {
+		// A 2026-07-28 caller (bridged.go). Not for an OAuth upstream:
+		// a bridged call runs on the pool's session, with the server's
+		// authorization, not the caller's (oauth.go).
+		return u.callBridged(ctx, req)
 	}
 	u.mu.Lock()
 	name, ok := u.original[req.Params.Name]

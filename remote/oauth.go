@@ -36,7 +36,10 @@ import (
 //     ([agentsmcp.CredentialSource.Refused]) and the session.
 //   - A missing or refused credential ends the call with an actionable
 //     result (authorizationResult), not an error: it names the upstream
-//     and the link to authorize.
+//     and the link to authorize. resources/read and prompts/get go over
+//     the caller's session too (callerSession), and fail with that message.
+//   - Calls of 2026-07-28 callers are not bridged (bridged.go): a bridged
+//     call would run on the pool's session, with the server's authorization.
 //
 // The caller's own token never reaches the upstream: the requests carry
 // only what the credential store holds for the upstream.
@@ -276,6 +279,26 @@ func (u *upstream) closePrincipalSessions() {
 		wg.Go(func() { u.closePrincipalSession(ps) })
 	}
 	wg.Wait()
+}
+
+// callerSession returns the session that a request of ctx's caller goes
+// over (resources/read, prompts/get): the caller's own for an OAuth
+// upstream, so that nobody reads with the server's authorization, else
+// the pool's. release must be called when the request is over.
+func (u *upstream) callerSession(ctx context.Context) (*mcp.ClientSession, func(), error) {
+	cs, err := u.waitSession(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	principal := agentsmcp.PrincipalIDFrom(ctx)
+	if !u.usesOAuth() || principal == "" {
+		return cs, func() {}, nil
+	}
+	ps, release, err := u.principalSession(ctx, principal)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ps.cs, release, nil
 }
 
 // authorizationResult is the answer of a call that needs a person to
