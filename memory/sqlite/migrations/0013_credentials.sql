@@ -1,4 +1,4 @@
--- 0012: credentials and the OAuth flows under way (credential.go in the
+-- 0013: credentials and the OAuth flows under way (credential.go in the
 -- root package). Conventions as in 0001: times are INTEGER unix
 -- milliseconds (0: none).
 --
