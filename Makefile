@@ -20,7 +20,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run test test-unit lint test-go fuzz e2e bench bench-relay bench-learning vet
+.PHONY: all build run test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-learning vet
 
 all: build
 
@@ -75,21 +75,35 @@ e2e:
 	scripts/e2e/run.sh
 
 # Every benchmark but the remote package's (-count 5, bench.out), then
-# bench-relay.
+# bench-relay-inproc (the remote package's) and bench-relay.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $$($(GO) list ./... | grep -v '/remote$$') | tee bench.out
+	$(MAKE) --no-print-directory bench-relay-inproc
 	$(MAKE) --no-print-directory bench-relay
 
-# The relay benchmark of issue 4 (remote.BenchmarkRelay): tools/call relayed
-# through agents-mcp vs calling the upstream directly, for a Go upstream and
-# server-everything (needs node and `npm ci` in scripts/e2e, else skipped), at
-# 1 and 32 clients, direct and relayed interleaved in one run. A fixed
-# benchtime and 3 counts keep it to about a minute; docs/benchmarks.md says
-# how to read it. Output in bench-relay.out.
+# The relay benchmark of issue 17 (scripts/benchrelay): `agents-mcp serve` as
+# built by `make build`, as its own process, vs calling a go-sdk echo upstream
+# directly, vs TBXark/mcp-proxy when MCP_PROXY_BINARY names its binary;
+# interleaved rounds at 1 and 32 clients, the clients over streamable HTTP and
+# SSE; throughput, p50/p99, and the relay's CPU and bytes allocated per call.
+# BENCH_RELAY_BEFORE names an older agents-mcp binary to measure in the same
+# rounds. About 3 minutes; docs/benchmarks.md says how to read it. Output in
+# bench-relay.out.
+RELAY_BENCH_ROUNDS ?= 5
+RELAY_BENCH_TIME   ?= 2s
+BENCH_RELAY_BEFORE ?=
+bench-relay: build
+	$(GO) run ./scripts/benchrelay -bin $(BIN) -rounds $(RELAY_BENCH_ROUNDS) -time $(RELAY_BENCH_TIME) \
+		$(if $(BENCH_RELAY_BEFORE),-bin-before $(BENCH_RELAY_BEFORE)) | tee bench-relay.out
+
+# The in-process relay benchmark of issue 4 (remote.BenchmarkRelay): the relay
+# in the benchmark's own process, for a Go upstream and server-everything
+# (needs node and `npm ci` in scripts/e2e, else skipped), at 1 and 32 clients,
+# direct and relayed interleaved in one run. Output in bench-relay-inproc.out.
 RELAY_BENCH_COUNT ?= 3
-RELAY_BENCH_TIME  ?= 1s
-bench-relay:
-	$(GO) test -run '^$$' -bench . -benchmem -count $(RELAY_BENCH_COUNT) -benchtime $(RELAY_BENCH_TIME) ./remote/ | tee bench-relay.out
+RELAY_BENCH_BENCHTIME ?= 1s
+bench-relay-inproc:
+	$(GO) test -run '^$$' -bench . -benchmem -count $(RELAY_BENCH_COUNT) -benchtime $(RELAY_BENCH_BENCHTIME) ./remote/ | tee bench-relay-inproc.out
 
 # The learning benchmark of issue 13 (TestLearningBenchmark in cmd/agents-mcp):
 # four task families of ten requests each, run in order through run_task on

@@ -33,8 +33,15 @@ type AuditEntry struct {
 	// read ("resources/read upstream://everything/test://static/resource/1").
 	Target string `json:"target"`
 	// Transport is how the request came: "streamable", "sse", "stdio",
-	// "admin".
+	// "rest" (the REST bridge), "admin".
 	Transport string `json:"transport,omitempty"`
+	// Client is the caller's clientInfo of a tool call, "name/version" as
+	// the client sent it (truncated to MaxAuditFieldBytes), and
+	// ClientProfile the short id of the profile the router shaped its
+	// answer for ("standard", "legacy", "rest"); both empty for other
+	// kinds and for calls the agents made in-process.
+	Client        string `json:"client,omitempty"`
+	ClientProfile string `json:"clientProfile,omitempty"`
 	// Arguments is the redacted shape of the call's arguments or the
 	// request body.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -164,6 +171,8 @@ func (e *AuditEntry) Validate() error {
 		{"target", e.Target, MaxAuditFieldBytes},
 		{"requestId", e.RequestID, MaxAuditFieldBytes},
 		{"transport", e.Transport, MaxAuditFieldBytes},
+		{"client", e.Client, MaxAuditFieldBytes},
+		{"clientProfile", e.ClientProfile, MaxAuditFieldBytes},
 		{"error", e.Error, MaxAuditErrorBytes},
 	} {
 		if len(f.value) > f.limit {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // TestRequestStateRefusesWhatItDidNotIssue: a state opens only unchanged,
@@ -79,5 +81,47 @@ func TestAnswersMapResponsesToAResume(t *testing.T) {
 	rr, declined = answers(st, mcp.InputResponseMap{"inputs": &mcp.ElicitResult{Action: "cancel"}})
 	if !rr.empty() || strings.Join(declined, ",") != "bucket" {
 		t.Errorf("a declined inputs question: %+v, declined %v", rr, declined)
+	}
+}
+
+// TestMRTRModelReplaysByPurpose: a replayed request gets the answer
+// recorded at its position when it is for the same purpose, whatever
+// figures its prompt shows now; a request for another purpose there means
+// the run took another path, so that answer and the later ones are
+// dropped and the request is the one asked next.
+func TestMRTRModelReplaysByPurpose(t *testing.T) {
+	recorded := func() *mrtrLLM {
+		return &mrtrLLM{
+			asked:   []string{requestDigest("thought"), requestDigest("plan"), requestDigest("plan-repair")},
+			answers: []sampleAnswer{{Text: "T"}, {Text: "P"}},
+		}
+	}
+	ask := func(m *mrtrLLM, purpose, prompt string) (string, error) {
+		res, err := m.Complete(t.Context(), &agentsmcp.LLMRequest{Purpose: purpose, System: prompt})
+		if err != nil {
+			return "", err
+		}
+		return res.Text, nil
+	}
+	m := recorded()
+	if a, err := ask(m, "thought", "3 calls in all"); err != nil || a != "T" {
+		t.Fatalf("thought = %q, %v; want the recorded answer", a, err)
+	}
+	if a, err := ask(m, "plan", "4 calls in all"); err != nil || a != "P" {
+		t.Fatalf("plan = %q, %v; want the recorded answer", a, err)
+	}
+	if _, err := ask(m, "plan-repair", ""); !errors.Is(err, errSamplingStop) || m.diverged || len(m.asked) != 3 || len(m.answers) != 2 {
+		t.Fatalf("the unanswered repair: err %v, diverged %v, %d asked, %d answers", err, m.diverged, len(m.asked), len(m.answers))
+	}
+
+	m = recorded()
+	if _, err := ask(m, "thought", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ask(m, "plan-repair", ""); !errors.Is(err, errSamplingStop) || !m.diverged {
+		t.Fatalf("another purpose at position 1: err %v, diverged %v; want a stop and a divergence", err, m.diverged)
+	}
+	if len(m.answers) != 1 || len(m.asked) != 2 || m.asked[1] != requestDigest("plan-repair") {
+		t.Errorf("after the divergence: %d answers, asked %v; want the thought's answer kept and the repair asked", len(m.answers), m.asked)
 	}
 }

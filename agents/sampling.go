@@ -2,7 +2,6 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,8 +60,8 @@ type samplingState struct {
 	// call stores one thought. Asked and Answers then hold planning's
 	// requests only.
 	Thought string `json:"thought,omitempty"`
-	// Asked is the digest of each model request asked (requestDigest),
-	// in order; the last one waits for its answer.
+	// Asked identifies each model request asked (requestDigest), in
+	// order; the last one waits for its answer.
 	Asked []string `json:"asked"`
 	// Answers are the answers to Asked, in order: one fewer than Asked.
 	Answers []sampleAnswer `json:"answers,omitempty"`
@@ -77,11 +76,15 @@ type sampleAnswer struct {
 	Model string `json:"model,omitempty"`
 }
 
-// requestDigest identifies a model request as sent to the client: its
-// sampling/createMessage params, encoded as JSON (fields in a fixed order).
-func requestDigest(p *mcp.CreateMessageParams) string {
-	b, _ := json.Marshal(p)
-	return seal.Digest("sampling/createMessage", string(b))
+// requestDigest identifies a model request by what it is for (its
+// purpose: "thought", "plan", "plan-repair"…); its position in the run
+// is the index of Asked. The prompt itself is not part of it: it shows
+// live records (success counts, latency, cool-downs) that change between
+// rounds on a busy gateway, and an answer to the same question asked
+// with other figures is still an answer to it. The planner checks every
+// answer against the catalog as it is now.
+func requestDigest(purpose string) string {
+	return seal.Digest("sampling/createMessage", purpose)
 }
 
 // errSamplingStop is what an mrtrLLM returns for the first request
@@ -106,15 +109,16 @@ type mrtrLLM struct {
 func (m *mrtrLLM) Name() string { return LLMSampling }
 
 // Complete implements agentsmcp.LLM: the recorded answer of the request
-// at this position, or errSamplingStop. A request that differs from the
-// one asked at its position means the run diverged from the earlier
-// rounds: the catalog, memory or the tools' records changed. Its recorded
-// answer was given to another question, so it and all later answers are
-// dropped and the request is asked again (see ADR 0009); the bound of
-// MaxSamplingRounds ends a run that keeps diverging.
+// at this position, or errSamplingStop. A request for another purpose
+// than the one asked at its position means the run took another path
+// than in the earlier rounds (an answer that was valid then is not now,
+// so a repair is asked where none was). Its recorded answer was given to
+// another question, so it and all later answers are dropped and the
+// request is asked again (see ADR 0009); the bound of MaxSamplingRounds
+// ends a run that keeps diverging.
 func (m *mrtrLLM) Complete(_ context.Context, req *agentsmcp.LLMRequest) (*agentsmcp.LLMResponse, error) {
 	params := createMessageParams(req)
-	d := requestDigest(params)
+	d := requestDigest(req.Purpose)
 	i := m.next
 	m.next++
 	if i < len(m.answers) {

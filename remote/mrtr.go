@@ -214,7 +214,7 @@ func (r *rounds) call(ctx context.Context, cs *mcp.ClientSession, params *mcp.Ca
 	params.InputResponses, params.RequestState = r.responses, r.state
 	busy := 0
 	for {
-		res, err := cs.CallTool(ctx, params)
+		res, err := r.u.callOnce(ctx, cs, params) // rawcall.go
 		if err != nil || !res.NeedsInput() {
 			return res, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +63,10 @@ type upstream struct {
 	// Progress and log notifications read from the upstream's connections
 	// and handled (forwarded or logged) so far: see settle.
 	notesRead, notesHandled atomic.Int64
+
+	// The HTTP client of the raw call path (rawcall.go), built once.
+	rawOnce sync.Once
+	rawHTTP *http.Client
 }
 
 func newUpstream(p *Pool, cfg Config, origin string) *upstream {

@@ -98,6 +98,9 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch req := req.(type) {
 		case *mcp.CallToolRequest:
+			// The client's profile shapes the result (toolHandler) and is
+			// recorded with the call, refused or not.
+			ctx = withClientCall(ctx, profileOf(req))
 			if req.Params != nil && !p.MayUseTool(req.Params.Name) {
 				r.recordRefusal(ctx, req.Params.Name, req.Params.Arguments, "not allowed")
 				return nil, notAllowed(req.Params.Name)
@@ -222,10 +225,14 @@ func (r *Router) recordDenied(ctx context.Context, method, target string) {
 
 // callRecord starts the record of a call from what ctx says of its caller.
 func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCallRecord {
-	return ToolCallRecord{
+	rec := ToolCallRecord{
 		Tool: tool, Arguments: args, Principal: agentsmcp.PrincipalIDFrom(ctx),
 		RequestID: agentsmcp.RequestIDFrom(ctx), Transport: agentsmcp.TransportFrom(ctx),
 	}
+	if c, ok := clientCallFrom(ctx); ok {
+		rec.Client, rec.ClientVersion, rec.ClientProfile = c.name, c.version, c.profile.ID
+	}
+	return rec
 }
 
 // restricted reports whether the caller in ctx sees only some tools.

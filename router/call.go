@@ -75,6 +75,10 @@ type refusal struct {
 	// notJSON: the arguments are not JSON, a protocol error on the MCP
 	// path; otherwise they violate the schema, an error result there.
 	notJSON bool
+	// issues and missing are the schema's findings, as tools/validate
+	// reports them (empty when notJSON).
+	issues  []agentsmcp.ValidationIssue
+	missing []string
 }
 
 // dispatch is the path of every tool call, from a client or in-process: it
@@ -83,7 +87,7 @@ type refusal struct {
 // returns a refusal when the provider was not called, and otherwise the
 // provider's result (never nil on success) and error, untranslated.
 func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRequest) (*mcp.CallToolResult, *refusal, error) {
-	issues, _, err := e.schema.validate(req.Params.Arguments)
+	issues, missing, err := e.schema.validate(req.Params.Arguments)
 	if err != nil {
 		if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {
 			msg := agentsmcp.ErrorMessage(err)
@@ -96,7 +100,7 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	} else if len(issues) > 0 {
 		msg := summarizeIssues(e.tool.Name, issues)
 		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
-		return nil, &refusal{msg: msg}, nil
+		return nil, &refusal{msg: msg, issues: issues, missing: missing}, nil
 	}
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "tools/call "+e.tool.Name, trace.WithAttributes(
 		attribute.String("agents_mcp.tool", e.tool.Name), attribute.String("agents_mcp.source", e.provider.Name())))
@@ -167,6 +171,9 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			}
 			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
 			return errorResult(agentsmcp.ErrorMessage(err)), nil
+		}
+		if c, ok := clientCallFrom(ctx); ok {
+			res = shapeResult(res, c.profile)
 		}
 		return res, nil
 	}

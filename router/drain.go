@@ -29,16 +29,27 @@ func (d *drainTracker) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if isNotification(method) {
 			return next(ctx, method, req)
 		}
-		d.mu.Lock()
-		if d.draining {
-			d.mu.Unlock()
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server is shutting down; retry on another replica or after restart"}
+		if !d.enter() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShuttingDown}
 		}
-		d.inflight++
-		d.mu.Unlock()
 		defer d.done()
 		return next(ctx, method, req)
 	}
+}
+
+// errShuttingDown is what a request refused while draining is told.
+const errShuttingDown = "server is shutting down; retry on another replica or after restart"
+
+// enter counts one more request in flight, or reports false when draining
+// has begun; after true, the caller calls done when the request ends.
+func (d *drainTracker) enter() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.draining {
+		return false
+	}
+	d.inflight++
+	return true
 }
 
 func (d *drainTracker) done() {

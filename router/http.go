@@ -88,7 +88,9 @@ type HTTPOptions struct {
 //   - /sse and /messages: legacy HTTP+SSE (GET /sse opens the stream, POSTs go
 //     to /messages?sessionId=…);
 //   - POST /sse without a session: one JSON-RPC request answered with a plain
-//     JSON-RPC response, for clients of the original Agents MCP Server.
+//     JSON-RPC response, for clients of the original Agents MCP Server;
+//   - POST /mcp-json: the REST bridge, one tool call without a session (see
+//     [BridgeRequest]).
 //
 // Every endpoint is behind DNS-rebinding protection and a body-size limit.
 // On /mcp, malformed JSON-RPC is answered with proper JSON-RPC errors (see
@@ -216,6 +218,11 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	mux.Handle("/mcp", wrap(mcpEndpoint))
 	mux.Handle("/sse", wrap(sseHandler))
 	mux.Handle("/messages", wrap(sseHandler))
+	bridge := r.serveBridge(maxBody)
+	mux.Handle(RESTBridgePath, wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		defer h.posts.Add()() // shutdown waits for its answer, as for /mcp
+		bridge.ServeHTTP(w, req)
+	})))
 	h.mux, h.sse = mux, sseHandler
 	return h
 }

@@ -86,6 +86,10 @@ type ToolCallRecord struct {
 	// Arguments are the call's arguments as sent, secrets included: redact
 	// before storing them.
 	Arguments json.RawMessage
+	// Client and ClientVersion are the caller's clientInfo, and
+	// ClientProfile the ID of its [ClientProfile]; all empty for
+	// in-process calls, and the names empty for a client that sent none.
+	Client, ClientVersion, ClientProfile string
 }
 
 // Router merges the tools of its providers into one MCP server.
@@ -174,6 +178,9 @@ func New(opts Options) *Router {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
 	})
+	// Added first, so innermost: the raw answer replaces the placeholder
+	// after the tool handler, before any other middleware sees it.
+	r.server.AddReceivingMiddleware(rawResultMiddleware)
 	r.server.AddReceivingMiddleware(revisionMiddleware, r.drain.middleware, r.accessMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method

@@ -268,14 +268,16 @@ const (
 	TransportSSE        = "sse"
 	TransportStdio      = "stdio"
 	TransportAdmin      = "admin"
-	TransportOther      = "other"
+	// TransportREST is the REST bridge, POST /mcp-json.
+	TransportREST  = "rest"
+	TransportOther = "other"
 )
 
-var transports = []string{TransportStreamable, TransportSSE, TransportStdio, TransportAdmin, TransportOther}
+var transports = []string{TransportStreamable, TransportSSE, TransportStdio, TransportAdmin, TransportREST, TransportOther}
 
 // TransportOf names the transport of an HTTP request by its path: /mcp is
-// streamable, /sse and /messages are sse, /admin/... is admin, and
-// anything else is other.
+// streamable, /sse and /messages are sse, /mcp-json is rest, /admin/... is
+// admin, and anything else is other.
 func TransportOf(r *http.Request) string {
 	p := r.URL.Path
 	switch {
@@ -283,6 +285,8 @@ func TransportOf(r *http.Request) string {
 		return TransportStreamable
 	case p == "/sse" || p == "/messages" || strings.HasPrefix(p, "/sse/") || strings.HasPrefix(p, "/messages/"):
 		return TransportSSE
+	case p == "/mcp-json":
+		return TransportREST
 	case p == "/admin" || strings.HasPrefix(p, "/admin/"):
 		return TransportAdmin
 	}

@@ -14,10 +14,10 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// addAgents registers the thought agent, planner and executor tools and
-// returns the executor, whose resume loop the caller starts once the
+// addAgents registers the thought agent, planner and executor tools and the
+// discovery prompts, and returns the executor, whose resume loop the caller starts once the
 // upstreams are added.
-func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher, search *router.ToolIndex, logger *slog.Logger) (*agents.Executor, error) {
+func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher, search *router.ToolIndex, performance agentsmcp.ToolPerformanceService, logger *slog.Logger) (*agents.Executor, error) {
 	catalog := router.NewCatalog(a.router, search, a.upstreamHealth)
 	agentMemory := &recall.AgentMemory{Searcher: searcher, Visibility: cfg.MemoryVisibility, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}
 	gatherer := &agents.Gatherer{Catalog: catalog, Memory: agentMemory, Performance: m.store,
@@ -51,6 +51,12 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	if err := tools.Register(a.local); err != nil {
 		return nil, err
 	}
+	// The discovery prompts read the same catalog and memory as the
+	// agents, and tool performance as the memory tools do (read-through,
+	// so that the calls just made count).
+	discovery := &agents.Discovery{Catalog: catalog, Memory: agentMemory, Performance: performance}
+	discovery.Register(a.router.Server())
+	a.router.AddPromptCompletion(agents.PromptHelpWithAPI, agents.PromptArgAPI, discovery.CompleteSource)
 	// MCP Tasks (ADR 0010): run_task and execute_task become tasks for
 	// 2026-07-28 requests that declare the extension.
 	a.router.AddTaskBackend(&agents.MCPTasks{Executor: executor, Plans: m.plans, Retention: cfg.TaskRetention})

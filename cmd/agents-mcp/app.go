@@ -17,6 +17,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/httptools"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
@@ -40,6 +41,8 @@ type app struct {
 	// upstreams are the pool's upstreams added through the admin API,
 	// kept in the store for every replica.
 	upstreams *remote.SharedUpstreams
+	// httpTools are the http_tools sources of the config file.
+	httpTools *httptools.Sources
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
@@ -169,10 +172,11 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.closers = append(a.closers, search.Close)
 	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.insights, Patterns: m.store, Logger: logger}
 	a.recall = searcher
+	// Reads see the calls made before them (see Recorder.ReadThrough).
+	performance := recorder.ReadThrough(m.store, 0)
 	memoryTools := &mcptools.MemoryTools{
-		Recall: searcher,
-		// Reads see the calls made before them (see Recorder.ReadThrough).
-		ToolPerformance: recorder.ReadThrough(m.store, 0),
+		Recall:          searcher,
+		ToolPerformance: performance,
 		Visibility:      cfg.MemoryVisibility,
 		Written:         m.syncer.Notify,
 		Logger:          logger,
@@ -180,7 +184,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	if err := memoryTools.Register(a.local); err != nil {
 		return fail(err)
 	}
-	executor, err := a.addAgents(cfg, m, searcher, search, logger)
+	executor, err := a.addAgents(cfg, m, searcher, search, performance, logger)
 	if err != nil {
 		return fail(err)
 	}
@@ -201,6 +205,9 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	}
 	// The configured listen address; serve adds the bound one.
 	a.egress.SetSelf(listenAddr)
+	// One pooled transport, its dialer checking the egress policy, for
+	// the upstreams and the HTTP tools alike.
+	httpTransport := telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress))
 	if m.credentials != nil {
 		publicURL := cfg.PublicURL
 		if publicURL == "" {
@@ -209,7 +216,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		// Token endpoints are reached under the egress policy of the
 		// upstreams.
 		a.credentials = credentials.New(credentials.Options{Store: m.credentials, BaseURL: publicURL, Logger: logger,
-			HTTP: &http.Client{Transport: a.egress.RoundTripper(telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress))),
+			HTTP: &http.Client{Transport: a.egress.RoundTripper(httpTransport),
 				Timeout: 30 * time.Second, CheckRedirect: egress.SameOriginRedirects}})
 	}
 	a.pool = remote.NewPool(remote.Options{
@@ -217,7 +224,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		// Bridged calls (ADR 0010 D4) are tasks in the same store, leased
 		// under this replica's executor name.
 		TaskStore: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
-		HTTPTransport: telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress)),
+		HTTPTransport: httpTransport,
 		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 		Credentials: credentialSource(a.credentials),
 	})
@@ -241,6 +248,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		ToolPerformanceDropped: recorder.Dropped,
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
+	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger})
+	addHTTPTools(ctx, a.httpTools, cfg.HTTPTools, logger)
 	a.upstreams = remote.NewSharedUpstreams(a.pool, m.store, logger)
 	syncCtx, cancelSync := context.WithTimeout(ctx, upstreamStartWait)
 	if err := a.upstreams.Sync(syncCtx); err != nil {
@@ -284,6 +293,34 @@ func addUpstreams(ctx context.Context, pool *remote.Pool, upstreams []config.Ups
 	for _, st := range pool.Statuses() {
 		logger.Info("upstream", "name", st.Name, "state", string(st.State), "reason", st.Reason, "tools", st.Tools)
 	}
+}
+
+// addHTTPTools loads the configured http_tools sources, each within
+// upstreamStartWait (an OpenAPI document given by URL is fetched then). A
+// source refused when added (a name in use, a base_url whose name resolves
+// to a refused address) is logged and left out; one whose document is
+// unusable is added without tools, and /readyz says why. Neither stops
+// the server or the other sources.
+func addHTTPTools(ctx context.Context, sources *httptools.Sources, list []config.HTTPSource, logger *slog.Logger) {
+	for _, s := range list {
+		// Each source gets its own bound, so that one slow document URL
+		// does not leave the next sources without time.
+		sctx, cancel := context.WithTimeout(ctx, upstreamStartWait)
+		if err := sources.Add(sctx, s); err != nil {
+			logger.Error("http_tools source not added", "source", s.Name, "error", err)
+		}
+		cancel()
+	}
+	for _, st := range sources.Statuses() {
+		logger.Info("http_tools", "name", st.Name, "state", st.State, "reason", st.Reason, "tools", st.Tools, "problems", len(st.Problems))
+	}
+}
+
+// httpToolsCheck lists the http_tools sources in /readyz, with the
+// problems of each. A failed source never fails readiness: every other
+// tool still works.
+func (a *app) httpToolsCheck(context.Context) (any, error) {
+	return a.httpTools.Statuses(), nil
 }
 
 // upstreamsCheck summarises the upstream pool in /readyz. Upstreams that are

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -163,7 +164,12 @@ func (s *security) toolCalled(c router.ToolCallRecord) {
 	e := &agentsmcp.AuditEntry{
 		Kind: agentsmcp.AuditToolCall, Principal: c.Principal, Target: c.Tool, RequestID: c.RequestID,
 		Arguments: c.Arguments, Latency: c.Duration, Outcome: agentsmcp.AuditOK, Error: c.Error,
-		Transport: c.Transport,
+		Transport: c.Transport, ClientProfile: c.ClientProfile,
+	}
+	if c.Client != "" || c.ClientVersion != "" {
+		// The client names itself: bound it, as an entry with a longer
+		// field would be refused whole.
+		e.Client = agentsmcp.TruncateUTF8(strings.ToValidUTF8(c.Client+"/"+c.ClientVersion, "\uFFFD"), agentsmcp.MaxAuditFieldBytes)
 	}
 	if c.Method != "" { // a refused read of a resource, template or prompt
 		e.Kind, e.Target = agentsmcp.AuditMCPRead, c.Method+" "+c.Tool

@@ -66,7 +66,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	mcpHTTP := a.router.HTTPHandler(httpOpts)
 	mux := http.NewServeMux()
-	for _, p := range []string{"/mcp", "/sse", "/messages"} {
+	for _, p := range []string{"/mcp", "/sse", "/messages", router.RESTBridgePath} {
 		mux.Handle(p, mcpHTTP)
 	}
 	sec.authn.RegisterMetadata(mux)
@@ -85,6 +85,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 				return map[string]any{"tools": len(a.router.Tools()), "problems": a.router.Problems()}, nil
 			},
 			"upstreams":    a.upstreamsCheck,
+			"http_tools":   a.httpToolsCheck,
 			"database":     a.memory.storeCheck,
 			"vector_index": a.memory.indexCheck,
 		},
@@ -110,7 +111,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	logger.Info("serving", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "sse", "http://"+ln.Addr().String()+"/sse", "version", version)
+	logger.Info("serving", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "sse", "http://"+ln.Addr().String()+"/sse", "rest", "http://"+ln.Addr().String()+router.RESTBridgePath, "version", version)
 
 	select {
 	case err := <-serveErr:

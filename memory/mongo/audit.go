@@ -32,6 +32,10 @@ type auditDoc struct {
 	Outcome   string    `bson:"outcome"`
 	Error     string    `bson:"error"`
 	LatencyNs int64     `bson:"latencyNs"`
+	// Client and ClientProfile are absent from entries written before
+	// they existed, and read as empty.
+	Client        string `bson:"client,omitempty"`
+	ClientProfile string `bson:"clientProfile,omitempty"`
 }
 
 func (d *auditDoc) entry() *agentsmcp.AuditEntry {
@@ -46,6 +50,9 @@ func (d *auditDoc) entry() *agentsmcp.AuditEntry {
 		Outcome:   agentsmcp.AuditOutcome(d.Outcome),
 		Error:     d.Error,
 		Latency:   time.Duration(d.LatencyNs),
+
+		Client:        d.Client,
+		ClientProfile: d.ClientProfile,
 	}
 	if d.Arguments != "" {
 		e.Arguments = json.RawMessage(d.Arguments)
@@ -80,7 +87,7 @@ func (db *DB) CreateAuditEntries(ctx context.Context, entries []*agentsmcp.Audit
 		docs[i] = auditDoc{
 			ID: e.ID, At: e.At, RequestID: e.RequestID, Principal: e.Principal, Kind: string(e.Kind),
 			Target: e.Target, Transport: e.Transport, Arguments: string(e.Arguments), Outcome: string(e.Outcome),
-			Error: e.Error, LatencyNs: int64(e.Latency),
+			Error: e.Error, LatencyNs: int64(e.Latency), Client: e.Client, ClientProfile: e.ClientProfile,
 		}
 	}
 	_, err := db.db.Collection(colAudit).InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))

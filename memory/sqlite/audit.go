@@ -13,14 +13,14 @@ import (
 
 var _ agentsmcp.AuditService = (*DB)(nil)
 
-const auditColumns = "a.id, a.at, a.request_id, a.principal, a.kind, a.target, a.transport, a.arguments, a.outcome, a.error, a.latency_ns"
+const auditColumns = "a.id, a.at, a.request_id, a.principal, a.kind, a.target, a.transport, a.arguments, a.outcome, a.error, a.latency_ns, a.client, a.client_profile"
 
 const (
 	// insertAuditSQL skips an entry already stored, by its key (at, id):
 	// see CreateAuditEntries.
 	insertAuditSQL = `INSERT INTO audit_entries
-		(id, at, request_id, principal, kind, target, transport, arguments, outcome, error, latency_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+		(id, at, request_id, principal, kind, target, transport, arguments, outcome, error, latency_ns, client, client_profile)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	// deleteAuditSQL deletes one chunk of the entries older than a time,
 	// oldest first, off the table's key (at, id).
 	deleteAuditSQL = `DELETE FROM audit_entries WHERE (at, id) IN
@@ -32,12 +32,12 @@ const (
 // and the driver (about a third less per entry in BenchmarkAuditInsert).
 const (
 	auditInsertRows  = 32
-	auditColumnCount = 11
+	auditColumnCount = 13
 )
 
 // insertAuditRowsSQL is insertAuditSQL for auditInsertRows entries.
-var insertAuditRowsSQL = strings.Replace(insertAuditSQL, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", auditInsertRows), ", "), 1)
+var insertAuditRowsSQL = strings.Replace(insertAuditSQL, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", auditInsertRows), ", "), 1)
 
 // auditDeleteChunk is how many entries one retention transaction deletes:
 // small enough that the single writer is held for milliseconds, so other
@@ -88,7 +88,7 @@ func (db *DB) CreateAuditEntries(ctx context.Context, entries []*agentsmcp.Audit
 			args = args[:0]
 			for _, e := range entries[:n] {
 				args = append(args, e.ID, toMillis(e.At), e.RequestID, e.Principal, string(e.Kind), e.Target,
-					e.Transport, string(e.Arguments), string(e.Outcome), e.Error, int64(e.Latency))
+					e.Transport, string(e.Arguments), string(e.Outcome), e.Error, int64(e.Latency), e.Client, e.ClientProfile)
 			}
 			if _, err := db.txStmt(ctx, tx, query).ExecContext(ctx, args...); err != nil {
 				return fmt.Errorf("insert audit entries: %w", err)
@@ -259,7 +259,7 @@ func scanAuditEntry(row scanner) (*agentsmcp.AuditEntry, error) {
 		arguments     string
 	)
 	if err := row.Scan(&e.ID, &at, &e.RequestID, &e.Principal, &kind, &e.Target, &e.Transport,
-		&arguments, &outcome, &e.Error, &latency); err != nil {
+		&arguments, &outcome, &e.Error, &latency, &e.Client, &e.ClientProfile); err != nil {
 		return nil, err
 	}
 	e.At = fromMillis(at)

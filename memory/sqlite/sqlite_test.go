@@ -553,7 +553,7 @@ func TestQueryPlans(t *testing.T) {
 		plan{"thought by id", findThoughtByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_thoughts_1 (id=?)"}, false},
 		plan{"plan by id", findPlanByIDSQL, []any{"x"}, []string{"SEARCH p USING INDEX sqlite_autoindex_plans_1 (id=?)"}, false},
 		plan{"task by id", findTaskByIDSQL, []any{"x"}, []string{"SEARCH t USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
-		plan{"update task", updateTaskSQL, make([]any, 11), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
+		plan{"update task", updateTaskSQL, make([]any, strings.Count(updateTaskSQL, "?")), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"acquire task lease", acquireTaskLeaseSQL, make([]any, 5), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"release task lease", releaseTaskLeaseSQL, make([]any, 2), []string{"SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},
 		plan{"task exists", taskExistsSQL, []any{"x"}, []string{"SEARCH tasks USING COVERING INDEX sqlite_autoindex_tasks_1 (id=?)"}, false},

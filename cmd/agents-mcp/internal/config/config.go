@@ -59,7 +59,7 @@ func flagSource(name string) Source { return Source("flag:--" + name) }
 // built by hand (for example from [Default] in tests) is not validated.
 //
 // Secret fields (OpenAIAPIKey, PineconeAPIKey, EmbeddingsAPIKey, APIKeys, SecretsKey, RequestStateKey, the secrets of
-// AuthKeys, StdioAPIKey, the MongoURI password, upstream header and env values) are plain strings so that consumers can use
+// AuthKeys, StdioAPIKey, the MongoURI password, upstream header and env values, http_tools header values) are plain strings so that consumers can use
 // them, but every formatting path this package offers (String, GoString,
 // LogValue, Describe) redacts them.
 type Config struct {
@@ -181,6 +181,9 @@ type Config struct {
 	ConformanceFixtures bool // add the conformance-suite fixtures
 
 	Upstreams []Upstream
+	// HTTPTools are the http_tools sources: HTTP APIs whose endpoints or
+	// OpenAPI operations become tools (config file only).
+	HTTPTools []HTTPSource
 	// Egress adjusts the egress policy of the upstream URLs (package
 	// egress): Allow lifts the default refusals (cloud metadata,
 	// link-local) for the hosts and networks it lists, Deny adds refusals.

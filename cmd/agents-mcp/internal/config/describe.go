@@ -37,7 +37,7 @@ func (s Setting) Attrs() []slog.Attr {
 // auth.api_keys their names, principal IDs and grants, are shown), the
 // stdio key, the
 // MongoDB password, credentials in URLs and query parameters that look like
-// credentials, and upstream header and env values. Upstream args are shown;
+// credentials, upstream header and env values, and http_tools header values. Upstream args are shown;
 // secrets for stdio upstreams belong in env.
 func (c *Config) Describe() []Setting {
 	var out []Setting
@@ -87,6 +87,18 @@ func (c *Config) Describe() []Setting {
 			Name:   fmt.Sprintf("upstreams[%d]", i),
 			Value:  c.Upstreams[i].String(),
 			Source: c.Source("upstreams"),
+		})
+	}
+	names = make([]string, len(c.HTTPTools))
+	for i, s := range c.HTTPTools {
+		names[i] = s.Name
+	}
+	add("http_tools", strings.Join(names, ","))
+	for i := range c.HTTPTools {
+		out = append(out, Setting{
+			Name:   fmt.Sprintf("http_tools[%d]", i),
+			Value:  describeHTTPSource(c.HTTPTools[i]),
+			Source: c.Source("http_tools"),
 		})
 	}
 	return out

@@ -32,9 +32,10 @@ func (l *loader) applyEnvEgress() {
 }
 
 // validateEgress checks the egress entries, and the URLs of the file's
-// upstreams against the policy they make (names and literal addresses;
+// upstreams and http_tools sources against the policy they make (names and literal addresses;
 // the pool checks resolved addresses and the listen address when it
-// starts them), so that a refused upstream stops start-up with its field
+// starts them; httptools when it loads them), so that a refused URL stops
+// start-up with its field
 // named. bad is validate's reporter.
 func (c *Config) validateEgress(bad func(name, format string, args ...any)) {
 	policy, err := egress.New(c.Egress)
@@ -55,6 +56,18 @@ func (c *Config) validateEgress(bad func(name, format string, args ...any)) {
 		}
 		if err := policy.CheckTarget(parsed); err != nil && egress.IsRefused(err) {
 			bad(fmt.Sprintf("upstreams[%d].url", i), "%s: %v", redactURL(u.URL), err)
+		}
+	}
+	for i, s := range c.HTTPTools {
+		for _, f := range [][2]string{{"base_url", s.BaseURL}, {"openapi", s.OpenAPI}} {
+			field, raw := f[0], f[1]
+			parsed, err := url.Parse(raw)
+			if raw == "" || err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") {
+				continue // not a URL (an openapi file), or reported by the source's own validation
+			}
+			if err := policy.CheckTarget(parsed); err != nil && egress.IsRefused(err) {
+				bad(fmt.Sprintf("http_tools[%d].%s", i, field), "%s: %v", redactURL(raw), err)
+			}
 		}
 	}
 }

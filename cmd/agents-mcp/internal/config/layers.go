@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ type fileConfig struct {
 	LogLevel        *string        `yaml:"log_level"`
 	PublicURL       *string        `yaml:"public_url"`
 	Upstreams       []fileUpstream `yaml:"upstreams"`
+	HTTPTools       []fileHTTPSrc  `yaml:"http_tools"`
 	Auth            *fileAuth      `yaml:"auth"`
 	RateLimit       *fileRateLimit `yaml:"rate_limit"`
 	Audit           *fileAudit     `yaml:"audit"`
@@ -102,6 +104,10 @@ var yamlSections = map[string]string{
 	"config.fileLLM":       "llm",
 	"config.fileUpstream":  "upstreams entry",
 	"config.fileTools":     "upstreams[].tools",
+	"config.fileHTTPSrc":   "http_tools entry",
+	"httptools.Endpoint":   "http_tools[].endpoints entry",
+	"httptools.Shape":      "http_tools[].endpoints[].response",
+	"httptools.Table":      "http_tools[].endpoints[].response.table",
 	"config.fileAuth":      "auth",
 	"config.fileAPIKey":    "auth.api_keys entry",
 	"config.fileJWT":       "auth.jwt",
@@ -234,6 +240,18 @@ func (l *loader) applyFile(f *fileConfig) {
 			u, errs := fu.resolve(fmt.Sprintf("upstreams[%d]", i), l.getenv)
 			l.errs = append(l.errs, errs...)
 			c.Upstreams = append(c.Upstreams, u)
+		}
+	}
+	if f.HTTPTools != nil {
+		c.setSource("http_tools", SourceFile)
+		dir := ""
+		if c.ConfigFile != "" {
+			dir = filepath.Dir(c.ConfigFile)
+		}
+		for i, fs := range f.HTTPTools {
+			s, errs := fs.resolve(fmt.Sprintf("http_tools[%d]", i), dir, l.getenv)
+			l.errs = append(l.errs, errs...)
+			c.HTTPTools = append(c.HTTPTools, s)
 		}
 	}
 	l.applyFileAuth(f)

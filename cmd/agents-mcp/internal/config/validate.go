@@ -85,6 +85,7 @@ func (c *Config) validate() []error {
 	}
 	oneOf("log_level", c.LogLevel, logLevels)
 	errs = append(errs, c.validateAuth(bad)...)
+	errs = append(errs, c.validateHTTPSources()...)
 	c.validateTasks(bad)
 	c.validateEgress(bad)
 	c.validateMemory(bad)

@@ -1,0 +1,80 @@
+package config
+
+import (
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHTTPTools(t *testing.T) {
+	file := writeYAML(t, `
+http_tools:
+  - name: blog
+    base_url: http://127.0.0.1:3000
+    headers: { X-Api-Key: "${BLOG_KEY}" }
+    timeout: 5s
+    endpoints:
+      - { name: list_posts, description: List blog posts, method: GET, path: /posts,
+          query: { author: author name } }
+      - { name: get_post, method: GET, path: '/posts/{id}' }
+      - name: create_post
+        method: POST
+        path: /posts
+        body: { title: { type: string } }
+        required: [title]
+        response: { select: "title" }
+  - name: pets
+    openapi: ./petstore.json
+    base_url: http://127.0.0.1:4010
+    exclude: ["tag:admin"]
+`)
+	c := mustLoad(t, []string{"--config", file}, map[string]string{"BLOG_KEY": "k3y"})
+	if len(c.HTTPTools) != 2 || c.Source("http_tools") != SourceFile {
+		t.Fatalf("http_tools = %+v from %q", c.HTTPTools, c.Source("http_tools"))
+	}
+	blog, pets := c.HTTPTools[0], c.HTTPTools[1]
+	if blog.Headers["X-Api-Key"] != "k3y" || blog.Timeout != 5*time.Second || len(blog.Endpoints) != 3 ||
+		blog.Endpoints[2].Response == nil || blog.Endpoints[2].Response.Select != "title" {
+		t.Errorf("blog = %+v", blog)
+	}
+	if want := filepath.Join(filepath.Dir(file), "petstore.json"); pets.OpenAPI != want {
+		t.Errorf("openapi = %q, want %q (beside the config file)", pets.OpenAPI, want)
+	}
+	if pets.Timeout != 30*time.Second || pets.MaxResponseBytes != 1<<20 {
+		t.Errorf("pets defaults = %v, %d", pets.Timeout, pets.MaxResponseBytes)
+	}
+	described := c.String()
+	if strings.Contains(described, "k3y") || !strings.Contains(described, "http_tools[0]=name=blog endpoints=3") {
+		t.Errorf("Describe leaks the header or omits the source: %s", described)
+	}
+}
+
+func TestHTTPToolsErrors(t *testing.T) {
+	for _, tt := range []struct{ name, yaml, want string }{
+		{"unset variable", "http_tools:\n- {name: a, base_url: 'http://h', headers: {K: '${NOPE}'}, endpoints: [{name: x, method: GET, path: /x}]}\n",
+			"http_tools[0].headers.K: environment variable NOPE is not set"},
+		{"unknown key", "http_tools:\n- {name: a, base_url: 'http://h', endpoints: [{name: x, method: GET, path: /x, qeury: {}}]}\n",
+			`unknown key "qeury" (in http_tools[].endpoints entry)`},
+		{"bad path", "http_tools:\n- {name: a, base_url: 'http://h', endpoints: [{name: x, method: GET, path: 'x'}]}\n",
+			"http_tools[0].endpoints[0].path: must begin with /"},
+		{"upstream name", "upstreams:\n- {name: a, transport: stdio, command: x}\nhttp_tools:\n- {name: a, openapi: x.json}\n",
+			`http_tools[0].name: "a" is already the name of an upstream`},
+		{"twice", "http_tools:\n- {name: a, openapi: x.json}\n- {name: a, openapi: y.json}\n",
+			`http_tools[1].name: "a" is already used by http_tools[0]`},
+		{"metadata base_url", "http_tools:\n- {name: a, base_url: 'http://169.254.169.254/latest', endpoints: [{name: x, method: GET, path: /x}]}\n",
+			"http_tools[0].base_url: http://169.254.169.254/latest: egress to 169.254.169.254 refused"},
+		{"metadata openapi", "http_tools:\n- {name: a, openapi: 'http://metadata.google.internal/doc.json'}\n",
+			"http_tools[0].openapi: http://metadata.google.internal/doc.json: egress to metadata.google.internal refused"},
+		{"timeout", "http_tools:\n- {name: a, openapi: x.json, timeout: soon}\n",
+			`http_tools[0].timeout: invalid duration "soon"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load([]string{"--config", writeYAML(t, tt.yaml)}, envOf(nil), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v\nwant it to contain %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,466 @@
+package httptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// operation is one tool: how its arguments become a request, and how the
+// answer becomes a result.
+type operation struct {
+	id     string // the endpoint's name or the operationId, for problems
+	tool   *mcp.Tool
+	method string
+	path   string // template, "{name}" for path parameters
+	params []param
+	// bodyFields are the arguments that make up a JSON object body
+	// (declarative endpoints).
+	bodyFields []string
+	// bodyArg is the argument that holds the whole body (OpenAPI), sent
+	// as contentType.
+	bodyArg     string
+	contentType string
+	shape       *Shape
+	// wrapOutput: the output schema describes {"result": <answer>}.
+	wrapOutput bool
+}
+
+// param is one argument sent in the path, query, a header or a cookie.
+type param struct {
+	name string // in the request
+	arg  string // in the arguments
+	in   string // "path", "query", "header" or "cookie"
+	// explode: an array query value is repeated (a=1&a=2), not joined
+	// (a=1,2); deepObject: an object query value is sent as a[k]=v.
+	explode, deepObject bool
+	// asJSON: the value is sent as JSON text (a parameter with content).
+	asJSON bool
+}
+
+// annotations are the hints of an HTTP method: GET and HEAD only read,
+// DELETE destroys (so the agents ask before running it), PUT and DELETE
+// may be repeated. Every HTTP tool reaches outside this server.
+func annotations(method, title string) *mcp.ToolAnnotations {
+	a := &mcp.ToolAnnotations{Title: title, OpenWorldHint: new(true)}
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		a.ReadOnlyHint = true
+	case http.MethodDelete:
+		a.DestructiveHint = new(true)
+		a.IdempotentHint = true
+	case http.MethodPut:
+		a.IdempotentHint = true
+	}
+	return a
+}
+
+// endpointOperation turns a declarative endpoint (already checked) into
+// an operation, with its exact input schema.
+func endpointOperation(e Endpoint) *operation {
+	method := strings.ToUpper(e.Method)
+	op := &operation{id: e.Name, method: method, path: e.Path, shape: e.Response, contentType: "application/json"}
+	props := map[string]any{}
+	required := []any{}
+	names, _ := pathParams(e.Path)
+	for _, n := range names {
+		desc := e.PathParams[n]
+		if desc == "" {
+			desc = "The {" + n + "} of the path."
+		}
+		// minLength 1: an empty segment would change the path.
+		props[n] = map[string]any{"type": "string", "minLength": 1, "description": desc}
+		required = append(required, n)
+		op.params = append(op.params, param{name: n, arg: n, in: "path"})
+	}
+	for _, n := range sortedKeys(e.Query) {
+		s := map[string]any{"type": "string"}
+		if d := e.Query[n]; d != "" {
+			s["description"] = d
+		}
+		props[n] = s
+		op.params = append(op.params, param{name: n, arg: n, in: "query", explode: true})
+	}
+	for _, n := range sortedKeys(e.Body) {
+		props[n] = e.Body[n]
+		op.bodyFields = append(op.bodyFields, n)
+	}
+	for _, r := range e.Required {
+		required = append(required, r)
+	}
+	schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		schema["required"] = required
+	}
+	raw, _ := json.Marshal(schema)
+	desc := e.Description
+	if desc == "" {
+		desc = method + " " + e.Path
+	}
+	op.tool = &mcp.Tool{
+		Name:        e.Name,
+		Description: desc,
+		InputSchema: json.RawMessage(raw),
+		Annotations: annotations(method, ""),
+	}
+	return op
+}
+
+// CallTool sends the request of the named tool and turns the answer into
+// a result: a JSON answer (after shaping) is structuredContent, an object
+// (a non-object answer is wrapped as {"result": …}), and its JSON text; any
+// other answer is text. An error status, a transport failure, a timeout and
+// an answer over the size limit are results with IsError set; an unknown
+// tool is ENOTFOUND.
+func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	op, ok := p.ops[req.Params.Name]
+	if !ok {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "tool %q is not a tool of http_tools %q", req.Params.Name, p.src.Name)
+	}
+	args := map[string]any{}
+	if raw := bytes.TrimSpace(req.Params.Arguments); len(raw) > 0 && string(raw) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil {
+			return errorResult("the arguments are not a JSON object: %v", err), nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.src.Timeout)
+	defer cancel()
+	httpReq, err := p.request(ctx, op, args)
+	if err != nil {
+		return errorResult("%v", err), nil
+	}
+	resp, err := p.client.Do(httpReq)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return errorResult("%s %s: no answer within %s", op.method, op.path, p.src.Timeout), nil
+		}
+		return errorResult("%s %s: %v", op.method, op.path, redactErr(err)), nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, p.src.MaxResponseBytes+1))
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return errorResult("%s %s: the answer did not end within %s", op.method, op.path, p.src.Timeout), nil
+		}
+		return errorResult("%s %s: reading the answer: %v", op.method, op.path, redactErr(err)), nil
+	}
+	if resp.StatusCode >= 400 {
+		// Only the start is quoted, so a long error body is no error.
+		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), shortBody(body)), nil
+	}
+	if int64(len(body)) > p.src.MaxResponseBytes {
+		return errorResult("%s %s: the answer is larger than the limit of %d bytes (max_response_bytes)", op.method, op.path, p.src.MaxResponseBytes), nil
+	}
+	return op.result(resp.Header.Get("Content-Type"), body), nil
+}
+
+// redactErr is err's text with the credentials of any URL in it removed
+// (net/http errors quote the request URL).
+func redactErr(err error) string {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return agentsmcp.RedactURL(uerr.URL) + ": " + uerr.Err.Error()
+	}
+	return err.Error()
+}
+
+// maxErrorBody is how much of an error answer's body a result quotes.
+const maxErrorBody = 512
+
+func shortBody(b []byte) string {
+	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if s == "" {
+		return "(empty body)"
+	}
+	if len(s) > maxErrorBody {
+		cut := maxErrorBody
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func errorResult(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// isJSON reports whether a media type is JSON (application/json, or any
+// "+json" type such as application/problem+json).
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+func (op *operation) result(contentType string, body []byte) *mcp.CallToolResult {
+	var value any
+	decoded := false
+	if op.shape != nil && op.shape.Table != nil && !isJSON(contentType) {
+		value, decoded = op.shape.Table.rows(string(body)), true
+	} else if isJSON(contentType) || (contentType == "" && json.Valid(body)) {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(&value); err == nil && !dec.More() {
+			decoded = true
+		}
+	}
+	if !decoded {
+		text := string(body)
+		if !utf8.ValidString(text) {
+			text = fmt.Sprintf("(%d bytes of %s)", len(body), cmpOr(contentType, "binary content"))
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	}
+	value = op.shape.apply(value)
+	text, _ := json.Marshal(value)
+	structured, isObject := value.(map[string]any)
+	if op.wrapOutput || !isObject {
+		structured = map[string]any{"result": value}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		StructuredContent: structured,
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// request builds the HTTP request of one call. Path values are escaped
+// as one segment each: "/" and "?" are escaped, and "." and ".." (which a
+// server would resolve against the path) are sent as %2E and %2E%2E, so no
+// value can change which resource is addressed.
+func (p *Provider) request(ctx context.Context, op *operation, args map[string]any) (*http.Request, error) {
+	path := op.path
+	query := url.Values{}
+	header := http.Header{}
+	var cookies []string
+	for _, prm := range op.params {
+		v, ok := args[prm.arg]
+		if !ok || v == nil {
+			if prm.in == "path" {
+				return nil, fmt.Errorf("the path parameter %q is missing", prm.arg)
+			}
+			continue
+		}
+		switch prm.in {
+		case "path":
+			seg := pathValue(v, prm.asJSON)
+			if seg == "" {
+				return nil, fmt.Errorf("the path parameter %q must not be empty", prm.arg)
+			}
+			path = strings.ReplaceAll(path, "{"+prm.name+"}", seg)
+		case "query":
+			addQuery(query, prm, v)
+		case "header":
+			header.Set(prm.name, flatValue(v, prm.asJSON))
+		case "cookie":
+			cookies = append(cookies, prm.name+"="+url.QueryEscape(flatValue(v, prm.asJSON)))
+		}
+	}
+	target := strings.TrimSuffix(p.base.EscapedPath(), "/") + path
+	u, err := url.Parse(p.base.Scheme + "://" + p.base.Host + target)
+	if err != nil {
+		return nil, fmt.Errorf("build the URL: %v", err)
+	}
+	u.User = p.base.User
+	u.RawQuery = query.Encode()
+
+	var body io.Reader
+	contentType := ""
+	switch {
+	case len(op.bodyFields) > 0:
+		obj := map[string]any{}
+		for _, f := range op.bodyFields {
+			if v, ok := args[f]; ok {
+				obj[f] = v
+			}
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("encode the body: %v", err)
+		}
+		body, contentType = bytes.NewReader(b), "application/json"
+	case op.bodyArg != "":
+		if v, ok := args[op.bodyArg]; ok {
+			b, ct, err := encodeBody(op.contentType, v)
+			if err != nil {
+				return nil, fmt.Errorf("encode the body: %v", err)
+			}
+			body, contentType = bytes.NewReader(b), ct
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, op.method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("build the request: %v", err)
+	}
+	// Header arguments first, then the source's headers and the
+	// Authorizer's, which win: a credential the operator configured is
+	// not replaced by a caller's argument of the same name.
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	for k, v := range p.src.Headers {
+		req.Header.Set(k, v)
+	}
+	if p.opts.Auth != nil {
+		h, err := p.opts.Auth.Authorize(ctx, p.src.Name, req)
+		if err != nil {
+			return nil, err
+		}
+		for k, vs := range h {
+			req.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json, */*;q=0.5")
+	}
+	return req, nil
+}
+
+// pathValue is one path segment: a scalar as text, an array joined with
+// commas (OpenAPI's default "simple" style), each part escaped.
+func pathValue(v any, asJSON bool) string {
+	var parts []string
+	if l, ok := v.([]any); ok && !asJSON {
+		for _, e := range l {
+			parts = append(parts, escapeSegment(toString(e)))
+		}
+		return strings.Join(parts, ",")
+	}
+	if asJSON {
+		b, _ := json.Marshal(v)
+		return escapeSegment(string(b))
+	}
+	return escapeSegment(toString(v))
+}
+
+func escapeSegment(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(s)
+}
+
+// flatValue is a header or cookie value: scalars as text, arrays joined
+// with commas, objects (and asJSON values) as JSON.
+func flatValue(v any, asJSON bool) string {
+	if l, ok := v.([]any); ok && !asJSON {
+		parts := make([]string, len(l))
+		for i, e := range l {
+			parts[i] = toString(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	if asJSON {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	return toString(v)
+}
+
+func addQuery(q url.Values, prm param, v any) {
+	switch x := v.(type) {
+	case []any:
+		if prm.asJSON {
+			b, _ := json.Marshal(x)
+			q.Add(prm.name, string(b))
+			return
+		}
+		if prm.explode {
+			for _, e := range x {
+				q.Add(prm.name, toString(e))
+			}
+			return
+		}
+		q.Add(prm.name, flatValue(x, false))
+	case map[string]any:
+		if prm.deepObject {
+			for _, k := range sortedKeys(x) {
+				q.Add(prm.name+"["+k+"]", toString(x[k]))
+			}
+			return
+		}
+		if prm.explode && !prm.asJSON {
+			for _, k := range sortedKeys(x) {
+				q.Add(k, toString(x[k]))
+			}
+			return
+		}
+		b, _ := json.Marshal(x)
+		q.Add(prm.name, string(b))
+	default:
+		q.Add(prm.name, toString(v))
+	}
+}
+
+// encodeBody encodes an OpenAPI request body argument as contentType:
+// JSON, a URL-encoded or multipart form (from an object), or the text of
+// a string for any other type.
+func encodeBody(contentType string, v any) ([]byte, string, error) {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case isJSON(contentType):
+		b, err := json.Marshal(v)
+		return b, contentType, err
+	case mt == "application/x-www-form-urlencoded":
+		form := url.Values{}
+		if m, ok := v.(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				addQuery(form, param{name: k, explode: true}, m[k])
+			}
+		}
+		return []byte(form.Encode()), contentType, nil
+	case mt == "multipart/form-data":
+		var buf bytes.Buffer
+		w := multipart.NewWriter(&buf)
+		if m, ok := v.(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				if err := w.WriteField(k, flatValue(m[k], false)); err != nil {
+					return nil, "", err
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			return nil, "", err
+		}
+		return buf.Bytes(), w.FormDataContentType(), nil
+	}
+	if s, ok := v.(string); ok {
+		return []byte(s), contentType, nil
+	}
+	b, err := json.Marshal(v)
+	return b, contentType, err
+}

@@ -1,0 +1,344 @@
+package httptools
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/egress"
+)
+
+// Authorizer supplies credentials for a source's requests, called before
+// each request: the headers it returns are set on the request (over the
+// source's own Headers). It is the hook the credential store plugs into; an
+// error makes the call a tool error with the error's text, so it must not
+// hold a secret.
+type Authorizer interface {
+	Authorize(ctx context.Context, source string, req *http.Request) (http.Header, error)
+}
+
+// Options configure how sources are loaded and called.
+type Options struct {
+	// Egress is the policy every request passes (base URLs when a source
+	// is added, then every request and connection); nil means
+	// [egress.Default].
+	Egress *egress.Policy
+	// HTTPTransport carries the requests; cmd passes the transport of the
+	// upstream pool, whose dialer checks each connection against the same
+	// policy. Nil means a transport built here with Egress's dialer check.
+	HTTPTransport http.RoundTripper
+	// Auth, when set, is asked for credentials before each request.
+	Auth   Authorizer
+	Logger *slog.Logger
+	// ReadFile reads OpenAPI documents given as paths; nil means
+	// os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Egress == nil {
+		o.Egress = egress.Default()
+	}
+	if o.HTTPTransport == nil {
+		o.HTTPTransport = &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         o.Egress.DialContext(&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}),
+			MaxIdleConnsPerHost: 32,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: 5 * time.Second,
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
+	return o
+}
+
+// client is the HTTP client of every source: each request is checked
+// against the egress policy, redirects stay within the origin of the
+// first request (so the source's headers never reach another host), and
+// each call is bounded by its context, not by the client.
+func (o Options) client() *http.Client {
+	return &http.Client{
+		Transport:     o.Egress.RoundTripper(o.HTTPTransport),
+		CheckRedirect: egress.SameOriginRedirects,
+	}
+}
+
+// Provider is one source as an [agentsmcp.ToolProvider]: its tools are
+// fixed when it is loaded.
+type Provider struct {
+	src    Source
+	opts   Options
+	client *http.Client
+	base   *url.URL
+
+	tools    []*mcp.Tool
+	ops      map[string]*operation
+	problems []string
+	failed   string // why the source serves no tool, when it cannot be used
+
+	// accepted is set when a registry takes the provider: the router
+	// registers the change callback only then, so that an ECONFLICT for
+	// the provider's name can be told from one for some of its tools.
+	accepted atomic.Bool
+}
+
+// OnToolsChanged records that a registry accepted p. A source's tools are
+// fixed once it is loaded, so the callback is never called: a changed
+// source is removed and added again.
+func (p *Provider) OnToolsChanged(func()) { p.accepted.Store(true) }
+
+// Status is the state of one source, as /readyz shows it.
+type Status struct {
+	Name string `json:"name"`
+	// Kind is "endpoints" or "openapi".
+	Kind string `json:"kind"`
+	// State is "ready", or "failed" when the source serves no tool
+	// (Reason says why).
+	State    string   `json:"state"`
+	Reason   string   `json:"reason,omitempty"`
+	Tools    int      `json:"tools"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Load builds the provider of src. A source whose config is invalid, or
+// whose base_url the egress policy refuses, is EINVALID. An OpenAPI
+// document that cannot be read or used is not an error: the provider then
+// serves no tool and its [Provider.Status] says why, so that one bad
+// document never stops the others. Operations that cannot be turned into
+// tools are left out and listed as problems.
+func Load(ctx context.Context, src Source, opts Options) (*Provider, error) {
+	src = src.WithDefaults()
+	if problems := src.Problems(); len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.Error()
+		}
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "http_tools %q: %s", src.Name, strings.Join(msgs, "; "))
+	}
+	opts = opts.withDefaults()
+	p := &Provider{src: src, opts: opts, client: opts.client(), ops: map[string]*operation{}}
+	if src.BaseURL != "" {
+		if err := p.setBase(ctx, src.BaseURL); err != nil {
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "http_tools %q: base_url: %v", src.Name, err)
+		}
+	}
+	var ops []*operation
+	if src.OpenAPI != "" {
+		ops = p.loadOpenAPI(ctx)
+	} else {
+		for _, e := range src.Endpoints {
+			ops = append(ops, endpointOperation(e))
+		}
+	}
+	p.publish(ops)
+	if p.failed == "" {
+		opts.Logger.Debug("http tools loaded", "source", src.Name, "tools", len(p.tools), "problems", len(p.problems))
+	} else {
+		opts.Logger.Warn("http tools source not usable", "source", src.Name, "reason", p.failed)
+	}
+	return p, nil
+}
+
+// egressLookupTimeout bounds the name lookup of a base URL's check.
+const egressLookupTimeout = 5 * time.Second
+
+func (p *Provider) setBase(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s is not an absolute http or https URL", agentsmcp.RedactURL(raw))
+	}
+	ctx, cancel := context.WithTimeout(ctx, egressLookupTimeout)
+	defer cancel()
+	if err := p.opts.Egress.CheckURL(ctx, u.String()); err != nil {
+		return err
+	}
+	u.RawQuery, u.Fragment = "", ""
+	p.base = u
+	return nil
+}
+
+// publish names the operations' tools ("<source>__<name>", aliased when
+// longer than 64 characters; a name met twice gets "_2", "_3"…) and keeps
+// those whose input schema passes [agentsmcp.CheckTool] and compiles; an
+// output schema that does not compile is dropped.
+func (p *Provider) publish(ops []*operation) {
+	prefix := p.src.Name + agentsmcp.NamespaceSeparator
+	taken := map[string]bool{}
+	for _, op := range ops {
+		name := prefix + op.tool.Name
+		for n := 2; taken[toolName(name)]; n++ {
+			name = fmt.Sprintf("%s%s_%d", prefix, op.tool.Name, n)
+		}
+		if name != prefix+op.tool.Name {
+			p.problems = append(p.problems, fmt.Sprintf("operation %q: the name is used twice; exposed as %q", op.id, toolName(name)))
+		}
+		op.tool.Name = toolName(name)
+		taken[op.tool.Name] = true
+		if err := agentsmcp.CheckTool(op.tool); err != nil {
+			p.problems = append(p.problems, fmt.Sprintf("operation %q: %v", op.id, err))
+			continue
+		}
+		if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.InputSchema)); err != nil {
+			p.problems = append(p.problems, fmt.Sprintf("operation %q: the input schema does not compile: %v", op.id, firstLine(err)))
+			continue
+		}
+		if op.tool.OutputSchema != nil {
+			if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.OutputSchema)); err != nil {
+				p.problems = append(p.problems, fmt.Sprintf("operation %q: the output schema does not compile and is left out: %v", op.id, firstLine(err)))
+				op.tool.OutputSchema, op.wrapOutput = nil, false
+			}
+		}
+		p.ops[op.tool.Name] = op
+		p.tools = append(p.tools, op.tool)
+	}
+	slices.SortFunc(p.tools, func(a, b *mcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
+	if len(p.tools) == 0 && p.failed == "" {
+		p.failed = "no usable operation"
+	}
+}
+
+// maxToolName is the length limit of [agentsmcp.ToolNamePattern].
+const maxToolName = 64
+
+// toolName returns name, or when it is longer than 64 characters, its
+// first 55 characters, "_" and 8 hex digits of its SHA-256: the same
+// name on every replica and restart.
+func toolName(name string) string {
+	if len(name) <= maxToolName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:maxToolName-9], "_") + "_" + hex.EncodeToString(sum[:])[:8]
+}
+
+// sanitizeName replaces every character outside [A-Za-z0-9_-] with "_".
+func sanitizeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Name is the source's name.
+func (p *Provider) Name() string { return p.src.Name }
+
+// Tools returns the source's tools.
+func (p *Provider) Tools(context.Context) ([]*mcp.Tool, error) {
+	return slices.Clone(p.tools), nil
+}
+
+// Status reports the source's state.
+func (p *Provider) Status() Status {
+	st := Status{Name: p.src.Name, Kind: "endpoints", State: "ready", Tools: len(p.tools), Problems: slices.Clone(p.problems)}
+	if p.src.OpenAPI != "" {
+		st.Kind = "openapi"
+	}
+	if p.failed != "" {
+		st.State, st.Reason = "failed", p.failed
+	}
+	return st
+}
+
+// Registry is where sources publish their tools; the router is one, and cmd
+// hands it over.
+type Registry interface {
+	AddProvider(ctx context.Context, p agentsmcp.ToolProvider) error
+	RemoveProvider(name string)
+}
+
+// Sources is the set of loaded sources. It is safe for concurrent use.
+type Sources struct {
+	reg  Registry
+	opts Options
+
+	mu        sync.Mutex
+	providers map[string]*Provider
+}
+
+// NewSources returns an empty set that publishes to reg.
+func NewSources(reg Registry, opts Options) *Sources {
+	return &Sources{reg: reg, opts: opts.withDefaults(), providers: map[string]*Provider{}}
+}
+
+// Add loads src and registers its tools. Errors: EINVALID for an invalid
+// source (see [Load]), ECONFLICT for a name in use (by a source, an
+// upstream or the local tools). A source whose document is unusable is
+// added all the same, without tools; [Sources.Statuses] says why.
+func (s *Sources) Add(ctx context.Context, src Source) error {
+	p, err := Load(ctx, src, s.opts)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if _, dup := s.providers[p.Name()]; dup {
+		s.mu.Unlock()
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "http_tools %q already exists", p.Name())
+	}
+	s.providers[p.Name()] = p
+	s.mu.Unlock()
+	if err := s.reg.AddProvider(ctx, p); err != nil {
+		if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT && !p.accepted.Load() {
+			s.mu.Lock()
+			delete(s.providers, p.Name())
+			s.mu.Unlock()
+			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "http_tools %q: the name is taken by another tool provider", p.Name())
+		}
+		// Tools refused one by one (collisions) leave the others
+		// registered; the router's Problems name them.
+		s.mu.Lock()
+		p.problems = append(p.problems, err.Error())
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// Remove unregisters a source's tools. ENOTFOUND if there is no such
+// source.
+func (s *Sources) Remove(name string) error {
+	s.mu.Lock()
+	_, ok := s.providers[name]
+	delete(s.providers, name)
+	s.mu.Unlock()
+	if !ok {
+		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "http_tools %q does not exist", name)
+	}
+	s.reg.RemoveProvider(name)
+	return nil
+}
+
+// Statuses reports every source, by name.
+func (s *Sources) Statuses() []Status {
+	s.mu.Lock()
+	out := make([]Status, 0, len(s.providers))
+	for _, p := range s.providers {
+		out = append(out, p.Status())
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b Status) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}

@@ -1,0 +1,419 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// The raw relay path (issue 17): a tools/call to a streamable HTTP upstream
+// is posted on the pool's session by this small client rather than by
+// go-sdk's, and the upstream's result is handed to the router as the JSON it
+// is ([agentsmcp.RawToolResult]), never decoded into a CallToolResult and
+// encoded again. go-sdk decodes every message with a fresh decoder and a
+// 32 KiB buffer, and its client's path decodes a call's answer three times
+// (the message, the result, the result's content) and its request once more
+// (to check _meta): this path decodes the answer's envelope once.
+//
+// Everything around the call is the go-sdk path's: the call slot, circuit
+// breaker, timeout, progress token rewriting and session retry (call.go).
+// The stream of the POST is handled here: progress and log notifications go
+// to the same handlers (forward.go), in order, before the answer; sampling,
+// elicitation and ping requests are answered with the same handlers, by a
+// POST of the answer; when the call's context ends first, the upstream is
+// sent notifications/cancelled. What it does not do, and leaves to go-sdk's
+// path: upstreams of 2026-07-28 (MRTR), calls that may become tasks, and
+// callers that want a decoded result (in-process calls, 2026-07-28 callers).
+// A result that is not plainly successful (isError, input_required, a task,
+// resource URIs to rewrite) is decoded here and goes on as on that path.
+// Unlike go-sdk it does not resume a broken stream (Last-Event-ID): the call
+// fails as a transport failure.
+
+// rawEligible reports whether the call goes on the raw path.
+func (u *upstream) rawEligible(ctx context.Context, cs *mcp.ClientSession) bool {
+	if u.cfg.Transport != TransportStreamable || agentsmcp.RawToolResultFrom(ctx) == nil || taskCaptureFrom(ctx) != nil || cs.ID() == "" {
+		return false
+	}
+	init := cs.InitializeResult()
+	return init != nil && init.ProtocolVersion < sessionlessVersion
+}
+
+// callOnce is one tools/call round on cs: on the raw path when it can be.
+func (u *upstream) callOnce(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if u.rawEligible(ctx, cs) {
+		return u.rawToolCall(ctx, cs, params)
+	}
+	return cs.CallTool(ctx, params)
+}
+
+// rawSeq numbers the raw path's requests. Their ids are strings
+// ("agents-mcp-<n>") so that they never collide with go-sdk's numeric ids
+// on the same session.
+var rawSeq atomic.Uint64
+
+// maxRawMessage bounds one message read on the raw path: go-sdk's bound
+// for one event, so that a result either path refuses is the same.
+var maxRawMessage = mcp.DefaultMaxEventSize
+
+// rawBuffers pools the buffers the raw path reads answers into.
+var rawBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+var rawReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
+// rawMessage is a JSON-RPC message as the raw path reads it: the result is
+// kept as it came.
+type rawMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+}
+
+// rawHTTPClient is the client of the raw path: the one go-sdk's transport
+// uses (the pool's, with the upstream's headers), counting notifications as
+// it does, so that settle's counts stay balanced with the handlers' (each
+// counted notification read here is handled here).
+func (u *upstream) rawHTTPClient() *http.Client {
+	u.rawOnce.Do(func() {
+		c := u.httpClient()
+		u.rawHTTP = &http.Client{
+			Transport:     noteCountingRoundTripper{base: c.Transport, read: &u.notesRead},
+			CheckRedirect: c.CheckRedirect,
+		}
+	})
+	return u.rawHTTP
+}
+
+// rawToolCall posts params as a tools/call on cs's session and reads the
+// answer from the response (a JSON body or an event stream).
+func (u *upstream) rawToolCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	proto := cs.InitializeResult().ProtocolVersion
+	id := "agents-mcp-" + strconv.FormatUint(rawSeq.Add(1), 10)
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	// Not from a pool: net/http may still be writing the body when the
+	// answer is in (an upstream that answers before reading it all).
+	body := make([]byte, 0, len(p)+len(id)+64)
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, id...)
+	body = append(body, `","method":"tools/call","params":`...)
+	body = append(body, p...)
+	body = append(body, '}')
+
+	resp, err := u.rawPost(ctx, cs, proto, body, params.Name)
+	if err != nil {
+		if ctx.Err() != nil {
+			u.rawCancel(ctx, cs, proto, id)
+			return nil, fmt.Errorf("tools/call: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	// The pool's transport lets a body be read for a while after the
+	// context ends (drainingTransport); a cancelled call stops now.
+	stop := context.AfterFunc(ctx, func() { _ = resp.Body.Close() })
+	defer stop()
+	defer resp.Body.Close()
+
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fmt.Errorf("tools/call: HTTP 404: %w", mcp.ErrSessionMissing)
+	case resp.StatusCode != http.StatusOK:
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("tools/call: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(snippet))
+	}
+	want := []byte(`"` + id + `"`)
+	var answer *rawMessage
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		answer, err = u.rawStream(ctx, cs, proto, resp.Body, want)
+	} else {
+		answer, err = rawJSONBody(resp.Body, want)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			u.rawCancel(ctx, cs, proto, id)
+			return nil, fmt.Errorf("tools/call: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	if answer.Error != nil {
+		return nil, answer.Error
+	}
+	if len(answer.Result) == 0 || answer.Result[0] != '{' {
+		return nil, fmt.Errorf("tools/call: the answer has no result object")
+	}
+	if rawPlain(answer.Result) {
+		return agentsmcp.RawToolResultFrom(ctx).Set(answer.Result), nil
+	}
+	res := new(mcp.CallToolResult)
+	if err := json.Unmarshal(answer.Result, res); err != nil {
+		return nil, fmt.Errorf("tools/call: the result does not decode: %v", err)
+	}
+	return res, nil
+}
+
+// rawPost posts body (a JSON-RPC message) on cs's session.
+func (u *upstream) rawPost(ctx context.Context, cs *mcp.ClientSession, proto string, body []byte, name string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h["Content-Type"] = rawContentType
+	h["Accept"] = rawAccept
+	h["Mcp-Protocol-Version"] = []string{proto}
+	h["Mcp-Session-Id"] = []string{cs.ID()}
+	if name != "" {
+		h["Mcp-Method"] = rawMethod
+		h["Mcp-Name"] = []string{name}
+	}
+	return u.rawHTTPClient().Do(req)
+}
+
+var (
+	rawContentType = []string{"application/json"}
+	rawAccept      = []string{"application/json, text/event-stream"}
+	rawMethod      = []string{"tools/call"}
+)
+
+// rawPlainTokens are the keys whose presence may make a result other than
+// plainly successful. A result that has none of them anywhere (the usual
+// case) is plain without decoding anything.
+var rawPlainTokens = [][]byte{[]byte(`"isError"`), []byte(`"resultType"`), []byte(`"inputRequests"`), []byte(`"task"`), []byte(`"uri"`)}
+
+// rawPlain reports whether result can be relayed as it is: successful,
+// complete, not a task, and without resource URIs (which are rewritten to
+// the gateway's namespace: exposeResourceURIs).
+func rawPlain(result json.RawMessage) bool {
+	found := false
+	for _, tok := range rawPlainTokens {
+		if bytes.Contains(result, tok) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return true
+	}
+	if bytes.Contains(result, []byte(`"uri"`)) {
+		return false
+	}
+	var shape struct {
+		IsError       bool            `json:"isError"`
+		ResultType    string          `json:"resultType"`
+		InputRequests json.RawMessage `json:"inputRequests"`
+		Task          json.RawMessage `json:"task"`
+	}
+	if json.Unmarshal(result, &shape) != nil {
+		return false
+	}
+	return !shape.IsError && (shape.ResultType == "" || shape.ResultType == "complete") && shape.InputRequests == nil && shape.Task == nil
+}
+
+// rawJSONBody reads a JSON response body, which holds the answer.
+func rawJSONBody(body io.Reader, want []byte) (*rawMessage, error) {
+	buf := rawBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer rawBuffers.Put(buf)
+	n, err := buf.ReadFrom(io.LimitReader(body, int64(maxRawMessage)+1))
+	if err != nil {
+		return nil, fmt.Errorf("tools/call: reading the answer: %w", err)
+	}
+	if n > int64(maxRawMessage) {
+		return nil, fmt.Errorf("tools/call: the answer is larger than %d bytes", maxRawMessage)
+	}
+	msg := new(rawMessage)
+	if err := json.Unmarshal(buf.Bytes(), msg); err != nil {
+		return nil, fmt.Errorf("tools/call: the answer is not JSON-RPC: %v", err)
+	}
+	if !bytes.Equal(msg.ID, want) {
+		return nil, fmt.Errorf("tools/call: the answer is for another request (id %s)", msg.ID)
+	}
+	return msg, nil
+}
+
+// rawStream reads an event stream up to the answer with id want, handling
+// the upstream's notifications and requests before it, in order. After the
+// answer the rest of the stream (its end, normally) is read for up to
+// drainGrace, so that the connection is reused.
+func (u *upstream) rawStream(ctx context.Context, cs *mcp.ClientSession, proto string, body io.ReadCloser, want []byte) (*rawMessage, error) {
+	br := rawReaders.Get().(*bufio.Reader)
+	br.Reset(body)
+	defer func() { br.Reset(nil); rawReaders.Put(br) }()
+	data := rawBuffers.Get().(*bytes.Buffer)
+	data.Reset()
+	defer rawBuffers.Put(data)
+	for {
+		line, err := rawLine(br)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("tools/call: the upstream ended the stream without answering")
+			}
+			return nil, fmt.Errorf("tools/call: reading the answer: %w", err)
+		}
+		if len(line) > 0 {
+			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.Write(bytes.TrimPrefix(v, []byte(" ")))
+				if data.Len() > maxRawMessage {
+					return nil, fmt.Errorf("tools/call: an event of the answer is larger than %d bytes", maxRawMessage)
+				}
+			}
+			continue
+		}
+		if data.Len() == 0 {
+			continue // an event without data (a priming event, say)
+		}
+		msg := new(rawMessage)
+		err = json.Unmarshal(data.Bytes(), msg)
+		data.Reset()
+		if err != nil {
+			u.log.Debug("raw call: an event that is not JSON-RPC", "error", err)
+			continue
+		}
+		switch {
+		case msg.Method != "" && len(msg.ID) > 0:
+			u.rawAnswer(ctx, cs, proto, msg)
+		case msg.Method != "":
+			u.rawNotification(ctx, cs, msg)
+		case bytes.Equal(msg.ID, want):
+			t := time.AfterFunc(drainGrace, func() { _ = body.Close() })
+			_, _ = io.Copy(io.Discard, br)
+			t.Stop()
+			return msg, nil
+		}
+	}
+}
+
+// rawLine reads one line of an event stream without its line ending, with
+// lines longer than the reader's buffer joined, and bounded by
+// maxRawMessage.
+func rawLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		long := append([]byte(nil), line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(long) > maxRawMessage {
+				return nil, fmt.Errorf("an event line is larger than %d bytes", maxRawMessage)
+			}
+			line, err = br.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	}
+	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), nil
+}
+
+// rawNotification hands a notification read on the raw path to the handler
+// go-sdk's client would have called.
+func (u *upstream) rawNotification(ctx context.Context, cs *mcp.ClientSession, msg *rawMessage) {
+	switch msg.Method {
+	case "notifications/progress":
+		p := new(mcp.ProgressNotificationParams)
+		if err := json.Unmarshal(msg.Params, p); err != nil {
+			u.notesHandled.Add(1) // it was counted as read
+			return
+		}
+		u.forwardProgress(ctx, &mcp.ProgressNotificationClientRequest{Session: cs, Params: p})
+	case "notifications/message":
+		p := new(mcp.LoggingMessageParams)
+		if err := json.Unmarshal(msg.Params, p); err != nil {
+			u.notesHandled.Add(1)
+			return
+		}
+		u.forwardLog(ctx, &mcp.LoggingMessageRequest{Session: cs, Params: p})
+	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
+		signal(u.listChanged)
+	}
+}
+
+// rawAnswer answers a request the upstream sent on the stream of a raw
+// call, with the handlers go-sdk's client would have used, by a POST of the
+// answer on the session.
+func (u *upstream) rawAnswer(ctx context.Context, cs *mcp.ClientSession, proto string, msg *rawMessage) {
+	var result any
+	var err error
+	switch msg.Method {
+	case "ping":
+		result = struct{}{}
+	case "sampling/createMessage":
+		p := new(mcp.CreateMessageParams)
+		if err = json.Unmarshal(msg.Params, p); err == nil {
+			result, err = u.forwardSampling(ctx, &mcp.CreateMessageRequest{Session: cs, Params: p})
+		}
+	case "elicitation/create":
+		p := new(mcp.ElicitParams)
+		if err = json.Unmarshal(msg.Params, p); err == nil {
+			result, err = u.forwardElicitation(ctx, &mcp.ElicitRequest{Session: cs, Params: p})
+		}
+	default:
+		err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + msg.Method}
+	}
+	out := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result,omitempty"`
+		Error   *jsonrpc.Error  `json:"error,omitempty"`
+	}{JSONRPC: "2.0", ID: msg.ID, Result: result}
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		out.Result, out.Error = nil, rpcErr
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		u.log.Warn("raw call: encoding an answer to the upstream", "method", msg.Method, "error", err)
+		return
+	}
+	u.rawSend(ctx, cs, proto, body)
+}
+
+// rawCancel tells the upstream that the call with id is withdrawn, as
+// go-sdk's client does when a call's context ends.
+func (u *upstream) rawCancel(ctx context.Context, cs *mcp.ClientSession, proto, id string) {
+	reason := "the call was cancelled"
+	if errors.Is(context.Cause(ctx), errCallTimeout) {
+		reason = "the call timed out"
+	}
+	body := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"` + reason + `"}}`)
+	u.rawSend(context.WithoutCancel(ctx), cs, proto, body)
+}
+
+// rawSend posts a message that expects no answer (202), bounded by a
+// second.
+func (u *upstream) rawSend(ctx context.Context, cs *mcp.ClientSession, proto string, body []byte) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	resp, err := u.rawPost(ctx, cs, proto, body, "")
+	if err != nil {
+		u.log.Debug("raw call: sending to the upstream", "error", err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	_ = resp.Body.Close()
+}
