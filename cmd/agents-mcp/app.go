@@ -248,7 +248,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		ToolPerformanceDropped: recorder.Dropped,
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
-	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger})
+	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger,
+		Auth: httpToolsAuth(a.credentials)})
 	addHTTPTools(ctx, a.httpTools, cfg.HTTPTools, logger)
 	a.upstreams = remote.NewSharedUpstreams(a.pool, m.store, logger)
 	syncCtx, cancelSync := context.WithTimeout(ctx, upstreamStartWait)
@@ -385,4 +386,34 @@ func credentialSource(m *credentials.Manager) agentsmcp.CredentialSource {
 		return nil
 	}
 	return m
+}
+
+// credentialAuthorizer presents the credential store to the HTTP tools
+// (ADR 0012 D5): the caller's own credential of the source, else the
+// shared one. A missing authorization is the tool error, whose text names
+// the source and the link to follow.
+type credentialAuthorizer struct{ m *credentials.Manager }
+
+func (c credentialAuthorizer) Authorize(ctx context.Context, source string, req *http.Request) (http.Header, error) {
+	applied, err := c.m.Credentials(ctx, source, agentsmcp.PrincipalIDFrom(ctx))
+	if err != nil || applied == nil {
+		return nil, err
+	}
+	if len(applied.Query) > 0 {
+		// An api_key in the query: added to the request itself.
+		q := req.URL.Query()
+		for k, vs := range applied.Query {
+			q[k] = vs
+		}
+		req.URL.RawQuery = q.Encode()
+	}
+	return applied.Header, nil
+}
+
+// httpToolsAuth is m as the HTTP tools take it, nil when there is none.
+func httpToolsAuth(m *credentials.Manager) httptools.Authorizer {
+	if m == nil {
+		return nil
+	}
+	return credentialAuthorizer{m}
 }
