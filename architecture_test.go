@@ -49,6 +49,8 @@ var dependencyRules = []dependencyRule{
 		Why: "test support serves every package's tests, so it depends on none"},
 	{From: "internal/taskfixture", Leaf: true,
 		Why: "the test upstream of the Tasks extension serves the tests of remote and cmd, so it depends on none of them"},
+	{From: "credentials", Forbid: []string{"router", "remote", "api", "agents", "memory", "cmd"},
+		Why: "credentials present the store's secrets to integrations over root interfaces; cmd hands them the sealing store"},
 	{From: "remote", Forbid: []string{"router", "api", "agents", "memory", "cmd"},
 		Why: "remote publishes upstreams to its own Registry interface; cmd hands it the router"},
 	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd"},

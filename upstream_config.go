@@ -62,6 +62,11 @@ type UpstreamConfig struct {
 	// For streamable and sse: an absolute http(s) URL, and extra headers.
 	URL     string
 	Headers map[string]string
+	// Auth is how agents-mcp authorizes to the upstream beyond Headers:
+	// empty for nothing more, or UpstreamAuthOAuth (streamable only) for
+	// OAuth tokens from the credential store, per caller (ADR 0012). The
+	// caller's own token is never passed through.
+	Auth string
 
 	// For stdio: the command to start, its arguments and the variables
 	// added to the child's environment (on top of remote.EnvAllowlist).
@@ -82,6 +87,11 @@ type UpstreamConfig struct {
 	// MaxBackoff caps the wait between reconnect attempts.
 	MaxBackoff time.Duration
 }
+
+// UpstreamAuthOAuth is the [UpstreamConfig.Auth] of an upstream protected
+// by OAuth: each caller's calls go over a session of its own, with its own
+// tokens (ADR 0012).
+const UpstreamAuthOAuth = "oauth"
 
 // UpstreamToolFilter selects the upstream tools that are exposed, by the upstream's
 // own tool names. An empty Allow allows every tool; Deny wins over Allow.
@@ -159,6 +169,15 @@ func (c *UpstreamConfig) Problems() []UpstreamConfigProblem {
 		if len(c.Env) > 0 {
 			bad("env", "only valid with transport stdio")
 		}
+		switch c.Auth {
+		case "":
+		case UpstreamAuthOAuth:
+			if c.Transport != UpstreamStreamable {
+				bad("auth", "oauth needs transport streamable")
+			}
+		default:
+			bad("auth", "%q is not oauth", TruncateUTF8(c.Auth, 32))
+		}
 		for _, k := range sortedStringKeys(c.Headers) {
 			if !isHeaderToken(k) {
 				bad("headers", "%q is not a valid header name", TruncateUTF8(k, 64))
@@ -176,6 +195,9 @@ func (c *UpstreamConfig) Problems() []UpstreamConfigProblem {
 		}
 		if len(c.Headers) > 0 {
 			bad("headers", "not allowed with transport stdio")
+		}
+		if c.Auth != "" {
+			bad("auth", "not allowed with transport stdio")
 		}
 		for _, k := range sortedStringKeys(c.Env) {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -232,6 +254,7 @@ func (c UpstreamConfig) String() string {
 	add("transport", c.Transport)
 	add("url", RedactURL(c.URL))
 	add("headers", redactMap(c.Headers))
+	add("auth", c.Auth)
 	add("command", c.Command)
 	if len(c.Args) > 0 {
 		add("args", fmt.Sprintf("%q", c.Args))

@@ -32,6 +32,8 @@ type toolbox struct {
 	maxSeen   int
 	flakyLeft map[string]int // key → failures still to give
 	cancelled atomic.Int32   // block calls that saw their context end
+	// authorized ends the authorization requests of needs_auth.
+	authorized atomic.Bool
 }
 
 type echoIn struct {
@@ -136,6 +138,15 @@ func newToolbox(t testing.TB) (*toolbox, *router.Router) {
 			<-ctx.Done()
 			tb.cancelled.Add(1)
 			return nil, nil, ctx.Err()
+		}))
+	must(localtools.Add(local, &mcp.Tool{Name: "needs_auth", Description: "answers that a person must authorize, until authorized"},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
+			tb.count("needs_auth")
+			if !tb.authorized.Load() {
+				return agentsmcp.AuthorizationRequiredResult(&agentsmcp.AuthorizationRequired{Integration: "crm",
+					AuthorizeURL: "http://127.0.0.1:9/authorize?state=s", Reason: "no authorization yet"}), nil, nil
+			}
+			return nil, map[string]any{"ok": true}, nil
 		}))
 	r := router.New(router.Options{Version: "test"})
 	must(r.AddProvider(context.Background(), local))
@@ -431,6 +442,30 @@ func TestPausesForInputsAndResumeReturnsAtOnce(t *testing.T) {
 	}
 	if _, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{}, nil); agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
 		t.Errorf("resuming an ended task: %v, want ECONFLICT", err)
+	}
+}
+
+// A step whose tool asks a person to authorize an integration (ADR 0012)
+// needs input: the task pauses with the link as the step's question, not
+// failed, and the step runs again once confirmed.
+func TestAuthorizationRequestPausesTheStep(t *testing.T) {
+	h := newHarness(t, nil)
+	task := h.run(h.plan("", step("fetch", "needs_auth", `{}`), step("report", "echo", `{"value":"{{steps.fetch.output.ok}}"}`, "fetch")), "", nil)
+	s := stateOf(task, "fetch")
+	if task.Status != agentsmcp.TaskPaused || s.Status != agentsmcp.StepWaitingConfirmation ||
+		!strings.Contains(s.Error, "http://127.0.0.1:9/authorize?state=s") || s.Attempts != 1 {
+		t.Fatalf("status %s, fetch %+v: want paused for authorization", task.Status, s)
+	}
+	if n := h.tools.callsOf("needs_auth"); n != 1 {
+		t.Errorf("the tool was called %d times: an authorization request is not retried", n)
+	}
+	h.tools.authorized.Store(true)
+	if _, err := h.exec.Resume(context.Background(), task.ID, agents.ResumeRequest{Confirm: []string{"fetch"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := h.wait(task.ID)
+	if done.Status != agentsmcp.TaskSucceeded || h.tools.callsOf("needs_auth") != 2 {
+		t.Fatalf("after authorizing: %s, %d calls", done.Status, h.tools.callsOf("needs_auth"))
 	}
 }
 

@@ -588,6 +588,12 @@ func (r *runner) askedConfirm(i int) bool {
 
 func (r *runner) markAskedConfirm(i int) { r.askedConfirms = append(r.askedConfirms, i) }
 
+// forgetAskedConfirm lets step i be asked again: it waits for a new
+// confirmation (an authorization, after it was confirmed once).
+func (r *runner) forgetAskedConfirm(i int) {
+	r.askedConfirms = slices.DeleteFunc(r.askedConfirms, func(j int) bool { return j == i })
+}
+
 func (r *runner) askInputs(caller Caller, schema json.RawMessage, missing []string) {
 	values, ok, err := caller.Elicit(r.stepCtx, inputsQuestion(r.task, missing), schema)
 	r.send(inputsAnswer{values: values, ok: ok && err == nil, asked: err == nil})
@@ -646,6 +652,15 @@ func (r *runner) apply(ev any) {
 			// Stopped by Close: the step stays running in the store, and
 			// whoever resumes the task decides whether it runs again.
 			r.event("step_interrupted", s.StepID, "the executor is stopping")
+			return
+		}
+		if ev.status == agentsmcp.StepWaitingConfirmation {
+			// The step needs a person to authorize an integration: it
+			// waits for a confirmation, asked like any other (ADR 0012).
+			s.Status, s.Error, s.Confirmed = agentsmcp.StepWaitingConfirmation, agentsmcp.TruncateUTF8(ev.err, agentsmcp.MaxTaskErrorBytes), false
+			s.Asks++
+			r.forgetAskedConfirm(ev.index)
+			r.event("step_waiting_authorization", s.StepID, ev.err)
 			return
 		}
 		if ev.status == agentsmcp.StepSucceeded {

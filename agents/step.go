@@ -40,7 +40,7 @@ func (r *runner) runStep(i int, tool string, args json.RawMessage, attemptsBefor
 	var previousAnswer string // the error the tool answered the attempt before with
 	for n := 1; ; n++ {
 		attempts++
-		output, errText, retryable, answered := r.callOnce(ctx, tool, args, timeout)
+		output, errText, retryable, answered, authorize := r.callOnce(ctx, tool, args, timeout)
 		// The tool answering with the same error twice in a row says the
 		// failure is not passing: another attempt would repeat it.
 		repeated := answered && errText != "" && errorClassOf(errText) == previousAnswer
@@ -62,6 +62,12 @@ func (r *runner) runStep(i int, tool string, args json.RawMessage, attemptsBefor
 			return
 		case errText == "":
 			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepSucceeded, output: output})
+			return
+		case authorize:
+			// A person must authorize (ADR 0012): the step waits, like a
+			// confirmation, and runs again once confirmed.
+			r.sendStepDone(span, stepDone{index: i, attempts: attempts, status: agentsmcp.StepWaitingConfirmation,
+				err: errText + " Confirm the step once authorized to run it again."})
 			return
 		case !retryable || n >= policy.MaxAttempts:
 			switch {
@@ -99,8 +105,10 @@ func errorClassOf(errText string) string {
 // callOnce makes one attempt, bounded by timeout: the step's output on
 // success, else the error, whether another attempt may succeed, and
 // whether the tool itself answered with the error (an isError result, not
-// a timeout or an unreachable upstream).
-func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable, answered bool) {
+// a timeout or an unreachable upstream), and whether that error asks a
+// person to authorize an integration (agentsmcp.AuthorizationRequiredFrom):
+// needing input, not a failure.
+func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable, answered, authorize bool) {
 	stepSpan := trace.SpanFromContext(ctx)
 	var session *mcp.ServerSession
 	if c := r.currentCaller(); c != nil {
@@ -125,25 +133,28 @@ func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage
 		Params:  &mcp.CallToolParamsRaw{Name: tool, Arguments: args},
 	})
 	if err == nil && res != nil && !res.IsError {
-		return stepOutput(res), "", false, true // even when it answered right at the deadline
+		return stepOutput(res), "", false, true, false // even when it answered right at the deadline
 	}
 	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Sprintf("timed out after %v", timeout), true, false
+		return nil, fmt.Sprintf("timed out after %v", timeout), true, false, false
 	}
 	if err != nil {
-		return nil, agentsmcp.ErrorMessage(err), agentsmcp.ErrorCode(err) == agentsmcp.EUNAVAILABLE, false
+		return nil, agentsmcp.ErrorMessage(err), agentsmcp.ErrorCode(err) == agentsmcp.EUNAVAILABLE, false, false
 	}
 	if res == nil {
-		return json.RawMessage(`null`), "", false, true
+		return json.RawMessage(`null`), "", false, true, false
+	}
+	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); ok {
+		return nil, ar.Message(), false, true, true
 	}
 	if res.IsError {
 		text := resultText(res)
 		if text == "" {
 			text = "the tool reported an error without a message"
 		}
-		return nil, text, transientToolError.MatchString(text), true
+		return nil, text, transientToolError.MatchString(text), true, false
 	}
-	return stepOutput(res), "", false, true
+	return stepOutput(res), "", false, true, false
 }
 
 // withCancelOf returns a context with the values of values that ends when

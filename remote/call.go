@@ -66,8 +66,11 @@ func endCallSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 
 // callTool is CallTool without its span.
 func (u *upstream) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if u.bridges(ctx, req) {
-		return u.callBridged(ctx, req) // a 2026-07-28 caller (bridged.go)
+	if u.bridges(ctx, req) && !u.usesOAuth() {
+		// A 2026-07-28 caller (bridged.go). Not for an OAuth upstream:
+		// a bridged call runs on the pool's session, with the server's
+		// authorization, not the caller's (oauth.go).
+		return u.callBridged(ctx, req)
 	}
 	u.mu.Lock()
 	name, ok := u.original[req.Params.Name]
@@ -119,10 +122,24 @@ func breakerSuccess(err error) bool {
 }
 
 func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name string, rounds *rounds) (*mcp.CallToolResult, error) {
+	principal := agentsmcp.PrincipalIDFrom(ctx)
 	for attempt := 0; ; attempt++ {
 		cs, err := u.waitSession(ctx)
 		if err != nil {
 			return nil, err
+		}
+		var ps *principalSession
+		if u.usesOAuth() && principal != "" {
+			// The caller's own session, with its own tokens (oauth.go).
+			var release func()
+			ps, release, err = u.principalSession(ctx, principal)
+			if ar, ok := asAuthorization(err); ok {
+				return u.authorizationResult(ctx, req, ar), nil
+			} else if err != nil {
+				return nil, err
+			}
+			defer release()
+			cs = ps.cs
 		}
 		c := u.calls.begin(ctx, req)
 		params := &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments}
@@ -155,6 +172,15 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			u.exposeResourceURIs(res)
 			return res, nil
 		}
+		if ps != nil {
+			if authErr := ps.tr.takeAuthErr(); authErr != nil {
+				u.dropPrincipalSession(principal, ps)
+				if ar, ok := asAuthorization(authErr); ok {
+					return u.authorizationResult(ctx, req, ar), nil
+				}
+				return nil, authErr
+			}
+		}
 		if rpcErr := upstreamError(err); rpcErr != nil {
 			return nil, rpcErr
 		}
@@ -165,7 +191,11 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			// The upstream forgot the session (HTTP 404) and never saw
 			// this call: reconnect and send it once more.
 			u.log.Info("upstream session expired; re-initializing", "tool", name)
-			u.sessionGone(cs, err)
+			if ps != nil {
+				u.dropPrincipalSession(principal, ps)
+			} else {
+				u.sessionGone(cs, err)
+			}
 			continue
 		}
 		signal(u.probe)

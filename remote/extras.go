@@ -166,10 +166,11 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.Timeout, errCallTimeout)
 	defer cancel()
-	cs, err := u.waitSession(ctx)
+	cs, release, err := u.callerSession(ctx)
 	if err != nil {
 		return nil, protocolError(err)
 	}
+	defer release()
 	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: original})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -191,10 +192,11 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 func (u *upstream) getPrompt(ctx context.Context, original string, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, u.cfg.Timeout, errCallTimeout)
 	defer cancel()
-	cs, err := u.waitSession(ctx)
+	cs, release, err := u.callerSession(ctx)
 	if err != nil {
 		return nil, protocolError(err)
 	}
+	defer release()
 	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -63,6 +63,11 @@ type Options struct {
 	// transport: build HTTPTransport with [NewHTTPTransport] and the same
 	// policy.
 	Egress *egress.Policy
+	// Credentials gives the tokens of upstreams with auth oauth (ADR
+	// 0012; oauth.go): the shared credential for the pool's own session,
+	// each caller's for its calls. Nil: such upstreams connect with their
+	// headers only.
+	Credentials agentsmcp.CredentialSource
 	// HTTPTransport carries streamable and SSE traffic; nil means
 	// NewHTTPTransport(Egress), a pooled transport sized for many
 	// concurrent calls per upstream.

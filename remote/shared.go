@@ -376,6 +376,7 @@ type storedConfig struct {
 	Transport       string            `json:"transport,omitempty"`
 	URL             string            `json:"url"`
 	Headers         map[string]string `json:"headers,omitempty"`
+	Auth            string            `json:"auth,omitempty"`
 	Allow           []string          `json:"allow,omitempty"`
 	Deny            []string          `json:"deny,omitempty"`
 	Timeout         string            `json:"timeout,omitempty"`
@@ -397,7 +398,7 @@ func encodeStoredConfig(cfg Config) (json.RawMessage, error) {
 		return nil, err
 	}
 	sc := storedConfig{
-		Transport: cfg.Transport, URL: cfg.URL, Headers: cfg.Headers,
+		Transport: cfg.Transport, URL: cfg.URL, Headers: cfg.Headers, Auth: cfg.Auth,
 		Allow: cfg.Tools.Allow, Deny: cfg.Tools.Deny,
 		ProtocolVersion: cfg.ProtocolVersion, MaxConcurrency: cfg.MaxConcurrency,
 	}
@@ -424,7 +425,7 @@ func decodeStoredConfig(d *agentsmcp.UpstreamDefinition) (cfg Config, tombstone 
 		return Config{}, true, nil
 	}
 	cfg = Config{
-		Name: d.Name, Transport: sc.Transport, URL: sc.URL, Headers: sc.Headers,
+		Name: d.Name, Transport: sc.Transport, URL: sc.URL, Headers: sc.Headers, Auth: sc.Auth,
 		Tools:           ToolFilter{Allow: sc.Allow, Deny: sc.Deny},
 		ProtocolVersion: sc.ProtocolVersion, MaxConcurrency: sc.MaxConcurrency,
 	}

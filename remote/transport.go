@@ -28,6 +28,10 @@ func (u *upstream) transport(sessionCtx context.Context, stopSession context.Can
 		// type-asserts it for an unexported method), so notifications
 		// are counted in the HTTP response streams instead.
 		client := u.httpClient()
+		if u.usesOAuth() {
+			// The pool's own session carries the shared credential.
+			client, _ = u.oauthClient("")
+		}
 		client = &http.Client{
 			Transport:     taskRoundTripper{base: noteCountingRoundTripper{base: client.Transport, read: &u.notesRead}},
 			CheckRedirect: client.CheckRedirect,

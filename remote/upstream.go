@@ -56,6 +56,10 @@ type upstream struct {
 	onChange func()
 	started  bool
 
+	// principals are the per-principal sessions of an OAuth upstream
+	// (oauth.go).
+	principals principalSessions
+
 	// Progress and log notifications read from the upstream's connections
 	// and handled (forwarded or logged) so far: see settle.
 	notesRead, notesHandled atomic.Int64
@@ -201,6 +205,7 @@ func (u *upstream) stop(ctx context.Context) error {
 	}
 	select {
 	case <-u.done:
+		u.closePrincipalSessions()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("stop upstream %q: %w", u.cfg.Name, ctx.Err())

@@ -95,6 +95,13 @@ type Options struct {
 	// Resumer serves POST /tasks/{id}/resume.
 	Resumer   TaskResumer
 	Upstreams Upstreams
+	// Credentials serves /credentials: the store behind its sealing layer
+	// (memory/secrets.Credentials). Authorizer serves
+	// /credentials/authorize; AuthorizationTTL is how long the flows it
+	// starts stay open (shown as expiresAt; default 10 min).
+	Credentials      agentsmcp.CredentialService
+	Authorizer       Authorizer
+	AuthorizationTTL time.Duration
 	// Reindex serves POST /reindex.
 	Reindex ReindexFunc
 	// Audit records every write; nil records nothing (and New logs a
@@ -138,6 +145,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OperationTTL <= 0 {
 		o.OperationTTL = time.Hour
+	}
+	if o.AuthorizationTTL <= 0 {
+		o.AuthorizationTTL = 10 * time.Minute
 	}
 	if o.RefreshTimeout <= 0 {
 		o.RefreshTimeout = time.Minute
@@ -218,6 +228,11 @@ func (h *Handler) routes() chi.Router {
 		r.Get("/upstreams/{name}", h.read(h.getUpstream))
 		r.Delete("/upstreams/{name}", h.write(h.removeUpstream, nil))
 		r.Post("/upstreams/{name}/refresh", h.write(h.refreshUpstream, nil))
+
+		r.Get("/credentials", h.read(h.listCredentials))
+		r.Post("/credentials", h.write(h.createCredential, scrubCredentialBody))
+		r.Delete("/credentials/{id}", h.write(h.deleteCredential, nil))
+		r.Post("/credentials/authorize", h.write(h.startAuthorization, nil))
 
 		r.Post("/reindex", h.write(h.reindex, nil))
 		r.Get("/operations", h.read(h.listOperations))

@@ -3,6 +3,7 @@ package admin_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,9 +26,11 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
+	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
+	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -199,6 +202,16 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	// The catalog of the real router, ranked by its search_tools index
 	// (cmd/agents-mcp's adminCatalog does the same for the server).
 	opts.Catalog = routerCatalog{router: e.router, index: router.NewToolIndex(e.router, router.SearchOptions{})}
+	// Credentials behind the sealing layer, with a key of the test.
+	credKey := make([]byte, secrets.KeySize)
+	_, _ = rand.Read(credKey)
+	sealer, err := secrets.New(credKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := &secrets.Credentials{CredentialService: db, Sealer: sealer}
+	opts.Credentials = creds
+	opts.Authorizer = credentials.New(credentials.Options{Store: creds, BaseURL: "http://127.0.0.1:8080"})
 	if !o.noRecall {
 		opts.Recall = &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
 	}

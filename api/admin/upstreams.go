@@ -25,15 +25,18 @@ import (
 // are never returned nor audited, and used as given (no ${VAR}
 // expansion).
 type UpstreamInput struct {
-	Name            string            `json:"name"`
-	Transport       string            `json:"transport"`
-	URL             string            `json:"url"`
-	Headers         map[string]string `json:"headers,omitempty"`
-	Tools           *ToolFilterInput  `json:"tools,omitempty"`
-	Timeout         string            `json:"timeout,omitempty"`
-	ProtocolVersion string            `json:"protocolVersion,omitempty"`
-	MaxConcurrency  int               `json:"maxConcurrency,omitempty"`
-	MaxBackoff      string            `json:"maxBackoff,omitempty"`
+	Name      string            `json:"name"`
+	Transport string            `json:"transport"`
+	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	// Auth "oauth": tokens from the credential store, per caller (ADR
+	// 0012); streamable only.
+	Auth            string           `json:"auth,omitempty"`
+	Tools           *ToolFilterInput `json:"tools,omitempty"`
+	Timeout         string           `json:"timeout,omitempty"`
+	ProtocolVersion string           `json:"protocolVersion,omitempty"`
+	MaxConcurrency  int              `json:"maxConcurrency,omitempty"`
+	MaxBackoff      string           `json:"maxBackoff,omitempty"`
 
 	// The stdio fields are decoded only to be refused with the reason,
 	// rather than as unknown fields.
@@ -69,7 +72,7 @@ func (in *UpstreamInput) config() (agentsmcp.UpstreamConfig, error) {
 		return agentsmcp.UpstreamConfig{}, errStdio
 	}
 	cfg := agentsmcp.UpstreamConfig{
-		Name: in.Name, Transport: in.Transport, URL: in.URL, Headers: in.Headers,
+		Name: in.Name, Transport: in.Transport, URL: in.URL, Headers: in.Headers, Auth: in.Auth,
 		ProtocolVersion: in.ProtocolVersion, MaxConcurrency: in.MaxConcurrency,
 	}
 	switch cfg.Transport {

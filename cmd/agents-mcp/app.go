@@ -5,20 +5,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/httptools"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
+	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -59,6 +63,9 @@ type app struct {
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
+	// credentials presents the credential store to integrations and runs
+	// the OAuth flows (ADR 0012); nil without a credential store.
+	credentials *credentials.Manager
 
 	cancel  context.CancelFunc // ends the app's background goroutines
 	wg      sync.WaitGroup     // the background goroutines
@@ -204,6 +211,17 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	// One pooled transport, its dialer checking the egress policy, for
 	// the upstreams and the HTTP tools alike.
 	httpTransport := telemetry.PropagatingTransport(remote.NewHTTPTransport(a.egress))
+	if m.credentials != nil {
+		publicURL := cfg.PublicURL
+		if publicURL == "" {
+			publicURL = "http://" + listenAddr
+		}
+		// Token endpoints are reached under the egress policy of the
+		// upstreams.
+		a.credentials = credentials.New(credentials.Options{Store: m.credentials, BaseURL: publicURL, Logger: logger,
+			HTTP: &http.Client{Transport: a.egress.RoundTripper(httpTransport),
+				Timeout: 30 * time.Second, CheckRedirect: egress.SameOriginRedirects}})
+	}
 	a.pool = remote.NewPool(remote.Options{
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
 		// Bridged calls (ADR 0010 D4) are tasks in the same store, leased
@@ -211,6 +229,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		TaskStore: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
 		HTTPTransport: httpTransport,
 		StateKey:      a.states.Key, StateTTL: a.states.TTL,
+		Credentials: credentialSource(a.credentials),
 	})
 	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
 	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in
@@ -232,7 +251,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		ToolPerformanceDropped: recorder.Dropped,
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
-	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger})
+	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger,
+		Auth: httpToolsAuth(a.credentials)})
 	addHTTPTools(ctx, a.httpTools, cfg.HTTPTools, logger)
 	a.upstreams = remote.NewSharedUpstreams(a.pool, m.store, logger)
 	syncCtx, cancelSync := context.WithTimeout(ctx, upstreamStartWait)
@@ -326,6 +346,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams,
 		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, index: a.toolIndex},
+		Credentials: credentialService(m.credentials), Authorizer: authorizer(a.credentials),
 		Audit: a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			// Re-embed everything over the live index (no reset: search
@@ -344,4 +365,59 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		},
 	})
 	return a.admin
+}
+
+// credentialService is c as the admin API takes it: a nil interface when
+// there is no store, so that its routes answer 503.
+func credentialService(c *secrets.Credentials) agentsmcp.CredentialService {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+// authorizer is m as the admin API takes it, nil when there is none.
+func authorizer(m *credentials.Manager) admin.Authorizer {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// credentialSource is m as the pool takes it, nil when there is none.
+func credentialSource(m *credentials.Manager) agentsmcp.CredentialSource {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// credentialAuthorizer presents the credential store to the HTTP tools
+// (ADR 0012 D5): the caller's own credential of the source, else the
+// shared one. A missing authorization is the tool error, whose text names
+// the source and the link to follow.
+type credentialAuthorizer struct{ m *credentials.Manager }
+
+func (c credentialAuthorizer) Authorize(ctx context.Context, source string, req *http.Request) (http.Header, error) {
+	applied, err := c.m.Credentials(ctx, source, agentsmcp.PrincipalIDFrom(ctx))
+	if err != nil || applied == nil {
+		return nil, err
+	}
+	if len(applied.Query) > 0 {
+		// An api_key in the query: added to the request itself.
+		q := req.URL.Query()
+		for k, vs := range applied.Query {
+			q[k] = vs
+		}
+		req.URL.RawQuery = q.Encode()
+	}
+	return applied.Header, nil
+}
+
+// httpToolsAuth is m as the HTTP tools take it, nil when there is none.
+func httpToolsAuth(m *credentials.Manager) httptools.Authorizer {
+	if m == nil {
+		return nil
+	}
+	return credentialAuthorizer{m}
 }

@@ -39,6 +39,7 @@ type store interface {
 	agentsmcp.TaskService
 	agentsmcp.AuditService
 	agentsmcp.UpstreamService
+	agentsmcp.CredentialService
 	CountTasksByStatus(ctx context.Context) (map[agentsmcp.TaskStatus]int64, error)
 	Ping(ctx context.Context) error
 }
@@ -54,7 +55,11 @@ type memory struct {
 	plans    agentsmcp.PlanService
 	thoughts agentsmcp.ThoughtService
 	insights agentsmcp.InsightService
-	embedder agentsmcp.Embedder
+	// credentials is the credential store with its secrets sealed (ADR
+	// 0012); nil when no secrets key is configured, since credentials
+	// cannot then be kept.
+	credentials *secrets.Credentials
+	embedder    agentsmcp.Embedder
 	// queryEmbedder embeds search queries: embedder, or its query twin.
 	queryEmbedder agentsmcp.Embedder
 	index         agentsmcp.VectorIndex
@@ -187,6 +192,9 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 	m.plans = &secrets.Plans{PlanService: m.store, Sealer: sealer}
 	m.thoughts = &secrets.Thoughts{ThoughtService: m.store}
 	m.insights = &secrets.Insights{InsightService: m.store}
+	if sealer.Encrypts() {
+		m.credentials = &secrets.Credentials{CredentialService: m.store, Sealer: sealer}
+	}
 
 	m.embedder, m.queryEmbedder, err = newEmbedder(ctx, cfg)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/api/console"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -79,6 +80,11 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	// conflict with the API's pattern above.)
 	mux.Handle(console.Prefix, console.Handler())
 	mux.Handle("/admin", http.RedirectHandler(console.Prefix, http.StatusFound))
+	if a.credentials != nil {
+		// No agents-mcp credential: the browser comes from the
+		// authorization server, and the flow's state is the proof.
+		mux.Handle("GET "+credentials.CallbackPath, a.credentials)
+	}
 	health := &api.Health{
 		Draining: a.router.Draining,
 		Checks: map[string]api.ReadinessCheck{

@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -70,6 +70,11 @@ var migrations = []migration{
 	// no outcome times. Only documents without weightEpoch are changed,
 	// each conditionally, so the migration is idempotent.
 	{version: 7, name: "tool reliability evidence", up: seedOutcomeWeights},
+	// Version 8 adds credentials and oauth_states (credential.go), which
+	// need no index but _id's and come into being with their first
+	// document; nothing to transform. It keeps binaries that do not know
+	// credentials from opening the database.
+	{version: 8, name: "credentials", up: func(context.Context, *mongo.Database) error { return nil }},
 }
 
 // seedOutcomeWeights gives the tool_performance documents without outcome

@@ -3,7 +3,7 @@
 // on FerretDB). A store is correct when Run passes against it.
 //
 // The suite checks the contracts written in the root package's doc comments
-// (memory.go, plan.go, task.go, audit.go, upstream.go), and
+// (memory.go, plan.go, task.go, audit.go, upstream.go, credential.go), and
 // nothing a store may choose freely. In particular it does
 // not decide whether a text word also matches as a prefix or substring of a
 // stored word, and it checks common-error trimming only with errors recorded
@@ -13,6 +13,7 @@
 package storetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -32,6 +33,11 @@ type Services struct {
 	Outbox          agentsmcp.OutboxService
 	Audit           agentsmcp.AuditService
 	Upstreams       agentsmcp.UpstreamService
+	Credentials     agentsmcp.CredentialService
+	// RawCredentials returns everything the store holds for credentials
+	// and OAuth states, as text (rows or documents, every column): the
+	// suite checks that no secret appears in it.
+	RawCredentials func(ctx context.Context) (string, error)
 }
 
 // Run runs the suite, one subtest per behaviour, in name order. open must

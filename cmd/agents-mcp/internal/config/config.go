@@ -172,6 +172,10 @@ type Config struct {
 	AllowedOrigins []string
 	AllowedHosts   []string
 	LogLevel       string // debug | info | warn | error
+	// PublicURL is the server's URL as browsers reach it (scheme://host
+	// [:port], no path): OAuth authorization servers send people back to
+	// PublicURL + /oauth/callback. Empty: http://<addr>.
+	PublicURL string
 
 	Insecure            bool // allow a non-loopback bind without credentials
 	ConformanceFixtures bool // add the conformance-suite fixtures

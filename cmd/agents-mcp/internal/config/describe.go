@@ -47,6 +47,7 @@ func (c *Config) Describe() []Setting {
 	add("addr", c.Addr)
 	add("config", c.ConfigFile)
 	add("data_dir", c.DataDir)
+	add("public_url", c.PublicURL)
 	add("mongodb.uri", redactMongoURI(c.MongoURI))
 	add("mongodb.database", c.MongoDatabase)
 	add("pinecone.api_key", redactSecret(c.PineconeAPIKey))

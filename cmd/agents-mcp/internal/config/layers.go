@@ -33,6 +33,7 @@ type fileConfig struct {
 	AllowedOrigins  *[]string      `yaml:"allowed_origins"`
 	AllowedHosts    *[]string      `yaml:"allowed_hosts"`
 	LogLevel        *string        `yaml:"log_level"`
+	PublicURL       *string        `yaml:"public_url"`
 	Upstreams       []fileUpstream `yaml:"upstreams"`
 	HTTPTools       []fileHTTPSrc  `yaml:"http_tools"`
 	Auth            *fileAuth      `yaml:"auth"`
@@ -77,6 +78,7 @@ type fileUpstream struct {
 	Transport       string            `yaml:"transport"`
 	URL             string            `yaml:"url"`
 	Headers         map[string]string `yaml:"headers"`
+	Auth            string            `yaml:"auth"`
 	Command         string            `yaml:"command"`
 	Args            []string          `yaml:"args"`
 	Env             map[string]string `yaml:"env"`
@@ -188,6 +190,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	c := l.cfg
 	l.fileString("addr", f.Addr, &c.Addr)
 	l.fileString("data_dir", f.DataDir, &c.DataDir)
+	l.fileString("public_url", f.PublicURL, &c.PublicURL)
 	if m := f.MongoDB; m != nil {
 		l.fileString("mongodb.uri", m.URI, &c.MongoURI)
 		l.fileString("mongodb.database", m.Database, &c.MongoDatabase)
@@ -282,6 +285,7 @@ func (l *loader) applyEnv() {
 	c := l.cfg
 	l.envString("addr", "AGENTS_MCP_ADDR", &c.Addr)
 	l.envString("data_dir", "AGENTS_MCP_DATA_DIR", &c.DataDir)
+	l.envString("public_url", "AGENTS_MCP_PUBLIC_URL", &c.PublicURL)
 	l.envString("mongodb.uri", "MONGODB_URI", &c.MongoURI)
 	l.envString("mongodb.database", "MONGODB_DATABASE", &c.MongoDatabase)
 	l.envString("pinecone.api_key", "PINECONE_API_KEY", &c.PineconeAPIKey)

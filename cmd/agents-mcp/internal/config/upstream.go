@@ -39,6 +39,7 @@ func (fu fileUpstream) resolve(field string, getenv func(string) string) (Upstre
 		Name:            strings.TrimSpace(fu.Name),
 		Transport:       strings.ToLower(strings.TrimSpace(fu.Transport)),
 		URL:             strings.TrimSpace(fu.URL),
+		Auth:            strings.ToLower(strings.TrimSpace(fu.Auth)),
 		Command:         fu.Command,
 		Args:            fu.Args,
 		Tools:           ToolFilter{Allow: fu.Tools.Allow, Deny: fu.Tools.Deny},

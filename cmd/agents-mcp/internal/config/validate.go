@@ -40,6 +40,12 @@ func (c *Config) validate() []error {
 	if strings.TrimSpace(c.DataDir) == "" {
 		bad("data_dir", "must not be empty")
 	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+			bad("public_url", "%q must be scheme://host[:port], such as https://agents.example.com", redactURL(c.PublicURL))
+		}
+	}
 	if c.MongoURI != "" && !strings.HasPrefix(c.MongoURI, "mongodb://") && !strings.HasPrefix(c.MongoURI, "mongodb+srv://") {
 		bad("mongodb.uri", "%q must start with mongodb:// or mongodb+srv://", redactMongoURI(c.MongoURI))
 	}

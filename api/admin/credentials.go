@@ -1,0 +1,246 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// This file serves the credentials agents-mcp presents to integrations
+// (ADR 0012). Secrets go in, never out: every answer is a
+// [agentsmcp.Credential.Redacted] view, and the audit trail gets the body
+// with the secret fields removed.
+
+// Authorizer starts authorization-code flows: credentials.Manager
+// implements it.
+type Authorizer interface {
+	// StartAuthorization returns the URL to send a person to so that
+	// principal's tokens for integration are obtained; ENOTFOUND when the
+	// integration has no authorization-code client.
+	StartAuthorization(ctx context.Context, integration, principal string) (string, error)
+}
+
+// CredentialInput is the body of POST /credentials. Secret fields (value,
+// clientSecret, accessToken, refreshToken) are sealed at rest and never
+// returned nor audited.
+type CredentialInput struct {
+	Integration string `json:"integration"`
+	// Principal is the one principal the credential serves; empty shares
+	// it with every caller.
+	Principal string   `json:"principal,omitempty"`
+	Kind      string   `json:"kind"`
+	Header    string   `json:"header,omitempty"`
+	Query     string   `json:"query,omitempty"`
+	Username  string   `json:"username,omitempty"`
+	ClientID  string   `json:"clientId,omitempty"`
+	AuthURL   string   `json:"authUrl,omitempty"`
+	TokenURL  string   `json:"tokenUrl,omitempty"`
+	Scopes    []string `json:"scopes,omitempty"`
+	Resource  string   `json:"resource,omitempty"`
+
+	Value        string `json:"value,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	AccessToken  string `json:"accessToken,omitempty"`
+	RefreshToken string `json:"refreshToken,omitempty"`
+}
+
+// credentialSecretFields are the fields of CredentialInput that hold
+// secrets, removed from the audited body.
+var credentialSecretFields = []string{"value", "clientSecret", "accessToken", "refreshToken"}
+
+// CredentialView is a credential as the API shows it: no secret, only
+// whether one is held.
+type CredentialView struct {
+	ID          string                       `json:"id"`
+	Integration string                       `json:"integration"`
+	Principal   string                       `json:"principal"`
+	Kind        string                       `json:"kind"`
+	Settings    agentsmcp.CredentialSettings `json:"settings"`
+	ExpiresAt   *time.Time                   `json:"expiresAt,omitempty"`
+	CreatedBy   string                       `json:"createdBy,omitempty"`
+	CreatedAt   time.Time                    `json:"createdAt"`
+	UpdatedAt   time.Time                    `json:"updatedAt"`
+}
+
+func credentialView(c *agentsmcp.Credential) CredentialView {
+	r := c.Redacted()
+	v := CredentialView{ID: r.ID, Integration: r.Integration, Principal: r.Principal, Kind: r.Kind, Settings: r.Settings,
+		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if !r.ExpiresAt.IsZero() {
+		v.ExpiresAt = &r.ExpiresAt
+	}
+	return v
+}
+
+// scrubCredentialBody removes the secret fields of a POST /credentials
+// body before it is redacted for the audit trail.
+func scrubCredentialBody(body json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return body
+	}
+	for _, k := range credentialSecretFields {
+		if _, ok := m[k]; ok {
+			m[k] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// GET /credentials: every credential, without secrets, by integration
+// then principal; filters integration and principal.
+func (h *Handler) listCredentials(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Credentials == nil {
+		return unavailable("the credential store")
+	}
+	p, err := queryParams(r, "integration", "principal", "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	pg, err := offsetPageOf(p)
+	if err != nil {
+		return err
+	}
+	f := agentsmcp.CredentialFilter{Integration: p.str("integration")}
+	if p.has("principal") {
+		principal := p.str("principal")
+		f.Principal = &principal
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	items, err := h.opts.Credentials.FindCredentials(ctx, f)
+	if err != nil {
+		return err
+	}
+	views := make([]CredentialView, len(items))
+	for i, c := range items {
+		views[i] = credentialView(c)
+	}
+	from, to, next := pg.cutOffset(len(views))
+	writeJSON(w, http.StatusOK, newPage(views[from:to], next, ""))
+	return nil
+}
+
+// POST /credentials: 201 with the stored credential, without its secret.
+func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Credentials == nil {
+		return unavailable("the credential store")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	var in CredentialInput
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	c := &agentsmcp.Credential{Integration: in.Integration, Principal: in.Principal, Kind: in.Kind,
+		Settings: agentsmcp.CredentialSettings{Header: in.Header, Query: in.Query, Username: in.Username,
+			ClientID: in.ClientID, AuthURL: in.AuthURL, TokenURL: in.TokenURL, Scopes: slices.Clone(in.Scopes), Resource: in.Resource},
+		Secret: &agentsmcp.CredentialSecret{Value: in.Value, ClientSecret: in.ClientSecret,
+			AccessToken: in.AccessToken, RefreshToken: in.RefreshToken},
+		CreatedBy: agentsmcp.PrincipalIDFrom(r.Context())}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	switch c.Kind {
+	case agentsmcp.CredentialAPIKey, agentsmcp.CredentialBearer, agentsmcp.CredentialBasic:
+		if in.Value == "" {
+			return invalidf("a %s credential needs value", c.Kind)
+		}
+	case agentsmcp.CredentialClientCredentials:
+		if in.ClientSecret == "" {
+			return invalidf("a %s credential needs clientSecret", c.Kind)
+		}
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if err := h.opts.Credentials.CreateCredential(ctx, c); err != nil {
+		return err
+	}
+	h.opts.Logger.Info("credential created through the admin API", "integration", c.Integration, "kind", c.Kind,
+		"principal", agentsmcp.PrincipalIDFrom(r.Context()))
+	w.Header().Set("Location", Prefix+"/credentials/"+c.ID)
+	writeJSON(w, http.StatusCreated, credentialView(c))
+	return nil
+}
+
+// DELETE /credentials/{id}
+func (h *Handler) deleteCredential(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Credentials == nil {
+		return unavailable("the credential store")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	if err := noBody(r); err != nil {
+		return err
+	}
+	id, err := pathID(r, "cred", "credential")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if err := h.opts.Credentials.DeleteCredential(ctx, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// AuthorizationInput is the body of POST /credentials/authorize.
+type AuthorizationInput struct {
+	Integration string `json:"integration"`
+	// Principal whose tokens the flow obtains; empty: the caller's.
+	Principal string `json:"principal,omitempty"`
+	// Shared obtains the server's own tokens, kept in the shared
+	// credential: what the pool's session of an OAuth upstream carries.
+	Shared bool `json:"shared,omitempty"`
+}
+
+// AuthorizationStarted is the answer of POST /credentials/authorize.
+type AuthorizationStarted struct {
+	AuthorizationURL string    `json:"authorizationUrl"`
+	Principal        string    `json:"principal"`
+	ExpiresAt        time.Time `json:"expiresAt"`
+}
+
+// POST /credentials/authorize: the authorization URL of a new flow.
+func (h *Handler) startAuthorization(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Authorizer == nil {
+		return unavailable("OAuth authorization")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	var in AuthorizationInput
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	if in.Integration == "" {
+		return invalidf("integration is required")
+	}
+	switch {
+	case in.Shared && in.Principal != "":
+		return invalidf("principal and shared exclude each other")
+	case in.Principal == "" && !in.Shared:
+		in.Principal = agentsmcp.PrincipalIDFrom(r.Context())
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	u, err := h.opts.Authorizer.StartAuthorization(ctx, in.Integration, in.Principal)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, AuthorizationStarted{AuthorizationURL: u, Principal: in.Principal,
+		ExpiresAt: time.Now().Add(h.opts.AuthorizationTTL).UTC().Truncate(time.Second)})
+	return nil
+}

@@ -1,0 +1,311 @@
+package agentsmcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Credential kinds: how a credential authorizes a request to an
+// integration (an HTTP tool source or an upstream MCP server).
+const (
+	// CredentialAPIKey sends Secret.Value in the header Settings.Header
+	// (X-Api-Key when both Header and Query are empty) or in the query
+	// parameter Settings.Query.
+	CredentialAPIKey = "api_key"
+	// CredentialBearer sends "Authorization: Bearer <Secret.Value>".
+	CredentialBearer = "bearer"
+	// CredentialBasic sends HTTP basic authentication with
+	// Settings.Username and Secret.Value as the password.
+	CredentialBasic = "basic"
+	// CredentialClientCredentials gets its access token from
+	// Settings.TokenURL with the OAuth 2.0 client-credentials grant
+	// (Settings.ClientID, Secret.ClientSecret), and caches it in Secret.
+	CredentialClientCredentials = "oauth_client_credentials"
+	// CredentialAuthorizationCode gets its tokens through the OAuth 2.1
+	// authorization-code grant with PKCE, which a person completes in a
+	// browser, and refreshes them with Secret.RefreshToken. A shared one
+	// (no Principal) holds only the client; each principal that
+	// authorizes gets its own credential, with its tokens, beside it.
+	CredentialAuthorizationCode = "oauth_authorization_code"
+)
+
+// CredentialKinds lists every credential kind.
+var CredentialKinds = []string{CredentialAPIKey, CredentialBearer, CredentialBasic,
+	CredentialClientCredentials, CredentialAuthorizationCode}
+
+// Credential is a secret that agents-mcp presents to an integration on
+// behalf of its callers, kept in the store with its secret part sealed.
+//
+// Invariants: Integration is 1–[MaxUpstreamNameBytes] bytes; Kind is one of
+// [CredentialKinds]; Principal is empty (shared: every caller uses it) or
+// the ID of the one principal it serves, at most [MaxPrincipalIDBytes]; at
+// most one credential exists per (Integration, Principal). A caller's own
+// credential takes precedence over the shared one.
+//
+// Secret is the clear secret part. It lives in memory only: a store keeps
+// Sealed, never Secret, and refuses a credential that still carries it
+// (memory/secrets seals it on the way in and opens it on the way out). Views
+// shown to people ([Credential.Redacted]) carry neither.
+type Credential struct {
+	ID          string
+	Integration string
+	Principal   string
+	Kind        string
+	Settings    CredentialSettings
+	Secret      *CredentialSecret `json:"-"`
+	// Sealed is the sealed form of Secret, opaque to the store.
+	Sealed string `json:"-"`
+	// ExpiresAt is when the cached access token expires (zero: none or
+	// unknown). It is not secret, so listings show it.
+	ExpiresAt time.Time
+	CreatedBy string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// CredentialSettings are the parts of a credential that are not secret.
+type CredentialSettings struct {
+	Header   string `json:"header,omitempty"`   // api_key: the header that carries it
+	Query    string `json:"query,omitempty"`    // api_key: the query parameter that carries it, instead
+	Username string `json:"username,omitempty"` // basic
+	// OAuth: the client and the authorization server's endpoints.
+	ClientID string   `json:"client_id,omitempty"`
+	AuthURL  string   `json:"auth_url,omitempty"`
+	TokenURL string   `json:"token_url,omitempty"`
+	Scopes   []string `json:"scopes,omitempty"`
+	// Resource is the RFC 8707 resource indicator sent with OAuth requests
+	// (the upstream MCP server's URL), so that tokens are bound to it.
+	Resource string `json:"resource,omitempty"`
+	// Issuer is the authorization server that issued the tokens: tokens
+	// of MCP upstreams are keyed by it.
+	Issuer string `json:"issuer,omitempty"`
+}
+
+// CredentialSecret is the secret part of a credential.
+type CredentialSecret struct {
+	Value        string    `json:"value,omitempty"` // api key, bearer token, basic password
+	ClientSecret string    `json:"client_secret,omitempty"`
+	AccessToken  string    `json:"access_token,omitempty"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+}
+
+// MaxCredentialSettingsBytes bounds a credential's settings once encoded.
+const MaxCredentialSettingsBytes = 16 << 10
+
+// Validate checks c's invariants, except the one about Secret and Sealed,
+// which is the store's; EINVALID names the first one broken.
+func (c *Credential) Validate() error {
+	switch {
+	case c.Integration == "":
+		return Errorf(EINVALID, "credential: integration is required")
+	case len(c.Integration) > MaxUpstreamNameBytes || !utf8.ValidString(c.Integration):
+		return Errorf(EINVALID, "credential: integration is longer than %d bytes", MaxUpstreamNameBytes)
+	case len(c.Principal) > MaxPrincipalIDBytes || !utf8.ValidString(c.Principal):
+		return Errorf(EINVALID, "credential %q: principal is longer than %d bytes", c.Integration, MaxPrincipalIDBytes)
+	case !slices.Contains(CredentialKinds, c.Kind):
+		return Errorf(EINVALID, "credential %q: kind %q is not one of %v", c.Integration, c.Kind, CredentialKinds)
+	}
+	s := c.Settings
+	switch c.Kind {
+	case CredentialAPIKey:
+		if s.Header != "" && s.Query != "" {
+			return Errorf(EINVALID, "credential %q: an api_key goes in a header or a query parameter, not both", c.Integration)
+		}
+	case CredentialBasic:
+		if s.Username == "" {
+			return Errorf(EINVALID, "credential %q: basic needs a username", c.Integration)
+		}
+	case CredentialClientCredentials, CredentialAuthorizationCode:
+		if s.ClientID == "" || s.TokenURL == "" {
+			return Errorf(EINVALID, "credential %q: %s needs client_id and token_url", c.Integration, c.Kind)
+		}
+		if c.Kind == CredentialAuthorizationCode && s.AuthURL == "" {
+			return Errorf(EINVALID, "credential %q: %s needs auth_url", c.Integration, c.Kind)
+		}
+		for _, u := range []string{s.AuthURL, s.TokenURL} {
+			if u == "" {
+				continue
+			}
+			if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+				return Errorf(EINVALID, "credential %q: %q is not an http(s) URL", c.Integration, u)
+			}
+		}
+	}
+	if b, _ := json.Marshal(s); len(b) > MaxCredentialSettingsBytes {
+		return Errorf(EINVALID, "credential %q: settings are larger than %d bytes", c.Integration, MaxCredentialSettingsBytes)
+	}
+	return nil
+}
+
+// Redacted returns the view of c shown over the admin API: without its
+// secret, clear or sealed. c is unchanged.
+func (c *Credential) Redacted() *Credential {
+	r := *c
+	r.Secret, r.Sealed = nil, ""
+	r.Settings.Scopes = slices.Clone(c.Settings.Scopes)
+	return &r
+}
+
+// CredentialFilter selects credentials to list. Empty fields match all.
+type CredentialFilter struct {
+	Integration string
+	// Principal, when not nil, selects the credentials of that principal
+	// ("" selects the shared ones).
+	Principal *string
+}
+
+// OAuthState is an authorization-code flow under way: created when a
+// person is sent to the authorization server, taken (once) when the
+// browser comes back to /oauth/callback.
+//
+// Key is a hash of the state parameter, never the state itself, so that
+// a reader of the store cannot complete a flow. Verifier (the PKCE code
+// verifier) lives in memory only; a store keeps Sealed.
+type OAuthState struct {
+	Key          string
+	CredentialID string // the credential that holds the client
+	Principal    string // the principal the tokens will serve
+	Verifier     string `json:"-"`
+	Sealed       string `json:"-"`
+	ExpiresAt    time.Time
+}
+
+// CredentialService stores credentials and the authorization flows under
+// way. Implementations keep Sealed and refuse a Credential or an
+// OAuthState whose clear secret (Secret, Verifier) is still set: sealing is
+// the job of the wrapper in memory/secrets, which holds the key.
+type CredentialService interface {
+	// CreateCredential validates c, assigns ID, CreatedAt and UpdatedAt,
+	// and stores it. EINVALID for a broken invariant or a clear secret,
+	// ECONFLICT when a credential of that (Integration, Principal) exists.
+	CreateCredential(ctx context.Context, c *Credential) error
+	// FindCredential returns the credential of exactly (integration,
+	// principal); ENOTFOUND when there is none.
+	FindCredential(ctx context.Context, integration, principal string) (*Credential, error)
+	// FindCredentialByID returns one credential; ENOTFOUND.
+	FindCredentialByID(ctx context.Context, id string) (*Credential, error)
+	// FindCredentials lists credentials by integration, then principal.
+	FindCredentials(ctx context.Context, f CredentialFilter) ([]*Credential, error)
+	// UpdateCredentialSecret replaces the sealed secret and ExpiresAt of
+	// credential id (a refreshed token); ENOTFOUND.
+	UpdateCredentialSecret(ctx context.Context, id, sealed string, expiresAt time.Time) error
+	// DeleteCredential removes one credential; ENOTFOUND.
+	DeleteCredential(ctx context.Context, id string) error
+	// CreateOAuthState stores s; ECONFLICT when its Key exists.
+	CreateOAuthState(ctx context.Context, s *OAuthState) error
+	// TakeOAuthState removes the state of key and returns it, once:
+	// ENOTFOUND when there is none, or when it expired before now.
+	TakeOAuthState(ctx context.Context, key string, now time.Time) (*OAuthState, error)
+}
+
+// AppliedCredential is what a credential adds to a request.
+type AppliedCredential struct {
+	Header http.Header
+	Query  url.Values
+}
+
+// Apply adds a's headers and query parameters to req.
+func (a *AppliedCredential) Apply(req *http.Request) {
+	if a == nil {
+		return
+	}
+	for k, vs := range a.Header {
+		req.Header[k] = slices.Clone(vs)
+	}
+	if len(a.Query) > 0 {
+		q := req.URL.Query()
+		for k, vs := range a.Query {
+			q[k] = slices.Clone(vs)
+		}
+		req.URL.RawQuery = q.Encode()
+	}
+}
+
+// CredentialSource resolves the credential an outgoing request to an
+// integration carries for a principal. HTTP tool sources call it before
+// each request.
+type CredentialSource interface {
+	// Credentials returns what to add to a request to integration made on
+	// behalf of principal: the principal's own credential, else the shared
+	// one, with OAuth tokens fetched or refreshed as needed. It returns
+	// (nil, nil) when the integration has no credential at all. An error
+	// that wraps an [*AuthorizationRequired] means a person must act (a
+	// missing per-user authorization, a refused refresh); other errors are
+	// failures.
+	Credentials(ctx context.Context, integration, principal string) (*AppliedCredential, error)
+	// Refused reports that integration answered 401 or 403 to a request
+	// carrying what Credentials returned: a cached token is dropped, and
+	// the returned error (an [*AuthorizationRequired] when a person must
+	// act) is what the tool should answer.
+	Refused(ctx context.Context, integration, principal string, status int) error
+}
+
+// AuthorizationRequired is the error of a call that needs a credential
+// that is missing or was refused: a tool answers it as an actionable
+// result, naming the integration and how to authorize, and the agents
+// treat it as needing input, not as a failure of the tool. It unwraps to
+// an [*Error] with code EUNAUTHORIZED, so transports that map codes keep
+// working.
+type AuthorizationRequired struct {
+	Integration string
+	// AuthorizeURL is where a person authorizes: the authorization link
+	// served by agents-mcp (which starts the OAuth flow), or empty when
+	// an administrator must add a credential through the admin API.
+	AuthorizeURL string
+	Reason       string // why, for the person: "no credential", "the token was refused"
+}
+
+func (e *AuthorizationRequired) Error() string { return e.Message() }
+
+// Unwrap returns the EUNAUTHORIZED [*Error] of e.
+func (e *AuthorizationRequired) Unwrap() error {
+	return &Error{Code: EUNAUTHORIZED, Message: e.Message()}
+}
+
+// Message is the text shown to the person: the integration, why, and what
+// to do.
+func (e *AuthorizationRequired) Message() string {
+	if e.AuthorizeURL != "" {
+		return fmt.Sprintf("Not authorized for %s (%s). Authorize at %s, then retry.", e.Integration, e.Reason, e.AuthorizeURL)
+	}
+	return fmt.Sprintf("Not authorized for %s (%s). An administrator must add a credential for it (POST /admin/v1/credentials), then retry.",
+		e.Integration, e.Reason)
+}
+
+// MetaAuthorizationRequired is the _meta key of a tool result that asks a
+// person to authorize (see [AuthorizationRequiredResult]); its value is
+// {"integration", "authorizeUrl", "reason"}.
+const MetaAuthorizationRequired = "io.agents-mcp/authorization-required"
+
+// AuthorizationRequiredResult is the tool result of a call that needs e to
+// be resolved: isError (the call did not happen), e's message as text,
+// and e's fields under [MetaAuthorizationRequired] in _meta.
+func AuthorizationRequiredResult(e *AuthorizationRequired) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: e.Message()}}}
+	res.Meta = mcp.Meta{MetaAuthorizationRequired: map[string]any{
+		"integration": e.Integration, "authorizeUrl": e.AuthorizeURL, "reason": e.Reason}}
+	return res
+}
+
+// AuthorizationRequiredFrom returns the request for authorization that res
+// carries, if it is one (see [AuthorizationRequiredResult]).
+func AuthorizationRequiredFrom(res *mcp.CallToolResult) (*AuthorizationRequired, bool) {
+	if res == nil || !res.IsError || res.Meta == nil {
+		return nil, false
+	}
+	m, ok := res.Meta[MetaAuthorizationRequired].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	return &AuthorizationRequired{Integration: str("integration"), AuthorizeURL: str("authorizeUrl"), Reason: str("reason")}, true
+}

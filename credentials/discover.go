@@ -1,0 +1,109 @@
+package credentials
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// Discovery is how an upstream MCP server protected by OAuth wants to be
+// authorized.
+type Discovery struct {
+	Resource         string // the protected resource (RFC 9728 resource)
+	Issuer           string // its authorization server
+	AuthURL          string
+	TokenURL         string
+	RegistrationURL  string   // RFC 7591 registration endpoint, when offered
+	Scopes           []string // scopes the resource supports, when listed
+	ClientIDMetadata bool     // the server accepts Client ID Metadata Documents
+}
+
+// Discover asks the MCP server at resourceURL, without a token, how to
+// authorize: its 401 names its protected resource metadata (RFC 9728,
+// WWW-Authenticate resource_metadata; else the well-known URL at its
+// origin), which names the authorization server, whose metadata (RFC 8414,
+// or OpenID discovery) gives the endpoints. client should apply the egress
+// policy. ENOTFOUND when the server does not ask for OAuth.
+func Discover(ctx context.Context, client *http.Client, resourceURL string) (*Discovery, error) {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agents-mcp","version":"discovery"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, resourceURL, bytes.NewReader([]byte(body)))
+	if err != nil {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "discover %q: %v", agentsmcp.RedactURL(resourceURL), err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: cannot reach it", agentsmcp.RedactURL(resourceURL)), err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "discover %q: it answered HTTP %d without a token, not 401: it does not ask for OAuth",
+			agentsmcp.RedactURL(resourceURL), resp.StatusCode)
+	}
+	metadataURL := ""
+	if cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
+		for _, c := range cs {
+			if c.Scheme == "bearer" && c.Params["resource_metadata"] != "" {
+				metadataURL = c.Params["resource_metadata"]
+			}
+		}
+	}
+	if metadataURL == "" {
+		u, err := url.Parse(resourceURL)
+		if err != nil {
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "discover: %v", err)
+		}
+		metadataURL = u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource"
+	}
+	prm, err := oauthex.GetProtectedResourceMetadata(ctx, metadataURL, resourceURL, client)
+	if err != nil {
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: protected resource metadata: %v", agentsmcp.RedactURL(resourceURL), err)
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: its metadata names no authorization server", agentsmcp.RedactURL(resourceURL))
+	}
+	issuer := prm.AuthorizationServers[0]
+	asm, err := auth.GetAuthServerMetadata(ctx, issuer, client)
+	if err != nil || asm == nil {
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: authorization server metadata of %s: %v", agentsmcp.RedactURL(resourceURL), issuer, err)
+	}
+	return &Discovery{Resource: prm.Resource, Issuer: asm.Issuer, AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint,
+		RegistrationURL: asm.RegistrationEndpoint, Scopes: prm.ScopesSupported,
+		ClientIDMetadata: asm.ClientIDMetadataDocumentSupported}, nil
+}
+
+// Register registers agents-mcp as a client of d's authorization server
+// (RFC 7591 dynamic client registration), with the manager's redirect URI,
+// and returns the credential that holds the client: shared, of kind
+// oauth_authorization_code, for integration. It is not stored.
+// ENOTIMPLEMENTED when the server offers no registration.
+func (m *Manager) Register(ctx context.Context, integration string, d *Discovery) (*agentsmcp.Credential, error) {
+	if d.RegistrationURL == "" {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "%s: the authorization server %s offers no dynamic client registration; "+
+			"register agents-mcp there (redirect URI %s) and add the client with POST /admin/v1/credentials", integration, d.Issuer, m.RedirectURL())
+	}
+	reg, err := oauthex.RegisterClient(ctx, d.RegistrationURL, &oauthex.ClientRegistrationMetadata{
+		RedirectURIs: []string{m.RedirectURL()}, ClientName: "agents-mcp",
+		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+	}, m.opts.HTTP)
+	if err != nil {
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: dynamic client registration at %s failed: %v", integration, d.Issuer, err)
+	}
+	return &agentsmcp.Credential{Integration: integration, Kind: agentsmcp.CredentialAuthorizationCode,
+		Settings: agentsmcp.CredentialSettings{ClientID: reg.ClientID, AuthURL: d.AuthURL, TokenURL: d.TokenURL,
+			Scopes: d.Scopes, Resource: d.Resource, Issuer: d.Issuer},
+		Secret: &agentsmcp.CredentialSecret{ClientSecret: reg.ClientSecret}}, nil
+}

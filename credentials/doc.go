@@ -1,0 +1,31 @@
+// Package credentials presents the credentials of the store to the
+// integrations that need them: HTTP tool sources and upstream MCP servers.
+//
+// A [Manager] implements [agentsmcp.CredentialSource]. For each request it
+// picks the caller's own credential of the integration, else the shared one,
+// and turns it into headers or query parameters. OAuth credentials get
+// their tokens here:
+//
+//   - client credentials (OAuth 2.0): fetched from the token endpoint when
+//     missing or about to expire, cached (sealed) in the credential;
+//   - authorization code with PKCE (OAuth 2.1): a person authorizes in a
+//     browser. [Manager.StartAuthorization] stores the flow's state (a
+//     hash of the state parameter, bound to the principal and to the PKCE
+//     verifier, sealed, single use, expiring) and returns the
+//     authorization server's URL; [Manager.ServeHTTP] completes it at
+//     /oauth/callback, storing the tokens in a credential of that
+//     principal. Tokens are refreshed with the refresh token; a refused
+//     refresh asks the person again.
+//
+// When a person must act (no credential, no authorization yet, a refused
+// token), the error wraps an [*agentsmcp.AuthorizationRequired] that names
+// the integration and the link to follow.
+//
+// Secrets never leave this package in logs or errors: an error from an
+// authorization server is reported by its OAuth error code only.
+//
+// [Discover] finds how an upstream MCP server protected by OAuth wants to be
+// authorized (RFC 9728 protected resource metadata from its 401, RFC 8414
+// authorization server metadata) and registers a client (RFC 7591) when the
+// server offers it and none is configured.
+package credentials
