@@ -27,6 +27,9 @@ var ErrCorrupt = errors.New("vectors: corrupt or unreadable index file")
 //
 //	magic "AMCPHNSW", u32 version
 //	u32 dims, M, efConstruction, efSearch, exactThreshold
+//	  (efSearch 0: tuned per namespace, see tune.go; files written before
+//	  tuning existed hold the fixed default 64, which OpenDurable replaces
+//	  with its caller's choice)
 //	f64 compactRatio, u64 seed
 //	u32 namespace count, then per namespace, in name order:
 //	  string name, string rng state (math/rand/v2 PCG binary form)
@@ -163,7 +166,9 @@ func (e *encoder) graph(name string, g *graph) {
 }
 
 // ReadHNSW reads an index written by [HNSW.WriteTo]. Its dimensions and
-// options come from the file. A truncated, damaged or unknown file yields
+// options come from the file, except RecallTarget, which is not saved and
+// takes its default. With a tuned EfSearch (0), every namespace is tuned
+// before ReadHNSW returns (about 0.3 s per 100k vectors). A truncated, damaged or unknown file yields
 // an error wrapping [ErrCorrupt]; a failing reader yields that reader's
 // error.
 func ReadHNSW(r io.Reader) (*HNSW, error) {
@@ -175,6 +180,7 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 		}
 		return nil, err
 	}
+	h.Tune()
 	return h, nil
 }
 
@@ -249,7 +255,7 @@ func (d *decoder) index() (*HNSW, error) {
 		}
 	}
 	dims, m, efC, efS, exactT := int(p[0]), int(p[1]), int(p[2]), int(p[3]), int(int32(p[4]))
-	if dims > maxFileDims || m < 2 || m > maxFileM || efC < 1 || efS < 1 || exactT == 0 {
+	if dims > maxFileDims || m < 2 || m > maxFileM || efC < 1 || int32(efS) < 0 || exactT == 0 {
 		return nil, corrupt("bad parameters dims=%d M=%d efC=%d efS=%d exact=%d", dims, m, efC, efS, exactT)
 	}
 	ratioBits, err := d.u64()
