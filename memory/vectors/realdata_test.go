@@ -231,7 +231,8 @@ func realHits(got, truth []agentsmcp.VectorMatch) int {
 //	go test -run '^$' -bench QueryReal -benchtime 1x ./memory/vectors/
 func BenchmarkQueryReal(b *testing.B) {
 	ctx := context.Background()
-	n := realSizeFromEnv(b)
+	docs, _ := realCorpus(b)
+	n := min(realSizeFromEnv(b), len(docs))
 	for _, e := range []realEmbedder{hashEmbedder(), denseEmbedder()} {
 		for _, ef := range []int{-1, 0, 32, 64, 96, 128, 256} {
 			name := "hnsw"
