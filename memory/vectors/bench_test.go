@@ -12,9 +12,10 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// Benchmarks run on 384-dimensional clustered data (see dataset: 200
-// clusters, each spread along its own rank-16 subspace), one query at a
-// time, k = 10. Each iteration of BenchmarkQuery runs the whole query set
+// The benchmarks in this file run on synthetic 384-dimensional clustered
+// data (see dataset: 200 clusters, each spread along its own rank-16
+// subspace), one query at a time, k = 10; BenchmarkQueryReal
+// (realdata_test.go) runs on real text. Each iteration of BenchmarkQuery runs the whole query set
 // and records every query's latency, so even -benchtime 1x yields
 // percentiles. 1M vectors take minutes to build and ~5 GB of memory: set
 // VECTORS_BENCH_1M=1 to include them.
