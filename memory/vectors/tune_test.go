@@ -1,7 +1,10 @@
 package vectors
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"hash/crc32"
 	"path/filepath"
 	"testing"
 
@@ -108,5 +111,45 @@ func TestOldFixedDefaultMigratesToTuned(t *testing.T) {
 	}
 	if again.Options().EfSearch != 0 || again.EfSearch("ns") != tuned {
 		t.Errorf("reloaded: EfSearch option %d, ef %d; want 0 and %d", again.Options().EfSearch, again.EfSearch("ns"), tuned)
+	}
+}
+
+// TestTunedEfIsSavedAndVersion1FilesStillLoad: a version 2 file carries
+// each namespace's tuned width, which loading keeps rather than measuring
+// again; a version 1 file (no such field) loads and is tuned at load.
+func TestTunedEfIsSavedAndVersion1FilesStillLoad(t *testing.T) {
+	ctx := context.Background()
+	vs, _ := tuneData()
+	h := NewHNSW(32, HNSWOptions{Seed: 3, M: 4, EfConstruction: 20})
+	if err := h.Upsert(ctx, "ns", vs); err != nil {
+		t.Fatal(err)
+	}
+	tuned := h.EfSearch("ns")
+	h.space("ns", false).ef.Store(7) // a width tuning would never choose
+	v2 := encode(t, h)
+	got, err := ReadHNSW(bytes.NewReader(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ef := got.EfSearch("ns"); ef != 7 {
+		t.Errorf("version 2: ef after load = %d, want the saved 7", ef)
+	}
+	// Version 1: drop the namespace's two tuning words, which follow
+	// name, rng state and three u32s, then fix the version and checksum.
+	body := v2[:len(v2)-4]
+	off := 52 // magic, version, 5 × u32, f64, u64, u32 namespace count
+	for range 2 {
+		off += 4 + int(binary.LittleEndian.Uint32(body[off:]))
+	}
+	off += 12
+	v1 := append(append([]byte(nil), body[:off]...), body[off+8:]...)
+	binary.LittleEndian.PutUint32(v1[8:], 1)
+	v1 = binary.LittleEndian.AppendUint32(v1, crc32.Checksum(v1, castagnoli))
+	old, err := ReadHNSW(bytes.NewReader(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ef := old.EfSearch("ns"); ef != tuned {
+		t.Errorf("version 1: ef after load = %d, want it tuned again to %d", ef, tuned)
 	}
 }
