@@ -28,7 +28,8 @@ import (
 // When: at the end of an Upsert whose namespace has at least tuneMin live
 // vectors and has grown by half since its last tuning (recall at a fixed ef
 // fell by about 0.01 per doubling on real text), after a compaction,
-// and when an index is read from a file. Tuning holds the namespace's read
+// and when an index is read from a file that did not save the tuned width
+// (format version 1). Tuning holds the namespace's read
 // lock (queries continue; its writers wait) and costs tuneSample exact
 // scans plus five measurements of the ladder, paid once per growth by half
 // (so all tunings of a growing namespace cost about three times its last
