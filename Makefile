@@ -20,7 +20,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run demo test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-learning vet
+.PHONY: all build run demo test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-vectors bench-learning vet
 
 all: build
 
@@ -83,9 +83,12 @@ e2e:
 	scripts/e2e/run.sh
 
 # Every benchmark but the remote package's (-count 5, bench.out), then
-# bench-relay-inproc (the remote package's) and bench-relay.
+# bench-relay-inproc (the remote package's) and bench-relay. The vector index's
+# real-text benchmark runs at VECTORS_BENCH_REAL_N (below) here too; building its
+# two 100k indexes takes a few minutes, hence the timeout above go test's default
+# 10 minutes.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 $$($(GO) list ./... | grep -v '/remote$$') | tee bench.out
+	VECTORS_BENCH_REAL_N=$(VECTORS_BENCH_REAL_N) $(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 60m $$($(GO) list ./... | grep -v '/remote$$') | tee bench.out
 	$(MAKE) --no-print-directory bench-relay-inproc
 	$(MAKE) --no-print-directory bench-relay
 
@@ -112,6 +115,16 @@ RELAY_BENCH_COUNT ?= 3
 RELAY_BENCH_BENCHTIME ?= 1s
 bench-relay-inproc:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(RELAY_BENCH_COUNT) -benchtime $(RELAY_BENCH_BENCHTIME) ./remote/ | tee bench-relay-inproc.out
+
+# The vector index on real text (issue 17, memory/vectors.BenchmarkQueryReal):
+# the first VECTORS_BENCH_REAL_N descriptions of the committed corpus indexed
+# (it holds about 161k; a larger N uses them all), 1,000 held-out ones as
+# queries, HNSW vs exact Flat in one run, recall@10 and latency per ef, for the
+# hash embedder and a dense one. docs/benchmarks.md says how to read it.
+# Output in bench-vectors.out.
+VECTORS_BENCH_REAL_N ?= 100000
+bench-vectors:
+	VECTORS_BENCH_REAL_N=$(VECTORS_BENCH_REAL_N) $(GO) test -run '^$$' -bench 'QueryReal' -benchtime 1x -count 3 -timeout 60m ./memory/vectors/ | tee bench-vectors.out
 
 # The learning benchmark of issue 13 (TestLearningBenchmark in cmd/agents-mcp):
 # four task families of ten requests each, run in order through run_task on

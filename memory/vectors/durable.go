@@ -55,7 +55,9 @@ func DurablePath(dir, embedderID string) string {
 // OpenDurable loads the index of embedderID saved under dir, or starts an
 // empty one with dims dimensions and opts. It fails only when dir cannot be
 // created or a file cannot be moved aside; an unreadable index is reported
-// by the status, not as an error.
+// by the status, not as an error. A loaded index keeps the graph options
+// of its file (M, EfConstruction…) and takes EfSearch and RecallTarget from
+// opts.
 func OpenDurable(dir, embedderID string, dims int, opts HNSWOptions) (*Durable, OpenStatus, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, "", fmt.Errorf("vector index dir: %w", err)
@@ -81,6 +83,15 @@ func OpenDurable(dir, embedderID string, dims int, opts HNSWOptions) (*Durable, 
 	}
 	if status != OpenedExisting {
 		h = NewHNSW(dims, opts)
+	} else {
+		// The beam width only matters to queries, not to the graph, so
+		// the caller's choice replaces the file's. That is how files saved
+		// with the old fixed default (64) move to a tuned one.
+		want := opts.withDefaults()
+		if h.opts.EfSearch != want.EfSearch || h.opts.RecallTarget != want.RecallTarget {
+			h.opts.EfSearch, h.opts.RecallTarget = want.EfSearch, want.RecallTarget
+			h.Tune()
+		}
 	}
 	return &Durable{HNSW: h, path: path}, status, nil
 }

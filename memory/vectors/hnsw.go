@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -20,9 +21,16 @@ type HNSWOptions struct {
 	M int
 	// EfConstruction is the beam width used while inserting. Default 100.
 	EfConstruction int
-	// EfSearch is the beam width of a query (raised to TopK when smaller).
-	// Default 64; [HNSW.QueryEf] overrides it per query.
+	// EfSearch is the beam width of a query (raised to TopK when smaller);
+	// [HNSW.QueryEf] overrides it per query. 0 (the default) tunes it per
+	// namespace to reach RecallTarget (see tune.go); a negative value is 0.
 	EfSearch int
+	// RecallTarget is the recall@10 that an automatically tuned EfSearch
+	// aims at, measured on a sample of the namespace (see tune.go).
+	// Default 0.955: a margin over 0.95 for the error of a 200-query
+	// sample, whose measure read 0.003 to 0.015 below the recall of
+	// held-out queries on real text. Ignored when EfSearch is fixed.
+	RecallTarget float64
 	// Seed makes level assignment, and so the whole graph, deterministic for
 	// a given sequence of writes. 0 picks a random seed.
 	Seed uint64
@@ -51,8 +59,11 @@ func (o HNSWOptions) withDefaults() HNSWOptions {
 	if o.EfConstruction <= 0 {
 		o.EfConstruction = 100
 	}
-	if o.EfSearch <= 0 {
-		o.EfSearch = 64
+	if o.EfSearch < 0 {
+		o.EfSearch = 0
+	}
+	if o.RecallTarget <= 0 {
+		o.RecallTarget = 0.955
 	}
 	if o.CompactRatio == 0 {
 		o.CompactRatio = 0.25
@@ -123,6 +134,14 @@ type HNSW struct {
 type hnswSpace struct {
 	mu sync.RWMutex
 	g  *graph
+
+	// ef is the tuned beam width, 0 until the namespace is first tuned.
+	ef atomic.Int64
+	// tuneMu serialises tunings; it guards tunedGraph and tunedAt, the
+	// graph and its live count at the last tuning.
+	tuneMu     sync.Mutex
+	tunedGraph *graph
+	tunedAt    int
 }
 
 // graph is one namespace's HNSW graph. It is replaced wholesale by a
@@ -162,7 +181,11 @@ func NewHNSW(dims int, opts HNSWOptions) *HNSW {
 }
 
 func (h *HNSW) String() string {
-	return fmt.Sprintf("vectors.HNSW(%d dims, M=%d, efC=%d, efS=%d)", h.dims, h.opts.M, h.opts.EfConstruction, h.opts.EfSearch)
+	efS := fmt.Sprint(h.opts.EfSearch)
+	if h.opts.EfSearch == 0 {
+		efS = fmt.Sprintf("auto@%.2f", h.opts.RecallTarget)
+	}
+	return fmt.Sprintf("vectors.HNSW(%d dims, M=%d, efC=%d, efS=%s)", h.dims, h.opts.M, h.opts.EfConstruction, efS)
 }
 
 // Options returns the options in effect, defaults filled in.
@@ -244,6 +267,7 @@ func (h *HNSW) Upsert(ctx context.Context, namespace string, vs []agentsmcp.Vect
 		h.maybeCompact(sp)
 		sp.mu.Unlock()
 	}
+	h.maybeTune(sp)
 	return nil
 }
 
@@ -260,13 +284,14 @@ func (h *HNSW) Delete(_ context.Context, namespace string, ids []string) error {
 		return nil
 	}
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	for _, id := range ids {
 		if node, ok := sp.g.index[id]; ok {
 			sp.g.kill(node)
 		}
 	}
 	h.maybeCompact(sp)
+	sp.mu.Unlock()
+	h.maybeTune(sp) // after a compaction
 	return nil
 }
 
@@ -278,10 +303,11 @@ func (h *HNSW) Compact(namespace string) {
 		return
 	}
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	if sp.g.ndead > 0 {
 		sp.g = sp.g.rebuilt()
 	}
+	sp.mu.Unlock()
+	h.maybeTune(sp)
 }
 
 func (h *HNSW) maybeCompact(sp *hnswSpace) {
@@ -305,13 +331,14 @@ func (h *HNSW) Len(namespace string) int {
 	return len(sp.g.index)
 }
 
-// Query implements agentsmcp.VectorIndex with the index's EfSearch.
+// Query implements agentsmcp.VectorIndex with the namespace's beam width:
+// the index's EfSearch, or the tuned one (see [HNSW.EfSearch]).
 func (h *HNSW) Query(ctx context.Context, namespace string, q agentsmcp.VectorQuery) ([]agentsmcp.VectorMatch, error) {
-	return h.QueryEf(ctx, namespace, q, h.opts.EfSearch)
+	return h.QueryEf(ctx, namespace, q, 0)
 }
 
-// QueryEf is Query with the beam width ef instead of the index's EfSearch
-// (ef ≤ 0 selects EfSearch; ef below TopK is raised to TopK). A wider beam
+// QueryEf is Query with the beam width ef instead of the namespace's (ef ≤ 0
+// selects the namespace's; ef below TopK is raised to TopK). A wider beam
 // buys recall with latency.
 func (h *HNSW) QueryEf(ctx context.Context, namespace string, q agentsmcp.VectorQuery, ef int) ([]agentsmcp.VectorMatch, error) {
 	if len(q.Values) != h.dims {
@@ -323,14 +350,14 @@ func (h *HNSW) QueryEf(ctx context.Context, namespace string, q agentsmcp.Vector
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if ef <= 0 {
-		ef = h.opts.EfSearch
-	}
 	query := append([]float32(nil), q.Values...)
 	normalize(query)
 	sp := h.space(namespace, false)
 	if sp == nil {
 		return []agentsmcp.VectorMatch{}, nil
+	}
+	if ef <= 0 {
+		ef = h.queryEf(sp)
 	}
 	sp.mu.RLock()
 	defer sp.mu.RUnlock()
@@ -406,7 +433,7 @@ func (g *graph) exact(ctx context.Context, q []float32, k int, filter map[string
 		filter = nil // nodes is the filter's posting list: every node matches
 	}
 	consider := func(i uint32) {
-		if g.dead[i] || !matches(g.meta[i], filter) {
+		if g.dead[i] || i == s.skip || !matches(g.meta[i], filter) {
 			return
 		}
 		sim := dot(q, g.vec(i))
@@ -669,7 +696,7 @@ func (g *graph) descend(q []float32, to int, s *scratch) []cand {
 // bounds the similarities computed: past it searchLayer gives up and
 // returns false.
 func (g *graph) searchLayer(q []float32, eps []cand, ef, l int, s *scratch, accept func(uint32) bool, budget int) bool {
-	s.visited.reset(len(g.ids))
+	s.visited.reset(len(g.ids), s.skip)
 	s.cands = s.cands[:0]
 	s.res = s.res[:0]
 	for _, ep := range eps {
@@ -806,7 +833,7 @@ type visitedSet struct {
 	marks []uint32
 }
 
-func (v *visitedSet) reset(n int) {
+func (v *visitedSet) reset(n int, skip uint32) {
 	if len(v.marks) < n {
 		v.marks = make([]uint32, max(n, 2*len(v.marks)))
 		v.gen = 0
@@ -815,6 +842,9 @@ func (v *visitedSet) reset(n int) {
 	if v.gen == 0 { // wrapped: stale marks could collide
 		clear(v.marks)
 		v.gen = 1
+	}
+	if skip != noSkip {
+		v.marks[skip] = v.gen
 	}
 }
 
@@ -829,6 +859,10 @@ func (v *visitedSet) visit(i uint32) bool {
 
 // scratch is the reusable working memory of one search or insert.
 type scratch struct {
+	// skip is a node that searches treat as already visited, so they never
+	// reach it (tuning uses it to query with a node as if it were absent);
+	// noSkip when none.
+	skip        uint32
 	visited     visitedSet
 	cands, res  candHeap
 	sorted, sel []cand
@@ -836,7 +870,10 @@ type scratch struct {
 	prune, keep []cand
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// noSkip is the skip of a scratch that skips no node.
+const noSkip = math.MaxUint32
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{skip: noSkip} }}
 
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 

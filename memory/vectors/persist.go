@@ -22,15 +22,20 @@ import (
 // store.
 var ErrCorrupt = errors.New("vectors: corrupt or unreadable index file")
 
-// The file format, version 1. All integers are little-endian; a string is a
+// The file format, version 2 (version 1 is read too: it lacks the tuned
+// ef pair, so its namespaces are tuned at load). All integers are little-endian; a string is a
 // u32 length and its bytes.
 //
 //	magic "AMCPHNSW", u32 version
 //	u32 dims, M, efConstruction, efSearch, exactThreshold
+//	  (efSearch 0: tuned per namespace, see tune.go; files written before
+//	  tuning existed hold the fixed default 64, which OpenDurable replaces
+//	  with its caller's choice)
 //	f64 compactRatio, u64 seed
 //	u32 namespace count, then per namespace, in name order:
 //	  string name, string rng state (math/rand/v2 PCG binary form)
 //	  u32 nodes, u32 entry, u32 maxLevel
+//	  (version 2) u32 tuned ef, u32 live count when tuned (0, 0: not tuned)
 //	  per node: string id, u8 level, u8 tombstone,
 //	    u32 metadata pairs then key and value strings in key order,
 //	    dims × f32 normalised values,
@@ -38,7 +43,7 @@ var ErrCorrupt = errors.New("vectors: corrupt or unreadable index file")
 //	u32 CRC-32C of every byte before it
 const (
 	fileMagic   = "AMCPHNSW"
-	fileVersion = 1
+	fileVersion = 2
 
 	maxFileString = 1 << 24
 	maxFileDims   = 1 << 16
@@ -77,9 +82,15 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(names)))
 	e.write(b)
 	for i, sp := range spaces {
+		sp.tuneMu.Lock() // before mu, as in tune
 		sp.mu.RLock()
-		e.graph(names[i], sp.g)
+		var ef, at uint32
+		if sp.tunedGraph == sp.g {
+			ef, at = uint32(sp.ef.Load()), uint32(sp.tunedAt)
+		}
+		e.graph(names[i], sp.g, ef, at)
 		sp.mu.RUnlock()
+		sp.tuneMu.Unlock()
 	}
 	if e.err == nil {
 		e.n += 4
@@ -114,7 +125,7 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func (e *encoder) graph(name string, g *graph) {
+func (e *encoder) graph(name string, g *graph, tunedEf, tunedAt uint32) {
 	state, err := g.src.MarshalBinary()
 	if err != nil {
 		e.err = err
@@ -125,6 +136,8 @@ func (e *encoder) graph(name string, g *graph) {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(g.ids)))
 	b = binary.LittleEndian.AppendUint32(b, g.entry)
 	b = binary.LittleEndian.AppendUint32(b, uint32(g.maxLevel))
+	b = binary.LittleEndian.AppendUint32(b, tunedEf)
+	b = binary.LittleEndian.AppendUint32(b, tunedAt)
 	e.write(b)
 	keys := []string{}
 	for i := range g.ids {
@@ -163,7 +176,10 @@ func (e *encoder) graph(name string, g *graph) {
 }
 
 // ReadHNSW reads an index written by [HNSW.WriteTo]. Its dimensions and
-// options come from the file. A truncated, damaged or unknown file yields
+// options come from the file, except RecallTarget, which is not saved and
+// takes its default. With a tuned EfSearch (0), a namespace whose tuned
+// width was not saved (a version 1 file, or one saved before its first
+// tuning) is tuned before ReadHNSW returns (1–2 s at 100k vectors). A truncated, damaged or unknown file yields
 // an error wrapping [ErrCorrupt]; a failing reader yields that reader's
 // error.
 func ReadHNSW(r io.Reader) (*HNSW, error) {
@@ -175,13 +191,24 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 		}
 		return nil, err
 	}
+	h.mu.RLock()
+	spaces := make([]*hnswSpace, 0, len(h.namespaces))
+	for _, sp := range h.namespaces {
+		spaces = append(spaces, sp)
+	}
+	h.mu.RUnlock()
+	for _, sp := range spaces {
+		h.maybeTune(sp) // a no-op for a namespace loaded with its tuned width
+	}
 	return h, nil
 }
 
 type decoder struct {
-	r   *bufio.Reader
-	crc hash.Hash32
-	buf []byte
+	version          uint32
+	tunedEf, tunedAt uint32 // of the namespace being read (version 2)
+	r                *bufio.Reader
+	crc              hash.Hash32
+	buf              []byte
 }
 
 func corrupt(format string, args ...any) error {
@@ -239,8 +266,9 @@ func (d *decoder) index() (*HNSW, error) {
 	if string(b[:8]) != fileMagic {
 		return nil, corrupt("not an HNSW index file")
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != fileVersion {
-		return nil, corrupt("format version %d; this build reads %d", v, fileVersion)
+	d.version = binary.LittleEndian.Uint32(b[8:])
+	if d.version != 1 && d.version != fileVersion {
+		return nil, corrupt("format version %d; this build reads 1 and %d", d.version, fileVersion)
 	}
 	var p [5]uint32
 	for i := range p {
@@ -249,7 +277,7 @@ func (d *decoder) index() (*HNSW, error) {
 		}
 	}
 	dims, m, efC, efS, exactT := int(p[0]), int(p[1]), int(p[2]), int(p[3]), int(int32(p[4]))
-	if dims > maxFileDims || m < 2 || m > maxFileM || efC < 1 || efS < 1 || exactT == 0 {
+	if dims > maxFileDims || m < 2 || m > maxFileM || efC < 1 || int32(efS) < 0 || exactT == 0 {
 		return nil, corrupt("bad parameters dims=%d M=%d efC=%d efS=%d exact=%d", dims, m, efC, efS, exactT)
 	}
 	ratioBits, err := d.u64()
@@ -280,7 +308,12 @@ func (d *decoder) index() (*HNSW, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.namespaces[name] = &hnswSpace{g: g}
+		sp := &hnswSpace{g: g}
+		if d.tunedEf > 0 {
+			sp.ef.Store(int64(d.tunedEf))
+			sp.tunedGraph, sp.tunedAt = g, int(d.tunedAt)
+		}
+		h.namespaces[name] = sp
 	}
 	want := d.crc.Sum32()
 	var sum [4]byte
@@ -312,6 +345,18 @@ func (d *decoder) graph(g *graph) (*graph, error) {
 		}
 	}
 	n, entry, maxLevel := int(hdr[0]), hdr[1], int(hdr[2])
+	d.tunedEf, d.tunedAt = 0, 0
+	if d.version >= 2 {
+		if d.tunedEf, err = d.u32(); err != nil {
+			return nil, err
+		}
+		if d.tunedAt, err = d.u32(); err != nil {
+			return nil, err
+		}
+		if d.tunedEf > maxFileM*64 {
+			return nil, corrupt("tuned ef %d", d.tunedEf)
+		}
+	}
 	g.reserve(min(n, 1<<16)) // n is not trusted yet: grow as nodes arrive
 	for i := range n {
 		id, err := d.str()
