@@ -124,7 +124,9 @@ func endpointOperation(e Endpoint) *operation {
 // (a non-object answer is wrapped as {"result": …}), and its JSON text; any
 // other answer is text. An error status, a transport failure, a timeout and
 // an answer over the size limit are results with IsError set; an unknown
-// tool is ENOTFOUND.
+// tool is ENOTFOUND. A missing authorization, and a 401 or 403 to a request
+// that carried a credential of the Authorizer, are
+// [agentsmcp.AuthorizationRequiredResult]s.
 func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	op, ok := p.ops[req.Params.Name]
 	if !ok {
@@ -144,6 +146,13 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
+	var cred *agentsmcp.AppliedCredential
+	if p.opts.Auth != nil {
+		if cred, err = p.opts.Auth.Authorize(ctx, p.src.Name); err != nil {
+			return authErrorResult(err), nil
+		}
+		cred.Apply(httpReq)
+	}
 	resp, err := p.client.Do(httpReq)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -158,6 +167,18 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 			return errorResult("%s %s: the answer did not end within %s", op.method, op.path, p.src.Timeout), nil
 		}
 		return errorResult("%s %s: reading the answer: %v", op.method, op.path, redactErr(err)), nil
+	}
+	if cred != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		// The credential was refused: the store drops a cached token and
+		// says what a person must do. Without a credential, a 401 or 403
+		// is the API's own answer, quoted below like any other.
+		if err := p.opts.Auth.Refused(ctx, p.src.Name, resp.StatusCode); err != nil {
+			var ar *agentsmcp.AuthorizationRequired
+			if errors.As(err, &ar) {
+				return agentsmcp.AuthorizationRequiredResult(ar), nil
+			}
+			p.opts.Logger.WarnContext(ctx, "http_tools: reporting a refused credential failed", "source", p.src.Name, "err", err)
+		}
 	}
 	if resp.StatusCode >= 400 {
 		// Only the start is quoted, so a long error body is no error.
@@ -195,6 +216,16 @@ func shortBody(b []byte) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// authErrorResult is the result of a call the Authorizer stopped: the
+// actionable request for authorization, else the error's text.
+func authErrorResult(err error) *mcp.CallToolResult {
+	var ar *agentsmcp.AuthorizationRequired
+	if errors.As(err, &ar) {
+		return agentsmcp.AuthorizationRequiredResult(ar)
+	}
+	return errorResult("%v", err)
 }
 
 func errorResult(format string, args ...any) *mcp.CallToolResult {
@@ -317,9 +348,9 @@ func (p *Provider) request(ctx context.Context, op *operation, args map[string]a
 	if err != nil {
 		return nil, fmt.Errorf("build the request: %v", err)
 	}
-	// Header arguments first, then the source's headers and the
-	// Authorizer's, which win: a credential the operator configured is
-	// not replaced by a caller's argument of the same name.
+	// Header arguments first, then the source's headers (and, in
+	// CallTool, the Authorizer's), which win: a credential the operator
+	// configured is not replaced by a caller's argument of the same name.
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
@@ -328,15 +359,6 @@ func (p *Provider) request(ctx context.Context, op *operation, args map[string]a
 	}
 	for k, v := range p.src.Headers {
 		req.Header.Set(k, v)
-	}
-	if p.opts.Auth != nil {
-		h, err := p.opts.Auth.Authorize(ctx, p.src.Name, req)
-		if err != nil {
-			return nil, err
-		}
-		for k, vs := range h {
-			req.Header[http.CanonicalHeaderKey(k)] = vs
-		}
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)

@@ -363,12 +363,14 @@ func TestSecretsStayOutOfStatusAndErrors(t *testing.T) {
 // authorizer is an [httptools.Authorizer] that hands out one header.
 type authorizer struct{ token string }
 
-func (a authorizer) Authorize(_ context.Context, source string, _ *http.Request) (http.Header, error) {
+func (a authorizer) Authorize(_ context.Context, source string) (*agentsmcp.AppliedCredential, error) {
 	if a.token == "" {
 		return nil, &agentsmcp.Error{Code: agentsmcp.EUNAUTHORIZED, Message: "no credential for " + source}
 	}
-	return http.Header{"Authorization": {"Bearer " + a.token}}, nil
+	return &agentsmcp.AppliedCredential{Header: http.Header{"Authorization": {"Bearer " + a.token}}}, nil
 }
+
+func (a authorizer) Refused(context.Context, string, int) error { return nil }
 
 func TestAuthorizerHeaders(t *testing.T) {
 	a := newAPI(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })

@@ -23,13 +23,21 @@ import (
 	"github.com/agents-mcp/agents-mcp/egress"
 )
 
-// Authorizer supplies credentials for a source's requests, called before
-// each request: the headers it returns are set on the request (over the
-// source's own Headers). It is the hook the credential store plugs into; an
-// error makes the call a tool error with the error's text, so it must not
-// hold a secret.
+// Authorizer supplies the credentials of a source's requests: the
+// credential store, adapted in cmd (ADR 0012 D5). The caller is in ctx.
 type Authorizer interface {
-	Authorize(ctx context.Context, source string, req *http.Request) (http.Header, error)
+	// Authorize is called before each request: what it returns is added
+	// to the request (over the source's own Headers). Nil means the source
+	// has no credential. An error wrapping an
+	// [*agentsmcp.AuthorizationRequired] is answered with
+	// [agentsmcp.AuthorizationRequiredResult]; any other error is a tool
+	// error with its text, so it must not hold a secret.
+	Authorize(ctx context.Context, source string) (*agentsmcp.AppliedCredential, error)
+	// Refused is called when source answered 401 or 403 to a request that
+	// carried a credential from Authorize: a cached token is dropped, and
+	// the error it returns (an [*agentsmcp.AuthorizationRequired] when a
+	// person must act) becomes the result.
+	Refused(ctx context.Context, source string, status int) error
 }
 
 // Options configure how sources are loaded and called.

@@ -393,25 +393,16 @@ func credentialSource(m *credentials.Manager) agentsmcp.CredentialSource {
 }
 
 // credentialAuthorizer presents the credential store to the HTTP tools
-// (ADR 0012 D5): the caller's own credential of the source, else the
-// shared one. A missing authorization is the tool error, whose text names
-// the source and the link to follow.
+// (ADR 0012 D5) for the caller in ctx: the caller's own credential of the
+// source, else the shared one.
 type credentialAuthorizer struct{ m *credentials.Manager }
 
-func (c credentialAuthorizer) Authorize(ctx context.Context, source string, req *http.Request) (http.Header, error) {
-	applied, err := c.m.Credentials(ctx, source, agentsmcp.PrincipalIDFrom(ctx))
-	if err != nil || applied == nil {
-		return nil, err
-	}
-	if len(applied.Query) > 0 {
-		// An api_key in the query: added to the request itself.
-		q := req.URL.Query()
-		for k, vs := range applied.Query {
-			q[k] = vs
-		}
-		req.URL.RawQuery = q.Encode()
-	}
-	return applied.Header, nil
+func (c credentialAuthorizer) Authorize(ctx context.Context, source string) (*agentsmcp.AppliedCredential, error) {
+	return c.m.Credentials(ctx, source, agentsmcp.PrincipalIDFrom(ctx))
+}
+
+func (c credentialAuthorizer) Refused(ctx context.Context, source string, status int) error {
+	return c.m.Refused(ctx, source, agentsmcp.PrincipalIDFrom(ctx), status)
 }
 
 // httpToolsAuth is m as the HTTP tools take it, nil when there is none.
