@@ -379,6 +379,15 @@ type UpstreamStatus struct {
 	Breaker string `json:"breaker"`
 }
 
+// UpstreamTransition is one change of an upstream's State, as the replica
+// that reports it saw it. Reason is the status's Reason at that moment,
+// with errors redacted as in [UpstreamStatus].
+type UpstreamTransition struct {
+	State  UpstreamState `json:"state"`
+	Reason string        `json:"reason"`
+	At     time.Time     `json:"at"`
+}
+
 // UpstreamManager manages the upstream MCP servers at run time; the admin
 // API depends on it. remote.Pool implements it for one process, and
 // remote.SharedUpstreams for every replica, keeping additions and
@@ -402,6 +411,12 @@ type UpstreamManager interface {
 	Status(name string) (UpstreamStatus, bool)
 	// Statuses returns every upstream's status, sorted by name.
 	Statuses() []UpstreamStatus
+	// History returns an upstream's last state transitions, oldest first,
+	// from the state it started in; false if there is none. It is bounded
+	// (the oldest are dropped) and kept in memory by each replica for its
+	// own session: it starts over when the upstream is added again or the
+	// process restarts. A new Reason in the same State is no transition.
+	History(name string) ([]UpstreamTransition, bool)
 	// Tools returns the tools an upstream exposes now, under their
 	// client-visible names. ENOTFOUND if there is no such upstream.
 	Tools(ctx context.Context, name string) ([]*mcp.Tool, error)

@@ -103,7 +103,13 @@ type Options struct {
 	// holder for answers (default DefaultBridgePoll).
 	BridgeRetryWait time.Duration
 	BridgePoll      time.Duration
+	// StateHistory is how many state transitions [Pool.History] keeps per
+	// upstream (default DefaultStateHistory).
+	StateHistory int
 }
+
+// DefaultStateHistory is the default of [Options.StateHistory].
+const DefaultStateHistory = 50
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
@@ -142,6 +148,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StateTTL <= 0 {
 		o.StateTTL = DefaultStateTTL
+	}
+	if o.StateHistory <= 0 {
+		o.StateHistory = DefaultStateHistory
 	}
 	return o
 }
@@ -377,6 +386,19 @@ func (p *Pool) Statuses() []Status {
 	}
 	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// History is [agentsmcp.UpstreamManager.History]: at most
+// [Options.StateHistory] transitions. The degraded state that Status
+// reports while the circuit is open is not one: it is computed when asked.
+func (p *Pool) History(name string) ([]agentsmcp.UpstreamTransition, bool) {
+	u, ok := p.get(name)
+	if !ok {
+		return nil, false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.history), true
 }
 
 // Tools returns the tools an upstream currently exposes, with their

@@ -361,6 +361,11 @@ func (s *SharedUpstreams) Status(name string) (Status, bool) { return s.pool.Sta
 // Statuses is [Pool.Statuses].
 func (s *SharedUpstreams) Statuses() []Status { return s.pool.Statuses() }
 
+// History is [Pool.History]: this replica's view.
+func (s *SharedUpstreams) History(name string) ([]agentsmcp.UpstreamTransition, bool) {
+	return s.pool.History(name)
+}
+
 // Tools is [Pool.Tools].
 func (s *SharedUpstreams) Tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
 	return s.pool.Tools(ctx, name)

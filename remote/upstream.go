@@ -56,6 +56,10 @@ type upstream struct {
 	onChange func()
 	started  bool
 
+	// history holds the last changes of st.State, oldest first, at most
+	// Options.StateHistory (Pool.History); guarded by mu.
+	history []agentsmcp.UpstreamTransition
+
 	// principals are the per-principal sessions of an OAuth upstream
 	// (oauth.go).
 	principals principalSessions
@@ -98,6 +102,7 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 		Reason:    "first connection in progress",
 		Since:     time.Now(),
 	}
+	u.history = []agentsmcp.UpstreamTransition{{State: u.st.State, Reason: u.st.Reason, At: u.st.Since}}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "agents-mcp", Version: p.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger: u.log,
 		// No roots: they would have to come from one particular caller.
@@ -241,13 +246,17 @@ func (u *upstream) status() Status {
 	return st
 }
 
-// setState records a state change and wakes calls waiting for a session.
-// u.mu must be held.
+// setState records a state change, in the history too, and wakes calls
+// waiting for a session. u.mu must be held.
 func (u *upstream) setStateLocked(s State, reason string) {
 	if u.st.State != s || u.st.Reason != reason {
 		if u.st.State != s {
 			u.st.Since = time.Now()
 			u.log.Info("upstream state", "state", string(s), "reason", reason)
+			u.history = append(u.history, agentsmcp.UpstreamTransition{State: s, Reason: reason, At: u.st.Since})
+			if over := len(u.history) - u.pool.opts.StateHistory; over > 0 {
+				u.history = slices.Delete(u.history, 0, over)
+			}
 		}
 		u.st.State, u.st.Reason = s, reason
 	}

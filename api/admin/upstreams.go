@@ -53,10 +53,12 @@ type ToolFilterInput struct {
 }
 
 // UpstreamDetail is an upstream's health with the tools it exposes now,
-// under their client-visible names.
+// under their client-visible names, and its last state transitions as the
+// replica that answers saw them (see [agentsmcp.UpstreamManager.History]).
 type UpstreamDetail struct {
 	agentsmcp.UpstreamStatus
-	ExposedTools []*mcp.Tool `json:"exposedTools"`
+	ExposedTools []*mcp.Tool                    `json:"exposedTools"`
+	History      []agentsmcp.UpstreamTransition `json:"history"`
 }
 
 var upstreamNameRE = regexp.MustCompile(agentsmcp.UpstreamNamePattern)
@@ -227,7 +229,7 @@ func (h *Handler) namedUpstream(r *http.Request) (string, error) {
 	return name, nil
 }
 
-// GET /upstreams/{name}: health and exposed tools.
+// GET /upstreams/{name}: health, exposed tools and state history.
 func (h *Handler) getUpstream(w http.ResponseWriter, r *http.Request) error {
 	name, err := h.namedUpstream(r)
 	if err != nil {
@@ -240,13 +242,14 @@ func (h *Handler) getUpstream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st, ok := h.opts.Upstreams.Status(name)
-	if !ok {
+	history, okHistory := h.opts.Upstreams.History(name)
+	if !ok || !okHistory {
 		return notFoundf("no upstream named %q", name)
 	}
 	if tools == nil {
 		tools = []*mcp.Tool{}
 	}
-	writeJSON(w, http.StatusOK, UpstreamDetail{UpstreamStatus: st, ExposedTools: tools})
+	writeJSON(w, http.StatusOK, UpstreamDetail{UpstreamStatus: st, ExposedTools: tools, History: history})
 	return nil
 }
 

@@ -105,6 +105,12 @@ func TestUpstreams(t *testing.T) {
 	if detail.State != remote.StateReady || detail.Tools != 1 || !slices.Equal(names, []string{"fx2__echo"}) {
 		t.Fatalf("detail %+v, tools %v", detail.UpstreamStatus, names)
 	}
+	// The state history is served (and documented: e.expect checks the
+	// body against the OpenAPI document, which refuses undeclared fields).
+	if h := detail.History; len(h) != 2 || h[0].State != remote.StateConnecting || h[1].State != remote.StateReady ||
+		!h[1].At.Equal(detail.Since) || h[1].Reason != detail.Reason {
+		t.Fatalf("history %+v of %s since %v", h, detail.State, detail.Since)
+	}
 	for _, secret := range []string{upstreamToken, customSecret} {
 		if strings.Contains(string(dr.body)+string(r.body), secret) {
 			t.Fatalf("a header value was returned: %s", dr.body)

@@ -16,7 +16,7 @@
 //      insight is recorded and deleted;
 //   6. the Tools search ranks as search_tools does; an upstream is added, refreshed and removed;
 //   7. the upstream is killed: the Overview shows it down (no reload), then back ready once it is
-//      restarted on the same port;
+//      restarted on the same port; its page, opened then, shows the outage in the state history;
 // Every page passes axe-core (WCAG 2.1 A/AA and best practices: labels, contrast, names), and the
 // keyboard reaches the navigation from a page's content (Shift+Tab) and opens a page (Enter); a
 // plan's step is chosen with Enter. Any page error (an exception) or console error fails the test,
@@ -441,5 +441,11 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       assert.match(state, /down|connecting|degraded/);
       everything = await startEverything(everythingPort);
       await page.waitForSelector('[data-upstream="everything"] .st-ready', { timeout: 45_000 });
+      // The upstream's page, opened only now, shows the outage: the history comes from the server.
+      await go('#/upstreams/everything');
+      await page.waitForSelector('#h-state-history ~ div ol.timeline li:last-child .st-ready');
+      const states = await page.$$eval('#h-state-history ~ div ol.timeline li .badge', (bs) => bs.map((b) => b.textContent));
+      assert.equal(states[0], 'connecting');
+      assert.ok(states.slice(2, -1).some((s) => s !== 'ready'), `history ${states} shows no outage`);
     }));
 });

@@ -661,26 +661,23 @@ function upstreamsPage(root, name) {
   };
 }
 
-// upstreamPage: one upstream's health, its tools, and the state changes
-// seen while the page is open (the server keeps no history of them).
+// upstreamPage: one upstream's health, its tools, and its state history
+// as the server that answers keeps it.
 function upstreamPage(root, name) {
   const facts = region();
   const tools = region();
-  const history = [];
   const hist = region();
   root.append(h('p', {}, link('#/upstreams', '← Upstreams')), h('h1', {}, 'Upstream ', h('code', { text: name })),
-    facts, section('State history', h('p', { class: 'note', text: 'Changes seen while this page is open.' }), hist), section('Tools', tools));
+    facts, section('State history', h('p', { class: 'note', text: 'The last changes, oldest first, as the answering server saw them; each server keeps its own, and starts over when it restarts.' }), hist), section('Tools', tools));
   return {
     async refresh() {
       const u = await api('/upstreams/' + encodeURIComponent(name));
-      const last = history[history.length - 1];
-      if (!last || last.state !== u.state || last.since !== u.since) history.push({ state: u.state, since: u.since, reason: u.reason || u.lastError || '' });
-      facts.set({ ...u, exposedTools: undefined, inFlight: undefined }, (v) => h('dl', { class: 'facts' },
+      facts.set({ ...u, exposedTools: undefined, inFlight: undefined, history: undefined }, (v) => h('dl', { class: 'facts' },
         [['State', badge(v.state)], ['Since', fmtTime(v.since)], ['Transport', v.transport], ['Address', v.url || v.command || '—'],
           ['Server', v.serverName ? `${v.serverName} ${v.serverVersion || ''}` : '—'], ['Protocol', v.protocolVersion || '—'],
           ['Failed attempts', String(v.failedAttempts || 0)], ['Next attempt', fmtTime(v.nextAttemptAt)], ['Breaker', v.breaker || '—'],
           ['Last error', v.lastError || '—']].map(([k, val]) => [h('dt', { text: k }), h('dd', {}, val)])));
-      hist.set(history, (hs) => h('ol', { class: 'timeline' }, hs.map((x) => h('li', {}, h('time', { text: fmtTime(x.since) }), ' ', badge(x.state), x.reason ? ' — ' + x.reason : ''))));
+      hist.set(u.history, (hs) => h('ol', { class: 'timeline' }, (hs || []).map((x) => h('li', {}, h('time', { text: fmtTime(x.at) }), ' ', badge(x.state), x.reason ? ' — ' + x.reason : ''))));
       tools.set(u.exposedTools, (ts) => table('Tools of ' + name, ['Tool', 'Description'], (ts || []).map((t) => [h('code', { text: t.name }), t.description || '—']), 'No tool.'));
     },
   };
