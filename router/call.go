@@ -59,6 +59,12 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// of a request that declared the Tasks extension (an executor step of
 	// a task resumed by resume_task): it must not become a task of its own.
 	ctx = agentsmcp.WithTaskMode(ctx, nil)
+	// Nor is its answer written raw: the in-process caller reads the
+	// result, and the holder it may inherit (an executor step runs with
+	// the values of the run_task call that started it) belongs to that
+	// outer call. A provider that set it would hand this caller an empty
+	// placeholder and the outer call this step's answer.
+	ctx = agentsmcp.WithRawToolResult(ctx, nil)
 	res, refused, err := r.dispatch(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)

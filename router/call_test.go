@@ -228,6 +228,33 @@ func TestCallToolInProcessIsNeverATaskModeCall(t *testing.T) {
 	}
 }
 
+// TestCallToolInProcessGetsADecodedResult: an in-process call made with
+// the values of a call whose answer may be written raw (an executor step of
+// run_task) gets the provider's result itself; a provider that found the
+// outer call's holder would hand it an empty placeholder (seen as empty
+// step outputs of relayed upstream tools in the e2e agents test).
+func TestCallToolInProcessGetsADecodedResult(t *testing.T) {
+	c := newCallRouter(t)
+	c.up.run["up__any"] = func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if h := agentsmcp.RawToolResultFrom(ctx); h != nil {
+			return h.Set(json.RawMessage(`{"content":[{"type":"text","text":"raw"}]}`)), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "decoded"}}}, nil
+	}
+	outer := &agentsmcp.RawToolResult{}
+	ctx := agentsmcp.WithRawToolResult(context.Background(), outer)
+	res, err := c.r.CallTool(ctx, callReq("up__any", `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(res); got != "decoded" {
+		t.Fatalf("in-process result %q, want the provider's decoded result", got)
+	}
+	if raw, ok := outer.Take(res); ok {
+		t.Fatalf("the outer call's holder took this call's answer: %s", raw)
+	}
+}
+
 func TestCallToolInProcessRefusesInvalidArguments(t *testing.T) {
 	c := newCallRouter(t)
 	ctx := context.Background()
