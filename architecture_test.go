@@ -45,6 +45,8 @@ var dependencyRules = []dependencyRule{
 		Why: "HTTP tools are a tool provider like an upstream: the root and the egress policy only; cmd hands them the router and the pool's transport (ADR 0011)"},
 	{From: "internal/backoff", Leaf: true,
 		Why: "the one retry wait serves every package that retries, so it depends on none"},
+	{From: "internal/batch", Leaf: true,
+		Why: "the batching queue serves the recorders of memory, so it depends on none of them"},
 	{From: "internal/testutil", Leaf: true,
 		Why: "test support serves every package's tests, so it depends on none"},
 	{From: "internal/taskfixture", Leaf: true,

@@ -27,6 +27,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
+	"github.com/agents-mcp/agents-mcp/internal/batch"
 )
 
 // DefaultRetention is the retention period agents-mcp recommends: 30 days.
@@ -94,22 +95,11 @@ type Options struct {
 // it with [New], start [Recorder.Run] once in a goroutine, and Record from
 // any goroutine. It is safe for concurrent use.
 type Recorder struct {
-	store agentsmcp.AuditService
-	opts  Options
-	queue chan *agentsmcp.AuditEntry
-
-	// mu is held for reading by Record while it may send to queue, and for
-	// writing by Run to set stopped: after that, nothing more is sent, so
-	// the final flush sees every entry that was accepted.
-	mu      sync.RWMutex
-	stopped bool
+	store   agentsmcp.AuditService
+	opts    Options
+	b       *batch.Batcher[*agentsmcp.AuditEntry]
 	started atomic.Bool
 
-	// flushes carries Flush's requests to Run's loop; each is closed once
-	// what was queued before it is written.
-	flushes chan chan struct{}
-	// done is closed when Run returns.
-	done chan struct{}
 	// bound asks for a check of MaxEntries; sinceBound counts the entries
 	// written since the last one.
 	bound      chan struct{}
@@ -119,10 +109,9 @@ type Recorder struct {
 	written  atomic.Uint64
 	logged   atomic.Uint64
 	evicted  atomic.Uint64
-	pending  atomic.Int64
-	dropLog  logLimiter
-	writeLog logLimiter
-	boundLog logLimiter
+	dropLog  batch.RateLimit
+	writeLog batch.RateLimit
+	boundLog batch.RateLimit
 }
 
 // New returns a Recorder writing to store. Nothing runs until
@@ -144,10 +133,12 @@ func New(store agentsmcp.AuditService, opts Options) *Recorder {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{
-		store: store, opts: opts, queue: make(chan *agentsmcp.AuditEntry, opts.QueueSize),
-		flushes: make(chan chan struct{}), done: make(chan struct{}), bound: make(chan struct{}, 1),
-	}
+	r := &Recorder{store: store, opts: opts, bound: make(chan struct{}, 1)}
+	r.b = batch.New(batch.Options[*agentsmcp.AuditEntry]{
+		QueueSize: opts.QueueSize, BatchSize: opts.BatchSize, FlushInterval: opts.FlushInterval,
+		EnqueueWait: opts.EnqueueWait, FinalTimeout: opts.FlushTimeout, Write: r.flush, Drop: r.lose,
+	})
+	return r
 }
 
 func setDefault[T int | time.Duration](p *T, v T) {
@@ -182,26 +173,7 @@ func (r *Recorder) Record(e *agentsmcp.AuditEntry) {
 		r.drop(1, "invalid audit entry dropped", err)
 		return
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.stopped {
-		r.drop(1, "audit entry recorded after the recorder stopped", nil)
-		return
-	}
-	r.pending.Add(1)
-	select {
-	case r.queue <- e:
-		return
-	default:
-	}
-	t := time.NewTimer(r.opts.EnqueueWait)
-	defer t.Stop()
-	select {
-	case r.queue <- e:
-	case <-t.C:
-		r.pending.Add(-1)
-		r.drop(1, "audit queue full: entries dropped", nil)
-	}
+	r.b.Add(e)
 }
 
 // prepare makes e fit the entry invariants where that can be done without
@@ -252,22 +224,7 @@ func (r *Recorder) Evicted() uint64 { return r.evicted.Load() }
 // nil at once after Run has returned, whose final flush wrote them. It
 // returns ctx's error when ctx ends first, which is as long as it waits
 // for Run to start, or for a store that fails.
-func (r *Recorder) Flush(ctx context.Context) error {
-	done := make(chan struct{})
-	select {
-	case r.flushes <- done:
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (r *Recorder) Flush(ctx context.Context) error { return r.b.Flush(ctx) }
 
 // ReadThrough returns store as its readers should see it: FindAuditEntries
 // first flushes r (within at most wait, 2 s when zero or negative), so that a
@@ -296,7 +253,7 @@ func (t *readThrough) FindAuditEntries(ctx context.Context, f agentsmcp.AuditFil
 
 // Pending counts the entries accepted and neither written nor dropped yet:
 // queued, or in a batch being written or retried.
-func (r *Recorder) Pending() int { return int(r.pending.Load()) }
+func (r *Recorder) Pending() int { return r.b.Pending() }
 
 // Run writes queued entries in batches, of Options.BatchSize or whatever
 // is queued when Options.FlushInterval passes, and runs retention, until
@@ -309,85 +266,12 @@ func (r *Recorder) Run(ctx context.Context) {
 	if !r.started.CompareAndSwap(false, true) {
 		return
 	}
-	defer close(r.done)
 	var wg sync.WaitGroup
 	if r.opts.Retention > 0 || r.opts.MaxEntries > 0 {
 		wg.Go(func() { r.retain(ctx) })
 	}
-	left := r.loop(ctx)
+	r.b.Run(ctx)
 	wg.Wait()
-	r.finish(context.WithoutCancel(ctx), left)
-}
-
-// loop is Run's main loop; it returns the batch in hand when ctx ends.
-func (r *Recorder) loop(ctx context.Context) []*agentsmcp.AuditEntry {
-	ticker := time.NewTicker(r.opts.FlushInterval)
-	defer ticker.Stop()
-	var batch []*agentsmcp.AuditEntry
-	for {
-		select {
-		case <-ctx.Done():
-			return batch
-		case e := <-r.queue:
-			batch = r.fill(append(batch, e))
-			if len(batch) < r.opts.BatchSize {
-				continue
-			}
-		case <-ticker.C:
-			if len(batch) == 0 {
-				continue
-			}
-		case done := <-r.flushes:
-			// What was queued before the request is in the queue now;
-			// write it, and no more, so that a busy queue cannot hold the
-			// reader.
-			for n := len(r.queue); ; {
-				held := len(batch)
-				batch = r.take(batch, n)
-				n -= len(batch) - held
-				if len(batch) == 0 {
-					break
-				}
-				if left := r.flush(ctx, batch); left != nil {
-					close(done)
-					return left
-				}
-				batch = nil
-			}
-			close(done)
-			continue
-		}
-		if left := r.flush(ctx, batch); left != nil {
-			return left
-		}
-		batch = nil
-	}
-}
-
-// take adds to batch up to n queued entries, up to a full batch.
-func (r *Recorder) take(batch []*agentsmcp.AuditEntry, n int) []*agentsmcp.AuditEntry {
-	for ; n > 0 && len(batch) < r.opts.BatchSize; n-- {
-		select {
-		case e := <-r.queue:
-			batch = append(batch, e)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
-// fill adds to batch what is queued now, up to a full batch.
-func (r *Recorder) fill(batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEntry {
-	for len(batch) < r.opts.BatchSize {
-		select {
-		case e := <-r.queue:
-			batch = append(batch, e)
-		default:
-			return batch
-		}
-	}
-	return batch
 }
 
 // flush writes batch, retrying failures with backoff until it is written
@@ -403,11 +287,9 @@ func (r *Recorder) flush(ctx context.Context, batch []*agentsmcp.AuditEntry) []*
 		switch {
 		case err == nil:
 			r.written.Add(uint64(len(batch)))
-			r.pending.Add(-int64(len(batch)))
 			r.wrote(len(batch))
 			return nil
 		case agentsmcp.ErrorCode(err) == agentsmcp.EINVALID && len(batch) == 1:
-			r.pending.Add(-1)
 			r.drop(1, "audit entry rejected by the store", err)
 			return nil
 		case agentsmcp.ErrorCode(err) == agentsmcp.EINVALID:
@@ -421,7 +303,7 @@ func (r *Recorder) flush(ctx context.Context, batch []*agentsmcp.AuditEntry) []*
 		if ctx.Err() != nil {
 			return batch
 		}
-		if r.writeLog.allow(r.opts.LogInterval) {
+		if r.writeLog.Allow(r.opts.LogInterval) {
 			r.opts.Logger.Warn("audit entries not written; retrying", "entries", len(batch), "pending", r.Pending(), "err", err)
 		}
 		t := time.NewTimer(backoff.Delay(r.opts.MinBackoff, r.opts.MaxBackoff, failures))
@@ -463,7 +345,6 @@ func (r *Recorder) logCalls(batch []*agentsmcp.AuditEntry) []*agentsmcp.AuditEnt
 	}
 	if n := len(batch) - len(rest); n > 0 {
 		r.logged.Add(uint64(n))
-		r.pending.Add(-int64(n))
 	}
 	return rest
 }
@@ -488,29 +369,6 @@ func (r *Recorder) create(ctx context.Context, batch []*agentsmcp.AuditEntry) er
 	ctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout)
 	defer cancel()
 	return r.store.CreateAuditEntries(ctx, batch)
-}
-
-// finish stops intake, then writes left and everything queued within
-// FlushTimeout; what remains unwritten is counted as dropped.
-func (r *Recorder) finish(ctx context.Context, left []*agentsmcp.AuditEntry) {
-	r.mu.Lock()
-	r.stopped = true
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, r.opts.FlushTimeout)
-	defer cancel()
-	batch := r.fill(left)
-	for len(batch) > 0 {
-		if rest := r.flush(ctx, batch); rest != nil {
-			lost := len(rest) + len(r.queue)
-			for len(r.queue) > 0 {
-				<-r.queue
-			}
-			r.pending.Add(-int64(lost))
-			r.drop(uint64(lost), "audit entries not written before the flush timeout", ctx.Err())
-			return
-		}
-		batch = r.fill(nil)
-	}
 }
 
 // retain deletes the entries past retention and beyond the size bound
@@ -560,16 +418,28 @@ func (r *Recorder) bounded(ctx context.Context) {
 	switch {
 	case err != nil && ctx.Err() == nil:
 		r.opts.Logger.Warn("audit size bound not enforced", "maxEntries", r.opts.MaxEntries, "deleted", n, "err", err)
-	case n > 0 && r.boundLog.allow(r.opts.LogInterval):
+	case n > 0 && r.boundLog.Allow(r.opts.LogInterval):
 		r.opts.Logger.Info("audit size bound: oldest entries deleted", "maxEntries", r.opts.MaxEntries, "deleted", n, "evictedTotal", total)
 	}
+}
+
+// lose is the batcher's Drop: it drops with the message of why.
+func (r *Recorder) lose(n int, why batch.Reason, err error) {
+	msg := "audit queue full: entries dropped"
+	switch why {
+	case batch.Stopped:
+		msg = "audit entry recorded after the recorder stopped"
+	case batch.Unwritten:
+		msg = "audit entries not written before the flush timeout"
+	}
+	r.drop(uint64(n), msg, err)
 }
 
 // drop counts n lost entries and warns, at most once per LogInterval.
 // The entries themselves are never logged.
 func (r *Recorder) drop(n uint64, msg string, err error) {
 	total := r.dropped.Add(n)
-	if !r.dropLog.allow(r.opts.LogInterval) {
+	if !r.dropLog.Allow(r.opts.LogInterval) {
 		return
 	}
 	attrs := []any{"dropped", n, "droppedTotal", total}
@@ -577,16 +447,4 @@ func (r *Recorder) drop(n uint64, msg string, err error) {
 		attrs = append(attrs, "err", err)
 	}
 	r.opts.Logger.Warn(msg, attrs...)
-}
-
-// logLimiter lets one log line through per interval.
-type logLimiter struct{ last atomic.Int64 } // unix nanoseconds of the last line
-
-func (l *logLimiter) allow(interval time.Duration) bool {
-	now := time.Now().UnixNano()
-	last := l.last.Load()
-	if last != 0 && now-last < int64(interval) {
-		return false
-	}
-	return l.last.CompareAndSwap(last, now)
 }

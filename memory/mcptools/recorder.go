@@ -3,11 +3,11 @@ package mcptools
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/batch"
 )
 
 // RecorderOptions configures a [Recorder]. Zero values select the defaults.
@@ -46,26 +46,13 @@ type RecorderOptions struct {
 // write that timed out may have been counted, and counting it twice would
 // be worse than losing it.
 type Recorder struct {
-	store agentsmcp.ToolPerformanceService
-	opts  RecorderOptions
-	queue chan agentsmcp.ToolCall
-	// flushes carries Flush's requests to Run; each is closed when what
-	// was queued before it is written.
-	flushes chan chan struct{}
-	// done is closed when Run returns.
-	done    chan struct{}
-	started atomic.Bool
-
-	// mu is held for reading by Record while it sends to queue, and for
-	// writing by Run to set stopped: after that nothing more is queued, so
-	// the final write sees every call that was accepted.
-	mu      sync.RWMutex
-	stopped bool
-
+	store    agentsmcp.ToolPerformanceService
+	opts     RecorderOptions
+	b        *batch.Batcher[agentsmcp.ToolCall]
 	dropped  atomic.Uint64
 	written  atomic.Uint64
-	dropLog  rateLimit
-	writeLog rateLimit
+	dropLog  batch.RateLimit
+	writeLog batch.RateLimit
 }
 
 // NewRecorder returns a recorder writing to store. Nothing is written until
@@ -90,29 +77,21 @@ func NewRecorder(store agentsmcp.ToolPerformanceService, opts RecorderOptions) *
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{
-		store: store, opts: opts,
-		queue:   make(chan agentsmcp.ToolCall, opts.QueueSize),
-		flushes: make(chan chan struct{}),
-		done:    make(chan struct{}),
-	}
+	r := &Recorder{store: store, opts: opts}
+	// Writes are not cancelled with Run's context: one under way when it
+	// ends finishes, bounded by WriteTimeout, and so does the final drain.
+	// A full queue drops at once (no EnqueueWait).
+	r.b = batch.New(batch.Options[agentsmcp.ToolCall]{
+		QueueSize: opts.QueueSize, BatchSize: opts.BatchSize, FlushInterval: opts.FlushInterval,
+		FinalTimeout: opts.WriteTimeout, DetachWrites: true, Write: r.write, Drop: r.drop,
+	})
+	return r
 }
 
 // Record queues one finished call; it never blocks. A call that finds the
 // queue full, or comes after Run has returned, is dropped and counted.
 func (r *Recorder) Record(tool string, d time.Duration, errText string) {
-	c := agentsmcp.ToolCall{Tool: tool, Duration: d, Error: errText, At: time.Now()}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.stopped {
-		r.drop(1, "tool call recorded after the recorder stopped", nil)
-		return
-	}
-	select {
-	case r.queue <- c:
-	default:
-		r.drop(1, "tool performance queue full: calls dropped", nil)
-	}
+	r.b.Add(agentsmcp.ToolCall{Tool: tool, Duration: d, Error: errText, At: time.Now()})
 }
 
 // Dropped counts the calls lost: the queue was full, they came after Run
@@ -126,124 +105,43 @@ func (r *Recorder) Written() uint64 { return r.written.Load() }
 // dropped), so that a reader sees the calls that came before its read; nil
 // at once after Run has returned, which wrote them. It returns ctx's error
 // when ctx ends first, which is as long as it waits for Run to start.
-func (r *Recorder) Flush(ctx context.Context) error {
-	done := make(chan struct{})
-	select {
-	case r.flushes <- done:
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (r *Recorder) Flush(ctx context.Context) error { return r.b.Flush(ctx) }
 
 // Run writes queued calls in batches until ctx ends, then stops taking
 // calls and writes what is queued, within WriteTimeout. Run is meant to be
 // called once; further calls return at once.
-func (r *Recorder) Run(ctx context.Context) {
-	if !r.started.CompareAndSwap(false, true) {
-		return
-	}
-	defer close(r.done)
-	ticker := time.NewTicker(r.opts.FlushInterval)
-	defer ticker.Stop()
-	batch := make([]agentsmcp.ToolCall, 0, r.opts.BatchSize)
-	// Writes are not cancelled with ctx: one under way when it ends
-	// finishes, bounded by WriteTimeout, and so does the final drain.
-	wctx := context.WithoutCancel(ctx)
-	for {
-		select {
-		case <-ctx.Done():
-			r.mu.Lock()
-			r.stopped = true
-			r.mu.Unlock()
-			final, cancel := context.WithTimeout(wctx, r.opts.WriteTimeout)
-			defer cancel()
-			r.drain(final, batch)
-			return
-		case c := <-r.queue:
-			batch = append(batch, c)
-			if len(batch) < r.opts.BatchSize {
-				continue
-			}
-		case <-ticker.C:
-			if len(batch) == 0 {
-				continue
-			}
-		case done := <-r.flushes:
-			r.drain(wctx, batch)
-			close(done)
-			batch = batch[:0]
-			continue
-		}
-		r.write(wctx, batch)
-		batch = batch[:0]
-	}
-}
-
-// drain writes batch and everything queued now, in batches.
-func (r *Recorder) drain(ctx context.Context, batch []agentsmcp.ToolCall) {
-	for {
-	fill:
-		for len(batch) < r.opts.BatchSize {
-			select {
-			case c := <-r.queue:
-				batch = append(batch, c)
-			default:
-				break fill
-			}
-		}
-		if len(batch) == 0 {
-			return
-		}
-		r.write(ctx, batch)
-		batch = batch[:0]
-	}
-}
+func (r *Recorder) Run(ctx context.Context) { r.b.Run(ctx) }
 
 // write is one store write; a failed one drops its calls.
-func (r *Recorder) write(ctx context.Context, batch []agentsmcp.ToolCall) {
+func (r *Recorder) write(ctx context.Context, calls []agentsmcp.ToolCall) []agentsmcp.ToolCall {
 	wctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout)
 	defer cancel()
-	if err := r.store.RecordToolCalls(wctx, batch); err != nil {
-		r.dropped.Add(uint64(len(batch)))
-		if r.writeLog.allow(r.opts.LogInterval) {
-			r.opts.Logger.Warn("tool performance not recorded", "calls", len(batch), "droppedTotal", r.Dropped(), "err", err)
+	if err := r.store.RecordToolCalls(wctx, calls); err != nil {
+		r.dropped.Add(uint64(len(calls)))
+		if r.writeLog.Allow(r.opts.LogInterval) {
+			r.opts.Logger.Warn("tool performance not recorded", "calls", len(calls), "droppedTotal", r.Dropped(), "err", err)
 		}
-		return
+		return nil
 	}
-	r.written.Add(uint64(len(batch)))
+	r.written.Add(uint64(len(calls)))
+	return nil
 }
 
 // drop counts n lost calls and warns, at most once per LogInterval.
-func (r *Recorder) drop(n uint64, msg string, err error) {
-	total := r.dropped.Add(n)
-	if !r.dropLog.allow(r.opts.LogInterval) {
+func (r *Recorder) drop(n int, why batch.Reason, err error) {
+	total := r.dropped.Add(uint64(n))
+	if !r.dropLog.Allow(r.opts.LogInterval) {
 		return
 	}
-	attrs := []any{"dropped", n, "droppedTotal", total}
+	msg := "tool performance queue full: calls dropped"
+	if why == batch.Stopped {
+		msg = "tool call recorded after the recorder stopped"
+	}
+	attrs := []any{"dropped", uint64(n), "droppedTotal", total}
 	if err != nil {
 		attrs = append(attrs, "err", err)
 	}
 	r.opts.Logger.Warn(msg, attrs...)
-}
-
-// rateLimit lets one log line through per interval.
-type rateLimit struct{ last atomic.Int64 } // unix nanoseconds of the last line
-
-func (l *rateLimit) allow(interval time.Duration) bool {
-	now := time.Now().UnixNano()
-	last := l.last.Load()
-	if last != 0 && now-last < int64(interval) {
-		return false
-	}
-	return l.last.CompareAndSwap(last, now)
 }
 
 // ReadThrough returns store as its readers should see it: its reads first
