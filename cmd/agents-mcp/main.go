@@ -17,6 +17,12 @@ import (
 var version = "dev"
 
 func main() {
+	// In a container with a memory limit, let the collector work harder near
+	// it rather than the process be killed (docs/scaling.md); a bad limit
+	// file only costs that.
+	if _, err := setMemoryLimitFromCgroup(os.Getenv, cgroupV2MemoryMax, cgroupV1MemoryMax); err != nil {
+		fmt.Fprintf(os.Stderr, "agents-mcp: memory limit not set from the cgroup: %v\n", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

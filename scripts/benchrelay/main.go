@@ -56,6 +56,8 @@ func main() {
 	levels := flag.String("c", "1,32", "numbers of concurrent clients")
 	transports := flag.String("transports", "streamable,sse", "client transports")
 	env := flag.String("env", os.Getenv("RELAY_BENCH_BINARY_ENV"), "extra environment of the agents-mcp process (space-separated VAR=value)")
+	var variants variantFlag
+	flag.Var(&variants, "variant", "another agents-mcp process of -bin, measured in the same rounds under extra environment: NAME=VAR=value[,VAR=value...] (repeatable; e.g. gogc400=GOGC=400)")
 	serveOnly := flag.Bool("serve-upstream", false, "serve the echo upstream, print its base URL, and wait (how the benchmark starts its upstream process)")
 	flag.Parse()
 	if *serveOnly {
@@ -75,7 +77,7 @@ func main() {
 		conc = append(conc, n)
 	}
 	r, err := run(config{bin: *bin, before: *before, proxy: *proxy, rounds: *rounds, per: *per, conc: conc,
-		transports: strings.Split(*transports, ","), env: strings.Fields(*env), out: os.Stdout})
+		transports: strings.Split(*transports, ","), env: strings.Fields(*env), variants: variants, out: os.Stdout})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -89,7 +91,37 @@ type config struct {
 	conc               []int
 	transports         []string
 	env                []string
+	variants           []variant
 	out                io.Writer
+}
+
+// variant is another agents-mcp process of the same binary with extra
+// environment (GOGC, GOMEMLIMIT), so that runtime settings are compared in
+// the same interleaved rounds.
+type variant struct {
+	name string
+	env  []string
+}
+
+// variantFlag collects -variant NAME=VAR=value[,VAR=value...].
+type variantFlag []variant
+
+func (v *variantFlag) String() string { return fmt.Sprint(*v) }
+
+func (v *variantFlag) Set(s string) error {
+	name, env, ok := strings.Cut(s, "=")
+	if !ok || name == "" || env == "" {
+		return fmt.Errorf("want NAME=VAR=value[,VAR=value...], got %q", s)
+	}
+	vr := variant{name: "agents-mcp-" + name}
+	for e := range strings.SplitSeq(env, ",") {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return fmt.Errorf("variant %s: want VAR=value, got %q", name, e)
+		}
+		vr.env = append(vr.env, e)
+	}
+	*v = append(*v, vr)
+	return nil
 }
 
 // target is one way of calling echo: its endpoints per client transport,
@@ -122,6 +154,7 @@ type report struct {
 	cfg     config
 	targets []string
 	samples map[key][]sample
+	peakRSS map[string]int64 // relay process → peak resident set, bytes; 0 when unknown
 }
 
 func run(cfg config) (*report, error) {
@@ -152,6 +185,14 @@ func run(cfg config) (*report, error) {
 		}
 		defer old.proc.stop()
 		targets = append(targets, old)
+	}
+	for _, v := range cfg.variants {
+		t, err := startAgents(v.name, cfg.bin, append(slices.Clone(cfg.env), v.env...), filepath.Join(dir, v.name), up+"/mcp")
+		if err != nil {
+			return nil, err
+		}
+		defer t.proc.stop()
+		targets = append(targets, t)
 	}
 	if cfg.proxy != "" {
 		px, err := startProxy(cfg, dir, up+"/mcp")
@@ -210,6 +251,12 @@ func run(cfg config) (*report, error) {
 						round+1, tr, t.name, c, s.callsPerSec, us(s.p50), us(s.cpuPerCall), s.bytesPerCall)
 				}
 			}
+		}
+	}
+	rep.peakRSS = map[string]int64{}
+	for _, t := range targets {
+		if t.proc != nil {
+			rep.peakRSS[t.name] = t.proc.peakRSS()
 		}
 	}
 	return rep, nil
@@ -427,6 +474,31 @@ func (p *process) waitTool(transport, tool string) error {
 	}
 }
 
+// peakRSS is the process's peak resident set size (VmHWM in
+// /proc/PID/status) in bytes, or 0. It covers the whole run, warm-up included.
+func (p *process) peakRSS() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	return parseHWM(string(data))
+}
+
+// parseHWM reads the VmHWM line (in kB) of a /proc/PID/status text, or 0.
+func parseHWM(status string) int64 {
+	for line := range strings.SplitSeq(status, "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return n * 1024
+				}
+			}
+		}
+	}
+	return 0
+}
+
 // cpu is the user+system CPU time of the process, from /proc (10 ms
 // ticks), or 0.
 func (p *process) cpu() time.Duration {
@@ -579,6 +651,14 @@ func (r *report) print(w io.Writer) {
 				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s |\n", tr, c, name,
 					median(cps), median(p50), median(p99), ratio(tput, "%.2f×"), ratio(lat, "%.2f×"),
 					relay(cpu, "%.0f"), relay(b, "%.0f"))
+			}
+		}
+	}
+	if len(r.peakRSS) > 0 {
+		fmt.Fprintln(w, "\npeak RSS of each relay process over the whole run (VmHWM)")
+		for _, name := range r.targets {
+			if rss, ok := r.peakRSS[name]; ok && rss > 0 {
+				fmt.Fprintf(w, "- %s: %.1f MiB\n", name, float64(rss)/(1<<20))
 			}
 		}
 	}

@@ -59,3 +59,30 @@ func TestPercentilesAndMedian(t *testing.T) {
 		t.Errorf("median of 4,1,2,3 = %v", m)
 	}
 }
+
+// TestVariantFlag parses -variant values and refuses malformed ones.
+func TestVariantFlag(t *testing.T) {
+	var v variantFlag
+	if err := v.Set("memlimit=GOMEMLIMIT=256MiB,GOGC=off"); err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 1 || v[0].name != "agents-mcp-memlimit" || strings.Join(v[0].env, " ") != "GOMEMLIMIT=256MiB GOGC=off" {
+		t.Errorf("got %+v", v)
+	}
+	for _, bad := range []string{"", "x", "=GOGC=1", "x=", "x=GOGC", "x=GOGC=1,=2"} {
+		if err := v.Set(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestParseHWM reads the peak RSS line of /proc/PID/status.
+func TestParseHWM(t *testing.T) {
+	status := "Name:\tagents-mcp\nVmPeak:\t 2000 kB\nVmHWM:\t   81920 kB\nVmRSS:\t 70000 kB\n"
+	if got := parseHWM(status); got != 81920*1024 {
+		t.Errorf("got %d", got)
+	}
+	if got := parseHWM("VmHWM: lots\n"); got != 0 {
+		t.Errorf("garbage: got %d", got)
+	}
+}
