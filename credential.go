@@ -101,6 +101,22 @@ type CredentialSecret struct {
 // MaxCredentialSettingsBytes bounds a credential's settings once encoded.
 const MaxCredentialSettingsBytes = 16 << 10
 
+// ValidateForStore is what a store checks before it creates c: c is
+// given, valid, and its secret sealed (Sealed set, Secret nil), since
+// stores keep secrets only sealed; EINVALID otherwise.
+func ValidateForStore(c *Credential) error {
+	if c == nil {
+		return Errorf(EINVALID, "credential is required")
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.Secret != nil || c.Sealed == "" {
+		return Errorf(EINVALID, "credential %q: its secret must be sealed before it is stored", c.Integration)
+	}
+	return nil
+}
+
 // Validate checks c's invariants, except the one about Secret and Sealed,
 // which is the store's; EINVALID names the first one broken.
 func (c *Credential) Validate() error {

@@ -64,14 +64,8 @@ func (d *credentialDoc) credential() (*agentsmcp.Credential, error) {
 
 // CreateCredential implements [agentsmcp.CredentialService].
 func (db *DB) CreateCredential(ctx context.Context, c *agentsmcp.Credential) error {
-	if c == nil {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "credential is required")
-	}
-	if err := c.Validate(); err != nil {
+	if err := agentsmcp.ValidateForStore(c); err != nil {
 		return err
-	}
-	if c.Secret != nil || c.Sealed == "" {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "credential %q: its secret must be sealed before it is stored", c.Integration)
 	}
 	settings, err := json.Marshal(c.Settings)
 	if err != nil {
