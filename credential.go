@@ -312,6 +312,35 @@ func AuthorizationRequiredResult(e *AuthorizationRequired) *mcp.CallToolResult {
 	return res
 }
 
+// AuthorizeInputKey is the key of the input request through which
+// [OfferAuthorization] offers an authorization link. It is namespaced so
+// that it cannot be taken for an upstream's own input request.
+const AuthorizeInputKey = "io.agents-mcp/authorize"
+
+// OfferAuthorization is the answer to a client's tool call (req) that
+// needs ar resolved, when the client has not been offered ar's link in
+// this call yet. When the client declared URL-mode elicitation
+// (capability elicitation.url) and ar has a link, it is an input-required
+// result whose one input request, [AuthorizeInputKey], offers the link as
+// a URL-mode elicitation: a 2026-07-28 client gets it as inputRequests and
+// retries with the answer, and go-sdk asks older clients with
+// elicitation/create and calls again. Otherwise it is
+// [AuthorizationRequiredResult]. The retry must answer with that result if
+// the credential is still missing: accepting a URL elicitation means the
+// client opened the link, not that the person authorized.
+func OfferAuthorization(req *mcp.CallToolRequest, ar *AuthorizationRequired) *mcp.CallToolResult {
+	if req == nil || ar.AuthorizeURL == "" {
+		return AuthorizationRequiredResult(ar)
+	}
+	caps := req.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil || caps.Elicitation.URL == nil {
+		return AuthorizationRequiredResult(ar)
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{AuthorizeInputKey: &mcp.ElicitParams{
+		Mode: "url", URL: ar.AuthorizeURL, ElicitationID: NewID("auth"),
+		Message: fmt.Sprintf("Authorize agents-mcp to call %s for you (%s).", ar.Integration, ar.Reason)}}}
+}
+
 // AuthorizationRequiredFrom returns the request for authorization that res
 // carries, if it is one (see [AuthorizationRequiredResult]).
 func AuthorizationRequiredFrom(res *mcp.CallToolResult) (*AuthorizationRequired, bool) {

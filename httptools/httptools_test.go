@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -401,5 +402,142 @@ func TestAuthorizerHeaders(t *testing.T) {
 				t.Errorf("Authorization = %q", req.Header.Get("Authorization"))
 			}
 		}
+	}
+}
+
+// linkAuthorizer is an [httptools.Authorizer] whose source needs a person
+// to authorize at link until authorized is set.
+type linkAuthorizer struct {
+	link       string
+	authorized *atomic.Bool
+}
+
+func (a linkAuthorizer) Authorize(_ context.Context, source string) (*agentsmcp.AppliedCredential, error) {
+	if a.authorized != nil && a.authorized.Load() {
+		return &agentsmcp.AppliedCredential{Header: http.Header{"Authorization": {"Bearer granted"}}}, nil
+	}
+	return nil, &agentsmcp.AuthorizationRequired{Integration: source, AuthorizeURL: a.link, Reason: "no credential"}
+}
+
+func (a linkAuthorizer) Refused(context.Context, string, int) error { return nil }
+
+// A client that declared URL-mode elicitation is offered the authorization
+// link as one, whichever protocol revision it speaks (2026-07-28 through
+// inputRequests, 2025-11-25 through elicitation/create), then gets the
+// actionable result, since opening a link is not authorizing; a client
+// that did not declare it gets only the result.
+func TestMissingAuthorizationIsOfferedAsURLElicitation(t *testing.T) {
+	a := newAPI(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
+	const link = "http://127.0.0.1:1/oauth/authorize?state=abc"
+	ctx := context.Background()
+	for _, tc := range []struct {
+		version    string
+		urlCapable bool
+	}{{"2026-07-28", true}, {"2025-11-25", true}, {"2026-07-28", false}, {"2025-11-25", false}} {
+		r := router.New(router.Options{})
+		s := httptools.NewSources(r, httptools.Options{Auth: linkAuthorizer{link: link}})
+		if err := s.Add(ctx, blogSource(a.URL)); err != nil {
+			t.Fatal(err)
+		}
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := r.Server().Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var asked []*mcp.ElicitParams
+		opts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}
+		if tc.urlCapable {
+			opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+				Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "url-elicitation-test", Version: "1"}, opts).Connect(ctx, ct,
+			&mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "blog__get_post", Arguments: map[string]any{"id": "1"}})
+		cs.Close()
+		ss.Close()
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL != link || !strings.Contains(text(res), link) {
+			t.Errorf("%+v: the result is not the actionable authorization request: %s", tc, text(res))
+		}
+		mu.Lock()
+		switch {
+		case tc.urlCapable && (len(asked) != 1 || asked[0].Mode != "url" || asked[0].URL != link || asked[0].ElicitationID == ""):
+			t.Errorf("%+v: a client with elicitation.url was not offered the link once: %+v", tc, asked)
+		case !tc.urlCapable && len(asked) != 0:
+			t.Errorf("%+v: a client without elicitation.url was sent an elicitation: %+v", tc, asked)
+		}
+		mu.Unlock()
+		a.mu.Lock()
+		if len(a.seen) != 0 {
+			t.Errorf("%+v: the API was called without authorization: %d requests", tc, len(a.seen))
+		}
+		a.mu.Unlock()
+	}
+}
+
+// When the person authorizes while the client shows the link, the retry
+// that answers the offer is the call itself, made with the new credential.
+// An in-process call (the agents) is never offered the link, whatever its
+// session: it gets the actionable result and pauses on it.
+func TestAuthorizedDuringTheOfferTheRetryCallsTheAPI(t *testing.T) {
+	a := newAPI(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"id":"1"}`) })
+	ctx := context.Background()
+	authorized := &atomic.Bool{}
+	r := router.New(router.Options{})
+	s := httptools.NewSources(r, httptools.Options{Auth: linkAuthorizer{"http://127.0.0.1:1/oauth/authorize", authorized}})
+	if err := s.Add(ctx, blogSource(a.URL)); err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := r.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			authorized.Store(true) // the person completed the flow in the browser
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "url-elicitation-test", Version: "1"}, opts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "blog__get_post", Arguments: map[string]any{"id": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(text(res), `"id"`) {
+		t.Fatalf("the retry after authorizing did not call the API: %s", text(res))
+	}
+	if req, _ := a.last(t); req.Header.Get("Authorization") != "Bearer granted" {
+		t.Errorf("the API got Authorization %q", req.Header.Get("Authorization"))
+	}
+
+	authorized.Store(false)
+	var server *mcp.ServerSession
+	for sess := range r.Server().Sessions() {
+		server = sess
+	}
+	res, err = r.CallTool(ctx, &mcp.CallToolRequest{Session: server,
+		Params: &mcp.CallToolParamsRaw{Name: "blog__get_post", Arguments: json.RawMessage(`{"id":"1"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || len(res.InputRequests) != 0 {
+		t.Errorf("an in-process call got %+v, want the actionable result", res)
 	}
 }

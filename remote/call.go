@@ -134,7 +134,7 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			var release func()
 			ps, release, err = u.principalSession(ctx, principal)
 			if ar, ok := asAuthorization(err); ok {
-				return u.authorizationResult(ctx, req, ar), nil
+				return agentsmcp.AuthorizationRequiredResult(ar), nil
 			} else if err != nil {
 				return nil, err
 			}
@@ -176,7 +176,7 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			if authErr := ps.tr.takeAuthErr(); authErr != nil {
 				u.dropPrincipalSession(principal, ps)
 				if ar, ok := asAuthorization(authErr); ok {
-					return u.authorizationResult(ctx, req, ar), nil
+					return agentsmcp.AuthorizationRequiredResult(ar), nil
 				}
 				return nil, authErr
 			}

@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -35,9 +34,11 @@ import (
 //     at once. A 401 or 403 drops the cached token
 //     ([agentsmcp.CredentialSource.Refused]) and the session.
 //   - A missing or refused credential ends the call with an actionable
-//     result (authorizationResult), not an error: it names the upstream
-//     and the link to authorize. resources/read and prompts/get go over
-//     the caller's session too (callerSession), and fail with that message.
+//     result (agentsmcp.AuthorizationRequiredResult), not an error: it names
+//     the upstream and the link to authorize, which the router also offers
+//     to a client that supports URL-mode elicitation. resources/read and
+//     prompts/get go over the caller's session too (callerSession), and
+//     fail with that message.
 //   - Calls of 2026-07-28 callers are not bridged (bridged.go): a bridged
 //     call would run on the pool's session, with the server's authorization.
 //
@@ -299,27 +300,6 @@ func (u *upstream) callerSession(ctx context.Context) (*mcp.ClientSession, func(
 		return nil, nil, err
 	}
 	return ps.cs, release, nil
-}
-
-// authorizationResult is the answer of a call that needs a person to
-// authorize: an isError result (the call did not happen) whose text names
-// the upstream and the link, with the details in _meta under
-// [agentsmcp.MetaAuthorizationRequired] so that the agents tell it from a
-// failure of the tool. When the caller's client supports URL-mode
-// elicitation, the link is also offered through it.
-func (u *upstream) authorizationResult(ctx context.Context, req *mcp.CallToolRequest, ar *agentsmcp.AuthorizationRequired) *mcp.CallToolResult {
-	if ar.AuthorizeURL != "" && req.Session != nil {
-		if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && p.Capabilities.Elicitation.URL != nil {
-			ectx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
-			_, err := req.Session.Elicit(ectx, &mcp.ElicitParams{Mode: "url", URL: ar.AuthorizeURL,
-				ElicitationID: agentsmcp.NewID("auth"), Message: fmt.Sprintf("Authorize agents-mcp to call %s for you.", ar.Integration)})
-			cancel()
-			if err != nil {
-				u.log.Debug("URL elicitation for authorization not answered", "error", err)
-			}
-		}
-	}
-	return agentsmcp.AuthorizationRequiredResult(ar)
 }
 
 // asAuthorization returns the authorization failure err holds, if any.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -158,8 +159,17 @@ func (r *Router) callFailure(ctx context.Context, e *toolEntry, err error) error
 // are tool results with isError set (so a model can correct itself, as MCP
 // asks); only arguments that are not JSON and *jsonrpc.Error values from a
 // provider become protocol errors.
+//
+// A result that asks a person to authorize (see
+// [agentsmcp.AuthorizationRequiredFrom]) is offered to the client as a
+// URL-mode elicitation when it supports them ([agentsmcp.OfferAuthorization]),
+// once per call: the retry that answers it is dispatched without that
+// answer, which is the router's and not the provider's, and gets the
+// result itself if the credential is still missing. In-process calls (the
+// agents) never get the offer: they pause on the result (ADR 0012 D4).
 func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		req, offered := withoutAuthorizeResponse(req)
 		res, refused, err := r.dispatch(ctx, e, req)
 		if refused != nil {
 			if refused.notJSON {
@@ -178,9 +188,33 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
 			return errorResult(agentsmcp.ErrorMessage(err)), nil
 		}
+		if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); ok && !offered {
+			return agentsmcp.OfferAuthorization(req, ar), nil
+		}
 		if c, ok := clientCallFrom(ctx); ok {
 			res = shapeResult(res, c.profile)
 		}
 		return res, nil
 	}
+}
+
+// withoutAuthorizeResponse returns req without the client's answer to an
+// authorization offer (see [Router.toolHandler]), and whether it had one.
+// req itself is not changed.
+func withoutAuthorizeResponse(req *mcp.CallToolRequest) (*mcp.CallToolRequest, bool) {
+	if req.Params == nil {
+		return req, false
+	}
+	if _, ok := req.Params.InputResponses[agentsmcp.AuthorizeInputKey]; !ok {
+		return req, false
+	}
+	params := *req.Params
+	params.InputResponses = maps.Clone(params.InputResponses)
+	delete(params.InputResponses, agentsmcp.AuthorizeInputKey)
+	if len(params.InputResponses) == 0 {
+		params.InputResponses = nil
+	}
+	stripped := *req
+	stripped.Params = &params
+	return &stripped, true
 }
