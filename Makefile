@@ -20,7 +20,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run demo test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-vectors bench-learning vet
+.PHONY: all build run demo test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-learning vet
 
 all: build
 
@@ -106,6 +106,24 @@ BENCH_RELAY_BEFORE ?=
 bench-relay: build
 	$(GO) run ./scripts/benchrelay -bin $(BIN) -rounds $(RELAY_BENCH_ROUNDS) -time $(RELAY_BENCH_TIME) \
 		$(if $(BENCH_RELAY_BEFORE),-bin-before $(BENCH_RELAY_BEFORE)) | tee bench-relay.out
+
+# The soak benchmark of issue 17 (scripts/benchrelay -soak): one `agents-mcp
+# serve` as built by `make build`, on the embedded defaults but with
+# audit.max_entries at SOAK_MAX_ENTRIES (low enough to be reached within the
+# soak), relaying the echo upstream to 32 clients over streamable HTTP for
+# SOAK_DURATION, with a few seconds of direct calls every 10 s as the
+# machine's control. Per minute: throughput, p50/p99, relay/direct ratio,
+# the serve process's CPU per call, RSS, goroutines and descriptors, audit
+# rows and store bytes; then a verdict against the goal of issue 17
+# (ratio flat within 10 %, store bounded). The verdict is reported, not the
+# exit status, unless SOAK_STRICT=1. docs/benchmarks.md says how to read it.
+# Output in bench-soak.out.
+SOAK_DURATION    ?= 10m
+SOAK_MAX_ENTRIES ?= 100000
+SOAK_STRICT      ?=
+bench-soak: build
+	$(GO) run ./scripts/benchrelay -bin $(BIN) -soak $(SOAK_DURATION) -soak-max-entries $(SOAK_MAX_ENTRIES) \
+		$(if $(SOAK_STRICT),-soak-strict) -o bench-soak.out
 
 # The in-process relay benchmark of issue 4 (remote.BenchmarkRelay): the relay
 # in the benchmark's own process, for a Go upstream and server-everything

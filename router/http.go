@@ -135,7 +135,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			Logger:                     logger,
 			MaxRequestBodyBytes:        maxBody,
 			SessionTimeout:             timeout,
-			EventStore:                 mcp.NewMemoryEventStore(nil), // lets clients resume a broken stream
+			EventStore:                 newEventStore(eventStoreMaxBytes, eventStoreMaxStreams), // lets clients resume a broken stream
 			DisableLocalhostProtection: true,
 		})
 	}

@@ -16,9 +16,15 @@
 // /metrics, go_memstats_alloc_bytes_total), with ratios to direct from the
 // same rounds.
 //
+// With -soak DURATION it runs the soak benchmark instead (`make
+// bench-soak`, soak.go): one agents-mcp process under 32 clients for the
+// whole duration, per minute against a control of direct calls, with the
+// process's resources and the store's size.
+//
 // Usage:
 //
-//	go run ./scripts/benchrelay -bin bin/agents-mcp [-mcp-proxy /path/to/mcp-proxy] [-rounds 5] [-time 2s]
+//	go run ./scripts/benchrelay -bin bin/agents-mcp [-mcp-proxy /path/to/mcp-proxy] [-rounds 5] [-time 2s] [-o FILE]
+//	go run ./scripts/benchrelay -bin bin/agents-mcp -soak 10m [-soak-max-entries 100000] [-soak-strict] [-o FILE]
 //
 // The environment variable MCP_PROXY_BINARY is the default of -mcp-proxy.
 package main
@@ -58,6 +64,14 @@ func main() {
 	env := flag.String("env", os.Getenv("RELAY_BENCH_BINARY_ENV"), "extra environment of the agents-mcp process (space-separated VAR=value)")
 	var variants variantFlag
 	flag.Var(&variants, "variant", "another agents-mcp process of -bin, measured in the same rounds under extra environment: NAME=VAR=value[,VAR=value...] (repeatable; e.g. gogc400=GOGC=400)")
+	soak := flag.Duration("soak", 0, "run the soak benchmark for this long instead of the rounds (make bench-soak; see soak.go)")
+	soakClients := flag.Int("soak-clients", 32, "soak: concurrent clients through agents-mcp")
+	soakMax := flag.Int64("soak-max-entries", 100_000, "soak: audit.max_entries of the agents-mcp process (it must be reached within the soak)")
+	soakMinute := flag.Duration("soak-minute", time.Minute, "soak: the reporting period (shorter only to try the harness)")
+	soakSlice := flag.Duration("soak-slice", 10*time.Second, "soak: one relay window plus one control window; a minute holds minute/slice of them")
+	soakControl := flag.Duration("soak-control", 2*time.Second, "soak: the control window (direct calls) of each slice")
+	soakStrict := flag.Bool("soak-strict", false, "soak: exit 1 when the verdict fails (default: report it and exit 0)")
+	outFile := flag.String("o", "", "also write the report to this file")
 	serveOnly := flag.Bool("serve-upstream", false, "serve the echo upstream, print its base URL, and wait (how the benchmark starts its upstream process)")
 	flag.Parse()
 	if *serveOnly {
@@ -68,6 +82,27 @@ func main() {
 		fmt.Println(up)
 		select {} // until the benchmark kills this process
 	}
+	out := io.Writer(os.Stdout)
+	if *outFile != "" {
+		f, err := os.Create(*outFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		// Writes go straight to the file (no buffer), so the exits
+		// below lose nothing; the file closes with the process.
+		out = io.MultiWriter(os.Stdout, f)
+	}
+	if *soak > 0 {
+		ok, err := runSoak(soakConfig{bin: *bin, env: strings.Fields(*env), duration: *soak, minute: *soakMinute,
+			slice: *soakSlice, control: *soakControl, clients: *soakClients, maxEntries: *soakMax, out: out})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if !ok && *soakStrict {
+			os.Exit(1)
+		}
+		return
+	}
 	var conc []int
 	for f := range strings.SplitSeq(*levels, ",") {
 		n, err := strconv.Atoi(f)
@@ -77,11 +112,11 @@ func main() {
 		conc = append(conc, n)
 	}
 	r, err := run(config{bin: *bin, before: *before, proxy: *proxy, rounds: *rounds, per: *per, conc: conc,
-		transports: strings.Split(*transports, ","), env: strings.Fields(*env), variants: variants, out: os.Stdout})
+		transports: strings.Split(*transports, ","), env: strings.Fields(*env), variants: variants, out: out})
 	if err != nil {
 		log.Fatal(err)
 	}
-	r.print(os.Stdout)
+	r.print(out)
 }
 
 type config struct {
@@ -140,6 +175,8 @@ type sample struct {
 	cpuPerCall    time.Duration // the relay process's; 0 for direct
 	bytesPerCall  float64       // agents-mcp's; 0 when unknown
 	calls         int
+	elapsed       time.Duration
+	latencies     []time.Duration // every call's, sorted
 	failed        error
 	roundPosition int
 }
@@ -301,7 +338,7 @@ func measure(ctx context.Context, t *target, transport string, clients []*mcp.Cl
 	wg.Wait()
 	elapsed := time.Since(start)
 	all := slices.Concat(lat...)
-	s := sample{calls: len(all), callsPerSec: float64(len(all)) / elapsed.Seconds()}
+	s := sample{calls: len(all), elapsed: elapsed, latencies: all, callsPerSec: float64(len(all)) / elapsed.Seconds()}
 	if e := failed.Load(); e != nil {
 		s.failed = *e
 		return s
@@ -485,9 +522,13 @@ func (p *process) peakRSS() int64 {
 }
 
 // parseHWM reads the VmHWM line (in kB) of a /proc/PID/status text, or 0.
-func parseHWM(status string) int64 {
+func parseHWM(status string) int64 { return parseStatusKB(status, "VmHWM") }
+
+// parseStatusKB reads the field (VmHWM, VmRSS: a size in kB) of a
+// /proc/PID/status text in bytes, or 0.
+func parseStatusKB(status, field string) int64 {
 	for line := range strings.SplitSeq(status, "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(rest)
 			if len(f) == 2 && f[1] == "kB" {
 				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
@@ -519,23 +560,42 @@ func (p *process) cpu() time.Duration {
 // allocated is go_memstats_alloc_bytes_total from the process's /metrics,
 // or 0.
 func (p *process) allocated() float64 {
+	return p.scrape()["go_memstats_alloc_bytes_total"]
+}
+
+// scrape reads the series without labels from the process's /metrics
+// (name → value); nil when it has none or cannot be read.
+func (p *process) scrape() map[string]float64 {
 	if p.metrics == "" {
-		return 0
+		return nil
 	}
 	resp, err := http.Get(p.metrics)
 	if err != nil {
-		return 0
+		return nil
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads the unlabelled series of a Prometheus text exposition.
+func parseMetrics(r io.Reader) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_alloc_bytes_total "); ok {
-			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return f
+		line := sc.Text()
+		if line == "" || line[0] == '#' || strings.ContainsRune(line, '{') {
+			continue
+		}
+		name, v, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			out[name] = f
 		}
 	}
-	return 0
+	return out
 }
 
 // startAgents runs `agents-mcp serve` with the upstream in its config.
