@@ -142,7 +142,10 @@ func (m *Manager) Register(ctx context.Context, integration string, d *Discovery
 	doc := m.ClientMetadata()
 	reg, err := oauthex.RegisterClient(ctx, d.RegistrationURL, &oauthex.ClientRegistrationMetadata{
 		RedirectURIs: doc.RedirectURIs, ClientName: doc.ClientName, GrantTypes: doc.GrantTypes,
-		ResponseTypes: doc.ResponseTypes, Scope: strings.Join(d.Scopes, " "),
+		// No scope: servers check it against their own scopes (OpenID
+		// ones, say), not the resource's, and refuse the registration;
+		// the scopes are asked for at each authorization instead.
+		ResponseTypes: doc.ResponseTypes,
 	}, m.opts.HTTP)
 	if err != nil {
 		return nil, registrationError(integration, d.Issuer, err)
@@ -153,13 +156,18 @@ func (m *Manager) Register(ctx context.Context, integration string, d *Discovery
 }
 
 // registrationError reports a failed registration by the server's OAuth
-// error code only: go-sdk's other errors quote the answer's body, which
-// may hold the client secret it issued.
+// error and its description (printable, cut short): go-sdk's other errors
+// quote the answer's body, which may hold the client secret it issued. A
+// refusal holds none: nothing secret was sent.
 func registrationError(integration, issuer string, err error) error {
 	var re *oauthex.ClientRegistrationError
 	if errors.As(err, &re) {
+		msg := oauthErrorCode(re.ErrorCode)
+		if desc := printable(re.ErrorDescription, 200); desc != "" {
+			msg += ": " + desc
+		}
 		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: the authorization server %s refused the dynamic client registration (%s)",
-			integration, issuer, oauthErrorCode(re.ErrorCode))
+			integration, issuer, msg)
 	}
 	return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: dynamic client registration at %s failed: "+
 		"the server cannot be reached or its answer is not a registration", integration, issuer)
@@ -199,4 +207,18 @@ func (m *Manager) RegisterIntegration(ctx context.Context, integration, resource
 	m.opts.Logger.InfoContext(ctx, "registered as an OAuth client", "integration", integration, "issuer", d.Issuer,
 		"registration", c.Settings.Registration)
 	return c, nil
+}
+
+// printable is s without control or non-ASCII characters, cut to n bytes.
+func printable(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
 }
