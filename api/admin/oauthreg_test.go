@@ -64,7 +64,9 @@ func protectedServer(t *testing.T, issuer string) string {
 				AuthorizationServers: []string{issuer}, ScopesSupported: []string{"mcp"}}).ServeHTTP(w, r)
 			return
 		}
-		verify := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return nil, auth.ErrInvalidToken }
+		verify := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+			return nil, auth.ErrInvalidToken
+		}
 		auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
 			ResourceMetadataURL: srv.URL + "/.well-known/oauth-protected-resource/mcp"})(mcpH).ServeHTTP(w, r)
 	}))
