@@ -22,7 +22,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -91,7 +91,7 @@ async function startAuthorizationServer(ca) {
     },
   });
   handler = provider.callback();
-  return { issuer, documentsFetched, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return { issuer, provider, documentsFetched, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
 }
 
 /** A protected MCP server: whoami answers the subject of a token the authorization server signed for it. */
@@ -302,9 +302,12 @@ describe('OAuth client registration with a real authorization server', { skip: !
       assert.equal(reg.body.settings.issuer, as.issuer);
       assert.equal(reg.body.settings.resource, upstreams[name].url);
       assert.doesNotMatch(reg.text, /secret/i, 'the answer holds no client secret');
+      let clientSecret;
       if (method === 'dynamic') {
         assert.equal(reg.body.settings.registration, 'dynamic');
         assert.doesNotMatch(reg.body.settings.client_id, /^https:/);
+        clientSecret = (await as.provider.Client.find(reg.body.settings.client_id))?.clientSecret;
+        assert.ok(clientSecret, 'the server issued a client secret');
       } else {
         assert.equal(reg.body.settings.registration, 'client_id_metadata_document');
         assert.equal(reg.body.settings.client_id, `${proxy.url}/oauth/client-metadata.json`);
@@ -349,7 +352,17 @@ describe('OAuth client registration with a real authorization server', { skip: !
       }
       const list = await api(base, 'GET', `/credentials?integration=${name}`);
       assert.equal(list.body.items.length, 2, list.text); // the shared client and alice's
-      for (const t of tokens) assert.ok(!list.text.includes(t), 'a token is listed');
+      // Neither the tokens nor the client secret are listed, logged, or stored in clear.
+      // (The WAL too: recent writes may not be in the main file yet.)
+      const db = ['agents-mcp.db', 'agents-mcp.db-wal'].filter((f) => existsSync(path.join(work, 'data', f)))
+        .map((f) => readFileSync(path.join(work, 'data', f)).toString('latin1')).join('');
+      const logged = agents.p.output();
+      assert.ok(tokens.length > 0);
+      for (const t of [...tokens, ...(clientSecret ? [clientSecret] : [])]) {
+        assert.ok(!list.text.includes(t), 'a secret is listed');
+        assert.ok(!logged.includes(t.slice(-40)), 'a secret is logged');
+        assert.ok(!db.includes(t.slice(-40)), 'a secret is stored in clear');
+      }
     });
   }
 });
