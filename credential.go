@@ -87,7 +87,21 @@ type CredentialSettings struct {
 	// Issuer is the authorization server that issued the tokens: tokens
 	// of MCP upstreams are keyed by it.
 	Issuer string `json:"issuer,omitempty"`
+	// Registration says how agents-mcp became the OAuth client of the
+	// issuer: empty when an administrator gave the client (pre-registered),
+	// RegistrationClientIDMetadata or RegistrationDynamic when
+	// POST /credentials/register did.
+	Registration string `json:"registration,omitempty"`
 }
+
+// How agents-mcp registered as an OAuth client (CredentialSettings.Registration).
+const (
+	// RegistrationClientIDMetadata: the client_id is the URL of the Client
+	// ID Metadata Document agents-mcp serves; there is no client secret.
+	RegistrationClientIDMetadata = "client_id_metadata_document"
+	// RegistrationDynamic: RFC 7591 dynamic client registration.
+	RegistrationDynamic = "dynamic"
+)
 
 // CredentialSecret is the secret part of a credential.
 type CredentialSecret struct {

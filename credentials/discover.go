@@ -84,26 +84,3 @@ func Discover(ctx context.Context, client *http.Client, resourceURL string) (*Di
 		RegistrationURL: asm.RegistrationEndpoint, Scopes: prm.ScopesSupported,
 		ClientIDMetadata: asm.ClientIDMetadataDocumentSupported}, nil
 }
-
-// Register registers agents-mcp as a client of d's authorization server
-// (RFC 7591 dynamic client registration), with the manager's redirect URI,
-// and returns the credential that holds the client: shared, of kind
-// oauth_authorization_code, for integration. It is not stored.
-// ENOTIMPLEMENTED when the server offers no registration.
-func (m *Manager) Register(ctx context.Context, integration string, d *Discovery) (*agentsmcp.Credential, error) {
-	if d.RegistrationURL == "" {
-		return nil, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "%s: the authorization server %s offers no dynamic client registration; "+
-			"register agents-mcp there (redirect URI %s) and add the client with POST /admin/v1/credentials", integration, d.Issuer, m.RedirectURL())
-	}
-	reg, err := oauthex.RegisterClient(ctx, d.RegistrationURL, &oauthex.ClientRegistrationMetadata{
-		RedirectURIs: []string{m.RedirectURL()}, ClientName: "agents-mcp",
-		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-	}, m.opts.HTTP)
-	if err != nil {
-		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: dynamic client registration at %s failed: %v", integration, d.Issuer, err)
-	}
-	return &agentsmcp.Credential{Integration: integration, Kind: agentsmcp.CredentialAuthorizationCode,
-		Settings: agentsmcp.CredentialSettings{ClientID: reg.ClientID, AuthURL: d.AuthURL, TokenURL: d.TokenURL,
-			Scopes: d.Scopes, Resource: d.Resource, Issuer: d.Issuer},
-		Secret: &agentsmcp.CredentialSecret{ClientSecret: reg.ClientSecret}}, nil
-}

@@ -51,7 +51,7 @@ func TestDiscoverProtectedMCPServer(t *testing.T) {
 	// oauth2-mock-server offers no dynamic registration: the error says
 	// what to do instead.
 	m := credentials.New(credentials.Options{Store: openStore(t), BaseURL: "http://127.0.0.1:8080", HTTP: loopbackClient()})
-	if _, err := m.Register(t.Context(), "prot", d); agentsmcp.ErrorCode(err) != agentsmcp.ENOTIMPLEMENTED {
+	if _, err := m.Register(t.Context(), "prot", d, ""); agentsmcp.ErrorCode(err) != agentsmcp.ENOTIMPLEMENTED {
 		t.Errorf("Register without a registration endpoint: %v", err)
 	}
 

@@ -26,6 +26,10 @@
 //
 // [Discover] finds how an upstream MCP server protected by OAuth wants to be
 // authorized (RFC 9728 protected resource metadata from its 401, RFC 8414
-// authorization server metadata) and registers a client (RFC 7591) when the
-// server offers it and none is configured.
+// authorization server metadata). [Manager.RegisterIntegration] makes
+// agents-mcp a client of its authorization server when none is configured
+// (a pre-registered client wins): by its Client ID Metadata Document
+// ([Manager.ClientMetadataHandler], an https public URL needed), else by
+// RFC 7591 dynamic registration, and stores the client as the shared
+// credential.
 package credentials

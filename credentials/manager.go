@@ -211,6 +211,13 @@ func (m *Manager) config(c *agentsmcp.Credential) *oauth2.Config {
 	if c.Secret != nil {
 		cfg.ClientSecret = c.Secret.ClientSecret
 	}
+	if cfg.ClientSecret == "" {
+		// A public client (a Client ID Metadata Document, say) names
+		// itself in the body: servers refuse an empty Basic password of
+		// a client registered with token_endpoint_auth_method none, and
+		// auto-detection would spend a request finding that out.
+		cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
+	}
 	return cfg
 }
 

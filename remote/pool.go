@@ -372,6 +372,17 @@ func (p *Pool) Status(name string) (Status, bool) {
 	return u.status(), true
 }
 
+// Endpoint returns the URL of a streamable or sse upstream as configured,
+// not redacted, for agents-mcp's own requests to it (OAuth discovery);
+// false if there is no such upstream or it has no URL.
+func (p *Pool) Endpoint(name string) (string, bool) {
+	u, ok := p.get(name)
+	if !ok || u.cfg.URL == "" {
+		return "", false
+	}
+	return u.cfg.URL, true
+}
+
 // Statuses returns every upstream's status, sorted by name.
 func (p *Pool) Statuses() []Status {
 	p.mu.Lock()

@@ -102,6 +102,8 @@ type Options struct {
 	Credentials      agentsmcp.CredentialService
 	Authorizer       Authorizer
 	AuthorizationTTL time.Duration
+	// Registrar serves /credentials/discover and /credentials/register.
+	Registrar Registrar
 	// Reindex serves POST /reindex.
 	Reindex ReindexFunc
 	// Audit records every write; nil records nothing (and New logs a
@@ -233,6 +235,8 @@ func (h *Handler) routes() chi.Router {
 		r.Post("/credentials", h.write(h.createCredential, scrubCredentialBody))
 		r.Delete("/credentials/{id}", h.write(h.deleteCredential, nil))
 		r.Post("/credentials/authorize", h.write(h.startAuthorization, nil))
+		r.Post("/credentials/discover", h.write(h.discoverOAuth, scrubOAuthDiscoveryBody))
+		r.Post("/credentials/register", h.write(h.registerOAuth, scrubOAuthDiscoveryBody))
 
 		r.Post("/reindex", h.write(h.reindex, nil))
 		r.Get("/operations", h.read(h.listOperations))

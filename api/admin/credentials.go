@@ -244,3 +244,132 @@ func (h *Handler) startAuthorization(w http.ResponseWriter, r *http.Request) err
 		ExpiresAt: time.Now().Add(h.opts.AuthorizationTTL).UTC().Truncate(time.Second)})
 	return nil
 }
+
+// Registrar finds how an integration is authorized and registers
+// agents-mcp as its OAuth client (ADR 0012 D6): cmd adapts
+// credentials.Manager to it, and resolves an upstream's name to its URL.
+type Registrar interface {
+	// DiscoverOAuth asks the server at url (empty: the URL of the upstream
+	// named integration) how it is authorized. ENOTFOUND when it does not
+	// ask for OAuth; EINVALID when url is empty and integration is no
+	// upstream with a URL.
+	DiscoverOAuth(ctx context.Context, integration, url string) (*OAuthDiscovery, error)
+	// RegisterOAuth registers agents-mcp with the server's authorization
+	// server by method (empty: the best that works) and stores the client
+	// as integration's shared oauth_authorization_code credential.
+	// ECONFLICT when integration already has a shared credential.
+	RegisterOAuth(ctx context.Context, integration, url, method string) (*agentsmcp.Credential, error)
+}
+
+// OAuthDiscoveryInput is the body of POST /credentials/discover and,
+// with Method, of POST /credentials/register.
+type OAuthDiscoveryInput struct {
+	Integration string `json:"integration"`
+	// URL of the protected server; empty: the upstream's own URL. An HTTP
+	// tool source has none to take, so it is required for one.
+	URL string `json:"url,omitempty"`
+	// Method (register only): "client_id_metadata_document", "dynamic",
+	// or empty for the first of them that works.
+	Method string `json:"method,omitempty"`
+}
+
+// OAuthDiscovery is what POST /credentials/discover found: RFC 9728
+// protected resource metadata and RFC 8414 authorization server metadata,
+// and how POST /credentials/register would register.
+type OAuthDiscovery struct {
+	Integration           string   `json:"integration"`
+	URL                   string   `json:"url"` // redacted
+	Resource              string   `json:"resource"`
+	Issuer                string   `json:"issuer"`
+	AuthorizationEndpoint string   `json:"authorizationEndpoint"`
+	TokenEndpoint         string   `json:"tokenEndpoint"`
+	RegistrationEndpoint  string   `json:"registrationEndpoint,omitempty"`
+	ScopesSupported       []string `json:"scopesSupported,omitempty"`
+	// ClientIDMetadataDocumentSupported: the server accepts a Client ID
+	// Metadata Document's URL as client_id.
+	ClientIDMetadataDocumentSupported bool `json:"clientIdMetadataDocumentSupported"`
+	// Registration is the method register would use, empty when none
+	// works; RegistrationNote says why, or what to do instead.
+	Registration     string `json:"registration,omitempty"`
+	RegistrationNote string `json:"registrationNote,omitempty"`
+	// Registered is the id of integration's shared credential when there
+	// is one: register then refuses, and that client is used as it is.
+	Registered string `json:"registered,omitempty"`
+}
+
+// scrubOAuthDiscoveryBody redacts the url of a discover or register body
+// for the audit trail: a URL may carry a key in its query.
+func scrubOAuthDiscoveryBody(body json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return body
+	}
+	var u string
+	if err := json.Unmarshal(m["url"], &u); err == nil && u != "" {
+		m["url"], _ = json.Marshal(agentsmcp.RedactURL(u))
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func (h *Handler) oauthDiscoveryInput(r *http.Request, register bool) (OAuthDiscoveryInput, error) {
+	var in OAuthDiscoveryInput
+	if h.opts.Registrar == nil {
+		return in, unavailable("OAuth registration")
+	}
+	if _, err := queryParams(r); err != nil {
+		return in, err
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return in, err
+	}
+	switch {
+	case in.Integration == "":
+		return in, invalidf("integration is required")
+	case in.Method != "" && !register:
+		return in, invalidf("method is a field of POST /credentials/register")
+	case in.URL != "":
+		if err := agentsmcp.CheckHTTPURL(in.URL); err != nil {
+			return in, invalidf("url %q %v", agentsmcp.RedactURL(in.URL), err)
+		}
+	}
+	return in, nil
+}
+
+// POST /credentials/discover: how the integration's server is authorized.
+// It reaches out (under the egress policy) but changes nothing.
+func (h *Handler) discoverOAuth(w http.ResponseWriter, r *http.Request) error {
+	in, err := h.oauthDiscoveryInput(r, false)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	d, err := h.opts.Registrar.DiscoverOAuth(ctx, in.Integration, in.URL)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// POST /credentials/register: 201 with the shared credential that holds
+// the client, without its secret.
+func (h *Handler) registerOAuth(w http.ResponseWriter, r *http.Request) error {
+	in, err := h.oauthDiscoveryInput(r, true)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	c, err := h.opts.Registrar.RegisterOAuth(ctx, in.Integration, in.URL, in.Method)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", Prefix+"/credentials/"+c.ID)
+	writeJSON(w, http.StatusCreated, credentialView(c))
+	return nil
+}

@@ -84,6 +84,9 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		// No agents-mcp credential: the browser comes from the
 		// authorization server, and the flow's state is the proof.
 		mux.Handle("GET "+credentials.CallbackPath, a.credentials)
+		// Authorization servers fetch agents-mcp's Client ID Metadata
+		// Document here, without a credential: it holds nothing secret.
+		mux.Handle("GET "+credentials.ClientMetadataPath, a.credentials.ClientMetadataHandler())
 	}
 	health := &api.Health{
 		Draining: a.router.Draining,

@@ -10,7 +10,7 @@
 #  4. runs the official conformance suite (conformance.sh: 0.1.16's active suite, and
 #     0.2.0-alpha.12's requirement sets 2025-11-25 and 2026-07-28) and the node tests (*.test.mjs: the
 #     official TypeScript SDK client, 1.x and 2.x, over legacy SSE, streamable HTTP and stdio, plus raw HTTP;
-#     mongo.test.mjs, auth.test.mjs, remote.test.mjs, bridge.test.mjs, bridge2026.test.mjs, agents.test.mjs, walkthrough.test.mjs, readme.test.mjs, http-tools.test.mjs, rest-bridge.test.mjs, console.test.mjs (headless Chromium), oauth.test.mjs and the security*.test.mjs files start agents-mcp instances of their own);
+#     mongo.test.mjs, auth.test.mjs, remote.test.mjs, bridge.test.mjs, bridge2026.test.mjs, agents.test.mjs, walkthrough.test.mjs, readme.test.mjs, http-tools.test.mjs, rest-bridge.test.mjs, console.test.mjs (headless Chromium), oauth.test.mjs, oauth-dcr.test.mjs and the security*.test.mjs files start agents-mcp instances of their own);
 #  5. stops the servers with SIGTERM and checks that each exits with status 0 within 5 s, and that
 #     everything they logged to stderr is JSON.
 # Exits non-zero on any failure. Artifacts (server logs, conformance results, TAP output) are kept
@@ -149,7 +149,7 @@ fi
 if [[ -n "${E2E_TESTS:-}" ]]; then
   read -r -a test_files <<<"$E2E_TESTS"
 else
-  test_files=(client.test.mjs client2.test.mjs http.test.mjs stateless.test.mjs auth.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs bridge.test.mjs bridge2026.test.mjs agents.test.mjs walkthrough.test.mjs readme.test.mjs rest-bridge.test.mjs security.test.mjs security-egress.test.mjs security-allowlist.test.mjs security-tasks.test.mjs security-memory.test.mjs inspector.test.mjs http-tools.test.mjs console.test.mjs oauth.test.mjs)
+  test_files=(client.test.mjs client2.test.mjs http.test.mjs stateless.test.mjs auth.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs bridge.test.mjs bridge2026.test.mjs agents.test.mjs walkthrough.test.mjs readme.test.mjs rest-bridge.test.mjs security.test.mjs security-egress.test.mjs security-allowlist.test.mjs security-tasks.test.mjs security-memory.test.mjs inspector.test.mjs http-tools.test.mjs console.test.mjs oauth.test.mjs oauth-dcr.test.mjs)
 fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"
