@@ -230,8 +230,11 @@ describe('OAuth client registration with a real authorization server', { skip: !
 
   before(
     async () => {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(work, 'key.pem'), '-out', path.join(work, 'cert.pem'),
-        '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      // Go's own certificate generator (in every Go installation, unlike the openssl command on a fresh
+      // machine) writes cert.pem and key.pem, for 127.0.0.1, into work.
+      const goroot = execFileSync('go', ['env', 'GOROOT'], { encoding: 'utf8' }).trim();
+      execFileSync('go', ['run', path.join(goroot, 'src/crypto/tls/generate_cert.go'), '--host', '127.0.0.1', '--duration', '24h', '--ca'],
+        { cwd: work, stdio: 'ignore' });
       ca = readFileSync(path.join(work, 'cert.pem'));
       as = await startAuthorizationServer(ca);
       upstreams = { dcr: await startProtectedUpstream(as.issuer), cimd: await startProtectedUpstream(as.issuer) };
