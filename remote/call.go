@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
 // errCallTimeout is the cause of a call's context when the upstream's own
@@ -29,6 +30,12 @@ var errCallTimeout = errors.New("upstream call timeout")
 // error that says what went wrong. The call is traced as an "upstream
 // call" span, whose context reaches the upstream's HTTP requests.
 func (u *upstream) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if tracing.Off() {
+		// A no-op span would cost its options, attributes and a
+		// context per call for nothing; ctx already carries the caller's
+		// trace context, all that such a span would pass on.
+		return u.callTool(ctx, req)
+	}
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "upstream call", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("agents_mcp.upstream", u.cfg.Name),
 		attribute.String("agents_mcp.tool", req.Params.Name),

@@ -11,10 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
 // This file is who may do what over MCP. Credentials are checked in front
@@ -85,8 +85,13 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// The handler's context may carry the span of the request
 			// that opened the session: this request's trace is in its
 			// own headers (the HTTP layer put its span there).
-			ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
-			ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(extra.Header))
+			// Both steps are free when there is nothing to drop and
+			// nothing to extract, as with tracing off and callers that
+			// send no trace context (tracing.HeaderCarrier).
+			if trace.SpanContextFromContext(ctx).IsValid() {
+				ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+			}
+			ctx = otel.GetTextMapPropagator().Extract(ctx, tracing.HeaderCarrier(extra.Header))
 		}
 		if !own && p != nil && r.access.Admit != nil && !isNotification(method) {
 			if ok, wait := r.access.Admit(p); !ok {
