@@ -165,7 +165,7 @@ var tracedRoutes = map[string]string{
 // [RequestIDMiddleware].
 //
 // With tracing off (no tracer provider installed, see [SetupTracing]) it
-// skips otelhttp, whose no-op span still cost about 2.7 KB and 36
+// skips otelhttp, whose no-op span still cost about 2.6 KB and 33
 // allocations per request, and only extracts the caller's trace context
 // and baggage into the request's context, which is all the no-op span
 // passed on: logs and upstreams see the same trace id either way.
