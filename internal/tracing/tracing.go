@@ -55,7 +55,9 @@ func defaultProvider() (trace.TracerProvider, reflect.Type) {
 //
 // It never allocates. With no provider installed it costs a lock of the
 // API's default provider; once that provider delegates to a real one,
-// Off stays false.
+// Off stays false. One consequence: OpenTelemetry's eBPF
+// auto-instrumentation, which hooks the default provider's no-op spans,
+// sees none of the spans skipped here.
 func Off() bool {
 	tp := otel.GetTracerProvider()
 	if _, ok := tp.(noop.TracerProvider); ok {
