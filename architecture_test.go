@@ -49,6 +49,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the batching queue serves the recorders of memory, so it depends on none of them"},
 	{From: "internal/testutil", Leaf: true,
 		Why: "test support serves every package's tests, so it depends on none"},
+	{From: "internal/tracing", Leaf: true,
+		Why: "router, remote and api/telemetry share the test of whether spans go anywhere, so it depends on none of them"},
 	{From: "internal/taskfixture", Leaf: true,
 		Why: "the test upstream of the Tasks extension serves the tests of remote and cmd, so it depends on none of them"},
 	{From: "credentials", Forbid: []string{"router", "remote", "api", "agents", "memory", "cmd"},

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
 // errCallTimeout is the cause of a call's context when the upstream's own
@@ -26,16 +27,30 @@ var errCallTimeout = errors.New("upstream call timeout")
 // by the upstream's timeout as a whole. Tool failures come back as results
 // with IsError; a JSON-RPC error from the upstream is returned as is (the
 // router relays it as a protocol error); everything else is an EUNAVAILABLE
-// error that says what went wrong. The call is traced as an "upstream
-// call" span, whose context reaches the upstream's HTTP requests.
+// error that says what went wrong. With tracing on, the call is traced as
+// an "upstream call" span, whose context reaches the upstream's HTTP
+// requests.
 func (u *upstream) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx, span := otel.Tracer(tracerName).Start(ctx, "upstream call", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+	ctx, span := u.startCallSpan(ctx, req)
+	res, err := u.callTool(ctx, req)
+	if span != nil {
+		endCallSpan(span, res, err)
+	}
+	return res, err
+}
+
+// startCallSpan starts the "upstream call" span of req. With tracing off
+// ([tracing.Off]) it starts none and returns a nil span: a no-op span would
+// cost its options, attributes and a context per call for nothing, and ctx
+// already carries the caller's trace context, all such a span passes on.
+func (u *upstream) startCallSpan(ctx context.Context, req *mcp.CallToolRequest) (context.Context, trace.Span) {
+	if tracing.Off() {
+		return ctx, nil
+	}
+	return otel.Tracer(tracerName).Start(ctx, "upstream call", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("agents_mcp.upstream", u.cfg.Name),
 		attribute.String("agents_mcp.tool", req.Params.Name),
 	))
-	res, err := u.callTool(ctx, req)
-	endCallSpan(span, res, err)
-	return res, err
 }
 
 // tracerName names the pool's spans. The tracer is looked up at each span

@@ -5,16 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
 // This file is who may do what over MCP. Credentials are checked in front
@@ -60,6 +61,19 @@ func requestIDOf(req mcp.Request) string {
 	return ""
 }
 
+// requestTraceContext replaces the trace context of ctx with the one in
+// h, a request's headers. The handler's context may carry the span of the
+// request that opened the session: this request's trace is in its own
+// headers (the HTTP layer put its span there). Both steps are free when
+// there is nothing to drop and nothing to extract, as with tracing off and
+// callers that send no trace context (tracing.HeaderCarrier).
+func requestTraceContext(ctx context.Context, h http.Header) context.Context {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+	}
+	return otel.GetTextMapPropagator().Extract(ctx, tracing.HeaderCarrier(h))
+}
+
 // accessMiddleware puts the caller and the request id in the context of
 // every request, refuses what the caller may not do, and hides from
 // listings the tools, resources, resource templates and prompts its
@@ -82,11 +96,7 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = agentsmcp.WithRequestID(ctx, id)
 		}
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-			// The handler's context may carry the span of the request
-			// that opened the session: this request's trace is in its
-			// own headers (the HTTP layer put its span there).
-			ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
-			ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(extra.Header))
+			ctx = requestTraceContext(ctx, extra.Header)
 		}
 		if !own && p != nil && r.access.Admit != nil && !isNotification(method) {
 			if ok, wait := r.access.Admit(p); !ok {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
 var _ agentsmcp.ToolCaller = (*Router)(nil)
@@ -109,21 +110,13 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
 		return nil, &refusal{msg: msg, issues: issues, missing: missing}, nil
 	}
-	ctx, span := otel.Tracer(tracerName).Start(ctx, "tools/call "+e.tool.Name, trace.WithAttributes(
-		attribute.String("agents_mcp.tool", e.tool.Name), attribute.String("agents_mcp.source", e.provider.Name())))
-	defer span.End()
+	ctx, span := startCallSpan(ctx, e)
+	if span != nil {
+		defer span.End()
+	}
 	start := time.Now()
 	res, err := e.provider.CallTool(ctx, req)
-	switch outcome := callError(res, err); {
-	case err != nil:
-		span.RecordError(err)
-		span.SetStatus(codes.Error, outcome)
-		span.SetAttributes(attribute.String("agents_mcp.outcome", "error"))
-	case outcome != "":
-		span.SetAttributes(attribute.String("agents_mcp.outcome", "tool_error"))
-	default:
-		span.SetAttributes(attribute.String("agents_mcp.outcome", "ok"))
-	}
+	setCallOutcome(span, res, err)
 	if r.onToolCall != nil {
 		rec := callRecord(ctx, e.tool.Name, req.Params.Arguments)
 		rec.Provider, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
@@ -136,6 +129,37 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		res = &mcp.CallToolResult{}
 	}
 	return res, nil, nil
+}
+
+// startCallSpan starts the "tools/call <tool>" span of a call of e. With
+// tracing off ([tracing.Off]) it starts none and returns a nil span: a
+// no-op span would cost its options, attributes and a context per call
+// for nothing, and ctx already carries the caller's trace context, which
+// is all a no-op span would have passed on.
+func startCallSpan(ctx context.Context, e *toolEntry) (context.Context, trace.Span) {
+	if tracing.Off() {
+		return ctx, nil
+	}
+	return otel.Tracer(tracerName).Start(ctx, "tools/call "+e.tool.Name, trace.WithAttributes(
+		attribute.String("agents_mcp.tool", e.tool.Name), attribute.String("agents_mcp.source", e.provider.Name())))
+}
+
+// setCallOutcome records the outcome of a call on span; a nil span
+// (tracing off) is left alone.
+func setCallOutcome(span trace.Span, res *mcp.CallToolResult, err error) {
+	if span == nil {
+		return
+	}
+	switch outcome := callError(res, err); {
+	case err != nil:
+		span.RecordError(err)
+		span.SetStatus(codes.Error, outcome)
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "error"))
+	case outcome != "":
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "tool_error"))
+	default:
+		span.SetAttributes(attribute.String("agents_mcp.outcome", "ok"))
+	}
 }
 
 // callFailure turns a provider's error into the error of an in-process

@@ -12,11 +12,14 @@ import (
 
 // BenchmarkJSONRPCGuard measures the guard in front of /mcp on a typical
 // tools/call body (the relay's hot path), against passing the body on
-// without a guard (reading it is all the baseline does).
+// without a guard (reading it is all the baseline does), and the guard on
+// a call with 8 KiB of arguments ("guard-8KiB").
 func BenchmarkJSONRPCGuard(b *testing.B) {
 	const body = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"hello"},"_meta":{"progressToken":7}}}`
+	bigBody := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"` +
+		strings.Repeat("x", 8<<10) + `"},"_meta":{"progressToken":7}}}`
 	sink := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) })
-	run := func(b *testing.B, h http.Handler) {
+	run := func(b *testing.B, h http.Handler, body string) {
 		b.ReportAllocs()
 		w := httptest.NewRecorder()
 		for b.Loop() {
@@ -29,7 +32,10 @@ func BenchmarkJSONRPCGuard(b *testing.B) {
 		}
 	}
 	b.Run("guard", func(b *testing.B) {
-		run(b, (&router.JSONRPCGuard{MaxBodyBytes: router.DefaultMaxBodyBytes}).Wrap(sink))
+		run(b, (&router.JSONRPCGuard{MaxBodyBytes: router.DefaultMaxBodyBytes}).Wrap(sink), body)
 	})
-	b.Run("no-guard-baseline", func(b *testing.B) { run(b, sink) })
+	b.Run("no-guard-baseline", func(b *testing.B) { run(b, sink, body) })
+	b.Run("guard-8KiB", func(b *testing.B) {
+		run(b, (&router.JSONRPCGuard{MaxBodyBytes: router.DefaultMaxBodyBytes}).Wrap(sink), bigBody)
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -335,7 +336,14 @@ func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, req)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, g.MaxBodyBytes))
+		buf := bodyBuffers.Get().(*bytes.Buffer)
+		// buf goes back to the pool when next has returned: a handler
+		// may not use the request after that, and next's handlers
+		// (go-sdk's) copy the body with io.ReadAll and keep no slice of
+		// it, so nothing refers to buf any more.
+		defer putBodyBuffer(buf)
+		_, err := buf.ReadFrom(http.MaxBytesReader(w, req.Body, g.MaxBodyBytes))
+		body := buf.Bytes()
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
@@ -362,6 +370,24 @@ func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
 		req.ContentLength = int64(len(body))
 		next.ServeHTTP(w, req)
 	})
+}
+
+// bodyBuffers hold the request bodies that [JSONRPCGuard] reads, so that
+// a relayed call does not allocate its body (and, for bodies over 512
+// bytes, each step of io.ReadAll's growth) again on every request.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody bounds the buffers kept for reuse: one request with a
+// large body (up to MaxBodyBytes) must not keep that much memory per
+// pooled buffer afterwards.
+const maxPooledBody = 64 << 10
+
+func putBodyBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	bodyBuffers.Put(b)
 }
 
 // check classifies body and counts its messages; a zero code means "pass

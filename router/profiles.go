@@ -87,9 +87,7 @@ func clientCallFrom(ctx context.Context) (clientCall, bool) {
 // profileOf finds the profile of the client of req.
 func profileOf(req *mcp.CallToolRequest) clientCall {
 	var c clientCall
-	if info := req.ClientInfo(); info != nil {
-		c.name, c.version = info.Name, info.Version
-	}
+	c.name, c.version = clientInfoOf(req)
 	protocol := req.ProtocolVersion()
 	for _, rule := range ClientProfiles {
 		if rule.match(c.name, c.version, protocol) {
@@ -99,6 +97,46 @@ func profileOf(req *mcp.CallToolRequest) clientCall {
 	}
 	c.profile = ClientProfile{ID: ProfileStandard, StructuredContent: true, ResourceLinks: true}
 	return c
+}
+
+// clientInfoOf returns the name and version of req.ClientInfo(). That
+// method decodes a 2026-07-28 caller's clientInfo from the request's _meta
+// by encoding the decoded JSON object again and decoding that, about 32
+// KiB of allocations per call with go-sdk's decoder. The object holds
+// strings only in practice, and then they are read from it directly;
+// anything else is left to ClientInfo, so the answer is the same.
+func clientInfoOf(req *mcp.CallToolRequest) (name, version string) {
+	if req.Params != nil {
+		if m, ok := req.Params.Meta[mcp.MetaKeyClientInfo].(map[string]any); ok {
+			if name, version, ok := plainImplementation(m); ok {
+				return name, version
+			}
+		}
+	}
+	if info := req.ClientInfo(); info != nil {
+		return info.Name, info.Version
+	}
+	return "", ""
+}
+
+// plainImplementation reads name and version from m, the JSON object of an
+// mcp.Implementation, when every member of m is one of its string fields
+// with a string value: then decoding m into an Implementation gives those
+// same strings. ok is false for any other object.
+func plainImplementation(m map[string]any) (name, version string, ok bool) {
+	for k, v := range m {
+		switch k {
+		case "name", "title", "description", "version", "websiteUrl":
+			if _, isString := v.(string); !isString {
+				return "", "", false
+			}
+		default:
+			return "", "", false
+		}
+	}
+	name, _ = m["name"].(string)
+	version, _ = m["version"].(string)
+	return name, version, true
 }
 
 // shapeResult returns res as the client of profile p can use it (see

@@ -11,7 +11,9 @@
 //
 // The packages that emit spans (router, remote, agents) use the OpenTelemetry
 // API's global tracer provider (otel.Tracer), not this package, so they stay
-// free of exporters and configuration. This package imports none of them, so
+// free of exporters and configuration. With no provider installed (tracing
+// off), the router, the pool and [HTTPMiddleware] start no span at all
+// (internal/tracing.Off): a tools/call then allocates nothing for tracing. This package imports none of them, so
 // any of them may import it (for [RequestID], say).
 //
 // # Metrics
@@ -49,6 +51,8 @@
 //	                                       agents_mcp.attempts, agents_mcp.step.status; one "attempt" event per
 //	                                       attempt (agents_mcp.attempt, agents_mcp.ok, error.message,
 //	                                       agents_mcp.retryable); status Error when the step failed
+//	"tools/call <tool>" (router)           agents_mcp.tool, agents_mcp.source, agents_mcp.outcome ok|tool_error|error;
+//	                                       the error recorded
 //	"upstream call" (remote), client kind  agents_mcp.upstream, agents_mcp.tool (as clients name it),
 //	                                       agents_mcp.outcome ok|tool_error|error; the error recorded
 //

@@ -3,6 +3,10 @@
 package testutil
 
 import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,4 +44,31 @@ func EventuallyState(t testing.TB, timeout time.Duration, what string, cond func
 		}
 		time.Sleep(pollInterval)
 	}
+}
+
+// rerunEnv marks a test binary that [InOwnProcess] started.
+const rerunEnv = "AGENTS_MCP_TEST_OWN_PROCESS"
+
+// InOwnProcess is for tests that need the process's global state as it is
+// before any test changed it, such as OpenTelemetry's global tracer
+// provider, which a test can set but never unset. Unless the process is
+// already such a rerun, it runs t again, alone, in a new process of the
+// test binary, fails t with that run's output if it failed, and returns
+// false: t must return. In the rerun it returns true and t goes on. t
+// must be a top-level test (its name is the -test.run pattern).
+func InOwnProcess(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(rerunEnv) == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), rerunEnv+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s in its own process: %v\n%s", t.Name(), err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s in its own process did not run:\n%s", t.Name(), out)
+	}
+	return false
 }
