@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/syncloop"
 )
 
 // This file keeps the sources added at run time in the store, so that
@@ -291,32 +292,13 @@ func (s *SharedSources) Sync(ctx context.Context) error {
 	return nil
 }
 
-// Run calls Sync every interval (at least 100 ms) until ctx is done,
-// logging a failure when it starts and when it ends rather than at every
-// attempt.
+// Run calls Sync every interval (at least [syncloop.MinInterval]) until
+// ctx is done, logging a failure when it starts and when it ends rather
+// than at every attempt.
 func (s *SharedSources) Run(ctx context.Context, interval time.Duration) {
-	interval = max(interval, 100*time.Millisecond)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		sctx, cancel := context.WithTimeout(ctx, syncTimeout)
-		err := s.Sync(sctx)
-		cancel()
-		switch {
-		case err != nil && !failing && ctx.Err() == nil:
-			s.logger.Warn("cannot read the stored http_tools sources; this replica keeps its current ones", "error", err)
-			failing = true
-		case err == nil && failing:
-			s.logger.Info("the stored http_tools sources are readable again")
-			failing = false
-		}
-	}
+	syncloop.Loop{Sync: s.Sync, Timeout: syncTimeout, Logger: s.logger,
+		Failing:   "cannot read the stored http_tools sources; this replica keeps its current ones",
+		Recovered: "the stored http_tools sources are readable again"}.Run(ctx, interval)
 }
 
 // setApplied records the revision served for name; "" forgets name. The

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/syncloop"
 )
 
 // This file keeps the upstreams added at run time in the store, so that
@@ -322,32 +323,13 @@ func (s *SharedUpstreams) reportOnce(d *agentsmcp.UpstreamDefinition, msg string
 	s.logger.Warn(msg, "upstream", d.Name, "revision", d.Revision, "error", err)
 }
 
-// Run calls Sync every interval (at least 100 ms) until ctx is done,
-// logging a failure when it starts and when it ends rather than at every
-// attempt.
+// Run calls Sync every interval (at least [syncloop.MinInterval]) until
+// ctx is done, logging a failure when it starts and when it ends rather
+// than at every attempt.
 func (s *SharedUpstreams) Run(ctx context.Context, interval time.Duration) {
-	interval = max(interval, 100*time.Millisecond)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		sctx, cancel := context.WithTimeout(ctx, syncTimeout)
-		err := s.Sync(sctx)
-		cancel()
-		switch {
-		case err != nil && !failing && ctx.Err() == nil:
-			s.logger.Warn("cannot read the stored upstreams; this replica keeps its current ones", "error", err)
-			failing = true
-		case err == nil && failing:
-			s.logger.Info("the stored upstreams are readable again")
-			failing = false
-		}
-	}
+	syncloop.Loop{Sync: s.Sync, Timeout: syncTimeout, Logger: s.logger,
+		Failing:   "cannot read the stored upstreams; this replica keeps its current ones",
+		Recovered: "the stored upstreams are readable again"}.Run(ctx, interval)
 }
 
 // Refresh is [Pool.Refresh].
