@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -181,5 +182,45 @@ func TestSharedSourcesRefusals(t *testing.T) {
 	}
 	if a.has("mcp-one__get_post") {
 		t.Error("a serves a source refused for its name")
+	}
+}
+
+// TestInlineDocumentReadsNoFile checks that a document given inline (as
+// through the admin API) cannot make the server read its files through a
+// $ref, even with allow_remote_refs, while the same document read from a
+// file of the config does follow it (so the check can see a file read).
+func TestInlineDocumentReadsNoFile(t *testing.T) {
+	dir := t.TempDir()
+	schemaFile := filepath.Join(dir, "schema.json")
+	if err := os.WriteFile(schemaFile, []byte(`{"type":"object","properties":{"from_the_file":{"type":"string"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/things":{"post":{"operationId":"make",
+"requestBody":{"content":{"application/json":{"schema":{"$ref":"` + schemaFile + `"}}}},"responses":{"200":{"description":"ok"}}}}}}`
+	docFile := filepath.Join(dir, "doc.json")
+	if err := os.WriteFile(docFile, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := blogAPI(t)
+	for _, tt := range []struct {
+		what     string
+		src      httptools.Source
+		readFile bool
+	}{
+		{"a config file's document", httptools.Source{Name: "cfg", BaseURL: base, OpenAPI: docFile, AllowRemoteRefs: true}, true},
+		{"an inline document", httptools.Source{Name: "inline", BaseURL: base, OpenAPIDocument: doc, AllowRemoteRefs: true}, false},
+	} {
+		p, err := httptools.Load(t.Context(), tt.src, httptools.Options{})
+		if err != nil {
+			t.Fatalf("%s: Load: %v", tt.what, err)
+		}
+		tools, _ := p.Tools(t.Context())
+		var schemas []string
+		for _, tool := range tools {
+			schemas = append(schemas, string(agentsmcp.ToolSchemaJSON(tool.InputSchema)))
+		}
+		if got := strings.Contains(strings.Join(schemas, " "), "from_the_file"); got != tt.readFile {
+			t.Errorf("%s: the schema file was read: %v, want %v (status %+v, schemas %s)", tt.what, got, tt.readFile, p.Status(), schemas)
+		}
 	}
 }
