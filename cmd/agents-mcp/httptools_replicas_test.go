@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // added through the admin API of one replica is served by the other (its
 // tool listed and called with the stored header), a source stored again
 // with another document (a new revision) replaces the old tools on the
-// other replica, a removal reaches the other replica, names taken by a
+// other replica, a restarted replica serves what is stored, a removal
+// reaches the other replica, names taken by a
 // config-file source, a stored source or an upstream are refused with 409,
 // bad sources with 400, and the header value shows up in no answer and no
 // log.
@@ -94,20 +96,38 @@ func TestAdminHTTPToolsAreSharedByReplicas(t *testing.T) {
 		t.Fatalf("blog__readPost through a = %v, want the title of post 9", got)
 	}
 
-	if code, got := adminDo(t, a, http.MethodDelete, "/http-tools/blog", ""); code != http.StatusNoContent {
-		t.Fatalf("DELETE /http-tools/blog on a: %d %s", code, got)
+	// a restarts: the new process serves the stored source from its
+	// start-up, without waiting for a sync interval.
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("a did not stop cleanly: %v", err)
+	}
+	restarted := startServerProcess(t, t.TempDir(), env...)
+	if code, got := adminDo(t, restarted, http.MethodGet, "/http-tools/blog", ""); code != http.StatusOK || !strings.Contains(got, `"origin":"api"`) {
+		t.Errorf("after a restart, GET /http-tools/blog: %d %s", code, got)
+	}
+	if got := callTool(t, restarted.client(t), "blog__readPost", map[string]any{"id": "3"}); got["title"] != "post 3" {
+		t.Errorf("blog__readPost through the restarted replica = %v", got)
+	}
+
+	if code, got := adminDo(t, restarted, http.MethodDelete, "/http-tools/blog", ""); code != http.StatusNoContent {
+		t.Fatalf("DELETE /http-tools/blog on the restarted replica: %d %s", code, got)
 	}
 	waitTools(t, csB, "blog__readPost", false)
 	if code, got := adminDo(t, b, http.MethodDelete, "/http-tools/blog", ""); code != http.StatusNotFound {
 		t.Errorf("DELETE of a removed source: %d %s, want 404", code, got)
 	}
 
-	for name, p := range map[string]*serverProcess{"a": a, "b": b} {
+	for name, p := range map[string]*serverProcess{"b": b, "restarted": restarted} {
 		for _, path := range []string{"/http-tools", "/audit"} {
 			if _, got := adminDo(t, p, http.MethodGet, path, ""); strings.Contains(got, secret) {
 				t.Errorf("replica %s shows the source's header value in %s", name, path)
 			}
 		}
+	}
+	for name, p := range map[string]*serverProcess{"a": a, "b": b, "restarted": restarted} {
 		if strings.Contains(p.logs.String(), secret) {
 			t.Errorf("replica %s logs the source's header value", name)
 		}
