@@ -107,11 +107,6 @@ const (
 	OriginAPI    = "api"
 )
 
-// DefaultSyncInterval is how often [SharedSources.Run] reads the store by
-// default: a source added or removed on one replica reaches the others
-// within about this long. It is the upstreams' interval.
-const DefaultSyncInterval = 10 * time.Second
-
 // syncTimeout bounds one Sync: the store read and the loading of the
 // sources it adds (an OpenAPI document given by URL is fetched then).
 const syncTimeout = 30 * time.Second
