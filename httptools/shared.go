@@ -147,6 +147,10 @@ type SharedSources struct {
 	// reported remembers, per name, the revision last logged as not
 	// loadable, so that each problem is logged once and not every Sync.
 	reported map[string]string
+	// unusable holds, per name, the revision loaded here whose document
+	// could not be used (a URL that did not answer, say): it is loaded
+	// again at each Sync until it serves tools, and logged once.
+	unusable map[string]string
 }
 
 // NewSharedSources returns the run-time sources over sources, stored in
@@ -155,7 +159,7 @@ func NewSharedSources(sources *Sources, store agentsmcp.UpstreamService, logger 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &SharedSources{sources: sources, store: store, logger: logger, applied: map[string]string{}, reported: map[string]string{}}
+	return &SharedSources{sources: sources, store: store, logger: logger, applied: map[string]string{}, reported: map[string]string{}, unusable: map[string]string{}}
 }
 
 // Add loads src, stores it and registers its tools here; the other
@@ -227,6 +231,7 @@ func (s *SharedSources) Remove(ctx context.Context, name string) error {
 		return fmt.Errorf("remove stored http_tools %q: %w", name, err)
 	}
 	delete(s.reported, name)
+	delete(s.unusable, name)
 	if !fromStore {
 		return nil // stored but not served here (left aside, or not loadable)
 	}
@@ -239,9 +244,11 @@ func (s *SharedSources) Remove(ctx context.Context, name string) error {
 
 // Sync makes this replica's sources follow the store: it loads the stored
 // sources it does not serve, loads again those stored under a new
-// revision, and removes those no longer stored. A definition that cannot
-// be loaded here is logged (once per revision) and skipped; the store's
-// error, if it cannot be read, is returned with the sources unchanged.
+// revision and those whose document could not be used here (its URL did
+// not answer, say), and removes those no longer stored. A definition
+// that cannot be loaded here (refused, or its name taken on this replica)
+// is logged once per revision and skipped; the store's error, if it
+// cannot be read, is returned with the sources unchanged.
 func (s *SharedSources) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -263,6 +270,14 @@ func (s *SharedSources) Sync(ctx context.Context) error {
 		}
 		s.logger.Info("http_tools source removed or replaced in the store by another replica", "source", name)
 	}
+	for name, rev := range s.unusable {
+		if s.applied[name] == rev {
+			s.setApplied(name, "")
+			if err := s.sources.Remove(name); err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
+				s.logger.Warn("removing an http_tools source to load it again", "source", name, "error", err)
+			}
+		}
+	}
 	for _, d := range defs {
 		if _, ok := s.applied[d.Name]; ok || s.reported[d.Name] == d.Revision {
 			continue
@@ -277,11 +292,25 @@ func (s *SharedSources) Sync(ctx context.Context) error {
 			continue
 		}
 		s.setApplied(d.Name, d.Revision)
+		if why := s.sources.failed(d.Name); why != "" {
+			if s.unusable[d.Name] != d.Revision {
+				s.logger.Warn("a stored http_tools source serves no tool on this replica; it is loaded again at each sync",
+					"source", d.Name, "revision", d.Revision, "reason", why)
+			}
+			s.unusable[d.Name] = d.Revision
+			continue
+		}
+		delete(s.unusable, d.Name)
 		s.logger.Info("http_tools source loaded from the store", "source", d.Name, "revision", d.Revision)
 	}
 	for name := range s.reported {
 		if _, ok := stored[name]; !ok {
 			delete(s.reported, name)
+		}
+	}
+	for name := range s.unusable {
+		if _, ok := stored[name]; !ok {
+			delete(s.unusable, name)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -222,5 +223,40 @@ func TestInlineDocumentReadsNoFile(t *testing.T) {
 		if got := strings.Contains(strings.Join(schemas, " "), "from_the_file"); got != tt.readFile {
 			t.Errorf("%s: the schema file was read: %v, want %v (status %+v, schemas %s)", tt.what, got, tt.readFile, p.Status(), schemas)
 		}
+	}
+}
+
+// TestSharedSourcesRetryAnUnusableDocument checks that a replica whose
+// fetch of a stored source's document failed loads it again at its next
+// Sync, rather than serving no tool until the source is stored again.
+func TestSharedSourcesRetryAnUnusableDocument(t *testing.T) {
+	store := openStore(t)
+	base := blogAPI(t)
+	var down atomic.Bool
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(readPostDoc))
+	}))
+	t.Cleanup(docs.Close)
+	a, b := newReplica(store), newReplica(store)
+	if err := a.shared.Add(t.Context(), httptools.Source{Name: "blog", BaseURL: base, OpenAPI: docs.URL + "/doc.json"}); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	down.Store(true)
+	b.sync(t)
+	if st := b.shared.Statuses(); len(st) != 1 || st[0].State != "failed" || b.has("blog__readPost") {
+		t.Fatalf("with the document down, b's statuses = %+v", st)
+	}
+	down.Store(false)
+	b.sync(t)
+	if !b.has("blog__readPost") {
+		t.Fatalf("b does not serve the source once its document answers: %+v", b.shared.Statuses())
+	}
+	b.sync(t) // a source that works is not loaded again
+	if st := b.shared.Statuses(); len(st) != 1 || st[0].State != "ready" || st[0].Origin != httptools.OriginAPI {
+		t.Errorf("b's statuses = %+v", st)
 	}
 }
