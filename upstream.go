@@ -7,18 +7,25 @@ import (
 	"unicode/utf8"
 )
 
-// UpstreamDefinition is an upstream MCP server added at run time, through
-// the admin API, and kept in the store so that every replica serves it and
-// it outlives restarts. Upstreams of the config file are not stored: the
-// file stays their one source.
+// UpstreamDefinition is a tool provider added at run time, through the
+// admin API, and kept in the store so that every replica serves it and it
+// outlives restarts: an upstream MCP server (Kind [UpstreamKindMCP]) or an
+// HTTP tool source (Kind [UpstreamKindHTTP]). Both kinds share one set of
+// names, because a name prefixes the provider's tool names
+// (`<name>__<tool>`) whatever its kind: the store refuses a name taken by
+// a definition of either kind. Providers of the config file are not
+// stored: the file stays their one source.
 //
-// Invariants: Name is 1–[MaxUpstreamNameBytes] bytes; Config is a JSON
-// object in valid UTF-8 of at most [MaxUpstreamConfigBytes]. The store keeps Config
-// opaque: the remote package encodes and decodes it. Config may hold
-// credentials (upstream request headers), so it is never logged nor
-// returned by the API.
+// Invariants: Name is 1–[MaxUpstreamNameBytes] bytes; Kind is one of the
+// two kinds ("" is taken as [UpstreamKindMCP]); Config is a JSON object in
+// valid UTF-8 of at most [MaxUpstreamConfigBytes] for an MCP upstream and
+// [MaxHTTPSourceConfigBytes] for an HTTP source (which may carry its
+// OpenAPI document). The store keeps Config opaque: the remote and
+// httptools packages encode and decode it. Config may hold credentials
+// (request headers), so it is never logged nor returned by the API.
 type UpstreamDefinition struct {
 	Name   string
+	Kind   string
 	Config json.RawMessage
 	// Revision changes whenever a definition of this name is created, so a
 	// replica tells "removed and added again, maybe with another URL" from
@@ -28,12 +35,25 @@ type UpstreamDefinition struct {
 	CreatedAt time.Time
 }
 
+// Kinds of an UpstreamDefinition.
+const (
+	// UpstreamKindMCP is an upstream MCP server (remote.SharedUpstreams).
+	UpstreamKindMCP = "mcp"
+	// UpstreamKindHTTP is an HTTP tool source (httptools.SharedSources).
+	UpstreamKindHTTP = "http"
+)
+
 // Limits of an UpstreamDefinition.
 const (
 	MaxUpstreamNameBytes   = 64
 	MaxUpstreamConfigBytes = 64 << 10
+	// MaxHTTPSourceConfigBytes bounds the config of an HTTP tool source,
+	// which may hold an OpenAPI document inline (up to 2 MiB of it, see
+	// httptools.MaxInlineDocumentBytes, with room for JSON escaping).
+	MaxHTTPSourceConfigBytes = 4 << 20
 	// MaxUpstreamDefinitions bounds how many definitions the store keeps,
-	// so that the admin API cannot grow every replica's pool without end.
+	// of both kinds together, so that the admin API cannot grow every
+	// replica's set of providers without end.
 	MaxUpstreamDefinitions = 256
 )
 
@@ -44,8 +64,10 @@ func (d *UpstreamDefinition) Validate() error {
 		return Errorf(EINVALID, "upstream definition: name is required")
 	case len(d.Name) > MaxUpstreamNameBytes:
 		return Errorf(EINVALID, "upstream definition: name is longer than %d bytes", MaxUpstreamNameBytes)
-	case len(d.Config) > MaxUpstreamConfigBytes:
-		return Errorf(EINVALID, "upstream definition %q: config is larger than %d bytes", d.Name, MaxUpstreamConfigBytes)
+	case d.Kind != "" && d.Kind != UpstreamKindMCP && d.Kind != UpstreamKindHTTP:
+		return Errorf(EINVALID, "upstream definition %q: kind %q is not %s or %s", d.Name, TruncateUTF8(d.Kind, 32), UpstreamKindMCP, UpstreamKindHTTP)
+	case len(d.Config) > d.maxConfigBytes():
+		return Errorf(EINVALID, "upstream definition %q: config is larger than %d bytes", d.Name, d.maxConfigBytes())
 	}
 	var obj map[string]json.RawMessage
 	if !utf8.Valid(d.Config) || json.Unmarshal(d.Config, &obj) != nil || obj == nil {
@@ -54,17 +76,35 @@ func (d *UpstreamDefinition) Validate() error {
 	return nil
 }
 
-// UpstreamService stores the upstreams added at run time. Every replica
-// reads it to converge on the same set.
+// KindOrMCP is d's Kind, with "" read as [UpstreamKindMCP].
+func (d *UpstreamDefinition) KindOrMCP() string {
+	if d.Kind == "" {
+		return UpstreamKindMCP
+	}
+	return d.Kind
+}
+
+func (d *UpstreamDefinition) maxConfigBytes() int {
+	if d.Kind == UpstreamKindHTTP {
+		return MaxHTTPSourceConfigBytes
+	}
+	return MaxUpstreamConfigBytes
+}
+
+// UpstreamService stores the tool providers added at run time, of both
+// kinds. Every replica reads it to converge on the same set.
 type UpstreamService interface {
-	// CreateUpstreamDefinition validates d, assigns a new Revision and,
-	// when zero, CreatedAt, and stores it. EINVALID for a broken invariant
-	// or when MaxUpstreamDefinitions are already stored, ECONFLICT when
-	// the name is taken.
+	// CreateUpstreamDefinition validates d, sets an empty Kind to
+	// UpstreamKindMCP, assigns a new Revision and, when zero, CreatedAt,
+	// and stores it. EINVALID for a broken invariant or when
+	// MaxUpstreamDefinitions (of both kinds) are already stored, ECONFLICT
+	// when the name is taken by a definition of either kind.
 	CreateUpstreamDefinition(ctx context.Context, d *UpstreamDefinition) error
-	// DeleteUpstreamDefinition removes the definition named name;
-	// ENOTFOUND when there is none.
-	DeleteUpstreamDefinition(ctx context.Context, name string) error
-	// ListUpstreamDefinitions returns every definition, sorted by name.
-	ListUpstreamDefinitions(ctx context.Context) ([]*UpstreamDefinition, error)
+	// DeleteUpstreamDefinition removes the definition of that kind ("" is
+	// UpstreamKindMCP) named name; ENOTFOUND when there is none, and when
+	// the name belongs to a definition of the other kind, which stays.
+	DeleteUpstreamDefinition(ctx context.Context, kind, name string) error
+	// ListUpstreamDefinitions returns every definition of that kind ("" is
+	// UpstreamKindMCP), sorted by name.
+	ListUpstreamDefinitions(ctx context.Context, kind string) ([]*UpstreamDefinition, error)
 }

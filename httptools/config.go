@@ -50,7 +50,13 @@ type Source struct {
 
 	// OpenAPI is an OpenAPI 3.0/3.1 (or Swagger 2.0) document: a file path,
 	// or an http(s) URL fetched once at load through the egress policy.
+	// Sources added through the admin API may give a URL only.
 	OpenAPI string `yaml:"openapi" json:"openapi,omitempty"`
+	// OpenAPIDocument is the document itself (JSON or YAML), at most
+	// [MaxInlineDocumentBytes]: how a source added through the admin API
+	// brings a document that is not served at a URL. Its $refs to files
+	// are never followed. It excludes OpenAPI.
+	OpenAPIDocument string `yaml:"-" json:"openapi_document,omitempty"`
 	// Include keeps only the operations it names, by operationId (or
 	// generated tool name) or as "tag:NAME"; empty keeps every operation.
 	Include []string `yaml:"include" json:"include,omitempty"`
@@ -112,6 +118,9 @@ func (s Source) Redacted() Source {
 	if isURL(s.OpenAPI) {
 		r.OpenAPI = agentsmcp.RedactURL(s.OpenAPI)
 	}
+	if s.OpenAPIDocument != "" {
+		r.OpenAPIDocument = fmt.Sprintf("[inline, %d bytes]", len(s.OpenAPIDocument))
+	}
 	return r
 }
 
@@ -142,15 +151,21 @@ func (s Source) Problems() []Problem {
 			add("base_url", "must not have a query or fragment")
 		}
 	}
+	openapi := s.OpenAPI != "" || s.OpenAPIDocument != ""
 	switch {
-	case s.OpenAPI == "" && len(s.Endpoints) == 0:
+	case s.OpenAPI != "" && s.OpenAPIDocument != "":
+		add("openapi_document", "a source has either an openapi URL or path or an inline openapi_document, not both")
+	case !openapi && len(s.Endpoints) == 0:
 		add("endpoints", "a source needs endpoints or an openapi document")
-	case s.OpenAPI != "" && len(s.Endpoints) > 0:
+	case openapi && len(s.Endpoints) > 0:
 		add("openapi", "a source has either endpoints or an openapi document, not both")
-	case s.OpenAPI == "" && s.BaseURL == "":
+	case !openapi && s.BaseURL == "":
 		add("base_url", "is required for endpoints")
 	}
-	if s.OpenAPI == "" && (len(s.Include) > 0 || len(s.Exclude) > 0) {
+	if len(s.OpenAPIDocument) > MaxInlineDocumentBytes {
+		add("openapi_document", "is %d bytes, more than the %d allowed inline; serve it at a URL and give that as openapi", len(s.OpenAPIDocument), MaxInlineDocumentBytes)
+	}
+	if !openapi && (len(s.Include) > 0 || len(s.Exclude) > 0) {
 		add("include", "include and exclude apply to openapi sources only")
 	}
 	for _, k := range sortedKeys(s.Headers) {

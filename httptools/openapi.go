@@ -24,6 +24,13 @@ import (
 // maxDocumentBytes bounds an OpenAPI document fetched from a URL.
 const maxDocumentBytes = 16 << 20
 
+// MaxInlineDocumentBytes bounds [Source.OpenAPIDocument]. An inline
+// document is read whole by the admin API, kept in the store and read back
+// by every replica's sync, so it is kept well under the URL limit: 2 MiB
+// holds all but the very largest public APIs, which can be given by URL
+// (up to 16 MiB) instead.
+const MaxInlineDocumentBytes = 2 << 20
+
 // loadOpenAPI reads and parses the source's document and returns its
 // operations. Anything that makes the whole document unusable sets
 // p.failed and returns nothing; a panic in the parser is one of those.
@@ -62,7 +69,7 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 			return p.client.Do(req)
 		}
 	}
-	if docURL == nil && !isURL(p.src.OpenAPI) {
+	if docURL == nil && p.src.OpenAPIDocument == "" && !isURL(p.src.OpenAPI) {
 		// $refs to files beside a document read from a file.
 		cfg.AllowFileReferences = true
 		cfg.BasePath = filepath.Dir(p.src.OpenAPI)
@@ -127,6 +134,9 @@ func firstLine(err error) string {
 // readDocument reads the document from its file, or fetches it from its
 // URL through the egress policy (docURL is then that URL).
 func (p *Provider) readDocument(ctx context.Context) (raw []byte, docURL *url.URL, err error) {
+	if p.src.OpenAPIDocument != "" {
+		return []byte(p.src.OpenAPIDocument), nil, nil
+	}
 	if !isURL(p.src.OpenAPI) {
 		raw, err := p.opts.ReadFile(p.src.OpenAPI)
 		if err != nil {

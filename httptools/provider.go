@@ -126,6 +126,10 @@ type Status struct {
 	Reason   string   `json:"reason,omitempty"`
 	Tools    int      `json:"tools"`
 	Problems []string `json:"problems,omitempty"`
+	// Origin is "config" for a source of the config file and "api" for
+	// one added through the admin API (and kept in the store); set by
+	// [SharedSources.Statuses].
+	Origin string `json:"origin,omitempty"`
 }
 
 // Load builds the provider of src. A source whose config is invalid, or
@@ -151,7 +155,7 @@ func Load(ctx context.Context, src Source, opts Options) (*Provider, error) {
 		}
 	}
 	var ops []*operation
-	if src.OpenAPI != "" {
+	if src.OpenAPI != "" || src.OpenAPIDocument != "" {
 		ops = p.loadOpenAPI(ctx)
 	} else {
 		for _, e := range src.Endpoints {
@@ -263,7 +267,7 @@ func (p *Provider) Tools(context.Context) ([]*mcp.Tool, error) {
 // Status reports the source's state.
 func (p *Provider) Status() Status {
 	st := Status{Name: p.src.Name, Kind: "endpoints", State: "ready", Tools: len(p.tools), Problems: slices.Clone(p.problems)}
-	if p.src.OpenAPI != "" {
+	if p.src.OpenAPI != "" || p.src.OpenAPIDocument != "" {
 		st.Kind = "openapi"
 	}
 	if p.failed != "" {
@@ -302,6 +306,11 @@ func (s *Sources) Add(ctx context.Context, src Source) error {
 	if err != nil {
 		return err
 	}
+	return s.add(ctx, p)
+}
+
+// add registers a loaded provider, as [Sources.Add].
+func (s *Sources) add(ctx context.Context, p *Provider) error {
 	s.mu.Lock()
 	if _, dup := s.providers[p.Name()]; dup {
 		s.mu.Unlock()
@@ -337,6 +346,25 @@ func (s *Sources) Remove(name string) error {
 	}
 	s.reg.RemoveProvider(name)
 	return nil
+}
+
+// has reports whether a source named name is loaded.
+func (s *Sources) has(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.providers[name]
+	return ok
+}
+
+// failed returns why the source named name serves no tool, or "" when it
+// serves some or is not loaded.
+func (s *Sources) failed(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.providers[name]; ok {
+		return p.failed
+	}
+	return ""
 }
 
 // Statuses reports every source, by name.

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/syncloop"
 )
 
 // This file keeps the upstreams added at run time in the store, so that
@@ -102,12 +103,12 @@ func (s *SharedUpstreams) Add(ctx context.Context, cfg Config) error {
 		s.mu.Unlock()
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "upstream %q already exists", cfg.Name)
 	}
-	def := &agentsmcp.UpstreamDefinition{Name: cfg.Name, Config: raw, CreatedBy: agentsmcp.PrincipalIDFrom(ctx)}
+	def := &agentsmcp.UpstreamDefinition{Name: cfg.Name, Kind: agentsmcp.UpstreamKindMCP, Config: raw, CreatedBy: agentsmcp.PrincipalIDFrom(ctx)}
 	err = s.store.CreateUpstreamDefinition(ctx, def)
 	if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT && s.isTombstone(ctx, cfg.Name) {
 		// A config-file upstream removed earlier: the new definition
 		// takes its name over.
-		if err = s.store.DeleteUpstreamDefinition(ctx, cfg.Name); err == nil || agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
+		if err = s.store.DeleteUpstreamDefinition(ctx, agentsmcp.UpstreamKindMCP, cfg.Name); err == nil || agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
 			err = s.store.CreateUpstreamDefinition(ctx, def)
 		}
 	}
@@ -132,7 +133,7 @@ func (s *SharedUpstreams) Add(ctx context.Context, cfg Config) error {
 		// on the other replicas either.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 		defer cancel()
-		if derr := s.store.DeleteUpstreamDefinition(dctx, cfg.Name); derr != nil && agentsmcp.ErrorCode(derr) != agentsmcp.ENOTFOUND {
+		if derr := s.store.DeleteUpstreamDefinition(dctx, agentsmcp.UpstreamKindMCP, cfg.Name); derr != nil && agentsmcp.ErrorCode(derr) != agentsmcp.ENOTFOUND {
 			s.logger.Error("an upstream that could not be started stays stored; remove it through the admin API",
 				"upstream", cfg.Name, "error", derr)
 		}
@@ -145,7 +146,7 @@ func (s *SharedUpstreams) Add(ctx context.Context, cfg Config) error {
 // isTombstone reports whether the stored definition named name is the
 // tombstone of a removed config-file upstream.
 func (s *SharedUpstreams) isTombstone(ctx context.Context, name string) bool {
-	defs, err := s.store.ListUpstreamDefinitions(ctx)
+	defs, err := s.store.ListUpstreamDefinitions(ctx, agentsmcp.UpstreamKindMCP)
 	if err != nil {
 		return false
 	}
@@ -185,7 +186,7 @@ func (s *SharedUpstreams) Remove(ctx context.Context, name string) error {
 			s.mu.Unlock()
 			return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "upstream %q does not exist", name)
 		}
-		err := s.store.DeleteUpstreamDefinition(ctx, name)
+		err := s.store.DeleteUpstreamDefinition(ctx, agentsmcp.UpstreamKindMCP, name)
 		switch {
 		case agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND && !inPool:
 			s.mu.Unlock()
@@ -217,10 +218,10 @@ func (s *SharedUpstreams) Remove(ctx context.Context, name string) error {
 // storeTombstone replaces whatever is stored under name (a definition this
 // replica leaves aside for its config-file upstream) with a tombstone.
 func (s *SharedUpstreams) storeTombstone(ctx context.Context, name string) (*agentsmcp.UpstreamDefinition, error) {
-	if err := s.store.DeleteUpstreamDefinition(ctx, name); err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
+	if err := s.store.DeleteUpstreamDefinition(ctx, agentsmcp.UpstreamKindMCP, name); err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
 		return nil, fmt.Errorf("remove stored upstream %q: %w", name, err)
 	}
-	tomb := &agentsmcp.UpstreamDefinition{Name: name, Config: json.RawMessage(tombstoneConfig), CreatedBy: agentsmcp.PrincipalIDFrom(ctx)}
+	tomb := &agentsmcp.UpstreamDefinition{Name: name, Kind: agentsmcp.UpstreamKindMCP, Config: json.RawMessage(tombstoneConfig), CreatedBy: agentsmcp.PrincipalIDFrom(ctx)}
 	if err := s.store.CreateUpstreamDefinition(ctx, tomb); err != nil {
 		return nil, fmt.Errorf("store the removal of upstream %q: %w", name, err)
 	}
@@ -236,7 +237,7 @@ func (s *SharedUpstreams) storeTombstone(ctx context.Context, name string) (*age
 func (s *SharedUpstreams) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defs, err := s.store.ListUpstreamDefinitions(ctx)
+	defs, err := s.store.ListUpstreamDefinitions(ctx, agentsmcp.UpstreamKindMCP)
 	if err != nil {
 		return fmt.Errorf("list stored upstreams: %w", err)
 	}
@@ -322,32 +323,13 @@ func (s *SharedUpstreams) reportOnce(d *agentsmcp.UpstreamDefinition, msg string
 	s.logger.Warn(msg, "upstream", d.Name, "revision", d.Revision, "error", err)
 }
 
-// Run calls Sync every interval (at least 100 ms) until ctx is done,
-// logging a failure when it starts and when it ends rather than at every
-// attempt.
+// Run calls Sync every interval (at least [syncloop.MinInterval]) until
+// ctx is done, logging a failure when it starts and when it ends rather
+// than at every attempt.
 func (s *SharedUpstreams) Run(ctx context.Context, interval time.Duration) {
-	interval = max(interval, 100*time.Millisecond)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		sctx, cancel := context.WithTimeout(ctx, syncTimeout)
-		err := s.Sync(sctx)
-		cancel()
-		switch {
-		case err != nil && !failing && ctx.Err() == nil:
-			s.logger.Warn("cannot read the stored upstreams; this replica keeps its current ones", "error", err)
-			failing = true
-		case err == nil && failing:
-			s.logger.Info("the stored upstreams are readable again")
-			failing = false
-		}
-	}
+	syncloop.Loop{Sync: s.Sync, Timeout: syncTimeout, Logger: s.logger,
+		Failing:   "cannot read the stored upstreams; this replica keeps its current ones",
+		Recovered: "the stored upstreams are readable again"}.Run(ctx, interval)
 }
 
 // Refresh is [Pool.Refresh].

@@ -55,7 +55,7 @@ func (r *replica) has(name string) bool {
 
 func storedNames(t *testing.T, store agentsmcp.UpstreamService) []string {
 	t.Helper()
-	defs, err := store.ListUpstreamDefinitions(testCtx(t, 5*time.Second))
+	defs, err := store.ListUpstreamDefinitions(testCtx(t, 5*time.Second), agentsmcp.UpstreamKindMCP)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSharedUpstreamsReachEveryReplicaAndOutliveRestarts(t *testing.T) {
 	if got := storedNames(t, store); !slices.Equal(got, []string{"shared"}) {
 		t.Fatalf("stored %v, want [shared]", got)
 	}
-	defs, _ := store.ListUpstreamDefinitions(testCtx(t, 5*time.Second))
+	defs, _ := store.ListUpstreamDefinitions(testCtx(t, 5*time.Second), agentsmcp.UpstreamKindMCP)
 	if defs[0].CreatedBy != "key:abc" {
 		t.Errorf("CreatedBy %q, want the adding principal", defs[0].CreatedBy)
 	}

@@ -58,6 +58,12 @@ func (h *Handler) read(next handlerFunc) http.HandlerFunc {
 // route-specific secrets from the body before it is redacted for the
 // audit trail.
 func (h *Handler) write(next handlerFunc, scrub func(json.RawMessage) json.RawMessage) http.HandlerFunc {
+	return h.writeLimit(h.opts.MaxBodyBytes, next, scrub)
+}
+
+// writeLimit is write with a body limit of its own, for the routes whose
+// bodies may be larger than MaxBodyBytes (an inline OpenAPI document).
+func (h *Handler) writeLimit(limit int64, next handlerFunc, scrub func(json.RawMessage) json.RawMessage) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &auditState{}
@@ -74,7 +80,7 @@ func (h *Handler) write(next handlerFunc, scrub func(json.RawMessage) json.RawMe
 			h.fail(rec, r, err)
 			return
 		}
-		body, err := readBody(rec, r, h.opts.MaxBodyBytes)
+		body, err := readBody(rec, r, limit)
 		if err != nil {
 			h.fail(rec, r, err)
 			return

@@ -95,6 +95,10 @@ type Options struct {
 	// Resumer serves POST /tasks/{id}/resume.
 	Resumer   TaskResumer
 	Upstreams Upstreams
+	// HTTPTools serves /http-tools: the server passes an
+	// httptools.SharedSources, which keeps additions and removals in the
+	// store for every replica.
+	HTTPTools HTTPTools
 	// Credentials serves /credentials: the store behind its sealing layer
 	// (memory/secrets.Credentials). Authorizer serves
 	// /credentials/authorize; AuthorizationTTL is how long the flows it
@@ -230,6 +234,11 @@ func (h *Handler) routes() chi.Router {
 		r.Get("/upstreams/{name}", h.read(h.getUpstream))
 		r.Delete("/upstreams/{name}", h.write(h.removeUpstream, nil))
 		r.Post("/upstreams/{name}/refresh", h.write(h.refreshUpstream, nil))
+
+		r.Get("/http-tools", h.read(h.listHTTPTools))
+		r.Post("/http-tools", h.writeLimit(max(h.opts.MaxBodyBytes, agentsmcp.MaxHTTPSourceConfigBytes), h.addHTTPTools, scrubHTTPToolsBody))
+		r.Get("/http-tools/{name}", h.read(h.getHTTPTools))
+		r.Delete("/http-tools/{name}", h.write(h.removeHTTPTools, nil))
 
 		r.Get("/credentials", h.read(h.listCredentials))
 		r.Post("/credentials", h.write(h.createCredential, scrubCredentialBody))

@@ -27,6 +27,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/httptools"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
@@ -138,16 +139,18 @@ func newFixture(t *testing.T) *fixture {
 
 // env is a server assembled as cmd/agents-mcp does, around one admin API.
 type env struct {
-	t        *testing.T
-	db       *sqlite.DB
-	syncer   *vectorsync.Syncer
-	router   *router.Router
-	pool     *remote.Pool
-	executor *agents.Executor
-	fx       *fixture
-	audit    *storeRecorder
-	handler  *admin.Handler
-	srv      *httptest.Server
+	t      *testing.T
+	db     *sqlite.DB
+	syncer *vectorsync.Syncer
+	router *router.Router
+	pool   *remote.Pool
+	// httpTools serves /http-tools over the same router and store.
+	httpTools *httptools.SharedSources
+	executor  *agents.Executor
+	fx        *fixture
+	audit     *storeRecorder
+	handler   *admin.Handler
+	srv       *httptest.Server
 }
 
 type envOptions struct {
@@ -183,6 +186,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 			t.Errorf("pool close: %v", err)
 		}
 	})
+	e.httpTools = httptools.NewSharedSources(httptools.NewSources(e.router, httptools.Options{}), db, nil)
 	e.executor = agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: e.router, StepTimeout: time.Minute})
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -192,7 +196,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	e.audit = &storeRecorder{t: t, db: db}
 	opts := admin.Options{
 		Learnings: db, Insights: db, Patterns: db, ToolPerformance: db, Tasks: db, Plans: db, Thoughts: db,
-		AuditLog: db, Executor: e.executor, Resumer: executorResumer{e.executor}, Upstreams: e.pool, Audit: e.audit, Written: syncer.Notify,
+		AuditLog: db, Executor: e.executor, Resumer: executorResumer{e.executor}, Upstreams: e.pool, HTTPTools: e.httpTools, Audit: e.audit, Written: syncer.Notify,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			return syncer.Reconcile(ctx, true, func(p vectorsync.Progress) {
 				report(admin.Progress{Stage: p.Namespace, Done: p.Done, Total: p.Total})

@@ -43,6 +43,9 @@ type app struct {
 	upstreams *remote.SharedUpstreams
 	// httpTools are the http_tools sources of the config file.
 	httpTools *httptools.Sources
+	// sharedHTTPTools keeps the sources added through the admin API in
+	// the store, for every replica.
+	sharedHTTPTools *httptools.SharedSources
 	// executor runs tasks; stopped before the pool so that running steps
 	// can still reach their upstreams.
 	executor *agents.Executor
@@ -254,6 +257,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger,
 		Auth: httpToolsAuth(a.credentials)})
 	addHTTPTools(ctx, a.httpTools, cfg.HTTPTools, logger)
+	a.sharedHTTPTools = httptools.NewSharedSources(a.httpTools, m.store, logger)
 	a.upstreams = remote.NewSharedUpstreams(a.pool, m.store, logger)
 	syncCtx, cancelSync := context.WithTimeout(ctx, upstreamStartWait)
 	if err := a.upstreams.Sync(syncCtx); err != nil {
@@ -263,6 +267,15 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	}
 	cancelSync()
 	a.wg.Go(func() { a.upstreams.Run(bg, cfg.UpstreamSyncInterval) })
+	// The HTTP tool sources of the store are loaded after the upstreams,
+	// so that a name both hold (never both stored: they share the
+	// store's names) goes the same way on every replica.
+	syncCtx, cancelSync = context.WithTimeout(ctx, upstreamStartWait)
+	if err := a.sharedHTTPTools.Sync(syncCtx); err != nil {
+		logger.Warn("the http_tools sources added through the admin API are not loaded yet", "error", err)
+	}
+	cancelSync()
+	a.wg.Go(func() { a.sharedHTTPTools.Run(bg, cfg.UpstreamSyncInterval) })
 	// Tasks left running by a crash or a stop are resumed once the
 	// upstreams are back.
 	a.wg.Go(func() { executor.Run(bg) })
@@ -324,7 +337,7 @@ func addHTTPTools(ctx context.Context, sources *httptools.Sources, list []config
 // problems of each. A failed source never fails readiness: every other
 // tool still works.
 func (a *app) httpToolsCheck(context.Context) (any, error) {
-	return a.httpTools.Statuses(), nil
+	return a.sharedHTTPTools.Statuses(), nil
 }
 
 // upstreamsCheck summarises the upstream pool in /readyz. Upstreams that are
@@ -344,7 +357,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 	a.admin = admin.New(admin.Options{
 		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
-		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams,
+		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams, HTTPTools: a.sharedHTTPTools,
 		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, index: a.toolIndex},
 		Credentials: credentialService(m.credentials), Authorizer: authorizer(a.credentials),
 		Registrar: registrar(a.credentials, a.pool, m.credentials),

@@ -530,3 +530,28 @@ func TestMemoryBeforePrincipals(t *testing.T) {
 		t.Errorf("a use of the old pattern = %+v, %v; want id %s, 4 uses, 3 successes, anonymous", p, err, patID)
 	}
 }
+
+// TestUpstreamKindMigration checks schema 9 on an upstream definition
+// written before kinds existed: it becomes an MCP upstream, listed as one
+// and not as an HTTP source, and running the migration again changes
+// nothing.
+func TestUpstreamKindMigration(t *testing.T) {
+	db := openDB(t)
+	old := bson.D{{Key: "_id", Value: "files"}, {Key: "config", Value: `{"url":"https://files.example"}`},
+		{Key: "revision", Value: "urev_old"}, {Key: "createdBy", Value: ""}, {Key: "createdAt", Value: time.Now().UTC()}}
+	if _, err := db.db.Collection(colUpstreams).InsertOne(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := setMissingUpstreamKind(t.Context(), db.db); err != nil {
+			t.Fatalf("setMissingUpstreamKind: %v", err)
+		}
+	}
+	mcp, err := db.ListUpstreamDefinitions(t.Context(), agentsmcp.UpstreamKindMCP)
+	if err != nil || len(mcp) != 1 || mcp[0].Name != "files" || mcp[0].Kind != agentsmcp.UpstreamKindMCP || mcp[0].Revision != "urev_old" {
+		t.Fatalf("MCP definitions after the migration: %+v, %v; want files", mcp, err)
+	}
+	if http, err := db.ListUpstreamDefinitions(t.Context(), agentsmcp.UpstreamKindHTTP); err != nil || len(http) != 0 {
+		t.Fatalf("HTTP definitions after the migration: %d, %v; want none", len(http), err)
+	}
+}

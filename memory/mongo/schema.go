@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -75,6 +75,25 @@ var migrations = []migration{
 	// document; nothing to transform. It keeps binaries that do not know
 	// credentials from opening the database.
 	{version: 8, name: "credentials", up: func(context.Context, *mongo.Database) error { return nil }},
+	// Version 9 stores HTTP tool sources in upstream_definitions beside the
+	// MCP upstreams, told apart by a kind field ("mcp" or "http"); the
+	// documents from before are MCP upstreams and get kind "mcp", only
+	// where it is missing, so the migration is idempotent. It keeps
+	// binaries that would start an HTTP source as an MCP upstream from
+	// opening the database.
+	{version: 9, name: "http tool sources", up: setMissingUpstreamKind},
+}
+
+// setMissingUpstreamKind gives the upstream definitions without a kind
+// the kind of MCP upstreams, which they all were before version 9.
+func setMissingUpstreamKind(ctx context.Context, db *mongo.Database) error {
+	_, err := db.Collection(colUpstreams).UpdateMany(ctx,
+		bson.D{{Key: "kind", Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "kind", Value: agentsmcp.UpstreamKindMCP}}}})
+	if err != nil {
+		return fmt.Errorf("set the kind of upstream definitions: %w", err)
+	}
+	return nil
 }
 
 // seedOutcomeWeights gives the tool_performance documents without outcome

@@ -13,9 +13,11 @@ import (
 
 var _ agentsmcp.UpstreamService = (*DB)(nil)
 
-// colUpstreams holds one document per [agentsmcp.UpstreamDefinition],
-// _id = its Name. It needs no index but _id's, which serves both the
-// uniqueness of names and the list in name order.
+// colUpstreams holds one document per [agentsmcp.UpstreamDefinition] of
+// either kind, _id = its Name, so that a name belongs to one provider of
+// either kind. It needs no index but _id's, which serves the uniqueness of
+// names; the list of one kind filters on kind and sorts by _id over at
+// most MaxUpstreamDefinitions documents.
 const colUpstreams = "upstream_definitions"
 
 // upstreamRevisionPrefix is the id prefix of an UpstreamDefinition's
@@ -27,6 +29,7 @@ const upstreamRevisionPrefix = "urev"
 // byte for byte (key order, spacing, escapes, number forms).
 type upstreamDoc struct {
 	Name      string    `bson:"_id"`
+	Kind      string    `bson:"kind"`
 	Config    string    `bson:"config"`
 	Revision  string    `bson:"revision"`
 	CreatedBy string    `bson:"createdBy"`
@@ -36,6 +39,7 @@ type upstreamDoc struct {
 func (d *upstreamDoc) definition() *agentsmcp.UpstreamDefinition {
 	return &agentsmcp.UpstreamDefinition{
 		Name:      d.Name,
+		Kind:      d.Kind,
 		Config:    json.RawMessage(d.Config),
 		Revision:  d.Revision,
 		CreatedBy: d.CreatedBy,
@@ -71,6 +75,7 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 	}
 	doc := upstreamDoc{
 		Name:      d.Name,
+		Kind:      d.KindOrMCP(),
 		Config:    string(d.Config),
 		Revision:  agentsmcp.NewID(upstreamRevisionPrefix),
 		CreatedBy: d.CreatedBy,
@@ -83,13 +88,16 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 		// Never the config in a message: it may hold credentials.
 		return wrap(err, fmt.Sprintf("upstream definition %q", d.Name))
 	}
-	d.Revision, d.CreatedAt = doc.Revision, doc.CreatedAt
+	d.Kind, d.Revision, d.CreatedAt = doc.Kind, doc.Revision, doc.CreatedAt
 	return nil
 }
 
 // DeleteUpstreamDefinition implements [agentsmcp.UpstreamService].
-func (db *DB) DeleteUpstreamDefinition(ctx context.Context, name string) error {
-	res, err := db.db.Collection(colUpstreams).DeleteOne(ctx, bson.D{{Key: "_id", Value: name}})
+func (db *DB) DeleteUpstreamDefinition(ctx context.Context, kind, name string) error {
+	if kind == "" {
+		kind = agentsmcp.UpstreamKindMCP
+	}
+	res, err := db.db.Collection(colUpstreams).DeleteOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "kind", Value: kind}})
 	if err != nil {
 		return wrap(err, fmt.Sprintf("delete upstream definition %q", name))
 	}
@@ -100,11 +108,14 @@ func (db *DB) DeleteUpstreamDefinition(ctx context.Context, name string) error {
 }
 
 // ListUpstreamDefinitions implements [agentsmcp.UpstreamService]: every
-// definition, sorted by _id (the name, in the server's binary string
-// order). There are at most about MaxUpstreamDefinitions of them, so one
-// unpaged find reads them all.
-func (db *DB) ListUpstreamDefinitions(ctx context.Context) ([]*agentsmcp.UpstreamDefinition, error) {
-	cur, err := db.db.Collection(colUpstreams).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+// definition of kind, sorted by _id (the name, in the server's binary
+// string order). There are at most about MaxUpstreamDefinitions of them,
+// so one unpaged find reads them all.
+func (db *DB) ListUpstreamDefinitions(ctx context.Context, kind string) ([]*agentsmcp.UpstreamDefinition, error) {
+	if kind == "" {
+		kind = agentsmcp.UpstreamKindMCP
+	}
+	cur, err := db.db.Collection(colUpstreams).Find(ctx, bson.D{{Key: "kind", Value: kind}}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, wrap(err, "list upstream definitions")
 	}

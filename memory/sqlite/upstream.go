@@ -17,13 +17,13 @@ const upstreamRevisionPrefix = "urev"
 
 const (
 	countUpstreamsSQL = "SELECT count(*) FROM upstream_definitions"
-	insertUpstreamSQL = `INSERT INTO upstream_definitions (name, config, revision, created_by, created_at)
-		VALUES (?, ?, ?, ?, ?)`
-	deleteUpstreamSQL = "DELETE FROM upstream_definitions WHERE name = ?"
+	insertUpstreamSQL = `INSERT INTO upstream_definitions (name, kind, config, revision, created_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	deleteUpstreamSQL = "DELETE FROM upstream_definitions WHERE kind = ? AND name = ?"
 )
 
-const listUpstreamsSQL = `SELECT name, config, revision, created_by, created_at
-	FROM upstream_definitions ORDER BY name`
+const listUpstreamsSQL = `SELECT name, kind, config, revision, created_by, created_at
+	FROM upstream_definitions WHERE kind = ? ORDER BY name`
 
 // The upstream statements join those prepared at Open (see writeStatements
 // in sqlite.go), which every write statement must be.
@@ -44,6 +44,7 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 	if err := d.Validate(); err != nil {
 		return err
 	}
+	kind := d.KindOrMCP()
 	revision, created := agentsmcp.NewID(upstreamRevisionPrefix), d.CreatedAt
 	if created.IsZero() {
 		created = now()
@@ -58,7 +59,7 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 			return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream definition %q: the store already holds the maximum of %d definitions",
 				d.Name, agentsmcp.MaxUpstreamDefinitions)
 		}
-		_, err := db.txStmt(ctx, tx, insertUpstreamSQL).ExecContext(ctx, d.Name, string(d.Config), revision, d.CreatedBy, createdMS)
+		_, err := db.txStmt(ctx, tx, insertUpstreamSQL).ExecContext(ctx, d.Name, kind, string(d.Config), revision, d.CreatedBy, createdMS)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "upstream definition %q already exists", d.Name)
 		} else if err != nil {
@@ -70,14 +71,17 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 	if err != nil {
 		return err
 	}
-	d.Revision, d.CreatedAt = revision, fromMillis(createdMS)
+	d.Kind, d.Revision, d.CreatedAt = kind, revision, fromMillis(createdMS)
 	return nil
 }
 
 // DeleteUpstreamDefinition implements [agentsmcp.UpstreamService].
-func (db *DB) DeleteUpstreamDefinition(ctx context.Context, name string) error {
+func (db *DB) DeleteUpstreamDefinition(ctx context.Context, kind, name string) error {
+	if kind == "" {
+		kind = agentsmcp.UpstreamKindMCP
+	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		res, err := db.txStmt(ctx, tx, deleteUpstreamSQL).ExecContext(ctx, name)
+		res, err := db.txStmt(ctx, tx, deleteUpstreamSQL).ExecContext(ctx, kind, name)
 		if err != nil {
 			return fmt.Errorf("delete upstream definition %q: %w", name, err)
 		}
@@ -91,9 +95,13 @@ func (db *DB) DeleteUpstreamDefinition(ctx context.Context, name string) error {
 }
 
 // ListUpstreamDefinitions implements [agentsmcp.UpstreamService]: every
-// definition, in byte order of name, read off the primary key.
-func (db *DB) ListUpstreamDefinitions(ctx context.Context) ([]*agentsmcp.UpstreamDefinition, error) {
-	rows, err := db.query(ctx, listUpstreamsSQL)
+// definition of kind, in byte order of name, read off the (kind, name)
+// index.
+func (db *DB) ListUpstreamDefinitions(ctx context.Context, kind string) ([]*agentsmcp.UpstreamDefinition, error) {
+	if kind == "" {
+		kind = agentsmcp.UpstreamKindMCP
+	}
+	rows, err := db.query(ctx, listUpstreamsSQL, kind)
 	if err != nil {
 		return nil, fmt.Errorf("list upstream definitions: %w", err)
 	}
@@ -105,7 +113,7 @@ func (db *DB) ListUpstreamDefinitions(ctx context.Context) ([]*agentsmcp.Upstrea
 			config  string
 			created int64
 		)
-		if err := rows.Scan(&d.Name, &config, &d.Revision, &d.CreatedBy, &created); err != nil {
+		if err := rows.Scan(&d.Name, &d.Kind, &config, &d.Revision, &d.CreatedBy, &created); err != nil {
 			return nil, fmt.Errorf("list upstream definitions: %w", err)
 		}
 		d.Config, d.CreatedAt = json.RawMessage(config), fromMillis(created)

@@ -19,6 +19,8 @@ func init() {
 	suite["UpstreamInvalid"] = testUpstreamInvalid
 	suite["UpstreamListSorted"] = testUpstreamListSorted
 	suite["UpstreamMaxDefinitions"] = testUpstreamMaxDefinitions
+	suite["UpstreamKindsShareNames"] = testUpstreamKindsShareNames
+	suite["UpstreamKindInvalid"] = testUpstreamKindInvalid
 }
 
 // upstreamStore returns the store's UpstreamService, failing t when the
@@ -31,10 +33,10 @@ func upstreamStore(t *testing.T, s Services) agentsmcp.UpstreamService {
 	return s.Upstreams
 }
 
-// listUpstreams lists every definition, failing t on an error.
+// listUpstreams lists every MCP definition, failing t on an error.
 func listUpstreams(t *testing.T, svc agentsmcp.UpstreamService) []*agentsmcp.UpstreamDefinition {
 	t.Helper()
-	items, err := svc.ListUpstreamDefinitions(t.Context())
+	items, err := svc.ListUpstreamDefinitions(t.Context(), "")
 	if err != nil {
 		t.Fatalf("ListUpstreamDefinitions: %v", err)
 	}
@@ -61,9 +63,9 @@ func checkUpstream(t *testing.T, got, want *agentsmcp.UpstreamDefinition) {
 	if string(got.Config) != string(want.Config) {
 		t.Errorf("upstream definition %q Config = %q, want the bytes stored, %q", want.Name, got.Config, want.Config)
 	}
-	if got.Name != want.Name || got.Revision != want.Revision || got.CreatedBy != want.CreatedBy {
-		t.Errorf("upstream definition:\n got name %q revision %q createdBy %q\nwant name %q revision %q createdBy %q",
-			got.Name, got.Revision, got.CreatedBy, want.Name, want.Revision, want.CreatedBy)
+	if got.Name != want.Name || got.Kind != want.KindOrMCP() || got.Revision != want.Revision || got.CreatedBy != want.CreatedBy {
+		t.Errorf("upstream definition:\n got name %q kind %q revision %q createdBy %q\nwant name %q kind %q revision %q createdBy %q",
+			got.Name, got.Kind, got.Revision, got.CreatedBy, want.Name, want.KindOrMCP(), want.Revision, want.CreatedBy)
 	}
 }
 
@@ -160,7 +162,7 @@ func testUpstreamRecreateNewRevision(t *testing.T, s Services) {
 		t.Fatalf("CreateUpstreamDefinition: %v", err)
 	}
 	old := d.Revision
-	if err := svc.DeleteUpstreamDefinition(t.Context(), "search"); err != nil {
+	if err := svc.DeleteUpstreamDefinition(t.Context(), "", "search"); err != nil {
 		t.Fatalf("DeleteUpstreamDefinition: %v", err)
 	}
 	if got := listUpstreams(t, svc); len(got) != 0 {
@@ -184,23 +186,23 @@ func testUpstreamRecreateNewRevision(t *testing.T, s Services) {
 
 func testUpstreamDeleteUnknown(t *testing.T, s Services) {
 	svc := upstreamStore(t, s)
-	wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), "nothing"), agentsmcp.ENOTFOUND, "delete in an empty store")
+	wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), "", "nothing"), agentsmcp.ENOTFOUND, "delete in an empty store")
 	d := &agentsmcp.UpstreamDefinition{Name: "kept", Config: upstreamConfig("https://kept.example"), CreatedAt: at(1)}
 	if err := svc.CreateUpstreamDefinition(t.Context(), d); err != nil {
 		t.Fatalf("CreateUpstreamDefinition: %v", err)
 	}
 	for _, name := range []string{"", "other", "KEPT", "kep", "kept "} {
-		wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), name), agentsmcp.ENOTFOUND, fmt.Sprintf("delete %q", name))
+		wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), "", name), agentsmcp.ENOTFOUND, fmt.Sprintf("delete %q", name))
 	}
 	if got := listUpstreams(t, svc); len(got) != 1 {
 		t.Fatalf("listed %q, want only %q", upstreamNames(got), "kept")
 	} else {
 		checkUpstream(t, got[0], d)
 	}
-	if err := svc.DeleteUpstreamDefinition(t.Context(), "kept"); err != nil {
+	if err := svc.DeleteUpstreamDefinition(t.Context(), "", "kept"); err != nil {
 		t.Fatalf("DeleteUpstreamDefinition: %v", err)
 	}
-	wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), "kept"), agentsmcp.ENOTFOUND, "delete twice")
+	wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), "", "kept"), agentsmcp.ENOTFOUND, "delete twice")
 }
 
 func testUpstreamInvalid(t *testing.T, s Services) {
@@ -274,10 +276,91 @@ func testUpstreamMaxDefinitions(t *testing.T, s Services) {
 			len(got), slices.Contains(upstreamNames(got), extra), agentsmcp.MaxUpstreamDefinitions)
 	}
 	// A delete makes room again.
-	if err := svc.DeleteUpstreamDefinition(t.Context(), name(0)); err != nil {
+	if err := svc.DeleteUpstreamDefinition(t.Context(), "", name(0)); err != nil {
 		t.Fatalf("DeleteUpstreamDefinition: %v", err)
 	}
 	if err := svc.CreateUpstreamDefinition(t.Context(), &agentsmcp.UpstreamDefinition{Name: extra, Config: config}); err != nil {
 		t.Fatalf("CreateUpstreamDefinition after a delete made room: %v", err)
+	}
+}
+
+// listKind lists the definitions of kind, failing t on an error.
+func listKind(t *testing.T, svc agentsmcp.UpstreamService, kind string) []*agentsmcp.UpstreamDefinition {
+	t.Helper()
+	items, err := svc.ListUpstreamDefinitions(t.Context(), kind)
+	if err != nil {
+		t.Fatalf("ListUpstreamDefinitions(%q): %v", kind, err)
+	}
+	return items
+}
+
+// testUpstreamKindsShareNames checks that MCP upstreams and HTTP tool
+// sources share one set of names (both prefix tool names), that each kind
+// is listed and deleted on its own, and that an HTTP source may be larger
+// than an MCP upstream's limit.
+func testUpstreamKindsShareNames(t *testing.T, s Services) {
+	svc := upstreamStore(t, s)
+	mcpDef := &agentsmcp.UpstreamDefinition{Name: "files", Kind: agentsmcp.UpstreamKindMCP, Config: upstreamConfig("https://files.example"), CreatedAt: at(1)}
+	if err := svc.CreateUpstreamDefinition(t.Context(), mcpDef); err != nil {
+		t.Fatalf("CreateUpstreamDefinition(mcp): %v", err)
+	}
+	clash := &agentsmcp.UpstreamDefinition{Name: "files", Kind: agentsmcp.UpstreamKindHTTP, Config: json.RawMessage(`{"base_url":"https://x.example"}`)}
+	wantCode(t, svc.CreateUpstreamDefinition(t.Context(), clash), agentsmcp.ECONFLICT, "an HTTP source named as an MCP upstream")
+	// Larger than an MCP upstream may be, as an inline OpenAPI document
+	// makes it.
+	httpDef := &agentsmcp.UpstreamDefinition{Name: "blog", Kind: agentsmcp.UpstreamKindHTTP,
+		Config: bigUpstreamConfig(agentsmcp.MaxHTTPSourceConfigBytes), CreatedBy: "key:ops", CreatedAt: at(2)}
+	if err := svc.CreateUpstreamDefinition(t.Context(), httpDef); err != nil {
+		t.Fatalf("CreateUpstreamDefinition(http, %d bytes): %v", agentsmcp.MaxHTTPSourceConfigBytes, err)
+	}
+	if httpDef.Kind != agentsmcp.UpstreamKindHTTP {
+		t.Errorf("Kind after create = %q, want %q", httpDef.Kind, agentsmcp.UpstreamKindHTTP)
+	}
+	clash = &agentsmcp.UpstreamDefinition{Name: "blog", Config: upstreamConfig("https://blog.example")}
+	wantCode(t, svc.CreateUpstreamDefinition(t.Context(), clash), agentsmcp.ECONFLICT, "an MCP upstream named as an HTTP source")
+
+	if got := listKind(t, svc, agentsmcp.UpstreamKindMCP); len(got) != 1 {
+		t.Fatalf("MCP definitions %q, want only files", upstreamNames(got))
+	} else {
+		checkUpstream(t, got[0], mcpDef)
+	}
+	if got := listKind(t, svc, ""); len(got) != 1 || got[0].Name != "files" {
+		t.Fatalf("definitions of kind \"\" %q, want the MCP ones (files)", upstreamNames(got))
+	}
+	if got := listKind(t, svc, agentsmcp.UpstreamKindHTTP); len(got) != 1 {
+		t.Fatalf("HTTP definitions %q, want only blog", upstreamNames(got))
+	} else {
+		checkUpstream(t, got[0], httpDef)
+	}
+
+	// A delete of the wrong kind leaves the definition alone.
+	wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), agentsmcp.UpstreamKindMCP, "blog"), agentsmcp.ENOTFOUND, "delete an HTTP source as an MCP upstream")
+	wantCode(t, svc.DeleteUpstreamDefinition(t.Context(), agentsmcp.UpstreamKindHTTP, "files"), agentsmcp.ENOTFOUND, "delete an MCP upstream as an HTTP source")
+	if got := listKind(t, svc, agentsmcp.UpstreamKindHTTP); len(got) != 1 {
+		t.Fatalf("HTTP definitions after a delete of the wrong kind: %q, want blog", upstreamNames(got))
+	}
+	if err := svc.DeleteUpstreamDefinition(t.Context(), agentsmcp.UpstreamKindHTTP, "blog"); err != nil {
+		t.Fatalf("DeleteUpstreamDefinition(http, blog): %v", err)
+	}
+	if got := listKind(t, svc, agentsmcp.UpstreamKindHTTP); len(got) != 0 {
+		t.Fatalf("HTTP definitions after delete: %q, want none", upstreamNames(got))
+	}
+	if got := listKind(t, svc, agentsmcp.UpstreamKindMCP); len(got) != 1 {
+		t.Fatalf("MCP definitions after the HTTP delete: %q, want files", upstreamNames(got))
+	}
+}
+
+func testUpstreamKindInvalid(t *testing.T, s Services) {
+	svc := upstreamStore(t, s)
+	for _, d := range []*agentsmcp.UpstreamDefinition{
+		{Name: "x", Kind: "stdio", Config: upstreamConfig("https://x.example")},
+		{Name: "x", Kind: "HTTP", Config: upstreamConfig("https://x.example")},
+		{Name: "x", Kind: agentsmcp.UpstreamKindHTTP, Config: bigUpstreamConfig(agentsmcp.MaxHTTPSourceConfigBytes + 1)},
+		{Name: "x", Kind: agentsmcp.UpstreamKindMCP, Config: bigUpstreamConfig(agentsmcp.MaxUpstreamConfigBytes + 1)},
+	} {
+		wantCode(t, svc.CreateUpstreamDefinition(t.Context(), d), agentsmcp.EINVALID, fmt.Sprintf("kind %q, %d bytes", d.Kind, len(d.Config)))
+	}
+	if got := listKind(t, svc, agentsmcp.UpstreamKindHTTP); len(got) != 0 {
+		t.Errorf("invalid definitions were stored: %q", upstreamNames(got))
 	}
 }

@@ -160,7 +160,8 @@ type Config struct {
 	MemoryVisibility agentsmcp.MemoryVisibility
 
 	// UpstreamSyncInterval is how often a replica reads the upstreams
-	// added through the admin API from the store. At least
+	// and the http_tools sources added through the admin API from the
+	// store. At least
 	// [MinUpstreamSyncInterval].
 	UpstreamSyncInterval time.Duration
 
