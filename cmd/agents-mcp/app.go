@@ -257,8 +257,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger,
 		Auth: httpToolsAuth(a.credentials)})
 	addHTTPTools(ctx, a.httpTools, cfg.HTTPTools, logger)
-	a.sharedHTTPTools = httptools.NewSharedSources(a.httpTools, m.store, logger)
-	a.upstreams = remote.NewSharedUpstreams(a.pool, m.store, logger)
+	a.sharedHTTPTools = httptools.NewSharedSources(a.httpTools, m.upstreamDefinitions, logger)
+	a.upstreams = remote.NewSharedUpstreams(a.pool, m.upstreamDefinitions, logger)
 	syncCtx, cancelSync := context.WithTimeout(ctx, upstreamStartWait)
 	if err := a.upstreams.Sync(syncCtx); err != nil {
 		// The loop below keeps trying; the config file's upstreams serve

@@ -59,7 +59,10 @@ type memory struct {
 	// 0012); nil when no secrets key is configured, since credentials
 	// cannot then be kept.
 	credentials *secrets.Credentials
-	embedder    agentsmcp.Embedder
+	// upstreamDefinitions are the upstreams and HTTP tool sources added
+	// through the admin API, their header values sealed at rest.
+	upstreamDefinitions agentsmcp.UpstreamService
+	embedder            agentsmcp.Embedder
 	// queryEmbedder embeds search queries: embedder, or its query twin.
 	queryEmbedder agentsmcp.Embedder
 	index         agentsmcp.VectorIndex
@@ -195,6 +198,7 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 	if sealer.Encrypts() {
 		m.credentials = &secrets.Credentials{CredentialService: m.store, Sealer: sealer}
 	}
+	m.upstreamDefinitions = &secrets.UpstreamDefinitions{UpstreamService: m.store, Sealer: sealer}
 
 	m.embedder, m.queryEmbedder, err = newEmbedder(ctx, cfg)
 	if err != nil {

@@ -40,6 +40,8 @@ func TestAdminUpstreamsAreSharedByReplicasAndOutliveRestarts(t *testing.T) {
 	env := []string{
 		"MONGODB_URI=" + mongoURI, "MONGODB_DATABASE=" + fmt.Sprintf("upstreams_%d", time.Now().UnixNano()),
 		"AGENTS_MCP_CONFIG=" + configFile, "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL=200ms",
+		// The replicas share the key that seals stored header values.
+		"AGENTS_MCP_SECRETS_KEY=" + testSecretsKey,
 	}
 	a := startServerProcess(t, t.TempDir(), env...)
 	b := startServerProcess(t, t.TempDir(), env...)
