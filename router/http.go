@@ -104,6 +104,7 @@ type HTTPHandler struct {
 	// for but streams it ends.
 	listen  *taskListener
 	listens pending.Counter
+	fast    *fastPath // nil when /mcp is stateless
 }
 
 // HTTPHandler builds the HTTP face of r.
@@ -239,7 +240,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		defer h.posts.Add()() // shutdown waits for its answer, as for /mcp
 		bridge.ServeHTTP(w, req)
 	})))
-	h.mux, h.sse = mux, sseHandler
+	h.mux, h.sse, h.fast = mux, sseHandler, fast
 	return h
 }
 
