@@ -21,7 +21,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// fastFixture is a router with a real upstream "up" (a go-sdk server over
+// fastFixture is a router with a task backend and a real upstream "up" (a go-sdk server over
 // streamable HTTP, joined through the remote pool), served over HTTP to
 // alice (every tool) and bob (only up__echo), as in serve.
 type fastFixture struct {
@@ -44,6 +44,9 @@ func newFastFixture(t *testing.T, opts router.HTTPOptions) *fastFixture {
 		f.calls = append(f.calls, c)
 		f.mu.Unlock()
 	}})
+	// A task backend, as serve has: its middleware joins the chain, and
+	// the listen check reads the body of every POST.
+	r.AddTaskBackend(&ownedTasks{hub: router.NewTaskHub()})
 	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	type echoArgs struct {
 		Message string `json:"message"`
