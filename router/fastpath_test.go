@@ -415,3 +415,43 @@ func TestFastPathCallsKeepTheSessionAlive(t *testing.T) {
 		t.Errorf("after the idle timeout: fast %v, %d %s", fast, resp.StatusCode, body)
 	}
 }
+
+// TestFastPathCallEndsWithItsSession: ending the session (DELETE) cancels
+// a fast-path call in flight, and the call's stream ends without an
+// answer, as go-sdk ends the streams of a closed session.
+func TestFastPathCallEndsWithItsSession(t *testing.T) {
+	f := newFastFixture(t, router.HTTPOptions{})
+	sid := f.open(t, "alice", `{}`)
+	answer := make(chan string, 1)
+	go func() {
+		resp := f.post(t, context.Background(), "alice", sid, toolCall(13, `{"name":"up__wait"}`))
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answer <- string(b)
+	}()
+	<-f.waiting
+	req, _ := http.NewRequest(http.MethodDelete, f.url, nil)
+	req.Header.Set("Authorization", "Bearer alice")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
+	}
+	select {
+	case <-f.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call went on after its session ended")
+	}
+	select {
+	case a := <-answer:
+		if strings.Contains(a, `"id":13`) {
+			t.Errorf("a closed session's call was answered: %s", a)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call's stream never ended")
+	}
+}
