@@ -24,12 +24,3 @@ func (h *TaskHub) WatchersForTest() int {
 	}
 	return n
 }
-
-// FastPathCallsForTest counts the tools/call requests h's fast path served
-// (fastpath.go).
-func (h *HTTPHandler) FastPathCallsForTest() uint64 {
-	if h.fast == nil {
-		return 0
-	}
-	return h.fast.taken.Load()
-}

@@ -52,7 +52,9 @@ import (
 //     that is still open, that has initialized (go-sdk holds its initialize
 //     params and the client has begun working in it), and that belongs to
 //     the request's principal (the rule serveStateful applies, stricter
-//     than go-sdk's user check);
+//     than go-sdk's user check); go-sdk acknowledges
+//     notifications/initialized before it handles it, so a call that
+//     overtakes it goes to go-sdk;
 //   - its client declared neither sampling nor elicitation and has not set
 //     a log level: then nothing the upstream sends during the call can be
 //     relayed to the client (remote/forward.go refuses such requests

@@ -244,6 +244,15 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	return h
 }
 
+// FastPathCalls reports how many tools/call requests the fast path has
+// answered (ADR 0014); zero when /mcp is stateless.
+func (h *HTTPHandler) FastPathCalls() uint64 {
+	if h.fast == nil {
+		return 0
+	}
+	return h.fast.taken.Load()
+}
+
 // ServeHTTP implements http.Handler for the paths listed on [HTTPHandler].
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mux.ServeHTTP(w, req) }
 
