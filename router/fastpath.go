@@ -342,7 +342,12 @@ type fastChain struct {
 // callToolAsSDK is what go-sdk's server does for tools/call under the
 // middleware: the registered handler of the tool (the router registers
 // toolHandler for each entry), go-sdk's error for an unknown one, and an
-// empty content list rather than null.
+// empty content list rather than null. go-sdk's handling of a result that
+// asks for input (input_required, which it turns into requests to a 2025
+// client) is left out: no call the fast path takes produces one, because
+// the router offers authorization that way only to clients that declared
+// elicitation (agentsmcp.OfferAuthorization), and a quiet provider relays
+// no upstream's input_required.
 func (r *Router) callToolAsSDK(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 	call := req.(*mcp.CallToolRequest)
 	e, ok := r.entry(call.Params.Name)
