@@ -37,7 +37,7 @@ import (
 // can address. The fast path therefore leaves stateless requests to go-sdk.
 //
 // It takes a POST on the stateful /mcp endpoint only when all of these hold
-// (fastPath.eligible and parseFastToolCall decide; each is what makes the
+// (fastPath.serve and parseFastToolCall decide; each is what makes the
 // answer provably the one go-sdk would give):
 //
 //   - the body is one tools/call request of parseFastToolCall's plain form,
@@ -64,9 +64,10 @@ import (
 //     now (a relayed upstream that will not ask the client for roots or
 //     anything else on its own).
 //
-// What the fast path keeps from go-sdk's path: the same middleware chain
-// (allowlists, rate limits, drain, request ids, tracing context, tasks)
-// around the same tool handler (validation, the provider with its timeout
+// What the fast path keeps from go-sdk's path: HTTP authentication and
+// rate limits, which sit in front of both; the same middleware chain
+// (allowlists, drain, request ids, tracing context, tasks) around the
+// same tool handler (validation, the provider with its timeout
 // and circuit breaker, the audit and tool-performance record), the
 // request's auth info and headers in [mcp.RequestExtra], the answer's
 // encoding ([jsonrpc.EncodeMessage]), the SSE framing with go-sdk's headers,
