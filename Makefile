@@ -11,6 +11,7 @@ FUZZ_GUARD    ?= 120000x
 FUZZ_VALIDATE ?= 120000x
 FUZZ_SSE      ?= 60000x
 FUZZ_FASTPATH ?= 60000x
+FUZZ_TOOLCALL ?= 60000x
 FUZZ_REFS     ?= 50000x
 FUZZ_SUBJECT  ?= 100000x
 ARGS     ?=
@@ -75,6 +76,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzJSONRPCGuard$$' -fuzztime $(FUZZ_GUARD) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateArguments$$' -fuzztime $(FUZZ_VALIDATE) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPassesPlainly$$' -fuzztime $(FUZZ_FASTPATH) ./router/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFastToolCall$$' -fuzztime $(FUZZ_TOOLCALL) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/sse/
 	$(GO) test -run '^$$' -fuzz '^FuzzResolveRefs$$' -fuzztime $(FUZZ_REFS) ./agents/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckSubject$$' -fuzztime $(FUZZ_SUBJECT) ./api/auth/

@@ -57,3 +57,16 @@ func (h *RawToolResult) Take(res mcp.Result) (json.RawMessage, bool) {
 	}
 	return h.raw, true
 }
+
+// QuietCaller is implemented by a [ToolProvider] whose tools/call may be
+// answered by a server outside its MCP library's session handling (the
+// router's tools/call fast path). QuietCall reports whether a call of tool
+// started now reaches its caller only through the caller's session, and
+// only in these ways, each of which the caller turns on itself: progress
+// notifications when the request has a progress token, log messages after
+// logging/setLevel, and sampling and elicitation requests when the caller
+// declared those capabilities. A provider that may ask the caller for
+// anything else (roots, say) on a call of tool reports false.
+type QuietCaller interface {
+	QuietCall(tool string) bool
+}

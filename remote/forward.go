@@ -201,3 +201,25 @@ func (u *upstream) forwardLog(ctx context.Context, req *mcp.LoggingMessageReques
 	}
 	u.log.Info("upstream log message", "level", string(p.Level), "logger", p.Logger, "data", p.Data)
 }
+
+// QuietCall implements [agentsmcp.QuietCaller]: a call reaches its caller
+// only through the handlers above, each of which the caller turns on
+// (a progress token, logging/setLevel, its sampling and elicitation
+// capabilities). Not so when the upstream's session is of 2026-07-28 or
+// later, whose input_required answers are put to the caller, roots
+// included (mrtr.go); nor, to stay on the safe side, for an upstream with
+// OAuth per principal (oauth.go), nor while there is no session (the call
+// waits for one, and which version it gets is not known yet).
+func (u *upstream) QuietCall(string) bool {
+	if u.usesOAuth() {
+		return false
+	}
+	u.mu.Lock()
+	cs := u.session
+	u.mu.Unlock()
+	if cs == nil {
+		return false
+	}
+	init := cs.InitializeResult()
+	return init != nil && init.ProtocolVersion < sessionlessVersion
+}

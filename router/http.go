@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -105,6 +104,7 @@ type HTTPHandler struct {
 	// for but streams it ends.
 	listen  *taskListener
 	listens pending.Counter
+	fast    *fastPath // nil when /mcp is stateless
 }
 
 // HTTPHandler builds the HTTP face of r.
@@ -131,14 +131,18 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		DisableLocalhostProtection: true, // RebindingProtection covers it, configurably
 	})
 	var main http.Handler
+	var fast *fastPath
 	if !opts.Stateless {
+		events := newEventStore(eventStoreMaxBytes, eventStoreMaxStreams)
 		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-			Logger:                     logger,
-			MaxRequestBodyBytes:        maxBody,
-			SessionTimeout:             timeout,
-			EventStore:                 newEventStore(eventStoreMaxBytes, eventStoreMaxStreams), // lets clients resume a broken stream
+			Logger:              logger,
+			MaxRequestBodyBytes: maxBody,
+			// The idle timeout is sessionTable's (idle below), so that
+			// POSTs the fast path serves count as activity too.
+			EventStore:                 events, // lets clients resume a broken stream
 			DisableLocalhostProtection: true,
 		})
+		fast = newFastPath(r, r.sessions, events)
 	}
 	// The compatibility endpoint wants a plain JSON body, never a stream.
 	compat := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
@@ -153,6 +157,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		table: r.sessions, router: r,
 		max:         cmp.Or(opts.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal),
 		initTimeout: cmp.Or(opts.SessionInitTimeout, DefaultSessionInitTimeout),
+		idle:        timeout,
 	}
 	h := &HTTPHandler{listen: &taskListener{
 		router: r, hub: opts.TaskHub, poll: cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval),
@@ -180,6 +185,17 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		if opts.Stateless || usesSessionlessProtocol(req) {
 			stateless.ServeHTTP(w, req)
 			return
+		}
+		switch {
+		case req.Method == http.MethodPost:
+			if body, ok := guardedBodyOf(req); ok {
+				if fast.serve(w, req, body) {
+					return
+				}
+				fast.cancelFrom(req, body)
+			}
+		case req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "":
+			fast.awaitResumed(req)
 		}
 		// Only stateful streams are resumable, so only they are primed.
 		limits.serveStateful(main, primingWriter{w}, req)
@@ -224,8 +240,17 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		defer h.posts.Add()() // shutdown waits for its answer, as for /mcp
 		bridge.ServeHTTP(w, req)
 	})))
-	h.mux, h.sse = mux, sseHandler
+	h.mux, h.sse, h.fast = mux, sseHandler, fast
 	return h
+}
+
+// FastPathCalls reports how many tools/call requests the fast path has
+// answered (ADR 0014); zero when /mcp is stateless.
+func (h *HTTPHandler) FastPathCalls() uint64 {
+	if h.fast == nil {
+		return 0
+	}
+	return h.fast.taken.Load()
 }
 
 // ServeHTTP implements http.Handler for the paths listed on [HTTPHandler].
@@ -340,7 +365,9 @@ func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
 		// buf goes back to the pool when next has returned: a handler
 		// may not use the request after that, and next's handlers
 		// (go-sdk's) copy the body with io.ReadAll and keep no slice of
-		// it, so nothing refers to buf any more.
+		// it, nor does the tools/call fast path (it copies the arguments,
+		// which the audit trail may keep), so nothing refers to buf any
+		// more.
 		defer putBodyBuffer(buf)
 		_, err := buf.ReadFrom(http.MaxBytesReader(w, req.Body, g.MaxBodyBytes))
 		body := buf.Bytes()
@@ -366,7 +393,7 @@ func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
 		if messages > 1 && g.ChargeBatch != nil && !g.ChargeBatch(w, req, messages-1) {
 			return
 		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.Body = &guardedBody{Reader: bytes.NewReader(body), data: body}
 		req.ContentLength = int64(len(body))
 		next.ServeHTTP(w, req)
 	})
@@ -388,6 +415,24 @@ func putBodyBuffer(b *bytes.Buffer) {
 	}
 	b.Reset()
 	bodyBuffers.Put(b)
+}
+
+// guardedBody is the body of a POST the guard passed on: the bytes it read,
+// which the tools/call fast path takes without reading them again.
+type guardedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*guardedBody) Close() error { return nil }
+
+// guardedBodyOf returns the body the guard read, if req passed it.
+func guardedBodyOf(req *http.Request) ([]byte, bool) {
+	b, ok := req.Body.(*guardedBody)
+	if !ok {
+		return nil, false
+	}
+	return b.data, true
 }
 
 // check classifies body and counts its messages; a zero code means "pass

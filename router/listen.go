@@ -443,11 +443,15 @@ func writeListenError(w http.ResponseWriter, status int, id json.RawMessage, e *
 }
 
 // taskListen returns the request as a listen for task ids that the router
-// serves itself (see [taskListen]), or nil. Its body, already read by the
-// guard, is read again from memory and put back.
+// serves itself (see [taskListen]), or nil. Its body is the one the guard
+// read (or, for a request that did not pass the guard, read again from
+// memory and put back).
 func (h *HTTPHandler) taskListen(req *http.Request) *listenRequest {
 	if req.Method != http.MethodPost || h.listen.router.taskBackendsOrNil() == nil {
 		return nil // without a task backend, go-sdk answers (it acks no task ids)
+	}
+	if body, ok := guardedBodyOf(req); ok {
+		return taskListen(req, body)
 	}
 	body, err := io.ReadAll(req.Body)
 	req.Body = io.NopCloser(bytes.NewReader(body))

@@ -113,6 +113,11 @@ type Router struct {
 	gen      uint64
 	watchers map[chan struct{}]struct{}
 
+	// middleware is what [Router.use] added to the server, in order: the
+	// tools/call fast path (fastpath.go) runs the same chain.
+	middleware [][]mcp.Middleware // one group per use
+	fastChain  fastChain
+
 	onToolCall  func(ToolCallRecord)
 	access      AccessOptions
 	sessions    *sessionTable // the HTTP transports' sessions
@@ -180,16 +185,30 @@ func New(opts Options) *Router {
 	})
 	// Added first, so innermost: the raw answer replaces the placeholder
 	// after the tool handler, before any other middleware sees it.
-	r.server.AddReceivingMiddleware(rawResultMiddleware)
-	r.server.AddReceivingMiddleware(revisionMiddleware, r.drain.middleware, r.accessMiddleware)
+	r.use(rawResultMiddleware)
+	r.use(revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.sessions.logLevelMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}
 	return r
 }
 
+// use adds receiving middleware to the server, as
+// [mcp.Server.AddReceivingMiddleware] does, and records it for the
+// tools/call fast path, which runs the same chain outside go-sdk's session
+// (fastpath.go). Every receiving middleware of the router's server must be
+// added through use.
+func (r *Router) use(mw ...mcp.Middleware) {
+	r.server.AddReceivingMiddleware(mw...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.middleware = append(r.middleware, mw)
+}
+
 // Server returns the MCP server that the transports serve. Resources and
 // prompts are registered on it directly (AddResource, AddPrompt, …).
+// Receiving middleware must not be added to it: the tools/call fast path
+// would not run it.
 func (r *Router) Server() *mcp.Server { return r.server }
 
 // AddProvider lists p's tools and registers them. When p implements

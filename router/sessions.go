@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -42,6 +43,19 @@ type sessionEntry struct {
 	owner       string
 	initialized bool
 	reaper      *time.Timer
+
+	// For the stateful streamable transport only (nil/zero for legacy
+	// SSE sessions): the session itself, for the tools/call fast path
+	// (fastpath.go), which also needs to know whether the client set a
+	// log level; and the idle timeout, kept here rather than by go-sdk so
+	// that POSTs the fast path answers count as activity too.
+	ss      *mcp.ServerSession
+	logs    bool
+	ended   context.Context // done when ss has ended
+	end     context.CancelFunc
+	idle    time.Duration // zero: no idle timeout
+	posts   int           // POSTs being served; the idle timer runs at zero
+	idleEnd *time.Timer   // nil once the session has ended
 }
 
 func newSessionTable() *sessionTable {
@@ -79,8 +93,27 @@ func (t *sessionTable) release(owner string) {
 // given back when ss ends, whoever ends it: a goroutine waits for that,
 // so it lives exactly as long as the session.
 func (t *sessionTable) opened(ss *mcp.ServerSession, owner string, initTimeout time.Duration) {
+	t.open(ss, &sessionEntry{owner: owner}, initTimeout)
+}
+
+// openedStreamable is opened for a session of the stateful streamable
+// transport, called while the POST that opens it is being served (it
+// counts as one in [sessionTable.startPOST]'s sense: the caller ends it
+// with endPOST). The session is closed once it has served no POST for
+// idle (go-sdk's SessionTimeout, which the transport leaves at zero);
+// zero means never.
+func (t *sessionTable) openedStreamable(ss *mcp.ServerSession, owner string, initTimeout, idle time.Duration) {
+	e := &sessionEntry{owner: owner, ss: ss, idle: idle, posts: 1}
+	e.ended, e.end = context.WithCancel(context.Background())
+	if idle > 0 {
+		e.idleEnd = time.AfterFunc(idle, func() { _ = ss.Close() })
+		e.idleEnd.Stop()
+	}
+	t.open(ss, e, initTimeout)
+}
+
+func (t *sessionTable) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout time.Duration) {
 	id := ss.ID()
-	e := &sessionEntry{owner: owner}
 	t.mu.Lock()
 	t.byID[id] = e
 	e.reaper = time.AfterFunc(initTimeout, func() {
@@ -97,9 +130,64 @@ func (t *sessionTable) opened(ss *mcp.ServerSession, owner string, initTimeout t
 		e.reaper.Stop()
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		if e.idleEnd != nil {
+			e.idleEnd.Stop()
+			e.idleEnd = nil
+		}
+		if e.end != nil {
+			e.end()
+		}
 		delete(t.byID, id)
-		t.release(owner)
+		t.release(e.owner)
 	}()
+}
+
+// startPOST and endPOST bracket each POST served for the streamable
+// session id, as go-sdk's own idle timer does: the timer is stopped while
+// any runs and restarted when the last ends. They do nothing for other
+// sessions.
+func (t *sessionTable) startPOST(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.byID[id]; e != nil && e.idleEnd != nil {
+		if e.posts == 0 {
+			e.idleEnd.Stop()
+		}
+		e.posts++
+	}
+}
+
+func (t *sessionTable) endPOST(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.byID[id]; e != nil && e.idleEnd != nil {
+		if e.posts--; e.posts == 0 {
+			e.idleEnd.Reset(e.idle)
+		}
+	}
+}
+
+// streamable returns what the fast path needs of the open streamable
+// session id: the session, its owner, whether it finished initializing,
+// whether its client set a log level, and a context done when it ends.
+func (t *sessionTable) streamable(id string) (ss *mcp.ServerSession, owner string, initialized, logs bool, ended context.Context) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.byID[id]
+	if e == nil || e.ss == nil {
+		return nil, "", false, false, nil
+	}
+	return e.ss, e.owner, e.initialized, e.logs, e.ended
+}
+
+// markLogs records that the client of session id asked for log messages
+// (logging/setLevel).
+func (t *sessionTable) markLogs(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.byID[id]; e != nil {
+		e.logs = true
+	}
 }
 
 // markInitialized records that session id completed the handshake. The
@@ -192,6 +280,7 @@ type sessionLimits struct {
 	router      *Router
 	max         int
 	initTimeout time.Duration
+	idle        time.Duration // of streamable sessions; zero: none
 }
 
 // serveStateful serves a request of the stateful streamable transport
@@ -205,6 +294,10 @@ func (l sessionLimits) serveStateful(next http.Handler, w http.ResponseWriter, r
 			writeSessionNotFound(w)
 			return
 		}
+		if req.Method == http.MethodPost {
+			l.table.startPOST(sid)
+			defer l.table.endPOST(sid)
+		}
 		next.ServeHTTP(w, req)
 		return
 	}
@@ -215,17 +308,19 @@ func (l sessionLimits) serveStateful(next http.Handler, w http.ResponseWriter, r
 	if !l.Reserve(w, owner) {
 		return
 	}
-	tracked := false
+	tracked := ""
 	cw := &sessionCapture{ResponseWriter: w, onHeader: func(id string) {
 		if ss := l.router.session(id); id != "" && ss != nil {
-			l.Opened(ss, owner)
-			tracked = true
+			l.table.openedStreamable(ss, owner, l.initTimeout, l.idle)
+			tracked = id
 		}
 	}}
 	next.ServeHTTP(cw, req)
 	cw.capture()
-	if !tracked {
+	if tracked == "" {
 		l.Cancel(owner)
+	} else {
+		l.table.endPOST(tracked)
 	}
 }
 

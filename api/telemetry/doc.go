@@ -37,6 +37,7 @@
 //	agents_mcp_audit_entries_dropped_total                       counter
 //	agents_mcp_audit_entries_evicted_total                       counter; deleted by the size bound, oldest first
 //	agents_mcp_tool_performance_dropped_total                    counter
+//	agents_mcp_tool_calls_fast_path_total                        counter; tools/call answered by the fast path (ADR 0014)
 //	agents_mcp_metrics_source_errors_total{source}               failed reads of tasks or outbox
 //
 // plus the Go runtime (go_*) and process (process_*) collectors.

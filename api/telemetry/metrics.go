@@ -91,6 +91,9 @@ type Sources struct {
 	// in tool performance because its writer could not keep up or store
 	// them (a counter).
 	ToolPerformanceDropped func() uint64
+	// FastPathCalls returns how many tools/call requests the router's
+	// fast path answered (a counter; ADR 0014).
+	FastPathCalls func() uint64
 }
 
 // MetricsOptions configure a [Metrics]. Zero values select the documented

@@ -288,14 +288,16 @@ func TestOutboxMetrics(t *testing.T) {
 }
 
 func TestAuditDroppedMetric(t *testing.T) {
-	var dropped, evicted, perfDropped atomic.Uint64
-	m := NewMetrics(MetricsOptions{Sources: Sources{AuditDropped: dropped.Load, AuditEvicted: evicted.Load, ToolPerformanceDropped: perfDropped.Load}})
+	var dropped, evicted, perfDropped, fast atomic.Uint64
+	m := NewMetrics(MetricsOptions{Sources: Sources{AuditDropped: dropped.Load, AuditEvicted: evicted.Load,
+		ToolPerformanceDropped: perfDropped.Load, FastPathCalls: fast.Load}})
 	dropped.Add(3)
 	evicted.Add(5)
 	perfDropped.Add(7)
+	fast.Add(11)
 	wantSamples(t, gather(t, m), map[string]float64{
 		`agents_mcp_audit_entries_dropped_total`: 3, `agents_mcp_audit_entries_evicted_total`: 5,
-		`agents_mcp_tool_performance_dropped_total`: 7,
+		`agents_mcp_tool_performance_dropped_total`: 7, `agents_mcp_tool_calls_fast_path_total`: 11,
 	})
 }
 

@@ -75,6 +75,8 @@ var (
 		"Audit entries deleted, oldest first, to keep the trail within its size bound (audit.max_entries).", nil, nil)
 	toolPerfDroppedDesc = prometheus.NewDesc("agents_mcp_tool_performance_dropped_total",
 		"Tool calls not counted in tool performance because its writer could not keep up or store them.", nil, nil)
+	fastPathDesc = prometheus.NewDesc("agents_mcp_tool_calls_fast_path_total",
+		"tools/call requests answered by the router's fast path rather than go-sdk's streamable handler (ADR 0014).", nil, nil)
 )
 
 // sourcesCollector reports the values of the current [Sources] when
@@ -82,7 +84,7 @@ var (
 type sourcesCollector struct{ m *Metrics }
 
 func (c *sourcesCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upstreamStateDesc, upstreamToolsDesc, tasksDesc, outboxPendingDesc, outboxAgeDesc, sourceErrorsDesc, auditDroppedDesc, auditEvictedDesc, toolPerfDroppedDesc} {
+	for _, d := range []*prometheus.Desc{upstreamStateDesc, upstreamToolsDesc, tasksDesc, outboxPendingDesc, outboxAgeDesc, sourceErrorsDesc, auditDroppedDesc, auditEvictedDesc, toolPerfDroppedDesc, fastPathDesc} {
 		ch <- d
 	}
 }
@@ -103,7 +105,7 @@ func (c *sourcesCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range []struct {
 		desc *prometheus.Desc
 		get  func() uint64
-	}{{auditDroppedDesc, src.AuditDropped}, {auditEvictedDesc, src.AuditEvicted}, {toolPerfDroppedDesc, src.ToolPerformanceDropped}} {
+	}{{auditDroppedDesc, src.AuditDropped}, {auditEvictedDesc, src.AuditEvicted}, {toolPerfDroppedDesc, src.ToolPerformanceDropped}, {fastPathDesc, src.FastPathCalls}} {
 		if c.get != nil {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(c.get()))
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -32,9 +33,12 @@ import (
 // app is the assembled server, shared by every transport.
 type app struct {
 	router *router.Router
-	local  *localtools.Provider
-	memory *memory
-	pool   *remote.Pool
+	// mcpHTTP is the router's HTTP face once serve has built it (nil
+	// under stdio), for the fast-path counter of /metrics.
+	mcpHTTP atomic.Pointer[router.HTTPHandler]
+	local   *localtools.Provider
+	memory  *memory
+	pool    *remote.Pool
 	// egress is the policy of the pool's outbound HTTP; serve tells it
 	// the address it listens on.
 	egress *egress.Policy
@@ -252,6 +256,12 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		AuditDropped:           sec.audit.Dropped,
 		AuditEvicted:           sec.audit.Evicted,
 		ToolPerformanceDropped: recorder.Dropped,
+		FastPathCalls: func() uint64 {
+			if h := a.mcpHTTP.Load(); h != nil {
+				return h.FastPathCalls()
+			}
+			return 0
+		},
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
 	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger,

@@ -66,6 +66,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", cfg.Addr)
 	}
 	mcpHTTP := a.router.HTTPHandler(httpOpts)
+	a.mcpHTTP.Store(mcpHTTP)
 	mux := http.NewServeMux()
 	for _, p := range []string{"/mcp", "/sse", "/messages", router.RESTBridgePath} {
 		mux.Handle(p, mcpHTTP)

@@ -317,6 +317,11 @@ describe('remote pool with real upstreams', { skip: !BIN && 'AGENTS_MCP_BIN not 
   });
 
   test('2. calls reach every upstream and answer what the upstream answers', { timeout: 60_000 }, async () => {
+    // The plain calls of main (no sampling, elicitation or log level) over /mcp take the tools/call
+    // fast path (ADR 0014), counted on /metrics; the answers below must not tell the difference.
+    const fastCalls = async () =>
+      Number((await (await fetch(`${base}/metrics`)).text()).match(/^agents_mcp_tool_calls_fast_path_total (\S+)$/m)?.[1]);
+    const fastBefore = await fastCalls();
     const sse = await connect(base, { sse: true });
     try {
       for (const [via, client] of [
@@ -369,6 +374,7 @@ describe('remote pool with real upstreams', { skip: !BIN && 'AGENTS_MCP_BIN not 
       assert.equal(text(read), 'hello from the e2e files upstream\n');
       const outside = await call(main.client, 'files__read_text_file', { path: '/etc/hostname' });
       assert.equal(outside.isError, true, `the upstream's own access rules apply: ${JSON.stringify(outside)}`);
+      assert.ok((await fastCalls()) > fastBefore, `calls over /mcp took the fast path: ${fastBefore} before`);
     } finally {
       await sse.close();
     }

@@ -1,0 +1,458 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// The tools/call fast path (issue 17). go-sdk's streamable server decodes a
+// message about six times on its way to a tool handler (the batch, the
+// request's _meta twice, the protocol version, the params), each time with
+// a fresh decoder and a 32 KiB buffer, and answers through its session's
+// connection and stream machinery. For the common call of a relayed tool
+// the fast path reads the request once (parseFastToolCall), runs the
+// router's own middleware chain and tool handler on it, exactly as go-sdk
+// would call them, and writes the answer itself, framed as go-sdk frames
+// it. Everything else goes to go-sdk unchanged.
+//
+// It serves the stateful /mcp endpoint only. A stateless request gets a
+// temporary go-sdk session whose log level is "info", so an upstream's log
+// messages during the call go on the call's stream, which only that session
+// can address. The fast path therefore leaves stateless requests to go-sdk.
+//
+// It takes a POST on the stateful /mcp endpoint only when all of these hold
+// (fastPath.serve and parseFastToolCall decide; each is what makes the
+// answer provably the one go-sdk would give):
+//
+//   - the body is one tools/call request of parseFastToolCall's plain form,
+//     so without _meta: no progress token (progress would travel on the
+//     request's stream, which only go-sdk's session can address), no
+//     protocol version or Tasks extension in _meta;
+//   - Content-Type is application/json, Accept names both JSON and event
+//     streams, there is no Last-Event-ID, and Mcp-Protocol-Version is one
+//     go-sdk supports and before 2026-07-28 (go-sdk's own checks, which then
+//     pass; without the header go-sdk decides);
+//   - Mcp-Session-Id names a session of this endpoint that go-sdk created,
+//     that is still open, that has initialized (go-sdk holds its initialize
+//     params and the client has begun working in it), and that belongs to
+//     the request's principal (the rule serveStateful applies, stricter
+//     than go-sdk's user check); go-sdk acknowledges
+//     notifications/initialized before it handles it, so a call that
+//     overtakes it goes to go-sdk;
+//   - its client declared neither sampling nor elicitation and has not set
+//     a log level: then nothing the upstream sends during the call can be
+//     relayed to the client (remote/forward.go refuses such requests
+//     without contacting it, and a log message is dropped by go-sdk for a
+//     session without a level), so nothing but the answer is written;
+//   - the tool is a [agentsmcp.QuietCaller]'s that reports a quiet call
+//     now (a relayed upstream that will not ask the client for roots or
+//     anything else on its own).
+//
+// What the fast path keeps from go-sdk's path: HTTP authentication and
+// rate limits, which sit in front of both; the same middleware chain
+// (allowlists, drain, request ids, tracing context, tasks) around the
+// same tool handler (validation, the provider with its timeout
+// and circuit breaker, the audit and tool-performance record), the
+// request's auth info and headers in [mcp.RequestExtra], the answer's
+// encoding ([jsonrpc.EncodeMessage]), the SSE framing with go-sdk's headers,
+// the priming event and event ids in the same event store (so a client
+// whose stream broke resumes with Last-Event-ID as before: a resumption of
+// a stream whose call is still running waits for its answer), the
+// idle-session timer (kept by sessionTable for both paths), the refusal of
+// a second call with an id in flight, and cancellation by
+// notifications/cancelled, which arrives as a POST of its own and is passed
+// on to go-sdk as well. As with go-sdk's stateful handler, a client that
+// disconnects does not cancel its call (it may resume the stream); the
+// session's end does.
+//
+// What differs, and why it does not matter: a call with the same id as a
+// call in flight on go-sdk's path (or the reverse) is not refused (each
+// path knows only its own ids); and a session closed in the instant before
+// a call arrives may still serve it.
+type fastPath struct {
+	router *Router
+	table  *sessionTable
+	events mcp.EventStore
+
+	mu       sync.Mutex
+	inflight map[fastCallKey]*fastCall
+	streams  map[string]*fastCall // by stream id, for resumption
+	sessions map[string]int       // session id → calls in flight
+
+	// taken counts the calls the fast path served (tests read it).
+	taken atomic.Uint64
+}
+
+type fastCallKey struct {
+	session string
+	id      jsonrpc.ID
+}
+
+type fastCall struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed by finish once the answer is stored or the call ended
+	finish func()
+}
+
+func newFastPath(r *Router, table *sessionTable, events mcp.EventStore) *fastPath {
+	return &fastPath{
+		router: r, table: table, events: events,
+		inflight: map[fastCallKey]*fastCall{}, streams: map[string]*fastCall{}, sessions: map[string]int{},
+	}
+}
+
+// fastProtocolVersions are the Mcp-Protocol-Version values the fast path
+// serves: those go-sdk's server supports (the router does not narrow them)
+// before the sessionless revision.
+var fastProtocolVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool {
+	return v >= agentsmcp.ProtocolSessionless
+})
+
+// serve answers req if it is a fast-path call and reports whether it did;
+// when it reports false it has written nothing. body is req's body.
+func (f *fastPath) serve(w http.ResponseWriter, req *http.Request, body []byte) bool {
+	sid := req.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		return false
+	}
+	version := req.Header.Get("Mcp-Protocol-Version")
+	if !slices.Contains(fastProtocolVersions, version) || baseMediaType(req.Header.Get("Content-Type")) != "application/json" ||
+		len(req.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if jsonOK, streamOK := streamableAccepts(req.Header.Values("Accept")); !jsonOK || !streamOK {
+		return false
+	}
+	call, ok := parseFastToolCall(body)
+	if !ok {
+		return false
+	}
+	ss, owner, initialized, logs, ended := f.table.streamable(sid)
+	if ss == nil || !initialized || logs || owner != sessionOwner(req) {
+		return false
+	}
+	init := ss.InitializeParams()
+	if init == nil || (init.Capabilities != nil && (init.Capabilities.Sampling != nil || init.Capabilities.Elicitation != nil)) {
+		return false
+	}
+	e, ok := f.router.entry(call.name)
+	if !ok {
+		return false
+	}
+	if q, ok := e.provider.(agentsmcp.QuietCaller); !ok || !q.QuietCall(call.name) {
+		return false
+	}
+	f.table.startPOST(sid)
+	defer f.table.endPOST(sid)
+	f.taken.Add(1)
+	f.answer(w, req, sid, ss, ended, version, call)
+	return true
+}
+
+// answer runs call and writes its answer as go-sdk's servePOST and
+// streamableServerConn.Write would for a stateful, SSE-mode handler with
+// an event store.
+func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, ss *mcp.ServerSession,
+	ended context.Context, version string, call fastToolCall) {
+	streamID := rand.Text()
+	ctx := req.Context()
+	if err := f.events.Open(ctx, sid, streamID); err != nil {
+		http.Error(w, fmt.Sprintf("storing stream: %v", err), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+
+	// The call's context: the request's values, not its end (go-sdk's
+	// handler does not end with the POST either), ended by
+	// notifications/cancelled or by the session's end.
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ended, cancel)
+	defer stop()
+	done := make(chan struct{})
+	fc := &fastCall{cancel: cancel, done: done, finish: sync.OnceFunc(func() { close(done) })}
+	key := fastCallKey{sid, call.id}
+	if !f.begin(key, streamID, fc) {
+		writeJSONRPCErrorTo(w, http.StatusBadRequest, call.id, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("duplicate in-flight request ID %v", call.id.Raw()),
+		})
+		return
+	}
+	defer f.end(key, streamID, fc)
+
+	idx := 0
+	if version >= "2025-11-25" {
+		// go-sdk's priming event, with the event line primingWriter
+		// removes (priming.go).
+		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {
+			f.router.logger.Warn(fmt.Sprintf("Storing priming event: %v", err))
+		}
+		writeSSE(w, nil, streamID, 0, false)
+		idx = 1
+	}
+
+	res, err := f.router.fastHandler()(callCtx, "tools/call", &mcp.CallToolRequest{
+		Session: ss,
+		Params:  &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},
+		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: req.Header},
+	})
+	data, encErr := encodeResponse(call.id, res, err)
+	if encErr != nil {
+		f.router.logger.Error("tools/call fast path: encoding the answer", "error", encErr)
+		return
+	}
+	if ended.Err() != nil {
+		return // go-sdk delivers nothing on a closed session
+	}
+	if f.events.Append(ctx, sid, streamID, data) == nil {
+		fc.finish() // a resumption now finds the answer stored
+	}
+	writeSSE(w, data, streamID, idx, true)
+}
+
+// begin registers a call in flight; false if its id is already in flight
+// on the session.
+func (f *fastPath) begin(key fastCallKey, streamID string, fc *fastCall) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, dup := f.inflight[key]; dup {
+		return false
+	}
+	f.inflight[key] = fc
+	f.streams[streamID] = fc
+	f.sessions[key.session]++
+	return true
+}
+
+func (f *fastPath) end(key fastCallKey, streamID string, fc *fastCall) {
+	f.mu.Lock()
+	delete(f.inflight, key)
+	delete(f.streams, streamID)
+	if f.sessions[key.session]--; f.sessions[key.session] <= 0 {
+		delete(f.sessions, key.session)
+	}
+	f.mu.Unlock()
+	fc.finish()
+}
+
+// cancelFrom cancels the fast-path call a notifications/cancelled POST
+// names, if there is one; the POST then goes on to go-sdk, which answers
+// it and cancels its own call of that id, if any.
+func (f *fastPath) cancelFrom(req *http.Request, body []byte) {
+	sid := req.Header.Get("Mcp-Session-Id")
+	if _, owner, _, _, _ := f.table.streamable(sid); owner != sessionOwner(req) {
+		return // not the caller's session (or none): go-sdk refuses it
+	}
+	f.mu.Lock()
+	n := f.sessions[sid]
+	f.mu.Unlock()
+	if n == 0 || !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID any `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "notifications/cancelled" {
+		return
+	}
+	id, err := jsonrpc.MakeID(msg.Params.RequestID)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	fc := f.inflight[fastCallKey{sid, id}]
+	f.mu.Unlock()
+	if fc != nil {
+		fc.cancel()
+	}
+}
+
+// awaitResumed holds a GET that resumes (Last-Event-ID) the stream of a
+// fast-path call still running until its answer is stored, so that
+// go-sdk, which replays a stream it does not know from the event store,
+// replays the answer.
+func (f *fastPath) awaitResumed(req *http.Request) {
+	streamID, _, ok := strings.Cut(req.Header.Get("Last-Event-ID"), "_")
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	fc := f.streams[streamID]
+	f.mu.Unlock()
+	if fc == nil {
+		return
+	}
+	select {
+	case <-fc.done:
+	case <-req.Context().Done():
+	}
+}
+
+// fastHandler is the router's receiving middleware around its tools/call
+// handler, composed as go-sdk composes it: each [Router.use] wraps what
+// came before, and within one the first is outermost.
+func (r *Router) fastHandler() mcp.MethodHandler {
+	r.mu.RLock()
+	c := r.fastChain
+	n := len(r.middleware)
+	r.mu.RUnlock()
+	if c.handler != nil && c.n == n {
+		return c.handler
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := mcp.MethodHandler(r.callToolAsSDK)
+	for _, group := range r.middleware {
+		for _, m := range slices.Backward(group) {
+			h = m(h)
+		}
+	}
+	r.fastChain = fastChain{n: len(r.middleware), handler: h}
+	return h
+}
+
+// fastChain caches [Router.fastHandler] for a count of use calls.
+type fastChain struct {
+	n       int
+	handler mcp.MethodHandler
+}
+
+// callToolAsSDK is what go-sdk's server does for tools/call under the
+// middleware: the registered handler of the tool (the router registers
+// toolHandler for each entry), go-sdk's error for an unknown one, and an
+// empty content list rather than null. go-sdk's handling of a result that
+// asks for input (input_required, which it turns into requests to a 2025
+// client) is left out: no call the fast path takes produces one, because
+// the router offers authorization that way only to clients that declared
+// elicitation (agentsmcp.OfferAuthorization), and a quiet provider relays
+// no upstream's input_required.
+func (r *Router) callToolAsSDK(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	call := req.(*mcp.CallToolRequest)
+	e, ok := r.entry(call.Params.Name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", call.Params.Name)}
+	}
+	res, err := r.toolHandler(e)(ctx, call)
+	if err == nil && res != nil && res.Content == nil {
+		res2 := *res
+		res2.Content = []mcp.Content{}
+		res = &res2
+	}
+	return res, err
+}
+
+// encodeResponse encodes the answer to a request as go-sdk's jsonrpc2
+// connection does (processResult, NewResponse, EncodeMessage).
+func encodeResponse(id jsonrpc.ID, res mcp.Result, err error) ([]byte, error) {
+	if res != nil && err != nil {
+		res = nil // go-sdk discards a result given with an error
+	}
+	resp := &jsonrpc.Response{ID: id, Error: err}
+	if res != nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return nil, err
+		}
+		resp.Result = bytes.TrimRight(b.Bytes(), "\n")
+	} else if err == nil {
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call returned no result"}
+	}
+	return jsonrpc.EncodeMessage(resp)
+}
+
+// writeSSE writes one event as go-sdk's writeEvent does, and flushes it:
+// the answer as a "message" event, or the priming event (nil data) without
+// an event line (see primingWriter).
+func writeSSE(w http.ResponseWriter, data []byte, streamID string, idx int, message bool) {
+	b := make([]byte, 0, len(data)+len(streamID)+48)
+	if message {
+		b = append(b, "event: message\n"...)
+	}
+	b = append(b, "id: "...)
+	b = append(b, streamID...)
+	b = append(b, '_')
+	b = strconv.AppendInt(b, int64(idx), 10)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	_, _ = w.Write(b)
+	_ = http.NewResponseController(w).Flush()
+}
+
+// writeJSONRPCErrorTo is go-sdk's writeJSONRPCError.
+func writeJSONRPCErrorTo(w http.ResponseWriter, status int, id jsonrpc.ID, jerr *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: jerr}); err == nil {
+		_, _ = w.Write(data)
+	}
+}
+
+// streamableAccepts is go-sdk's check of a streamable POST's Accept
+// header.
+func streamableAccepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			token := strings.TrimSpace(raw)
+			base, _, _ := strings.Cut(token, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+// baseMediaType is go-sdk's: the media type without parameters, "" if
+// value does not parse.
+func baseMediaType(value string) string {
+	mt, _, err := mime.ParseMediaType(value)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// logLevelMiddleware records, before go-sdk applies it, that a client asked
+// for log messages in its session: the fast path then leaves its calls to
+// go-sdk, which relays an upstream's log messages on the call's stream.
+func (t *sessionTable) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "logging/setLevel" {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				t.markLogs(ss.ID())
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
