@@ -1,0 +1,21 @@
+package vectors
+
+import "golang.org/x/sys/cpu"
+
+// dot8AVX2 is the AVX2 kernel of dot8 (dot8_amd64.s); n must be a positive
+// multiple of 32.
+//
+//go:noescape
+func dot8AVX2(a, b *int8, n int) int32
+
+var hasAVX2 = cpu.X86.HasAVX2
+
+// dot8 is the inner product of two quantised rows of equal length, a
+// multiple of quantStride's 32.
+func dot8(a, b []int8) int32 {
+	if hasAVX2 && len(a) > 0 {
+		_ = b[len(a)-1]
+		return dot8AVX2(&a[0], &b[0], len(a))
+	}
+	return dot8Go(a, b)
+}
