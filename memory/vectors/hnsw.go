@@ -148,7 +148,7 @@ type hnswSpace struct {
 // compaction, so readers always see a consistent one under the space lock.
 type graph struct {
 	dims, m, m0, efC int
-	qstride          int // quantStride(dims)
+	qstride          int     // quantStride(dims)
 	ml               float64 // level multiplier 1/ln(M)
 
 	ids    []string
