@@ -19,3 +19,19 @@ func dot8(a, b []int8) int32 {
 	}
 	return dot8Go(a, b)
 }
+
+// prefetch8 and prefetch32 ask for the cache lines of n > 0 bytes from p
+// without waiting, so that the random row reads of a beam search overlap
+// instead of stalling one after the other.
+//
+//go:noescape
+func prefetch8(p *int8, n int)
+
+//go:noescape
+func prefetch32(p *float32, n int)
+
+// prefetchQ prefetches a quantised row.
+func prefetchQ(row []int8) { prefetch8(&row[0], len(row)) }
+
+// prefetchF prefetches a float32 row.
+func prefetchF(row []float32) { prefetch32(&row[0], 4*len(row)) }

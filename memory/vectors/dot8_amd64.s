@@ -36,3 +36,29 @@ loop:
 	MOVL         AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func prefetch8(p *int8, n int)
+// Asks for the cache lines of [p, p+n) without waiting for them.
+TEXT ·prefetch8(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+
+pf8:
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	SUBQ       $64, CX
+	JG         pf8
+	RET
+
+// func prefetch32(p *float32, n int)
+// prefetch8 for n bytes of float32s.
+TEXT ·prefetch32(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+
+pf32:
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	SUBQ       $64, CX
+	JG         pf32
+	RET

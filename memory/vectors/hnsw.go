@@ -418,7 +418,14 @@ func (g *graph) search(ctx context.Context, q []float32, k, ef int, filter map[s
 func (g *graph) rerank(q []float32, k int, s *scratch) []cand {
 	out := append(s.sorted[:0], s.res...)
 	s.res = s.res[:0]
+	const ahead = 4 // rows prefetched ahead of the one being scored
+	for j := range min(ahead, len(out)) {
+		prefetchF(g.vec(out[j].id))
+	}
 	for j := range out {
+		if j+ahead < len(out) {
+			prefetchF(g.vec(out[j+ahead].id))
+		}
 		out[j].sim = dot(q, g.vec(out[j].id))
 	}
 	slices.SortFunc(out, byBest)
@@ -780,10 +787,17 @@ func (g *graph) searchLayer(q *probe, eps []cand, ef, l int, s *scratch, accept 
 		if len(s.res) >= ef && -c.sim < s.res[0].sim {
 			break // the best unexpanded candidate is worse than the worst result
 		}
+		// Gather the unvisited neighbours and prefetch their rows first,
+		// so that their cache misses overlap.
+		fresh := s.fresh[:0]
 		for _, nb := range g.links(c.id, l) {
-			if !s.visited.visit(nb) {
-				continue
+			if s.visited.visit(nb) {
+				fresh = append(fresh, nb)
+				prefetchQ(g.qvec(nb))
 			}
+		}
+		s.fresh = fresh
+		for _, nb := range fresh {
 			sim := g.approx(q, nb)
 			computed++
 			if len(s.res) < ef || sim > s.res[0].sim {
@@ -930,6 +944,7 @@ type scratch struct {
 	cands, res  candHeap
 	sorted, sel []cand
 	eps, found  []cand
+	fresh       []uint32
 	prune, keep []cand
 	probe       probe
 }
