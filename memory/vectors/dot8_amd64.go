@@ -35,3 +35,9 @@ func prefetchQ(row []int8) { prefetch8(&row[0], len(row)) }
 
 // prefetchF prefetches a float32 row.
 func prefetchF(row []float32) { prefetch32(&row[0], 4*len(row)) }
+
+//go:noescape
+func prefetchU32(p *uint32, n int)
+
+// prefetchL prefetches a neighbour row.
+func prefetchL(row []uint32) { prefetchU32(&row[0], 4*len(row)) }

@@ -62,3 +62,16 @@ pf32:
 	SUBQ       $64, CX
 	JG         pf32
 	RET
+
+// func prefetchU32(p *uint32, n int)
+// prefetch8 for n bytes of uint32s.
+TEXT ·prefetchU32(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+
+pfu32:
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	SUBQ       $64, CX
+	JG         pfu32
+	RET

@@ -7,3 +7,4 @@ func dot8(a, b []int8) int32 { return dot8Go(a, b) }
 
 func prefetchQ([]int8)    {}
 func prefetchF([]float32) {}
+func prefetchL([]uint32)  {}

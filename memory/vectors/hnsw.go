@@ -787,6 +787,9 @@ func (g *graph) searchLayer(q *probe, eps []cand, ef, l int, s *scratch, accept 
 		if len(s.res) >= ef && -c.sim < s.res[0].sim {
 			break // the best unexpanded candidate is worse than the worst result
 		}
+		if len(s.cands) > 0 {
+			prefetchL(g.slot(s.cands[0].id, l)) // likely the next one expanded
+		}
 		// Gather the unvisited neighbours and prefetch their rows first,
 		// so that their cache misses overlap.
 		fresh := s.fresh[:0]
