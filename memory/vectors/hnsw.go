@@ -83,7 +83,8 @@ func (o HNSWOptions) withDefaults() HNSWOptions {
 // like [Flat].
 //
 // Layout. Nodes are numbered densely per namespace. Node i's vector is
-// values[i*dims:(i+1)*dims]; its layer-0 neighbours live in one flat
+// values[i*dims:(i+1)*dims], and again as int8 in qvals (see quant.go),
+// which the beam searches walk on; its layer-0 neighbours live in one flat
 // []uint32 with 2M+1 slots per node (a count, then the ids), and its upper
 // layers in a per-node []uint32 of level×(M+1) slots. Searches use a
 // generation-stamped visited array and heaps taken from a sync.Pool, so a
@@ -92,7 +93,11 @@ func (o HNSWOptions) withDefaults() HNSWOptions {
 // Search. Queries and inserts descend the upper layers with a beam of
 // upperEf = 4 rather than the paper's greedy walk (see upperEf for the
 // measurement), then run the beam search of Algorithm 2 on the lower layers
-// with EfSearch (queries) or EfConstruction (inserts).
+// with EfSearch (queries) or EfConstruction (inserts). Both score nodes on
+// the quantised rows and prefetch the rows of a node's unvisited
+// neighbours before scoring them; a query then re-scores the best of its
+// beam on the float rows (see rerank), and an insert re-scores its
+// candidates before choosing links, so scores and links are exact.
 //
 // Writes. Upsert of a new id inserts a node (Algorithm 1 of the paper, with
 // the neighbour-diversity heuristic of Algorithm 4 both for the new node's
@@ -413,11 +418,19 @@ func (g *graph) search(ctx context.Context, q []float32, k, ef int, filter map[s
 	return g.exact(ctx, q, k, filter, candidates, s)
 }
 
-// rerank empties s.res (a beam scored on quantised rows) and returns its k
-// best by exact similarity to q, best first. The slice belongs to s.
+// A query re-scores exactly only the max(rerankMin, rerankFactor·k) best
+// nodes of its quantised beam, not all ef: the rest are ranked too low for
+// the rounding to lift them into the top k. On real text at 100k (ef 96 to
+// 160, both embedders) recall was the same to four decimals as re-scoring
+// the whole beam, and the hash embedder's queries were 20-25 % faster at
+// ef=128, each re-scored row being a cache miss on a 1.5 KB float row.
+const rerankMin, rerankFactor = 32, 3
+
+// rerank empties s.res (a beam scored on quantised rows) and returns the k
+// best of its best max(rerankMin, rerankFactor·k) by exact similarity to
+// q, best first. The slice belongs to s.
 func (g *graph) rerank(q []float32, k int, s *scratch) []cand {
-	out := append(s.sorted[:0], s.res...)
-	s.res = s.res[:0]
+	out := s.res.drainBest(max(rerankMin, rerankFactor*k), &s.sorted)
 	const ahead = 4 // rows prefetched ahead of the one being scored
 	for j := range min(ahead, len(out)) {
 		prefetchF(g.vec(out[j].id))
@@ -759,8 +772,8 @@ func (g *graph) descend(q *probe, to int, s *scratch) []cand {
 }
 
 // searchLayer is the beam search of Algorithm 2 on layer l from the entry
-// points eps (whose sims must be to q). It
-// leaves in s.res the ef most similar nodes that accept admits (all nodes
+// points eps (whose sims must be quantised ones to q, see [graph.approx]).
+// It leaves in s.res, scored the same way, the ef most similar nodes that accept admits (all nodes
 // when accept is nil); other nodes are still walked through. The beam only
 // stops widening once it holds ef admitted nodes, so budget (when > 0)
 // bounds the similarities computed: past it searchLayer gives up and
