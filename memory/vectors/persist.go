@@ -402,6 +402,7 @@ func (d *decoder) graph(g *graph) (*graph, error) {
 		for j := range g.dims {
 			g.values = append(g.values, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:])))
 		}
+		g.appendQuant(g.vec(uint32(i))) // derived, so not in the file
 		g.levels = append(g.levels, uint8(level))
 		g.dead = append(g.dead, dead == 1)
 		g.links0 = append(g.links0, make([]uint32, g.m0+1)...)

@@ -1,0 +1,43 @@
+package vectors
+
+import "golang.org/x/sys/cpu"
+
+// dot8AVX2 is the AVX2 kernel of dot8 (dot8_amd64.s); n must be a positive
+// multiple of 32.
+//
+//go:noescape
+func dot8AVX2(a, b *int8, n int) int32
+
+var hasAVX2 = cpu.X86.HasAVX2
+
+// dot8 is the inner product of two quantised rows of equal length, a
+// multiple of quantStride's 32.
+func dot8(a, b []int8) int32 {
+	if hasAVX2 && len(a) > 0 {
+		_ = b[len(a)-1]
+		return dot8AVX2(&a[0], &b[0], len(a))
+	}
+	return dot8Go(a, b)
+}
+
+// prefetch8 and prefetch32 ask for the cache lines of n > 0 bytes from p
+// without waiting, so that the random row reads of a beam search overlap
+// instead of stalling one after the other.
+//
+//go:noescape
+func prefetch8(p *int8, n int)
+
+//go:noescape
+func prefetch32(p *float32, n int)
+
+// prefetchQ prefetches a quantised row.
+func prefetchQ(row []int8) { prefetch8(&row[0], len(row)) }
+
+// prefetchF prefetches a float32 row.
+func prefetchF(row []float32) { prefetch32(&row[0], 4*len(row)) }
+
+//go:noescape
+func prefetchU32(p *uint32, n int)
+
+// prefetchL prefetches a neighbour row.
+func prefetchL(row []uint32) { prefetchU32(&row[0], 4*len(row)) }

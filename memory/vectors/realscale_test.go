@@ -1,0 +1,179 @@
+package vectors
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// BenchmarkQueryRealScale grows one index past the real corpus, towards
+// 1M, and measures it at each size of VECTORS_BENCH_SCALE (comma-separated,
+// e.g. 250000,500000,1000000; the benchmark is skipped when it is unset).
+//
+// The corpus has about 161k documents, so beyond it the documents are
+// generated from it: the first half of the words of one random real
+// description followed by the second half of another's. They keep the
+// corpus's vocabulary, lengths and word statistics, and every generated
+// text shares words with two real ones, so neighbourhoods overlap as in
+// real text rather than forming tight clusters; they are not real
+// descriptions. The real documents come first, then the generated ones.
+// Embedded with the dense stand-in (256 dims); the queries are the 1,000
+// held-out real descriptions. Flat and HNSW grow together; at each size
+// both answer every query (Flat for the truth and its latency), HNSW at
+// its tuned ef and at fixed ones.
+//
+//	VECTORS_BENCH_SCALE=250000,500000,1000000 go test -run '^$' -bench QueryRealScale -benchtime 1x -timeout 3h ./memory/vectors/
+func BenchmarkQueryRealScale(b *testing.B) {
+	env := os.Getenv("VECTORS_BENCH_SCALE")
+	if env == "" {
+		b.Skip("set VECTORS_BENCH_SCALE, e.g. 250000,500000,1000000")
+	}
+	var sizes []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			b.Fatalf("VECTORS_BENCH_SCALE=%q: want positive integers", env)
+		}
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	ctx := context.Background()
+	e := denseEmbedder()
+	docs, queries := realCorpus(b)
+	qs := make([][]float32, len(queries))
+	for i, q := range queries {
+		qs[i] = e.fn(q)
+	}
+	words := make([][]string, len(docs))
+	for i, d := range docs {
+		words[i] = strings.Fields(d)
+	}
+	r := rand.New(rand.NewPCG(17, 1))
+	text := func(j int) string {
+		if j < len(docs) {
+			return docs[j]
+		}
+		a, c := words[r.IntN(len(words))], words[r.IntN(len(words))]
+		return strings.Join(append(slices.Clip(a[:(len(a)+1)/2]), c[len(c)/2:]...), " ")
+	}
+	flat, h := NewFlat(e.dims), NewHNSW(e.dims, HNSWOptions{Seed: 1})
+	next := 0
+	var build time.Duration
+	for _, n := range sizes {
+		for next < n {
+			chunk := min(10_000, n-next)
+			texts := make([]string, chunk)
+			for i := range texts {
+				texts[i] = text(next + i)
+			}
+			vs := make([]agentsmcp.Vector, chunk)
+			var wg sync.WaitGroup
+			for w := range 2 {
+				wg.Go(func() {
+					for i := w; i < chunk; i += 2 {
+						vs[i] = agentsmcp.Vector{ID: "d" + strconv.Itoa(next+i), Values: e.fn(texts[i])}
+					}
+				})
+			}
+			wg.Wait()
+			if err := flat.Upsert(ctx, "ns", vs); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if err := h.Upsert(ctx, "ns", vs); err != nil {
+				b.Fatal(err)
+			}
+			build += time.Since(start)
+			next += chunk
+		}
+		start := time.Now()
+		h.Tune()
+		tune := time.Since(start)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		indexMB := float64(h.sizeBytes("ns")) / 1e6
+		b.Logf("n=%d: HNSW build so far %v, tune %v, tuned ef %d; HNSW arrays %.0f MB, Go heap in use %.0f MB (Flat and HNSW)",
+			n, build, tune, h.EfSearch("ns"), indexMB, float64(ms.HeapInuse)/1e6)
+		truth := make([][]agentsmcp.VectorMatch, len(qs))
+		var flatP50 time.Duration
+		for _, ef := range []int{-1, 0, 64, 128, 192, 256} {
+			name := "hnsw"
+			switch {
+			case ef < 0:
+				name = "flat"
+			case ef > 0:
+				name = "hnsw-ef" + strconv.Itoa(ef)
+			}
+			b.Run("dense-mix/"+sizeName(n)+"/"+name, func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var lat, cpu []time.Duration
+				hits := 0
+				for b.Loop() {
+					for i, q := range qs {
+						c0, start := threadCPU(), time.Now()
+						var got []agentsmcp.VectorMatch
+						var err error
+						if ef < 0 {
+							got, err = flat.Query(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10})
+							truth[i] = got
+						} else {
+							got, err = h.QueryEf(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10}, ef)
+						}
+						lat, cpu = append(lat, time.Since(start)), append(cpu, threadCPU()-c0)
+						if err != nil {
+							b.Fatal(err)
+						}
+						hits += realHits(got, truth[i])
+					}
+				}
+				slices.Sort(lat)
+				slices.Sort(cpu)
+				p50 := percentile(lat, 0.5)
+				b.ReportMetric(float64(p50.Nanoseconds())/1e3, "p50-µs")
+				b.ReportMetric(float64(percentile(lat, 0.99).Nanoseconds())/1e3, "p99-µs")
+				b.ReportMetric(float64(percentile(cpu, 0.5).Nanoseconds())/1e3, "cpu-p50-µs")
+				b.ReportMetric(float64(hits)/float64(10*len(lat)), "recall@10")
+				switch {
+				case ef < 0:
+					flatP50 = p50
+				case ef == 0:
+					b.ReportMetric(float64(h.EfSearch("ns")), "ef")
+					b.ReportMetric(build.Seconds(), "build-s")
+					b.ReportMetric(tune.Seconds(), "tune-s")
+					b.ReportMetric(indexMB, "index-MB")
+				}
+				if ef >= 0 && flatP50 > 0 {
+					b.ReportMetric(float64(p50)/float64(flatP50), "p50/flat")
+				}
+			})
+		}
+	}
+}
+
+// sizeBytes is the size of a namespace's graph arrays (vectors in both
+// forms, links, levels, tombstones), without ids, metadata and maps.
+func (h *HNSW) sizeBytes(namespace string) int {
+	sp := h.space(namespace, false)
+	if sp == nil {
+		return 0
+	}
+	sp.mu.RLock()
+	defer sp.mu.RUnlock()
+	g := sp.g
+	n := 4*len(g.values) + len(g.qvals) + 4*len(g.qscale) + 4*len(g.links0) + len(g.levels) + len(g.dead)
+	for _, up := range g.upper {
+		n += 4 * len(up)
+	}
+	return n
+}
