@@ -111,6 +111,11 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "tools/call "+e.tool.Name, trace.WithAttributes(
 		attribute.String("agents_mcp.tool", e.tool.Name), attribute.String("agents_mcp.source", e.provider.Name())))
 	defer span.End()
+	if !agentsmcp.AcceptsDelegation(e.provider) {
+		// The caller's own token reaches only the providers that opted in
+		// (ADR 0012 D7b); never an MCP upstream.
+		ctx = agentsmcp.WithDelegatedToken(ctx, nil)
+	}
 	start := time.Now()
 	res, err := e.provider.CallTool(ctx, req)
 	switch outcome := callError(res, err); {
