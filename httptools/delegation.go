@@ -202,7 +202,8 @@ func (d *delegator) remember(principal string, e exchanged, now time.Time) {
 // exchangeError is the answer to a failed exchange. Only the OAuth error
 // code of the authorization server is quoted, never its body nor the
 // request, which hold the caller's token and the client secret. A refused
-// subject token (invalid_grant) asks the caller for a usable identity;
+// subject token (invalid_request, invalid_grant) asks the caller for a
+// usable identity;
 // anything else (a wrong client secret, an unreachable server) is the
 // operator's problem, a tool error.
 func (d *delegator) exchangeError(err error) error {
@@ -212,9 +213,12 @@ func (d *delegator) exchangeError(err error) error {
 		if code == "" {
 			code = fmt.Sprintf("HTTP %d", re.Response.StatusCode)
 		}
-		if code == "invalid_grant" {
+		// RFC 8693 answers invalid_request to a subject token it will not
+		// exchange (invalid, or refused by policy); some servers say
+		// invalid_grant. The request is otherwise always the same.
+		if code == "invalid_request" || code == "invalid_grant" {
 			return &agentsmcp.AuthorizationRequired{Integration: d.source, Delegated: true,
-				Reason: "the authorization server refused to exchange the caller's token (invalid_grant)"}
+				Reason: "the authorization server refused to exchange the caller's token (" + code + ")"}
 		}
 		return fmt.Errorf("http_tools %s: the token exchange was refused: %s", d.source, code)
 	}
