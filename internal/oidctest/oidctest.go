@@ -146,11 +146,11 @@ type client struct {
 	grants []oidc.GrantType
 }
 
-func (c client) GetID() string                      { return c.id }
+func (c client) GetID() string                       { return c.id }
 func (c client) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
-func (c client) AuthMethod() oidc.AuthMethod        { return oidc.AuthMethodPost }
-func (c client) GrantTypes() []oidc.GrantType       { return c.grants }
-func (c client) IsScopeAllowed(string) bool         { return true }
+func (c client) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodPost }
+func (c client) GrantTypes() []oidc.GrantType        { return c.grants }
+func (c client) IsScopeAllowed(string) bool          { return true }
 func (c client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
