@@ -230,3 +230,12 @@ func (s *store) ValidateTokenExchangeRequest(_ context.Context, r op.TokenExchan
 func (s *store) GetPrivateClaimsFromTokenExchangeRequest(_ context.Context, r op.TokenExchangeRequest) (map[string]any, error) {
 	return map[string]any{"act": map[string]any{"sub": r.GetClientID()}}, nil
 }
+
+// GetPrivateClaimsFromScopes puts the granted scopes in the access token
+// (RFC 9068 "scope"): agents-mcp reads its scopes from there.
+func (s *store) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
+	if len(scopes) == 0 {
+		return nil, nil
+	}
+	return map[string]any{"scope": strings.Join(scopes, " ")}, nil
+}
