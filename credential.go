@@ -292,6 +292,11 @@ type AuthorizationRequired struct {
 	// an administrator must add a credential through the admin API.
 	AuthorizeURL string
 	Reason       string // why, for the person: "no credential", "the token was refused"
+	// Delegated is set when the integration acts with the caller's own
+	// identity (ADR 0012 D7b): no credential can be added for it, the
+	// caller must come with a delegable token (a JWT of the configured
+	// issuer) instead.
+	Delegated bool
 }
 
 func (e *AuthorizationRequired) Error() string { return e.Message() }
@@ -304,6 +309,11 @@ func (e *AuthorizationRequired) Unwrap() error {
 // Message is the text shown to the person: the integration, why, and what
 // to do.
 func (e *AuthorizationRequired) Message() string {
+	if e.Delegated {
+		return fmt.Sprintf("Not authorized for %s (%s). It acts with the identity of its caller: call it from a client "+
+			"that authenticates to agents-mcp with a token (JWT) of its authorization server, not an API key, then retry.",
+			e.Integration, e.Reason)
+	}
 	if e.AuthorizeURL != "" {
 		return fmt.Sprintf("Not authorized for %s (%s). Authorize at %s, then retry.", e.Integration, e.Reason, e.AuthorizeURL)
 	}
@@ -313,7 +323,8 @@ func (e *AuthorizationRequired) Message() string {
 
 // MetaAuthorizationRequired is the _meta key of a tool result that asks a
 // person to authorize (see [AuthorizationRequiredResult]); its value is
-// {"integration", "authorizeUrl", "reason"}.
+// {"integration", "authorizeUrl", "reason"}, and "delegated": true when
+// the integration needs the caller's own identity (ADR 0012 D7b).
 const MetaAuthorizationRequired = "io.agents-mcp/authorization-required"
 
 // AuthorizationRequiredResult is the tool result of a call that needs e to
@@ -321,8 +332,11 @@ const MetaAuthorizationRequired = "io.agents-mcp/authorization-required"
 // and e's fields under [MetaAuthorizationRequired] in _meta.
 func AuthorizationRequiredResult(e *AuthorizationRequired) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: e.Message()}}}
-	res.Meta = mcp.Meta{MetaAuthorizationRequired: map[string]any{
-		"integration": e.Integration, "authorizeUrl": e.AuthorizeURL, "reason": e.Reason}}
+	m := map[string]any{"integration": e.Integration, "authorizeUrl": e.AuthorizeURL, "reason": e.Reason}
+	if e.Delegated {
+		m["delegated"] = true
+	}
+	res.Meta = mcp.Meta{MetaAuthorizationRequired: m}
 	return res
 }
 
@@ -366,5 +380,6 @@ func AuthorizationRequiredFrom(res *mcp.CallToolResult) (*AuthorizationRequired,
 		return nil, false
 	}
 	str := func(k string) string { s, _ := m[k].(string); return s }
-	return &AuthorizationRequired{Integration: str("integration"), AuthorizeURL: str("authorizeUrl"), Reason: str("reason")}, true
+	delegated, _ := m["delegated"].(bool)
+	return &AuthorizationRequired{Integration: str("integration"), AuthorizeURL: str("authorizeUrl"), Reason: str("reason"), Delegated: delegated}, true
 }

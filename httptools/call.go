@@ -124,8 +124,9 @@ func endpointOperation(e Endpoint) *operation {
 // (a non-object answer is wrapped as {"result": …}), and its JSON text; any
 // other answer is text. An error status, a transport failure, a timeout and
 // an answer over the size limit are results with IsError set; an unknown
-// tool is ENOTFOUND. A missing authorization, and a 401 or 403 to a request
-// that carried a credential of the Authorizer, are
+// tool is ENOTFOUND. A missing authorization, a 401 or 403 to a request
+// that carried a credential of the Authorizer, and for a source with
+// delegation a caller without a delegable token or a 401, are
 // [agentsmcp.AuthorizationRequiredResult]s.
 func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	op, ok := p.ops[req.Params.Name]
@@ -147,7 +148,16 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return errorResult("%v", err), nil
 	}
 	var cred *agentsmcp.AppliedCredential
-	if p.opts.Auth != nil {
+	switch {
+	case p.deleg != nil:
+		// The caller's identity, never the store's: a source that acts as
+		// its caller has no credential of its own.
+		token, err := p.deleg.token(ctx)
+		if err != nil {
+			return authErrorResult(err), nil
+		}
+		httpReq.Header.Set("Authorization", "Bearer "+token)
+	case p.opts.Auth != nil:
 		if cred, err = p.opts.Auth.Authorize(ctx, p.src.Name); err != nil {
 			return authErrorResult(err), nil
 		}
@@ -167,6 +177,11 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 			return errorResult("%s %s: the answer did not end within %s", op.method, op.path, p.src.Timeout), nil
 		}
 		return errorResult("%s %s: reading the answer: %v", op.method, op.path, redactErr(err)), nil
+	}
+	if p.deleg != nil && resp.StatusCode == http.StatusUnauthorized {
+		// The caller's token (or the one exchanged for it) was refused. A
+		// 403 is the API's own answer: the identity is known, not allowed.
+		return agentsmcp.AuthorizationRequiredResult(p.deleg.refused(ctx)), nil
 	}
 	if cred != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		// The credential was refused: the store drops a cached token and

@@ -67,6 +67,15 @@ type Source struct {
 	// a document names what it likes, and the server must not fetch it
 	// on the document's word.
 	AllowRemoteRefs bool `yaml:"allow_remote_refs" json:"allow_remote_refs,omitempty"`
+
+	// Delegation, when set, makes the source act with the identity of its
+	// caller instead of a stored credential (ADR 0012 D7b):
+	// [DelegationForward] sends the caller's own bearer token,
+	// [DelegationExchange] one exchanged for it (Exchange). Only a caller
+	// authenticated by a JWT has a token to delegate; any other caller
+	// gets an [agentsmcp.AuthorizationRequired] result (Delegated).
+	Delegation string    `yaml:"delegation" json:"delegation,omitempty"`
+	Exchange   *Exchange `yaml:"exchange" json:"exchange,omitempty"`
 }
 
 // Endpoint is one declarative HTTP tool.
@@ -104,8 +113,9 @@ func (s Source) WithDefaults() Source {
 	return s
 }
 
-// Redacted is s with its header values replaced by "[REDACTED]" and the
-// credentials of its URLs removed, for logs and status.
+// Redacted is s with its header values and exchange client secret
+// replaced by "[REDACTED]" and the credentials of its URLs removed, for
+// logs and status.
 func (s Source) Redacted() Source {
 	r := s
 	if s.Headers != nil {
@@ -115,6 +125,14 @@ func (s Source) Redacted() Source {
 		}
 	}
 	r.BaseURL = agentsmcp.RedactURL(s.BaseURL)
+	if s.Exchange != nil {
+		e := *s.Exchange
+		e.TokenEndpoint = agentsmcp.RedactURL(e.TokenEndpoint)
+		if e.ClientSecret != "" {
+			e.ClientSecret = agentsmcp.Redacted
+		}
+		r.Exchange = &e
+	}
 	if isURL(s.OpenAPI) {
 		r.OpenAPI = agentsmcp.RedactURL(s.OpenAPI)
 	}
@@ -177,6 +195,7 @@ func (s Source) Problems() []Problem {
 			add("headers."+k, "the value holds a control character (CR, LF, NUL, …)")
 		}
 	}
+	out = append(out, s.delegationProblems()...)
 	names := map[string]bool{}
 	for i, e := range s.Endpoints {
 		f := fmt.Sprintf("endpoints[%d]", i)

@@ -103,6 +103,9 @@ type Provider struct {
 	ops      map[string]*operation
 	problems []string
 	failed   string // why the source serves no tool, when it cannot be used
+	// deleg gives the Authorization of a source that acts as its caller
+	// (Source.Delegation); nil otherwise.
+	deleg *delegator
 
 	// accepted is set when a registry takes the provider: the router
 	// registers the change callback only then, so that an ECONFLICT for
@@ -149,6 +152,9 @@ func Load(ctx context.Context, src Source, opts Options) (*Provider, error) {
 	}
 	opts = opts.withDefaults()
 	p := &Provider{src: src, opts: opts, client: opts.client(), ops: map[string]*operation{}}
+	if src.Delegation != "" {
+		p.deleg = newDelegator(src, opts)
+	}
 	if src.BaseURL != "" {
 		if err := p.setBase(ctx, src.BaseURL); err != nil {
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "http_tools %q: base_url: %v", src.Name, err)
@@ -255,6 +261,11 @@ func sanitizeName(s string) string {
 	}
 	return b.String()
 }
+
+// AcceptsDelegation reports whether the source acts with its callers'
+// identity (Source.Delegation): only then does the router let the
+// caller's token reach it (agentsmcp.DelegationAcceptor).
+func (p *Provider) AcceptsDelegation() bool { return p.deleg != nil }
 
 // Name is the source's name.
 func (p *Provider) Name() string { return p.src.Name }

@@ -52,6 +52,16 @@ func (r *Router) principalOf(req mcp.Request) (p *agentsmcp.Principal, own bool)
 	return r.access.Default, false
 }
 
+// delegatedTokenOf returns the token a JWT caller authenticated req with
+// (authentication hands it down in the TokenInfo; ADR 0012 D7b), or nil.
+func delegatedTokenOf(req mcp.Request) *agentsmcp.DelegatedToken {
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		t, _ := extra.TokenInfo.Extra[agentsmcp.TokenInfoDelegatedToken].(*agentsmcp.DelegatedToken)
+		return t
+	}
+	return nil
+}
+
 // requestIDOf returns the id of an HTTP request (the header set or checked
 // by the HTTP layer), or "".
 func requestIDOf(req mcp.Request) string {
@@ -106,8 +116,13 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, rateLimited(wait)
 			}
 		}
+		// Only a tool call gets the caller's delegable token, and only the
+		// one this request came with: the handler's context may descend
+		// from the request that opened the session, whose token is hidden.
+		ctx = agentsmcp.WithDelegatedToken(ctx, nil)
 		switch req := req.(type) {
 		case *mcp.CallToolRequest:
+			ctx = agentsmcp.WithDelegatedToken(ctx, delegatedTokenOf(req))
 			// The client's profile shapes the result (toolHandler) and is
 			// recorded with the call, refused or not.
 			ctx = withClientCall(ctx, profileOf(req))

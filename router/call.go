@@ -114,6 +114,11 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	if span != nil {
 		defer span.End()
 	}
+	if !agentsmcp.AcceptsDelegation(e.provider) && agentsmcp.DelegatedTokenFrom(ctx) != nil {
+		// The caller's own token reaches only the providers that opted in
+		// (ADR 0012 D7b); never an MCP upstream.
+		ctx = agentsmcp.WithDelegatedToken(ctx, nil)
+	}
 	start := time.Now()
 	res, err := e.provider.CallTool(ctx, req)
 	setCallOutcome(span, res, err)

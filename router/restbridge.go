@@ -125,6 +125,9 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 		if id := req.Header.Get(agentsmcp.RequestIDHeader); id != "" {
 			ctx = agentsmcp.WithRequestID(ctx, id)
 		}
+		// A JWT caller's token, for the HTTP tool sources that act as the
+		// caller (ADR 0012 D7b), exactly as over /mcp.
+		ctx = agentsmcp.WithDelegatedToken(ctx, delegatedTokenOf(creq))
 		ctx = withClientCall(ctx, clientCall{profile: restProfile})
 		if !own && p != nil && r.access.Admit != nil {
 			if ok, wait := r.access.Admit(p); !ok {

@@ -140,24 +140,32 @@ func Anonymous() *agentsmcp.Principal {
 // The error is an [*Error]: its Reason is safe to show the caller and its
 // Hint safe to log.
 func (a *Authenticator) Verify(ctx context.Context, token string) (*agentsmcp.Principal, time.Time, error) {
+	p, exp, _, err := a.verify(ctx, token)
+	return p, exp, err
+}
+
+// verify is [Authenticator.Verify], also saying whether the token is a
+// verified JWT: the only kind a caller may delegate (ADR 0012 D7b).
+func (a *Authenticator) verify(ctx context.Context, token string) (p *agentsmcp.Principal, exp time.Time, isJWT bool, err error) {
 	if !a.Configured() {
-		return Anonymous(), time.Time{}, nil
+		return Anonymous(), time.Time{}, false, nil
 	}
 	if token == "" {
-		return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "none", Reason: "missing bearer token"}
+		return nil, time.Time{}, false, &Error{Status: http.StatusUnauthorized, Hint: "none", Reason: "missing bearer token"}
 	}
 	p, h := a.keys.lookup(token)
 	if p != nil {
-		return p, time.Time{}, nil
+		return p, time.Time{}, false, nil
 	}
 	if a.jwt != nil && looksLikeJWT(token) {
-		return a.jwt.verify(ctx, token)
+		p, exp, err := a.jwt.verify(ctx, token)
+		return p, exp, err == nil, err
 	}
 	reason := "unknown API key"
 	if a.jwt != nil {
 		reason = "unknown API key or malformed token"
 	}
-	return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: keyID(h), Reason: reason, presented: true}
+	return nil, time.Time{}, false, &Error{Status: http.StatusUnauthorized, Hint: keyID(h), Reason: reason, presented: true}
 }
 
 // principalExtra is the TokenInfo.Extra key of the *agentsmcp.Principal.

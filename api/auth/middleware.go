@@ -41,7 +41,9 @@ func (a *Authenticator) Middleware(scope string) func(http.Handler) http.Handler
 // credentials in "Authorization: Bearer <token>", and sees the principal
 // both in its context ([agentsmcp.PrincipalFrom]) and as go-sdk's
 // [sdkauth.TokenInfo] (made by [NewTokenInfo]; MCP handlers get it as
-// req.Extra.TokenInfo). next sees the request's headers unchanged.
+// req.Extra.TokenInfo). next sees the request's headers unchanged. A
+// caller authenticated by a JWT also has its token there, as an
+// [agentsmcp.DelegatedToken] (see serveAs); an API key is never delegable.
 //
 // Without credentials configured every request goes through as
 // [Anonymous], whatever it carries. Otherwise a request without a bearer
@@ -58,7 +60,7 @@ func (a *Authenticator) Authenticate(next http.Handler) http.Handler {
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.Configured() {
-			a.serveAs(w, r, Anonymous(), time.Time{}, inner)
+			a.serveAs(w, r, Anonymous(), time.Time{}, nil, inner)
 			return
 		}
 		token, err := bearerToken(r)
@@ -66,12 +68,16 @@ func (a *Authenticator) Authenticate(next http.Handler) http.Handler {
 			a.Refuse(w, r, err, "")
 			return
 		}
-		p, exp, err := a.Verify(r.Context(), token)
+		p, exp, isJWT, err := a.verify(r.Context(), token)
 		if err != nil {
 			a.Refuse(w, r, err, "")
 			return
 		}
-		a.serveAs(w, r, p, exp, inner)
+		var delegated *agentsmcp.DelegatedToken
+		if isJWT {
+			delegated = agentsmcp.NewDelegatedToken(p.ID, token, exp)
+		}
+		a.serveAs(w, r, p, exp, delegated, inner)
 	})
 }
 
@@ -92,9 +98,19 @@ func pendingTokenInfo(ctx context.Context, _ string, _ *http.Request) (*sdkauth.
 	return nil, sdkauth.ErrInvalidToken
 }
 
-func (a *Authenticator) serveAs(w http.ResponseWriter, r *http.Request, p *agentsmcp.Principal, exp time.Time, inner http.Handler) {
+// serveAs serves r as p. A JWT caller's token (delegated, nil for any
+// other caller) goes into the request's context and its TokenInfo, where
+// the router finds it for the tool calls of this request only: HTTP tool
+// sources that opted in to delegation act with it (ADR 0012 D7b). It is
+// never logged: [agentsmcp.DelegatedToken] prints as redacted.
+func (a *Authenticator) serveAs(w http.ResponseWriter, r *http.Request, p *agentsmcp.Principal, exp time.Time, delegated *agentsmcp.DelegatedToken, inner http.Handler) {
 	ctx := agentsmcp.WithPrincipal(r.Context(), p)
-	ctx = context.WithValue(ctx, pendingKey{}, &pending{tokenInfo: NewTokenInfo(p, exp), header: r.Header})
+	ti := NewTokenInfo(p, exp)
+	if delegated != nil {
+		ctx = agentsmcp.WithDelegatedToken(ctx, delegated)
+		ti.Extra[agentsmcp.TokenInfoDelegatedToken] = delegated
+	}
+	ctx = context.WithValue(ctx, pendingKey{}, &pending{tokenInfo: ti, header: r.Header})
 	r = r.WithContext(ctx)
 	// RequireBearerToken reads only this header; inner puts the real
 	// ones back, so the token itself never travels further than needed.

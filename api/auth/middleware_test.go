@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -263,10 +264,12 @@ func TestAuthenticateContext(t *testing.T) {
 		header    http.Header
 		principal *agentsmcp.Principal
 		info      *sdkauth.TokenInfo
+		delegated *agentsmcp.DelegatedToken
 	}
 	var got seen
 	h := a.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = seen{r.Header.Clone(), agentsmcp.PrincipalFrom(r.Context()), sdkauth.TokenInfoFromContext(r.Context())}
+		got = seen{r.Header.Clone(), agentsmcp.PrincipalFrom(r.Context()), sdkauth.TokenInfoFromContext(r.Context()),
+			agentsmcp.DelegatedTokenFrom(r.Context())}
 	}))
 	jwtExp := time.Now().Add(time.Hour).Truncate(time.Second)
 	c := claims("alice", "mcp admin:read")
@@ -299,6 +302,22 @@ func TestAuthenticateContext(t *testing.T) {
 			}
 			if p := got.info.Extra[agentsmcp.TokenInfoPrincipal]; p != got.principal {
 				t.Errorf("TokenInfo principal = %p, want the context principal %p", p, got.principal)
+			}
+			// Only a JWT is the caller's own identity, to delegate (ADR
+			// 0012 D7b); it prints redacted wherever it goes.
+			inInfo, _ := got.info.Extra[agentsmcp.TokenInfoDelegatedToken].(*agentsmcp.DelegatedToken)
+			if tt.name == "key" {
+				if got.delegated != nil || inInfo != nil {
+					t.Errorf("an API key is delegable: %v %v", got.delegated, inInfo)
+				}
+				return
+			}
+			if got.delegated == nil || inInfo != got.delegated || got.delegated.Value() != tt.token ||
+				got.delegated.Principal() != tt.wantID || !got.delegated.Expires().Equal(tt.wantExp) {
+				t.Fatalf("delegated token %+v (TokenInfo %p), want the JWT of %s", got.delegated, inInfo, tt.wantID)
+			}
+			if text := fmt.Sprintf("%v %+v %#v %s", got.delegated, got.info, got.delegated, got.delegated); strings.Contains(text, tt.token) {
+				t.Errorf("the delegated token prints: %s", text)
 			}
 		})
 	}

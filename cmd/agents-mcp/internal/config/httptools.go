@@ -16,7 +16,7 @@ type HTTPSource = httptools.Source
 
 // fileHTTPSrc is an http_tools entry as written: the timeout is a
 // string so that a bad one is reported with its key, and header values
-// may hold ${VAR} references.
+// and the exchange's client secret may hold ${VAR} references.
 type fileHTTPSrc struct {
 	Name             string               `yaml:"name"`
 	BaseURL          string               `yaml:"base_url"`
@@ -28,10 +28,23 @@ type fileHTTPSrc struct {
 	Include          []string             `yaml:"include"`
 	Exclude          []string             `yaml:"exclude"`
 	AllowRemoteRefs  bool                 `yaml:"allow_remote_refs"`
+	Delegation       string               `yaml:"delegation"`
+	Exchange         *fileExchange        `yaml:"exchange"`
+}
+
+// fileExchange is the exchange settings of an http_tools entry as
+// written: the client secret may be a ${VAR} reference (and should be).
+type fileExchange struct {
+	TokenEndpoint string   `yaml:"token_endpoint"`
+	ClientID      string   `yaml:"client_id"`
+	ClientSecret  string   `yaml:"client_secret"`
+	Audience      string   `yaml:"audience"`
+	Resource      string   `yaml:"resource"`
+	Scopes        []string `yaml:"scopes"`
 }
 
 // resolve turns a file entry into a source: ${VAR} references in header
-// values are expanded through getenv, the timeout is parsed, and a
+// values and the exchange's client secret are expanded through getenv, the timeout is parsed, and a
 // relative openapi path is taken from the config file's directory (dir).
 func (fs fileHTTPSrc) resolve(field, dir string, getenv func(string) string) (HTTPSource, []error) {
 	var errs []error
@@ -44,6 +57,21 @@ func (fs fileHTTPSrc) resolve(field, dir string, getenv func(string) string) (HT
 		Include:          fs.Include,
 		Exclude:          fs.Exclude,
 		AllowRemoteRefs:  fs.AllowRemoteRefs,
+		Delegation:       strings.ToLower(strings.TrimSpace(fs.Delegation)),
+	}
+	if e := fs.Exchange; e != nil {
+		secret, err := expandEnv(e.ClientSecret, getenv)
+		if err != nil {
+			errs = append(errs, fieldError(field+".exchange.client_secret", "%v", err))
+		}
+		s.Exchange = &httptools.Exchange{
+			TokenEndpoint: strings.TrimSpace(e.TokenEndpoint),
+			ClientID:      strings.TrimSpace(e.ClientID),
+			ClientSecret:  secret,
+			Audience:      strings.TrimSpace(e.Audience),
+			Resource:      strings.TrimSpace(e.Resource),
+			Scopes:        e.Scopes,
+		}
 	}
 	if fs.Headers != nil {
 		s.Headers = make(map[string]string, len(fs.Headers))
@@ -116,6 +144,12 @@ func describeHTTPSource(s HTTPSource) string {
 	}
 	if len(r.Headers) > 0 {
 		fmt.Fprintf(&b, " headers=%s", strings.Join(sortedKeys(r.Headers), ","))
+	}
+	if r.Delegation != "" {
+		fmt.Fprintf(&b, " delegation=%s", r.Delegation)
+	}
+	if r.Exchange != nil {
+		fmt.Fprintf(&b, " exchange.token_endpoint=%s exchange.client_id=%s exchange.audience=%s", r.Exchange.TokenEndpoint, r.Exchange.ClientID, r.Exchange.Audience)
 	}
 	fmt.Fprintf(&b, " timeout=%s max_response_bytes=%d", r.Timeout, r.MaxResponseBytes)
 	return b.String()

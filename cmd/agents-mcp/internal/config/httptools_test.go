@@ -51,6 +51,39 @@ http_tools:
 	}
 }
 
+// A source with delegation exchange reads its client secret from the
+// environment and never shows it.
+func TestHTTPToolsDelegation(t *testing.T) {
+	file := writeYAML(t, `
+http_tools:
+  - name: crm
+    openapi: ./crm.json
+    delegation: exchange
+    exchange:
+      token_endpoint: http://127.0.0.1:9000/oauth/token
+      client_id: agents-mcp
+      client_secret: ${CRM_EXCHANGE_SECRET}
+      audience: https://crm.example
+      scopes: [read]
+  - name: mail
+    openapi: ./mail.json
+    delegation: Forward
+`)
+	c := mustLoad(t, []string{"--config", file}, map[string]string{"CRM_EXCHANGE_SECRET": "s3cr3t-x"})
+	crm, mail := c.HTTPTools[0], c.HTTPTools[1]
+	if crm.Delegation != "exchange" || crm.Exchange == nil || crm.Exchange.ClientSecret != "s3cr3t-x" ||
+		crm.Exchange.Audience != "https://crm.example" || len(crm.Exchange.Scopes) != 1 {
+		t.Errorf("crm = %+v, exchange %+v", crm, crm.Exchange)
+	}
+	if mail.Delegation != "forward" || mail.Exchange != nil {
+		t.Errorf("mail = %+v", mail)
+	}
+	described := c.String()
+	if strings.Contains(described, "s3cr3t-x") || !strings.Contains(described, "delegation=exchange") {
+		t.Errorf("Describe leaks the client secret or omits the delegation: %s", described)
+	}
+}
+
 func TestHTTPToolsErrors(t *testing.T) {
 	for _, tt := range []struct{ name, yaml, want string }{
 		{"unset variable", "http_tools:\n- {name: a, base_url: 'http://h', headers: {K: '${NOPE}'}, endpoints: [{name: x, method: GET, path: /x}]}\n",
@@ -69,6 +102,20 @@ func TestHTTPToolsErrors(t *testing.T) {
 			"http_tools[0].openapi: http://metadata.google.internal/doc.json: egress to metadata.google.internal refused"},
 		{"timeout", "http_tools:\n- {name: a, openapi: x.json, timeout: soon}\n",
 			`http_tools[0].timeout: invalid duration "soon"`},
+		{"delegation value", "http_tools:\n- {name: a, openapi: x.json, delegation: passthrough}\n",
+			`http_tools[0].delegation: must be "forward" or "exchange"`},
+		{"exchange missing", "http_tools:\n- {name: a, openapi: x.json, delegation: exchange}\n",
+			`http_tools[0].exchange: is required with delegation: exchange`},
+		{"exchange fields", "http_tools:\n- {name: a, openapi: x.json, delegation: exchange, exchange: {token_endpoint: /token}}\n",
+			`http_tools[0].exchange.token_endpoint: must be an absolute http or https URL`},
+		{"exchange secret unset", "http_tools:\n- {name: a, openapi: x.json, delegation: exchange, exchange: {token_endpoint: 'http://as/token', client_id: c, client_secret: '${NOPE}', audience: api}}\n",
+			`http_tools[0].exchange.client_secret: environment variable NOPE is not set`},
+		{"exchange without delegation", "http_tools:\n- {name: a, openapi: x.json, exchange: {client_id: c}}\n",
+			`http_tools[0].exchange: applies only with delegation: exchange`},
+		{"delegation and Authorization", "http_tools:\n- {name: a, openapi: x.json, delegation: forward, headers: {Authorization: x}}\n",
+			`http_tools[0].headers.Authorization: cannot be set with delegation`},
+		{"upstream delegation", "upstreams:\n- {name: a, transport: streamable, url: 'http://h/mcp', delegation: forward}\n",
+			`upstreams[0].delegation: is not available for MCP upstreams: the MCP authorization specification forbids token passthrough`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := load([]string{"--config", writeYAML(t, tt.yaml)}, envOf(nil), io.Discard)

@@ -87,6 +87,9 @@ type fileUpstream struct {
 	ProtocolVersion string            `yaml:"protocol_version"`
 	MaxConcurrency  int               `yaml:"max_concurrency"`
 	MaxBackoff      string            `yaml:"max_backoff"`
+	// Delegation is read only to be refused with the reason (see
+	// resolve): an unknown key would be refused without one.
+	Delegation string `yaml:"delegation"`
 }
 
 type fileTools struct {
@@ -105,6 +108,7 @@ var yamlSections = map[string]string{
 	"config.fileUpstream":  "upstreams entry",
 	"config.fileTools":     "upstreams[].tools",
 	"config.fileHTTPSrc":   "http_tools entry",
+	"config.fileExchange":  "http_tools[].exchange",
 	"httptools.Endpoint":   "http_tools[].endpoints entry",
 	"httptools.Shape":      "http_tools[].endpoints[].response",
 	"httptools.Table":      "http_tools[].endpoints[].response.table",

@@ -48,6 +48,9 @@ func (fu fileUpstream) resolve(field string, getenv func(string) string) (Upstre
 		MaxBackoff:      remote.DefaultMaxBackoff,
 		ProtocolVersion: strings.TrimSpace(fu.ProtocolVersion),
 	}
+	if strings.TrimSpace(fu.Delegation) != "" {
+		errs = append(errs, fieldError(field+".delegation", "%s", upstreamDelegationRefused))
+	}
 	expand := func(kind string, in map[string]string) map[string]string {
 		if in == nil {
 			return nil
@@ -105,6 +108,12 @@ func expandEnv(s string, getenv func(string) string) (string, error) {
 	}
 	return out, nil
 }
+
+// upstreamDelegationRefused explains why an upstream cannot act with its
+// caller's token (ADR 0012 D7b): http_tools sources can.
+const upstreamDelegationRefused = "is not available for MCP upstreams: the MCP authorization specification forbids token " +
+	"passthrough (a server must not pass on the token its client sent it, and an MCP server must accept only tokens issued for it); " +
+	"use auth: oauth for per-caller tokens of the upstream's own authorization server, or an http_tools source with delegation for an HTTP API"
 
 // validateUpstream checks one upstream and names each problem after the
 // entry's position in the file (prefix, e.g. "upstreams[0]").
