@@ -111,13 +111,15 @@ func (s *storedTask) change(t *agentsmcp.Task) (agentsmcp.TaskChange, bool) {
 	return c, true
 }
 
-// remember records t as stored.
-func (s *storedTask) remember(t *agentsmcp.Task) {
+// remember records steps and history as stored. It keeps steps, which
+// no one may change afterwards, and never changes them itself: a write's
+// snapshot is reported to OnChange, which may keep it.
+func (s *storedTask) remember(steps []agentsmcp.StepState, history []agentsmcp.TaskEvent) {
 	s.known = true
-	s.steps = append(s.steps[:0], t.Steps...)
-	s.events = len(t.History)
+	s.steps = steps
+	s.events = len(history)
 	if s.events > 0 {
-		s.last = t.History[s.events-1]
+		s.last = history[s.events-1]
 	}
 }
 
@@ -206,7 +208,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 	// t is as stored at t.Version (see Executor.launch): the first
 	// transition is written as a change already.
 	_, r.stored.perStep = e.opts.Tasks.(agentsmcp.TaskStepUpdater)
-	r.stored.remember(t)
+	r.stored.remember(slices.Clone(t.Steps), t.History)
 	r.stepCtx, r.stopSteps = context.WithCancel(context.Background())
 	r.caller.Store(&callerRef{caller})
 	r.lookupTools()
@@ -1017,7 +1019,7 @@ func (r *runner) finishWrite() bool {
 	r.write = nil
 	if w.err == nil {
 		r.task.Version, r.task.UpdatedAt = w.snap.Version, w.snap.UpdatedAt
-		r.stored.remember(w.snap)
+		r.stored.remember(w.snap.Steps, w.snap.History)
 		return true
 	}
 	r.dirty = true
@@ -1066,7 +1068,7 @@ func (r *runner) persistNow() bool {
 		switch {
 		case err == nil:
 			r.dirty = false
-			r.stored.remember(r.task)
+			r.stored.remember(slices.Clone(r.task.Steps), r.task.History)
 			return true
 		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
 			if r.adoptExternalCancel() {
