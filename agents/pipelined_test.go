@@ -207,3 +207,65 @@ func TestResumeOfARunningTaskReturnsOnceTheAnswerIsStored(t *testing.T) {
 func stepDone(s agentsmcp.StepStatus) bool {
 	return s == agentsmcp.StepRunning || s == agentsmcp.StepSucceeded
 }
+
+// A task resumed after its executor stopped stores every step running
+// before its call, read-only ones included: a call that crashes the process
+// then counts as an attempt each time, and is not tried forever. The store
+// holds the write of the step's start for up to a second, and the tool
+// must not be called meanwhile.
+func TestAResumedTaskStoresEveryStepRunningBeforeItsCall(t *testing.T) {
+	slow := &slowTasks{holdOn: "reader", hold: make(chan struct{}), holdFor: time.Second}
+	var readerSaw atomic.Pointer[agentsmcp.StepState]
+	var h *harness
+	local := localtools.New()
+	err := localtools.Add(local, &mcp.Tool{Name: "reader", Description: "reads", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
+			s := stepAtCall(ctx, h.store, "reader")
+			if readerSaw.CompareAndSwap(nil, &s) {
+				close(slow.hold)
+			}
+			return nil, map[string]any{"ok": true}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := router.New(router.Options{Version: "test"})
+	if err := r.AddProvider(context.Background(), local); err != nil {
+		t.Fatal(err)
+	}
+	h = newHarness(t, func(o *agents.ExecutorOptions) {
+		o.Tools, o.Catalog = r, router.NewCatalog(r, nil, nil)
+		o.ResumeInterval = 20 * time.Millisecond
+		slow.TaskService = o.Tasks
+		o.Tasks = slow
+	})
+	p := h.plan("", step("reader", "reader", `{}`))
+	// Left running, lease free, by an executor that stopped before the
+	// step started.
+	task := &agentsmcp.Task{PlanID: p.ID, Request: p.Request, Status: agentsmcp.TaskRunning,
+		Steps: []agentsmcp.StepState{{StepID: "reader", Status: agentsmcp.StepPending}}}
+	if err := h.store.CreateTask(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		h.exec.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-ran })
+	deadline := time.Now().Add(30 * time.Second)
+	for readerSaw.Load() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	done := h.wait(task.ID)
+	if done.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("task %s: %s", done.Status, done.Error)
+	}
+	if s := readerSaw.Load(); s == nil || s.Status != agentsmcp.StepRunning || s.Attempts != 1 {
+		t.Errorf("the step of a resumed task was called while stored as %+v; want running, 1 attempt", s)
+	}
+	if got := slow.held.Load(); got != 2 {
+		t.Errorf("the step was called while the write of its start was held (held %d)", got)
+	}
+}
