@@ -199,8 +199,10 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 	return t, nil
 }
 
-// Task returns the stored state of a task, which the runner keeps current
-// at every step transition. ENOTFOUND for an unknown id.
+// Task returns the stored state of a task. The runner stores its
+// transitions in the background, one write at a time, so the state read
+// may lag the running task by the transitions of one write (see persist in
+// runner.go). ENOTFOUND for an unknown id.
 func (e *Executor) Task(ctx context.Context, id string) (*agentsmcp.Task, error) {
 	return e.opts.Tasks.FindTaskByID(ctx, id)
 }

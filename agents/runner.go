@@ -53,6 +53,22 @@ type runner struct {
 	cancelWhy     string
 	lost          bool // the lease went to another replica: write nothing
 	dirty         bool
+	// write is the per-step write in flight, nil when none; see persist.
+	write *taskWrite
+	// mustSync: the state to write holds an answer of the user, which
+	// must be stored before the runner acts on it.
+	mustSync bool
+	// replies are the resume requests applied and not yet stored: each
+	// is answered once a write holding it has returned (see durable).
+	replies []chan error
+	// work hands steps to the runner's idle step workers (see startStep);
+	// closed when the runner returns.
+	work    chan launchStep
+	workers int
+	// strict: every step is stored running before its call, whatever its
+	// tool; set for a task resumed after its executor stopped (see
+	// storeBeforeCall).
+	strict bool
 	// stored is the task as last written, when the store can take a
 	// write of what changed since (agentsmcp.TaskStepUpdater).
 	stored  storedTask
@@ -95,13 +111,15 @@ func (s *storedTask) change(t *agentsmcp.Task) (agentsmcp.TaskChange, bool) {
 	return c, true
 }
 
-// remember records t as stored.
-func (s *storedTask) remember(t *agentsmcp.Task) {
+// remember records steps and history as stored. It keeps steps, which
+// no one may change afterwards, and never changes them itself: a write's
+// snapshot is reported to OnChange, which may keep it.
+func (s *storedTask) remember(steps []agentsmcp.StepState, history []agentsmcp.TaskEvent) {
 	s.known = true
-	s.steps = append(s.steps[:0], t.Steps...)
-	s.events = len(t.History)
+	s.steps = steps
+	s.events = len(history)
 	if s.events > 0 {
-		s.last = t.History[s.events-1]
+		s.last = history[s.events-1]
 	}
 }
 
@@ -170,6 +188,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 		outputs: make(map[string]json.RawMessage),
 		index:   make(map[string]int, len(plan.Steps)),
 		events:  make(chan any, 64),
+		work:    make(chan launchStep),
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
@@ -189,12 +208,13 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 	// t is as stored at t.Version (see Executor.launch): the first
 	// transition is written as a change already.
 	_, r.stored.perStep = e.opts.Tasks.(agentsmcp.TaskStepUpdater)
-	r.stored.remember(t)
+	r.stored.remember(slices.Clone(t.Steps), t.History)
 	r.stepCtx, r.stopSteps = context.WithCancel(context.Background())
 	r.caller.Store(&callerRef{caller})
 	r.lookupTools()
 	if resumed {
 		r.recoverInterrupted()
+		r.strict = true
 	}
 	return r, nil
 }
@@ -352,6 +372,10 @@ func (r *runner) run() {
 		r.renewLease(renewCtx)
 	}()
 	defer func() {
+		// A write in flight ends before the lease is released and before
+		// Wait, which returns at done, reads the task.
+		r.joinWrite()
+		close(r.work) // the idle workers return; busy ones after their step
 		stopRenew()
 		<-renewDone
 		r.stopSteps()
@@ -369,14 +393,9 @@ func (r *runner) run() {
 	}
 	for {
 		launch := r.schedule()
-		if !r.persist() {
-			return
-		}
-		for _, l := range launch {
-			r.inflight++
-			go r.runStep(l.index, l.tool, l.args, l.attempts)
-		}
-		if r.inflight == 0 && !r.asking {
+		if r.inflight == 0 && !r.asking && len(launch) == 0 {
+			// The task ends, pauses or stops here: each way stores it at
+			// once, with what changed since the last write.
 			switch {
 			case r.lost:
 			case r.finishedAll() || r.cancelWhy != "":
@@ -384,12 +403,34 @@ func (r *runner) run() {
 			case r.stopping.Load():
 				// Left running in the store, lease released: resumed by
 				// whoever looks next.
+				r.persist(true)
 			default:
 				r.pause()
 			}
 			return
 		}
-		r.apply(<-r.events)
+		if !r.persist(r.storeBeforeCall(launch)) {
+			return
+		}
+		for _, l := range launch {
+			r.inflight++
+			r.startStep(l)
+		}
+		var written <-chan struct{} // nil, which blocks, when no write is in flight
+		if r.write != nil {
+			written = r.write.done
+		}
+		select {
+		case ev := <-r.events:
+			r.apply(ev)
+		case <-written:
+			// What changed meanwhile goes in the next write, at the top
+			// of the loop.
+			if !r.finishWrite() {
+				return
+			}
+			continue
+		}
 		if r.inflight > 0 {
 			// One scheduling tick: let the step goroutines that are ready
 			// (their calls returned with this one's) post their ends, so
@@ -408,6 +449,34 @@ func (r *runner) run() {
 			}
 		}
 	}
+}
+
+// startStep runs step l on an idle step worker of the runner, or on a new
+// one. A worker's stack has grown to what a tool call takes (the router,
+// argument validation, the tool) once, instead of for each step in a new
+// goroutine, which cost about a tenth of the executor's CPU. There are at
+// most MaxParallel workers; past that (a worker that has reported its
+// step and not yet come back) the step gets a goroutine of its own.
+func (r *runner) startStep(l launchStep) {
+	select {
+	case r.work <- l:
+		return
+	default:
+	}
+	if r.workers >= r.e.opts.MaxParallel {
+		go r.runStep(l.index, l.tool, l.args, l.attempts)
+		return
+	}
+	r.workers++
+	go func() {
+		for {
+			r.runStep(l.index, l.tool, l.args, l.attempts)
+			var ok bool
+			if l, ok = <-r.work; !ok {
+				return
+			}
+		}
+	}()
 }
 
 type launchStep struct {
@@ -689,6 +758,7 @@ func (r *runner) apply(ev any) {
 		} else {
 			r.endStep(ev.index, agentsmcp.StepSkipped, nil, "rejected by the user", now)
 		}
+		r.mustSync = true
 	case inputsAnswer:
 		r.asking = false
 		if !ev.ok {
@@ -706,6 +776,7 @@ func (r *runner) apply(ev any) {
 		r.task.Inputs = merged
 		inputsTaken(r.task, r.plan, before)
 		r.event("inputs_received", "", describeResume(ResumeRequest{Inputs: ev.values}))
+		r.mustSync = true
 	case resumeDelivery:
 		err := applyResume(r.task, r.plan, ev.req)
 		if err == nil {
@@ -714,6 +785,11 @@ func (r *runner) apply(ev any) {
 			}
 			r.askedInput, r.askedConfirms = false, nil
 			r.event("resumed", "", describeResume(ev.req))
+			// Answered once stored: the caller then reads the task with
+			// its answers, and a crash cannot lose an accepted answer.
+			r.replies = append(r.replies, ev.reply)
+			r.mustSync = true
+			return
 		}
 		ev.reply <- err
 	case cancelRequest:
@@ -786,7 +862,7 @@ func (r *runner) finish() {
 	}
 	t.EndedAt = now
 	r.event(string(t.Status), "", t.Error)
-	if !r.persist() {
+	if !r.persist(true) {
 		return
 	}
 	r.progress("task " + string(t.Status))
@@ -813,7 +889,7 @@ func (r *runner) pause() {
 	r.task.Status = agentsmcp.TaskPaused
 	msg := "waiting for the user: " + strings.Join(waiting, ", ") + "; answer with resume_task"
 	r.event("paused", "", msg)
-	if r.persist() {
+	if r.persist(true) {
 		r.progress("task paused: " + msg)
 	}
 }
@@ -843,12 +919,139 @@ func (r *runner) progress(msg string) {
 	c.Progress(context.Background(), done, len(r.task.Steps), msg)
 }
 
-// persist stores the task if it changed, and reports whether the runner
-// may go on. A conflict means someone else wrote the task: a cancel from
-// another replica is honoured; anything else means this runner no longer
-// owns the task. A store that keeps failing stops the runner too: its
-// task, still running with an expiring lease, is resumed later.
-func (r *runner) persist() bool {
+// taskWrite is a per-step write of the task that runs while the runner
+// goes on (see persist). Its goroutine is the runner's: the runner waits
+// for done before its next write and before it returns.
+type taskWrite struct {
+	snap *agentsmcp.Task // the task as written: the runner's, at the time
+	done chan struct{}   // closed when the store has answered
+	err  error
+}
+
+// persist stores what changed of the task, and reports whether the runner
+// may go on. With sync (or an answer of the user to store, mustSync), the
+// task is stored when persist returns: whatever was written before, then
+// the current state. Otherwise the write may run in the background while
+// the runner goes on (see storeBeforeCall for when that is safe): with a
+// write in flight already, what changed waits for the next write, so that
+// the transitions made while the store works share one write (a group
+// commit), and the runner never waits for a write nothing depends on.
+// Writes are made one at a time, in order, each holding the whole state of
+// the task at the time, so the store never goes back to an older state.
+func (r *runner) persist(sync bool) bool {
+	sync = sync || r.mustSync
+	if r.write != nil {
+		if !sync {
+			return !r.lost
+		}
+		if !r.finishWrite() {
+			return false
+		}
+	}
+	if r.lost {
+		return false
+	}
+	if !r.dirty {
+		if sync {
+			r.durable()
+		}
+		return true
+	}
+	if !sync {
+		if c, ok := r.stored.change(r.task); ok {
+			r.startWrite(c)
+			return true
+		}
+	}
+	if !r.persistNow() {
+		return false
+	}
+	r.durable()
+	return true
+}
+
+// storeBeforeCall reports whether the steps of launch must be stored
+// running before their calls start. A step that is not stored running and
+// whose process crashes runs again at the resume, as if it had never
+// started: harmless for a read-only or idempotent tool, whose interrupted
+// steps run again at a resume anyway (recoverInterrupted). Any other tool
+// may have had its effect, so its step must be stored running first: the
+// resume then asks the user before running it again. A runner resumed
+// after a stop is strict, so that a call that crashes the process counts
+// as an attempt and is not tried forever.
+func (r *runner) storeBeforeCall(launch []launchStep) bool {
+	for _, l := range launch {
+		if r.strict {
+			return true
+		}
+		// Looked up by schedule already (needsConfirmation).
+		if info := r.tools[l.tool]; info == nil || !info.ReadOnly && !info.Idempotent {
+			return true
+		}
+	}
+	return false
+}
+
+// startWrite starts the per-step write of change c, on a copy of the
+// task: the runner changes its steps in place. The history and inputs are
+// shared, since they are only appended to or replaced.
+func (r *runner) startWrite(c agentsmcp.TaskChange) {
+	snap := *r.task
+	snap.Steps = slices.Clone(r.task.Steps)
+	snap.History = r.task.History[:len(r.task.History):len(r.task.History)]
+	w := &taskWrite{snap: &snap, done: make(chan struct{})}
+	r.write, r.dirty = w, false
+	go func() {
+		defer close(w.done)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w.err = r.e.opts.Tasks.(agentsmcp.TaskStepUpdater).UpdateTaskSteps(ctx, w.snap, c)
+	}()
+}
+
+// finishWrite waits for the write in flight and takes its result. A
+// failed write stored nothing: its changes are still the runner's, and are
+// written again at once, with persistNow's handling of conflicts and
+// errors.
+func (r *runner) finishWrite() bool {
+	w := r.write
+	<-w.done
+	r.write = nil
+	if w.err == nil {
+		r.task.Version, r.task.UpdatedAt = w.snap.Version, w.snap.UpdatedAt
+		r.stored.remember(w.snap.Steps, w.snap.History)
+		return true
+	}
+	r.dirty = true
+	return r.persistNow()
+}
+
+// joinWrite waits for the write in flight, if any, as the runner ends;
+// its result no longer matters: the task is resumed from what is stored.
+func (r *runner) joinWrite() {
+	if r.write != nil {
+		<-r.write.done
+		r.write = nil
+	}
+}
+
+// durable is called when every change so far is stored: the resume
+// requests applied are answered.
+func (r *runner) durable() {
+	r.mustSync = false
+	for _, reply := range r.replies {
+		reply <- nil
+	}
+	r.replies = nil
+}
+
+// persistNow stores the task if it changed, in this goroutine, and
+// reports whether the runner may go on. No write may be in flight. A
+// conflict means someone else wrote the task: a cancel from another
+// replica is honoured; anything else means this runner no longer owns the
+// task. A store that keeps failing stops the runner too: its task, still
+// running with an expiring lease, is resumed later.
+func (r *runner) persistNow() bool {
 	if !r.dirty || r.lost {
 		return !r.lost
 	}
@@ -865,7 +1068,7 @@ func (r *runner) persist() bool {
 		switch {
 		case err == nil:
 			r.dirty = false
-			r.stored.remember(r.task)
+			r.stored.remember(slices.Clone(r.task.Steps), r.task.History)
 			return true
 		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
 			if r.adoptExternalCancel() {

@@ -82,6 +82,18 @@ func TestReplicasRunEachStepOnceAcrossAKill(t *testing.T) {
 			t.Fatalf("replica %s does not log the lease setting:\n%s", name, p.logs.String())
 		}
 	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for n, p := range replicas {
+			for _, l := range strings.Split(p.logs.String(), "\n") {
+				if strings.Contains(l, "WARN") || strings.Contains(l, "ERROR") || strings.Contains(l, "level\":\"W") || strings.Contains(l, "level\":\"E") {
+					t.Log(n + ": " + l)
+				}
+			}
+		}
+	})
 	book := newPlanBook(replicaTasks)
 	clients := map[string]*mcp.ClientSession{"a": book.connect(t, replicas["a"]), "b": book.connect(t, replicas["b"])}
 
