@@ -172,14 +172,6 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	ended context.Context, version string, call fastToolCall) {
 	streamID := rand.Text()
 	ctx := req.Context()
-	if err := f.events.Open(ctx, sid, streamID); err != nil {
-		http.Error(w, fmt.Sprintf("storing stream: %v", err), http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Connection", "keep-alive")
 
 	// The call's context: the request's values, not its end (go-sdk's
 	// handler does not end with the POST either), ended by
@@ -191,6 +183,9 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	done := make(chan struct{})
 	fc := &fastCall{cancel: cancel, done: done, finish: sync.OnceFunc(func() { close(done) })}
 	key := fastCallKey{sid, call.id}
+	// The duplicate check comes before the stream is opened, as in
+	// go-sdk: a refused request must leave no stream in the event store,
+	// where it would push out other sessions' resumable streams.
 	if !f.begin(key, streamID, fc) {
 		writeJSONRPCErrorTo(w, http.StatusBadRequest, call.id, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInvalidRequest,
@@ -199,6 +194,14 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 		return
 	}
 	defer f.end(key, streamID, fc)
+	if err := f.events.Open(ctx, sid, streamID); err != nil {
+		http.Error(w, fmt.Sprintf("storing stream: %v", err), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
 
 	idx := 0
 	if version >= "2025-11-25" {
@@ -218,8 +221,13 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	})
 	data, encErr := encodeResponse(call.id, res, err)
 	if encErr != nil {
+		// The client must still get an answer for its id, on this stream
+		// or by resuming it.
 		f.router.logger.Error("tools/call fast path: encoding the answer", "error", encErr)
-		return
+		if data, encErr = encodeResponse(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: "the result could not be encoded"}); encErr != nil {
+			return
+		}
 	}
 	if ended.Err() != nil {
 		return // go-sdk delivers nothing on a closed session
