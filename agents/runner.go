@@ -59,7 +59,10 @@ type runner struct {
 	// must be stored before the runner acts on it.
 	mustSync bool
 	// replies are the resume requests applied and not yet stored: each
-	// is answered once a write holding it has returned (see durable).
+	// is answered once a write holding it has returned (see durable), or
+	// left unanswered when that write fails and the runner ends first;
+	// deliver then reports the request not delivered, and the caller
+	// applies it to the stored task.
 	replies []chan error
 	// work hands steps to the runner's idle step workers (see startStep);
 	// closed when the runner returns.

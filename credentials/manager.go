@@ -62,6 +62,11 @@ type Manager struct {
 	// token may be single use).
 	mu    sync.Mutex
 	renew map[string]*sync.Mutex
+	// registering serializes RegisterIntegration in this process, so that
+	// two requests for one integration cannot both register a client at
+	// the server (the loser's would be orphaned there). Registrations are
+	// rare administrator actions; one lock for all of them is enough.
+	registering sync.Mutex
 }
 
 // New returns a Manager.

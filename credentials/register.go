@@ -185,7 +185,13 @@ func (m *Manager) Discover(ctx context.Context, resourceURL string) (*Discovery,
 // [Manager.StartAuthorization] works. A shared credential already there
 // wins (ECONFLICT): an administrator's pre-registered client comes first,
 // as the MCP spec orders, and a second registration would orphan the first.
+// Concurrent registrations are serialized in this process; across replicas
+// the store's one shared credential per integration makes the later create
+// fail with ECONFLICT, and the client it registered at the server is then
+// left unused there.
 func (m *Manager) RegisterIntegration(ctx context.Context, integration, resourceURL, method string) (*agentsmcp.Credential, error) {
+	m.registering.Lock()
+	defer m.registering.Unlock()
 	if old, err := m.opts.Store.FindCredential(ctx, integration, ""); err == nil {
 		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "%s already has a shared %s credential (%s), which is used as it is; "+
 			"delete it first to register again", integration, old.Kind, old.ID)

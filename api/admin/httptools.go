@@ -33,27 +33,11 @@ type HTTPTools interface {
 // header may carry a credential, whatever its name, and a document of a
 // few MiB has no place in an audit entry (its size is kept).
 func scrubHTTPToolsBody(body json.RawMessage) json.RawMessage {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return body // not an object: RedactArguments records only its size
-	}
-	var headers map[string]json.RawMessage
-	if err := json.Unmarshal(m["headers"], &headers); err == nil && headers != nil {
-		for k := range headers {
-			headers[k] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+	return scrubHeaders(body, func(m map[string]json.RawMessage) {
+		if doc, ok := m["openapi_document"]; ok {
+			m["openapi_document"], _ = json.Marshal(fmt.Sprintf("[inline, %d bytes]", len(doc)))
 		}
-		m["headers"], _ = json.Marshal(headers)
-	} else if _, ok := m["headers"]; ok {
-		m["headers"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
-	}
-	if doc, ok := m["openapi_document"]; ok {
-		m["openapi_document"], _ = json.Marshal(fmt.Sprintf("[inline, %d bytes]", len(doc)))
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return body
-	}
-	return out
+	})
 }
 
 // GET /http-tools: every source's status, sorted by name.

@@ -128,13 +128,25 @@ func apiFieldName(f string) string {
 	return f
 }
 
-// scrubUpstreamBody removes header values from a POST /upstreams body
-// before it is redacted for the audit trail: any header may carry a
-// credential, whatever its name.
+// scrubUpstreamBody removes header values (and a stdio env, refused but
+// still not recorded) from a POST /upstreams body before it is redacted
+// for the audit trail.
 func scrubUpstreamBody(body json.RawMessage) json.RawMessage {
+	return scrubHeaders(body, func(m map[string]json.RawMessage) {
+		if _, ok := m["env"]; ok {
+			m["env"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+		}
+	})
+}
+
+// scrubHeaders is body, a JSON object, with the values of its "headers"
+// object redacted, and then whatever more changes: any header may carry a
+// credential, whatever its name. A body that is not an object is
+// returned as it is: RedactArguments records only its size.
+func scrubHeaders(body json.RawMessage, more func(m map[string]json.RawMessage)) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {
-		return body // not an object: RedactArguments records only its size
+		return body
 	}
 	var headers map[string]json.RawMessage
 	if err := json.Unmarshal(m["headers"], &headers); err == nil && headers != nil {
@@ -145,9 +157,7 @@ func scrubUpstreamBody(body json.RawMessage) json.RawMessage {
 	} else if _, ok := m["headers"]; ok {
 		m["headers"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
 	}
-	if _, ok := m["env"]; ok {
-		m["env"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
-	}
+	more(m)
 	out, err := json.Marshal(m)
 	if err != nil {
 		return body

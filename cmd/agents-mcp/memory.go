@@ -198,7 +198,7 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 	if sealer.Encrypts() {
 		m.credentials = &secrets.Credentials{CredentialService: m.store, Sealer: sealer}
 	}
-	m.upstreamDefinitions = &secrets.UpstreamDefinitions{UpstreamService: m.store, Sealer: sealer}
+	m.upstreamDefinitions = &secrets.UpstreamDefinitions{UpstreamService: m.store, Sealer: sealer, Logger: logger}
 
 	m.embedder, m.queryEmbedder, err = newEmbedder(ctx, cfg)
 	if err != nil {

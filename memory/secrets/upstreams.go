@@ -3,7 +3,9 @@ package secrets
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
+	"sync"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -22,6 +24,11 @@ import (
 type UpstreamDefinitions struct {
 	agentsmcp.UpstreamService
 	Sealer *Sealer
+	// Logger, when set, is told once about each header value that cannot
+	// be opened (its name, never its value): without it an operator would
+	// see only the upstream's refusals after a change of key.
+	Logger *slog.Logger
+	warned sync.Map // definition revision + header name → struct{}: told already
 }
 
 var _ agentsmcp.UpstreamService = (*UpstreamDefinitions)(nil)
@@ -31,8 +38,13 @@ var _ agentsmcp.UpstreamService = (*UpstreamDefinitions)(nil)
 // store assigned.
 func (w *UpstreamDefinitions) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.UpstreamDefinition) error {
 	cfg, headers, err := configHeaders(d.Config)
-	if err != nil || len(headers) == 0 {
-		return w.UpstreamService.CreateUpstreamDefinition(ctx, d) // the store reports a broken config
+	if err != nil {
+		// Refused here, not left to the store, which would keep headers
+		// it cannot read (not an object of strings) in clear.
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "%s: %s", d.Name, agentsmcp.ErrorMessage(err))
+	}
+	if len(headers) == 0 {
+		return w.UpstreamService.CreateUpstreamDefinition(ctx, d)
 	}
 	if !w.Sealer.Encrypts() {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "%s: headers hold secrets and are stored only sealed, which needs a secrets key (tasks.secrets_key); "+
@@ -75,6 +87,10 @@ func (w *UpstreamDefinitions) ListUpstreamDefinitions(ctx context.Context, kind 
 			}
 			if headers[k], err = w.Sealer.OpenString(v); err != nil {
 				delete(headers, k)
+				if _, told := w.warned.LoadOrStore(d.Revision+"\x00"+k, struct{}{}); !told && w.Logger != nil {
+					w.Logger.WarnContext(ctx, "a stored header value cannot be opened with the configured secrets key; it is left out until the definition is added again",
+						"definition", d.Name, "kind", d.Kind, "header", k)
+				}
 			}
 		}
 		if cfg["headers"], err = json.Marshal(headers); err != nil {

@@ -1,9 +1,11 @@
 package secrets_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -90,13 +92,30 @@ func TestUpstreamHeadersAreSealedAtRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := (&secrets.UpstreamDefinitions{UpstreamService: db, Sealer: other}).ListUpstreamDefinitions(ctx, agentsmcp.UpstreamKindMCP)
-	if err != nil || len(got) != 1 {
-		t.Fatalf("list with another key: %v %v", got, err)
+	var logs bytes.Buffer
+	otherDefs := &secrets.UpstreamDefinitions{UpstreamService: db, Sealer: other, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+	for range 2 {
+		got, err := otherDefs.ListUpstreamDefinitions(ctx, agentsmcp.UpstreamKindMCP)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("list with another key: %v %v", got, err)
+		}
+		if h := headersOf(t, got[0]); len(h) != 0 {
+			t.Errorf("another key read headers %v", h)
+		}
 	}
-	if h := headersOf(t, got[0]); len(h) != 0 {
-		t.Errorf("another key read headers %v", h)
+	if n := strings.Count(logs.String(), `"header":"X-Api-Key"`); n != 1 {
+		t.Errorf("the unreadable header was logged %d times, want once: %s", n, logs.String())
 	}
+	leaks(t, "the log", logs.String())
+
+	// Headers that are not an object of strings are refused, not stored
+	// as they are.
+	err = defs.CreateUpstreamDefinition(ctx, &agentsmcp.UpstreamDefinition{Name: "odd-headers",
+		Config: json.RawMessage(`{"url":"http://127.0.0.1:9/mcp","headers":{"X-Api-Key":"` + apiKey + `","X-Count":1}}`)})
+	if agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+		t.Errorf("headers that are not strings: %v", err)
+	}
+	leaks(t, "upstream_definitions", storedConfigs(t, path))
 
 	// Without a key, headers are refused; a definition without headers is not.
 	noKey := &secrets.UpstreamDefinitions{UpstreamService: db, Sealer: secrets.Redacting()}
@@ -115,7 +134,7 @@ func TestUpstreamHeadersAreSealedAtRest(t *testing.T) {
 		Config: json.RawMessage(`{"url":"http://127.0.0.1:9/mcp","headers":{"X-Old":"clear"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	got, err = defs.ListUpstreamDefinitions(ctx, agentsmcp.UpstreamKindMCP)
+	got, err := defs.ListUpstreamDefinitions(ctx, agentsmcp.UpstreamKindMCP)
 	if err != nil {
 		t.Fatal(err)
 	}
