@@ -11,9 +11,10 @@ func dot8AVX2(a, b *int8, n int) int32
 var hasAVX2 = cpu.X86.HasAVX2
 
 // dot8 is the inner product of two quantised rows of equal length, a
-// multiple of quantStride's 32.
+// multiple of quantStride's 32. Any other length takes the Go loop: the
+// kernel would read past the rows.
 func dot8(a, b []int8) int32 {
-	if hasAVX2 && len(a) > 0 {
+	if hasAVX2 && len(a) > 0 && len(a)%32 == 0 {
 		_ = b[len(a)-1]
 		return dot8AVX2(&a[0], &b[0], len(a))
 	}
