@@ -358,9 +358,16 @@ func TestBridgedCallAcrossReplicas(t *testing.T) {
 	if err != nil || res.NeedsInput() || resultText(res) != `accept {"name":"Cy"}` {
 		t.Fatalf("retry on B: %v %s", err, asJSON(t, res))
 	}
-	stored, err = store.FindTaskByID(ctx, st.Task)
-	if err != nil || stored.Status != agentsmcp.TaskSucceeded || stored.Lease.Owner != "" {
-		t.Errorf("stored task after the call: %v %s", err, asJSON(t, stored))
+	// The holder stores the end, then releases its lease in a second
+	// write: B can answer between the two.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stored, err = store.FindTaskByID(ctx, st.Task)
+		if err == nil && stored.Status == agentsmcp.TaskSucceeded && stored.Lease.Owner == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stored task after the call: %v %s", err, asJSON(t, stored))
+		}
 	}
 
 	// A second call held by A; A shuts down (its upstream request is
