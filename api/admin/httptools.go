@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/httptools"
 )
@@ -45,18 +43,7 @@ func (h *Handler) listHTTPTools(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.HTTPTools == nil {
 		return unavailable("http_tools management")
 	}
-	p, err := queryParams(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
-	pg, err := offsetPageOf(p)
-	if err != nil {
-		return err
-	}
-	all := h.opts.HTTPTools.Statuses()
-	from, to, next := pg.cutOffset(len(all))
-	writeJSON(w, http.StatusOK, newPage(all[from:to], next, ""))
-	return nil
+	return writeStatusPage(w, r, h.opts.HTTPTools.Statuses)
 }
 
 // POST /http-tools: 201 with the new source's status once it is loaded
@@ -106,19 +93,7 @@ func (h *Handler) namedHTTPTools(r *http.Request) (string, error) {
 	if h.opts.HTTPTools == nil {
 		return "", unavailable("http_tools management")
 	}
-	if _, err := queryParams(r); err != nil {
-		return "", err
-	}
-	if r.Method != http.MethodGet {
-		if err := noBody(r); err != nil {
-			return "", err
-		}
-	}
-	name := chi.URLParam(r, "name")
-	if !httptools.NamePattern.MatchString(name) {
-		return "", notFoundf("no http_tools source named %q", agentsmcp.TruncateUTF8(name, 64))
-	}
-	return name, nil
+	return routeName(r, httptools.NamePattern, "http_tools source")
 }
 
 // GET /http-tools/{name}: one source's status.

@@ -170,6 +170,12 @@ func (h *Handler) listUpstreams(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Upstreams == nil {
 		return unavailable("upstream management")
 	}
+	return writeStatusPage(w, r, h.opts.Upstreams.Statuses)
+}
+
+// writeStatusPage answers a GET of every upstream's or HTTP tool source's
+// status, paged by offset (limit, cursor).
+func writeStatusPage[T any](w http.ResponseWriter, r *http.Request, statuses func() []T) error {
 	p, err := queryParams(r, "limit", "cursor")
 	if err != nil {
 		return err
@@ -178,7 +184,7 @@ func (h *Handler) listUpstreams(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all := h.opts.Upstreams.Statuses()
+	all := statuses()
 	from, to, next := pg.cutOffset(len(all))
 	writeJSON(w, http.StatusOK, newPage(all[from:to], next, ""))
 	return nil
@@ -224,6 +230,13 @@ func (h *Handler) namedUpstream(r *http.Request) (string, error) {
 	if h.opts.Upstreams == nil {
 		return "", unavailable("upstream management")
 	}
+	return routeName(r, upstreamNameRE, "upstream")
+}
+
+// routeName is the {name} of a route about one upstream or HTTP tool
+// source (what): no query parameters, no body but on GET, and a name that
+// does not match pattern is answered 404 like any unknown one.
+func routeName(r *http.Request, pattern *regexp.Regexp, what string) (string, error) {
 	if _, err := queryParams(r); err != nil {
 		return "", err
 	}
@@ -233,8 +246,8 @@ func (h *Handler) namedUpstream(r *http.Request) (string, error) {
 		}
 	}
 	name := chi.URLParam(r, "name")
-	if !upstreamNameRE.MatchString(name) {
-		return "", notFoundf("no upstream named %q", agentsmcp.TruncateUTF8(name, 64))
+	if !pattern.MatchString(name) {
+		return "", notFoundf("no %s named %q", what, agentsmcp.TruncateUTF8(name, 64))
 	}
 	return name, nil
 }
