@@ -1,6 +1,10 @@
 package vectors
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // dot8AVX2 is the AVX2 kernel of dot8 (dot8_amd64.s); n must be a positive
 // multiple of 32.
@@ -21,24 +25,18 @@ func dot8(a, b []int8) int32 {
 	return dot8Go(a, b)
 }
 
-// prefetch8 and prefetch32 ask for the cache lines of n > 0 bytes from p
-// without waiting, so that the random row reads of a beam search overlap
-// instead of stalling one after the other.
+// prefetch asks for the cache lines of the n > 0 bytes at p without
+// waiting, so that the random row reads of a beam search overlap instead
+// of stalling one after the other.
 //
 //go:noescape
-func prefetch8(p *int8, n int)
-
-//go:noescape
-func prefetch32(p *float32, n int)
+func prefetch(p unsafe.Pointer, n int)
 
 // prefetchQ prefetches a quantised row.
-func prefetchQ(row []int8) { prefetch8(&row[0], len(row)) }
+func prefetchQ(row []int8) { prefetch(unsafe.Pointer(&row[0]), len(row)) }
 
 // prefetchF prefetches a float32 row.
-func prefetchF(row []float32) { prefetch32(&row[0], 4*len(row)) }
-
-//go:noescape
-func prefetchU32(p *uint32, n int)
+func prefetchF(row []float32) { prefetch(unsafe.Pointer(&row[0]), 4*len(row)) }
 
 // prefetchL prefetches a neighbour row.
-func prefetchL(row []uint32) { prefetchU32(&row[0], 4*len(row)) }
+func prefetchL(row []uint32) { prefetch(unsafe.Pointer(&row[0]), 4*len(row)) }

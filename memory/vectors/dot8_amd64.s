@@ -37,41 +37,15 @@ loop:
 	VZEROUPPER
 	RET
 
-// func prefetch8(p *int8, n int)
+// func prefetch(p unsafe.Pointer, n int)
 // Asks for the cache lines of [p, p+n) without waiting for them.
-TEXT ·prefetch8(SB), NOSPLIT, $0-16
+TEXT ·prefetch(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
 
-pf8:
+pf:
 	PREFETCHT0 (SI)
 	ADDQ       $64, SI
 	SUBQ       $64, CX
-	JG         pf8
-	RET
-
-// func prefetch32(p *float32, n int)
-// prefetch8 for n bytes of float32s.
-TEXT ·prefetch32(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), CX
-
-pf32:
-	PREFETCHT0 (SI)
-	ADDQ       $64, SI
-	SUBQ       $64, CX
-	JG         pf32
-	RET
-
-// func prefetchU32(p *uint32, n int)
-// prefetch8 for n bytes of uint32s.
-TEXT ·prefetchU32(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), CX
-
-pfu32:
-	PREFETCHT0 (SI)
-	ADDQ       $64, SI
-	SUBQ       $64, CX
-	JG         pfu32
+	JG         pf
 	RET
