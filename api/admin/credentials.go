@@ -246,8 +246,8 @@ func (h *Handler) startAuthorization(w http.ResponseWriter, r *http.Request) err
 }
 
 // Registrar finds how an integration is authorized and registers
-// agents-mcp as its OAuth client (ADR 0012 D6): cmd adapts
-// credentials.Manager to it, and resolves an upstream's name to its URL.
+// agents-mcp as its OAuth client (ADR 0012 D6): [ManagerRegistrar], to
+// which cmd gives the lookup of an upstream's URL by name.
 type Registrar interface {
 	// DiscoverOAuth asks the server at url (empty: the URL of the upstream
 	// named integration) how it is authorized. ENOTFOUND when it does not

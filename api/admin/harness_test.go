@@ -216,7 +216,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	creds := &secrets.Credentials{CredentialService: db, Sealer: sealer}
 	opts.Credentials = creds
 	manager := credentials.New(credentials.Options{Store: creds, BaseURL: "http://127.0.0.1:8080"})
-	opts.Authorizer, opts.Registrar = manager, testRegistrar{m: manager, store: creds}
+	opts.Authorizer, opts.Registrar = manager, admin.ManagerRegistrar{Manager: manager, Store: creds}
 	if !o.noRecall {
 		opts.Recall = &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
 	}

@@ -19,39 +19,6 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 )
 
-// testRegistrar is cmd/agents-mcp's oauthRegistrar without the lookup of
-// an upstream's URL: the tests give url.
-type testRegistrar struct {
-	m     *credentials.Manager
-	store agentsmcp.CredentialService
-}
-
-func (o testRegistrar) DiscoverOAuth(ctx context.Context, integration, u string) (*admin.OAuthDiscovery, error) {
-	if u == "" {
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "no url")
-	}
-	d, err := o.m.Discover(ctx, u)
-	if err != nil {
-		return nil, err
-	}
-	out := &admin.OAuthDiscovery{Integration: integration, URL: agentsmcp.RedactURL(u), Resource: d.Resource, Issuer: d.Issuer,
-		AuthorizationEndpoint: d.AuthURL, TokenEndpoint: d.TokenURL, RegistrationEndpoint: d.RegistrationURL,
-		ScopesSupported: d.Scopes, ClientIDMetadataDocumentSupported: d.ClientIDMetadata}
-	if method, err := o.m.ChooseRegistration(integration, d, ""); err != nil {
-		out.RegistrationNote = err.Error()
-	} else {
-		out.Registration = method
-	}
-	if c, err := o.store.FindCredential(ctx, integration, ""); err == nil {
-		out.Registered = c.ID
-	}
-	return out, nil
-}
-
-func (o testRegistrar) RegisterOAuth(ctx context.Context, integration, u, method string) (*agentsmcp.Credential, error) {
-	return o.m.RegisterIntegration(ctx, integration, u, method)
-}
-
 // protectedServer is a go-sdk MCP server behind auth.RequireBearerToken
 // whose RFC 9728 metadata names the authorization server at issuer.
 func protectedServer(t *testing.T, issuer string) string {
@@ -100,7 +67,7 @@ func TestOAuthDiscoverAndRegister(t *testing.T) {
 	e := newEnv(t, envOptions{edit: func(o *admin.Options) {
 		store = o.Credentials.(*secrets.Credentials)
 		m := credentials.New(credentials.Options{Store: store, BaseURL: "https://agents.example.test", HTTP: loopback})
-		o.Authorizer, o.Registrar = m, testRegistrar{m: m, store: store}
+		o.Authorizer, o.Registrar = m, admin.ManagerRegistrar{Manager: m, Store: store}
 	}})
 
 	r := e.do(request{method: http.MethodPost, path: admin.Prefix + "/credentials/discover", as: adminAll,

@@ -408,65 +408,14 @@ func authorizer(m *credentials.Manager) admin.Authorizer {
 	return m
 }
 
-// oauthRegistrar serves the admin API's discovery and registration
-// (ADR 0012 D6): an integration without url is an upstream, whose
+// registrar is the admin API's Registrar (ADR 0012 D6), nil without a
+// credential store: an integration without url is an upstream, whose
 // configured URL is the protected resource.
-type oauthRegistrar struct {
-	m     *credentials.Manager
-	pool  *remote.Pool
-	store agentsmcp.CredentialService
-}
-
-// registrar is the admin API's Registrar, nil without a credential store.
 func registrar(m *credentials.Manager, pool *remote.Pool, store *secrets.Credentials) admin.Registrar {
 	if m == nil || store == nil {
 		return nil
 	}
-	return oauthRegistrar{m: m, pool: pool, store: store}
-}
-
-func (o oauthRegistrar) resourceURL(integration, u string) (string, error) {
-	if u != "" {
-		return u, nil
-	}
-	if ep, ok := o.pool.Endpoint(integration); ok {
-		return ep, nil
-	}
-	return "", agentsmcp.Errorf(agentsmcp.EINVALID, "%q is not an upstream MCP server with a URL: give url, the protected resource to discover", integration)
-}
-
-func (o oauthRegistrar) DiscoverOAuth(ctx context.Context, integration, u string) (*admin.OAuthDiscovery, error) {
-	u, err := o.resourceURL(integration, u)
-	if err != nil {
-		return nil, err
-	}
-	d, err := o.m.Discover(ctx, u)
-	if err != nil {
-		return nil, err
-	}
-	out := &admin.OAuthDiscovery{Integration: integration, URL: agentsmcp.RedactURL(u), Resource: d.Resource, Issuer: d.Issuer,
-		AuthorizationEndpoint: d.AuthURL, TokenEndpoint: d.TokenURL, RegistrationEndpoint: d.RegistrationURL,
-		ScopesSupported: d.Scopes, ClientIDMetadataDocumentSupported: d.ClientIDMetadata}
-	if method, err := o.m.ChooseRegistration(integration, d, ""); err != nil {
-		out.RegistrationNote = err.Error()
-	} else {
-		out.Registration = method
-	}
-	if c, err := o.store.FindCredential(ctx, integration, ""); err == nil {
-		out.Registered = c.ID
-		out.RegistrationNote = "the shared credential " + c.ID + " is used as it is; delete it to register again"
-	} else if agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (o oauthRegistrar) RegisterOAuth(ctx context.Context, integration, u, method string) (*agentsmcp.Credential, error) {
-	u, err := o.resourceURL(integration, u)
-	if err != nil {
-		return nil, err
-	}
-	return o.m.RegisterIntegration(ctx, integration, u, method)
+	return admin.ManagerRegistrar{Manager: m, Store: store, Endpoint: pool.Endpoint}
 }
 
 // credentialSource is m as the pool takes it, nil when there is none.
