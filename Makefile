@@ -96,7 +96,8 @@ bench:
 
 # The relay benchmark of issue 17 (scripts/benchrelay): `agents-mcp serve` as
 # built by `make build`, as its own process, vs calling a go-sdk echo upstream
-# directly, vs TBXark/mcp-proxy when MCP_PROXY_BINARY names its binary;
+# directly, vs TBXark/mcp-proxy when MCP_PROXY_BINARY names its binary, vs
+# the floor (a Go HTTP reverse proxy that reads no JSON-RPC);
 # interleaved rounds at 1 and 32 clients, the clients over streamable HTTP and
 # SSE; throughput, p50/p99, and the relay's CPU and bytes allocated per call.
 # BENCH_RELAY_BEFORE names an older agents-mcp binary to measure in the same

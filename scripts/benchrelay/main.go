@@ -2,8 +2,9 @@
 // (`make bench-relay`): tools/call of a trivial go-sdk echo upstream, direct
 // vs relayed through `agents-mcp serve` (the binary `make build` builds,
 // run as its own process on the embedded defaults), vs relayed through
-// TBXark/mcp-proxy when its binary is given, in interleaved rounds, at 1 and
-// 32 clients, with the clients speaking streamable HTTP and legacy SSE.
+// TBXark/mcp-proxy when its binary is given, and vs the floor (a Go HTTP
+// reverse proxy that reads no JSON-RPC: floor.go), in interleaved rounds, at
+// 1 and 32 clients, with the clients speaking streamable HTTP and legacy SSE.
 //
 // The clients run in this process, the upstream in a process of its own
 // (this program with -serve-upstream), and each relay is a process of its
@@ -72,8 +73,14 @@ func main() {
 	soakControl := flag.Duration("soak-control", 2*time.Second, "soak: the control window (direct calls) of each slice")
 	soakStrict := flag.Bool("soak-strict", false, "soak: exit 1 when the verdict fails (default: report it and exit 0)")
 	outFile := flag.String("o", "", "also write the report to this file")
+	floor := flag.Bool("floor", true, "also measure the floor: a process relaying HTTP byte for byte, reading no JSON-RPC (floor.go)")
+	floorAddr := flag.String("serve-floor", "", "serve the floor relay on this address and wait (how the benchmark starts it)")
+	floorUpstream := flag.String("floor-upstream", "", "the upstream base URL of -serve-floor")
 	serveOnly := flag.Bool("serve-upstream", false, "serve the echo upstream, print its base URL, and wait (how the benchmark starts its upstream process)")
 	flag.Parse()
+	if *floorAddr != "" {
+		log.Fatal(serveFloor(*floorAddr, *floorUpstream))
+	}
 	if *serveOnly {
 		up, _, err := serveUpstream()
 		if err != nil {
@@ -111,7 +118,7 @@ func main() {
 		}
 		conc = append(conc, n)
 	}
-	r, err := run(config{bin: *bin, before: *before, proxy: *proxy, rounds: *rounds, per: *per, conc: conc,
+	r, err := run(config{bin: *bin, before: *before, proxy: *proxy, floor: *floor, rounds: *rounds, per: *per, conc: conc,
 		transports: strings.Split(*transports, ","), env: strings.Fields(*env), variants: variants, out: out})
 	if err != nil {
 		log.Fatal(err)
@@ -121,6 +128,7 @@ func main() {
 
 type config struct {
 	bin, before, proxy string
+	floor              bool
 	rounds             int
 	per                time.Duration
 	conc               []int
@@ -225,6 +233,14 @@ func run(cfg config) (*report, error) {
 	}
 	for _, v := range cfg.variants {
 		t, err := startAgents(v.name, cfg.bin, append(slices.Clone(cfg.env), v.env...), filepath.Join(dir, v.name), up+"/mcp")
+		if err != nil {
+			return nil, err
+		}
+		defer t.proc.stop()
+		targets = append(targets, t)
+	}
+	if cfg.floor {
+		t, err := startFloor(up)
 		if err != nil {
 			return nil, err
 		}
