@@ -72,7 +72,7 @@ func (c *compiledSchema) validate(args json.RawMessage) (issues []agentsmcp.Vali
 	}
 	var inst any = map[string]any{}
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(trimmed)); err != nil {
+		if inst, err = decodeArguments(trimmed); err != nil {
 			return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "arguments are not valid JSON: %v", err)
 		}
 	}

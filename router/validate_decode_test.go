@@ -1,0 +1,183 @@
+package router
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// decodeSeeds are inputs for the decoder's edge cases: every JSON kind,
+// escapes (valid, surrogate pairs, lone surrogates), invalid UTF-8,
+// duplicate names, number forms, whitespace, and malformed input.
+var decodeSeeds = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e-3`, `1E+2`, `12345678901234567890123`, `1e999`,
+	`{"a":1,"b":"x","c":[1,2,{"d":null}],"e":true}`,
+	` {"a" : [ 1 , 2 ] } `, "\t{\"a\":\r\n1}\n",
+	`{"a":1,"a":2}`, `{"":""}`,
+	`"\u00e9\n\t\"\\\/\b\f\r"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00x"`, `"\u0000"`, `"\uD83D\uDE00"`,
+	"\"\xff\"", "\"\xed\xa0\x80\"", "\"\xef\xbf\xbd\"", "\"caf\xc3\xa9\"", "{\"\xc3\xa9\":1}",
+	`{"a":1,}`, `[1,]`, `[1 2]`, `01`, `1.`, `.5`, `-`, `1e`, `+1`, `tru`, `nul`, `"abc`, `{"a"}`, `{a:1}`,
+	`1 2`, `{} x`, "\"a\x01\"", `"\x"`, `"\u12"`, `"\u12g4"`, `NaN`, `[` + strings.Repeat(`[`, 300) + strings.Repeat(`]`, 301),
+	strings.Repeat(`[`, 200) + strings.Repeat(`]`, 200),
+}
+
+// FuzzDecodeArguments is the differential test of the fast decoder against
+// the library's decoding it replaces: whatever the fast decoder accepts,
+// the library must accept with a deeply equal value (the same Go types,
+// json.Number literals included), and decodeArguments must give the
+// library's answer, value or error text, for every input.
+func FuzzDecodeArguments(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, wantErr := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if fast, ok := fastDecode(b); ok {
+			if wantErr != nil {
+				t.Fatalf("fast decoder accepted %q, which the library refuses: %v", b, wantErr)
+			}
+			if !reflect.DeepEqual(fast, want) {
+				t.Fatalf("fast decoder gave %#v for %q, the library %#v", fast, b, want)
+			}
+		}
+		got, err := decodeArguments(b)
+		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Fatalf("decodeArguments(%q) error %v, library %v", b, err, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeArguments(%q) = %#v, library %#v", b, got, want)
+		}
+	})
+}
+
+// TestFastDecodeTakesCommonInput fails if the fast decoder hands ordinary
+// arguments to the library, which would make it correct but useless.
+func TestFastDecodeTakesCommonInput(t *testing.T) {
+	for _, s := range []string{`{"a":1,"b":"x","c":[1,2,{"d":null}],"e":true}`, `{"q":"caf\u00e9 \"quoted\"","n":-1.5e3}`} {
+		if _, ok := fastDecode([]byte(s)); !ok {
+			t.Errorf("fast decoder refused %s", s)
+		}
+	}
+}
+
+// referenceValidate is compiledSchema.validate as it was before the fast
+// decoder: the library decodes the arguments. The differential test holds
+// the current validation to it.
+func referenceValidate(c *compiledSchema, args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
+	sch, err := c.get()
+	if err != nil {
+		return nil, nil, err
+	}
+	var inst any = map[string]any{}
+	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(trimmed)); err != nil {
+			return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "arguments are not valid JSON: %v", err)
+		}
+	}
+	verr := sch.Validate(inst)
+	if verr == nil {
+		return nil, nil, nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
+		return nil, nil, verr
+	}
+	issues, missing = flattenValidationError(ve)
+	return issues, missing, nil
+}
+
+// differentialSchemas cover the keywords whose verdict or message depends
+// on the decoded value: types (integer against number literals), numeric
+// bounds and multipleOf, enum and const (equality of numbers and strings),
+// string lengths and patterns (runes), uniqueItems, nested objects,
+// combinators, $ref, an older draft and unevaluatedProperties.
+var differentialSchemas = []string{
+	`{"type":"object","properties":{"a":{"type":"integer","minimum":0},"b":{"enum":["x","y",1,1.5,null,[1],{"k":2}]},` +
+		`"c":{"type":"array","items":{"type":"string"},"uniqueItems":true},"d":{"$ref":"#/$defs/d"},"e/f~g":{"type":"string"}},` +
+		`"required":["a"],"$defs":{"d":{"type":"object","required":["z"]}},"oneOf":[{"required":["b"]},{"required":["c"]}]}`,
+	`{"type":"object","properties":{"n":{"type":"number","exclusiveMaximum":10,"multipleOf":0.5},"i":{"type":"integer","maximum":1e3},` +
+		`"s":{"type":"string","minLength":2,"maxLength":4,"pattern":"^[a-zé]+$"},"k":{"const":{"x":[1,"2"]}}},"additionalProperties":false}`,
+	`{"type":"object","properties":{"v":{"anyOf":[{"type":"object"},{"type":"array"},{"type":"string"},{"type":"number"},{"type":"boolean"},{"type":"null"}]},` +
+		`"i":{"type":"integer"}},"required":["i"],"unevaluatedProperties":false}`,
+	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":["integer","null"]},` +
+		`"b":{"type":"array","items":[{"type":"string"},{"type":"number"}],"additionalItems":false}},"dependencies":{"a":["b"]}}`,
+	`{"type":"object","properties":{"deep":{"type":"object","properties":{"x":{"type":"array","items":{"type":"object",` +
+		`"properties":{"y":{"type":"integer","minimum":-5}},"required":["y"]}}}}},"minProperties":1,"maxProperties":3}`,
+}
+
+// FuzzValidateDifferential holds the validation of arbitrary arguments to
+// the reference (the library decoding them) on the same schemas: the
+// verdict, every issue, the missing names and the error text must be
+// identical, since tools/call and tools/validate report them.
+func FuzzValidateDifferential(f *testing.F) {
+	for _, s := range append(decodeSeeds, `{"a":1,"b":"x"}`, `{"a":-1,"c":[1,1]}`, `{"a":1.0,"b":1.50}`, `{"a":1e2,"b":15e-1}`,
+		`{"n":9.5,"i":1000.0,"s":"é\u00e9","k":{"x":[1.0,"2"]}}`, `{"n":10,"s":"\ud83d\ude00\ud83d"}`, `{"i":1,"v":{"a":[]},"w":1}`,
+		`{"a":null,"b":["x",2,3]}`, `{"a":1}`, `{"deep":{"x":[{"y":-6},{"y":"1"},{}]}}`, `{"a":12345678901234567890123}`) {
+		f.Add([]byte(s))
+	}
+	schemas := make([]*compiledSchema, len(differentialSchemas))
+	for i, s := range differentialSchemas {
+		schemas[i] = newCompiledSchema(json.RawMessage(s))
+		if _, err := schemas[i].get(); err != nil {
+			f.Fatalf("schema %d: %v", i, err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		for i, c := range schemas {
+			issues, missing, err := c.validate(args)
+			wantIssues, wantMissing, wantErr := referenceValidate(c, args)
+			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+				t.Fatalf("schema %d, %q: error %v, reference %v", i, args, err, wantErr)
+			}
+			// The library walks properties in map order, so the order of
+			// issues varies from run to run on either side; the set may not.
+			sortIssues(issues)
+			sortIssues(wantIssues)
+			slices.Sort(missing)
+			slices.Sort(wantMissing)
+			if !reflect.DeepEqual(issues, wantIssues) || !reflect.DeepEqual(missing, wantMissing) {
+				t.Fatalf("schema %d, %q: issues %+v missing %q, reference %+v %q", i, args, issues, missing, wantIssues, wantMissing)
+			}
+		}
+	})
+}
+
+func sortIssues(issues []agentsmcp.ValidationIssue) {
+	slices.SortFunc(issues, func(a, b agentsmcp.ValidationIssue) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Keyword, b.Keyword), strings.Compare(a.Message, b.Message))
+	})
+}
+
+// TestValidateDifferentialFindsIssues fails if the differential seeds
+// never reach the value-dependent keywords, which would make the
+// comparison vacuous.
+func TestValidateDifferentialFindsIssues(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range []string{`{"a":1.5,"b":"z","c":["x","x"]}`, `{"n":10.25,"i":1e4,"s":"abcde","k":{"x":[2]},"z":1}`,
+		`{"i":1,"w":1}`, `{"a":"1","b":["x","y","z"]}`, `{"deep":{"x":[{"y":-6}]}}`} {
+		for _, raw := range differentialSchemas {
+			issues, _, err := newCompiledSchema(json.RawMessage(raw)).validate([]byte(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, is := range issues {
+				seen[is.Keyword] = true
+			}
+		}
+	}
+	for _, kw := range []string{"type", "enum", "uniqueItems", "multipleOf", "maxLength", "const", "additionalProperties",
+		"false" /* unevaluatedProperties: false */, "minimum", "maximum", "exclusiveMaximum"} {
+		if !seen[kw] {
+			t.Errorf("no seed violates %s; seen %v", kw, seen)
+		}
+	}
+}
