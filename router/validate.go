@@ -30,6 +30,9 @@ type compiledSchema struct {
 	raw  json.RawMessage
 	once sync.Once
 	sch  *jsonschema.Schema
+	// fast proves most valid arguments valid without the library (nil
+	// when the schema is outside its subset); see [fastSchema].
+	fast *fastSchema
 	err  error
 }
 
@@ -57,7 +60,9 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 			c.err = fmt.Errorf("load input schema: %w", err)
 			return
 		}
-		c.sch, c.err = comp.Compile(schemaURL)
+		if c.sch, c.err = comp.Compile(schemaURL); c.err == nil {
+			c.fast = newFastSchema(doc)
+		}
 	})
 	return c.sch, c.err
 }
@@ -75,6 +80,9 @@ func (c *compiledSchema) validate(args json.RawMessage) (issues []agentsmcp.Vali
 		if inst, err = decodeArguments(trimmed); err != nil {
 			return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "arguments are not valid JSON: %v", err)
 		}
+	}
+	if c.fast != nil && c.fast.valid(inst) {
+		return nil, nil, nil
 	}
 	verr := sch.Validate(inst)
 	if verr == nil {

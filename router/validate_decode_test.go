@@ -101,6 +101,18 @@ func referenceValidate(c *compiledSchema, args json.RawMessage) (issues []agents
 // string lengths and patterns (runes), uniqueItems, nested objects,
 // combinators, $ref, an older draft and unevaluatedProperties.
 var differentialSchemas = []string{
+	// What localtools infers for struct{ I int; V any; P *string; L []string; M map[string]int }.
+	`{"type":"object","properties":{"i":{"type":"integer","description":"an index"},` +
+		`"v":{"anyOf":[{"type":"object"},{"type":"array"},{"type":"string"},{"type":"number"},{"type":"boolean"},{"type":"null"}]},` +
+		`"p":{"anyOf":[{"type":"null"},{"type":"string"}]},"l":{"type":"array","items":{"type":"string"}},` +
+		`"m":{"type":"object","additionalProperties":{"type":"integer"}}},"required":["i","v"],"additionalProperties":{"not":{}}}`,
+	`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":["object","null"],"title":"t",` +
+		`"properties":{"a":{"type":["integer","string"]},"b":true,"c":false,"d":{},"e":{"type":"number","default":1}},` +
+		`"additionalProperties":false,"required":["a"]}`,
+	`{"type":"object","properties":{"x":{"type":"array","items":{"type":"object","properties":{"y":{"type":"boolean"}},` +
+		`"required":["y"],"additionalProperties":true}},"z":{"anyOf":[{"type":"integer"},{"format":"date"},{"minimum":3}]}}}`,
+	`{}`,
+	`true`,
 	`{"type":"object","properties":{"a":{"type":"integer","minimum":0},"b":{"enum":["x","y",1,1.5,null,[1],{"k":2}]},` +
 		`"c":{"type":"array","items":{"type":"string"},"uniqueItems":true},"d":{"$ref":"#/$defs/d"},"e/f~g":{"type":"string"}},` +
 		`"required":["a"],"$defs":{"d":{"type":"object","required":["z"]}},"oneOf":[{"required":["b"]},{"required":["c"]}]}`,
@@ -121,7 +133,9 @@ var differentialSchemas = []string{
 func FuzzValidateDifferential(f *testing.F) {
 	for _, s := range append(decodeSeeds, `{"a":1,"b":"x"}`, `{"a":-1,"c":[1,1]}`, `{"a":1.0,"b":1.50}`, `{"a":1e2,"b":15e-1}`,
 		`{"n":9.5,"i":1000.0,"s":"é\u00e9","k":{"x":[1.0,"2"]}}`, `{"n":10,"s":"\ud83d\ude00\ud83d"}`, `{"i":1,"v":{"a":[]},"w":1}`,
-		`{"a":null,"b":["x",2,3]}`, `{"a":1}`, `{"deep":{"x":[{"y":-6},{"y":"1"},{}]}}`, `{"a":12345678901234567890123}`) {
+		`{"a":null,"b":["x",2,3]}`, `{"a":1}`, `{"deep":{"x":[{"y":-6},{"y":"1"},{}]}}`, `{"a":12345678901234567890123}`,
+		`{"i":1,"v":null,"p":"s","l":["a"],"m":{"k":2}}`, `{"i":1.0,"v":1,"m":{"k":2.5}}`, `{"i":-0,"v":[],"p":null,"q":1}`,
+		`{"a":"x","c":1}`, `{"a":1,"b":[],"d":null,"e":"1"}`, `{"x":[{"y":true,"w":1}],"z":"2020-01-01"}`, `{"x":[{}],"z":5}`) {
 		f.Add([]byte(s))
 	}
 	schemas := make([]*compiledSchema, len(differentialSchemas))
@@ -138,23 +152,33 @@ func FuzzValidateDifferential(f *testing.F) {
 			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
 				t.Fatalf("schema %d, %q: error %v, reference %v", i, args, err, wantErr)
 			}
-			// The library walks properties in map order, so the order of
-			// issues varies from run to run on either side; the set may not.
-			sortIssues(issues)
-			sortIssues(wantIssues)
+			// The library walks objects in map order, so the order of
+			// issues, and of the names within a message ("additional
+			// properties 'b', 'a' not allowed"), varies from run to run on
+			// either side; everything else may not.
 			slices.Sort(missing)
 			slices.Sort(wantMissing)
-			if !reflect.DeepEqual(issues, wantIssues) || !reflect.DeepEqual(missing, wantMissing) {
+			if !reflect.DeepEqual(canonicalIssues(issues), canonicalIssues(wantIssues)) || !reflect.DeepEqual(missing, wantMissing) {
 				t.Fatalf("schema %d, %q: issues %+v missing %q, reference %+v %q", i, args, issues, missing, wantIssues, wantMissing)
 			}
 		}
 	})
 }
 
-func sortIssues(issues []agentsmcp.ValidationIssue) {
-	slices.SortFunc(issues, func(a, b agentsmcp.ValidationIssue) int {
+// canonicalIssues returns issues sorted, each message replaced by its
+// bytes in order: equal for two runs that differ only in map order.
+func canonicalIssues(issues []agentsmcp.ValidationIssue) []agentsmcp.ValidationIssue {
+	out := make([]agentsmcp.ValidationIssue, len(issues))
+	for i, is := range issues {
+		msg := []byte(is.Message)
+		slices.Sort(msg)
+		is.Message = string(msg)
+		out[i] = is
+	}
+	slices.SortFunc(out, func(a, b agentsmcp.ValidationIssue) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Keyword, b.Keyword), strings.Compare(a.Message, b.Message))
 	})
+	return out
 }
 
 // TestValidateDifferentialFindsIssues fails if the differential seeds
@@ -178,6 +202,54 @@ func TestValidateDifferentialFindsIssues(t *testing.T) {
 		"false" /* unevaluatedProperties: false */, "minimum", "maximum", "exclusiveMaximum"} {
 		if !seen[kw] {
 			t.Errorf("no seed violates %s; seen %v", kw, seen)
+		}
+	}
+}
+
+// TestFastSchemaDecides fails if the pre-check does not take the schemas
+// it was built for, or takes one outside its subset: either would go
+// unnoticed by the differential test, which only compares answers.
+func TestFastSchemaDecides(t *testing.T) {
+	for i, raw := range differentialSchemas {
+		c := newCompiledSchema(json.RawMessage(raw))
+		if _, err := c.get(); err != nil {
+			t.Fatal(err)
+		}
+		// A schema is taken when its root is in the subset (its
+		// subschemas may not be); the others have $defs and oneOf,
+		// unevaluatedProperties, draft-07 and minProperties at the root.
+		if want := !slices.Contains([]int{5, 7, 8, 9}, i); (c.fast != nil) != want {
+			t.Errorf("schema %d: fast path %v, want %v", i, c.fast != nil, want)
+		}
+	}
+	fast := func(raw, args string) bool {
+		c := newCompiledSchema(json.RawMessage(raw))
+		if _, err := c.get(); err != nil || c.fast == nil {
+			t.Fatalf("%s: %v, fast %v", raw, err, c.fast)
+		}
+		v, err := decodeArguments([]byte(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.fast.valid(v)
+	}
+	for _, tc := range []struct {
+		schema, args string
+		want         bool
+	}{
+		{differentialSchemas[0], `{"i":1,"v":{"a":[1]},"p":null,"l":["x"],"m":{"k":3}}`, true},
+		{differentialSchemas[0], `{"i":1.0,"v":1}`, false},         // an integer the library decides
+		{differentialSchemas[0], `{"i":1,"v":1,"extra":1}`, false}, // not {} is left to the library
+		{differentialSchemas[0], `{"v":1}`, false},
+		{differentialSchemas[0], `{"i":1,"v":1,"m":{"k":"x"}}`, false},
+		{differentialSchemas[1], `null`, true},
+		{differentialSchemas[1], `{"a":"x","b":[],"d":{},"e":2.5}`, true},
+		{differentialSchemas[1], `{"a":1,"c":1}`, false},
+		{differentialSchemas[2], `{"x":[{"y":false,"k":1}],"z":4}`, true},
+		{differentialSchemas[2], `{"z":"2020-01-01"}`, false}, // only undecided branches match
+	} {
+		if got := fast(tc.schema, tc.args); got != tc.want {
+			t.Errorf("%s against %s: fast valid %v, want %v", tc.args, tc.schema, got, tc.want)
 		}
 	}
 }
