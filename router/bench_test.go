@@ -32,6 +32,35 @@ func BenchmarkValidate(b *testing.B) {
 			}
 		}
 	})
+	// A schema as localtools infers it from a Go struct (typed properties,
+	// required, no additional properties, any-value as anyOf), the shape
+	// most local tools have; arguments as an executor step passes them.
+	b.Run("cached-inferred", func(b *testing.B) {
+		type in struct {
+			I     int      `json:"i"`
+			V     any      `json:"v"`
+			Name  string   `json:"name"`
+			Tags  []string `json:"tags,omitempty"`
+			Limit *int     `json:"limit,omitempty"`
+		}
+		local := localtools.New()
+		if err := localtools.Add(local, &mcp.Tool{Name: "inferred"}, func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		r := router.New(router.Options{})
+		if err := r.AddProvider(ctx, local); err != nil {
+			b.Fatal(err)
+		}
+		args := []byte(`{"i":17,"v":{"step":"s17","ok":true,"n":[1,2.5]},"name":"Ada Lovelace","tags":["a","b"],"limit":10}`)
+		for b.Loop() {
+			res, err := r.ValidateToolArguments(ctx, "inferred", args)
+			if err != nil || !res.Valid {
+				b.Fatal(res, err)
+			}
+		}
+	})
 	b.Run("compile-each-call-baseline", func(b *testing.B) {
 		for b.Loop() {
 			doc, _ := jsonschema.UnmarshalJSON(strings.NewReader(personSchema))
