@@ -2,7 +2,10 @@ package router
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // fastSchema is a conservative pre-check of a tool's input schema: for the
@@ -23,9 +26,14 @@ import (
 //
 // It knows only the 2020-12 dialect (the default; a schema naming another
 // gets no fast path) and these keywords: type, properties, required,
-// additionalProperties, items (one schema), anyOf, and the annotations,
-// which assert nothing. A subschema with any other keyword is undecided
-// wherever it is reached.
+// additionalProperties, items (one schema), anyOf, enum and const (of
+// strings, booleans and null), minLength, maxLength, minItems, maxItems,
+// minProperties, maxProperties, minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum (integers), and the annotations, which assert nothing
+// (format among them: 2020-12 does not assert it, and neither does the
+// compiler here, see ADR 0003). A subschema with any other keyword, or
+// with a value of these it does not decide, is undecided wherever it is
+// reached.
 type fastSchema struct {
 	undecided bool     // reaching this subschema sends the instance to the library
 	accept    bool     // the schema true or {}: every value is valid
@@ -37,6 +45,17 @@ type fastSchema struct {
 	additional *fastSchema
 	items      *fastSchema
 	anyOf      []*fastSchema
+	// enum holds the allowed values of enum (or the one of const) that a
+	// comparison of Go values decides: strings, booleans and null. A
+	// number, array or object instance is undecided; so is a value that
+	// matches none, for the library to refuse.
+	enum    []any
+	hasEnum bool // enum or const is present (enum may then be empty)
+	// Bounds; nil when absent. Numbers are compared only when both the
+	// bound and the instance are integers written without a fraction or
+	// exponent that fit in int64.
+	minLength, maxLength, minItems, maxItems, minProps, maxProps *int64
+	minimum, maximum, exclMinimum, exclMaximum                   *int64
 }
 
 // draft2020 names the dialect a schema may declare and keep the fast path.
@@ -45,7 +64,7 @@ const draft2020 = "https://json-schema.org/draft/2020-12/schema"
 // annotationKeywords assert nothing about an instance in 2020-12.
 var annotationKeywords = map[string]bool{
 	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
-	"deprecated": true, "readOnly": true, "writeOnly": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "format": true,
 }
 
 var undecided = &fastSchema{undecided: true}
@@ -112,6 +131,36 @@ func buildFastSchema(doc any, root bool) *fastSchema {
 			case k == "items":
 				fs.items = buildFastSchema(v, false)
 				n++
+			case k == "enum" || k == "const":
+				if _, both := doc["enum"]; both && k == "const" {
+					return undecided // two lists to intersect: left to the library
+				}
+				list := []any{v}
+				if k == "enum" {
+					var ok bool
+					if list, ok = v.([]any); !ok {
+						return undecided
+					}
+				}
+				fs.hasEnum = true
+				for _, item := range list {
+					switch item.(type) {
+					case string, bool, nil:
+						fs.enum = append(fs.enum, item)
+					}
+				}
+				n++
+			case intKeywords[k] != nil:
+				b, ok := v.(json.Number)
+				if !ok {
+					return undecided
+				}
+				i, err := strconv.ParseInt(string(b), 10, 64)
+				if err != nil {
+					return undecided
+				}
+				*intKeywords[k](fs) = &i
+				n++
 			case k == "anyOf":
 				list, ok := v.([]any)
 				if !ok || len(list) == 0 {
@@ -129,6 +178,21 @@ func buildFastSchema(doc any, root bool) *fastSchema {
 		return fs
 	}
 	return undecided
+}
+
+// intKeywords are the keywords with an integer value, and where each is
+// kept.
+var intKeywords = map[string]func(*fastSchema) **int64{
+	"minLength":        func(fs *fastSchema) **int64 { return &fs.minLength },
+	"maxLength":        func(fs *fastSchema) **int64 { return &fs.maxLength },
+	"minItems":         func(fs *fastSchema) **int64 { return &fs.minItems },
+	"maxItems":         func(fs *fastSchema) **int64 { return &fs.maxItems },
+	"minProperties":    func(fs *fastSchema) **int64 { return &fs.minProps },
+	"maxProperties":    func(fs *fastSchema) **int64 { return &fs.maxProps },
+	"minimum":          func(fs *fastSchema) **int64 { return &fs.minimum },
+	"maximum":          func(fs *fastSchema) **int64 { return &fs.maximum },
+	"exclusiveMinimum": func(fs *fastSchema) **int64 { return &fs.exclMinimum },
+	"exclusiveMaximum": func(fs *fastSchema) **int64 { return &fs.exclMaximum },
 }
 
 // typeNames reads "type", a name or a list of names, or returns nil.
@@ -174,8 +238,33 @@ func (fs *fastSchema) valid(v any) bool {
 	if fs.types != nil && !fastTypeMatches(fs.types, v) {
 		return false
 	}
+	if fs.hasEnum {
+		if !slices.Contains(fs.enum, v) {
+			return false
+		}
+	}
 	switch v := v.(type) {
+	case string:
+		if fs.minLength != nil || fs.maxLength != nil {
+			if !within(int64(utf8.RuneCountInString(v)), fs.minLength, fs.maxLength) {
+				return false
+			}
+		}
+	case json.Number:
+		if fs.minimum != nil || fs.maximum != nil || fs.exclMinimum != nil || fs.exclMaximum != nil {
+			if strings.ContainsAny(string(v), ".eE") {
+				return false
+			}
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil || !within(n, fs.minimum, fs.maximum) ||
+				(fs.exclMinimum != nil && n <= *fs.exclMinimum) || (fs.exclMaximum != nil && n >= *fs.exclMaximum) {
+				return false
+			}
+		}
 	case map[string]any:
+		if !within(int64(len(v)), fs.minProps, fs.maxProps) {
+			return false
+		}
 		for _, name := range fs.required {
 			if _, ok := v[name]; !ok {
 				return false
@@ -193,6 +282,9 @@ func (fs *fastSchema) valid(v any) bool {
 			}
 		}
 	case []any:
+		if !within(int64(len(v)), fs.minItems, fs.maxItems) {
+			return false
+		}
 		if fs.items != nil {
 			for _, item := range v {
 				if !fs.items.valid(item) {
@@ -245,4 +337,9 @@ func fastTypeMatches(types []string, v any) bool {
 		}
 	}
 	return false
+}
+
+// within reports whether n is within the bounds that are set.
+func within(n int64, lo, hi *int64) bool {
+	return (lo == nil || n >= *lo) && (hi == nil || n <= *hi)
 }
