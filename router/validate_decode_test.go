@@ -113,6 +113,9 @@ var differentialSchemas = []string{
 		`"required":["y"],"additionalProperties":true}},"z":{"anyOf":[{"type":"integer"},{"format":"date"},{"minimum":3}]}}}`,
 	`{}`,
 	`true`,
+	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"message":{"type":"string",` +
+		`"description":"m"},"when":{"type":"string","format":"date"},"n":{"type":"number","minimum":0}},` +
+		`"required":["message"],"additionalProperties":false}`,
 	`{"type":"object","properties":{"s":{"type":"string","minLength":2,"maxLength":3,"enum":["ab","abc","é€","x",1,null]},` +
 		`"n":{"type":"integer","minimum":-2,"exclusiveMaximum":5},"m":{"maximum":10,"exclusiveMinimum":0},"c":{"const":null},` +
 		`"b":{"enum":[true,"true"]},"a":{"type":"array","minItems":1,"maxItems":2},` +
@@ -143,6 +146,7 @@ func FuzzValidateDifferential(f *testing.F) {
 		`{"s":"ab","n":4,"m":10,"c":null,"b":true,"a":[1],"o":{"k":1},"e":2,"k":"x"}`,
 		`{"s":"é€","n":-2,"m":1e1,"b":"true","a":[1,2],"o":{"x":"y"},"e":[1]}`,
 		`{"s":"x","n":5,"m":0,"c":1,"b":false,"a":[],"o":{},"e":{"k":1.0},"k":"y"}`,
+		`{"message":"hi","when":"2020-01-01","n":1}`, `{"message":"hi","when":"not a date"}`, `{"message":1,"n":-1}`,
 		`{"s":"abcd","n":-3,"m":0.5}`, `{"s":1,"n":9223372036854775808,"m":-1}`, `{"s":"abc","n":4.0,"m":3}`,
 		`{"a":"x","c":1}`, `{"a":1,"b":[],"d":null,"e":"1"}`, `{"x":[{"y":true,"w":1}],"z":"2020-01-01"}`, `{"x":[{}],"z":5}`) {
 		f.Add([]byte(s))
@@ -226,8 +230,8 @@ func TestFastSchemaDecides(t *testing.T) {
 		}
 		// A schema is taken when its root is in the subset (its
 		// subschemas may not be); the others have $defs and oneOf,
-		// unevaluatedProperties and draft-07 at the root.
-		if want := !slices.Contains([]int{6, 8, 9}, i); (c.fast != nil) != want {
+		// unevaluatedProperties, and draft-07's dependencies at the root.
+		if want := !slices.Contains([]int{7, 9, 10}, i); (c.fast != nil) != want {
 			t.Errorf("schema %d: fast path %v, want %v", i, c.fast != nil, want)
 		}
 	}
@@ -255,15 +259,17 @@ func TestFastSchemaDecides(t *testing.T) {
 		{differentialSchemas[1], `{"a":"x","b":[],"d":{},"e":2.5}`, true},
 		{differentialSchemas[1], `{"a":1,"c":1}`, false},
 		{differentialSchemas[2], `{"x":[{"y":false,"k":1}],"z":4}`, true},
-		{differentialSchemas[2], `{"z":"not a date"}`, true}, // format asserts nothing in 2020-12
-		{differentialSchemas[5], `{"s":"ab","n":4,"m":10,"c":null,"b":true,"a":[1],"o":{"k":1}}`, true},
-		{differentialSchemas[5], `{"s":"é€","n":-2,"m":1,"b":"true","a":[1,2],"o":{"x":"y"}}`, true},
-		{differentialSchemas[5], `{"s":"abcd"}`, false},
-		{differentialSchemas[5], `{"s":"ab","m":1e1}`, false}, // an exponent is left to the library
-		{differentialSchemas[5], `{"s":"ab","e":2}`, false},   // so is a number in an enum
-		{differentialSchemas[5], `{"s":"ab","k":"x"}`, false}, // and const beside enum
-		{differentialSchemas[5], `{"s":"ab","n":5}`, false},
-		{differentialSchemas[5], `{"s":"ab","o":{}}`, false},
+		{differentialSchemas[2], `{"z":"not a date"}`, true},                            // format asserts nothing in 2020-12
+		{differentialSchemas[5], `{"message":"hi","when":"2020-01-01","n":1.5}`, false}, // draft-07 asserts format
+		{differentialSchemas[5], `{"message":"hi","n":1}`, true},
+		{differentialSchemas[6], `{"s":"ab","n":4,"m":10,"c":null,"b":true,"a":[1],"o":{"k":1}}`, true},
+		{differentialSchemas[6], `{"s":"é€","n":-2,"m":1,"b":"true","a":[1,2],"o":{"x":"y"}}`, true},
+		{differentialSchemas[6], `{"s":"abcd"}`, false},
+		{differentialSchemas[6], `{"s":"ab","m":1e1}`, false}, // an exponent is left to the library
+		{differentialSchemas[6], `{"s":"ab","e":2}`, false},   // so is a number in an enum
+		{differentialSchemas[6], `{"s":"ab","k":"x"}`, false}, // and const beside enum
+		{differentialSchemas[6], `{"s":"ab","n":5}`, false},
+		{differentialSchemas[6], `{"s":"ab","o":{}}`, false},
 	} {
 		if got := fast(tc.schema, tc.args); got != tc.want {
 			t.Errorf("%s against %s: fast valid %v, want %v", tc.args, tc.schema, got, tc.want)

@@ -24,14 +24,15 @@ import (
 // have (inferred from Go types: typed properties, required, no additional
 // properties, any-value as anyOf of the six types) fit in this subset.
 //
-// It knows only the 2020-12 dialect (the default; a schema naming another
-// gets no fast path) and these keywords: type, properties, required,
+// It knows the 2020-12 dialect (the default) and draft-07 (see
+// fastDialects); a schema naming another gets no fast path. It knows these
+// keywords: type, properties, required,
 // additionalProperties, items (one schema), anyOf, enum and const (of
 // strings, booleans and null), minLength, maxLength, minItems, maxItems,
 // minProperties, maxProperties, minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum (integers), and the annotations, which assert nothing
-// (format among them: 2020-12 does not assert it, and neither does the
-// compiler here, see ADR 0003). A subschema with any other keyword, or
+// (format among them in 2020-12, where the library does not assert it,
+// see ADR 0003). A subschema with any other keyword, or
 // with a value of these it does not decide, is undecided wherever it is
 // reached.
 type fastSchema struct {
@@ -58,13 +59,22 @@ type fastSchema struct {
 	minimum, maximum, exclMinimum, exclMaximum                   *int64
 }
 
-// draft2020 names the dialect a schema may declare and keep the fast path.
-const draft2020 = "https://json-schema.org/draft/2020-12/schema"
+// fastDialects are the values of $schema that keep the fast path, and
+// whether the library asserts format in that dialect. Absent $schema is
+// 2020-12 (ADR 0003). Draft-07 is there because the schemas of TypeScript
+// upstreams (zod) name it; for the keywords of the subset it means what
+// 2020-12 means, except that the library asserts format there, so format
+// is undecided in it.
+var fastDialects = map[string]bool{
+	"https://json-schema.org/draft/2020-12/schema": false,
+	"http://json-schema.org/draft-07/schema#":      true,
+	"http://json-schema.org/draft-07/schema":       true,
+}
 
 // annotationKeywords assert nothing about an instance in 2020-12.
 var annotationKeywords = map[string]bool{
 	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
-	"deprecated": true, "readOnly": true, "writeOnly": true, "format": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true,
 }
 
 var undecided = &fastSchema{undecided: true}
@@ -72,19 +82,30 @@ var undecided = &fastSchema{undecided: true}
 // newFastSchema builds the pre-check of the decoded schema doc (the value
 // the library compiled), or nil when the whole schema is undecided.
 func newFastSchema(doc any) *fastSchema {
+	formatAsserted := false
 	if m, ok := doc.(map[string]any); ok {
-		if d, ok := m["$schema"]; ok && d != draft2020 {
-			return nil
+		if d, ok := m["$schema"]; ok {
+			name, _ := d.(string)
+			asserted, known := fastDialects[name]
+			if !known {
+				return nil
+			}
+			formatAsserted = asserted
 		}
 	}
-	fs := buildFastSchema(doc, true)
+	fs := (&fastBuilder{formatAsserted: formatAsserted}).build(doc, true)
 	if fs.undecided {
 		return nil
 	}
 	return fs
 }
 
-func buildFastSchema(doc any, root bool) *fastSchema {
+// fastBuilder builds a fastSchema in one dialect.
+type fastBuilder struct {
+	formatAsserted bool // format is a validation keyword, not an annotation
+}
+
+func (b *fastBuilder) build(doc any, root bool) *fastSchema {
 	switch doc := doc.(type) {
 	case bool:
 		if doc {
@@ -96,7 +117,7 @@ func buildFastSchema(doc any, root bool) *fastSchema {
 		n := 0 // keywords that assert something
 		for k, v := range doc {
 			switch {
-			case annotationKeywords[k], root && k == "$schema":
+			case annotationKeywords[k], root && k == "$schema", k == "format" && !b.formatAsserted:
 			case k == "type":
 				if fs.types = typeNames(v); fs.types == nil {
 					return undecided
@@ -109,7 +130,7 @@ func buildFastSchema(doc any, root bool) *fastSchema {
 				}
 				fs.props = make(map[string]*fastSchema, len(pm))
 				for name, sub := range pm {
-					fs.props[name] = buildFastSchema(sub, false)
+					fs.props[name] = b.build(sub, false)
 				}
 				n++
 			case k == "required":
@@ -126,10 +147,10 @@ func buildFastSchema(doc any, root bool) *fastSchema {
 				}
 				n++
 			case k == "additionalProperties":
-				fs.additional = buildFastSchema(v, false)
+				fs.additional = b.build(v, false)
 				n++
 			case k == "items":
-				fs.items = buildFastSchema(v, false)
+				fs.items = b.build(v, false)
 				n++
 			case k == "enum" || k == "const":
 				if _, both := doc["enum"]; both && k == "const" {
@@ -151,11 +172,11 @@ func buildFastSchema(doc any, root bool) *fastSchema {
 				}
 				n++
 			case intKeywords[k] != nil:
-				b, ok := v.(json.Number)
+				num, ok := v.(json.Number)
 				if !ok {
 					return undecided
 				}
-				i, err := strconv.ParseInt(string(b), 10, 64)
+				i, err := strconv.ParseInt(string(num), 10, 64)
 				if err != nil {
 					return undecided
 				}
@@ -167,7 +188,7 @@ func buildFastSchema(doc any, root bool) *fastSchema {
 					return undecided
 				}
 				for _, sub := range list {
-					fs.anyOf = append(fs.anyOf, buildFastSchema(sub, false))
+					fs.anyOf = append(fs.anyOf, b.build(sub, false))
 				}
 				n++
 			default:
