@@ -26,18 +26,17 @@ import (
 //
 // It knows the 2020-12 dialect (the default) and draft-07 (see
 // fastDialects); a schema naming another gets no fast path. It knows these
-// keywords: type, properties, required,
-// additionalProperties, items (one schema), anyOf, enum and const (of
-// strings, booleans and null), minLength, maxLength, minItems, maxItems,
-// minProperties, maxProperties, minimum, maximum, exclusiveMinimum,
-// exclusiveMaximum (integers), and the annotations, which assert nothing
-// (format among them in 2020-12, where the library does not assert it,
-// see ADR 0003). A subschema with any other keyword, or
-// with a value of these it does not decide, is undecided wherever it is
-// reached.
+// keywords: type, properties, required, additionalProperties, items (one
+// schema), anyOf, enum and const (of strings, booleans and null),
+// minLength, maxLength, minItems, maxItems, minProperties, maxProperties,
+// minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers), and the
+// annotations, which assert nothing (format among them in 2020-12, where
+// the library does not assert it, see ADR 0003). A subschema with any
+// other keyword, or with a value of these it does not decide, is
+// undecided wherever it is reached.
 type fastSchema struct {
 	undecided bool     // reaching this subschema sends the instance to the library
-	accept    bool     // the schema true or {}: every value is valid
+	accept    bool     // true, {} or only annotations: every value is valid
 	types     []string // nil when the schema has no "type"
 	props     map[string]*fastSchema
 	required  []string
