@@ -84,8 +84,13 @@ import (
 //
 // What differs, and why it does not matter: a call with the same id as a
 // call in flight on go-sdk's path (or the reverse) is not refused (each
-// path knows only its own ids); and a session closed in the instant before
-// a call arrives may still serve it.
+// path knows only its own ids); a session closed in the instant before
+// a call arrives may still serve it; and the priming event is held back
+// for up to defaultPrimingDelay (fastAnswer), so that a quick call's
+// response is one write on the caller's connection instead of three. A
+// client that loses the connection before the priming event arrives
+// never had an id to resume with, and for a call shorter than the delay
+// the answer arrives with it.
 type fastPath struct {
 	router *Router
 	table  *sessionTable
