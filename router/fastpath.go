@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -83,8 +84,13 @@ import (
 //
 // What differs, and why it does not matter: a call with the same id as a
 // call in flight on go-sdk's path (or the reverse) is not refused (each
-// path knows only its own ids); and a session closed in the instant before
-// a call arrives may still serve it.
+// path knows only its own ids); a session closed in the instant before
+// a call arrives may still serve it; and the priming event is held back
+// for up to defaultPrimingDelay (fastAnswer), so that a quick call's
+// response is one write on the caller's connection instead of three. A
+// client that loses the connection before the priming event arrives
+// never had an id to resume with, and for a call shorter than the delay
+// the answer arrives with it.
 type fastPath struct {
 	router *Router
 	table  *sessionTable
@@ -204,13 +210,19 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	h.Set("Connection", "keep-alive")
 
 	idx := 0
+	out := &fastAnswer{w: w}
+	// Every return from here on writes what is held back, so the client
+	// gets the priming event even when the call ends without an answer,
+	// and stops the timer, so nothing is written after the handler
+	// returned.
+	defer out.finish(nil)
 	if version >= "2025-11-25" {
 		// go-sdk's priming event, with the event line primingWriter
 		// removes (priming.go).
 		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {
 			f.router.logger.Warn(fmt.Sprintf("Storing priming event: %v", err))
 		}
-		writeSSE(w, nil, streamID, 0, false)
+		out.prime(appendSSE(nil, nil, streamID, 0, false), primingDelay())
 		idx = 1
 	}
 
@@ -235,7 +247,91 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	if f.events.Append(ctx, sid, streamID, data) == nil {
 		fc.finish() // a resumption now finds the answer stored
 	}
-	writeSSE(w, data, streamID, idx, true)
+	out.finish(appendSSE(nil, data, streamID, idx, true))
+}
+
+// defaultPrimingDelay is how long the fast path holds the priming event
+// back before it flushes it alone (ADR 0014). A relayed call that answers
+// sooner, most of them even at 32 clients on a loaded machine, sends the
+// priming event and its answer in one write; a longer call's client gets
+// its resumption id this much later than go-sdk would send it.
+const defaultPrimingDelay = 10 * time.Millisecond
+
+// primingDelayOverride replaces defaultPrimingDelay when not zero; only
+// tests set it (export_test.go), to make a call quick or slow for sure.
+var primingDelayOverride atomic.Int64
+
+func primingDelay() time.Duration {
+	if d := primingDelayOverride.Load(); d != 0 {
+		return time.Duration(d)
+	}
+	return defaultPrimingDelay
+}
+
+// fastAnswer writes a fast-path call's response so that a quick call
+// costs one write on the caller's connection: the priming event is held
+// back and goes out with the answer, unless the call outlasts the delay
+// given to prime, when a timer flushes it alone so that the client gets
+// its resumption id while the call runs. The answer is not flushed:
+// net/http writes it, with the headers and the end of the body (a
+// Content-Length when the whole body fits its buffer), when the handler
+// returns.
+//
+// mu serializes the timer and the handler on the ResponseWriter, which
+// is not safe for concurrent use.
+type fastAnswer struct {
+	w http.ResponseWriter
+
+	mu      sync.Mutex
+	pending []byte      // the priming event, until written
+	timer   *time.Timer // flushes pending; nil without a priming event
+	done    bool        // finish ran: nothing more may be written
+}
+
+// prime holds the priming event back for up to delay.
+func (a *fastAnswer) prime(event []byte, delay time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pending = event
+	a.timer = time.AfterFunc(delay, a.flushPending)
+}
+
+// flushPending is the timer's: it writes and flushes the priming event
+// unless the answer has been written meanwhile.
+func (a *fastAnswer) flushPending() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done || a.pending == nil {
+		return
+	}
+	_, _ = a.w.Write(a.pending)
+	a.pending = nil
+	_ = http.NewResponseController(a.w).Flush()
+}
+
+// finish writes the priming event if it is still held back, then answer
+// (nil for none), in one Write, and ends the writing: a timer that fires
+// after it writes nothing. Only the first call writes.
+func (a *fastAnswer) finish(answer []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		return
+	}
+	a.done = true
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	b := a.pending
+	a.pending = nil
+	if b == nil {
+		b = answer
+	} else {
+		b = append(b, answer...)
+	}
+	if len(b) > 0 {
+		_, _ = a.w.Write(b)
+	}
 }
 
 // begin registers a call in flight; false if its id is already in flight
@@ -393,11 +489,13 @@ func encodeResponse(id jsonrpc.ID, res mcp.Result, err error) ([]byte, error) {
 	return jsonrpc.EncodeMessage(resp)
 }
 
-// writeSSE writes one event as go-sdk's writeEvent does, and flushes it:
-// the answer as a "message" event, or the priming event (nil data) without
-// an event line (see primingWriter).
-func writeSSE(w http.ResponseWriter, data []byte, streamID string, idx int, message bool) {
-	b := make([]byte, 0, len(data)+len(streamID)+48)
+// appendSSE appends one event to b as go-sdk's writeEvent writes it: the
+// answer as a "message" event, or the priming event (nil data) without an
+// event line (see primingWriter).
+func appendSSE(b, data []byte, streamID string, idx int, message bool) []byte {
+	if b == nil {
+		b = make([]byte, 0, len(data)+len(streamID)+48)
+	}
 	if message {
 		b = append(b, "event: message\n"...)
 	}
@@ -408,8 +506,7 @@ func writeSSE(w http.ResponseWriter, data []byte, streamID string, idx int, mess
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
-	_, _ = w.Write(b)
-	_ = http.NewResponseController(w).Flush()
+	return b
 }
 
 // writeJSONRPCErrorTo is go-sdk's writeJSONRPCError.

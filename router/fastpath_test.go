@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +32,8 @@ type fastFixture struct {
 
 	mu    sync.Mutex
 	calls []router.ToolCallRecord
+
+	writes atomic.Int64 // Write calls on the server's connections
 
 	waiting   chan struct{} // a call of "wait" started
 	cancelled chan struct{} // a call of "wait" saw its context end
@@ -102,7 +106,9 @@ func newFastFixture(t *testing.T, opts router.HTTPOptions) *fastFixture {
 	}
 	opts.Authenticate = auth.RequireBearerToken(verify, nil)
 	f.h = r.HTTPHandler(opts)
-	srv := httptest.NewServer(f.h)
+	srv := httptest.NewUnstartedServer(f.h)
+	srv.Listener = countingListener{Listener: srv.Listener, writes: &f.writes}
+	srv.Start()
 	t.Cleanup(func() {
 		select {
 		case <-f.release:
@@ -467,5 +473,135 @@ func TestFastPathCallEndsWithItsSession(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call's stream never ended")
+	}
+}
+
+// countingListener counts the Write calls on the connections it accepts:
+// each is a write system call on the caller's connection.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, writes: l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestFastPathQuickCallIsOneWrite: a call that answers before the priming
+// delay costs one write on the caller's connection, the headers, the
+// priming event and the answer together, with a Content-Length rather
+// than chunked framing (go-sdk's path writes and flushes each event and
+// then the chunked terminator). The delay is made long so that a slow
+// test machine does not flush the priming event alone.
+func TestFastPathQuickCallIsOneWrite(t *testing.T) {
+	defer router.SetPrimingDelayForTest(5 * time.Second)()
+	f := newFastFixture(t, router.HTTPOptions{})
+	sid := f.open(t, "alice", `{}`)
+	for i := range 3 {
+		before := f.writes.Load()
+		resp, body, fast := f.call(t, "alice", sid, toolCall(20+i, `{"name":"up__echo","arguments":{"message":"x"}}`))
+		if !fast || !strings.Contains(body, "Echo: x") {
+			t.Fatalf("call %d: fast %v, %s", i, fast, body)
+		}
+		if n := f.writes.Load() - before; n != 1 {
+			t.Errorf("call %d took %d writes on the caller's connection, want 1", i, n)
+		}
+		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) > 0 {
+			t.Errorf("call %d: Content-Length %d, Transfer-Encoding %v for a body of %d bytes", i, resp.ContentLength, resp.TransferEncoding, len(body))
+		}
+		if !regexp.MustCompile(`^id: [A-Z2-7]+_0\ndata: \n\nevent: message\nid: [A-Z2-7]+_1\ndata: \{.*"id":2\d.*\}\n\n$`).MatchString(body) {
+			t.Errorf("call %d: body %q", i, body)
+		}
+	}
+}
+
+// TestFastPathSlowCallPrimesPromptly: a call that outlasts the priming
+// delay gets its priming event (its resumption id) while the upstream is
+// still working, and the answer after it on the same stream.
+func TestFastPathSlowCallPrimesPromptly(t *testing.T) {
+	f := newFastFixture(t, router.HTTPOptions{})
+	sid := f.open(t, "alice", `{}`)
+	resp := f.post(t, context.Background(), "alice", sid, toolCall(30, `{"name":"up__wait"}`))
+	defer resp.Body.Close()
+	select {
+	case <-f.waiting:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call never reached the upstream")
+	}
+	// The upstream holds the call until release is closed: whatever the
+	// client reads now was flushed by the priming timer.
+	type read struct {
+		event string
+		err   error
+	}
+	events := make(chan read, 2)
+	br := bufio.NewReader(resp.Body)
+	go func() {
+		for range 2 {
+			var ev strings.Builder
+			for {
+				line, err := br.ReadString('\n')
+				ev.WriteString(line)
+				if err != nil {
+					events <- read{ev.String(), err}
+					return
+				}
+				if line == "\n" {
+					break
+				}
+			}
+			events <- read{ev.String(), nil}
+		}
+	}()
+	select {
+	case r := <-events:
+		if r.err != nil || !regexp.MustCompile(`^id: [A-Z2-7]+_0\ndata: \n\n$`).MatchString(r.event) {
+			t.Fatalf("first event while the call runs: %q, %v", r.event, r.err)
+		}
+	case <-time.After(2 * time.Second): // before the upstream's timeout of 5 s ends the call
+		t.Fatal("the priming event did not arrive while the call ran")
+	}
+	close(f.release)
+	select {
+	case r := <-events:
+		if r.err != nil || !strings.Contains(r.event, `"id":30`) || !strings.Contains(r.event, "released") {
+			t.Fatalf("answer: %q, %v", r.event, r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the answer never arrived")
+	}
+}
+
+// TestFastPathPrimingTimerRacesAnswer: with a delay about as long as a
+// call, the timer flushing the priming event and the handler writing the
+// answer meet on the same response (go test -race watches them); every
+// body still holds the priming event then the answer, once each.
+func TestFastPathPrimingTimerRacesAnswer(t *testing.T) {
+	f := newFastFixture(t, router.HTTPOptions{})
+	sid := f.open(t, "alice", `{}`)
+	want := regexp.MustCompile(`^id: [A-Z2-7]+_0\ndata: \n\nevent: message\nid: [A-Z2-7]+_1\ndata: \{.*"Echo: x".*\}\n\n$`)
+	for _, d := range []time.Duration{time.Nanosecond, 50 * time.Microsecond, 200 * time.Microsecond, time.Millisecond} {
+		restore := router.SetPrimingDelayForTest(d)
+		for i := range 20 {
+			_, body, fast := f.call(t, "alice", sid, toolCall(100+i, `{"name":"up__echo","arguments":{"message":"x"}}`))
+			if !fast || !want.MatchString(body) {
+				t.Errorf("delay %v, call %d: fast %v, body %q", d, i, fast, body)
+			}
+		}
+		restore()
 	}
 }
