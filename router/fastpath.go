@@ -31,7 +31,8 @@ import (
 // would call them, and writes the answer itself, framed as go-sdk frames
 // it. Everything else goes to go-sdk unchanged.
 //
-// It serves the stateful /mcp endpoint only. A stateless request gets a
+// It serves the stateful /mcp endpoint and, through serveSSE
+// (fastpath_sse.go), legacy SSE sessions. A stateless request gets a
 // temporary go-sdk session whose log level is "info", so an upstream's log
 // messages during the call go on the call's stream, which only that session
 // can address. The fast path therefore leaves stateless requests to go-sdk.
