@@ -40,6 +40,18 @@ import (
 // events stay whole; answers to different calls are unordered on both
 // paths. As on go-sdk's path, a cancelled call is still answered (with
 // the handler's error) while the session is open.
+//
+// What differs, and why it does not matter: a fast-path call may overtake
+// messages POSTed before it that go-sdk has not read yet. go-sdk itself
+// runs every call but initialize concurrently once read, so a client
+// cannot rely on the order of calls it has not seen answered; the
+// notifications it handles in order are notifications/initialized (the
+// fast path waits until the session has initialized),
+// notifications/roots/list_changed (nothing a quiet call asks for) and
+// notifications/cancelled (which names an earlier call). And the fast
+// path does not wait for room in the session's queue: like go-sdk's
+// concurrent calls, its calls are bounded by the HTTP rate limits, not by
+// the queue.
 func (f *fastPath) serveSSE(req *http.Request, sid string, body []byte, start func(func(context.Context) []byte) bool) bool {
 	call, ok := parseFastToolCall(body)
 	if !ok {
