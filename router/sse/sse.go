@@ -110,7 +110,8 @@ type SessionTracker interface {
 // sessionId delivers one client-to-server message to that session.
 //
 // Every JSON-RPC message POSTed to a live session reaches the [mcp.Server]
-// unfiltered, whatever its method; requests carry an [mcp.RequestExtra] with
+// unfiltered, whatever its method, unless [Options.FastCall] takes it;
+// requests carry an [mcp.RequestExtra] with
 // the POST's headers and the [auth.TokenInfo] found in its context.
 type Handler struct {
 	getServer func(*http.Request) *mcp.Server
