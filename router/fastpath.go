@@ -32,7 +32,8 @@ import (
 // would call them, and writes the answer itself, framed as go-sdk frames
 // it. Everything else goes to go-sdk unchanged.
 //
-// It serves the stateful /mcp endpoint only. A stateless request gets a
+// It serves the stateful /mcp endpoint and, through serveSSE
+// (fastpath_sse.go), legacy SSE sessions. A stateless request gets a
 // temporary go-sdk session whose log level is "info", so an upstream's log
 // messages during the call go on the call's stream, which only that session
 // can address. The fast path therefore leaves stateless requests to go-sdk.
@@ -150,18 +151,7 @@ func (f *fastPath) serve(w http.ResponseWriter, req *http.Request, body []byte) 
 		return false
 	}
 	ss, owner, initialized, logs, ended := f.table.streamable(sid)
-	if ss == nil || !initialized || logs || owner != sessionOwner(req) {
-		return false
-	}
-	init := ss.InitializeParams()
-	if init == nil || (init.Capabilities != nil && (init.Capabilities.Sampling != nil || init.Capabilities.Elicitation != nil)) {
-		return false
-	}
-	e, ok := f.router.entry(call.name)
-	if !ok {
-		return false
-	}
-	if q, ok := e.provider.(agentsmcp.QuietCaller); !ok || !q.QuietCall(call.name) {
+	if ss == nil || !initialized || logs || owner != sessionOwner(req) || !f.quiet(ss, call.name) {
 		return false
 	}
 	f.table.startPOST(sid)
@@ -169,6 +159,23 @@ func (f *fastPath) serve(w http.ResponseWriter, req *http.Request, body []byte) 
 	f.taken.Add(1)
 	f.answer(w, req, sid, ss, ended, version, call)
 	return true
+}
+
+// quiet reports whether a call of tool name in ss, an initialized session
+// whose client set no log level, can only produce its answer: the client
+// declared neither sampling nor elicitation, and the tool is a
+// [agentsmcp.QuietCaller]'s that reports a quiet call now.
+func (f *fastPath) quiet(ss *mcp.ServerSession, name string) bool {
+	init := ss.InitializeParams()
+	if init == nil || (init.Capabilities != nil && (init.Capabilities.Sampling != nil || init.Capabilities.Elicitation != nil)) {
+		return false
+	}
+	e, ok := f.router.entry(name)
+	if !ok {
+		return false
+	}
+	q, ok := e.provider.(agentsmcp.QuietCaller)
+	return ok && q.QuietCall(name)
 }
 
 // answer runs call and writes its answer as go-sdk's servePOST and
@@ -226,20 +233,9 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 		idx = 1
 	}
 
-	res, err := f.router.fastHandler()(callCtx, "tools/call", &mcp.CallToolRequest{
-		Session: ss,
-		Params:  &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},
-		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: req.Header},
-	})
-	data, encErr := encodeResponse(call.id, res, err)
-	if encErr != nil {
-		// The client must still get an answer for its id, on this stream
-		// or by resuming it.
-		f.router.logger.Error("tools/call fast path: encoding the answer", "error", encErr)
-		if data, encErr = encodeResponse(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: "the result could not be encoded"}); encErr != nil {
-			return
-		}
+	data := f.invoke(callCtx, ss, &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: req.Header}, call)
+	if data == nil {
+		return
 	}
 	if ended.Err() != nil {
 		return // go-sdk delivers nothing on a closed session
@@ -334,6 +330,27 @@ func (a *fastAnswer) finish(answer []byte) {
 	}
 }
 
+// invoke runs call in ss through the router's middleware and tool handler
+// and returns the encoded answer; nil only if not even an error answer
+// could be encoded.
+func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, call fastToolCall) []byte {
+	res, err := f.router.fastHandler()(ctx, "tools/call", &mcp.CallToolRequest{
+		Session: ss,
+		Params:  &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},
+		Extra:   extra,
+	})
+	data, encErr := encodeResponse(call.id, res, err)
+	if encErr != nil {
+		// The client must still get an answer for its id.
+		f.router.logger.Error("tools/call fast path: encoding the answer", "error", encErr)
+		if data, encErr = encodeResponse(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: "the result could not be encoded"}); encErr != nil {
+			return nil
+		}
+	}
+	return data
+}
+
 // begin registers a call in flight; false if its id is already in flight
 // on the session.
 func (f *fastPath) begin(key fastCallKey, streamID string, fc *fastCall) bool {
@@ -343,7 +360,9 @@ func (f *fastPath) begin(key fastCallKey, streamID string, fc *fastCall) bool {
 		return false
 	}
 	f.inflight[key] = fc
-	f.streams[streamID] = fc
+	if streamID != "" { // "" for a legacy SSE call, which has no stream of its own
+		f.streams[streamID] = fc
+	}
 	f.sessions[key.session]++
 	return true
 }
@@ -351,7 +370,9 @@ func (f *fastPath) begin(key fastCallKey, streamID string, fc *fastCall) bool {
 func (f *fastPath) end(key fastCallKey, streamID string, fc *fastCall) {
 	f.mu.Lock()
 	delete(f.inflight, key)
-	delete(f.streams, streamID)
+	if streamID != "" {
+		delete(f.streams, streamID)
+	}
 	if f.sessions[key.session]--; f.sessions[key.session] <= 0 {
 		delete(f.sessions, key.session)
 	}
@@ -367,6 +388,13 @@ func (f *fastPath) cancelFrom(req *http.Request, body []byte) {
 	if _, owner, _, _, _ := f.table.streamable(sid); owner != sessionOwner(req) {
 		return // not the caller's session (or none): go-sdk refuses it
 	}
+	f.cancelIn(sid, body)
+}
+
+// cancelIn cancels the fast-path call of session sid that body, a
+// notifications/cancelled from the session's client, names, if there is
+// one.
+func (f *fastPath) cancelIn(sid string, body []byte) {
 	f.mu.Lock()
 	n := f.sessions[sid]
 	f.mu.Unlock()

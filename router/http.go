@@ -104,7 +104,7 @@ type HTTPHandler struct {
 	// for but streams it ends.
 	listen  *taskListener
 	listens pending.Counter
-	fast    *fastPath // nil when /mcp is stateless
+	fast    *fastPath
 }
 
 // HTTPHandler builds the HTTP face of r.
@@ -131,9 +131,9 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		DisableLocalhostProtection: true, // RebindingProtection covers it, configurably
 	})
 	var main http.Handler
-	var fast *fastPath
+	var events mcp.EventStore // for stateful /mcp only
 	if !opts.Stateless {
-		events := newEventStore(eventStoreMaxBytes, eventStoreMaxStreams)
+		events = newEventStore(eventStoreMaxBytes, eventStoreMaxStreams)
 		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Logger:              logger,
 			MaxRequestBodyBytes: maxBody,
@@ -142,8 +142,10 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			EventStore:                 events, // lets clients resume a broken stream
 			DisableLocalhostProtection: true,
 		})
-		fast = newFastPath(r, r.sessions, events)
 	}
+	// Stateless /mcp never reaches fast.serve; legacy SSE sessions are
+	// stateful either way.
+	fast := newFastPath(r, r.sessions, events)
 	// The compatibility endpoint wants a plain JSON body, never a stream.
 	compat := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
@@ -222,6 +224,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		Logger:              logger,
 		OnSessionlessPOST:   compatEndpoint.ServeHTTP,
 		Sessions:            limits,
+		FastCall:            fast.serveSSE,
 	})
 
 	protect := RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
@@ -245,13 +248,8 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 }
 
 // FastPathCalls reports how many tools/call requests the fast path has
-// answered (ADR 0014); zero when /mcp is stateless.
-func (h *HTTPHandler) FastPathCalls() uint64 {
-	if h.fast == nil {
-		return 0
-	}
-	return h.fast.taken.Load()
-}
+// answered (ADR 0014), on stateful /mcp and on legacy SSE sessions.
+func (h *HTTPHandler) FastPathCalls() uint64 { return h.fast.taken.Load() }
 
 // ServeHTTP implements http.Handler for the paths listed on [HTTPHandler].
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mux.ServeHTTP(w, req) }

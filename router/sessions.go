@@ -44,12 +44,14 @@ type sessionEntry struct {
 	initialized bool
 	reaper      *time.Timer
 
-	// For the stateful streamable transport only (nil/zero for legacy
-	// SSE sessions): the session itself, for the tools/call fast path
-	// (fastpath.go), which also needs to know whether the client set a
-	// log level; and the idle timeout, kept here rather than by go-sdk so
-	// that POSTs the fast path answers count as activity too.
+	// The session itself, for the tools/call fast path (fastpath.go),
+	// which also needs to know whether the client set a log level, and
+	// whether it is a legacy SSE session (legacy). For the stateful
+	// streamable transport only (nil/zero for legacy SSE sessions): the
+	// idle timeout, kept here rather than by go-sdk so that POSTs the
+	// fast path answers count as activity too.
 	ss      *mcp.ServerSession
+	legacy  bool
 	logs    bool
 	ended   context.Context // done when ss has ended
 	end     context.CancelFunc
@@ -93,7 +95,7 @@ func (t *sessionTable) release(owner string) {
 // given back when ss ends, whoever ends it: a goroutine waits for that,
 // so it lives exactly as long as the session.
 func (t *sessionTable) opened(ss *mcp.ServerSession, owner string, initTimeout time.Duration) {
-	t.open(ss, &sessionEntry{owner: owner}, initTimeout)
+	t.open(ss, &sessionEntry{owner: owner, ss: ss, legacy: true}, initTimeout)
 }
 
 // openedStreamable is opened for a session of the stateful streamable
@@ -174,10 +176,22 @@ func (t *sessionTable) streamable(id string) (ss *mcp.ServerSession, owner strin
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.byID[id]
-	if e == nil || e.ss == nil {
+	if e == nil || e.ss == nil || e.legacy {
 		return nil, "", false, false, nil
 	}
 	return e.ss, e.owner, e.initialized, e.logs, e.ended
+}
+
+// legacySSE is [sessionTable.streamable] for an open legacy SSE session,
+// whose end its stream handler reports.
+func (t *sessionTable) legacySSE(id string) (ss *mcp.ServerSession, owner string, initialized, logs bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.byID[id]
+	if e == nil || !e.legacy {
+		return nil, "", false, false
+	}
+	return e.ss, e.owner, e.initialized, e.logs
 }
 
 // markLogs records that the client of session id asked for log messages

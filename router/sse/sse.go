@@ -71,6 +71,20 @@ type Options struct {
 	// of each one opened.
 	Sessions SessionTracker
 
+	// FastCall, if set, is offered each message POSTed to a live session
+	// of the POST's principal, as it came (valid JSON, not a batch),
+	// before it is decoded. If it reports false, having called nothing,
+	// the message goes to the server as usual. If it takes the message,
+	// it calls start once: start runs call in a goroutine owned by the
+	// session, with a context that carries the GET's values and ends
+	// with the session, and writes the message call returns (if not nil)
+	// as a 'message' event; it reports false, and runs nothing, if the
+	// session has ended. The POST is then answered 202, or as for an
+	// unknown session. The stream handler waits for the calls before it
+	// returns, and [Handler.Shutdown] waits for them as for the
+	// server's.
+	FastCall func(r *http.Request, sessionID string, data []byte, start func(call func(ctx context.Context) []byte) bool) (taken bool)
+
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
 }
@@ -96,7 +110,8 @@ type SessionTracker interface {
 // sessionId delivers one client-to-server message to that session.
 //
 // Every JSON-RPC message POSTed to a live session reaches the [mcp.Server]
-// unfiltered, whatever its method; requests carry an [mcp.RequestExtra] with
+// unfiltered, whatever its method, unless [Options.FastCall] takes it;
+// requests carry an [mcp.RequestExtra] with
 // the POST's headers and the [auth.TokenInfo] found in its context.
 type Handler struct {
 	getServer func(*http.Request) *mcp.Server
@@ -174,7 +189,7 @@ func (h *Handler) stopAccepting() []*conn {
 func (h *Handler) Shutdown(ctx context.Context) (unanswered int) {
 	conns := h.stopAccepting()
 	for _, c := range conns {
-		unanswered += c.calls.Wait(ctx)
+		unanswered += c.calls.Wait(ctx) + c.fast.Wait(ctx)
 	}
 	// Some clients drop events they have read but not yet processed when
 	// the stream ends (go-sdk v1.8.0's SSE client selects randomly between
@@ -232,6 +247,9 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		w:        w,
 		rc:       http.NewResponseController(w),
 	}
+	// The fast calls' context carries the GET's values, as the
+	// server's handlers' contexts (Connect is given the GET's) do.
+	c.ended, c.end = context.WithCancel(r.Context())
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -248,6 +266,9 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		// Marking the writer closed keeps late Writes off a ResponseWriter
 		// whose handler has returned.
 		c.Close()
+		// Fast calls end with the session (their context is cancelled
+		// by c.done); they are waited for so that none outlives it.
+		c.fastRunning.Wait()
 		c.mu.Lock()
 		c.wclosed = true
 		c.mu.Unlock()
@@ -348,6 +369,21 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "batches are not supported on this transport")
 		return
 	}
+	if h.opts.FastCall != nil {
+		started := false
+		start := func(call func(context.Context) []byte) bool {
+			started = c.startFast(call)
+			return started
+		}
+		if h.opts.FastCall(r, id, data, start) {
+			if !started {
+				writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
+				return
+			}
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+	}
 	if rpcid.Inexact(data) {
 		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "id must be a string or an integer of at most 2^53")
 		return
@@ -417,6 +453,17 @@ type conn struct {
 	once     sync.Once
 	ready    chan struct{} // closed once the endpoint event is written
 
+	// fast counts the FastCall calls running, for Shutdown;
+	// fastRunning is their goroutines, which the stream handler waits
+	// for. fastMu orders startFast against the session's end, so that
+	// no call starts once the stream handler waits.
+	fast        pending.Counter
+	ended       context.Context // the fast calls' context, cancelled by Close
+	end         context.CancelFunc
+	fastMu      sync.Mutex
+	fastEnded   bool
+	fastRunning sync.WaitGroup
+
 	mu      sync.Mutex // serializes writes to w and guards wclosed
 	wclosed bool       // set before the GET handler returns; w is then dead
 	w       http.ResponseWriter
@@ -468,8 +515,43 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Close implements [mcp.Connection]. It is idempotent, never blocks, and ends
 // the GET stream.
 func (c *conn) Close() error {
-	c.once.Do(func() { close(c.done) })
+	c.once.Do(func() {
+		c.fastMu.Lock()
+		c.fastEnded = true
+		c.fastMu.Unlock()
+		if c.end != nil {
+			c.end()
+		}
+		close(c.done)
+	})
 	return nil
+}
+
+// startFast runs call (see [Options.FastCall]) in a goroutine owned by the
+// session: its context ends with the session, whose stream handler waits
+// for it. It reports false, and runs nothing, if the session has ended.
+// The call runs outside the POST that carried it because an HTTP/1.1
+// connection serves its next request only after the handler of the last
+// has returned: a client would wait for the answer to one call before it
+// could send the next one, or the notifications/cancelled for it.
+func (c *conn) startFast(call func(ctx context.Context) []byte) bool {
+	c.fastMu.Lock()
+	defer c.fastMu.Unlock()
+	if c.fastEnded {
+		return false
+	}
+	done := c.fast.Add()
+	c.fastRunning.Go(func() {
+		defer done()
+		if data := call(c.ended); data != nil {
+			select {
+			case <-c.ready:
+				_ = c.writeEvent("message", data)
+			case <-c.done:
+			}
+		}
+	})
+	return true
 }
 
 func (c *conn) writeEvent(name string, data []byte) error {

@@ -794,3 +794,68 @@ func TestFractionalIDIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFastCall: a message FastCall takes is answered 202 while its call
+// still runs (so the client's connection is free for its next message),
+// the call's answer is written on the stream, Shutdown waits for the call,
+// and the end of the stream cancels a call in flight.
+func TestFastCall(t *testing.T) {
+	release := make(chan struct{})
+	cancelled := make(chan struct{}, 1)
+	fast := func(_ *http.Request, _ string, data []byte, start func(func(context.Context) []byte) bool) bool {
+		if !strings.Contains(string(data), `"fast"`) {
+			return false
+		}
+		start(func(ctx context.Context) []byte {
+			select {
+			case <-release:
+				return []byte(`{"jsonrpc":"2.0","id":5,"result":{"fast":true}}`)
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+				return nil
+			}
+		})
+		return true
+	}
+	h, ts := start(t, &Options{FastCall: fast})
+	s := openStream(t, ts)
+	s.initialize()
+	s.mustPost(`{"jsonrpc":"2.0","id":5,"method":"fast"}`) // 202 with the call still running
+	// The next message goes through at once, to the server.
+	s.mustPost(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	if m := s.response(6); m.Error != nil {
+		t.Fatalf("ping: %+v", m.Error)
+	}
+	shut := make(chan int, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		shut <- h.Shutdown(ctx)
+	}()
+	select {
+	case n := <-shut:
+		t.Fatalf("Shutdown returned (%d unanswered) while a fast call ran", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if m := s.response(5); string(m.Result) != `{"fast":true}` {
+		t.Errorf("fast answer: %+v", m)
+	}
+	if n := <-shut; n != 0 {
+		t.Errorf("Shutdown: %d unanswered", n)
+	}
+
+	// A call in flight when the stream ends is cancelled.
+	release = make(chan struct{})
+	h2, ts2 := start(t, &Options{FastCall: fast})
+	s2 := openStream(t, ts2)
+	s2.initialize()
+	s2.mustPost(`{"jsonrpc":"2.0","id":5,"method":"fast"}`)
+	s2.close()
+	select {
+	case <-cancelled:
+	case <-time.After(waitTimeout):
+		t.Fatal("the fast call went on after its stream ended")
+	}
+	testutil.Eventually(t, waitTimeout, "session removal", func() bool { return h2.SessionCount() == 0 })
+}

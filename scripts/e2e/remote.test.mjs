@@ -317,8 +317,9 @@ describe('remote pool with real upstreams', { skip: !BIN && 'AGENTS_MCP_BIN not 
   });
 
   test('2. calls reach every upstream and answer what the upstream answers', { timeout: 60_000 }, async () => {
-    // The plain calls of main (no sampling, elicitation or log level) over /mcp take the tools/call
-    // fast path (ADR 0014), counted on /metrics; the answers below must not tell the difference.
+    // The plain calls of main (no sampling, elicitation or log level) over /mcp, and those of a plain
+    // client over /sse, take the tools/call fast path (ADR 0014), counted on /metrics; the answers
+    // below must not tell the difference.
     const fastCalls = async () =>
       Number((await (await fetch(`${base}/metrics`)).text()).match(/^agents_mcp_tool_calls_fast_path_total (\S+)$/m)?.[1]);
     const fastBefore = await fastCalls();
@@ -328,12 +329,14 @@ describe('remote pool with real upstreams', { skip: !BIN && 'AGENTS_MCP_BIN not 
         ['/mcp', main.client],
         ['/sse', sse.client],
       ]) {
+        const fastBeforeVia = await fastCalls();
         for (const up of ['everything-http', 'everything-sse', 'everything-stdio']) {
           const msg = `hello ${up} via ${via} ${Date.now()}`;
           const res = await call(client, `${up}__echo`, { message: msg });
           assert.equal(res.isError, undefined, JSON.stringify(res));
           assert.deepStrictEqual(res.content, [{ type: 'text', text: `Echo: ${msg}` }]);
         }
+        assert.ok((await fastCalls()) > fastBeforeVia, `calls over ${via} took the fast path: ${fastBeforeVia} before`);
       }
       // Results equal the upstream's own answer, structured content included.
       for (const [tool, args] of [
