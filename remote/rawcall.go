@@ -169,9 +169,11 @@ func (u *upstream) rawToolCall(ctx context.Context, cs *mcp.ClientSession, param
 	return res, nil
 }
 
-// rawPost posts body (a JSON-RPC message) on cs's session.
+// rawPost posts body (a JSON-RPC message) on cs's session. The request is
+// marked as the raw path's, which the pool's [HTTPTransport] carries on its
+// single-goroutine client.
 func (u *upstream) rawPost(ctx context.Context, cs *mcp.ClientSession, proto string, body []byte, name string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(withRawRequest(ctx), http.MethodPost, u.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
