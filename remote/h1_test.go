@@ -258,9 +258,9 @@ func TestH1DialsThroughTheEgressPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy = policy.WithResolver(&hostsResolver{answers: map[string][]string{"rebind.test": {"127.0.0.1"}}})
+	policy = policy.WithResolver(&hostsResolver{answers: map[string][]string{"localhost": {"127.0.0.1"}}})
 	tr := NewHTTPTransport(policy)
-	_, err = rawPostOn(t.Context(), policy.RoundTripper(tr), "http://rebind.test:"+port+"/mcp", `{}`)
+	_, err = rawPostOn(t.Context(), policy.RoundTripper(tr), "http://localhost:"+port+"/mcp", `{}`)
 	if !egress.IsRefused(err) {
 		t.Errorf("error = %v, want an egress refusal", err)
 	}
