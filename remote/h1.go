@@ -35,9 +35,10 @@ import (
 // when a request is sent. Everything unusual stays on net/http's path: https
 // (net/http negotiates HTTP/2 by ALPN and owns the TLS settings), a proxy
 // that the Transport's Proxy chooses for the request, HTTP/1 turned off in
-// Protocols, DisableKeepAlives, a ResponseHeaderTimeout, no DialContext,
-// Expect or Upgrade requests, non-ASCII host names, and platforms where an
-// idle connection cannot be probed without blocking (h1probe_other.go).
+// Protocols, DisableKeepAlives, a ResponseHeaderTimeout or MaxConnsPerHost
+// (neither is enforced here), no DialContext, Expect or Upgrade requests,
+// non-ASCII host names, and platforms where an idle connection cannot be
+// probed without blocking (h1probe_other.go).
 //
 // The fields of the embedded Transport configure both paths; change them
 // before the first request only, as with net/http.
@@ -74,7 +75,7 @@ func (t *HTTPTransport) CloseIdleConnections() {
 // [HTTPTransport] for what cannot).
 func (t *HTTPTransport) carriesH1(req *http.Request) bool {
 	if !h1ProbeSupported || req.URL.Scheme != "http" || req.Method == http.MethodConnect ||
-		t.DialContext == nil || t.DisableKeepAlives || t.ResponseHeaderTimeout != 0 ||
+		t.DialContext == nil || t.DisableKeepAlives || t.ResponseHeaderTimeout != 0 || t.MaxConnsPerHost != 0 ||
 		(t.Protocols != nil && !t.Protocols.HTTP1()) ||
 		req.Header.Get("Expect") != "" || req.Header.Get("Upgrade") != "" || !asciiHost(req.URL.Hostname()) {
 		return false

@@ -302,10 +302,39 @@ func TestH1FallsBack(t *testing.T) {
 			t.Errorf("%s marked=%v %s: carried %v, want %v", tc.url, tc.marked, tc.header, got, tc.want)
 		}
 	}
+	limited := NewHTTPTransport(nil)
+	limited.MaxConnsPerHost = 4
+	req, _ := http.NewRequestWithContext(withRawRequest(context.Background()), http.MethodPost, "http://127.0.0.1:1/mcp", nil)
+	if limited.carriesH1(req) {
+		t.Error("a request under MaxConnsPerHost went on the single-goroutine client, which does not enforce it")
+	}
 	proxied := NewHTTPTransport(nil)
 	proxied.Proxy = func(*http.Request) (*url.URL, error) { return url.Parse("http://127.0.0.1:3128") }
-	req, _ := http.NewRequestWithContext(withRawRequest(context.Background()), http.MethodPost, "http://10.0.0.1/mcp", nil)
+	req, _ = http.NewRequestWithContext(withRawRequest(context.Background()), http.MethodPost, "http://10.0.0.1/mcp", nil)
 	if proxied.carriesH1(req) {
 		t.Error("a proxied request went on the single-goroutine client")
+	}
+}
+
+// TestH1BoundsTheResponseHeader: an upstream whose response header grows
+// past MaxResponseHeaderBytes fails the request instead of growing memory.
+func TestH1BoundsTheResponseHeader(t *testing.T) {
+	t.Parallel()
+	addr, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 64<<10)+"\r\nContent-Length: 2\r\n\r\n{}")
+	})
+	tr := NewHTTPTransport(nil)
+	tr.MaxResponseHeaderBytes = 16 << 10
+	if _, err := rawPostOn(t.Context(), tr, "http://"+addr+"/mcp", `{}`); !errors.Is(err, errH1HeaderTooLarge) {
+		t.Errorf("error = %v, want the header bound's", err)
+	}
+	tr.MaxResponseHeaderBytes = 1 << 20
+	if got, err := rawPostOn(t.Context(), tr, "http://"+addr+"/mcp", `{}`); err != nil || got != "{}" {
+		t.Errorf("under a larger bound: %q, %v", got, err)
 	}
 }
