@@ -129,6 +129,14 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 		return res
 	}
 
+	// A caller offering a raw result (a 2025-11-25 client over HTTP)
+	// gets the same: its call goes with the principal's token too.
+	u, _ := e.pool.get("prot")
+	rawCtx := agentsmcp.WithRawToolResult(agentsmcp.WithPrincipal(testCtx(t, 10*time.Second), &agentsmcp.Principal{ID: "jwt:alice"}), &agentsmcp.RawToolResult{})
+	if res, err := u.CallTool(rawCtx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "prot__whoami", Arguments: json.RawMessage(`{}`)}}); err != nil || res.IsError || resultText(res) != "alice" {
+		t.Fatalf("alice, raw result offered: %v %+v %s", err, res, resultText(res))
+	}
+
 	// Alice's calls go with her token, over her own session.
 	for range 2 {
 		if res := callAs("jwt:alice"); res.IsError || resultText(res) != "alice" {

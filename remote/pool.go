@@ -162,12 +162,13 @@ func (o Options) withDefaults() Options {
 // connections a second. Every connection it makes is checked against
 // policy ([egress.Policy.DialContext]; nil means [egress.Default]), so that
 // a name resolving to a refused address at connect time (DNS rebinding) is
-// still refused.
-func NewHTTPTransport(policy *egress.Policy) *http.Transport {
+// still refused. The raw path's tools/call POSTs to plain-HTTP upstreams go
+// on connections of its own, dialed the same way (see [HTTPTransport]).
+func NewHTTPTransport(policy *egress.Policy) *HTTPTransport {
 	if policy == nil {
 		policy = egress.Default()
 	}
-	return &http.Transport{
+	return &HTTPTransport{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           policy.DialContext(&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}),
 		ForceAttemptHTTP2:     true,
@@ -176,7 +177,7 @@ func NewHTTPTransport(policy *egress.Policy) *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
 		ExpectContinueTimeout: time.Second,
-	}
+	}}
 }
 
 // Pool is the set of upstream MCP servers. Each upstream has a supervisor

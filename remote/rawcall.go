@@ -37,16 +37,19 @@ import (
 // elicitation and ping requests are answered with the same handlers, by a
 // POST of the answer; when the call's context ends first, the upstream is
 // sent notifications/cancelled. What it does not do, and leaves to go-sdk's
-// path: upstreams of 2026-07-28 (MRTR), calls that may become tasks, and
-// callers that want a decoded result (in-process calls, 2026-07-28 callers).
+// path: upstreams of 2026-07-28 (MRTR), OAuth upstreams, calls that may
+// become tasks, and callers that want a decoded result (in-process calls, 2026-07-28 callers).
 // A result that is not plainly successful (isError, input_required, a task,
 // resource URIs to rewrite) is decoded here and goes on as on that path.
 // Unlike go-sdk it does not resume a broken stream (Last-Event-ID): the call
 // fails as a transport failure.
 
-// rawEligible reports whether the call goes on the raw path.
+// rawEligible reports whether the call goes on the raw path. Not for an
+// OAuth upstream: the raw client posts with the upstream's headers only, and
+// its sessions (the pool's and each principal's) authenticate through their
+// credential transports (oauth.go), which it does not have.
 func (u *upstream) rawEligible(ctx context.Context, cs *mcp.ClientSession) bool {
-	if u.cfg.Transport != TransportStreamable || agentsmcp.RawToolResultFrom(ctx) == nil || taskCaptureFrom(ctx) != nil || cs.ID() == "" {
+	if u.cfg.Transport != TransportStreamable || u.usesOAuth() || agentsmcp.RawToolResultFrom(ctx) == nil || taskCaptureFrom(ctx) != nil || cs.ID() == "" {
 		return false
 	}
 	init := cs.InitializeResult()
@@ -169,9 +172,11 @@ func (u *upstream) rawToolCall(ctx context.Context, cs *mcp.ClientSession, param
 	return res, nil
 }
 
-// rawPost posts body (a JSON-RPC message) on cs's session.
+// rawPost posts body (a JSON-RPC message) on cs's session. The request is
+// marked as the raw path's, which the pool's [HTTPTransport] carries on its
+// single-goroutine client.
 func (u *upstream) rawPost(ctx context.Context, cs *mcp.ClientSession, proto string, body []byte, name string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(withRawRequest(ctx), http.MethodPost, u.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
