@@ -74,7 +74,13 @@ type runner struct {
 	strict bool
 	// stored is the task as last written, when the store can take a
 	// write of what changed since (agentsmcp.TaskStepUpdater).
-	stored  storedTask
+	stored storedTask
+	// ended is the task as the runner left it in the store when it ended
+	// or paused (see storedForm), for Executor.Wait to return without
+	// reading it back; nil when the runner did not store the last state
+	// of the task or keep its lease to the end, or cannot vouch for the
+	// stored form. Set before done is closed, and not changed after.
+	ended   *agentsmcp.Task
 	started time.Time
 	retries int
 }
@@ -345,6 +351,16 @@ func (r *runner) send(ev any) bool {
 	}
 }
 
+// endedTask returns a copy of the task as the runner left it in the store
+// when it ended or paused, or nil when a read must say (see ended). Only
+// after done is closed.
+func (r *runner) endedTask() *agentsmcp.Task {
+	if r.ended == nil {
+		return nil
+	}
+	return copyTask(r.ended)
+}
+
 func (r *runner) requestCancel(why string) { r.send(cancelRequest{why}) }
 func (r *runner) stop()                    { r.stopping.Store(true); r.send(stopRequest{}) }
 func (r *runner) abort()                   { r.stopSteps() }
@@ -382,10 +398,17 @@ func (r *runner) run() {
 		stopRenew()
 		<-renewDone
 		r.stopSteps()
-		if !r.lost {
-			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = r.e.opts.Tasks.ReleaseTaskLease(rctx, r.task.ID, r.e.opts.Owner)
-			cancel()
+		if r.lost {
+			r.ended = nil
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := r.e.opts.Tasks.ReleaseTaskLease(rctx, r.task.ID, r.e.opts.Owner)
+		cancel()
+		if err != nil {
+			r.ended = nil // the stored lease may still be this runner's
+		} else if r.ended != nil {
+			r.ended.Lease = agentsmcp.TaskLease{} // released without a new Version
 		}
 	}()
 
@@ -868,6 +891,8 @@ func (r *runner) finish() {
 	if !r.persist(true) {
 		return
 	}
+	// Taken before OnEnd, which receives the runner's task.
+	r.keepEnded()
 	r.progress("task " + string(t.Status))
 	if r.e.opts.OnEnd != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -893,7 +918,16 @@ func (r *runner) pause() {
 	msg := "waiting for the user: " + strings.Join(waiting, ", ") + "; answer with resume_task"
 	r.event("paused", "", msg)
 	if r.persist(true) {
+		r.keepEnded()
 		r.progress("task paused: " + msg)
+	}
+}
+
+// keepEnded keeps the task as just stored, every change written, for
+// Wait (see ended), when the store stores tasks verbatim.
+func (r *runner) keepEnded() {
+	if agentsmcp.TasksVerbatim(r.e.opts.Tasks) {
+		r.ended = storedForm(r.task)
 	}
 }
 

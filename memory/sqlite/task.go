@@ -342,6 +342,10 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	return nil
 }
 
+// TasksVerbatim implements [agentsmcp.VerbatimTaskStore]: a task is read
+// back as written, in the stored form of the stores (scanTask).
+func (db *DB) TasksVerbatim() bool { return true }
+
 // UpdateTaskSteps implements [agentsmcp.TaskStepUpdater]: the UPDATE of
 // UpdateTask, then one upsert of the step states that changed and one
 // insert of the new events, in the same transaction.
