@@ -55,6 +55,9 @@ type runner struct {
 	dirty         bool
 	// write is the per-step write in flight, nil when none; see persist.
 	write *taskWrite
+	// spare are step states no one holds: the snapshot of the write
+	// before the last, reused by the next (see startWrite).
+	spare []agentsmcp.StepState
 	// mustSync: the state to write holds an answer of the user, which
 	// must be stored before the runner acts on it.
 	mustSync bool
@@ -121,15 +124,19 @@ func (s *storedTask) change(t *agentsmcp.Task) (agentsmcp.TaskChange, bool) {
 }
 
 // remember records steps and history as stored. It keeps steps, which
-// no one may change afterwards, and never changes them itself: a write's
-// snapshot is reported to OnChange, which may keep it.
-func (s *storedTask) remember(steps []agentsmcp.StepState, history []agentsmcp.TaskEvent) {
+// no one may change afterwards, and never changes them itself, and returns
+// the steps it kept before: the runner reuses them for the snapshot of a
+// later write (see startWrite), since the stores and OnChange do not keep
+// the task they are given.
+func (s *storedTask) remember(steps []agentsmcp.StepState, history []agentsmcp.TaskEvent) (old []agentsmcp.StepState) {
+	old = s.steps
 	s.known = true
 	s.steps = steps
 	s.events = len(history)
 	if s.events > 0 {
 		s.last = history[s.events-1]
 	}
+	return old
 }
 
 func sameEvent(a, b agentsmcp.TaskEvent) bool {
@@ -1034,7 +1041,11 @@ func (r *runner) storeBeforeCall(launch []launchStep) bool {
 // shared, since they are only appended to or replaced.
 func (r *runner) startWrite(c agentsmcp.TaskChange) {
 	snap := *r.task
-	snap.Steps = slices.Clone(r.task.Steps)
+	// Into the steps of the write before last, which no one holds any
+	// more: a 200-step task would otherwise allocate and collect 40 KB
+	// per write.
+	snap.Steps = append(r.spare[:0], r.task.Steps...)
+	r.spare = nil
 	snap.History = r.task.History[:len(r.task.History):len(r.task.History)]
 	w := &taskWrite{snap: &snap, done: make(chan struct{})}
 	r.write, r.dirty = w, false
@@ -1056,7 +1067,7 @@ func (r *runner) finishWrite() bool {
 	r.write = nil
 	if w.err == nil {
 		r.task.Version, r.task.UpdatedAt = w.snap.Version, w.snap.UpdatedAt
-		r.stored.remember(w.snap.Steps, w.snap.History)
+		r.spare = r.stored.remember(w.snap.Steps, w.snap.History)
 		return true
 	}
 	r.dirty = true
