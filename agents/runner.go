@@ -1116,7 +1116,8 @@ func (r *runner) persistNow() bool {
 		switch {
 		case err == nil:
 			r.dirty = false
-			r.stored.remember(slices.Clone(r.task.Steps), r.task.History)
+			steps := append(r.spare[:0], r.task.Steps...) // see startWrite
+			r.spare = r.stored.remember(steps, r.task.History)
 			return true
 		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
 			if r.adoptExternalCancel() {
