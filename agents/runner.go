@@ -575,7 +575,7 @@ func (r *runner) schedule() []launchStep {
 				r.event("step_waiting_confirmation", s.StepID, s.Error)
 			case r.stopping.Load() || r.inflight+len(launch) >= r.e.opts.MaxParallel:
 			default:
-				args, err := ResolveRefs(r.stepArguments(i), RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
+				args, err := r.resolveArguments(i)
 				if err != nil {
 					r.endStep(i, agentsmcp.StepFailed, nil, "its arguments cannot be resolved: "+agentsmcp.ErrorMessage(err), now)
 					changed = true
@@ -592,6 +592,18 @@ func (r *runner) schedule() []launchStep {
 	}
 	r.askUser()
 	return launch
+}
+
+// resolveArguments returns the arguments of step i's call, its references
+// resolved. Arguments without references, which FindRefs has parsed and
+// found well formed already (refErrs), are ResolveRefs's answer as they
+// are, without a second parse on the runner's goroutine.
+func (r *runner) resolveArguments(i int) (json.RawMessage, error) {
+	args := r.stepArguments(i)
+	if len(r.refs[i]) == 0 && r.refErrs[i] == nil && len(args) <= MaxResolvedArgumentsBytes {
+		return args, nil
+	}
+	return ResolveRefs(args, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
 }
 
 // dependencies reports whether step i may run (every dependency
