@@ -73,9 +73,11 @@ const (
 
 // upsertTaskStepsSQL[k] stores upsertStepRows[k] step states, as rows of
 // (task_pk, idx, state) parameters: a change of n steps takes a few
-// statements prepared at Open, and no JSON is parsed in SQL.
+// statements prepared at Open, and no JSON is parsed in SQL. The 64-row
+// statement is for CreateTask: a 200-step task takes 5 statements instead
+// of 14, about 5 % of its CPU (BenchmarkTaskWrites/CreateTask).
 var (
-	upsertStepRows     = []int{16, 4, 1}
+	upsertStepRows     = []int{64, 16, 4, 1}
 	upsertTaskStepsSQL = func() []string {
 		var qs []string
 		for _, n := range upsertStepRows {
