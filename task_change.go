@@ -132,12 +132,8 @@ type VerbatimTaskStore interface {
 	// TasksVerbatim reports whether FindTaskByID returns a task exactly
 	// as its last write (CreateTask, UpdateTask, UpdateTaskSteps, with
 	// the Version and UpdatedAt they set, and its lease as the last
-	// AcquireTaskLease or ReleaseTaskLease left it) gave it, up to the
-	// stored form common to the stores: times at millisecond precision
-	// in UTC (zero times stay zero), the history trimmed to
-	// MaxTaskHistory events, empty Inputs, outputs, repaired arguments
-	// and allowlists nil, non-nil Steps and History, a lease without
-	// an owner zero, and strings that are not valid UTF-8 excepted. A
+	// AcquireTaskLease or ReleaseTaskLease left it) gave it, in the stored
+	// form common to the stores: t.StoredForm() of the task t written. A
 	// wrapper that changes what it stores (sealing, redaction) reports
 	// false or does not implement it.
 	TasksVerbatim() bool

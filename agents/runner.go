@@ -79,10 +79,11 @@ type runner struct {
 	// write of what changed since (agentsmcp.TaskStepUpdater).
 	stored storedTask
 	// ended is the task as the runner left it in the store when it ended
-	// or paused (see storedForm), for Executor.Wait to return without
-	// reading it back; nil when the runner did not store the last state
-	// of the task or keep its lease to the end, or cannot vouch for the
-	// stored form. Set before done is closed, and not changed after.
+	// or paused, in its stored form (agentsmcp.Task.StoredForm), for
+	// Executor.Wait to return without reading it back; nil when the runner
+	// did not store the last state of the task or keep its lease to the
+	// end, or the store does not store tasks verbatim. Set before done is
+	// closed, and not changed after.
 	ended   *agentsmcp.Task
 	started time.Time
 	retries int
@@ -946,7 +947,7 @@ func (r *runner) pause() {
 // Wait (see ended), when the store stores tasks verbatim.
 func (r *runner) keepEnded() {
 	if agentsmcp.TasksVerbatim(r.e.opts.Tasks) {
-		r.ended = storedForm(r.task)
+		r.ended = r.task.StoredForm()
 	}
 }
 
