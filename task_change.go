@@ -124,3 +124,24 @@ func UpdateTaskSteps(ctx context.Context, s TaskService, t *Task, c TaskChange) 
 	}
 	return s.UpdateTask(ctx, t)
 }
+
+// VerbatimTaskStore is implemented by the task stores that store a task
+// as they are given it. A reader that knows the last write of a task (an
+// executor that wrote its end) may then skip reading it back.
+type VerbatimTaskStore interface {
+	// TasksVerbatim reports whether FindTaskByID returns a task exactly
+	// as its last write (CreateTask, UpdateTask, UpdateTaskSteps, with
+	// the Version and UpdatedAt they set, and its lease as the last
+	// AcquireTaskLease or ReleaseTaskLease left it) gave it, in the stored
+	// form common to the stores: t.StoredForm() of the task t written. A
+	// wrapper that changes what it stores (sealing, redaction) reports
+	// false or does not implement it.
+	TasksVerbatim() bool
+}
+
+// TasksVerbatim reports whether s is a [VerbatimTaskStore] that stores
+// tasks verbatim.
+func TasksVerbatim(s TaskService) bool {
+	v, ok := s.(VerbatimTaskStore)
+	return ok && v.TasksVerbatim()
+}

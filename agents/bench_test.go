@@ -146,6 +146,9 @@ func (c *countingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, 
 	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 }
 
+// TasksVerbatim passes the store's answer on.
+func (c *countingTasks) TasksVerbatim() bool { return agentsmcp.TasksVerbatim(c.TaskService) }
+
 // benchExec is an executor with MaxParallel 16 over the store named
 // ("sqlite" or "mem") and the noop tool, built on the tests' harness.
 type benchExec struct {

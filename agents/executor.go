@@ -209,7 +209,11 @@ func (e *Executor) Task(ctx context.Context, id string) (*agentsmcp.Task, error)
 
 // Wait returns the task once it has ended or paused, or when ctx ends (with
 // the state stored then, and no error). A task run by another replica is
-// polled.
+// polled. A task whose runner in this process stored its end or pause is
+// not read back when the store stores tasks verbatim
+// ([agentsmcp.VerbatimTaskStore]): Wait returns a copy of what that runner
+// stored, the task FindTaskByID would return (saving the read of a large
+// task, issue 17).
 func (e *Executor) Wait(ctx context.Context, id string) (*agentsmcp.Task, error) {
 	for {
 		e.mu.Lock()
@@ -218,6 +222,9 @@ func (e *Executor) Wait(ctx context.Context, id string) (*agentsmcp.Task, error)
 		if r != nil {
 			select {
 			case <-r.done:
+				if t := r.endedTask(); t != nil {
+					return t, nil
+				}
 			case <-ctx.Done():
 			}
 		}
@@ -380,6 +387,9 @@ func (e *Executor) Cancel(ctx context.Context, id string) (*agentsmcp.Task, erro
 		r.requestCancel("cancelled by the user")
 		select {
 		case <-r.done:
+			if t := r.endedTask(); t != nil {
+				return t, nil
+			}
 		case <-ctx.Done():
 		}
 		return e.opts.Tasks.FindTaskByID(context.WithoutCancel(ctx), id)

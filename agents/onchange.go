@@ -42,3 +42,7 @@ func (c changeReporter) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, 
 	}
 	return err
 }
+
+// TasksVerbatim passes the store's answer on: reporting changes stores
+// nothing.
+func (c changeReporter) TasksVerbatim() bool { return agentsmcp.TasksVerbatim(c.TaskService) }

@@ -55,6 +55,9 @@ type runner struct {
 	dirty         bool
 	// write is the per-step write in flight, nil when none; see persist.
 	write *taskWrite
+	// spare are step states no one holds: the snapshot of the write
+	// before the last, reused by the next (see startWrite).
+	spare []agentsmcp.StepState
 	// mustSync: the state to write holds an answer of the user, which
 	// must be stored before the runner acts on it.
 	mustSync bool
@@ -74,7 +77,14 @@ type runner struct {
 	strict bool
 	// stored is the task as last written, when the store can take a
 	// write of what changed since (agentsmcp.TaskStepUpdater).
-	stored  storedTask
+	stored storedTask
+	// ended is the task as the runner left it in the store when it ended
+	// or paused, in its stored form (agentsmcp.Task.StoredForm), for
+	// Executor.Wait to return without reading it back; nil when the runner
+	// did not store the last state of the task or keep its lease to the
+	// end, or the store does not store tasks verbatim. Set before done is
+	// closed, and not changed after.
+	ended   *agentsmcp.Task
 	started time.Time
 	retries int
 }
@@ -115,15 +125,19 @@ func (s *storedTask) change(t *agentsmcp.Task) (agentsmcp.TaskChange, bool) {
 }
 
 // remember records steps and history as stored. It keeps steps, which
-// no one may change afterwards, and never changes them itself: a write's
-// snapshot is reported to OnChange, which may keep it.
-func (s *storedTask) remember(steps []agentsmcp.StepState, history []agentsmcp.TaskEvent) {
+// no one may change afterwards, and never changes them itself, and returns
+// the steps it kept before: the runner reuses them for the snapshot of a
+// later write (see startWrite), since the stores and OnChange do not keep
+// the task they are given.
+func (s *storedTask) remember(steps []agentsmcp.StepState, history []agentsmcp.TaskEvent) (old []agentsmcp.StepState) {
+	old = s.steps
 	s.known = true
 	s.steps = steps
 	s.events = len(history)
 	if s.events > 0 {
 		s.last = history[s.events-1]
 	}
+	return old
 }
 
 func sameEvent(a, b agentsmcp.TaskEvent) bool {
@@ -345,6 +359,16 @@ func (r *runner) send(ev any) bool {
 	}
 }
 
+// endedTask returns a copy of the task as the runner left it in the store
+// when it ended or paused, or nil when a read must say (see ended). Only
+// after done is closed.
+func (r *runner) endedTask() *agentsmcp.Task {
+	if r.ended == nil {
+		return nil
+	}
+	return copyTask(r.ended)
+}
+
 func (r *runner) requestCancel(why string) { r.send(cancelRequest{why}) }
 func (r *runner) stop()                    { r.stopping.Store(true); r.send(stopRequest{}) }
 func (r *runner) abort()                   { r.stopSteps() }
@@ -382,10 +406,17 @@ func (r *runner) run() {
 		stopRenew()
 		<-renewDone
 		r.stopSteps()
-		if !r.lost {
-			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = r.e.opts.Tasks.ReleaseTaskLease(rctx, r.task.ID, r.e.opts.Owner)
-			cancel()
+		if r.lost {
+			r.ended = nil
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := r.e.opts.Tasks.ReleaseTaskLease(rctx, r.task.ID, r.e.opts.Owner)
+		cancel()
+		if err != nil {
+			r.ended = nil // the stored lease may still be this runner's
+		} else if r.ended != nil {
+			r.ended.Lease = agentsmcp.TaskLease{} // released without a new Version
 		}
 	}()
 
@@ -545,7 +576,7 @@ func (r *runner) schedule() []launchStep {
 				r.event("step_waiting_confirmation", s.StepID, s.Error)
 			case r.stopping.Load() || r.inflight+len(launch) >= r.e.opts.MaxParallel:
 			default:
-				args, err := ResolveRefs(r.stepArguments(i), RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
+				args, err := r.resolveArguments(i)
 				if err != nil {
 					r.endStep(i, agentsmcp.StepFailed, nil, "its arguments cannot be resolved: "+agentsmcp.ErrorMessage(err), now)
 					changed = true
@@ -562,6 +593,18 @@ func (r *runner) schedule() []launchStep {
 	}
 	r.askUser()
 	return launch
+}
+
+// resolveArguments returns the arguments of step i's call, its references
+// resolved. Arguments without references, which FindRefs has parsed and
+// found well formed already (refErrs), are ResolveRefs's answer as they
+// are, without a second parse on the runner's goroutine.
+func (r *runner) resolveArguments(i int) (json.RawMessage, error) {
+	args := r.stepArguments(i)
+	if len(r.refs[i]) == 0 && r.refErrs[i] == nil && len(args) <= MaxResolvedArgumentsBytes {
+		return args, nil
+	}
+	return ResolveRefs(args, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
 }
 
 // dependencies reports whether step i may run (every dependency
@@ -868,6 +911,8 @@ func (r *runner) finish() {
 	if !r.persist(true) {
 		return
 	}
+	// Taken before OnEnd, which receives the runner's task.
+	r.keepEnded()
 	r.progress("task " + string(t.Status))
 	if r.e.opts.OnEnd != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -893,7 +938,16 @@ func (r *runner) pause() {
 	msg := "waiting for the user: " + strings.Join(waiting, ", ") + "; answer with resume_task"
 	r.event("paused", "", msg)
 	if r.persist(true) {
+		r.keepEnded()
 		r.progress("task paused: " + msg)
+	}
+}
+
+// keepEnded keeps the task as just stored, every change written, for
+// Wait (see ended), when the store stores tasks verbatim.
+func (r *runner) keepEnded() {
+	if agentsmcp.TasksVerbatim(r.e.opts.Tasks) {
+		r.ended = r.task.StoredForm()
 	}
 }
 
@@ -1000,7 +1054,11 @@ func (r *runner) storeBeforeCall(launch []launchStep) bool {
 // shared, since they are only appended to or replaced.
 func (r *runner) startWrite(c agentsmcp.TaskChange) {
 	snap := *r.task
-	snap.Steps = slices.Clone(r.task.Steps)
+	// Into the steps of the write before last, which no one holds any
+	// more: a 200-step task would otherwise allocate and collect 40 KB
+	// per write.
+	snap.Steps = append(r.spare[:0], r.task.Steps...)
+	r.spare = nil
 	snap.History = r.task.History[:len(r.task.History):len(r.task.History)]
 	w := &taskWrite{snap: &snap, done: make(chan struct{})}
 	r.write, r.dirty = w, false
@@ -1022,7 +1080,7 @@ func (r *runner) finishWrite() bool {
 	r.write = nil
 	if w.err == nil {
 		r.task.Version, r.task.UpdatedAt = w.snap.Version, w.snap.UpdatedAt
-		r.stored.remember(w.snap.Steps, w.snap.History)
+		r.spare = r.stored.remember(w.snap.Steps, w.snap.History)
 		return true
 	}
 	r.dirty = true
@@ -1071,7 +1129,8 @@ func (r *runner) persistNow() bool {
 		switch {
 		case err == nil:
 			r.dirty = false
-			r.stored.remember(slices.Clone(r.task.Steps), r.task.History)
+			steps := append(r.spare[:0], r.task.Steps...) // see startWrite
+			r.spare = r.stored.remember(steps, r.task.History)
 			return true
 		case agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT:
 			if r.adoptExternalCancel() {

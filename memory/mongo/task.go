@@ -228,6 +228,10 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	return nil
 }
 
+// TasksVerbatim implements [agentsmcp.VerbatimTaskStore]: a task is read
+// back as written, in the stored form of the stores (taskDoc.task).
+func (db *DB) TasksVerbatim() bool { return true }
+
 // UpdateTaskSteps implements [agentsmcp.TaskStepUpdater] with the same
 // updateOne as UpdateTask, whose $set names the changed step states by
 // position (steps.<i>) and whose $push appends the new events, so that the

@@ -73,9 +73,11 @@ const (
 
 // upsertTaskStepsSQL[k] stores upsertStepRows[k] step states, as rows of
 // (task_pk, idx, state) parameters: a change of n steps takes a few
-// statements prepared at Open, and no JSON is parsed in SQL.
+// statements prepared at Open, and no JSON is parsed in SQL. The 64-row
+// statement is for CreateTask: a 200-step task takes 5 statements instead
+// of 14, about 5 % of its CPU (BenchmarkTaskWrites/CreateTask).
 var (
-	upsertStepRows     = []int{16, 4, 1}
+	upsertStepRows     = []int{64, 16, 4, 1}
 	upsertTaskStepsSQL = func() []string {
 		var qs []string
 		for _, n := range upsertStepRows {
@@ -341,6 +343,10 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	t.History = history
 	return nil
 }
+
+// TasksVerbatim implements [agentsmcp.VerbatimTaskStore]: a task is read
+// back as written, in the stored form of the stores (scanTask).
+func (db *DB) TasksVerbatim() bool { return true }
 
 // UpdateTaskSteps implements [agentsmcp.TaskStepUpdater]: the UPDATE of
 // UpdateTask, then one upsert of the step states that changed and one

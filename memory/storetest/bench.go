@@ -185,6 +185,21 @@ func BenchTaskWrites(b *testing.B, open func(b *testing.B) Services) {
 			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 		})
 	}
+	// The executor's Start: a task of 200 pending steps and one event.
+	b.Run("CreateTask", func(b *testing.B) {
+		cpu0 := processCPU()
+		for b.Loop() {
+			t := &agentsmcp.Task{Request: "benchmark task", Status: agentsmcp.TaskPending, Steps: make([]agentsmcp.StepState, steps)}
+			for i := range t.Steps {
+				t.Steps[i] = agentsmcp.StepState{StepID: fmt.Sprintf("s%03d", i), Status: agentsmcp.StepPending}
+			}
+			t.AddEvent(agentsmcp.TaskEvent{At: at(0), Type: "created", Message: "plan p, 200 steps"})
+			if err := s.Tasks.CreateTask(ctx, t); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	})
 	run("UpdateTask", func(t *agentsmcp.Task, _ agentsmcp.TaskChange) error { return s.Tasks.UpdateTask(ctx, t) })
 	if u, ok := s.Tasks.(agentsmcp.TaskStepUpdater); ok {
 		run("UpdateTaskSteps", func(t *agentsmcp.Task, c agentsmcp.TaskChange) error { return u.UpdateTaskSteps(ctx, t, c) })
