@@ -59,13 +59,21 @@ type Batcher[T any] struct {
 	// flushes carries Flush's requests to Run; each is closed once what
 	// was queued before it is written.
 	flushes chan chan struct{}
+	// full wakes Run when the queue holds a whole batch. Run does not
+	// receive each item as it is added: a goroutine blocked on the queue
+	// would be woken (and another thread with it) on every Add, which on
+	// the relay's call path was a wake-up per recorder per call. Items
+	// wait in the queue instead, for the tick or a full batch, as they
+	// waited for them in a batch before.
+	full    chan struct{}
 	done    chan struct{} // closed when Run returns
 	pending atomic.Int64
 }
 
 // New returns a batcher; nothing is written until [Batcher.Run].
 func New[T any](o Options[T]) *Batcher[T] {
-	return &Batcher[T]{o: o, queue: make(chan T, o.QueueSize), flushes: make(chan chan struct{}), done: make(chan struct{})}
+	return &Batcher[T]{o: o, queue: make(chan T, o.QueueSize), flushes: make(chan chan struct{}),
+		full: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // Add queues v. It returns at once while the queue has room, and after at
@@ -81,14 +89,17 @@ func (b *Batcher[T]) Add(v T) bool {
 	b.pending.Add(1)
 	select {
 	case b.queue <- v:
+		b.wakeIfFull()
 		return true
 	default:
 	}
 	if b.o.EnqueueWait > 0 {
+		b.wakeIfFull() // a full queue is a full batch too (QueueSize < BatchSize)
 		t := time.NewTimer(b.o.EnqueueWait)
 		defer t.Stop()
 		select {
 		case b.queue <- v:
+			b.wakeIfFull()
 			return true
 		case <-t.C:
 		}
@@ -96,6 +107,16 @@ func (b *Batcher[T]) Add(v T) bool {
 	b.pending.Add(-1)
 	b.o.Drop(1, Full, nil)
 	return false
+}
+
+// wakeIfFull wakes Run when the queue holds a batch, or is full.
+func (b *Batcher[T]) wakeIfFull() {
+	if n := len(b.queue); n >= b.o.BatchSize || n == cap(b.queue) {
+		select {
+		case b.full <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
 }
 
 // Pending counts the items accepted and not yet done with: queued, or in
@@ -147,12 +168,20 @@ func (b *Batcher[T]) loop(ctx context.Context) []T {
 		select {
 		case <-ctx.Done():
 			return batch
-		case v := <-b.queue:
-			batch = b.take(append(batch, v), b.o.BatchSize)
-			if len(batch) < b.o.BatchSize {
-				continue
+		case <-b.full:
+			var stop bool
+			if batch, stop = b.writeWhole(wctx, batch, len(b.queue)); stop {
+				return batch
 			}
+			continue
 		case <-ticker.C:
+			// Everything queued by now; what comes meanwhile waits for
+			// the next tick or a full batch.
+			var stop bool
+			batch, stop = b.writeWhole(wctx, batch, len(b.queue))
+			if stop {
+				return batch
+			}
 			if len(batch) == 0 {
 				continue
 			}
@@ -160,24 +189,40 @@ func (b *Batcher[T]) loop(ctx context.Context) []T {
 			// What was queued before the request is in the queue now;
 			// write it, and no more, so that a busy queue cannot hold the
 			// reader.
-			for n := len(b.queue); ; {
-				held := len(batch)
-				batch = b.take(batch, n)
-				n -= len(batch) - held
-				if len(batch) == 0 {
-					break
-				}
-				if left := b.write(wctx, batch); left != nil {
-					close(done)
-					return left
-				}
-				batch = nil
+			var stop bool
+			batch, stop = b.writeWhole(wctx, batch, len(b.queue))
+			if !stop && len(batch) > 0 {
+				batch = b.write(wctx, batch)
+				stop = batch != nil
 			}
 			close(done)
+			if stop {
+				return batch
+			}
 			continue
 		}
 		if left := b.write(wctx, batch); left != nil {
 			return left
+		}
+		batch = nil
+	}
+}
+
+// writeWhole takes the next n queued items into batch (the items in hand)
+// and writes every whole batch of them; it returns the partial batch left,
+// unwritten, or, with stop, what a write left unwritten (Run then stops).
+// n bounds it to what was queued when it was called, so that a busy queue
+// cannot keep Run from its context and its flush requests.
+func (b *Batcher[T]) writeWhole(ctx context.Context, batch []T, n int) (rest []T, stop bool) {
+	for {
+		held := len(batch)
+		batch = b.take(batch, n)
+		n -= len(batch) - held
+		if len(batch) < b.o.BatchSize {
+			return batch, false
+		}
+		if left := b.write(ctx, batch); left != nil {
+			return left, true
 		}
 		batch = nil
 	}

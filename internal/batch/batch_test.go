@@ -84,6 +84,33 @@ func TestFlushBySize(t *testing.T) {
 	})
 }
 
+// TestAddDoesNotWakeRun: an item that does not complete a batch stays in
+// the queue until the tick, so that Add wakes no goroutine (on the relay's
+// call path that was a wake-up per recorder per call). The item is still
+// counted as pending and written at the tick.
+func TestAddDoesNotWakeRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &sink{}
+		b, stop := start(t, s, opts(16, 3, time.Second))
+		defer stop()
+		synctest.Wait() // Run is waiting
+		b.Add(1)
+		b.Add(2)
+		synctest.Wait()
+		if n := len(b.queue); n != 2 {
+			t.Fatalf("queue holds %d items after two Adds below a batch, want 2 (Run took them early)", n)
+		}
+		if b.Pending() != 2 {
+			t.Errorf("Pending = %d, want 2", b.Pending())
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := s.items(); !slices.Equal(got, []int{1, 2}) {
+			t.Fatalf("written %v at the tick, want [1 2]", got)
+		}
+	})
+}
+
 func TestFlushByTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &sink{}
