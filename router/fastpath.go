@@ -117,6 +117,12 @@ type fastCall struct {
 	finish func()
 }
 
+// newFastCall returns a call in flight that cancel ends.
+func newFastCall(cancel context.CancelFunc) *fastCall {
+	done := make(chan struct{})
+	return &fastCall{cancel: cancel, done: done, finish: sync.OnceFunc(func() { close(done) })}
+}
+
 func newFastPath(r *Router, table *sessionTable, events mcp.EventStore) *fastPath {
 	return &fastPath{
 		router: r, table: table, events: events,
@@ -193,8 +199,7 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	defer cancel()
 	stop := context.AfterFunc(ended, cancel)
 	defer stop()
-	done := make(chan struct{})
-	fc := &fastCall{cancel: cancel, done: done, finish: sync.OnceFunc(func() { close(done) })}
+	fc := newFastCall(cancel)
 	key := fastCallKey{sid, call.id}
 	// The duplicate check comes before the stream is opened, as in
 	// go-sdk: a refused request must leave no stream in the event store,

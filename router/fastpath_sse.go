@@ -3,7 +3,6 @@ package router
 import (
 	"context"
 	"net/http"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,8 +64,7 @@ func (f *fastPath) serveSSE(req *http.Request, sid string, body []byte, start fu
 	// Registered before the 202, so that a notifications/cancelled the
 	// client sends next finds the call.
 	cancelled, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	fc := &fastCall{cancel: cancel, done: done, finish: sync.OnceFunc(func() { close(done) })}
+	fc := newFastCall(cancel)
 	key := fastCallKey{sid, call.id}
 	if !f.begin(key, "", fc) {
 		cancel()

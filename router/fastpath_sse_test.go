@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -172,37 +170,6 @@ func TestSSEFastPathAnswersAsGoSDKDoes(t *testing.T) {
 				t.Errorf("recorded %+v, go-sdk's %+v", fastRec, sdkRec)
 			}
 		})
-	}
-}
-
-// TestSSEFastPathServesGoSDKClients: a go-sdk SSE client's calls take the
-// fast path and get their results.
-func TestSSEFastPathServesGoSDKClients(t *testing.T) {
-	f := newFastFixture(t, router.HTTPOptions{})
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.SSEClientTransport{
-		Endpoint:   strings.TrimSuffix(f.url, "/mcp") + "/sse",
-		HTTPClient: &http.Client{Transport: bearer{token: "alice", base: http.DefaultTransport}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if err := cs.Ping(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	before := f.h.FastPathCalls()
-	for i := range 3 {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"message": fmt.Sprint(i)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := res.Content[0].(*mcp.TextContent).Text; got != fmt.Sprintf("Echo: %d", i) {
-			t.Errorf("call %d: %q", i, got)
-		}
-	}
-	if n := f.h.FastPathCalls() - before; n != 3 {
-		t.Errorf("the fast path served %d of 3 calls", n)
 	}
 }
 

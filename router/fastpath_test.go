@@ -251,34 +251,49 @@ func TestFastPathAnswersAsGoSDKDoes(t *testing.T) {
 }
 
 // TestFastPathServesGoSDKClients: a go-sdk client's calls take the fast
-// path and get their results.
+// path and get their results, over streamable HTTP and legacy SSE.
 func TestFastPathServesGoSDKClients(t *testing.T) {
-	f := newFastFixture(t, router.HTTPOptions{})
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: f.url, HTTPClient: &http.Client{Transport: bearer{token: "alice", base: http.DefaultTransport}},
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	// See open: once a ping is answered, notifications/initialized has
-	// been handled.
-	if err := cs.Ping(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	before := f.h.FastPathCalls()
-	for i := range 3 {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"message": fmt.Sprint(i)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := res.Content[0].(*mcp.TextContent).Text; got != fmt.Sprintf("Echo: %d", i) {
-			t.Errorf("call %d: %q", i, got)
-		}
-	}
-	if n := f.h.FastPathCalls() - before; n != 3 {
-		t.Errorf("the fast path served %d of 3 calls", n)
+	for _, tc := range []struct {
+		name string
+		// transport of the client to f's endpoint, with its HTTP client.
+		transport func(f *fastFixture, hc *http.Client) mcp.Transport
+		opts      *mcp.ClientSessionOptions
+	}{
+		{"streamable", func(f *fastFixture, hc *http.Client) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: hc}
+		}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}},
+		// Legacy SSE sessions take the fast path of fastpath_sse.go.
+		{"sse", func(f *fastFixture, hc *http.Client) mcp.Transport {
+			return &mcp.SSEClientTransport{Endpoint: strings.TrimSuffix(f.url, "/mcp") + "/sse", HTTPClient: hc}
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFastFixture(t, router.HTTPOptions{})
+			c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+			cs, err := c.Connect(context.Background(), tc.transport(f, &http.Client{Transport: bearer{token: "alice", base: http.DefaultTransport}}), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			// See open: once a ping is answered, notifications/initialized has
+			// been handled.
+			if err := cs.Ping(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			before := f.h.FastPathCalls()
+			for i := range 3 {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"message": fmt.Sprint(i)}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Content[0].(*mcp.TextContent).Text; got != fmt.Sprintf("Echo: %d", i) {
+					t.Errorf("call %d: %q", i, got)
+				}
+			}
+			if n := f.h.FastPathCalls() - before; n != 3 {
+				t.Errorf("the fast path served %d of 3 calls", n)
+			}
+		})
 	}
 }
 
