@@ -21,7 +21,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run demo test test-unit lint test-go fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
+.PHONY: all build run demo test test-unit lint test-go e2e-deps fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
 
 all: build
 
@@ -67,8 +67,14 @@ lint:
 vet:
 	$(GO) vet ./...
 
-test-go:
+# Some Go tests run npm packages pinned in scripts/e2e (an OAuth server, real
+# OpenAPI documents, server-everything): install them first, so that `make
+# test` needs nothing run before it on a fresh clone.
+test-go: e2e-deps
 	$(GO) test -race -count=1 ./...
+
+e2e-deps:
+	scripts/e2e/install.sh
 
 # The seed corpus lives in testdata/fuzz and in the f.Add calls of the fuzz
 # tests; `go test` alone also replays it.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of agents-mcp with real MCP peers. `make test` runs this after the Go tests.
 #
-#  1. `npm ci` here if node_modules is missing or does not match package.json/package-lock.json;
+#  1. install.sh: `npm ci` here if node_modules is missing or does not match package.json/package-lock.json;
 #  2. builds bin/agents-mcp (go build -o bin/agents-mcp ./cmd/agents-mcp), bin/ferretdb (a test
 #     MongoDB wire-protocol server, for mongo.test.mjs) and bin/mrtr-upstream (a go-sdk upstream
 #     answering input_required, for bridge.test.mjs);
@@ -36,16 +36,7 @@ for v in $(compgen -e); do
 done
 
 # --- 1. node dependencies --------------------------------------------------------------------
-stamp_file="$E2E_DIR/node_modules/.e2e-install-stamp"
-want_stamp=$(cat "$E2E_DIR/package.json" "$E2E_DIR/package-lock.json" | sha256sum | cut -d' ' -f1)
-have_stamp=$(cat "$stamp_file" 2>/dev/null || true)
-if [[ "$want_stamp" != "$have_stamp" || ! -x "$NODE22_BIN/node" ||
-  ! -e "$E2E_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" ||
-  ! -e "$E2E_DIR/node_modules/conformance-next/dist/index.js" ]]; then
-  log "node_modules missing or stale: npm ci"
-  (cd "$E2E_DIR" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want_stamp" >"$stamp_file"
-fi
+"$E2E_DIR/install.sh"
 export PATH="$NODE22_BIN:$PATH" # Node 22 first: the conformance suite needs it
 log "node $(node --version)"
 
