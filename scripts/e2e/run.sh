@@ -141,6 +141,10 @@ if [[ -n "${E2E_TESTS:-}" ]]; then
   read -r -a test_files <<<"$E2E_TESTS"
 else
   test_files=(client.test.mjs client2.test.mjs http.test.mjs stateless.test.mjs auth.test.mjs mongo.test.mjs memory.test.mjs remote.test.mjs bridge.test.mjs bridge2026.test.mjs agents.test.mjs walkthrough.test.mjs readme.test.mjs rest-bridge.test.mjs security.test.mjs security-egress.test.mjs security-allowlist.test.mjs security-tasks.test.mjs security-memory.test.mjs inspector.test.mjs http-tools.test.mjs console.test.mjs oauth.test.mjs oauth-dcr.test.mjs)
+  # Every other test file joins after the listed ones, so that a new file cannot be forgotten here.
+  for f in $(cd "$E2E_DIR" && ls ./*.test.mjs | sed 's|^\./||' | sort); do
+    [[ " ${test_files[*]} " == *" $f "* ]] || test_files+=("$f")
+  done
 fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"
