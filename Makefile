@@ -21,7 +21,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run demo test test-unit lint test-go e2e-deps fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
+.PHONY: all build run demo test test-unit lint compose-check test-go e2e-deps fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
 
 all: build
 
@@ -48,7 +48,7 @@ demo: build
 # run of each fuzz target, then the e2e suite against the built binary
 # (official MCP conformance suite + TypeScript SDK client over SSE, streamable
 # HTTP, stdio).
-test: lint test-go fuzz e2e
+test: lint compose-check test-go fuzz e2e
 
 # The fast loop: the Go tests without the race detector, fuzzing, e2e or
 # lint; packages that did not change answer from Go's test cache.
@@ -63,6 +63,15 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) mod tidy -diff
+
+# The compose files must stay valid: docker-compose (Debian's, which .ci/run
+# installs) checks them offline, without a Docker engine.
+compose-check:
+	@if command -v docker-compose >/dev/null 2>&1; then \
+		AGENTS_MCP_API_KEYS=ci-check docker-compose -f docker-compose.yml config -q && \
+		AGENTS_MCP_API_KEYS=ci-check docker-compose -f docker-compose.yml --env-file deployments/compose/pinecone-local.env config -q && \
+		echo "compose files valid"; \
+	else echo "compose-check skipped: docker-compose is not installed (apt-get install docker-compose)"; fi
 
 vet:
 	$(GO) vet ./...
