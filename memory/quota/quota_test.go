@@ -149,7 +149,7 @@ func TestStoreInsightBytesQuota(t *testing.T) {
 		}
 		texts = append(texts, res.Content[0].(*mcp.TextContent).Text)
 		if res.IsError != (i == 2) {
-			t.Fatalf("insight %d of 4,000 bytes under a quota of 10,000: isError %v: %s", i, res.IsError, texts[i])
+			t.Fatalf("insight %d of 4,000 bytes under a quota of 10,000: isError %v: %.200s", i, res.IsError, texts[i])
 		}
 	}
 	if !strings.Contains(texts[2], "quotas.insights.max_bytes") || !strings.Contains(texts[2], "10000 bytes") {
