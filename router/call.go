@@ -214,7 +214,9 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			if ctx.Err() != nil {
 				return errorResult(fmt.Sprintf("tool %q was cancelled or timed out", e.tool.Name)), nil
 			}
-			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
+			if agentsmcp.ErrorCode(err) != agentsmcp.EQUOTA { // the caller's limit, not a failure
+				r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
+			}
 			return errorResult(agentsmcp.ErrorMessage(err)), nil
 		}
 		if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); ok && !offered {

@@ -67,9 +67,24 @@ type HTTPOptions struct {
 	// as soon as a task of this replica changes; without it they see
 	// changes at their next poll only. Its owner closes it at shutdown.
 	TaskHub *TaskHub
-	// TaskPollInterval is how often those streams read the tasks they
-	// watch; zero means [DefaultTaskPollInterval].
+	// TaskPollInterval is how often the tasks those streams watch are
+	// read (once per task, whatever the number of streams); zero means
+	// [DefaultTaskPollInterval].
 	TaskPollInterval time.Duration
+	// TaskPollMaxInterval bounds the backoff of a watched task that waits
+	// for its user (input_required); zero means
+	// [DefaultTaskPollMaxInterval]. Less than TaskPollInterval means no
+	// backoff.
+	TaskPollMaxInterval time.Duration
+	// MaxListenTaskIDsPerPrincipal bounds the distinct task ids the
+	// listen streams of one principal watch at once; zero means
+	// [DefaultMaxListenTaskIDsPerPrincipal], negative means no bound.
+	MaxListenTaskIDsPerPrincipal int
+	// ChargeListen, if set, is called for each subscriptions/listen
+	// stream for task ids with the number of its ids beyond the first:
+	// Authenticate's rate limit charged the request once, and each id
+	// costs reads. It reports false after writing the refusal.
+	ChargeListen func(w http.ResponseWriter, r *http.Request, extra int) bool
 	// MaxBatchMessages bounds the messages of one JSON-RPC batch (protocol
 	// versions before 2025-06-18 allow batches); zero means
 	// [DefaultMaxBatchMessages].
@@ -161,9 +176,11 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		initTimeout: cmp.Or(opts.SessionInitTimeout, DefaultSessionInitTimeout),
 		idle:        timeout,
 	}
+	poll := cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval)
+	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, DefaultMaxListenTaskIDsPerPrincipal)
 	h := &HTTPHandler{listen: &taskListener{
-		router: r, hub: opts.TaskHub, poll: cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval),
-		logger: logger, stop: make(chan struct{}),
+		router: r, hub: opts.TaskHub, charge: opts.ChargeListen, logger: logger, stop: make(chan struct{}),
+		watcher: newTaskWatcher(opts.TaskHub, poll, cmp.Or(opts.TaskPollMaxInterval, DefaultTaskPollMaxInterval), max(maxIDs, 0), logger),
 	}}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

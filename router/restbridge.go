@@ -66,6 +66,7 @@ const (
 	BridgeInvalidParams    = "invalid_params"     // 400: the schema rejects params
 	BridgeUnknownTool      = "unknown_tool"       // 404: unknown, or not allowed for the caller
 	BridgeRateLimited      = "rate_limited"       // 429: the rate limit of a caller without credentials of its own (the HTTP limiter in front answers the others, with its own body)
+	BridgeQuotaExceeded    = "quota_exceeded"     // 429: the tool refused to store more for the caller's principal (agentsmcp.EQUOTA)
 	BridgeUpstreamError    = "upstream_error"     // 502: the provider answered a JSON-RPC error
 	BridgeUnavailable      = "unavailable"        // 503: shutting down
 	BridgeInternal         = "internal_error"     // 500
@@ -167,6 +168,12 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 			if errors.As(err, &werr) {
 				writeBridgeError(w, http.StatusBadGateway, BridgeUpstreamError,
 					fmt.Sprintf("tool %q: JSON-RPC error %d: %s", call.Tool, werr.Code, werr.Message), nil)
+				return
+			}
+			if agentsmcp.ErrorCode(err) == agentsmcp.EQUOTA {
+				// The caller's principal holds all its quota allows:
+				// an HTTP client's 429, where MCP gets an isError result.
+				writeBridgeError(w, http.StatusTooManyRequests, BridgeQuotaExceeded, agentsmcp.ErrorMessage(err), nil)
 				return
 			}
 			// As on the MCP path (toolHandler): any other failure of the

@@ -79,6 +79,8 @@ func toJSONRPCError(err error) *jsonrpc.Error {
 		code = jsonrpc.CodeInvalidParams
 	case agentsmcp.ENOTIMPLEMENTED:
 		code = jsonrpc.CodeMethodNotFound
+	case agentsmcp.EQUOTA:
+		code = CodeQuotaExceeded
 	}
 	return &jsonrpc.Error{Code: int64(code), Message: agentsmcp.ErrorMessage(err)}
 }
