@@ -485,7 +485,7 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 // checkSessionlessArguments answers -32602 for a 2026-07-28 tools/call
 // whose arguments hold a number beyond [jsonnum]'s bounds, as the router
 // answers it on every other path (decodeArguments). go-sdk's stateless
-// handler would refuse it before the router sees it, with a -32001
+// handler would refuse it before the router sees it, with a -32020
 // "failed to extract name from parameters" (it decodes the params with
 // float64 numbers to check the Mcp-Name header), which names the wrong
 // problem. Only such requests pay this decoding.
