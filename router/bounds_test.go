@@ -60,9 +60,7 @@ func (trapProvider) Tools(context.Context) ([]*mcp.Tool, error) {
 	return []*mcp.Tool{rawTool("trap__boom", `{"type":"object"}`)}, nil
 }
 func (trapProvider) CallTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var m map[string]int
-	m["a bug"]++ // a nil map: a runtime panic, as the validator's was
-	return nil, nil
+	panic("a bug: the tool dereferenced nil")
 }
 func (trapProvider) QuietCall(string) bool { return true }
 
