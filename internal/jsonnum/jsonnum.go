@@ -26,9 +26,10 @@ import (
 	"strings"
 )
 
-// The bounds. A number within both converts to a big.Rat in about 30 µs at
-// worst here (tens of times what 1.5 costs, as much per byte of request as
-// small numbers cost), and math/big always accepts it.
+// The bounds. math/big always accepts a number within both, and converts
+// it in at most about 0.2 ms here (4096 digits; 1e1000 takes 7 µs, 1.5
+// about 0.8 µs): per byte of request, within a few times what small
+// numbers cost, where 1e999999 cost 0.1 s for 8 bytes.
 const (
 	// MaxLiteralBytes bounds the length of a number as written, sign,
 	// fraction and exponent included.
