@@ -84,6 +84,14 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 // [*panicError] when the validator panicked, and any other error when the
 // schema itself is unusable.
 func (c *compiledSchema) validate(args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
+	// The library has panicked on input before (issue 25): whatever it
+	// does, compiling or validating, the call gets an internal error, not
+	// the process.
+	defer func() {
+		if v := recover(); v != nil {
+			issues, missing, err = nil, nil, recovered(v)
+		}
+	}()
 	var inst any = map[string]any{}
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		if inst, err = decodeArguments(trimmed); err != nil {
@@ -101,13 +109,6 @@ func (c *compiledSchema) validate(args json.RawMessage) (issues []agentsmcp.Vali
 	if c.fast != nil && c.fast.valid(inst) {
 		return nil, nil, nil
 	}
-	// The library has panicked on input before (issue 25): whatever it
-	// does, the call gets an internal error, not the process.
-	defer func() {
-		if v := recover(); v != nil {
-			issues, missing, err = nil, nil, recovered(v)
-		}
-	}()
 	verr := sch.Validate(inst)
 	if verr == nil {
 		return nil, nil, nil
