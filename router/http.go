@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
@@ -354,6 +355,9 @@ func usesSessionlessProtocol(req *http.Request) bool {
 //     one: HTTP 400, -32600;
 //   - a tasks/* request whose Mcp-Name header is not its params.taskId:
 //     HTTP 400, -32020;
+//   - under MCP-Protocol-Version 2026-07-28 or later, a tools/call whose
+//     arguments hold a number beyond the bounds of internal/jsonnum: HTTP
+//     200, -32602, as every other path answers it;
 //   - a call of an unknown method: HTTP 200 with a -32601 response, or
 //     HTTP 404 with it under MCP-Protocol-Version 2026-07-28 or later.
 //
@@ -484,12 +488,45 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 	if code == 0 {
 		status, id, code, msg = checkTaskNameHeader(req, body)
 	}
+	if code == 0 && usesSessionlessProtocol(req) {
+		status, id, code, msg = checkSessionlessArguments(body)
+	}
 	if code == jsonrpc.CodeMethodNotFound && usesSessionlessProtocol(req) {
 		// MCP 2026-07-28 (SEP-2575) answers an unknown method with HTTP
 		// 404; older revisions keep the 200 that carries the -32601.
 		status = http.StatusNotFound
 	}
 	return 1, status, id, code, msg
+}
+
+// checkSessionlessArguments answers -32602 for a 2026-07-28 tools/call
+// whose arguments hold a number beyond [jsonnum]'s bounds, as the router
+// answers it on every other path (decodeArguments). go-sdk's stateless
+// handler would refuse it before the router sees it, with a -32020
+// "failed to extract name from parameters" (it decodes the params with
+// float64 numbers to check the Mcp-Name header), which names the wrong
+// problem. Only such requests pay this decoding.
+func checkSessionlessArguments(body []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	if !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return 0, id, 0, ""
+	}
+	var m struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != "tools/call" || len(m.Params.Arguments) == 0 {
+		return 0, id, 0, ""
+	}
+	if _, err := decodeArguments(m.Params.Arguments); err != nil {
+		if nerr, ok := errors.AsType[*jsonnum.Error](err); ok {
+			id, _ = jsonrpc.MakeID(m.ID)
+			return http.StatusOK, id, jsonrpc.CodeInvalidParams, "invalid arguments: " + nerr.Error()
+		}
+	}
+	return 0, id, 0, ""
 }
 
 func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, code int, msg string) {

@@ -85,6 +85,18 @@ const (
 // The agents' executor then leaves the step waiting and the task paused.
 func (r *Router) serveBridge(maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// A panic of the tool is dispatch's internal error (below);
+		// anything else here answers 500 too, rather than a dropped
+		// connection (recover.go). Nothing is written before the end.
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				logPanic(r.logger, recovered(v), "path", RESTBridgePath)
+				writeBridgeError(w, http.StatusInternalServerError, BridgeInternal, "internal error", nil)
+			}
+		}()
 		if req.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			writeBridgeError(w, http.StatusMethodNotAllowed, BridgeMethodNotAllowed, "use POST", nil)
@@ -162,6 +174,9 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 			writeBridgeError(w, http.StatusBadRequest, BridgeInvalidParams, refused.msg, func(b *BridgeError) {
 				b.Errors, b.Missing = refused.issues, refused.missing
 			})
+			return
+		case isPanic(err):
+			writeBridgeError(w, http.StatusInternalServerError, BridgeInternal, "internal error", nil)
 			return
 		case err != nil:
 			var werr *jsonrpc.Error
