@@ -42,6 +42,7 @@ type fileConfig struct {
 	Tasks           *fileTasks     `yaml:"tasks"`
 	Egress          *fileEgress    `yaml:"egress"`
 	Memory          *fileMemory    `yaml:"memory"`
+	Limits          *fileLimits    `yaml:"limits"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -120,6 +121,7 @@ var yamlSections = map[string]string{
 	"config.fileTasks":     "tasks",
 	"config.fileEgress":    "egress",
 	"config.fileMemory":    "memory",
+	"config.fileLimits":    "limits",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -262,6 +264,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	l.applyFileTasks(f)
 	l.applyFileEgress(f)
 	l.applyFileMemory(f)
+	l.applyFileLimits(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -336,6 +339,7 @@ func (l *loader) applyEnv() {
 	l.applyEnvTasks()
 	l.applyEnvEgress()
 	l.applyEnvMemory()
+	l.applyEnvLimits()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)
