@@ -90,10 +90,13 @@ func (t answerLimitRoundTripper) RoundTrip(req *http.Request) (*http.Response, e
 	}
 	switch ct := resp.Header.Get("Content-Type"); {
 	case strings.HasPrefix(ct, "application/json"):
-		resp.Body = &limitedJSONBody{t: t, req: req, body: resp.Body}
-		resp.ContentLength = -1
+		resp.Body = &limitedJSONBody{t: t, req: req, body: resp.Body, size: resp.ContentLength}
+		resp.ContentLength = -1 // the refusal may stand in for the body
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &limitedEventBody{t: t, req: req, body: resp.Body, br: bufio.NewReaderSize(resp.Body, 32<<10)}
+		// A small buffer: most events are small, and a long line is
+		// joined from several reads (under the race detector, a larger
+		// buffer per response made every call measurably slower).
+		resp.Body = &limitedEventBody{t: t, req: req, body: resp.Body, br: bufio.NewReaderSize(resp.Body, 4096)}
 	}
 	return resp, nil
 }
@@ -149,6 +152,7 @@ type limitedJSONBody struct {
 	t      answerLimitRoundTripper
 	req    *http.Request
 	body   io.ReadCloser
+	size   int64 // the Content-Length, -1 when unknown
 	out    *bytes.Reader
 	closed atomic.Bool
 }
@@ -165,7 +169,11 @@ func (b *limitedJSONBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedJSONBody) fill() ([]byte, error) {
-	data, over, err := readUpTo(b.body, b.t.limit, nil)
+	var buf []byte
+	if b.size >= 0 && b.size <= b.t.limit {
+		buf = make([]byte, 0, b.size+1) // +1: the read that finds the end
+	}
+	data, over, err := readUpTo(b.body, b.t.limit, buf)
 	switch {
 	case over:
 		_ = b.Close()
@@ -190,7 +198,7 @@ func readUpTo(r io.Reader, limit int64, buf []byte) (data []byte, over bool, err
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), min(max(2*int64(cap(buf)), 32<<10), limit+1))
+			grown := make([]byte, len(buf), min(max(2*int64(cap(buf)), 4<<10), limit+1))
 			copy(grown, buf)
 			buf = grown
 		}
