@@ -173,7 +173,11 @@ func (b *limitedJSONBody) fill() ([]byte, error) {
 	if b.size >= 0 && b.size <= b.t.limit {
 		buf = make([]byte, 0, b.size+1) // +1: the read that finds the end
 	}
-	data, over, err := readUpTo(b.body, b.t.limit, buf)
+	var data []byte
+	over, err := b.size > b.t.limit, error(nil) // a declared length past the bound: nothing is read
+	if !over {
+		data, over, err = readUpTo(b.body, b.t.limit, buf)
+	}
 	switch {
 	case over:
 		_ = b.Close()

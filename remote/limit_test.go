@@ -30,10 +30,11 @@ import (
 // answers at once. Nothing in it reads the answers: it is the upstream
 // under attack, not a test double of agents-mcp.
 type hugeUpstream struct {
-	size  int64
-	chunk int
-	pause time.Duration
-	sse   bool
+	size    int64
+	chunk   int
+	pause   time.Duration
+	sse     bool
+	declare bool // a JSON answer says its length (Content-Length)
 
 	written     atomic.Int64 // bytes of huge answers written
 	initialized atomic.Int32 // initialize requests: one per session
@@ -100,6 +101,9 @@ func (h *hugeUpstream) stream(w http.ResponseWriter, id json.RawMessage) {
 		head, tail = "event: message\ndata: "+head, tail+"\n\n"
 	} else {
 		w.Header().Set("Content-Type", "application/json")
+		if h.declare {
+			w.Header().Set("Content-Length", fmt.Sprint(int64(len(head))+h.size+int64(len(tail))))
+		}
 	}
 	rc := http.NewResponseController(w)
 	write := func(p []byte) bool {
@@ -346,5 +350,26 @@ func TestOversizedAnswersOverLegacySSEAndStdio(t *testing.T) {
 				t.Errorf("after the refusal: %v %v", resultText(res), err)
 			}
 		})
+	}
+}
+
+// TestDeclaredOversizedAnswerIsNotRead: a JSON answer whose Content-Length
+// is past the bound is refused before any of it is read.
+func TestDeclaredOversizedAnswerIsNotRead(t *testing.T) {
+	h, hs := newHugeUpstream(t, 200*mib, false)
+	h.declare = true
+	e := newEnv(t, fastOptions())
+	cfg := streamableConfig("big", hs.URL())
+	cfg.ProtocolVersion = "2025-11-25"
+	e.add(cfg)
+	u, _ := e.pool.get("big")
+	_, err := u.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "big__huge", Arguments: json.RawMessage(`{}`)}})
+	if err == nil || !strings.Contains(err.Error(), "larger than 16777216 bytes") {
+		t.Fatalf("a declared answer of 200 MiB: %v", err)
+	}
+	select {
+	case <-h.closed:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the upstream's connection was not closed (it wrote %d bytes)", h.written.Load())
 	}
 }
