@@ -12,10 +12,13 @@ const (
 	ScopeMCP        = "mcp"         // connect over MCP (/mcp, /sse, /messages, stdio) and call tools
 	ScopeAdminRead  = "admin:read"  // GET the admin API
 	ScopeAdminWrite = "admin:write" // change through the admin API
+	// ScopeMetrics reads /metrics and nothing else: the credential of a
+	// Prometheus scraper. admin:read reads /metrics too.
+	ScopeMetrics = "metrics"
 )
 
 // Scopes lists every scope.
-var Scopes = []string{ScopeMCP, ScopeAdminRead, ScopeAdminWrite}
+var Scopes = []string{ScopeMCP, ScopeAdminRead, ScopeAdminWrite, ScopeMetrics}
 
 // Principal is an authenticated caller.
 //

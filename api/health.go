@@ -20,10 +20,20 @@ type ReadinessCheck func(ctx context.Context) (detail any, err error)
 // orchestrator restarts only a wedged process. /readyz is readiness: 200 when
 // every check passes within CheckTimeout, 503 otherwise and while Draining
 // reports true, so a load balancer stops sending new work during shutdown.
+//
+// The body of /readyz is {"status": "ready"|"not_ready"|"draining"}, with,
+// for a caller Detailed admits, "checks": each check's status, detail and
+// error. Those name internals (a database path, every upstream and its
+// failure reason), so a server with credentials shows them only to callers
+// that may read the admin API; the status code and status, all a probe
+// needs, are the same for everyone.
 type Health struct {
 	Checks       map[string]ReadinessCheck
 	Draining     func() bool
 	CheckTimeout time.Duration // per check; zero means 2s
+	// Detailed reports whether the caller of r may see the checks; nil
+	// shows them to every caller.
+	Detailed func(r *http.Request) bool
 }
 
 // checkResult is one entry of the /readyz body.
@@ -35,9 +45,16 @@ type checkResult struct {
 
 // Register mounts the endpoints on mux.
 func (h *Health) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /healthz", h.serveLive)
-	mux.HandleFunc("GET /readyz", h.serveReady)
+	mux.Handle("GET /healthz", h.LiveHandler())
+	mux.Handle("GET /readyz", h.ReadyHandler())
 }
+
+// LiveHandler serves /healthz.
+func (h *Health) LiveHandler() http.Handler { return http.HandlerFunc(h.serveLive) }
+
+// ReadyHandler serves /readyz. Whatever authenticates its callers goes in
+// front of it, so that Detailed finds the caller in the request.
+func (h *Health) ReadyHandler() http.Handler { return http.HandlerFunc(h.serveReady) }
 
 func (h *Health) serveLive(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -80,6 +97,10 @@ func (h *Health) serveReady(w http.ResponseWriter, r *http.Request) {
 		if res.Status != "ok" {
 			status, code = "not_ready", http.StatusServiceUnavailable
 		}
+	}
+	if h.Detailed != nil && !h.Detailed(r) {
+		writeJSON(w, code, map[string]any{"status": status})
+		return
 	}
 	writeJSON(w, code, map[string]any{"status": status, "checks": results})
 }

@@ -171,7 +171,12 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return errorResult("%s %s: %v", op.method, op.path, redactErr(err)), nil
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, p.src.MaxResponseBytes+1))
+	limit, setting := p.src.MaxResponseBytes, "max_response_bytes"
+	if m := p.opts.MaxResultBytes; m > 0 && m < limit {
+		limit, setting = m, "limits.max_result_bytes"
+	}
+	// Not read past the limit: the rest is dropped with the connection.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return errorResult("%s %s: the answer did not end within %s", op.method, op.path, p.src.Timeout), nil
@@ -199,8 +204,8 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		// Only the start is quoted, so a long error body is no error.
 		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), shortBody(body)), nil
 	}
-	if int64(len(body)) > p.src.MaxResponseBytes {
-		return errorResult("%s %s: the answer is larger than the limit of %d bytes (max_response_bytes)", op.method, op.path, p.src.MaxResponseBytes), nil
+	if int64(len(body)) > limit {
+		return errorResult("%s %s: the answer is larger than the limit of %d bytes (%s)", op.method, op.path, limit, setting), nil
 	}
 	return op.result(resp.Header.Get("Content-Type"), body), nil
 }

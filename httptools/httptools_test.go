@@ -62,9 +62,15 @@ type stack struct {
 
 func newStack(t *testing.T, srcs ...httptools.Source) *stack {
 	t.Helper()
+	return newStackWith(t, httptools.Options{}, srcs...)
+}
+
+// newStackWith is newStack with the sources' options.
+func newStackWith(t *testing.T, opts httptools.Options, srcs ...httptools.Source) *stack {
+	t.Helper()
 	ctx := context.Background()
 	r := router.New(router.Options{})
-	s := httptools.NewSources(r, httptools.Options{})
+	s := httptools.NewSources(r, opts)
 	for _, src := range srcs {
 		if err := s.Add(ctx, src); err != nil {
 			t.Fatalf("add %s: %v", src.Name, err)

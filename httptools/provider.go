@@ -56,6 +56,11 @@ type Options struct {
 	// ReadFile reads OpenAPI documents given as paths; nil means
 	// os.ReadFile.
 	ReadFile func(string) ([]byte, error)
+	// MaxResultBytes bounds every source's answers above its own
+	// max_response_bytes: the smaller one applies (the server's
+	// limits.max_result_bytes, which bounds every upstream answer). Zero:
+	// each source's own alone.
+	MaxResultBytes int64
 }
 
 func (o Options) withDefaults() Options {

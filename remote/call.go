@@ -157,6 +157,7 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			cs = ps.cs
 		}
 		c := u.calls.begin(ctx, req)
+		start := time.Now()
 		params := &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments}
 		if c.upstreamToken != "" {
 			params.SetProgressToken(c.upstreamToken)
@@ -198,6 +199,12 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 		}
 		if rpcErr := upstreamError(err); rpcErr != nil {
 			return nil, rpcErr
+		}
+		if u.tooLargeSince(start) {
+			// The session's stream (legacy SSE, stdio) was cut at a
+			// message over the bound, the answer to this call most
+			// likely; the session is being re-established.
+			return nil, streamCut(u.cfg.Name, u.maxResultBytes())
 		}
 		if ctx.Err() != nil {
 			return nil, u.contextError(ctx, "waiting for the answer")

@@ -191,15 +191,10 @@ func (u *upstream) openPrincipalSession(ctx context.Context, principal string, p
 	defer close(ps.ready)
 	client, tr := u.oauthClient(principal)
 	ps.tr = tr
-	client = &http.Client{
-		Transport:     taskRoundTripper{base: noteCountingRoundTripper{base: client.Transport, read: &u.notesRead}},
-		CheckRedirect: client.CheckRedirect,
-	}
 	u.mu.Lock()
 	version := u.st.ProtocolVersion
 	u.mu.Unlock()
-	t := &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}
-	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := u.client.Connect(ctx, u.streamableTransport(client), &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if authErr := tr.takeAuthErr(); authErr != nil {
 			ps.err = authErr

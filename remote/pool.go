@@ -106,6 +106,11 @@ type Options struct {
 	// StateHistory is how many state transitions [Pool.History] keeps per
 	// upstream (default DefaultStateHistory).
 	StateHistory int
+	// MaxResultBytes bounds one message of an upstream, the answer to a
+	// call above all (default [DefaultMaxResultBytes]): past it the answer
+	// is not read further and the call fails with a JSON-RPC error
+	// (-32603) that names the limit (limit.go).
+	MaxResultBytes int64
 }
 
 // DefaultStateHistory is the default of [Options.StateHistory].
@@ -151,6 +156,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StateHistory <= 0 {
 		o.StateHistory = DefaultStateHistory
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
 	}
 	return o
 }

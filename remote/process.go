@@ -2,12 +2,17 @@ package remote
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,9 +72,86 @@ func (u *upstream) newProcess() (*process, error) {
 
 // transport starts the process on Connect. Closing the session closes the
 // child's stdin, waits, sends SIGTERM, then SIGKILL, and reaps it (the
-// shutdown sequence of the MCP stdio transport).
-func (p *process) transport() mcp.Transport {
-	return &mcp.CommandTransport{Command: p.cmd, TerminateDuration: stopGrace}
+// shutdown sequence of the MCP stdio transport). It is go-sdk's
+// CommandTransport, but for the bound on one message, which that one fixes
+// at 16 MiB: a line of the child's output longer than limit is not read;
+// the session ends there (limit.go), and the time is recorded in tooLarge.
+func (p *process) transport(limit int64, tooLarge *atomic.Int64) mcp.Transport {
+	return &commandTransport{cmd: p.cmd, limit: limit, tooLarge: tooLarge}
+}
+
+// commandTransport is [process.transport].
+type commandTransport struct {
+	cmd      *exec.Cmd
+	limit    int64
+	tooLarge *atomic.Int64
+}
+
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	pipes := &mcp.IOTransport{
+		// The session is closed by closing stdin (childStdin), not stdout.
+		Reader: readCloser{Reader: &limitedMessages{r: stdout, limit: t.limit, tooLarge: t.tooLarge}, Closer: nopCloser{}},
+		Writer: &childStdin{cmd: t.cmd, stdin: stdin},
+		// limitedMessages cuts first; go-sdk's own bound stays above it.
+		MaxLineLength: int(t.limit + eventSizeSlack),
+	}
+	return pipes.Connect(ctx)
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+// childStdin is the child's stdin; closing it stops the child, as go-sdk's
+// CommandTransport does: close stdin and wait stopGrace for the child to
+// exit, then SIGTERM and wait again, then SIGKILL.
+type childStdin struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+func (s *childStdin) Write(p []byte) (int, error) { return s.stdin.Write(p) }
+
+func (s *childStdin) Close() error {
+	if err := s.stdin.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	wait := func() (error, bool) {
+		select {
+		case err := <-exited:
+			return err, true
+		case <-time.After(stopGrace):
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := s.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return fmt.Errorf("the stdio upstream's process does not exit")
 }
 
 func (p *process) pid() int {

@@ -69,12 +69,22 @@ func (u *upstream) callOnce(ctx context.Context, cs *mcp.ClientSession, params *
 // on the same session.
 var rawSeq atomic.Uint64
 
-// maxRawMessage bounds one message read on the raw path: go-sdk's bound
-// for one event, so that a result either path refuses is the same.
-var maxRawMessage = mcp.DefaultMaxEventSize
+// rawBuffers pools the buffers the raw path reads events into, and
+// rawBodies those it reads JSON bodies into; putRaw keeps only the small
+// ones, so that one large answer does not stay in memory for good.
+var (
+	rawBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	rawBodies  = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+)
 
-// rawBuffers pools the buffers the raw path reads answers into.
-var rawBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// maxPooledRaw is the largest buffer kept in rawBuffers or rawBodies.
+const maxPooledRaw = 1 << 20
+
+func putRawBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledRaw {
+		rawBuffers.Put(b)
+	}
+}
 
 var rawReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
@@ -147,7 +157,7 @@ func (u *upstream) rawToolCall(ctx context.Context, cs *mcp.ClientSession, param
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		answer, err = u.rawStream(ctx, cs, proto, resp.Body, want)
 	} else {
-		answer, err = rawJSONBody(resp.Body, want)
+		answer, err = u.rawJSONBody(resp.Body, want)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -232,20 +242,27 @@ func rawPlain(result json.RawMessage) bool {
 	return !shape.IsError && (shape.ResultType == "" || shape.ResultType == "complete") && shape.InputRequests == nil && shape.Task == nil
 }
 
-// rawJSONBody reads a JSON response body, which holds the answer.
-func rawJSONBody(body io.Reader, want []byte) (*rawMessage, error) {
-	buf := rawBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer rawBuffers.Put(buf)
-	n, err := buf.ReadFrom(io.LimitReader(body, int64(maxRawMessage)+1))
+// rawJSONBody reads a JSON response body, which holds the answer, within
+// the bound on answers (limit.go): a longer one is not read further (the
+// caller closes the body) and is refused.
+func (u *upstream) rawJSONBody(body io.Reader, want []byte) (*rawMessage, error) {
+	limit := u.maxResultBytes()
+	pooled := rawBodies.Get().(*[]byte)
+	data, over, err := readUpTo(body, limit, *pooled)
+	defer func() {
+		if cap(data) <= maxPooledRaw {
+			*pooled = data[:0]
+			rawBodies.Put(pooled)
+		}
+	}()
+	if over {
+		return nil, resultTooLarge(u.cfg.Name, limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tools/call: reading the answer: %w", err)
 	}
-	if n > int64(maxRawMessage) {
-		return nil, fmt.Errorf("tools/call: the answer is larger than %d bytes", maxRawMessage)
-	}
 	msg := new(rawMessage)
-	if err := json.Unmarshal(buf.Bytes(), msg); err != nil {
+	if err := json.Unmarshal(data, msg); err != nil {
 		return nil, fmt.Errorf("tools/call: the answer is not JSON-RPC: %v", err)
 	}
 	if !bytes.Equal(msg.ID, want) {
@@ -255,18 +272,23 @@ func rawJSONBody(body io.Reader, want []byte) (*rawMessage, error) {
 }
 
 // rawStream reads an event stream up to the answer with id want, handling
-// the upstream's notifications and requests before it, in order. After the
-// answer the rest of the stream (its end, normally) is read for up to
-// drainGrace, so that the connection is reused.
+// the upstream's notifications and requests before it, in order, each event
+// within the bound on answers (limit.go). After the answer the rest of the
+// stream (its end, normally) is read for up to drainGrace, so that the
+// connection is reused.
 func (u *upstream) rawStream(ctx context.Context, cs *mcp.ClientSession, proto string, body io.ReadCloser, want []byte) (*rawMessage, error) {
+	limit := int(u.maxResultBytes())
 	br := rawReaders.Get().(*bufio.Reader)
 	br.Reset(body)
 	defer func() { br.Reset(nil); rawReaders.Put(br) }()
 	data := rawBuffers.Get().(*bytes.Buffer)
 	data.Reset()
-	defer rawBuffers.Put(data)
+	defer putRawBuffer(data)
 	for {
-		line, err := rawLine(br)
+		line, err := rawLine(br, limit)
+		if errors.Is(err, errResultTooLarge) {
+			return nil, resultTooLarge(u.cfg.Name, int64(limit))
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, fmt.Errorf("tools/call: the upstream ended the stream without answering")
@@ -279,8 +301,8 @@ func (u *upstream) rawStream(ctx context.Context, cs *mcp.ClientSession, proto s
 					data.WriteByte('\n')
 				}
 				data.Write(bytes.TrimPrefix(v, []byte(" ")))
-				if data.Len() > maxRawMessage {
-					return nil, fmt.Errorf("tools/call: an event of the answer is larger than %d bytes", maxRawMessage)
+				if data.Len() > limit {
+					return nil, resultTooLarge(u.cfg.Name, int64(limit))
 				}
 			}
 			continue
@@ -310,15 +332,15 @@ func (u *upstream) rawStream(ctx context.Context, cs *mcp.ClientSession, proto s
 }
 
 // rawLine reads one line of an event stream without its line ending, with
-// lines longer than the reader's buffer joined, and bounded by
-// maxRawMessage.
-func rawLine(br *bufio.Reader) ([]byte, error) {
+// lines longer than the reader's buffer joined, and bounded by limit
+// (errResultTooLarge).
+func rawLine(br *bufio.Reader, limit int) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		long := append([]byte(nil), line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(long) > maxRawMessage {
-				return nil, fmt.Errorf("an event line is larger than %d bytes", maxRawMessage)
+			if len(long) > limit {
+				return nil, errResultTooLarge
 			}
 			line, err = br.ReadSlice('\n')
 			long = append(long, line...)

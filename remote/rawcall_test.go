@@ -58,13 +58,16 @@ outer:
 }
 
 // rawEnv is an env with one streamable upstream (the fixture) whose POSTs
-// are logged, and the router's options as given.
-func rawEnv(t *testing.T, ropts router.Options) (*env, *fixture, *postLog) {
+// are logged, and the router's options as given; set changes the pool's.
+func rawEnv(t *testing.T, ropts router.Options, set ...func(*Options)) (*env, *fixture, *postLog) {
 	t.Helper()
 	logs := &syncBuffer{}
 	ropts.Version = "test"
 	r := router.New(ropts)
 	opts := fastOptions()
+	for _, f := range set {
+		f(&opts)
+	}
 	opts.Registry = r
 	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p := NewPool(opts)
@@ -247,14 +250,11 @@ func TestRawCallMapsUpstreamErrors(t *testing.T) {
 	}
 }
 
-// TestRawCallOversizedResult: an answer over the bound (go-sdk's 16 MiB
-// per event) fails the call with a message that says so, and the next call
-// works. The test lowers the bound.
+// TestRawCallOversizedResult: an answer over the bound (Options.
+// MaxResultBytes) fails the call with a message that says so, and the next
+// call works. The test lowers the bound.
 func TestRawCallOversizedResult(t *testing.T) {
-	saved := maxRawMessage
-	maxRawMessage = 4096
-	t.Cleanup(func() { maxRawMessage = saved })
-	e, _, _ := rawEnv(t, router.Options{})
+	e, _, _ := rawEnv(t, router.Options{}, func(o *Options) { o.MaxResultBytes = 4096 })
 	cs := e.httpCaller(nil, callerVersion)
 	big := strings.Repeat("x", 8192)
 	if msg := errorText(t, cs, "up__echo", `{"text":"`+big+`"}`); !strings.Contains(msg, "larger than 4096 bytes") {

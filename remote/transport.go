@@ -32,14 +32,15 @@ func (u *upstream) transport(sessionCtx context.Context, stopSession context.Can
 			// The pool's own session carries the shared credential.
 			client, _ = u.oauthClient("")
 		}
+		return u.streamableTransport(client), nil, nil
+	case TransportSSE:
+		client := u.httpClient()
 		client = &http.Client{
-			Transport:     taskRoundTripper{base: noteCountingRoundTripper{base: client.Transport, read: &u.notesRead}},
+			Transport:     limitedEventStreams{base: client.Transport, limit: u.maxResultBytes(), tooLarge: &u.tooLarge},
 			CheckRedirect: client.CheckRedirect,
 		}
-		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}, nil, nil
-	case TransportSSE:
 		return taskCaptureTransport{inner: noteCountingTransport{read: &u.notesRead, inner: &sessionScopedTransport{
-			inner:       &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()},
+			inner:       &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: client, MaxEventSize: int(u.maxResultBytes() + eventSizeSlack)},
 			sessionCtx:  sessionCtx,
 			stopSession: stopSession,
 		}}}, nil, nil
@@ -48,9 +49,27 @@ func (u *upstream) transport(sessionCtx context.Context, stopSession context.Can
 		if err != nil {
 			return nil, nil, err
 		}
-		return taskCaptureTransport{inner: noteCountingTransport{inner: proc.transport(), read: &u.notesRead}}, proc, nil
+		return taskCaptureTransport{inner: noteCountingTransport{inner: proc.transport(u.maxResultBytes(), &u.tooLarge), read: &u.notesRead}}, proc, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", u.cfg.Transport)
+}
+
+// streamableTransport is go-sdk's streamable client transport over client,
+// with what the pool adds to its requests and responses: the bound on
+// answers (limit.go), the count of notifications (settle) and the capture
+// of task results (tasks.go).
+func (u *upstream) streamableTransport(client *http.Client) *mcp.StreamableClientTransport {
+	limited := answerLimitRoundTripper{base: client.Transport, limit: u.maxResultBytes(), upstream: u.cfg.Name}
+	return &mcp.StreamableClientTransport{
+		Endpoint: u.cfg.URL,
+		HTTPClient: &http.Client{
+			Transport:     taskRoundTripper{base: noteCountingRoundTripper{base: limited, read: &u.notesRead}},
+			CheckRedirect: client.CheckRedirect,
+		},
+		// Above the bound: answerLimitRoundTripper refuses an answer
+		// first, with a clear error; this bounds the standalone stream.
+		MaxEventSize: int(u.maxResultBytes() + eventSizeSlack),
+	}
 }
 
 // httpClient is the pool's pooled client with the upstream's headers added

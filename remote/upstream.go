@@ -71,6 +71,10 @@ type upstream struct {
 	// The HTTP client of the raw call path (rawcall.go), built once.
 	rawOnce sync.Once
 	rawHTTP *http.Client
+
+	// tooLarge is when (Unix ns) the session's stream was last cut at a
+	// message over the answer bound (limit.go); 0: never.
+	tooLarge atomic.Int64
 }
 
 func newUpstream(p *Pool, cfg Config, origin string) *upstream {

@@ -153,17 +153,51 @@ func (a *Authenticator) RequireScope(scope string) func(http.Handler) http.Handl
 	}
 }
 
-func (a *Authenticator) checkScope(w http.ResponseWriter, r *http.Request, scope string) bool {
+// RequireAnyScope is [Authenticator.RequireScope] for an endpoint that
+// several scopes open: a principal with any one of scopes goes through. A
+// refusal names them all in its message, and the first in the challenge's
+// scope, the one a client should ask for.
+func (a *Authenticator) RequireAnyScope(scopes ...string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a.checkScope(w, r, scopes...) {
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// AuthenticateIfPresented is [Authenticator.Authenticate] for an endpoint
+// that also answers callers without a credential, with less: a request
+// with no Authorization header goes to next with no principal in its
+// context (next decides what it may see), and one with a credential is
+// authenticated as by Authenticate, so that a bad credential is still
+// refused (401), never treated as none. Without credentials configured
+// every request is [Anonymous], as for Authenticate.
+func (a *Authenticator) AuthenticateIfPresented(next http.Handler) http.Handler {
+	authenticated := a.Authenticate(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.Configured() && len(r.Header.Values("Authorization")) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		authenticated.ServeHTTP(w, r)
+	})
+}
+
+func (a *Authenticator) checkScope(w http.ResponseWriter, r *http.Request, scopes ...string) bool {
 	p := agentsmcp.PrincipalFrom(r.Context())
 	if p == nil {
 		a.Refuse(w, r, &Error{Status: http.StatusUnauthorized, Hint: "none", Reason: "not authenticated"}, "")
 		return false
 	}
-	if !p.HasScope(scope) {
-		a.Refuse(w, r, &Error{Status: http.StatusForbidden, Hint: p.ID, Reason: "requires scope " + scope, presented: true}, scope)
-		return false
+	for _, s := range scopes {
+		if p.HasScope(s) {
+			return true
+		}
 	}
-	return true
+	a.Refuse(w, r, &Error{Status: http.StatusForbidden, Hint: p.ID, Reason: "requires scope " + strings.Join(scopes, " or "), presented: true}, scopes[0])
+	return false
 }
 
 // Refuse answers a refused request the way every endpoint does: the

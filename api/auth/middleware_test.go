@@ -184,38 +184,43 @@ func TestMiddlewareRefusals(t *testing.T) {
 }
 
 // Every combination of key scopes and endpoints: MCP needs mcp, admin
-// reads need admin:read, admin writes admin:write.
+// reads need admin:read, admin writes admin:write, /metrics metrics or
+// admin:read.
 func TestScopeMatrix(t *testing.T) {
-	grants := [][]string{{"mcp"}, {"admin:read"}, {"admin:write"}, {"admin:read", "admin:write"}, agentsmcp.Scopes}
+	grants := [][]string{{"mcp"}, {"admin:read"}, {"admin:write"}, {"admin:read", "admin:write"}, {"metrics"}, agentsmcp.Scopes}
 	var keys []Key
 	for i, g := range grants {
 		keys = append(keys, Key{Name: "k" + string(rune('0'+i)), Secret: "matrix-key-" + string(rune('0'+i)), Scopes: g})
 	}
-	a, err := New(Config{Keys: keys})
+	// Not the refusals per address: this test makes more than its burst.
+	a, err := New(Config{Keys: keys, FailureRate: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mcpEndpoint := a.Middleware(agentsmcp.ScopeMCP)(okHandler)
 	adminRead := a.Middleware(agentsmcp.ScopeAdminRead)(okHandler)
 	adminWrite := a.Middleware(agentsmcp.ScopeAdminWrite)(okHandler)
+	metrics := a.Authenticate(a.RequireAnyScope(agentsmcp.ScopeMetrics, agentsmcp.ScopeAdminRead)(okHandler))
 	endpoints := []struct {
 		name   string
 		h      http.Handler
 		method string
 		scope  string
+		also   string // another scope that opens it
 	}{
-		{"mcp POST", mcpEndpoint, http.MethodPost, "mcp"},
-		{"mcp GET", mcpEndpoint, http.MethodGet, "mcp"},
-		{"admin read GET", adminRead, http.MethodGet, "admin:read"},
-		{"admin read HEAD", adminRead, http.MethodHead, "admin:read"},
-		{"admin write POST", adminWrite, http.MethodPost, "admin:write"},
-		{"admin write PUT", adminWrite, http.MethodPut, "admin:write"},
-		{"admin write DELETE", adminWrite, http.MethodDelete, "admin:write"},
+		{"metrics GET", metrics, http.MethodGet, "metrics", "admin:read"},
+		{"mcp POST", mcpEndpoint, http.MethodPost, "mcp", ""},
+		{"mcp GET", mcpEndpoint, http.MethodGet, "mcp", ""},
+		{"admin read GET", adminRead, http.MethodGet, "admin:read", ""},
+		{"admin read HEAD", adminRead, http.MethodHead, "admin:read", ""},
+		{"admin write POST", adminWrite, http.MethodPost, "admin:write", ""},
+		{"admin write PUT", adminWrite, http.MethodPut, "admin:write", ""},
+		{"admin write DELETE", adminWrite, http.MethodDelete, "admin:write", ""},
 	}
 	for i, g := range grants {
 		for _, e := range endpoints {
 			want := http.StatusForbidden
-			if slices.Contains(g, e.scope) {
+			if slices.Contains(g, e.scope) || e.also != "" && slices.Contains(g, e.also) {
 				want = http.StatusOK
 			}
 			rec, _ := do(t, e.h, e.method, bearer(keys[i].Secret))
@@ -226,6 +231,42 @@ func TestScopeMatrix(t *testing.T) {
 				t.Errorf("key with %v on %s: challenge %q does not name %s", g, e.name, rec.Header().Get("WWW-Authenticate"), e.scope)
 			}
 		}
+	}
+}
+
+// AuthenticateIfPresented lets a request without a credential through
+// with no principal, authenticates one with a credential, and refuses a
+// bad credential rather than treating it as none.
+func TestAuthenticateIfPresented(t *testing.T) {
+	a, err := New(Config{Keys: []Key{{Name: "agent", Secret: mcpKey, Scopes: []string{"mcp"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := agentsmcp.PrincipalFrom(r.Context()); p != nil {
+			_, _ = w.Write([]byte(p.ID))
+			return
+		}
+		_, _ = w.Write([]byte("nobody"))
+	})
+	h := a.AuthenticateIfPresented(who)
+	if rec, _ := do(t, h, http.MethodGet, nil); rec.Code != http.StatusOK || rec.Body.String() != "nobody" {
+		t.Errorf("no credential: %d %q, want 200 nobody", rec.Code, rec.Body)
+	}
+	if rec, _ := do(t, h, http.MethodGet, bearer(mcpKey)); rec.Code != http.StatusOK || !strings.HasPrefix(rec.Body.String(), "key:") {
+		t.Errorf("a key: %d %q, want 200 and its principal", rec.Code, rec.Body)
+	}
+	for _, header := range []http.Header{bearer("wrong-key-0123456789"), {"Authorization": {"Basic x"}}, {"Authorization": {""}}} {
+		if rec, _ := do(t, h, http.MethodGet, header); rec.Code != http.StatusUnauthorized {
+			t.Errorf("%v: %d %q, want 401", header, rec.Code, rec.Body)
+		}
+	}
+	off, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := do(t, off.AuthenticateIfPresented(who), http.MethodGet, nil); rec.Body.String() != agentsmcp.AnonymousPrincipal {
+		t.Errorf("without keys: %q, want the anonymous principal", rec.Body)
 	}
 }
 

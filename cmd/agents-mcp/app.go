@@ -237,7 +237,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		TaskStore: m.tasks, LeaseOwner: a.executor.Owner() + "/bridge", LeaseTTL: cfg.TaskLeaseTTL,
 		HTTPTransport: httpTransport,
 		StateKey:      a.states.Key, StateTTL: a.states.TTL,
-		Credentials: credentialSource(a.credentials),
+		Credentials:    credentialSource(a.credentials),
+		MaxResultBytes: cfg.MaxResultBytes,
 	})
 	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
 	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in
@@ -266,7 +267,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
 	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger,
-		Auth: httpToolsAuth(a.credentials)})
+		Auth: httpToolsAuth(a.credentials), MaxResultBytes: cfg.MaxResultBytes})
 	addHTTPTools(ctx, a.httpTools, cfg.HTTPTools, logger)
 	a.sharedHTTPTools = httptools.NewSharedSources(a.httpTools, m.upstreamDefinitions, logger)
 	a.upstreams = remote.NewSharedUpstreams(a.pool, m.upstreamDefinitions, logger)

@@ -135,6 +135,34 @@ func (s *security) adminHTTP(h http.Handler) http.Handler {
 	return s.authn.Authenticate(s.limiter.Middleware(h))
 }
 
+// metricsHTTP wraps /metrics: with credentials configured, a credential
+// with scope metrics (a scraper's) or admin:read, then the caller's rate
+// limit; without, open, as everything is on loopback. Its series name
+// every tool and source, which a caller of the MCP endpoints alone may not
+// learn.
+func (s *security) metricsHTTP(h http.Handler) http.Handler {
+	if !s.authn.Configured() {
+		return s.authn.Authenticate(h)
+	}
+	return s.authn.Authenticate(s.authn.RequireAnyScope(agentsmcp.ScopeMetrics, agentsmcp.ScopeAdminRead)(s.limiter.Middleware(h)))
+}
+
+// readyHTTP wraps /readyz: open to probes, which send no credential and
+// get the status alone; a request with a credential is authenticated (a
+// bad one refused, 401), so that readinessDetailed can show the checks to
+// a caller with admin:read.
+func (s *security) readyHTTP(h http.Handler) http.Handler {
+	return s.authn.AuthenticateIfPresented(h)
+}
+
+// readinessDetailed reports whether the caller of r sees /readyz's checks
+// (database path, upstream and source names, failure reasons): a caller
+// with admin:read, as for the admin API's views of the same things; the
+// anonymous principal of a server without credentials has it.
+func (s *security) readinessDetailed(r *http.Request) bool {
+	return agentsmcp.PrincipalFrom(r.Context()).HasScope(agentsmcp.ScopeAdminRead)
+}
+
 // taskWritten turns a router record of tasks/update or tasks/cancel into
 // an audit entry: a write, like resume_task and cancel_task (ADR 0010, A7).
 func (s *security) taskWritten(c router.TaskWriteRecord) {

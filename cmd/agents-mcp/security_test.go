@@ -157,8 +157,10 @@ auth:
 		t.Errorf("the slow key was never limited with a Retry-After: %+v", got429)
 	}
 
-	// Metrics count the call.
-	mresp, err := http.Get(base + "/metrics")
+	// Metrics count the call (read with admin:read: keys are configured).
+	mreq, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	mreq.Header.Set("Authorization", "Bearer reader-key-0123456789")
+	mresp, err := http.DefaultClient.Do(mreq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,5 +307,104 @@ auth:
 	}
 	if len(entries) != 1 || entries[0].Target != "query_memory" || entries[0].Outcome != agentsmcp.AuditDenied {
 		t.Errorf("tool call entries in the store: %+v; want only the refusal", entries)
+	}
+}
+
+// TestServeReadinessAndMetricsNeedCredentials drives the real serve with
+// keys configured and an upstream that cannot be reached: /healthz and a
+// bare /readyz status stay open for probes, but the readiness checks (the
+// database path, the upstream's name and why it fails) and /metrics (every
+// tool name) need admin:read, or scope metrics for /metrics. Without keys
+// (loopback) everything stays open, as before.
+func TestServeReadinessAndMetricsNeedCredentials(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "agents-mcp.yaml")
+	if err := os.WriteFile(cfgFile, []byte(`
+upstreams:
+  - name: internal-billing
+    transport: streamable
+    url: http://127.0.0.1:1/mcp
+auth:
+  api_keys:
+    - {name: bot, key: bot-key-0123456789, scopes: [mcp]}
+    - {name: reader, key: reader-key-0123456789, scopes: [admin:read]}
+    - {name: scraper, key: scraper-key-0123456789, scopes: [metrics]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(dir, "data")
+	base, _, _, _ := startServe(t, nil, "--config", cfgFile, "--data-dir", dataDir)
+	get := func(path, key string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// The down upstream is named, with its failure, in the checks; a
+	// probe learns the status and nothing else.
+	internals := []string{"internal-billing", dataDir, "127.0.0.1:1", `"checks"`, "store_insight"}
+	if code, body := get("/healthz", ""); code != http.StatusOK {
+		t.Errorf("/healthz without a credential: %d %s", code, body)
+	}
+	for _, key := range []string{"", "bot-key-0123456789", "scraper-key-0123456789"} {
+		code, body := get("/readyz", key)
+		if code != http.StatusOK || strings.TrimSpace(body) != `{"status":"ready"}` {
+			t.Errorf("/readyz with %q: %d %s, want 200 {\"status\":\"ready\"} alone", key, code, body)
+		}
+		for _, s := range internals {
+			if strings.Contains(body, s) {
+				t.Errorf("/readyz with %q shows %q: %s", key, s, body)
+			}
+		}
+	}
+	if code, body := get("/readyz", "wrong-key-0123456789"); code != http.StatusUnauthorized {
+		t.Errorf("/readyz with a wrong key: %d %s, want 401", code, body)
+	}
+	if code, body := get("/readyz", "reader-key-0123456789"); code != http.StatusOK ||
+		!strings.Contains(body, "internal-billing") || !strings.Contains(body, `"checks"`) {
+		t.Errorf("/readyz with admin:read: %d %s, want 200 with the checks", code, body)
+	}
+
+	for key, want := range map[string]int{"": http.StatusUnauthorized, "wrong-key-0123456789": http.StatusUnauthorized, "bot-key-0123456789": http.StatusForbidden} {
+		code, body := get("/metrics", key)
+		if code != want {
+			t.Errorf("/metrics with %q: %d, want %d", key, code, want)
+		}
+		for _, s := range internals {
+			if strings.Contains(body, s) {
+				t.Errorf("/metrics with %q shows %q: %s", key, s, body)
+			}
+		}
+	}
+	for _, key := range []string{"reader-key-0123456789", "scraper-key-0123456789"} {
+		if code, body := get("/metrics", key); code != http.StatusOK || !strings.Contains(body, "agents_mcp_") {
+			t.Errorf("/metrics with %q: %d %.300s, want 200 and the metrics", key, code, body)
+		}
+	}
+	// A scraper's key reads /metrics and nothing more.
+	if code, _ := get("/admin/v1/upstreams", "scraper-key-0123456789"); code != http.StatusForbidden {
+		t.Errorf("the admin API with scope metrics: %d, want 403", code)
+	}
+
+	// Without keys, on loopback: open, with the details, as before.
+	open, _, _, _ := startServe(t, nil)
+	for _, path := range []string{"/readyz", "/metrics"} {
+		resp, err := http.Get(open + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || path == "/readyz" && !strings.Contains(string(b), `"checks"`) {
+			t.Errorf("%s without keys: %d %.300s, want 200 with the details", path, resp.StatusCode, b)
+		}
 	}
 }

@@ -78,7 +78,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		mux.Handle(p, mcpHTTP)
 	}
 	sec.authn.RegisterMetadata(mux)
-	mux.Handle("GET /metrics", a.metrics.Handler())
+	mux.Handle("GET /metrics", sec.metricsHTTP(a.metrics.Handler()))
 	// The admin API checks the scope of each route itself.
 	mux.Handle(admin.Prefix+"/", sec.adminHTTP(a.adminAPI(logger)))
 	// The console's static files need no credential: the person signs in
@@ -106,8 +106,10 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 			"database":     a.memory.storeCheck,
 			"vector_index": a.memory.indexCheck,
 		},
+		Detailed: sec.readinessDetailed,
 	}
-	health.Register(mux)
+	mux.Handle("GET /healthz", health.LiveHandler())
+	mux.Handle("GET /readyz", sec.readyHTTP(health.ReadyHandler()))
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -19,7 +19,8 @@
 //      is told 404, as for an unknown session;
 //   5. the slow key: after its burst of 2 every request gets 429 with Retry-After, and the SDK
 //      surfaces the error (mid-session on /mcp, at connect on /sse);
-//   6. /metrics, open without a key, counts the store_insight calls and the refusals (6b: exactly);
+//   6. /metrics, read with a key of scope admin:read (keys are configured: without one it is 401, see
+//      security-limits.test.mjs), counts the store_insight calls and the refusals (6b: exactly);
 //   7. every answer, refused or not, and every answer the SDK clients received, carries
 //      X-Request-Id; a valid id sent by the client is echoed, an invalid one replaced;
 //   8. SIGTERM: the server exits 0, its log is JSON and holds no key.
@@ -248,7 +249,7 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
         readyMs: 30_000,
       });
       base = agents.base;
-      metricsBefore = (await raw(base, '/metrics')).text;
+      metricsBefore = (await raw(base, '/metrics', { key: KEYS.reader })).text;
     },
     { timeout: 40_000 },
   );
@@ -437,8 +438,8 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
     assert.equal(fine.status, 200, show(fine));
   });
 
-  test('6. /metrics needs no key and counts the calls and the refusals', { timeout: 10_000 }, async () => {
-    const res = await raw(base, '/metrics');
+  test('6. /metrics, with an admin:read key, counts the calls and the refusals', { timeout: 10_000 }, async () => {
+    const res = await raw(base, '/metrics', { key: KEYS.reader });
     assert.equal(res.status, 200, show(res));
     const m = res.text;
     assert.equal(metric(m, 'agents_mcp_tool_calls_total', { tool: 'store_insight', outcome: 'ok' }), storeInsightCalls, 'store_insight calls');
@@ -460,11 +461,11 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
   });
 
   test('6b. raw refusals are counted exactly', { timeout: 10_000 }, async () => {
-    const before = (await raw(base, '/metrics')).text;
+    const before = (await raw(base, '/metrics', { key: KEYS.reader })).text;
     for (let i = 0; i < 3; i++) await raw(base, '/mcp', { method: 'POST', body: initializeBody() });
     for (let i = 0; i < 2; i++) await raw(base, '/mcp', { method: 'POST', key: KEYS.wrong, body: initializeBody() });
     await raw(base, '/sse', { key: KEYS.reader, headers: { Accept: 'text/event-stream' } });
-    const now = (await raw(base, '/metrics')).text;
+    const now = (await raw(base, '/metrics', { key: KEYS.reader })).text;
     const delta = (reason) => metric(now, 'agents_mcp_auth_failures_total', { reason }) - (metric(before, 'agents_mcp_auth_failures_total', { reason }) ?? 0);
     assert.equal(delta('missing_credentials'), 3);
     assert.equal(delta('invalid_credentials'), 2);
@@ -475,7 +476,7 @@ describe('API keys over streamable HTTP and legacy SSE', { skip: !BIN && 'AGENTS
     const cases = [
       { what: '/healthz', path: '/healthz', want: 200 },
       { what: '/readyz', path: '/readyz', want: 200 },
-      { what: '/metrics', path: '/metrics', want: 200 },
+      { what: '/metrics', path: '/metrics', key: KEYS.reader, want: 200 },
       { what: 'POST /mcp, full key', method: 'POST', path: '/mcp', key: KEYS.full, body: initializeBody(), want: 200 },
       { what: 'GET /sse, full key', path: '/sse', key: KEYS.full, headers: { Accept: 'text/event-stream' }, want: 200 },
       { what: 'POST /messages, full key, unknown session', method: 'POST', path: '/messages?sessionId=e2e-no-such-session', key: KEYS.full, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' },

@@ -233,7 +233,8 @@ describe('security: a flood of wrong keys (finding 6)', () => {
   after(() => close(flood), { timeout: 20_000 });
 
   const failureCount = async (base) => {
-    const m = (await raw(base, '/metrics')).text;
+    // Keys are configured: /metrics needs one (admin:read or metrics), the full key has both.
+    const m = (await raw(base, '/metrics', { key: KEYS.full })).text;
     return m
       .split('\n')
       .filter((l) => l.startsWith('agents_mcp_auth_failures_total'))

@@ -21,7 +21,8 @@
 //   5. /admin/v1/audit (by requestId, principal, kind, target) holds the run_task call and the
 //      executor's store_insight call under the key's principal and the run_task request's id, with both
 //      secrets replaced by the redaction marker; neither secret is anywhere in the audit, nor in the log;
-//   6. /metrics, without a key, counts the two tool calls and the succeeded task;
+//   6. /metrics, with the key (keys are configured: without one it is 401), counts the two tool calls
+//      and the succeeded task;
 //   7. without a key, or with a wrong one, /admin/v1/learnings is 401 (and the refusal is audited);
 //      SIGTERM: exit 0, a JSON log without a secret.
 //
@@ -292,9 +293,11 @@ describe('the newcomer walkthrough: make run, a key, a task, learnings, audit, m
     assertNoSecret(agents.p.output(), "the server's log");
   });
 
-  test('6. /metrics, without a key: the tool calls and the succeeded task', { timeout: 20_000 }, async () => {
+  test('6. /metrics, with the key: the tool calls and the succeeded task', { timeout: 20_000 }, async () => {
     assert.ok(task, 'test 3 ran the task');
-    const res = await get(base, '/metrics');
+    const anonymous = await get(base, '/metrics');
+    assert.equal(anonymous.status, 401, `/metrics without a key: ${show(anonymous)}`);
+    const res = await get(base, '/metrics', KEY);
     assert.equal(res.status, 200, show(res));
     // A fresh server: exactly the one run_task call and the one step it ran.
     assert.equal(metric(res.text, 'agents_mcp_tool_calls_total', { tool: 'run_task', source: 'local', outcome: 'ok' }), 1, 'run_task calls');
@@ -306,7 +309,7 @@ describe('the newcomer walkthrough: make run, a key, a task, learnings, audit, m
     // Tasks by status are read from the store at most every few seconds: poll.
     await eventually(
       async () => {
-        const m = (await get(base, '/metrics')).text;
+        const m = (await get(base, '/metrics', KEY)).text;
         assert.equal(metric(m, 'agents_mcp_tasks', { status: 'succeeded' }), 1, 'agents_mcp_tasks{status="succeeded"}');
         for (const status of ['failed', 'running', 'pending', 'paused', 'cancelled']) assert.equal(metric(m, 'agents_mcp_tasks', { status }) ?? 0, 0, status);
       },

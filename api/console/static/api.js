@@ -57,11 +57,16 @@ export async function api(path, { method = 'GET', query, body, token } = {}) {
   return data;
 }
 
-// readiness fetches /readyz (no credential needed): the checks' details,
-// which include the vector index state. It answers 503 when a check fails,
-// with the same body, so the status is not an error here.
+// readiness fetches /readyz with the signed-in credential: the checks'
+// details, which include the vector index state, are shown only to a
+// credential with admin:read when the server has credentials (without one,
+// the body is the status alone). It answers 503 when a check fails, with the
+// same body, so the status is not an error here.
 export async function readiness() {
-  const res = await fetch('/readyz', { credentials: 'omit', cache: 'no-store' });
+  const headers = {};
+  const cred = credential.get();
+  if (cred) headers.Authorization = 'Bearer ' + cred;
+  const res = await fetch('/readyz', { headers, credentials: 'omit', cache: 'no-store' });
   try {
     return await res.json();
   } catch {

@@ -132,9 +132,13 @@ export async function eventually(fn, ms, what, every = 100) {
   }
 }
 
-/** GET base/readyz: { status, body }. */
-export async function readyz(base) {
-  const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5000) });
+/**
+ * GET base/readyz: { status, body }. With keys configured the checks are shown only to a key with
+ * scope admin:read (key); without one the body is the status alone.
+ */
+export async function readyz(base, key) {
+  const headers = key === undefined ? {} : { Authorization: `Bearer ${key}` };
+  const res = await fetch(`${base}/readyz`, { headers, signal: AbortSignal.timeout(5000) });
   return { status: res.status, body: await res.json() };
 }
 

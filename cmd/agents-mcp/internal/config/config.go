@@ -181,8 +181,12 @@ type Config struct {
 	// [MinUpstreamSyncInterval].
 	UpstreamSyncInterval time.Duration
 
-	Stateless       bool          // serve MCP without sessions
-	MaxBodyBytes    int64         // largest accepted request body, > 0
+	Stateless    bool  // serve MCP without sessions
+	MaxBodyBytes int64 // largest accepted request body, > 0
+	// MaxResultBytes bounds one answer of an upstream (limits.
+	// max_result_bytes): an MCP upstream's message, an HTTP tool's body.
+	// Past it the answer is refused and not read further.
+	MaxResultBytes  int64
 	ShutdownTimeout time.Duration // grace period for in-flight requests, >= 0
 	// AllowedOrigins (scheme://host[:port]) and AllowedHosts (host[:port])
 	// extend the DNS-rebinding protection beyond the listen address.
@@ -219,6 +223,7 @@ func Default() *Config {
 		Embedder:         DefaultEmbedder,
 		LLM:              DefaultLLM,
 		MaxBodyBytes:     DefaultMaxBodyBytes,
+		MaxResultBytes:   DefaultMaxResultBytes,
 		ShutdownTimeout:  DefaultShutdownTimeout,
 		LogLevel:         DefaultLogLevel,
 		JWT:              JWTConfig{ScopesClaim: auth.DefaultScopesClaim},

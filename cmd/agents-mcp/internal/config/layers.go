@@ -43,6 +43,7 @@ type fileConfig struct {
 	Egress          *fileEgress    `yaml:"egress"`
 	Memory          *fileMemory    `yaml:"memory"`
 	Quotas          *fileQuotas    `yaml:"quotas"`
+	Limits          *fileLimits    `yaml:"limits"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -121,6 +122,7 @@ var yamlSections = map[string]string{
 	"config.fileTasks":     "tasks",
 	"config.fileEgress":    "egress",
 	"config.fileMemory":    "memory",
+	"config.fileLimits":    "limits",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -264,6 +266,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	l.applyFileEgress(f)
 	l.applyFileMemory(f)
 	l.applyFileQuotas(f)
+	l.applyFileLimits(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -339,6 +342,7 @@ func (l *loader) applyEnv() {
 	l.applyEnvEgress()
 	l.applyEnvMemory()
 	l.applyEnvQuotas()
+	l.applyEnvLimits()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)

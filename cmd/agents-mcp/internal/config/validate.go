@@ -90,6 +90,7 @@ func (c *Config) validate() []error {
 	c.validateEgress(bad)
 	c.validateMemory(bad)
 	c.validateQuotas(bad)
+	c.validateLimits(bad)
 	if c.UpstreamSyncInterval < MinUpstreamSyncInterval {
 		bad("upstream_sync_interval", "must be at least %s, got %s", MinUpstreamSyncInterval, c.UpstreamSyncInterval)
 	}
