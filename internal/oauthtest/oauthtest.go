@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -259,4 +260,38 @@ func resolve(t testing.TB, base, ref string) string {
 		t.Fatalf("redirect from %s to %q", base, ref)
 	}
 	return b.ResolveReference(r).String()
+}
+
+// StartInProcess does what [Browser.Start] does for a person who opens
+// link and confirms, with agents-mcp's pages served by h in the test's
+// process (the link's host need not be reachable): it returns the
+// authorization server's URL the confirmation redirects to.
+func StartInProcess(t testing.TB, h http.Handler, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u.RequestURI(), nil))
+	p := &Page{Status: rec.Code, URL: link, Header: rec.Header(), Body: rec.Body.String()}
+	action, fields, ok := p.Form()
+	if p.Status != http.StatusOK || !ok {
+		t.Fatalf("the link's page %s: %d %s", link, p.Status, p.Body)
+	}
+	a, err := url.Parse(action)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, a.RequestURI(), strings.NewReader(fields.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for _, c := range rec.Result().Cookies() {
+		req.AddCookie(c)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("confirming %s: %d %s", link, rec.Code, rec.Body)
+	}
+	return rec.Header().Get("Location")
 }
