@@ -219,3 +219,32 @@ http_tools:
 		}
 	}
 }
+
+// TestServePublicOriginPassesRebindingProtection: behind a proxy that
+// rewrites Host, a browser on public_url posts the confirmation of an
+// authorization link with public_url's Origin, which is agents-mcp's own:
+// the Host/Origin check lets it through to the page's own checks, and
+// still refuses another site's.
+func TestServePublicOriginPassesRebindingProtection(t *testing.T) {
+	base, _, _, _ := startServe(t, map[string]string{"AGENTS_MCP_PUBLIC_URL": "https://agents.example.test"})
+	post := func(origin string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/start", strings.NewReader("flow=x&confirm=y"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	// The page's own refusal (no nonce cookie), in HTML: the check passed.
+	if code, body := post("https://agents.example.test"); code != http.StatusForbidden || !strings.Contains(body, "<!doctype html>") {
+		t.Errorf("public_url's origin: %d %s", code, body)
+	}
+	if code, body := post("https://evil.example"); code != http.StatusForbidden || !strings.Contains(body, "Origin") || strings.Contains(body, "<!doctype html>") {
+		t.Errorf("another origin: %d %s", code, body)
+	}
+}

@@ -56,7 +56,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		Stateless:      cfg.Stateless,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		AllowedHosts:   cfg.AllowedHosts,
-		AllowedOrigins: cfg.AllowedOrigins,
+		AllowedOrigins: publicOrigins(cfg),
 		Logger:         logger,
 		TaskHub:        a.taskHub,
 	}
@@ -139,8 +139,9 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 }
 
 // publicOrigins is the configured allowed origins plus the public URL's
-// own: pages agents-mcp serves there post back to it (the confirmation of
-// an authorization link), also through a proxy that rewrites Host.
+// own, which is agents-mcp's as browsers reach it: its pages post back to
+// it (the confirmation of an authorization link), also through a proxy
+// that rewrites Host, so that the request's own origin is not it.
 func publicOrigins(cfg *config.Config) []string {
 	origins := slices.Clone(cfg.AllowedOrigins)
 	if u, err := url.Parse(cfg.PublicURL); err == nil && cfg.PublicURL != "" && u.Host != "" {
