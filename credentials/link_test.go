@@ -202,7 +202,7 @@ func TestAuthorizationLinkSingleUse(t *testing.T) {
 // A link not opened in time is refused, and so is a flow whose person
 // took too long at the authorization server; nothing is stored.
 func TestAuthorizationLinkExpires(t *testing.T) {
-	e := newLinkEnv(t, credentials.Options{StateTTL: time.Second})
+	e := newLinkEnv(t, credentials.Options{StateTTL: 2 * time.Second})
 	alice := oauthtest.NewBrowser()
 
 	stale := e.link(t, "jwt:alice")
@@ -211,7 +211,7 @@ func TestAuthorizationLinkExpires(t *testing.T) {
 	if !ok {
 		t.Fatalf("the link's page: %d %s", page.Status, page.Body)
 	}
-	time.Sleep(1200 * time.Millisecond)
+	time.Sleep(2200 * time.Millisecond)
 	if page := alice.Get(t, stale); page.Status != http.StatusBadRequest || !strings.Contains(page.Body, "expired") {
 		t.Errorf("an expired link: %d %s", page.Status, page.Body)
 	}
@@ -220,7 +220,7 @@ func TestAuthorizationLinkExpires(t *testing.T) {
 	}
 
 	asURL := alice.Start(t, e.link(t, "jwt:alice"), e.agents.URL)
-	time.Sleep(1200 * time.Millisecond)
+	time.Sleep(2200 * time.Millisecond)
 	if page := alice.Get(t, asURL); page.Status != http.StatusBadRequest {
 		t.Errorf("a flow completed after it expired: %d %s", page.Status, page.Body)
 	}
