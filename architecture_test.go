@@ -57,6 +57,8 @@ var dependencyRules = []dependencyRule{
 		Why: "router, remote and api/telemetry share the test of whether spans go anywhere, so it depends on none of them"},
 	{From: "internal/oidctest", Leaf: true,
 		Why: "the test OpenID provider (zitadel/oidc, a test dependency) serves the tests of httptools, agents and cmd, so it depends on none of them"},
+	{From: "internal/oauthtest", Leaf: true,
+		Why: "the test authorization server and browser serve the tests of credentials, api/admin, remote and cmd, so it depends on none of them"},
 	{From: "internal/taskfixture", Leaf: true,
 		Why: "the test upstream of the Tasks extension serves the tests of remote and cmd, so it depends on none of them"},
 	{From: "credentials", Forbid: []string{"router", "remote", "api", "agents", "memory", "cmd"},

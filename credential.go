@@ -193,20 +193,34 @@ type CredentialFilter struct {
 	Principal *string
 }
 
-// OAuthState is an authorization-code flow under way: created when a
-// person is sent to the authorization server, taken (once) when the
-// browser comes back to /oauth/callback.
+// OAuthState is an authorization-code flow under way, in one of two
+// stages (ADR 0012 D2):
 //
-// Key is a hash of the state parameter, never the state itself, so that
-// a reader of the store cannot complete a flow. Verifier (the PKCE code
-// verifier) lives in memory only; a store keeps Sealed.
+//   - a link: created when a person is asked to authorize, its key the
+//     hash of the one-time token of the link agents-mcp gives out
+//     (<public_url>/oauth/start?flow=…). Binding is empty: no browser has
+//     taken it yet. The browser that opens the link and confirms takes it
+//     (once), and it becomes
+//   - a flow bound to that browser: its key the hash of the OAuth state
+//     parameter sent to the authorization server, Binding the hash of a
+//     random nonce that only that browser holds (in a cookie). The callback
+//     takes it (once) and completes it only for the browser whose cookie
+//     matches Binding.
+//
+// Keys are hashes, never the tokens themselves, so that a reader of the
+// store cannot start or complete a flow; Binding is a hash too, so that it
+// cannot forge the cookie. Verifier (the PKCE code verifier) lives in
+// memory only; a store keeps Sealed.
 type OAuthState struct {
 	Key          string
 	CredentialID string // the credential that holds the client
 	Principal    string // the principal the tokens will serve
-	Verifier     string `json:"-"`
-	Sealed       string `json:"-"`
-	ExpiresAt    time.Time
+	// Binding is the hash of the nonce of the browser the flow is bound
+	// to; empty for a link no browser has taken yet.
+	Binding   string
+	Verifier  string `json:"-"`
+	Sealed    string `json:"-"`
+	ExpiresAt time.Time
 }
 
 // CredentialService stores credentials and the authorization flows under
@@ -232,6 +246,9 @@ type CredentialService interface {
 	DeleteCredential(ctx context.Context, id string) error
 	// CreateOAuthState stores s; ECONFLICT when its Key exists.
 	CreateOAuthState(ctx context.Context, s *OAuthState) error
+	// FindOAuthState returns the state of key without removing it:
+	// ENOTFOUND when there is none, or when it expired before now.
+	FindOAuthState(ctx context.Context, key string, now time.Time) (*OAuthState, error)
 	// TakeOAuthState removes the state of key and returns it, once:
 	// ENOTFOUND when there is none, or when it expired before now.
 	TakeOAuthState(ctx context.Context, key string, now time.Time) (*OAuthState, error)

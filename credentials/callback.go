@@ -1,60 +1,75 @@
 package credentials
 
 import (
-	"html/template"
 	"net/http"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>agents-mcp: {{.Title}}</title></head>
-<body><h1>{{.Title}}</h1><p>{{.Text}}</p></body></html>
-`))
-
-// ServeHTTP serves CallbackPath: the browser that a person sent to the
-// authorization server comes back with ?state=…&code=… (or ?error=…). It
-// needs no agents-mcp credential: the state, single use and bound to the
-// principal that started the flow, is the proof. The page never shows the
-// code or a token.
-func (m *Manager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
+// serveCallback serves GET CallbackPath: the browser that a person sent to
+// the authorization server comes back with ?state=…&code=… (or ?error=…).
+// The flow of the state is taken whatever follows, so that it cannot be
+// completed later; it completes only when this browser holds the nonce the
+// flow is bound to (set when the person confirmed on the link's page), else
+// the page says that it must be completed in the browser that started it
+// and nothing is stored. So an authorization server's URL handed to
+// another person, or a callback URL handed back, completes nothing.
+func (m *Manager) serveCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	page := func(status int, title, text string) {
-		w.WriteHeader(status)
-		_ = callbackPage.Execute(w, struct{ Title, Text string }{title, text})
-	}
-	state, code := q.Get("state"), q.Get("code")
-	if e := q.Get("error"); e != "" {
-		// Consume the state, so that the flow cannot be completed later.
-		if state != "" {
-			_, _ = m.opts.Store.TakeOAuthState(r.Context(), stateKey(state), time.Now())
+	state, code, oauthErr := q.Get("state"), q.Get("code"), q.Get("error")
+	if state == "" {
+		if oauthErr != "" {
+			writePage(w, http.StatusBadRequest, page{Title: "Authorization refused", Paragraphs: []string{
+				"The authorization server answered: " + oauthErrorCode(oauthErr) + ". Start again from the link of the tool."}})
+			return
 		}
-		page(http.StatusBadRequest, "Authorization refused", "The authorization server answered: "+oauthErrorCode(e)+". Start again from the link of the tool.")
+		writePage(w, http.StatusBadRequest, page{Title: "Authorization incomplete", Paragraphs: []string{"The request has no state or no code."}})
 		return
 	}
-	if state == "" || code == "" {
-		page(http.StatusBadRequest, "Authorization incomplete", "The request has no state or no code.")
+	st, err := m.opts.Store.TakeOAuthState(r.Context(), stateKey(state), time.Now())
+	switch {
+	case agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND:
+		writePage(w, http.StatusBadRequest, page{Title: "Authorization expired", Paragraphs: []string{textUnknownLink}})
+		return
+	case err != nil:
+		m.opts.Logger.ErrorContext(r.Context(), "oauth callback", "err", err)
+		writePage(w, http.StatusServiceUnavailable, page{Title: "Authorization unavailable", Paragraphs: []string{agentsmcp.ErrorMessage(err)}})
 		return
 	}
-	c, err := m.Complete(r.Context(), state, code)
+	nonce := m.browserNonce(r)
+	if st.Binding == "" || nonce == "" || !sameBinding(binding(nonce), st.Binding) {
+		// Another browser than the one that confirmed: the attack of a
+		// forwarded link (or a flow started before the binding existed).
+		m.opts.Logger.WarnContext(r.Context(), "oauth callback refused: the browser did not start the flow",
+			"principal", st.Principal, "credential", st.CredentialID)
+		writePage(w, http.StatusForbidden, page{Title: "Authorization refused: another browser", Paragraphs: []string{textNoNonce}})
+		return
+	}
+	if oauthErr != "" {
+		writePage(w, http.StatusBadRequest, page{Title: "Authorization refused", Paragraphs: []string{
+			"The authorization server answered: " + oauthErrorCode(oauthErr) + ". Start again from the link of the tool."}})
+		return
+	}
+	if code == "" {
+		writePage(w, http.StatusBadRequest, page{Title: "Authorization incomplete", Paragraphs: []string{"The request has no state or no code."}})
+		return
+	}
+	c, err := m.complete(r.Context(), st, code)
 	switch agentsmcp.ErrorCode(err) {
 	case "":
-		page(http.StatusOK, "Authorized", "agents-mcp may now call "+c.Integration+" for you. You can close this window and retry.")
+		m.opts.Logger.InfoContext(r.Context(), "oauth authorization completed", "integration", c.Integration, "principal", st.Principal)
+		writePage(w, http.StatusOK, page{Title: "Authorized", Paragraphs: []string{
+			"agents-mcp may now call " + c.Integration + " with your account, for " + m.describePrincipal(st.Principal) +
+				". You can close this window and retry."}})
 	case agentsmcp.ENOTFOUND:
-		page(http.StatusBadRequest, "Authorization expired", "This authorization link is unknown, used or expired. Start again from the link of the tool.")
+		writePage(w, http.StatusBadRequest, page{Title: "Authorization expired", Paragraphs: []string{
+			"The integration of this authorization is no longer configured."}})
 	case agentsmcp.EUNAUTHORIZED:
-		page(http.StatusBadGateway, "Authorization failed", agentsmcp.ErrorMessage(err))
+		writePage(w, http.StatusBadGateway, page{Title: "Authorization failed", Paragraphs: []string{agentsmcp.ErrorMessage(err)}})
 	default:
 		m.opts.Logger.ErrorContext(r.Context(), "oauth callback", "err", err)
-		page(http.StatusBadGateway, "Authorization failed", agentsmcp.ErrorMessage(err))
+		writePage(w, http.StatusBadGateway, page{Title: "Authorization failed", Paragraphs: []string{agentsmcp.ErrorMessage(err)}})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 )
 
 // loopbackClient dials itself, which opts out of go-sdk's refusal of
@@ -22,7 +23,7 @@ func loopbackClient() *http.Client {
 }
 
 func TestDiscoverProtectedMCPServer(t *testing.T) {
-	issuer := startMockAS(t)
+	issuer := oauthtest.StartMockAS(t).Issuer
 	s := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
 	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	var srv *httptest.Server

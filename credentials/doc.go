@@ -9,13 +9,18 @@
 //   - client credentials (OAuth 2.0): fetched from the token endpoint when
 //     missing or about to expire, cached (sealed) in the credential;
 //   - authorization code with PKCE (OAuth 2.1): a person authorizes in a
-//     browser. [Manager.StartAuthorization] stores the flow's state (a
-//     hash of the state parameter, bound to the principal and to the PKCE
-//     verifier, sealed, single use, expiring) and returns the
-//     authorization server's URL; [Manager.ServeHTTP] completes it at
-//     /oauth/callback, storing the tokens in a credential of that
-//     principal. Tokens are refreshed with the refresh token; a refused
-//     refresh asks the person again.
+//     browser. [Manager.StartAuthorization] stores a link (a hash of its
+//     one-time token, bound to the principal and to the PKCE verifier,
+//     sealed, expiring) and returns agents-mcp's own URL of it, never the
+//     authorization server's. [Manager.ServeHTTP] serves that link: a
+//     page naming the principal who will receive the account; confirming
+//     it takes the link once, binds a new OAuth state to a nonce in a
+//     cookie of that browser, and sends the browser to the authorization
+//     server. The callback (/oauth/callback) takes the state once and
+//     completes the flow only in the browser holding the nonce, storing
+//     the tokens in a credential of that principal; in any other browser
+//     it stores nothing. Tokens are refreshed with the refresh token; a
+//     refused refresh asks the person again.
 //
 // When a person must act (no credential, no authorization yet, a refused
 // token), the error wraps an [*agentsmcp.AuthorizationRequired] that names

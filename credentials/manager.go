@@ -28,8 +28,17 @@ type Store interface {
 	UpdateSecret(ctx context.Context, id string, sec *agentsmcp.CredentialSecret) error
 }
 
-// CallbackPath is where authorization servers send the browser back.
-const CallbackPath = "/oauth/callback"
+// The paths a person's browser visits, under the public URL (see
+// [Manager.ServeHTTP]).
+const (
+	// StartPath is the authorization link agents-mcp gives out: it names
+	// the principal who will receive the account, binds the flow to the
+	// browser that confirms, and sends that browser to the authorization
+	// server.
+	StartPath = "/oauth/start"
+	// CallbackPath is where authorization servers send the browser back.
+	CallbackPath = "/oauth/callback"
+)
 
 // Defaults of [Options].
 const (
@@ -48,9 +57,14 @@ type Options struct {
 	// BaseURL is agents-mcp's public URL, as browsers reach it: the
 	// redirect URI is BaseURL + CallbackPath.
 	BaseURL string
-	// StateTTL bounds how long a person has to complete an authorization.
+	// StateTTL bounds how long an authorization link may wait to be
+	// opened, and then how long the person has to sign in.
 	StateTTL time.Duration
-	Logger   *slog.Logger
+	// PrincipalName returns the display name of a principal ID (the name
+	// of an API key in the configuration), or "": the page of a link names
+	// the principal who will receive the account. nil: IDs only.
+	PrincipalName func(id string) string
+	Logger        *slog.Logger
 }
 
 // Manager resolves credentials and runs the OAuth flows. It is safe for
@@ -227,44 +241,60 @@ func (m *Manager) config(c *agentsmcp.Credential) *oauth2.Config {
 }
 
 // StartAuthorization begins an authorization-code flow for principal on
-// integration and returns the URL to send the person to. The flow's state
-// is stored hashed, bound to principal and to the PKCE verifier (sealed),
-// for StateTTL, and is good for one callback.
+// integration and returns the link to give that person:
+// BaseURL + StartPath + "?flow=<token>". The token is random, good for one
+// use within StateTTL, and stored only hashed, bound to principal, to the
+// credential that holds the client and to a PKCE verifier (sealed).
+//
+// The link is not the authorization server's URL: a person who opens it
+// sees which principal will receive the account and confirms, and only
+// then is the browser that confirmed sent to the authorization server,
+// with an OAuth state bound to a nonce in a cookie of that browser
+// ([Manager.ServeHTTP]). So an authorization server's URL passed to
+// another person completes nothing.
 func (m *Manager) StartAuthorization(ctx context.Context, integration, principal string) (string, error) {
 	c, err := m.client(ctx, integration, principal)
 	if err != nil {
 		return "", err
 	}
-	state := rand.Text()
-	verifier := oauth2.GenerateVerifier()
-	err = m.opts.Store.CreateOAuthState(ctx, &agentsmcp.OAuthState{Key: stateKey(state), CredentialID: c.ID,
-		Principal: principal, Verifier: verifier, ExpiresAt: time.Now().Add(m.opts.StateTTL)})
+	token := rand.Text()
+	err = m.opts.Store.CreateOAuthState(ctx, &agentsmcp.OAuthState{Key: linkKey(token), CredentialID: c.ID,
+		Principal: principal, Verifier: oauth2.GenerateVerifier(), ExpiresAt: time.Now().Add(m.opts.StateTTL)})
 	if err != nil {
 		return "", err
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
+	return m.opts.BaseURL + StartPath + "?" + url.Values{flowParam: {token}}.Encode(), nil
+}
+
+// authCodeURL is the authorization server's URL of the flow st, whose
+// client is c, with the OAuth state parameter state.
+func (m *Manager) authCodeURL(c *agentsmcp.Credential, st *agentsmcp.OAuthState, state string) string {
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(st.Verifier)}
 	if c.Settings.Resource != "" {
 		opts = append(opts, oauth2.SetAuthURLParam("resource", c.Settings.Resource))
 	}
-	return m.config(c).AuthCodeURL(state, opts...), nil
+	return m.config(c).AuthCodeURL(state, opts...)
 }
 
-// stateKey is how a state parameter is stored: its SHA-256, so that a
-// reader of the store cannot complete a flow.
-func stateKey(state string) string {
-	sum := sha256.Sum256([]byte(state))
+// The keys under which the store keeps the two stages of a flow: hashes
+// (SHA-256) of the link's token and of the OAuth state parameter, so that
+// a reader of the store can neither open a link nor complete a flow. The
+// link's is domain-separated, so a token of one stage is never a key of
+// the other.
+func linkKey(token string) string  { return hashB64("agents-mcp oauth link\x00" + token) }
+func stateKey(state string) string { return hashB64(state) }
+
+func hashB64(s string) string {
+	sum := sha256.Sum256([]byte(s))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// Complete finishes the flow of state with the authorization code: it
-// exchanges the code with the PKCE verifier and stores the tokens in
-// the credential of the flow's principal (created beside the shared client
-// when it has none). ENOTFOUND for a state unknown, used or expired.
-func (m *Manager) Complete(ctx context.Context, state, code string) (*agentsmcp.Credential, error) {
-	st, err := m.opts.Store.TakeOAuthState(ctx, stateKey(state), time.Now())
-	if err != nil {
-		return nil, err
-	}
+// complete finishes the flow st, taken by its callback, with the
+// authorization code: it exchanges the code with the PKCE verifier and
+// stores the tokens in the credential of the flow's principal (created
+// beside the shared client when it has none). ENOTFOUND when the client's
+// credential is gone.
+func (m *Manager) complete(ctx context.Context, st *agentsmcp.OAuthState, code string) (*agentsmcp.Credential, error) {
 	c, err := m.opts.Store.FindCredentialByID(ctx, st.CredentialID)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 )
 
 // call sends a GET to the API with what the manager resolves for
@@ -32,8 +33,9 @@ func call(t *testing.T, m *credentials.Manager, api *protectedAPI, integration, 
 }
 
 func TestClientCredentials(t *testing.T) {
-	issuer := startMockAS(t)
-	api := newProtectedAPI(t, issuer)
+	as := oauthtest.StartMockAS(t)
+	issuer := as.Issuer
+	api := newProtectedAPI(t, as)
 	store := openStore(t)
 	m := credentials.New(credentials.Options{Store: store})
 	c := &agentsmcp.Credential{Integration: "blog", Kind: agentsmcp.CredentialClientCredentials,
@@ -147,8 +149,9 @@ func TestStaticKinds(t *testing.T) {
 }
 
 func TestAuthorizationCodeWithPKCE(t *testing.T) {
-	issuer := startMockAS(t)
-	api := newProtectedAPI(t, issuer)
+	as := oauthtest.StartMockAS(t)
+	issuer := as.Issuer
+	api := newProtectedAPI(t, as)
 	store := openStore(t)
 	var m *credentials.Manager
 	agents := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.ServeHTTP(w, r) }))
@@ -161,38 +164,32 @@ func TestAuthorizationCodeWithPKCE(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// No authorization yet: an actionable error with the link.
+	// No authorization yet: an actionable error with agents-mcp's link.
 	_, err := call(t, m, api, "crm", "jwt:alice")
 	var ar *agentsmcp.AuthorizationRequired
-	if !errors.As(err, &ar) || ar.Integration != "crm" || !strings.HasPrefix(ar.AuthorizeURL, issuer+"/authorize?") {
+	if !errors.As(err, &ar) || ar.Integration != "crm" || !strings.HasPrefix(ar.AuthorizeURL, agents.URL+credentials.StartPath+"?flow=") {
 		t.Fatalf("before authorizing: %v", err)
-	}
-	for _, want := range []string{"code_challenge_method=S256", "code_challenge=", "state=", "redirect_uri=", "resource="} {
-		if !strings.Contains(ar.AuthorizeURL, want) {
-			t.Errorf("authorization URL %s lacks %s", ar.AuthorizeURL, want)
-		}
 	}
 	if !strings.Contains(ar.Message(), ar.AuthorizeURL) {
 		t.Errorf("message %q does not give the link", ar.Message())
 	}
 
-	// The person follows the link: the server redirects the browser to
-	// /oauth/callback, which completes the flow.
-	var callback string
-	browser := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if strings.HasPrefix(req.URL.String(), agents.URL) {
-			callback = req.URL.String()
-		}
-		return nil
-	}}
-	resp, err := browser.Get(ar.AuthorizeURL)
-	if err != nil {
-		t.Fatal(err)
+	// The person opens the link and confirms: the browser is sent to the
+	// authorization server with PKCE, and comes back to /oauth/callback,
+	// which completes the flow.
+	alice := oauthtest.NewBrowser()
+	asURL := alice.Start(t, ar.AuthorizeURL, agents.URL)
+	if !strings.HasPrefix(asURL, issuer+"/authorize?") {
+		t.Fatalf("the link led to %s", asURL)
 	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Authorized") {
-		t.Fatalf("callback: %d %s", resp.StatusCode, page)
+	for _, want := range []string{"code_challenge_method=S256", "code_challenge=", "state=", "redirect_uri=", "resource="} {
+		if !strings.Contains(asURL, want) {
+			t.Errorf("authorization URL %s lacks %s", asURL, want)
+		}
+	}
+	done := alice.Get(t, asURL)
+	if done.Status != http.StatusOK || !strings.Contains(done.Body, "Authorized") || !strings.HasPrefix(done.URL, agents.URL+credentials.CallbackPath) {
+		t.Fatalf("callback: %d %s %s", done.Status, done.URL, done.Body)
 	}
 	if status, err := call(t, m, api, "crm", "jwt:alice"); err != nil || status != http.StatusOK {
 		t.Fatalf("alice after authorizing: %d, %v", status, err)
@@ -209,14 +206,9 @@ func TestAuthorizationCodeWithPKCE(t *testing.T) {
 		t.Error("the shared client got alice's token")
 	}
 
-	// The callback is single use.
-	resp, err = http.Get(callback)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("replayed callback: %d, want 400", resp.StatusCode)
+	// The callback is single use, even in the browser that started it.
+	if again := alice.Get(t, done.URL); again.Status != http.StatusBadRequest {
+		t.Errorf("replayed callback: %d, want 400", again.Status)
 	}
 
 	// An expired access token is refreshed with the refresh token.

@@ -194,7 +194,9 @@ func (u *upstream) openPrincipalSession(ctx context.Context, principal string, p
 	u.mu.Lock()
 	version := u.st.ProtocolVersion
 	u.mu.Unlock()
-	cs, err := u.client.Connect(ctx, u.streamableTransport(client), &mcp.ClientSessionOptions{ProtocolVersion: version})
+		hctx, cancel := handshakeContext(u.ctx, ctx)
+	defer cancel()
+	cs, err := u.client.Connect(hctx, u.streamableTransport(client), &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if authErr := tr.takeAuthErr(); authErr != nil {
 			ps.err = authErr
@@ -204,6 +206,27 @@ func (u *upstream) openPrincipalSession(ctx context.Context, principal string, p
 		return
 	}
 	ps.cs = cs
+}
+
+// handshakeContext is the context of a caller's session's handshake: the
+// upstream's lifetime, ended with the call (and by its deadline), but
+// without the values of the caller's request. go-sdk's client sends the
+// protocol version of an incoming request it finds in the context as the
+// initialize's MCP-Protocol-Version header, so a 2026-07-28 caller's would
+// reach an upstream that negotiated an older version, which refuses it
+// (400). cancel releases it once the handshake is over.
+func handshakeContext(upstream, call context.Context) (ctx context.Context, cancel context.CancelFunc) {
+	ctx, cancelUpstream := context.WithCancel(upstream)
+	stop := context.AfterFunc(call, cancelUpstream)
+	cancelDeadline := func() {}
+	if d, ok := call.Deadline(); ok {
+		ctx, cancelDeadline = context.WithDeadline(ctx, d)
+	}
+	return ctx, func() {
+		stop()
+		cancelDeadline()
+		cancelUpstream()
+	}
 }
 
 // dropPrincipalSession forgets ps (a failed or refused session) and closes

@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 )
@@ -147,9 +148,12 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 	// never the server's token.
 	res := callAs("jwt:bob")
 	ar, ok := agentsmcp.AuthorizationRequiredFrom(res)
-	if !ok || ar.Integration != "prot" || !strings.HasPrefix(ar.AuthorizeURL, "http://127.0.0.1:9/authorize?") ||
+	if !ok || ar.Integration != "prot" || !strings.HasPrefix(ar.AuthorizeURL, "http://127.0.0.1:8080"+credentials.StartPath+"?flow=") ||
 		!strings.Contains(resultText(res), ar.AuthorizeURL) {
 		t.Fatalf("bob: %+v %s", res, resultText(res))
+	}
+	if asURL := oauthtest.StartInProcess(t, manager, ar.AuthorizeURL); !strings.HasPrefix(asURL, "http://127.0.0.1:9/authorize?") {
+		t.Errorf("bob's link led to %s", asURL)
 	}
 	up.mu.Lock()
 	for _, h := range up.seen {

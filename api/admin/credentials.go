@@ -18,9 +18,11 @@ import (
 // Authorizer starts authorization-code flows: credentials.Manager
 // implements it.
 type Authorizer interface {
-	// StartAuthorization returns the URL to send a person to so that
-	// principal's tokens for integration are obtained; ENOTFOUND when the
-	// integration has no authorization-code client.
+	// StartAuthorization returns the link to send a person to so that
+	// principal's tokens for integration are obtained: agents-mcp's own
+	// one-time link, whose page names principal and binds the flow to the
+	// browser that confirms (ADR 0012 D2); ENOTFOUND when the integration
+	// has no authorization-code client.
 	StartAuthorization(ctx context.Context, integration, principal string) (string, error)
 }
 
@@ -208,6 +210,8 @@ type AuthorizationInput struct {
 
 // AuthorizationStarted is the answer of POST /credentials/authorize.
 type AuthorizationStarted struct {
+	// AuthorizationURL is the link to give the person: agents-mcp's
+	// <public_url>/oauth/start?flow=…, good for one use until ExpiresAt.
 	AuthorizationURL string    `json:"authorizationUrl"`
 	Principal        string    `json:"principal"`
 	ExpiresAt        time.Time `json:"expiresAt"`

@@ -10,6 +10,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 )
 
@@ -73,10 +74,15 @@ func TestCredentials(t *testing.T) {
 	}
 	var started admin.AuthorizationStarted
 	r.decode(t, &started)
-	u, err := url.Parse(started.AuthorizationURL)
-	if err != nil || u.Host != "127.0.0.1:9" || u.Query().Get("code_challenge_method") != "S256" ||
-		u.Query().Get("redirect_uri") != "http://127.0.0.1:8080/oauth/callback" || started.Principal != adminAll.id {
+	// The link is agents-mcp's own; confirmed on its page, it sends the
+	// browser to the authorization server.
+	if !strings.HasPrefix(started.AuthorizationURL, "http://127.0.0.1:8080"+credentials.StartPath+"?flow=") || started.Principal != adminAll.id {
 		t.Errorf("authorization started: %+v", started)
+	}
+	u, err := url.Parse(oauthtest.StartInProcess(t, manager, started.AuthorizationURL))
+	if err != nil || u.Host != "127.0.0.1:9" || u.Query().Get("code_challenge_method") != "S256" ||
+		u.Query().Get("redirect_uri") != "http://127.0.0.1:8080/oauth/callback" {
+		t.Errorf("the link led to %v", u)
 	}
 	r = e.do(request{method: http.MethodPost, path: admin.Prefix + "/credentials/authorize", as: adminAll, body: map[string]any{"integration": "crm", "shared": true}})
 	r.decode(t, &started)

@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 )
 
@@ -64,9 +65,10 @@ func TestOAuthDiscoverAndRegister(t *testing.T) {
 
 	loopback := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{}).DialContext}}
 	var store *secrets.Credentials
+	var m *credentials.Manager
 	e := newEnv(t, envOptions{edit: func(o *admin.Options) {
 		store = o.Credentials.(*secrets.Credentials)
-		m := credentials.New(credentials.Options{Store: store, BaseURL: "https://agents.example.test", HTTP: loopback})
+		m = credentials.New(credentials.Options{Store: store, BaseURL: "https://agents.example.test", HTTP: loopback})
 		o.Authorizer, o.Registrar = m, admin.ManagerRegistrar{Manager: m, Store: store}
 	}})
 
@@ -111,9 +113,12 @@ func TestOAuthDiscoverAndRegister(t *testing.T) {
 	r = e.do(request{method: http.MethodPost, path: admin.Prefix + "/credentials/authorize", as: adminAll, body: map[string]any{"integration": "prot"}})
 	var started admin.AuthorizationStarted
 	r.decode(t, &started)
-	if r.status != http.StatusOK || !strings.Contains(started.AuthorizationURL, "client_id=https%3A%2F%2Fagents.example.test%2Foauth%2Fclient-metadata.json") ||
-		!strings.HasPrefix(started.AuthorizationURL, as.URL+"/authorize?") {
-		t.Errorf("authorize after register: %d %s", r.status, r.body)
+	if r.status != http.StatusOK {
+		t.Fatalf("authorize after register: %d %s", r.status, r.body)
+	}
+	if asURL := oauthtest.StartInProcess(t, m, started.AuthorizationURL); !strings.Contains(asURL, "client_id=https%3A%2F%2Fagents.example.test%2Foauth%2Fclient-metadata.json") ||
+		!strings.HasPrefix(asURL, as.URL+"/authorize?") {
+		t.Errorf("the link after register led to %s", asURL)
 	}
 	// A second registration would orphan the first: refused, and
 	// discover names the client in use.

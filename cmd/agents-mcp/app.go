@@ -228,7 +228,8 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		// upstreams.
 		a.credentials = credentials.New(credentials.Options{Store: m.credentials, BaseURL: publicURL, Logger: logger,
 			HTTP: &http.Client{Transport: a.egress.RoundTripper(httpTransport),
-				Timeout: 30 * time.Second, CheckRedirect: egress.SameOriginRedirects}})
+				Timeout: 30 * time.Second, CheckRedirect: egress.SameOriginRedirects},
+			PrincipalName: keyNames(cfg)})
 	}
 	a.pool = remote.NewPool(remote.Options{
 		Registry: a.router, Logger: logger, ClientVersion: version, Egress: a.egress,
@@ -424,6 +425,18 @@ func registrar(m *credentials.Manager, pool *remote.Pool, store *secrets.Credent
 		return nil
 	}
 	return admin.ManagerRegistrar{Manager: m, Store: store, Endpoint: pool.Endpoint}
+}
+
+// keyNames returns the configured name of an API key's principal ID, so
+// that the page of an authorization link names the person it is for.
+func keyNames(cfg *config.Config) func(id string) string {
+	names := map[string]string{}
+	for _, k := range cfg.AuthConfig().Keys {
+		if id := k.ID(); id != "" && k.Name != "" {
+			names[id] = k.Name
+		}
+	}
+	return func(id string) string { return names[id] }
 }
 
 // credentialSource is m as the pool takes it, nil when there is none.

@@ -17,6 +17,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/httptools"
+	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 )
@@ -74,7 +75,8 @@ func TestCredentialAuthorizer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := httptools.Options{Auth: httpToolsAuth(credentials.New(credentials.Options{Store: store, BaseURL: "http://127.0.0.1:8080"}))}
+	manager := credentials.New(credentials.Options{Store: store, BaseURL: "http://127.0.0.1:8080"})
+	opts := httptools.Options{Auth: httpToolsAuth(manager)}
 	call := func(principal, source string) *mcp.CallToolResult {
 		t.Helper()
 		p, err := httptools.Load(t.Context(), httptools.Source{Name: source, BaseURL: api.URL,
@@ -106,8 +108,10 @@ func TestCredentialAuthorizer(t *testing.T) {
 	before := calls.Load()
 	res = call("key:alice", "crm")
 	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.Integration != "crm" ||
-		!strings.HasPrefix(ar.AuthorizeURL, "http://127.0.0.1:9/authorize?") {
+		!strings.HasPrefix(ar.AuthorizeURL, "http://127.0.0.1:8080"+credentials.StartPath+"?flow=") {
 		t.Errorf("crm without authorization: %v %s", ar, text(res))
+	} else if asURL := oauthtest.StartInProcess(t, manager, ar.AuthorizeURL); !strings.HasPrefix(asURL, "http://127.0.0.1:9/authorize?") {
+		t.Errorf("crm's link led to %s", asURL)
 	}
 	if calls.Load() != before {
 		t.Error("a call without authorization reached the API")

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/api"
@@ -54,7 +56,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		Stateless:      cfg.Stateless,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		AllowedHosts:   cfg.AllowedHosts,
-		AllowedOrigins: cfg.AllowedOrigins,
+		AllowedOrigins: publicOrigins(cfg),
 		Logger:         logger,
 		TaskHub:        a.taskHub,
 	}
@@ -88,8 +90,12 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	mux.Handle(console.Prefix, console.Handler())
 	mux.Handle("/admin", http.RedirectHandler(console.Prefix, http.StatusFound))
 	if a.credentials != nil {
-		// No agents-mcp credential: the browser comes from the
-		// authorization server, and the flow's state is the proof.
+		// No agents-mcp credential: a person's browser has none. The
+		// link's one-time token, then a nonce bound to the browser that
+		// confirmed on its page, and the flow's state are the proof
+		// (ADR 0012 D2).
+		mux.Handle("GET "+credentials.StartPath, a.credentials)
+		mux.Handle("POST "+credentials.StartPath, a.credentials)
 		mux.Handle("GET "+credentials.CallbackPath, a.credentials)
 		// Authorization servers fetch agents-mcp's Client ID Metadata
 		// Document here, without a credential: it holds nothing secret.
@@ -122,7 +128,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	// DNS-rebinding and cross-site check that /mcp has (the router's own
 	// check of /mcp then finds nothing more to refuse).
 	protect := router.RebindingProtection{
-		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: publicOrigins(cfg),
 		NoCredentials: !sec.authn.Configured(),
 	}
 	srv := api.NewServer(telemetry.HTTPMiddleware(telemetry.RequestIDMiddleware(protect.Wrap(mux))), api.ServerOptions{
@@ -138,6 +144,18 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	case <-ctx.Done():
 	}
 	return shutdown(srv, serveErr, a.router, mcpHTTP, cfg.ShutdownTimeout, logger)
+}
+
+// publicOrigins is the configured allowed origins plus the public URL's
+// own, which is agents-mcp's as browsers reach it: its pages post back to
+// it (the confirmation of an authorization link), also through a proxy
+// that rewrites Host, so that the request's own origin is not it.
+func publicOrigins(cfg *config.Config) []string {
+	origins := slices.Clone(cfg.AllowedOrigins)
+	if u, err := url.Parse(cfg.PublicURL); err == nil && cfg.PublicURL != "" && u.Host != "" {
+		origins = append(origins, u.Scheme+"://"+u.Host)
+	}
+	return origins
 }
 
 // flushTraces exports the spans still buffered, within a few seconds.

@@ -173,6 +173,7 @@ type oauthStateDoc struct {
 	Key          string    `bson:"_id"`
 	CredentialID string    `bson:"credentialId"`
 	Principal    string    `bson:"principal"`
+	Binding      string    `bson:"binding,omitempty"`
 	Sealed       string    `bson:"verifierSealed"`
 	ExpiresAt    time.Time `bson:"expiresAt"`
 }
@@ -190,11 +191,21 @@ func (db *DB) CreateOAuthState(ctx context.Context, s *agentsmcp.OAuthState) err
 	if _, err := col.DeleteMany(ctx, bson.D{{Key: "expiresAt", Value: bson.D{{Key: "$lt", Value: db.nowMs()}}}}); err != nil {
 		return wrap(err, "drop expired oauth states")
 	}
-	doc := oauthStateDoc{Key: s.Key, CredentialID: s.CredentialID, Principal: s.Principal, Sealed: s.Sealed, ExpiresAt: ms(s.ExpiresAt)}
+	doc := oauthStateDoc{Key: s.Key, CredentialID: s.CredentialID, Principal: s.Principal, Binding: s.Binding,
+		Sealed: s.Sealed, ExpiresAt: ms(s.ExpiresAt)}
 	if _, err := col.InsertOne(ctx, &doc); err != nil {
 		return wrap(err, "oauth state")
 	}
 	return nil
+}
+
+// FindOAuthState implements [agentsmcp.CredentialService].
+func (db *DB) FindOAuthState(ctx context.Context, key string, at time.Time) (*agentsmcp.OAuthState, error) {
+	var doc oauthStateDoc
+	if err := db.db.Collection(colOAuthStates).FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&doc); err != nil {
+		return nil, wrap(err, "oauth state")
+	}
+	return doc.at(at)
 }
 
 // TakeOAuthState implements [agentsmcp.CredentialService]: one
@@ -205,9 +216,14 @@ func (db *DB) TakeOAuthState(ctx context.Context, key string, at time.Time) (*ag
 	if err := db.db.Collection(colOAuthStates).FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&doc); err != nil {
 		return nil, wrap(err, "oauth state")
 	}
+	return doc.at(at)
+}
+
+// at is the state of doc as of at: ENOTFOUND when it expired before at.
+func (doc *oauthStateDoc) at(at time.Time) (*agentsmcp.OAuthState, error) {
 	if doc.ExpiresAt.Before(at) {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "oauth state: not found")
 	}
 	return &agentsmcp.OAuthState{Key: doc.Key, CredentialID: doc.CredentialID, Principal: doc.Principal,
-		Sealed: doc.Sealed, ExpiresAt: doc.ExpiresAt.UTC()}, nil
+		Binding: doc.Binding, Sealed: doc.Sealed, ExpiresAt: doc.ExpiresAt.UTC()}, nil
 }

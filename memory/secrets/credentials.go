@@ -148,12 +148,26 @@ func (w *Credentials) CreateOAuthState(ctx context.Context, s *agentsmcp.OAuthSt
 	return w.CredentialService.CreateOAuthState(ctx, &c)
 }
 
+// FindOAuthState implements [agentsmcp.CredentialService].
+func (w *Credentials) FindOAuthState(ctx context.Context, key string, now time.Time) (*agentsmcp.OAuthState, error) {
+	s, err := w.CredentialService.FindOAuthState(ctx, key, now)
+	if err != nil {
+		return nil, err
+	}
+	return w.openState(s)
+}
+
 // TakeOAuthState implements [agentsmcp.CredentialService].
 func (w *Credentials) TakeOAuthState(ctx context.Context, key string, now time.Time) (*agentsmcp.OAuthState, error) {
 	s, err := w.CredentialService.TakeOAuthState(ctx, key, now)
 	if err != nil {
 		return nil, err
 	}
+	return w.openState(s)
+}
+
+// openState opens the verifier of s.
+func (w *Credentials) openState(s *agentsmcp.OAuthState) (*agentsmcp.OAuthState, error) {
 	v, err := w.Sealer.OpenString(s.Sealed)
 	if err != nil {
 		return nil, err

@@ -20,10 +20,10 @@ const (
 		created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateCredentialSecretSQL = "UPDATE credentials SET sealed = ?, expires_at = ?, updated_at = ? WHERE id = ?"
 	deleteCredentialSQL       = "DELETE FROM credentials WHERE id = ?"
-	insertOAuthStateSQL       = `INSERT INTO oauth_states (state_key, credential_id, principal, verifier_sealed, expires_at)
-		VALUES (?, ?, ?, ?, ?)`
+	insertOAuthStateSQL       = `INSERT INTO oauth_states (state_key, credential_id, principal, binding, verifier_sealed,
+		expires_at) VALUES (?, ?, ?, ?, ?, ?)`
 	takeOAuthStateSQL = `DELETE FROM oauth_states WHERE state_key = ?
-		RETURNING credential_id, principal, verifier_sealed, expires_at`
+		RETURNING credential_id, principal, binding, verifier_sealed, expires_at`
 	deleteExpiredOAuthStatesSQL = "DELETE FROM oauth_states WHERE expires_at < ?"
 )
 
@@ -34,6 +34,8 @@ const (
 	findCredentialByIDSQL = "SELECT " + credentialColumns + " FROM credentials WHERE id = ?"
 	findCredentialsSQL    = "SELECT " + credentialColumns + ` FROM credentials
 		WHERE (? = '' OR integration = ?) AND (? = 0 OR principal = ?) ORDER BY integration, principal`
+	findOAuthStateSQL = `SELECT credential_id, principal, binding, verifier_sealed, expires_at FROM oauth_states
+		WHERE state_key = ?`
 )
 
 func init() {
@@ -195,7 +197,8 @@ func (db *DB) CreateOAuthState(ctx context.Context, s *agentsmcp.OAuthState) err
 		if _, err := db.txStmt(ctx, tx, deleteExpiredOAuthStatesSQL).ExecContext(ctx, toMillis(now())); err != nil {
 			return fmt.Errorf("drop expired oauth states: %w", err)
 		}
-		_, err := db.txStmt(ctx, tx, insertOAuthStateSQL).ExecContext(ctx, s.Key, s.CredentialID, s.Principal, s.Sealed, toMillis(s.ExpiresAt))
+		_, err := db.txStmt(ctx, tx, insertOAuthStateSQL).ExecContext(ctx, s.Key, s.CredentialID, s.Principal, s.Binding, s.Sealed,
+			toMillis(s.ExpiresAt))
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "oauth state exists")
 		} else if err != nil {
@@ -205,14 +208,32 @@ func (db *DB) CreateOAuthState(ctx context.Context, s *agentsmcp.OAuthState) err
 	})
 }
 
+// FindOAuthState implements [agentsmcp.CredentialService].
+func (db *DB) FindOAuthState(ctx context.Context, key string, at time.Time) (*agentsmcp.OAuthState, error) {
+	row, err := db.queryRow(ctx, findOAuthStateSQL, key)
+	if err != nil {
+		return nil, fmt.Errorf("find oauth state: %w", err)
+	}
+	s := agentsmcp.OAuthState{Key: key}
+	var expires int64
+	err = row.Scan(&s.CredentialID, &s.Principal, &s.Binding, &s.Sealed, &expires)
+	return oauthStateAt(&s, expires, at, err)
+}
+
 // TakeOAuthState implements [agentsmcp.CredentialService]: one DELETE …
 // RETURNING, so two callbacks with the same state cannot both take it.
 func (db *DB) TakeOAuthState(ctx context.Context, key string, at time.Time) (*agentsmcp.OAuthState, error) {
 	s := agentsmcp.OAuthState{Key: key}
 	var expires int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		return db.txStmt(ctx, tx, takeOAuthStateSQL).QueryRowContext(ctx, key).Scan(&s.CredentialID, &s.Principal, &s.Sealed, &expires)
+		return db.txStmt(ctx, tx, takeOAuthStateSQL).QueryRowContext(ctx, key).Scan(&s.CredentialID, &s.Principal, &s.Binding, &s.Sealed, &expires)
 	})
+	return oauthStateAt(&s, expires, at, err)
+}
+
+// oauthStateAt completes s, read with err, as of at: ENOTFOUND when it
+// was not found or expired before at.
+func oauthStateAt(s *agentsmcp.OAuthState, expires int64, at time.Time, err error) (*agentsmcp.OAuthState, error) {
 	if err != nil {
 		return nil, notFound(err, "oauth state", "")
 	}
@@ -220,5 +241,5 @@ func (db *DB) TakeOAuthState(ctx context.Context, key string, at time.Time) (*ag
 	if s.ExpiresAt.Before(at) {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "oauth state %q not found", "")
 	}
-	return &s, nil
+	return s, nil
 }

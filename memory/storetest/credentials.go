@@ -229,7 +229,7 @@ func testOAuthStateSingleUse(t *testing.T, s Services) {
 	svc, _ := credentialStore(t, s)
 	now := time.Now()
 	for _, st := range []*agentsmcp.OAuthState{
-		{Key: "live", CredentialID: "cred_1", Principal: "jwt:bob", Verifier: testVerifier, ExpiresAt: now.Add(10 * time.Minute)},
+		{Key: "live", CredentialID: "cred_1", Principal: "jwt:bob", Binding: "b1", Verifier: testVerifier, ExpiresAt: now.Add(10 * time.Minute)},
 		{Key: "old", CredentialID: "cred_1", Verifier: "v", ExpiresAt: now.Add(time.Second)},
 	} {
 		if err := svc.CreateOAuthState(ctx, st); err != nil {
@@ -238,16 +238,33 @@ func testOAuthStateSingleUse(t *testing.T, s Services) {
 	}
 	wantCode(t, svc.CreateOAuthState(ctx, &agentsmcp.OAuthState{Key: "live", CredentialID: "c", Verifier: "v", ExpiresAt: now.Add(time.Minute)}),
 		agentsmcp.ECONFLICT, "second state with the same key")
+	// Found any number of times (a link's page shown again), then taken
+	// once.
+	for range 2 {
+		got, err := svc.FindOAuthState(ctx, "live", now)
+		if err != nil {
+			t.Fatalf("FindOAuthState: %v", err)
+		}
+		if got.Verifier != testVerifier || got.Principal != "jwt:bob" || got.CredentialID != "cred_1" || got.Binding != "b1" {
+			t.Errorf("FindOAuthState = %+v", got)
+		}
+	}
+	_, err := svc.FindOAuthState(ctx, "missing", now)
+	wantCode(t, err, agentsmcp.ENOTFOUND, "FindOAuthState of a missing key")
 	got, err := svc.TakeOAuthState(ctx, "live", now)
 	if err != nil {
 		t.Fatalf("TakeOAuthState: %v", err)
 	}
-	if got.Verifier != testVerifier || got.Principal != "jwt:bob" || got.CredentialID != "cred_1" {
+	if got.Verifier != testVerifier || got.Principal != "jwt:bob" || got.CredentialID != "cred_1" || got.Binding != "b1" {
 		t.Errorf("TakeOAuthState = %+v", got)
 	}
+	_, err = svc.FindOAuthState(ctx, "live", now)
+	wantCode(t, err, agentsmcp.ENOTFOUND, "FindOAuthState after TakeOAuthState")
 	_, err = svc.TakeOAuthState(ctx, "live", now)
 	wantCode(t, err, agentsmcp.ENOTFOUND, "second TakeOAuthState")
-	// Taken after its expiry: not found, and gone.
+	// Found or taken after its expiry: not found, and then gone.
+	_, err = svc.FindOAuthState(ctx, "old", now.Add(time.Minute))
+	wantCode(t, err, agentsmcp.ENOTFOUND, "FindOAuthState after expiry")
 	_, err = svc.TakeOAuthState(ctx, "old", now.Add(time.Minute))
 	wantCode(t, err, agentsmcp.ENOTFOUND, "TakeOAuthState after expiry")
 	_, err = svc.TakeOAuthState(ctx, "old", now)

@@ -36,27 +36,12 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import Provider from 'oidc-provider';
 
+import { Browser, request } from './lib/browser.mjs';
 import { BIN, newClient, withTimeout } from './lib/harness.mjs';
 import { eventually, startAgents, stop } from './lib/procs.mjs';
 
 const KEYS = { admin: `e2e-admin-${randomBytes(16).toString('hex')}`, alice: `e2e-alice-${randomBytes(16).toString('hex')}`, bob: `e2e-bob-${randomBytes(16).toString('hex')}` };
 const META = 'io.agents-mcp/authorization-required';
-
-/** One HTTP(S) request without redirects; `ca` trusts the proxy's certificate. */
-function request(url, { method = 'GET', headers = {}, body, ca } = {}) {
-  const u = new URL(url);
-  const mod = u.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(u, { method, headers, ca, timeout: 15_000 }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${url}: timeout`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** The authorization server: oidc-provider on loopback. */
 async function startAuthorizationServer(ca) {
@@ -161,55 +146,17 @@ async function api(base, method, p, body) {
   return { status: res.status, body: text ? JSON.parse(text) : null, text };
 }
 
-const unescapeHTML = (s) => s.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
-
 /**
- * What a person's browser does, with a cookie jar of its own: follow the link, sign in as `login` on
- * the login page, accept on the consent page, and follow the redirects to agents-mcp's callback.
+ * What a person's browser does, with a cookie jar of its own: open agents-mcp's link and confirm on
+ * its page, sign in as `login` on the login page, accept on the consent page, and follow the
+ * redirects to agents-mcp's callback. Returns the prompts of the authorization server's forms.
  */
 async function signIn(link, login, publicURL, ca) {
-  const jar = new Map();
-  let url = link;
-  let method = 'GET';
-  let body;
-  const pages = [];
-  for (let step = 0; step < 20; step++) {
-    const headers = {};
-    if (jar.size) headers.Cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (body) headers['Content-Type'] = 'application/x-www-form-urlencoded';
-    const res = await request(url, { method, headers, body, ca });
-    for (const c of res.headers['set-cookie'] ?? []) {
-      const [pair] = c.split(';');
-      const i = pair.indexOf('=');
-      jar.set(pair.slice(0, i), pair.slice(i + 1));
-    }
-    if (url.startsWith(`${publicURL}/oauth/callback`)) {
-      assert.equal(res.status, 200, res.body);
-      assert.match(res.body, /Authorized/);
-      return pages;
-    }
-    if (res.status >= 300 && res.status < 400) {
-      url = new URL(res.headers.location, url).href;
-      method = 'GET';
-      body = undefined;
-      continue;
-    }
-    assert.equal(res.status, 200, `${url}: ${res.body.slice(0, 500)}`);
-    // A login or consent page: submit its form.
-    const form = res.body.match(/<form[^>]*action="([^"]+)"[^>]*method="post"[^>]*>([\s\S]*?)<\/form>/);
-    assert.ok(form, `no form at ${url}: ${res.body.slice(0, 500)}`);
-    const fields = new URLSearchParams();
-    for (const m of form[2].matchAll(/<input[^>]*name="([^"]+)"(?:[^>]*value="([^"]*)")?[^>]*>/g)) fields.set(m[1], unescapeHTML(m[2] ?? ''));
-    if (fields.has('login')) {
-      fields.set('login', login);
-      fields.set('password', 'any');
-    }
-    pages.push(fields.get('prompt'));
-    url = new URL(unescapeHTML(form[1]), url).href;
-    method = 'POST';
-    body = fields.toString();
-  }
-  assert.fail(`the sign-in did not reach ${publicURL}/oauth/callback`);
+  assert.ok(link.startsWith(`${publicURL}/oauth/start?flow=`), `the link ${link} is not agents-mcp's`);
+  const res = await new Browser({ ca }).authorize(link, login, publicURL);
+  assert.equal(res.status, 200, res.body);
+  assert.match(res.body, /Authorized/);
+  return res.prompts;
 }
 
 async function callAs(base, key, tool) {
@@ -336,7 +283,7 @@ describe('OAuth client registration with a real authorization server', { skip: !
       let res = await callAs(base, KEYS.alice, tool);
       assert.equal(res.isError, true, JSON.stringify(res));
       const ask = res._meta?.[META];
-      assert.ok(ask?.authorizeUrl?.startsWith(`${as.issuer}/auth?`), JSON.stringify(res));
+      assert.ok(ask?.authorizeUrl?.startsWith(`${proxy.url}/oauth/start?flow=`), JSON.stringify(res));
       assert.equal(ask.integration, name);
       await signIn(ask.authorizeUrl, 'alice', proxy.url, ca);
       res = await callAs(base, KEYS.alice, tool);
@@ -346,7 +293,7 @@ describe('OAuth client registration with a real authorization server', { skip: !
       // Bob is asked in turn: alice's authorization is hers alone.
       res = await callAs(base, KEYS.bob, tool);
       assert.equal(res.isError, true, JSON.stringify(res));
-      assert.ok(res._meta?.[META]?.authorizeUrl?.startsWith(`${as.issuer}/auth?`), JSON.stringify(res));
+      assert.ok(res._meta?.[META]?.authorizeUrl?.startsWith(`${proxy.url}/oauth/start?flow=`), JSON.stringify(res));
 
       // The upstream never saw an agents-mcp key, and the tokens it saw are not listed.
       const tokens = upstreams[name].seen.filter((h) => h.startsWith('Bearer ')).map((h) => h.slice(7));

@@ -6,9 +6,10 @@
 //
 //   1. the upstream is down until the server itself is authorized: the admin adds the OAuth client
 //      (POST /admin/v1/credentials), starts a shared authorization (POST /credentials/authorize
-//      {shared:true}), and a plain HTTP client follows the redirects to /oauth/callback;
-//   2. alice's call answers an actionable isError result with the authorization link in _meta;
-//      she follows it (redirects to /oauth/callback), and her next call succeeds with her own token;
+//      {shared:true}), and a browser (plain HTTP with a cookie jar) opens agents-mcp's link,
+//      confirms on its page and follows the redirects to /oauth/callback;
+//   2. alice's call answers an actionable isError result with agents-mcp's link in _meta; she
+//      follows it in her browser, and her next call succeeds with her own token;
 //   3. bob still gets the link: alice's authorization is hers;
 //   4. the credential list holds no token, and the store file holds none in clear.
 
@@ -27,6 +28,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { OAuth2Server } from 'oauth2-mock-server';
 
+import { Browser } from './lib/browser.mjs';
 import { BIN, newClient, withTimeout } from './lib/harness.mjs';
 import { eventually, startAgents, stop } from './lib/procs.mjs';
 
@@ -84,13 +86,20 @@ async function api(base, method, p, body) {
   return { status: res.status, body: text ? JSON.parse(text) : null, text };
 }
 
-/** What a browser does: GET the link and follow the redirects to agents-mcp's callback. */
+/**
+ * What the person's browser does: open agents-mcp's link, confirm on its page, and follow the
+ * redirects through the authorization server (which grants at once) back to agents-mcp's callback.
+ * Returns the authorization server's URL it went through.
+ */
 async function authorizeInBrowser(link, base) {
-  const res = await fetch(link, { redirect: 'follow', signal: AbortSignal.timeout(15_000) });
-  const page = await res.text();
+  assert.ok(link.startsWith(`${base}/oauth/start?flow=`), `the link ${link} is not agents-mcp's`);
+  const browser = new Browser();
+  const asURL = await browser.start(link, base);
+  const res = await browser.signIn(asURL, 'any', base);
   assert.ok(res.url.startsWith(`${base}/oauth/callback?`), `ended at ${res.url}`);
-  assert.equal(res.status, 200, page);
-  assert.match(page, /Authorized/);
+  assert.equal(res.status, 200, res.body);
+  assert.match(res.body, /Authorized/);
+  return asURL;
 }
 
 async function callAs(base, key) {
@@ -159,8 +168,9 @@ describe('credentials and OAuth upstreams, per user', { skip: !BIN && 'AGENTS_MC
     assert.equal(created.status, 201, created.text);
     const started = await api(base, 'POST', '/credentials/authorize', { integration: 'prot', shared: true });
     assert.equal(started.status, 200, started.text);
-    assert.match(started.body.authorizationUrl, /code_challenge_method=S256/);
-    await authorizeInBrowser(started.body.authorizationUrl, base);
+    const asURL = await authorizeInBrowser(started.body.authorizationUrl, base);
+    assert.ok(asURL.startsWith(`${issuer}/authorize?`), asURL);
+    assert.match(asURL, /code_challenge_method=S256/);
     await api(base, 'POST', '/upstreams/prot/refresh', {});
     await eventually(async () => {
       st = await api(base, 'GET', '/upstreams/prot');
@@ -171,7 +181,7 @@ describe('credentials and OAuth upstreams, per user', { skip: !BIN && 'AGENTS_MC
     let res = await callAs(base, KEYS.alice);
     assert.equal(res.isError, true, JSON.stringify(res));
     const ask = res._meta?.[META];
-    assert.ok(ask?.authorizeUrl?.startsWith(`${issuer}/authorize?`), JSON.stringify(res));
+    assert.ok(ask?.authorizeUrl?.startsWith(`${base}/oauth/start?flow=`), JSON.stringify(res));
     assert.equal(ask.integration, 'prot');
     assert.ok(res.content[0].text.includes(ask.authorizeUrl));
     await authorizeInBrowser(ask.authorizeUrl, base);
