@@ -194,7 +194,7 @@ func (u *upstream) openPrincipalSession(ctx context.Context, principal string, p
 	u.mu.Lock()
 	version := u.st.ProtocolVersion
 	u.mu.Unlock()
-		hctx, cancel := handshakeContext(u.ctx, ctx)
+	hctx, cancel := handshakeContext(u.ctx, ctx)
 	defer cancel()
 	cs, err := u.client.Connect(hctx, u.streamableTransport(client), &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
