@@ -33,7 +33,7 @@ const (
 	DefaultAddr            = "127.0.0.1:8080"
 	DefaultDataDir         = "./data"
 	DefaultMongoDatabase   = "agents_mcp"
-	DefaultEmbedder        = "hash"
+	DefaultEmbedder        = "semantic"
 	DefaultLLM             = "auto"
 	DefaultLogLevel        = "info"
 	DefaultMaxBodyBytes    = 4 << 20
@@ -78,7 +78,7 @@ type Config struct {
 	// deployments can share one index.
 	PineconeNamespace string
 
-	Embedder          string // hash | openai | ollama | pinecone
+	Embedder          string // semantic | hash | openai | ollama | pinecone
 	EmbeddingsBaseURL string
 	EmbeddingsModel   string
 	// EmbeddingsAPIKey authenticates to the embedder; the openai embedder

@@ -280,7 +280,7 @@ func TestValidationErrors(t *testing.T) {
 		want string
 	}{
 		{"embedder enum", "", map[string]string{"AGENTS_MCP_EMBEDDER": "foo"}, nil,
-			`config: embedder: "foo" is not one of hash, openai, ollama, pinecone (from env:AGENTS_MCP_EMBEDDER)`},
+			`config: embedder: "foo" is not one of semantic, hash, openai, ollama, pinecone (from env:AGENTS_MCP_EMBEDDER)`},
 		{"pinecone embedder needs key", "embedder: {kind: pinecone}", nil, nil, `config: embedder: pinecone requires pinecone.api_key`},
 		{"llm enum", "llm: {kind: gpt}", nil, nil, `config: llm: "gpt" is not one of auto, sampling, openai, builtin (from file)`},
 		{"log level enum", "", nil, []string{"--log-level", "loud"}, `config: log_level: "loud" is not one of debug, info, warn, error (from flag:--log-level)`},
@@ -608,7 +608,7 @@ func TestDescribeCoversDefaults(t *testing.T) {
 			t.Errorf("Describe lacks %s", n)
 		}
 	}
-	if c.MaxBodyBytes != 4<<20 || c.ShutdownTimeout != 15*time.Second || c.MongoDatabase != "agents_mcp" || c.Embedder != "hash" || c.LLM != "auto" || c.LogLevel != "info" {
+	if c.MaxBodyBytes != 4<<20 || c.ShutdownTimeout != 15*time.Second || c.MongoDatabase != "agents_mcp" || c.Embedder != "semantic" || c.LLM != "auto" || c.LogLevel != "info" {
 		t.Errorf("defaults: %v", c)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	embedders = []string{"hash", "openai", "ollama", "pinecone"}
+	embedders = []string{"semantic", "hash", "openai", "ollama", "pinecone"}
 	llmKinds  = []string{"auto", "sampling", "openai", "builtin"}
 	logLevels = []string{"debug", "info", "warn", "error"}
 )
