@@ -72,8 +72,8 @@ var defaultRankParams = rankParams{
 // right tool where no word is shared, so they get a larger share.
 var semanticRankParams = func() rankParams {
 	p := defaultRankParams
-	p.vectorWeight = 0.6
-	p.minCosine = 0.3
+	p.vectorWeight = 0.5
+	p.minCosine = 0.1
 	return p
 }()
 

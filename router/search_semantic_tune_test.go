@@ -43,9 +43,9 @@ func TestSemanticTune(t *testing.T) {
 		oldVecs[i] = normalize(oldVecs[i])
 	}
 	_ = sets
-	for _, w := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8} {
-		for _, floor := range []float64{0, 0.2, 0.3, 0.4} {
-			for _, minCos := range []float64{0.2, 0.3, 0.4} {
+	for _, w := range []float64{0.5, 0.7, 0.85} {
+		for _, floor := range []float64{0, 0.2} {
+			for _, minCos := range []float64{0.1, 0.3} {
 				p := defaultRankParams
 				p.vectorWeight, p.cosineFloor, p.minCosine = w, floor, minCos
 				rank := func(ix *lexicalIndex, vecs [][]float32) func(string) []string {

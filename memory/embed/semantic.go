@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"os"
-	"strconv"
 	"strings"
 	"unicode"
 )
@@ -13,12 +11,12 @@ import (
 // SemanticModelVersion names the embedded model; it is part of
 // [Semantic]'s ID, so that stores re-embed when the model changes.
 // TestSemanticModelVersion holds it to the embedded file's checksum.
-const SemanticModelVersion = "3225f27acb"
+const SemanticModelVersion = "0c9e007981"
 
 // Sizes of the parts of a [Semantic] vector.
 const (
 	semanticMeaningDims = 100 // the model's word vectors
-	semanticWordDims    = 256 // hashed words, for exact and unknown words
+	semanticWordDims    = 512 // hashed words, for exact and unknown words
 	// SemanticDimensions is the size of [Semantic] vectors.
 	SemanticDimensions = semanticMeaningDims + semanticWordDims
 )
@@ -31,11 +29,12 @@ const (
 //
 // A vector has two parts, each of unit length before they are weighted:
 // the meaning of the text (the weighted mean of its words' vectors, a
-// frequent word weighing less) and its words themselves (feature hashing of
-// their base forms, as [Hash] does), which keeps exact words, names and
-// words the model does not know. The cosine of two vectors is then
-// MeaningShare × the cosine of their meanings + (1 − MeaningShare) × that of
-// their words.
+// frequent word weighing less) and its words (feature hashing of their base
+// forms, as [Hash] does, and of the words WordNet relates to them: synonyms,
+// derivations, hypernyms two levels up, gloss words), which keeps exact
+// words, names and words the model does not know, and lets "rain" meet
+// "weather" through "precipitation". The cosine of two vectors is then 0.7 ×
+// the cosine of their meanings + 0.3 × that of their words.
 //
 // The model is unpacked on first use (see TestSemanticModelLoadCost); Embed
 // fails only on a cancelled context or a corrupt model.
@@ -43,20 +42,16 @@ type Semantic struct{}
 
 // Weights of a [Semantic] vector, chosen on the dev set (see
 // router/search_semantic_test.go).
-var (
+const (
 	// semanticMeaningShare is the share of the meaning part in the cosine.
-	semanticMeaningShare = envFloat("AMSE_SHARE", 0.7)
+	semanticMeaningShare = 0.7
 	// semanticSIF is a in the weight a/(a+p(w)) of a word of unigram
 	// probability p(w) (Arora et al., 2017).
-	semanticSIF = float32(envFloat("AMSE_SIF", 1e-4))
+	semanticSIF = 1e-4
+	// semanticRelatedWeight scales the hashed features of the words WordNet
+	// relates to a text's words, beside the words themselves (weight 1).
+	semanticRelatedWeight = 1.0
 )
-
-func envFloat(name string, def float64) float64 {
-	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil {
-		return v
-	}
-	return def
-}
 
 // ID implements agentsmcp.Embedder. It names the model version, so that
 // a new model makes stores re-embed.
@@ -95,8 +90,14 @@ func (m *semanticModel) embed(text string) []float32 {
 		base := w
 		if i >= 0 {
 			p := m.prob[i]
-			m.addTo(meaning, i, semanticSIF/(semanticSIF+p))
+			sif := float32(semanticSIF / (semanticSIF + float64(p)))
+			m.addTo(meaning, i, sif)
 			base = m.word(i)
+			for _, r := range m.related[i] {
+				addHashed(lexical, m.word(r.word), sif*semanticRelatedWeight*r.weight)
+			}
+			addHashed(lexical, base, sif)
+			continue
 		}
 		addHashed(lexical, base, 1)
 	}

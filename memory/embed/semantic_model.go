@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	_ "embed"
@@ -35,6 +34,15 @@ type semanticModel struct {
 	scale []float32
 	vecs  []int8 // len(index) × dim
 	irreg map[string]string
+	// related[i] are the words WordNet relates to word i (synonyms,
+	// derivations, hypernyms, gloss words), with weights in (0, 1].
+	related [][]relatedWord
+}
+
+// relatedWord is one entry of [semanticModel.related].
+type relatedWord struct {
+	word   int32
+	weight float32
 }
 
 var (
@@ -55,81 +63,104 @@ func semanticModelLoaded() (*semanticModel, error) {
 	return loadedSemantic, loadSemanticErr
 }
 
-// readSemanticModel unpacks a gzip-compressed model.
+// readSemanticModel unpacks a gzip-compressed model. It decompresses the
+// whole model first and parses it in place: reading field by field through
+// a reader cost several times more.
 func readSemanticModel(r io.Reader) (*semanticModel, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, err
 	}
 	defer zr.Close()
-	br := bufio.NewReaderSize(zr, 1<<16)
-	magic := make([]byte, len(semanticModelMagic))
-	if _, err := io.ReadFull(br, magic); err != nil {
+	var buf bytes.Buffer
+	buf.Grow(8 << 20)
+	if _, err := buf.ReadFrom(io.LimitReader(zr, 1<<28)); err != nil {
 		return nil, err
 	}
-	if string(magic) != semanticModelMagic {
-		return nil, fmt.Errorf("bad magic %q", magic)
+	data := buf.Bytes()
+	p := &modelParser{data: data}
+	if string(p.take(len(semanticModelMagic))) != semanticModelMagic {
+		return nil, errors.New("bad magic")
 	}
 	le := binary.LittleEndian
-	var n uint32
-	var dim uint16
-	if err := binary.Read(br, le, &n); err != nil {
-		return nil, err
-	}
-	if err := binary.Read(br, le, &dim); err != nil {
-		return nil, err
-	}
-	if n == 0 || n > 1<<22 || dim == 0 || dim > 4096 {
+	n, dim := int(le.Uint32(p.take(4))), int(le.Uint16(p.take(2)))
+	if p.err != nil || n == 0 || n > 1<<16 || dim == 0 || dim > 4096 {
 		return nil, fmt.Errorf("implausible size %d×%d", n, dim)
 	}
-	m := &semanticModel{dim: int(dim), words: make([]string, n), index: make(map[string]int32, n), irreg: map[string]string{}}
+	m := &semanticModel{dim: dim, words: make([]string, n), index: make(map[string]int32, n), irreg: map[string]string{}}
 	for i := range n {
-		w, err := readShortString(br)
-		if err != nil {
-			return nil, err
-		}
+		w := p.shortString()
 		m.words[i] = w
 		m.index[w] = int32(i)
 	}
-	m.prob = make([]float32, n)
-	m.scale = make([]float32, n)
-	m.vecs = make([]int8, int(n)*int(dim))
-	for _, v := range []any{m.prob, m.scale, m.vecs} {
-		if err := binary.Read(br, le, v); err != nil {
-			return nil, err
+	m.prob = p.floats(n)
+	m.scale = p.floats(n)
+	if raw := p.take(n * dim); p.err == nil {
+		m.vecs = make([]int8, len(raw))
+		for i, b := range raw {
+			m.vecs[i] = int8(b)
 		}
 	}
-	var e uint32
-	if err := binary.Read(br, le, &e); err != nil {
-		return nil, err
+	e := int(le.Uint32(p.take(4)))
+	for i := 0; i < e && p.err == nil; i++ {
+		form := p.shortString()
+		m.irreg[form] = p.shortString()
 	}
-	for range e {
-		form, err := readShortString(br)
-		if err != nil {
-			return nil, err
+	m.related = make([][]relatedWord, n)
+	for i := 0; i < n && p.err == nil; i++ {
+		c := int(p.take(1)[0])
+		raw := p.take(3 * c)
+		if p.err != nil {
+			break
 		}
-		base, err := readShortString(br)
-		if err != nil {
-			return nil, err
+		rs := make([]relatedWord, c)
+		for j := range rs {
+			w := int32(le.Uint16(raw[3*j:]))
+			if int(w) >= n {
+				return nil, fmt.Errorf("related word %d of %d out of range", w, n)
+			}
+			rs[j] = relatedWord{w, float32(raw[3*j+2]) / 255}
 		}
-		m.irreg[form] = base
+		m.related[i] = rs
 	}
-	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if len(p.data) != 0 {
 		return nil, errors.New("trailing data")
 	}
 	return m, nil
 }
 
-func readShortString(r *bufio.Reader) (string, error) {
-	n, err := r.ReadByte()
-	if err != nil {
-		return "", err
+// modelParser reads a model's fields from its bytes; past the end it
+// records io.ErrUnexpectedEOF and returns zeros.
+type modelParser struct {
+	data []byte
+	err  error
+}
+
+func (p *modelParser) take(n int) []byte {
+	if p.err != nil || n > len(p.data) {
+		p.err = io.ErrUnexpectedEOF
+		return make([]byte, max(n, 0))
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return "", err
+	b := p.data[:n]
+	p.data = p.data[n:]
+	return b
+}
+
+func (p *modelParser) shortString() string {
+	n := int(p.take(1)[0])
+	return string(p.take(n))
+}
+
+func (p *modelParser) floats(n int) []float32 {
+	raw := p.take(4 * n)
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
-	return string(b), nil
+	return out
 }
 
 // lookup returns the vocabulary index of word or of its base form

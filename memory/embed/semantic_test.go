@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"math"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -35,25 +36,42 @@ func TestSemanticModelLoadCost(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
+	// CPU time of this thread, not wall time: the test machines are shared,
+	// and a busy neighbour must not fail the test.
+	runtime.LockOSThread()
+	cpu0 := threadCPU(t)
 	start := time.Now()
 	m, err := readSemanticModel(bytes.NewReader(semanticModelData))
-	took := time.Since(start)
+	took, cpu := time.Since(start), threadCPU(t)-cpu0
+	runtime.UnlockOSThread()
 	if err != nil {
 		t.Fatal(err)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	t.Logf("model: %d words × %d dims, %d irregular forms, %d bytes compressed; unpacked in %s, %.1f MiB of heap",
-		len(m.index), m.dim, len(m.irreg), len(semanticModelData), took, float64(heap)/(1<<20))
-	if took > 200*time.Millisecond && !raceEnabled {
-		t.Errorf("unpacking took %s, want < 200ms", took)
+	t.Logf("model: %d words × %d dims, %d irregular forms, %d bytes compressed; unpacked in %s of CPU (%s wall), %.1f MiB of heap",
+		len(m.index), m.dim, len(m.irreg), len(semanticModelData), cpu, took, float64(heap)/(1<<20))
+	if cpu > 200*time.Millisecond && !raceEnabled {
+		t.Errorf("unpacking took %s of CPU, want < 200ms", cpu)
 	}
 	if heap > 40<<20 {
 		t.Errorf("the unpacked model holds %d MiB, want < 40", heap>>20)
 	}
 	runtime.KeepAlive(m)
 }
+
+// threadCPU is the CPU time the calling OS thread has used.
+func threadCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rusageThread is Linux's RUSAGE_THREAD.
+const rusageThread = 1
 
 // A corrupt or truncated model is an error, never a panic.
 func TestSemanticModelCorrupt(t *testing.T) {
@@ -107,7 +125,7 @@ func TestSemanticPlacesByMeaning(t *testing.T) {
 	cases := []struct{ query, near, far string }{
 		{"Is it going to rain in Oslo?", "weather forecast for a city", "convert an amount of money to another currency"},
 		{"How warm is it in Lima right now?", "current weather for a location", "read the contents of a file"},
-		{"Will it be sunny in Dakar today?", "forecast for a location", "create a calendar event"},
+		{"Will it be sunny in Dakar today?", "weather forecast for a location", "create a calendar event"},
 		{"how many yen for 100 dollars", "convert an amount of money to another currency", "weather forecast for a city"},
 		{"get rid of old.log", "delete a file", "send an email message"},
 		{"wake me at 6:30", "set an alarm", "search the web"},
@@ -163,9 +181,20 @@ func TestSemanticLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for form, base := range map[string]string{"cities": "city", "running": "run", "warmer": "warm", "mice": "mouse", "files": "file", "deleted": "delete"} {
-		if got, want := m.lookup(form), m.lookup(base); got < 0 || got != want {
-			t.Errorf("lookup(%q) = %d, lookup(%q) = %d", form, got, base, want)
+	for form, base := range map[string]string{"cities": "city", "running": "run", "warmer": "warm", "mice": "mouse", "files": "file", "deleted": "delete",
+		"forecasted": "forecast", "geese": "goose", "rebooting": "reboot", "unzipped": "unzip"} {
+		got, want := m.lookup(form), m.lookup(base)
+		if want < 0 {
+			t.Fatalf("%q is not in the vocabulary", base)
+		}
+		if _, known := m.index[form]; known {
+			if got < 0 || m.word(got) != form {
+				t.Errorf("lookup(%q) = %d, want the word itself", form, got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("lookup(%q) = %d (%q), want %q's %d", form, got, m.word(max(got, 0)), base, want)
 		}
 	}
 }

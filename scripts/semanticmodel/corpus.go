@@ -61,12 +61,12 @@ func line(w io.Writer, texts ...string) {
 var relatedSymbols = map[string]bool{
 	"@": true, "@i": true, // hypernym, instance hypernym
 	"~": true, "~i": true, // hyponym
-	"+": true,             // derivationally related form
-	"=": true,             // attribute (warm → temperature)
-	"&": true,             // similar to
-	"\\": true,            // pertainym / derived from adjective
-	"^": true,             // also see
-	"$": true, "*": true, ">": true, // verb group, entailment, cause
+	"+":  true,                       // derivationally related form
+	"=":  true,                       // attribute (warm → temperature)
+	"&":  true,                       // similar to
+	"\\": true,                       // pertainym / derived from adjective
+	"^":  true,                       // also see
+	"$":  true, "*": true, ">": true, // verb group, entailment, cause
 	";c": true, "-c": true, // domain of topic, member of topic
 	"#p": true, "%p": true, "#m": true, "%m": true, // parts and members
 }

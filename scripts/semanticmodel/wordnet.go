@@ -12,12 +12,12 @@ import (
 // synset is one WordNet synset: its lemmas (lower case, words of a
 // collocation joined by spaces), its gloss, and its pointers.
 type synset struct {
-	key    string // "n:11501381"
-	pos    byte   // n, v, a (s folds into a), r
-	lexFile int   // lexicographer file number (19 is noun.phenomenon)
-	lemmas []string
-	gloss  string
-	ptrs   []pointer
+	key     string // "n:11501381"
+	pos     byte   // n, v, a (s folds into a), r
+	lexFile int    // lexicographer file number (19 is noun.phenomenon)
+	lemmas  []string
+	gloss   string
+	ptrs    []pointer
 }
 
 // pointer is a relation from a synset (source 0) or from one of its lemmas
