@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -258,5 +259,52 @@ func semanticRanker(t testing.TB, servers []catalogServer) func(string) []string
 			names = append(names, s.name)
 		}
 		return names
+	}
+}
+
+// BenchmarkSearchTools1000 measures search_tools over a catalog of 1,057
+// tools (the paraphrase catalog seven times, under seven server names),
+// with the semantic default and with the hash embedder, tool vectors
+// cached, one query at a time; it reports the p50 and p95 latency of one
+// search. Issue 26's goal is p50 ≤ 5 ms with the semantic default.
+func BenchmarkSearchTools1000(b *testing.B) {
+	base := loadParaphraseCatalog(b)
+	var servers []catalogServer
+	for k := range 7 {
+		for _, s := range base {
+			c := catalogServer{Server: fmt.Sprintf("%s%d", s.Server, k)}
+			for _, tool := range s.Tools {
+				t := *tool
+				t.Name = fmt.Sprintf("%s%d__%s", s.Server, k, strings.SplitN(tool.Name, "__", 2)[1])
+				c.Tools = append(c.Tools, &t)
+			}
+			servers = append(servers, c)
+		}
+	}
+	r := catalogRouter(b, servers)
+	queries := loadParaphraseQueries(b, "dev")
+	for _, bc := range []struct {
+		name string
+		emb  agentsmcp.Embedder
+	}{{"semantic", embed.Semantic{}}, {"hash", embed.Hash{}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			x := NewToolIndex(r, SearchOptions{Embedder: bc.emb})
+			defer x.Close()
+			waitEmbedded(b, x)
+			var took []time.Duration
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				res := x.Search(context.Background(), queries[i%len(queries)].Query, "all", 10)
+				took = append(took, time.Since(start))
+				if res.Mode != SearchModeHybrid {
+					b.Fatalf("mode %s (%s)", res.Mode, res.Note)
+				}
+				i++
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "p95-ms")
+		})
 	}
 }
