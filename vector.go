@@ -47,3 +47,14 @@ type VectorIndex interface {
 	Delete(ctx context.Context, namespace string, ids []string) error
 	Query(ctx context.Context, namespace string, q VectorQuery) ([]VectorMatch, error)
 }
+
+// LexicalEmbedder is implemented by an [Embedder] whose vectors compare the
+// words of texts rather than their meaning (the offline hash embedder).
+// Rankers that fuse their own word matching with vector similarity, such
+// as search_tools, give such vectors a smaller share than those of a model
+// of meaning.
+type LexicalEmbedder interface {
+	Embedder
+	// Lexical reports that the vectors capture shared words only.
+	Lexical() bool
+}

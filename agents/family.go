@@ -345,6 +345,13 @@ func FamilyTag(family string) string {
 // tomorrow".
 const DefaultFamilySimilarity = 0.9
 
+// SemanticFamilySimilarity is the threshold of [DefaultFamilySimilarity]
+// for the offline semantic embedder (memory/embed's Semantic, the default),
+// tuned on the same labelled set: its vectors rate requests of one topic
+// alike ("Convert 100 USD to EUR", "Send 100 USD to Alice"), so it joins
+// only above a higher similarity.
+const SemanticFamilySimilarity = 0.9
+
 // Families matches a request whose family key is new to the family of a
 // past request: one entity apart ("weather paris <date>", a lower-case
 // city, joins "weather <name> <date>"), or the nearest by the embedding

@@ -114,38 +114,43 @@ func TestFamilyLabelledSet(t *testing.T) {
 		t.Fatalf("the labelled set has %d pairs, want at least 60", len(pairs))
 	}
 	ctx := context.Background()
-	// measure resolves b, the new request, against a, a past one, as the
-	// planner does.
-	measure := func(minSimilarity float64, log bool) confusion {
-		families := &agents.Families{Embedder: embed.Hash{}, MinSimilarity: minSimilarity}
-		var c confusion
-		for _, p := range pairs {
-			m := families.Resolve(ctx, p.B, []*agentsmcp.Learning{{Query: p.A}})
-			joined := m.Family == agents.FamilyOf(p.A)
-			c.add(joined, p.Same)
-			if log && joined != p.Same {
-				t.Logf("%s: same=%v joined=%v similarity=%.2f\n\t%q → %q\n\t%q → %q", p.Domain, p.Same, joined, m.Similarity,
-					p.A, agents.FamilyOf(p.A), p.B, agents.FamilyOf(p.B))
-			}
-		}
-		return c
-	}
 	var key confusion
 	for _, p := range pairs {
 		key.add(agents.FamilyOf(p.A) == agents.FamilyOf(p.B), p.Same)
 	}
-	for th := 0.5; th < 0.96; th += 0.05 {
-		t.Logf("joining at similarity >= %.2f: %v", th, measure(th, false))
-	}
-	joined := measure(agents.DefaultFamilySimilarity, true)
 	t.Logf("%d pairs (%d same family)", len(pairs), key.tp+key.fn)
 	t.Logf("family key:             %v", key)
-	t.Logf("resolved family:        %v", joined)
 	if key.precision() < 1 || key.recall() < 0.8 {
 		t.Errorf("family key: %v; want precision 1 and recall >= 0.8", key)
 	}
-	if joined.precision() < 0.95 || joined.recall() < 0.85 {
-		t.Errorf("resolved family: %v; want precision >= 0.95 and recall >= 0.85", joined)
+	for _, e := range []struct {
+		emb       agentsmcp.Embedder
+		threshold float64
+	}{{embed.Hash{}, agents.DefaultFamilySimilarity}, {embed.Semantic{}, agents.SemanticFamilySimilarity}} {
+		// measure resolves b, the new request, against a, a past one, as the
+		// planner does.
+		measure := func(minSimilarity float64, log bool) confusion {
+			families := &agents.Families{Embedder: e.emb, MinSimilarity: minSimilarity}
+			var c confusion
+			for _, p := range pairs {
+				m := families.Resolve(ctx, p.B, []*agentsmcp.Learning{{Query: p.A}})
+				joined := m.Family == agents.FamilyOf(p.A)
+				c.add(joined, p.Same)
+				if log && joined != p.Same {
+					t.Logf("%s: same=%v joined=%v similarity=%.2f\n\t%q → %q\n\t%q → %q", p.Domain, p.Same, joined, m.Similarity,
+						p.A, agents.FamilyOf(p.A), p.B, agents.FamilyOf(p.B))
+				}
+			}
+			return c
+		}
+		for th := 0.5; th < 0.96; th += 0.05 {
+			t.Logf("%s: joining at similarity >= %.2f: %v", e.emb.ID(), th, measure(th, false))
+		}
+		joined := measure(e.threshold, true)
+		t.Logf("%s: resolved family at %.2f: %v", e.emb.ID(), e.threshold, joined)
+		if joined.precision() < 0.95 || joined.recall() < 0.85 {
+			t.Errorf("%s: resolved family: %v; want precision >= 0.95 and recall >= 0.85", e.emb.ID(), joined)
+		}
 	}
 }
 

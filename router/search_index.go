@@ -48,6 +48,7 @@ type SearchOptions struct {
 type ToolIndex struct {
 	r       *Router
 	emb     agentsmcp.Embedder
+	params  rankParams // defaultRankParams, or semanticRankParams for a model of meaning
 	timeout time.Duration
 	logger  *slog.Logger
 
@@ -68,6 +69,7 @@ func NewToolIndex(r *Router, opts SearchOptions) *ToolIndex {
 	x := &ToolIndex{
 		r:       r,
 		emb:     opts.Embedder,
+		params:  rankParamsFor(opts.Embedder),
 		timeout: opts.QueryTimeout,
 		logger:  opts.Logger,
 		docs:    map[*toolEntry]searchDoc{},
@@ -108,15 +110,15 @@ func (x *ToolIndex) Close() error {
 // "local", "remote") and returns the best limit matches.
 func (x *ToolIndex) Search(ctx context.Context, query, scope string, limit int) *SearchToolsResult {
 	ix, vecs, missing := x.snapshot()
-	terms := parseQuery(query, defaultRankParams.synonymWeight)
+	terms := parseQuery(query, x.params.synonymWeight)
 	res := &SearchToolsResult{Mode: SearchModeLexical}
 	if x.emb == nil {
-		res.Tools = rankMatches(ix, terms, scope, limit, nil, nil)
+		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil)
 		return res
 	}
 	if missing > 0 {
 		res.Note = fmt.Sprintf("tool embeddings are not ready (%d of %d tools missing)", missing, len(ix.docs))
-		res.Tools = rankMatches(ix, terms, scope, limit, nil, nil)
+		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil)
 		return res
 	}
 	qv, err := x.embedQuery(ctx, query)
@@ -126,11 +128,11 @@ func (x *ToolIndex) Search(ctx context.Context, query, scope string, limit int) 
 		if errors.Is(err, context.DeadlineExceeded) {
 			res.Note = fmt.Sprintf("query embedding timed out after %s; ranked by words only", x.timeout)
 		}
-		res.Tools = rankMatches(ix, terms, scope, limit, nil, nil)
+		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil)
 		return res
 	}
 	res.Mode = SearchModeHybrid
-	res.Tools = rankMatches(ix, terms, scope, limit, qv, vecs)
+	res.Tools = rankMatches(ix, terms, x.params, scope, limit, qv, vecs)
 	return res
 }
 

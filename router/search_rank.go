@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // The fields of a tool document, from the most to the least telling.
@@ -42,6 +44,11 @@ type rankParams struct {
 	// minCosine is the least similarity that lets a tool with no lexical
 	// match into the results.
 	minCosine float64
+	// cosineFloor is the similarity that counts as none in the fusion: a
+	// tool's vector score is (cosine − floor) / (best cosine − floor), so
+	// that a model whose unrelated texts still have a cosine of 0.3 does
+	// not lift every tool alike.
+	cosineFloor float64
 }
 
 // defaultRankParams were chosen on the labelled catalog of real MCP servers
@@ -57,6 +64,30 @@ var defaultRankParams = rankParams{
 	coord:         1,
 	vectorWeight:  0.2,
 	minCosine:     0.15,
+}
+
+// semanticRankParams are the ranking with an embedder of meaning (the
+// semantic default, or a remote model), chosen on the dev set of
+// testdata/paraphrase (see TestSemanticRetrieval): its vectors find the
+// right tool where no word is shared, so they get a larger share.
+var semanticRankParams = func() rankParams {
+	p := defaultRankParams
+	p.vectorWeight = 0.5
+	p.minCosine = 0.1
+	return p
+}()
+
+// rankParamsFor returns the ranking for an embedder: [defaultRankParams]
+// without one or with a lexical one ([agentsmcp.LexicalEmbedder]),
+// [semanticRankParams] with a model of meaning.
+func rankParamsFor(emb agentsmcp.Embedder) rankParams {
+	if emb == nil {
+		return defaultRankParams
+	}
+	if l, ok := emb.(agentsmcp.LexicalEmbedder); ok && l.Lexical() {
+		return defaultRankParams
+	}
+	return semanticRankParams
 }
 
 // searchDoc is one tool, tokenised for ranking.
@@ -292,8 +323,8 @@ func (ix *lexicalIndex) rank(terms []queryTerm, p rankParams, queryVec []float32
 		if maxLex > 0 {
 			lex = r.lexical / maxLex
 		}
-		if maxCos > 0 {
-			vec = max(r.cosine, 0) / maxCos
+		if maxCos > p.cosineFloor {
+			vec = max(r.cosine-p.cosineFloor, 0) / (maxCos - p.cosineFloor)
 		}
 		r.score = (1-p.vectorWeight)*lex + p.vectorWeight*vec
 	}

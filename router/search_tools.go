@@ -123,7 +123,7 @@ func (r *Router) SearchTools(query, scope string, limit int) []ToolMatch {
 	for i, e := range entries {
 		docs[i] = docOf(e)
 	}
-	return rankMatches(newLexicalIndex(docs), parseQuery(query, defaultRankParams.synonymWeight), scope, limit, nil, nil)
+	return rankMatches(newLexicalIndex(docs), parseQuery(query, defaultRankParams.synonymWeight), defaultRankParams, scope, limit, nil, nil)
 }
 
 // docOf tokenises a registered tool.
@@ -137,16 +137,16 @@ func inScope(scope, source string) bool {
 	return (scope != "local" || local) && (scope != "remote" || !local)
 }
 
-// rankMatches ranks ix for the query terms within scope and returns the best
-// limit matches; with queryVec and docVecs (aligned with ix.docs) it ranks
-// hybrid.
-func rankMatches(ix *lexicalIndex, terms []queryTerm, scope string, limit int, queryVec []float32, docVecs [][]float32) []ToolMatch {
+// rankMatches ranks ix for the query terms with p within scope and returns
+// the best limit matches; with queryVec and docVecs (aligned with ix.docs)
+// it ranks hybrid.
+func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string, limit int, queryVec []float32, docVecs [][]float32) []ToolMatch {
 	out := []ToolMatch{}
 	if limit <= 0 || (len(terms) == 0 && queryVec == nil) {
 		return out
 	}
 	hybrid := queryVec != nil && docVecs != nil
-	for _, r := range ix.rank(terms, defaultRankParams, queryVec, docVecs) {
+	for _, r := range ix.rank(terms, p, queryVec, docVecs) {
 		if !inScope(scope, r.doc.match.Source) {
 			continue
 		}

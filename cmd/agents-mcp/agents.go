@@ -21,7 +21,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	catalog := router.NewCatalog(a.router, search, a.upstreamHealth)
 	agentMemory := &recall.AgentMemory{Searcher: searcher, Visibility: cfg.MemoryVisibility, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}
 	gatherer := &agents.Gatherer{Catalog: catalog, Memory: agentMemory, Performance: m.store,
-		Families: &agents.Families{Embedder: searcher.Embedder}}
+		Families: &agents.Families{Embedder: searcher.Embedder, MinSimilarity: familySimilarity(cfg.Embedder)}}
 	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.insights, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
 	chooser := agents.LLMChooser{Mode: cfg.LLM}
 	if cfg.OpenAIBaseURL != "" || cfg.OpenAIAPIKey != "" {
@@ -108,4 +108,15 @@ func openRequestStates(cfg *config.Config, logger *slog.Logger) (*agents.Request
 		rs.Key = key
 	}
 	return rs, nil
+}
+
+// familySimilarity is the similarity above which a request joins a past
+// family, for the configured embedder: each offline embedder has its own,
+// tuned on agents/testdata/families.json; zero (the hash embedder's
+// default) for the others.
+func familySimilarity(embedder string) float64 {
+	if embedder == "semantic" {
+		return agents.SemanticFamilySimilarity
+	}
+	return 0
 }

@@ -237,6 +237,8 @@ func newEmbedder(ctx context.Context, cfg *config.Config) (docs, queries agentsm
 	switch cfg.Embedder {
 	case "", "hash":
 		return embed.Hash{}, embed.Hash{}, nil
+	case "semantic":
+		return embed.Semantic{}, embed.Semantic{}, nil
 	case "openai":
 		ec.APIKey = cmp.Or(ec.APIKey, cfg.OpenAIAPIKey)
 		docs, err = embed.NewOpenAI(ec)

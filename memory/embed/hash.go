@@ -89,3 +89,7 @@ func (Hash) embed(text string) []float32 {
 	}
 	return v
 }
+
+// Lexical implements agentsmcp.LexicalEmbedder: hashed features capture
+// shared words and spellings, not meaning.
+func (Hash) Lexical() bool { return true }

@@ -78,7 +78,7 @@ type Config struct {
 	// deployments can share one index.
 	PineconeNamespace string
 
-	Embedder          string // hash | openai | ollama | pinecone
+	Embedder          string // semantic | hash | openai | ollama | pinecone
 	EmbeddingsBaseURL string
 	EmbeddingsModel   string
 	// EmbeddingsAPIKey authenticates to the embedder; the openai embedder

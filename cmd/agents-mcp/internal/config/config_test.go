@@ -281,7 +281,7 @@ func TestValidationErrors(t *testing.T) {
 		want string
 	}{
 		{"embedder enum", "", map[string]string{"AGENTS_MCP_EMBEDDER": "foo"}, nil,
-			`config: embedder: "foo" is not one of hash, openai, ollama, pinecone (from env:AGENTS_MCP_EMBEDDER)`},
+			`config: embedder: "foo" is not one of hash, semantic, openai, ollama, pinecone (from env:AGENTS_MCP_EMBEDDER)`},
 		{"pinecone embedder needs key", "embedder: {kind: pinecone}", nil, nil, `config: embedder: pinecone requires pinecone.api_key`},
 		{"llm enum", "llm: {kind: gpt}", nil, nil, `config: llm: "gpt" is not one of auto, sampling, openai, builtin (from file)`},
 		{"log level enum", "", nil, []string{"--log-level", "loud"}, `config: log_level: "loud" is not one of debug, info, warn, error (from flag:--log-level)`},

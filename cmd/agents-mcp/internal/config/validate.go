@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	embedders = []string{"hash", "openai", "ollama", "pinecone"}
+	embedders = []string{"hash", "semantic", "openai", "ollama", "pinecone"}
 	llmKinds  = []string{"auto", "sampling", "openai", "builtin"}
 	logLevels = []string{"debug", "info", "warn", "error"}
 )

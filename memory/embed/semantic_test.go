@@ -1,0 +1,200 @@
+package embed
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The ID names the embedded model: a new model must come with a new
+// SemanticModelVersion, or stores would mix vectors of two models.
+func TestSemanticModelVersion(t *testing.T) {
+	sum := sha256.Sum256(semanticModelData)
+	if got := hex.EncodeToString(sum[:])[:10]; got != SemanticModelVersion {
+		t.Fatalf("SemanticModelVersion is %q but the embedded model's sha256 starts %q: set it to that", SemanticModelVersion, got)
+	}
+	m, err := semanticModelLoaded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.dim != semanticMeaningDims {
+		t.Fatalf("model dimension %d, want %d", m.dim, semanticMeaningDims)
+	}
+}
+
+// Unpacking the model is what the first embedding pays, once per process:
+// it must stay well under 200 ms and its memory modest, since make run,
+// tests and stdio start the binary often.
+func TestSemanticModelLoadCost(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	// CPU time of this thread, not wall time: the test machines are shared,
+	// and a busy neighbour must not fail the test.
+	runtime.LockOSThread()
+	cpu0 := threadCPU(t)
+	start := time.Now()
+	m, err := readSemanticModel(bytes.NewReader(semanticModelData))
+	took, cpu := time.Since(start), threadCPU(t)-cpu0
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("model: %d words × %d dims, %d irregular forms, %d bytes compressed; unpacked in %s of CPU (%s wall), %.1f MiB of heap",
+		len(m.index), m.dim, len(m.irreg), len(semanticModelData), cpu, took, float64(heap)/(1<<20))
+	if cpu > 200*time.Millisecond && !raceEnabled {
+		t.Errorf("unpacking took %s of CPU, want < 200ms", cpu)
+	}
+	if heap > 40<<20 {
+		t.Errorf("the unpacked model holds %d MiB, want < 40", heap>>20)
+	}
+	runtime.KeepAlive(m)
+}
+
+// threadCPU is the CPU time the calling OS thread has used.
+func threadCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rusageThread is Linux's RUSAGE_THREAD.
+const rusageThread = 1
+
+// A corrupt or truncated model is an error, never a panic.
+func TestSemanticModelCorrupt(t *testing.T) {
+	raw, err := gzip.NewReader(bytes.NewReader(semanticModelData))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	if _, err := plain.ReadFrom(raw); err != nil {
+		t.Fatal(err)
+	}
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		return buf.Bytes()
+	}
+	p := plain.Bytes()
+	for name, data := range map[string][]byte{
+		"not gzip":  []byte("hello"),
+		"bad magic": gz(append([]byte("XXXXXXXX"), p[8:]...)),
+		"truncated": gz(p[:len(p)/2]),
+		"trailing":  gz(append(append([]byte{}, p...), 0)),
+		"huge":      gz(append([]byte(semanticModelMagic), 0xff, 0xff, 0xff, 0xff, 100, 0)),
+	} {
+		if _, err := readSemanticModel(bytes.NewReader(data)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func semanticCosine(t *testing.T, a, b string) float64 {
+	t.Helper()
+	vs, err := Semantic{}.Embed(context.Background(), []string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dot, na, nb float64
+	for i := range vs[0] {
+		dot += float64(vs[0][i] * vs[1][i])
+		na += float64(vs[0][i] * vs[0][i])
+		nb += float64(vs[1][i] * vs[1][i])
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// Requests worded without the tool's words land nearer the right tool than
+// an unrelated one; the hash embedder cannot tell them apart.
+func TestSemanticPlacesByMeaning(t *testing.T) {
+	cases := []struct{ query, near, far string }{
+		{"Is it going to rain in Oslo?", "weather forecast for a city", "convert an amount of money to another currency"},
+		{"How warm is it in Lima right now?", "current weather for a location", "read the contents of a file"},
+		{"Will it be sunny in Dakar today?", "weather forecast for a location", "create a calendar event"},
+		{"how many yen for 100 dollars", "convert an amount of money to another currency", "weather forecast for a city"},
+		{"get rid of old.log", "delete a file", "send an email message"},
+		{"wake me at 6:30", "set an alarm", "search the web"},
+	}
+	for _, c := range cases {
+		near, far := semanticCosine(t, c.query, c.near), semanticCosine(t, c.query, c.far)
+		if near <= far {
+			t.Errorf("%q: %.3f to %q, %.3f to %q; want nearer the first", c.query, near, c.near, far, c.far)
+		}
+	}
+}
+
+// Vectors are unit length and deterministic; a text of unknown words
+// still has a vector (its hashed words), and an empty text a zero one.
+func TestSemanticVectors(t *testing.T) {
+	ctx := context.Background()
+	vs, err := Semantic{}.Embed(ctx, []string{"rain in Oslo", "rain in Oslo", "xqzt wvvk", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs[:3] {
+		if len(v) != SemanticDimensions {
+			t.Fatalf("vector %d has %d values", i, len(v))
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		if math.Abs(n-1) > 1e-4 {
+			t.Errorf("vector %d has norm² %f", i, n)
+		}
+	}
+	for d := range vs[0] {
+		if vs[0][d] != vs[1][d] {
+			t.Fatal("the same text embedded twice differs")
+		}
+	}
+	for _, x := range vs[3] {
+		if x != 0 {
+			t.Fatal("the empty text has a non-zero vector")
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := (Semantic{}).Embed(cctx, []string{"x"}); err == nil {
+		t.Error("a cancelled context embedded")
+	}
+}
+
+// Inflections and irregular forms find their base word's vector.
+func TestSemanticLookup(t *testing.T) {
+	m, err := semanticModelLoaded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for form, base := range map[string]string{"cities": "city", "running": "run", "warmer": "warm", "mice": "mouse", "files": "file", "deleted": "delete",
+		"forecasted": "forecast", "geese": "goose", "rebooting": "reboot", "unzipped": "unzip"} {
+		got, want := m.lookup(form), m.lookup(base)
+		if want < 0 {
+			t.Fatalf("%q is not in the vocabulary", base)
+		}
+		if _, known := m.index[form]; known {
+			if got < 0 || m.word(got) != form {
+				t.Errorf("lookup(%q) = %d, want the word itself", form, got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("lookup(%q) = %d (%q), want %q's %d", form, got, m.word(max(got, 0)), base, want)
+		}
+	}
+}
