@@ -13,6 +13,7 @@ FUZZ_SSE      ?= 60000x
 FUZZ_FASTPATH ?= 60000x
 FUZZ_TOOLCALL ?= 60000x
 FUZZ_REFS     ?= 50000x
+FUZZ_NUMBERS  ?= 30000x
 FUZZ_SUBJECT  ?= 100000x
 ARGS     ?=
 # staticcheck runs at this version through the module proxy (go run
@@ -92,6 +93,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateArguments$$' -fuzztime $(FUZZ_VALIDATE) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPassesPlainly$$' -fuzztime $(FUZZ_FASTPATH) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFastToolCall$$' -fuzztime $(FUZZ_TOOLCALL) ./router/
+	$(GO) test -run '^$$' -fuzz '^FuzzNumbersInArguments$$' -fuzztime $(FUZZ_NUMBERS) ./router/
 	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/sse/
 	$(GO) test -run '^$$' -fuzz '^FuzzResolveRefs$$' -fuzztime $(FUZZ_REFS) ./agents/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckSubject$$' -fuzztime $(FUZZ_SUBJECT) ./api/auth/

@@ -14,8 +14,12 @@ const (
 	EINVALID        = "invalid"
 	ENOTFOUND       = "not_found"
 	ENOTIMPLEMENTED = "not_implemented"
-	EUNAUTHORIZED   = "unauthorized"
-	EUNAVAILABLE    = "unavailable"
+	// EQUOTA: the caller's principal holds as much as its quota allows
+	// (stored insights or tasks, task ids watched); waiting does not
+	// help, releasing something does. HTTP 429.
+	EQUOTA        = "quota_exceeded"
+	EUNAUTHORIZED = "unauthorized"
+	EUNAVAILABLE  = "unavailable"
 )
 
 // Error is an application error: a code from the list above and a message

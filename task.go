@@ -281,7 +281,6 @@ func (t *Task) Validate() error {
 	if err := checkJSONObject(t.Inputs, MaxPlanInputsBytes, "task inputs"); err != nil {
 		return err
 	}
-	size := len(t.Request) + len(t.Inputs) + len(t.Error)
 	seen := make(map[string]bool, len(t.Steps))
 	for i := range t.Steps {
 		s := &t.Steps[i]
@@ -292,7 +291,6 @@ func (t *Task) Validate() error {
 			return err
 		}
 		seen[s.StepID] = true
-		size += len(s.StepID) + len(s.Output) + len(s.Error) + len(s.RepairedTool) + len(s.RepairedArguments)
 	}
 	for _, e := range t.History {
 		n := len(e.Type) + len(e.StepID) + len(e.Message)
@@ -300,13 +298,27 @@ func (t *Task) Validate() error {
 			return Errorf(EINVALID, "a task event is %d bytes; the limit is %d", n, MaxTaskEventBytes)
 		}
 	}
-	for _, e := range t.History[max(len(t.History)-MaxTaskHistory, 0):] {
-		size += len(e.Type) + len(e.StepID) + len(e.Message)
-	}
-	if size > MaxTaskBytes {
+	if size := t.StoredBytes(); size > MaxTaskBytes {
 		return Errorf(EINVALID, "task holds %d bytes; the limit is %d", size, MaxTaskBytes)
 	}
 	return nil
+}
+
+// StoredBytes is the size of what t holds, as MaxTaskBytes and the task
+// quotas count it: its request, inputs and error, its steps' ids,
+// outputs, errors and repairs, and the newest MaxTaskHistory events of
+// its history. Stores record it at each write, so that [UsageService]
+// sums it without reading the tasks.
+func (t *Task) StoredBytes() int64 {
+	size := len(t.Request) + len(t.Inputs) + len(t.Error)
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		size += len(s.StepID) + len(s.Output) + len(s.Error) + len(s.RepairedTool) + len(s.RepairedArguments)
+	}
+	for _, e := range t.History[max(len(t.History)-MaxTaskHistory, 0):] {
+		size += len(e.Type) + len(e.StepID) + len(e.Message)
+	}
+	return int64(size)
 }
 
 // validErrorCode reports whether code is empty or has the form of the

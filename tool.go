@@ -97,7 +97,9 @@ type ValidationIssue struct {
 
 // ToolValidator checks arguments against a tool's input schema without
 // calling the tool. Unknown tools are ENOTFOUND; a tool whose schema cannot be
-// compiled is EINVALID.
+// compiled, and arguments that are not JSON or hold a number too large for a
+// validator (an exponent beyond ±1000, a literal over 4096 bytes), are
+// EINVALID.
 type ToolValidator interface {
 	ValidateToolArguments(ctx context.Context, tool string, args []byte) (*ValidationResult, error)
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/text/message"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 )
 
 // This file holds the user's side of a task: the inputs a plan declares
@@ -21,7 +22,9 @@ import (
 
 // checkInputs checks inputs against the plan's Inputs schema. Values that
 // are absent are not an error unless complete is set: a task asks for
-// them when a step needs them.
+// them when a step needs them. A number beyond the bounds of package
+// internal/jsonnum, in the inputs or in the schema, is EINVALID whatever
+// the schema.
 func checkInputs(plan *agentsmcp.Plan, inputs json.RawMessage, complete bool) error {
 	if len(inputs) == 0 {
 		inputs = json.RawMessage(`{}`)
@@ -34,6 +37,13 @@ func checkInputs(plan *agentsmcp.Plan, inputs json.RawMessage, complete bool) er
 	}
 	if len(inputs) > agentsmcp.MaxPlanInputsBytes {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "inputs are %d bytes; the limit is %d", len(inputs), agentsmcp.MaxPlanInputsBytes)
+	}
+	// The validator cannot be given a number beyond these bounds (it
+	// panics, or spends seconds; issue 25), and inputs reach it from
+	// resume_task, tasks/update and the admin API, and on the task's own
+	// goroutine, not only through the router's checked arguments.
+	if err := jsonnum.CheckValue(map[string]any(values)); err != nil {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "inputs: %v", err)
 	}
 	if len(plan.Inputs) == 0 {
 		return nil
@@ -58,6 +68,9 @@ func compileInputsSchema(raw json.RawMessage, complete bool) (*jsonschema.Schema
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "the plan's inputs schema is not a JSON object: %v", err)
+	}
+	if err := jsonnum.CheckValue(map[string]any(doc)); err != nil {
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "the plan's inputs schema: %v", err)
 	}
 	if !complete {
 		delete(doc, "required")

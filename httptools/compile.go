@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 )
 
 // compileSchema compiles a schema the way the router compiles tool input
@@ -14,6 +16,11 @@ import (
 func compileSchema(raw json.RawMessage) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
+		return err
+	}
+	// The router refuses such a schema too (its numbers would cost the
+	// validator seconds, issue 25).
+	if err := jsonnum.CheckValue(doc); err != nil {
 		return err
 	}
 	c := jsonschema.NewCompiler()

@@ -123,8 +123,11 @@ func (l *Provider) add(t *mcp.Tool, h mcp.ToolHandler) {
 // registered.
 //
 // An error returned by h becomes a result with isError set and the error's
-// text, except a *jsonrpc.Error, which becomes a protocol error. A non-nil
-// Out is sent as structuredContent, and as JSON text when h set no content.
+// text, except a *jsonrpc.Error, which becomes a protocol error, and an
+// error with code [agentsmcp.EQUOTA], which is returned as the provider's
+// error: the router answers it as an isError result with its message on
+// MCP, and as HTTP 429 on the REST bridge. A non-nil Out is sent as
+// structuredContent, and as JSON text when h set no content.
 func Add[In, Out any](l *Provider, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
 	tt := *t
 	if tt.InputSchema == nil {
@@ -159,6 +162,9 @@ func Add[In, Out any](l *Provider, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) e
 		if err != nil {
 			if werr, ok := err.(*jsonrpc.Error); ok {
 				return nil, werr
+			}
+			if agentsmcp.ErrorCode(err) == agentsmcp.EQUOTA {
+				return nil, err
 			}
 			return errorResult(err.Error()), nil
 		}

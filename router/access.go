@@ -41,6 +41,12 @@ type AccessOptions struct {
 // limit; its data is {"retryAfterMs": N}.
 const CodeRateLimited = -32029
 
+// CodeQuotaExceeded is the JSON-RPC error code of a request refused
+// because its principal's quota is used up (the task ids its listen
+// streams watch); the message names the quota and its setting. Waiting
+// does not help: the principal must release some of what it holds.
+const CodeQuotaExceeded = -32030
+
 // principalOf returns the caller of req and whether it came with the
 // request's own credentials.
 func (r *Router) principalOf(req mcp.Request) (p *agentsmcp.Principal, own bool) {

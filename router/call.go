@@ -32,13 +32,15 @@ const tracerName = "github.com/agents-mcp/agents-mcp/router"
 //   - ENOTFOUND for an unknown tool;
 //   - EINVALID for arguments the schema rejects (the message is the summary
 //     a client gets in its error result; the provider is not called), for
-//     arguments that are not JSON, and for a JSON-RPC error of the provider
+//     arguments that are not JSON or hold a number beyond the bounds of
+//     package internal/jsonnum, and for a JSON-RPC error of the provider
 //     (its code is kept in the message);
 //   - the provider's own code for an [agentsmcp.Error] (the remote pool's
 //     EUNAVAILABLE for an upstream that is down, timed out or refused by its
 //     circuit breaker);
 //   - EUNAVAILABLE when ctx was cancelled or its deadline passed;
-//   - EINTERNAL for any other provider error (also logged).
+//   - EINTERNAL for any other provider error (also logged), and for a
+//     panic of the validator or the provider (logged with its stack).
 //
 // A failure of the tool itself is a result with IsError set, as on the MCP
 // path. Nil arguments mean {}. req is given to the provider as is, so
@@ -80,8 +82,9 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // refusal is a call stopped before its provider because of its arguments.
 type refusal struct {
 	msg string // what the caller is told
-	// notJSON: the arguments are not JSON, a protocol error on the MCP
-	// path; otherwise they violate the schema, an error result there.
+	// notJSON: the arguments are not JSON or hold a number out of
+	// bounds, a protocol error (-32602) on the MCP path; otherwise they
+	// violate the schema, an error result there.
 	notJSON bool
 	// issues and missing are the schema's findings, as tools/validate
 	// reports them (empty when notJSON).
@@ -93,9 +96,15 @@ type refusal struct {
 // validates req's arguments against e's input schema and, if they pass,
 // calls e's provider and records the call with [Options.OnToolCall]. It
 // returns a refusal when the provider was not called, and otherwise the
-// provider's result (never nil on success) and error, untranslated.
+// provider's result (never nil on success) and error, untranslated; a
+// panic of the validator or the provider is a [*panicError], already
+// logged.
 func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRequest) (*mcp.CallToolResult, *refusal, error) {
 	issues, missing, err := e.schema.validate(req.Params.Arguments)
+	if pe, ok := errors.AsType[*panicError](err); ok {
+		logPanic(r.logger, pe, "tool", e.tool.Name, "in", "argument validation")
+		return nil, nil, pe
+	}
 	if err != nil {
 		if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {
 			msg := agentsmcp.ErrorMessage(err)
@@ -120,7 +129,7 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		ctx = agentsmcp.WithDelegatedToken(ctx, nil)
 	}
 	start := time.Now()
-	res, err := e.provider.CallTool(ctx, req)
+	res, err := r.callProvider(ctx, e, req)
 	setCallOutcome(span, res, err)
 	if r.onToolCall != nil {
 		rec := callRecord(ctx, e.tool.Name, req.Params.Arguments)
@@ -134,6 +143,19 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		res = &mcp.CallToolResult{}
 	}
 	return res, nil, nil
+}
+
+// callProvider calls e's provider; a panic of the provider is logged and
+// returned as a [*panicError], the call's failure (recover.go).
+func (r *Router) callProvider(ctx context.Context, e *toolEntry, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			pe := recovered(v)
+			logPanic(r.logger, pe, "tool", e.tool.Name, "provider", e.provider.Name())
+			res, err = nil, pe
+		}
+	}()
+	return e.provider.CallTool(ctx, req)
 }
 
 // startCallSpan starts the "tools/call <tool>" span of a call of e. With
@@ -173,6 +195,8 @@ func (r *Router) callFailure(ctx context.Context, e *toolEntry, err error) error
 	var rpcErr *jsonrpc.Error
 	var appErr *agentsmcp.Error
 	switch {
+	case isPanic(err):
+		return agentsmcp.Errorf(agentsmcp.EINTERNAL, "tool %q failed: internal error", e.tool.Name)
 	case errors.As(err, &rpcErr):
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "tool %q: JSON-RPC error %d: %s", e.tool.Name, rpcErr.Code, rpcErr.Message)
 	case errors.As(err, &appErr):
@@ -186,8 +210,9 @@ func (r *Router) callFailure(ctx context.Context, e *toolEntry, err error) error
 
 // toolHandler serves tools/call for e: argument problems and tool failures
 // are tool results with isError set (so a model can correct itself, as MCP
-// asks); only arguments that are not JSON and *jsonrpc.Error values from a
-// provider become protocol errors.
+// asks); only arguments that are not JSON or hold a number out of bounds
+// (-32602), *jsonrpc.Error values from a provider, and a panic (-32603,
+// see recover.go) become protocol errors.
 //
 // A result that asks a person to authorize (see
 // [agentsmcp.AuthorizationRequiredFrom]) is offered to the client as a
@@ -207,6 +232,9 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			return errorResult(refused.msg), nil
 		}
 		if err != nil {
+			if isPanic(err) {
+				return nil, internalError()
+			}
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) {
 				return nil, werr
@@ -214,7 +242,9 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			if ctx.Err() != nil {
 				return errorResult(fmt.Sprintf("tool %q was cancelled or timed out", e.tool.Name)), nil
 			}
-			r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
+			if agentsmcp.ErrorCode(err) != agentsmcp.EQUOTA { // the caller's limit, not a failure
+				r.logger.Warn("tool call failed", "tool", e.tool.Name, "provider", e.provider.Name(), "error", err)
+			}
 			return errorResult(agentsmcp.ErrorMessage(err)), nil
 		}
 		if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); ok && !offered {

@@ -15,8 +15,9 @@ func KnownMethodsForTest() map[string]string {
 	return out
 }
 
-// WatchersForTest counts the listen streams registered with h, by task id
-// watched.
+// WatchersForTest counts the task watchers registered with h, by task id
+// watched: one per HTTP handler and task, however many of its streams
+// watch the task.
 func (h *TaskHub) WatchersForTest() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -337,8 +337,15 @@ func (a *fastAnswer) finish(answer []byte) {
 
 // invoke runs call in ss through the router's middleware and tool handler
 // and returns the encoded answer; nil only if not even an error answer
-// could be encoded.
-func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, call fastToolCall) []byte {
+// could be encoded. A panic on the way (the chain contains its own, so
+// this is the encoding's) answers -32603 for the call's id (recover.go).
+func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, call fastToolCall) (data []byte) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic(f.router.logger, recovered(v), "method", "tools/call", "tool", call.name, "in", "the fast path")
+			data, _ = encodeResponse(call.id, nil, internalError())
+		}
+	}()
 	res, err := f.router.fastHandler()(ctx, "tools/call", &mcp.CallToolRequest{
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
@@ -67,9 +68,24 @@ type HTTPOptions struct {
 	// as soon as a task of this replica changes; without it they see
 	// changes at their next poll only. Its owner closes it at shutdown.
 	TaskHub *TaskHub
-	// TaskPollInterval is how often those streams read the tasks they
-	// watch; zero means [DefaultTaskPollInterval].
+	// TaskPollInterval is how often the tasks those streams watch are
+	// read (once per task, whatever the number of streams); zero means
+	// [DefaultTaskPollInterval].
 	TaskPollInterval time.Duration
+	// TaskPollMaxInterval bounds the backoff of a watched task that waits
+	// for its user (input_required); zero means
+	// [DefaultTaskPollMaxInterval]. Less than TaskPollInterval means no
+	// backoff.
+	TaskPollMaxInterval time.Duration
+	// MaxListenTaskIDsPerPrincipal bounds the distinct task ids the
+	// listen streams of one principal watch at once; zero means
+	// [DefaultMaxListenTaskIDsPerPrincipal], negative means no bound.
+	MaxListenTaskIDsPerPrincipal int
+	// ChargeListen, if set, is called for each subscriptions/listen
+	// stream for task ids with the number of its ids beyond the first:
+	// Authenticate's rate limit charged the request once, and each id
+	// costs reads. It reports false after writing the refusal.
+	ChargeListen func(w http.ResponseWriter, r *http.Request, extra int) bool
 	// MaxBatchMessages bounds the messages of one JSON-RPC batch (protocol
 	// versions before 2025-06-18 allow batches); zero means
 	// [DefaultMaxBatchMessages].
@@ -161,9 +177,11 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		initTimeout: cmp.Or(opts.SessionInitTimeout, DefaultSessionInitTimeout),
 		idle:        timeout,
 	}
+	poll := cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval)
+	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, DefaultMaxListenTaskIDsPerPrincipal)
 	h := &HTTPHandler{listen: &taskListener{
-		router: r, hub: opts.TaskHub, poll: cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval),
-		logger: logger, stop: make(chan struct{}),
+		router: r, hub: opts.TaskHub, charge: opts.ChargeListen, logger: logger, stop: make(chan struct{}),
+		watcher: newTaskWatcher(opts.TaskHub, poll, cmp.Or(opts.TaskPollMaxInterval, DefaultTaskPollMaxInterval), max(maxIDs, 0), logger),
 	}}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -337,6 +355,9 @@ func usesSessionlessProtocol(req *http.Request) bool {
 //     one: HTTP 400, -32600;
 //   - a tasks/* request whose Mcp-Name header is not its params.taskId:
 //     HTTP 400, -32020;
+//   - under MCP-Protocol-Version 2026-07-28 or later, a tools/call whose
+//     arguments hold a number beyond the bounds of internal/jsonnum: HTTP
+//     200, -32602, as every other path answers it;
 //   - a call of an unknown method: HTTP 200 with a -32601 response, or
 //     HTTP 404 with it under MCP-Protocol-Version 2026-07-28 or later.
 //
@@ -467,12 +488,45 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 	if code == 0 {
 		status, id, code, msg = checkTaskNameHeader(req, body)
 	}
+	if code == 0 && usesSessionlessProtocol(req) {
+		status, id, code, msg = checkSessionlessArguments(body)
+	}
 	if code == jsonrpc.CodeMethodNotFound && usesSessionlessProtocol(req) {
 		// MCP 2026-07-28 (SEP-2575) answers an unknown method with HTTP
 		// 404; older revisions keep the 200 that carries the -32601.
 		status = http.StatusNotFound
 	}
 	return 1, status, id, code, msg
+}
+
+// checkSessionlessArguments answers -32602 for a 2026-07-28 tools/call
+// whose arguments hold a number beyond [jsonnum]'s bounds, as the router
+// answers it on every other path (decodeArguments). go-sdk's stateless
+// handler would refuse it before the router sees it, with a -32020
+// "failed to extract name from parameters" (it decodes the params with
+// float64 numbers to check the Mcp-Name header), which names the wrong
+// problem. Only such requests pay this decoding.
+func checkSessionlessArguments(body []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	if !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return 0, id, 0, ""
+	}
+	var m struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != "tools/call" || len(m.Params.Arguments) == 0 {
+		return 0, id, 0, ""
+	}
+	if _, err := decodeArguments(m.Params.Arguments); err != nil {
+		if nerr, ok := errors.AsType[*jsonnum.Error](err); ok {
+			id, _ = jsonrpc.MakeID(m.ID)
+			return http.StatusOK, id, jsonrpc.CodeInvalidParams, "invalid arguments: " + nerr.Error()
+		}
+	}
+	return 0, id, 0, ""
 }
 
 func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, code int, msg string) {

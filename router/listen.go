@@ -2,7 +2,6 @@ package router
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,13 +28,25 @@ import (
 // tasks/get.
 
 const (
-	// DefaultTaskPollInterval is how often a listen stream reads the
-	// tasks it watches, for the changes no [TaskHub] reports: those of
-	// tasks run by another replica or held by an upstream.
+	// DefaultTaskPollInterval is how often the tasks that listen streams
+	// watch are read, for the changes no [TaskHub] reports: those of
+	// tasks run by another replica or held by an upstream. Each task is
+	// read once per interval, however many streams watch it.
 	DefaultTaskPollInterval = 2 * time.Second
+	// DefaultTaskPollMaxInterval bounds the backoff of a watched task
+	// that waits for its user (input_required): its interval doubles at
+	// each read that finds it unchanged, up to this. The user's answer
+	// through this replica is reported by the hub at once; through
+	// another replica it is seen within this long.
+	DefaultTaskPollMaxInterval = 30 * time.Second
 	// MaxListenTaskIDs bounds the task ids one listen stream watches; the
 	// ids past it are left out of the acknowledgement.
 	MaxListenTaskIDs = 100
+	// DefaultMaxListenTaskIDsPerPrincipal bounds the distinct task ids
+	// the listen streams of one principal watch at once on one replica:
+	// ten full streams. A stream that would go past it is refused with
+	// HTTP 429 and [CodeQuotaExceeded].
+	DefaultMaxListenTaskIDsPerPrincipal = 1000
 
 	methodListen      = "subscriptions/listen"
 	notificationTasks = "notifications/tasks"
@@ -44,115 +55,9 @@ const (
 	// comment line is written, so that idle proxies keep it and a
 	// vanished client is noticed.
 	listenKeepAlive = 25 * time.Second
-	// listenReadTimeout bounds one read of a task by a stream.
+	// listenReadTimeout bounds one read of a watched task.
 	listenReadTimeout = 10 * time.Second
 )
-
-// TaskHub tells the listen streams of one replica that a task changed, so
-// that they read it at once rather than at their next poll. [Notify]
-// never blocks: it marks the id on each stream that watches it and wakes
-// the stream, which reads the task with its own caller's rights and
-// sends a notification if what the caller sees changed. The zero value
-// is not usable; a nil *TaskHub is (it reports nothing).
-type TaskHub struct {
-	mu     sync.Mutex
-	byID   map[string]map[*taskWatch]struct{}
-	closed bool
-	done   chan struct{}
-}
-
-// NewTaskHub returns a hub; [TaskHub.Close] ends the streams that use it.
-func NewTaskHub() *TaskHub {
-	return &TaskHub{byID: map[string]map[*taskWatch]struct{}{}, done: make(chan struct{})}
-}
-
-// Notify reports that task id changed. It is safe to call from any
-// goroutine, holds a lock only while marking, and never waits for a
-// stream.
-func (h *TaskHub) Notify(id string) {
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for w := range h.byID[id] {
-		w.mark(id)
-	}
-}
-
-// Close ends every listen stream that uses h (each sends its final
-// result) and makes new ones end at once. It is idempotent.
-func (h *TaskHub) Close() {
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.closed {
-		h.closed = true
-		close(h.done)
-	}
-}
-
-// closing is closed by Close; nil (never ready) for a nil hub.
-func (h *TaskHub) closing() <-chan struct{} {
-	if h == nil {
-		return nil
-	}
-	return h.done
-}
-
-// watch registers a stream for ids; the returned func unregisters it.
-func (h *TaskHub) watch(ids []string) (*taskWatch, func()) {
-	w := &taskWatch{changed: map[string]bool{}, wake: make(chan struct{}, 1)}
-	if h == nil {
-		return w, func() {}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, id := range ids {
-		if h.byID[id] == nil {
-			h.byID[id] = map[*taskWatch]struct{}{}
-		}
-		h.byID[id][w] = struct{}{}
-	}
-	return w, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		for _, id := range ids {
-			delete(h.byID[id], w)
-			if len(h.byID[id]) == 0 {
-				delete(h.byID, id)
-			}
-		}
-	}
-}
-
-// taskWatch is one stream's inbox: the ids reported changed since it last
-// looked (a set, so it is bounded by the ids watched) and a wake-up.
-type taskWatch struct {
-	mu      sync.Mutex
-	changed map[string]bool
-	wake    chan struct{} // capacity 1: one pending wake-up is enough
-}
-
-func (w *taskWatch) mark(id string) {
-	w.mu.Lock()
-	w.changed[id] = true
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (w *taskWatch) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ids := slices.Sorted(maps.Keys(w.changed))
-	clear(w.changed)
-	return ids
-}
 
 // listenRequest is a subscriptions/listen request as read by the HTTP
 // layer.
@@ -199,14 +104,6 @@ func taskListen(req *http.Request, body []byte) *listenRequest {
 	return &l
 }
 
-// listenState is what a stream last sent, or saw at its start, of one
-// task.
-type listenState struct {
-	backend agentsmcp.TaskBackend
-	seen    string // taskSignature of the last view
-	ended   bool   // terminal: no more polls
-}
-
 // taskSignature is what makes a change worth a notification: the status,
 // the status message, and the keys of the questions asked.
 func taskSignature(t *agentsmcp.MCPTask) string {
@@ -215,21 +112,32 @@ func taskSignature(t *agentsmcp.MCPTask) string {
 }
 
 // taskListener serves listen streams for task ids. It belongs to one
-// [HTTPHandler], whose Close and Shutdown end its streams.
+// [HTTPHandler], whose Close and Shutdown end its streams; its watcher
+// reads the tasks for all of them.
 type taskListener struct {
-	router *Router
-	hub    *TaskHub
-	poll   time.Duration
+	router  *Router
+	hub     *TaskHub
+	watcher *taskWatcher
+	// charge, if set, charges a stream's task ids beyond the first to
+	// its caller's rate limit ([HTTPOptions.ChargeListen]).
+	charge func(w http.ResponseWriter, r *http.Request, extra int) bool
 	logger *slog.Logger
 
 	stopOnce sync.Once
 	stop     chan struct{}
 }
 
-func (l *taskListener) close() { l.stopOnce.Do(func() { close(l.stop) }) }
+func (l *taskListener) close() {
+	l.stopOnce.Do(func() {
+		close(l.stop)
+		l.watcher.close()
+	})
+}
 
 // serve answers a listen request for task ids: HTTP 400 with -32021 when
-// the request does not declare the Tasks extension, else an SSE stream
+// the request does not declare the Tasks extension, HTTP 429 when its
+// task ids cost more than the caller's rate limit allows or would make
+// its principal watch more than its quota of task ids, else an SSE stream
 // that acknowledges the ids the caller may see (the others are left out,
 // never refused), sends each of those tasks as it is, then one
 // notifications/tasks per change the caller sees, until the client goes
@@ -271,28 +179,27 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 			candidates = append(candidates, id)
 		}
 	}
+	// Each task id is a request's worth of work (at least its first
+	// read): the stream was charged one request in front, as a POST; its
+	// other ids are charged here, as the messages of a batch are.
+	if l.charge != nil && len(candidates) > 1 && !l.charge(w, req, len(candidates)-1) {
+		return
+	}
 	ctx := req.Context()
-	// Watch before the first read, so that a change between the two is
-	// not missed (it is compared with what the first read saw).
-	watch, unwatch := l.hub.watch(candidates)
-	defer unwatch()
-
-	states := map[string]*listenState{}
+	sub := newListenSub()
+	defer l.watcher.unsubscribe(sub)
+	first, err := l.watcher.subscribe(ctx, sub, candidates, l.router.taskBackendsOrNil())
+	if err != nil {
+		if je, ok := err.(*jsonrpc.Error); ok {
+			writeListenError(w, http.StatusTooManyRequests, lr.ID, je)
+		}
+		return // else the client went
+	}
+	seen := map[string]string{} // id → taskSignature of the last view sent
 	acked := []string{}
-	var first []*agentsmcp.MCPTask
-	tasks := l.router.taskBackendsOrNil()
-	for _, id := range candidates {
-		b := tasks.owner(id)
-		if b == nil {
-			continue
-		}
-		t, err := l.read(ctx, b, id)
-		if err != nil {
-			continue // unknown, hidden or unreadable: left out, not refused
-		}
-		states[id] = &listenState{backend: b, seen: taskSignature(t), ended: t.Status.Terminal()}
-		acked = append(acked, id)
-		first = append(first, t)
+	for _, t := range first {
+		seen[t.ID] = taskSignature(t)
+		acked = append(acked, t.ID)
 	}
 
 	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
@@ -326,33 +233,9 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 		}
 	}
 
-	check := func(id string) error {
-		st := states[id]
-		if st == nil {
-			return nil
-		}
-		t, err := l.read(ctx, st.backend, id)
-		if err != nil {
-			if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND {
-				delete(states, id) // deleted, expired, or no longer visible
-				return nil
-			}
-			l.logger.Debug("listen: reading a task failed; next poll retries", "task", id, "error", err)
-			return nil
-		}
-		sig := taskSignature(t)
-		st.ended = t.Status.Terminal()
-		if sig == st.seen {
-			return nil
-		}
-		st.seen = sig
-		return notify(t)
-	}
-
-	ticker := time.NewTicker(l.poll)
-	defer ticker.Stop()
+	keepAlive := time.NewTicker(listenKeepAlive / 5)
+	defer keepAlive.Stop()
 	for {
-		var ids []string
 		select {
 		case <-ctx.Done():
 			return // the client went: nobody to tell
@@ -362,42 +245,29 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 		case <-l.hub.closing():
 			final()
 			return
-		case <-watch.wake:
-			ids = watch.take()
-		case <-ticker.C:
-			for id, st := range states {
-				if !st.ended {
-					ids = append(ids, id)
-				}
+		case <-keepAlive.C:
+			if time.Since(s.last) >= listenKeepAlive && s.comment("keepalive") != nil {
+				return
 			}
-			slices.Sort(ids)
-			if len(ids) == 0 && time.Since(s.last) >= listenKeepAlive {
-				if s.comment("keepalive") != nil {
-					return
-				}
-			}
+			continue
+		case <-sub.wake:
 		}
-		for _, id := range ids {
-			select {
-			case <-ctx.Done():
-				return
-			case <-l.stop:
-				final()
-				return
-			default:
-			}
-			if err := check(id); err != nil {
-				return // the stream broke
+		changed := sub.take()
+		for _, id := range slices.Sorted(maps.Keys(changed)) {
+			last, watched := seen[id]
+			t := changed[id]
+			switch {
+			case !watched:
+			case t == nil:
+				delete(seen, id) // deleted, expired, or no longer visible
+			case taskSignature(t) != last:
+				seen[id] = taskSignature(t)
+				if notify(t) != nil {
+					return // the stream broke
+				}
 			}
 		}
 	}
-}
-
-// read is GetTask with the caller of ctx, bounded in time.
-func (l *taskListener) read(ctx context.Context, b agentsmcp.TaskBackend, id string) (*agentsmcp.MCPTask, error) {
-	ctx, cancel := context.WithTimeout(ctx, listenReadTimeout)
-	defer cancel()
-	return b.GetTask(ctx, id)
 }
 
 // taskBackendsOrNil is the router's task backends, or nil before the first

@@ -66,6 +66,7 @@ const (
 	BridgeInvalidParams    = "invalid_params"     // 400: the schema rejects params
 	BridgeUnknownTool      = "unknown_tool"       // 404: unknown, or not allowed for the caller
 	BridgeRateLimited      = "rate_limited"       // 429: the rate limit of a caller without credentials of its own (the HTTP limiter in front answers the others, with its own body)
+	BridgeQuotaExceeded    = "quota_exceeded"     // 429: the tool refused to store more for the caller's principal (agentsmcp.EQUOTA)
 	BridgeUpstreamError    = "upstream_error"     // 502: the provider answered a JSON-RPC error
 	BridgeUnavailable      = "unavailable"        // 503: shutting down
 	BridgeInternal         = "internal_error"     // 500
@@ -84,6 +85,18 @@ const (
 // The agents' executor then leaves the step waiting and the task paused.
 func (r *Router) serveBridge(maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// A panic of the tool is dispatch's internal error (below);
+		// anything else here answers 500 too, rather than a dropped
+		// connection (recover.go). Nothing is written before the end.
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				logPanic(r.logger, recovered(v), "path", RESTBridgePath)
+				writeBridgeError(w, http.StatusInternalServerError, BridgeInternal, "internal error", nil)
+			}
+		}()
 		if req.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			writeBridgeError(w, http.StatusMethodNotAllowed, BridgeMethodNotAllowed, "use POST", nil)
@@ -162,11 +175,20 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 				b.Errors, b.Missing = refused.issues, refused.missing
 			})
 			return
+		case isPanic(err):
+			writeBridgeError(w, http.StatusInternalServerError, BridgeInternal, "internal error", nil)
+			return
 		case err != nil:
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) {
 				writeBridgeError(w, http.StatusBadGateway, BridgeUpstreamError,
 					fmt.Sprintf("tool %q: JSON-RPC error %d: %s", call.Tool, werr.Code, werr.Message), nil)
+				return
+			}
+			if agentsmcp.ErrorCode(err) == agentsmcp.EQUOTA {
+				// The caller's principal holds all its quota allows:
+				// an HTTP client's 429, where MCP gets an isError result.
+				writeBridgeError(w, http.StatusTooManyRequests, BridgeQuotaExceeded, agentsmcp.ErrorMessage(err), nil)
 				return
 			}
 			// As on the MCP path (toolHandler): any other failure of the

@@ -198,7 +198,12 @@ func New(opts Options) *Router {
 // tools/call fast path, which runs the same chain outside go-sdk's session
 // (fastpath.go). Every receiving middleware of the router's server must be
 // added through use.
+//
+// Each group is wrapped in [Router.recoverMiddleware], outermost, so that
+// the outermost middleware of the chain contains panics whatever group
+// is added last (recover.go); the inner ones cost a deferred call each.
 func (r *Router) use(mw ...mcp.Middleware) {
+	mw = append([]mcp.Middleware{r.recoverMiddleware}, mw...)
 	r.server.AddReceivingMiddleware(mw...)
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,9 @@ type ValidateResult struct {
 }
 
 // ValidateToolArguments implements [agentsmcp.ToolValidator] for every
-// registered tool, local or remote.
+// registered tool, local or remote. Arguments that are not JSON or hold a
+// number beyond the bounds of package internal/jsonnum are EINVALID, as
+// for a call; a panic of the validator is EINTERNAL (logged).
 func (r *Router) ValidateToolArguments(ctx context.Context, tool string, args []byte) (*agentsmcp.ValidationResult, error) {
 	e, ok := r.entry(tool)
 	if !ok {
@@ -40,6 +43,10 @@ func (r *Router) ValidateToolArguments(ctx context.Context, tool string, args []
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "tool %q is not allowed for this credential", tool)
 	}
 	issues, missing, err := e.schema.validate(args)
+	if pe, ok := errors.AsType[*panicError](err); ok {
+		logPanic(r.logger, pe, "tool", tool, "in", "tools/validate")
+		return nil, agentsmcp.Errorf(agentsmcp.EINTERNAL, "validating the arguments of tool %q failed: internal error", tool)
+	}
 	if err != nil {
 		if agentsmcp.ErrorCode(err) == agentsmcp.EINVALID {
 			return nil, err
@@ -79,6 +86,8 @@ func toJSONRPCError(err error) *jsonrpc.Error {
 		code = jsonrpc.CodeInvalidParams
 	case agentsmcp.ENOTIMPLEMENTED:
 		code = jsonrpc.CodeMethodNotFound
+	case agentsmcp.EQUOTA:
+		code = CodeQuotaExceeded
 	}
 	return &jsonrpc.Error{Code: int64(code), Message: agentsmcp.ErrorMessage(err)}
 }

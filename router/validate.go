@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/message"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 )
 
 // schemaURL is the base URL under which a tool's input schema is compiled.
@@ -47,6 +48,14 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 			c.err = fmt.Errorf("parse input schema: %w", err)
 			return
 		}
+		// The compiler converts the schema's numbers as the validator
+		// converts the arguments' (see decodeArguments): one beyond
+		// the bounds costs up to 0.1 s here and more on every call
+		// (a multipleOf of 1e-999999 divides each number by it).
+		if err := jsonnum.CheckValue(doc); err != nil {
+			c.err = fmt.Errorf("input schema: %w", err)
+			return
+		}
 		comp := jsonschema.NewCompiler()
 		// Load nothing from outside: the default loader reads file: URLs, and
 		// a schema from an upstream must not make us read local files or
@@ -68,18 +77,34 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 }
 
 // validate checks args (a JSON object, or empty for "no arguments") and
-// reports every violation. It returns an error only when the schema itself is
-// unusable or args is not JSON.
+// reports every violation. It returns an error only when args cannot be
+// validated: EINVALID when args is not JSON or holds a number beyond
+// [jsonnum]'s bounds (whatever the schema, so that such a number is
+// refused on every path, even to a tool whose schema is unusable), a
+// [*panicError] when the validator panicked, and any other error when the
+// schema itself is unusable.
 func (c *compiledSchema) validate(args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
-	sch, err := c.get()
-	if err != nil {
-		return nil, nil, err
-	}
+	// The library has panicked on input before (issue 25): whatever it
+	// does, compiling or validating, the call gets an internal error, not
+	// the process.
+	defer func() {
+		if v := recover(); v != nil {
+			issues, missing, err = nil, nil, recovered(v)
+		}
+	}()
 	var inst any = map[string]any{}
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		if inst, err = decodeArguments(trimmed); err != nil {
+			var nerr *jsonnum.Error
+			if errors.As(err, &nerr) {
+				return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "invalid arguments: %v", nerr)
+			}
 			return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "arguments are not valid JSON: %v", err)
 		}
+	}
+	sch, err := c.get()
+	if err != nil {
+		return nil, nil, err
 	}
 	if c.fast != nil && c.fast.valid(inst) {
 		return nil, nil, nil

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 )
 
 // decodeArguments decodes a call's arguments into the values the validator
@@ -21,14 +23,28 @@ import (
 // to the library, whose value and error text are then the answer: input
 // that is not JSON, strings with invalid UTF-8 or escaped surrogates (which
 // the library turns into U+FFFD by rules not worth repeating here), and
-// nesting deeper than fastDecodeMaxDepth. FuzzDecodeArguments checks that
-// whatever the fast decoder accepts the library accepts with an equal
-// value.
+// nesting deeper than fastDecodeMaxDepth, and numbers out of the bounds
+// of [jsonnum]. FuzzDecodeArguments checks that whatever the fast decoder
+// accepts the library accepts with an equal value.
+//
+// Every number of the value returned is within [jsonnum]'s bounds: a
+// number beyond them is reported as a [*jsonnum.Error] (with its JSON
+// pointer), because the validator cannot be given it (it panics on an
+// exponent beyond 10^6 and spends seconds on lesser ones; issue 25).
+// The fast decoder checks each number as it reads it; what the library
+// decodes is checked afterwards.
 func decodeArguments(b []byte) (any, error) {
 	if v, ok := fastDecode(b); ok {
 		return v, nil
 	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	if err := jsonnum.CheckValue(v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // fastDecodeMaxDepth bounds the recursion of the fast decoder; deeper
@@ -179,7 +195,8 @@ func (d *argDecoder) array(depth int) (any, bool) {
 }
 
 // number reads a number by the JSON grammar and keeps its literal, as
-// [json.Decoder.UseNumber] does.
+// [json.Decoder.UseNumber] does. A number beyond [jsonnum]'s bounds is
+// left to the library's path, which reports it.
 func (d *argDecoder) number() (any, bool) {
 	start := d.i
 	if d.b[d.i] == '-' {
@@ -207,6 +224,9 @@ func (d *argDecoder) number() (any, bool) {
 		if !d.digits() {
 			return nil, false
 		}
+	}
+	if jsonnum.Check(d.b[start:d.i]) != nil {
+		return nil, false
 	}
 	return json.Number(d.b[start:d.i]), true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 )
 
 // decodeSeeds are inputs for the decoder's edge cases: every JSON kind,
@@ -70,8 +71,9 @@ func TestFastDecodeTakesCommonInput(t *testing.T) {
 }
 
 // referenceValidate is compiledSchema.validate as it was before the fast
-// decoder: the library decodes the arguments. The differential test holds
-// the current validation to it.
+// decoder: the library decodes the arguments (and jsonnum.CheckValue
+// bounds their numbers, issue 25). The differential test holds the
+// current validation to it.
 func referenceValidate(c *compiledSchema, args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
 	sch, err := c.get()
 	if err != nil {
@@ -81,6 +83,9 @@ func referenceValidate(c *compiledSchema, args json.RawMessage) (issues []agents
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(trimmed)); err != nil {
 			return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "arguments are not valid JSON: %v", err)
+		}
+		if err := jsonnum.CheckValue(inst); err != nil {
+			return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "invalid arguments: %v", err)
 		}
 	}
 	verr := sch.Validate(inst)
@@ -148,7 +153,8 @@ func FuzzValidateDifferential(f *testing.F) {
 		`{"s":"x","n":5,"m":0,"c":1,"b":false,"a":[],"o":{},"e":{"k":1.0},"k":"y"}`,
 		`{"message":"hi","when":"2020-01-01","n":1}`, `{"message":"hi","when":"not a date"}`, `{"message":1,"n":-1}`,
 		`{"s":"abcd","n":-3,"m":0.5}`, `{"s":1,"n":9223372036854775808,"m":-1}`, `{"s":"abc","n":4.0,"m":3}`,
-		`{"a":"x","c":1}`, `{"a":1,"b":[],"d":null,"e":"1"}`, `{"x":[{"y":true,"w":1}],"z":"2020-01-01"}`, `{"x":[{}],"z":5}`) {
+		`{"a":"x","c":1}`, `{"a":1,"b":[],"d":null,"e":"1"}`, `{"x":[{"y":true,"w":1}],"z":"2020-01-01"}`, `{"x":[{}],"z":5}`,
+		`{"n":1e9999999,"i":1e700,"m":[1e1001]}`, `{"s":"\ud800","n":1e-1001}`) {
 		f.Add([]byte(s))
 	}
 	schemas := make([]*compiledSchema, len(differentialSchemas))

@@ -19,6 +19,7 @@ const (
 	CodeUnavailable     = "unavailable"
 	CodeInternal        = "internal"
 	CodeRateLimited     = "rate_limited"
+	CodeQuotaExceeded   = "quota_exceeded" // 429: the principal holds all its quota allows (agentsmcp.EQUOTA)
 )
 
 // ErrorBody is the error of a response: {"error": ErrorBody}. Message is
@@ -73,6 +74,8 @@ func statusOf(err error) (int, ErrorBody) {
 		return http.StatusNotFound, ErrorBody{CodeNotFound, msg}
 	case agentsmcp.ECONFLICT:
 		return http.StatusConflict, ErrorBody{CodeConflict, msg}
+	case agentsmcp.EQUOTA:
+		return http.StatusTooManyRequests, ErrorBody{CodeQuotaExceeded, msg}
 	case agentsmcp.EUNAVAILABLE, agentsmcp.EUNAUTHORIZED, agentsmcp.ENOTIMPLEMENTED:
 		return http.StatusServiceUnavailable, ErrorBody{CodeUnavailable, msg}
 	}

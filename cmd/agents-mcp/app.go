@@ -22,6 +22,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
+	"github.com/agents-mcp/agents-mcp/memory/quota"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
@@ -294,6 +295,12 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		// Every replica sweeps: deletes are idempotent, and no replica is
 		// elected for it.
 		sweeper := &agents.TaskSweeper{Tasks: m.tasks, Retention: cfg.TaskRetention, Logger: logger}
+		a.wg.Go(func() { sweeper.Run(bg) })
+	}
+	if cfg.InsightRetention > 0 {
+		// As for tasks, every replica sweeps; the syncer removes the
+		// vectors of what it deletes.
+		sweeper := &quota.InsightSweeper{Insights: m.store, Retention: cfg.InsightRetention, Logger: logger}
 		a.wg.Go(func() { sweeper.Run(bg) })
 	}
 	return a, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mongo"
 	"github.com/agents-mcp/agents-mcp/memory/pinecone"
+	"github.com/agents-mcp/agents-mcp/memory/quota"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
@@ -40,6 +41,8 @@ type store interface {
 	agentsmcp.AuditService
 	agentsmcp.UpstreamService
 	agentsmcp.CredentialService
+	agentsmcp.UsageService
+	agentsmcp.InsightPruner
 	CountTasksByStatus(ctx context.Context) (map[agentsmcp.TaskStatus]int64, error)
 	Ping(ctx context.Context) error
 }
@@ -49,8 +52,9 @@ type store interface {
 type memory struct {
 	store store
 	// tasks, plans, thoughts and insights are the store's, with their
-	// secrets sealed or redacted at rest (memory/secrets): what the agents,
-	// the memory tools and the admin API use.
+	// secrets sealed or redacted at rest (memory/secrets), tasks and
+	// insights within the quotas of their principals (memory/quota): what
+	// the agents, the memory tools and the admin API use.
 	tasks    agentsmcp.TaskService
 	plans    agentsmcp.PlanService
 	thoughts agentsmcp.ThoughtService
@@ -191,10 +195,16 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 	if err != nil {
 		return nil, err
 	}
-	m.tasks = &secrets.Tasks{TaskService: m.store, Sealer: sealer}
+	// The quotas wrap the store itself, so that they count what is
+	// stored: sealed values, redacted texts.
+	taskQuota := &quota.Tasks{TaskService: m.store, Usage: m.store,
+		Quota: agentsmcp.Quota{MaxCount: cfg.QuotaTasksMaxCount, MaxBytes: cfg.QuotaTasksMaxBytes}}
+	insightQuota := &quota.Insights{InsightService: m.store, Usage: m.store,
+		Quota: agentsmcp.Quota{MaxCount: cfg.QuotaInsightsMaxCount, MaxBytes: cfg.QuotaInsightsMaxBytes}}
+	m.tasks = &secrets.Tasks{TaskService: taskQuota, Sealer: sealer}
 	m.plans = &secrets.Plans{PlanService: m.store, Sealer: sealer}
 	m.thoughts = &secrets.Thoughts{ThoughtService: m.store}
-	m.insights = &secrets.Insights{InsightService: m.store}
+	m.insights = &secrets.Insights{InsightService: insightQuota}
 	if sealer.Encrypts() {
 		m.credentials = &secrets.Credentials{CredentialService: m.store, Sealer: sealer}
 	}

@@ -62,6 +62,12 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	// principal, so that the router sees one caller model.
 	httpOpts.Authenticate = sec.mcpHTTP
 	httpOpts.ChargeBatch = sec.chargeBatch()
+	// A listen stream's task ids cost what a batch's messages do.
+	httpOpts.ChargeListen = sec.chargeBatch()
+	httpOpts.MaxListenTaskIDsPerPrincipal = cfg.QuotaListenTaskIDs
+	if cfg.QuotaListenTaskIDs == 0 {
+		httpOpts.MaxListenTaskIDsPerPrincipal = -1 // no bound, as configured
+	}
 	if !sec.authn.Configured() && !cfg.IsLoopbackAddr() {
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", cfg.Addr)
 	}

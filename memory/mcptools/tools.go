@@ -443,8 +443,13 @@ func (t *MemoryTools) fail(err error) error {
 	if code == agentsmcp.EINTERNAL && t.Logger != nil {
 		t.Logger.Error("memory tool failed", "err", err)
 	}
-	if code == agentsmcp.EUNAVAILABLE {
+	switch code {
+	case agentsmcp.EUNAVAILABLE:
 		return fmt.Errorf("memory is unavailable right now, try again: %s", agentsmcp.ErrorMessage(err))
+	case agentsmcp.EQUOTA:
+		// Kept as it is: a quota refusal is an isError result on MCP and
+		// HTTP 429 on the REST bridge (see localtools.Add).
+		return agentsmcp.Errorf(code, "%s", agentsmcp.ErrorMessage(err))
 	}
 	return errors.New(agentsmcp.ErrorMessage(err))
 }

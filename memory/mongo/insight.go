@@ -21,6 +21,8 @@ type insightDoc struct {
 	Source     string    `bson:"source,omitempty"`
 	Principal  string    `bson:"principal"`
 	CreatedAt  time.Time `bson:"createdAt"`
+	// Bytes is the insight's StoredBytes, for the quotas (usage.go).
+	Bytes int64 `bson:"bytes"`
 }
 
 func (d *insightDoc) insight() *agentsmcp.Insight {
@@ -55,6 +57,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 		Source:     in.Source,
 		Principal:  agentsmcp.MemoryOwner(in.Principal),
 		CreatedAt:  ms(in.CreatedAt),
+		Bytes:      in.StoredBytes(),
 	}
 	if d.ID == "" {
 		d.ID = agentsmcp.NewID(agentsmcp.InsightIDPrefix)

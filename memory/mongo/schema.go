@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the layout this binary reads and writes. It is stored in
 // schema_meta as {_id: "schema", version: N}.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] for a database whose
 // schema version is higher than [SchemaVersion]: a newer agents-mcp wrote
@@ -82,6 +82,13 @@ var migrations = []migration{
 	// binaries that would start an HTTP source as an MCP upstream from
 	// opening the database.
 	{version: 9, name: "http tool sources", up: setMissingUpstreamKind},
+	// Version 10 records the stored size of each insight and task (field
+	// bytes: Insight.StoredBytes, Task.StoredBytes), which the quotas per
+	// principal sum (usage.go). Documents from before get theirs, only
+	// where it is missing, so the migration is idempotent. It keeps
+	// binaries that would write documents without it, which the quotas
+	// would not count, from opening the database.
+	{version: 10, name: "usage bytes", up: setMissingBytes},
 }
 
 // setMissingUpstreamKind gives the upstream definitions without a kind

@@ -43,6 +43,9 @@ type taskDoc struct {
 	CreatedAt    time.Time      `bson:"createdAt"`
 	UpdatedAt    time.Time      `bson:"updatedAt"`
 	EndedAt      time.Time      `bson:"endedAt,omitempty"`
+	// Bytes is the task's StoredBytes as last stored, for the quotas
+	// (usage.go).
+	Bytes int64 `bson:"bytes"`
 }
 
 type stepStateDoc struct {
@@ -153,6 +156,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 		ID: t.ID, PlanID: t.PlanID, Principal: t.Principal, Tools: t.PrincipalTools, Request: t.Request, Status: string(t.Status),
 		Steps: steps, Inputs: string(t.Inputs), History: history, Error: t.Error, ErrorCode: t.ErrorCode,
 		LeaseExpires: freeLease, Version: 1, CreatedAt: ms(t.CreatedAt), EndedAt: msOrZero(t.EndedAt),
+		Bytes: t.StoredBytes(),
 	}
 	if d.ID == "" {
 		d.ID = agentsmcp.NewID(agentsmcp.TaskIDPrefix)
@@ -272,6 +276,7 @@ func (db *DB) updateTask(ctx context.Context, t *agentsmcp.Task, parts, push bso
 		{Key: "inputs", Value: string(t.Inputs)},
 		{Key: "error", Value: t.Error},
 		{Key: "updatedAt", Value: updated},
+		{Key: "bytes", Value: t.StoredBytes()},
 	}, parts...)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
 	var unset bson.D

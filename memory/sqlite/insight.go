@@ -13,8 +13,8 @@ const insightColumns = "i.id, i.text, i.type, i.applies_to, i.confidence, i.evid
 
 const (
 	insertInsightSQL = `INSERT INTO insights
-		(id, text, type, applies_to, confidence, evidence, source, principal, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+		(id, text, type, applies_to, confidence, evidence, source, principal, created_at, bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	insertInsightAppliesToSQL = `INSERT INTO insight_applies_to (value, created_at, insight_id, insight_pk)
 		VALUES (?, ?, ?, ?)`
 	deleteInsightSQL = "DELETE FROM insights WHERE id = ?"
@@ -41,6 +41,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 		var pk int64
 		err := db.txStmt(ctx, tx, insertInsightSQL).QueryRowContext(ctx,
 			id, in.Text, string(in.Type), encodeList(in.AppliesTo), in.Confidence, encodeList(in.Evidence), in.Source, principal, createdMS,
+			in.StoredBytes(),
 		).Scan(&pk)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "insight %q already exists", id)

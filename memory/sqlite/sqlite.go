@@ -60,6 +60,7 @@ var writeStatements = []string{
 	recordPatternUseSQL,
 	insertThoughtSQL, insertPlanSQL,
 	insertTaskSQL, updateTaskSQL, updateTaskIndexedSQL, insertTaskEventsSQL, deleteTaskStepsFromSQL, deleteTaskEventsSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,
+	deleteOldInsightsSQL,
 	enqueueOutboxSQL, claimOutboxSQL, ackOutboxSQL, retryOutboxSQL,
 }
 

@@ -31,17 +31,18 @@ const (
 	// insertTaskSQL inserts the row of a task; its step states and events
 	// follow (upsertTaskStepsSQL, insertTaskEventsSQL).
 	insertTaskSQL = `INSERT INTO tasks
-		(id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code, lease_owner, lease_expires, version, created_at, updated_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?, ?, ?, 1, ?, ?, ?)`
+		(id, plan_id, principal, principal_tools, request, status, steps, inputs, history, error, error_code, lease_owner, lease_expires, version, created_at, updated_at, ended_at, bytes)
+		VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?, ?, ?, 1, ?, ?, ?, ?)`
 	// updateTaskSQL is the compare-and-set of UpdateTask and
 	// UpdateTaskSteps: it matches only the version the caller read, and
 	// returns the row's pk, which keys its step states and events, and
 	// the indexed columns as they were. It sets no indexed column, so
 	// that a step transition touches the row alone, not the four indexes
 	// on status, plan_id and ended_at (SQLite updates an index whenever
-	// the UPDATE sets one of its columns, to the same value or not).
+	// the UPDATE sets one of its columns, to the same value or not); bytes
+	// (the task's StoredBytes, for the quotas) is in no index.
 	updateTaskSQL = `UPDATE tasks SET
-		request = ?, inputs = ?, error = ?, error_code = ?, updated_at = ?, version = version + 1
+		request = ?, inputs = ?, error = ?, error_code = ?, updated_at = ?, bytes = ?, version = version + 1
 		WHERE id = ? AND version = ?
 		RETURNING pk, plan_id, status, ended_at`
 	// updateTaskIndexedSQL sets the indexed columns, when they change:
@@ -235,7 +236,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		res, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
 			id, t.PlanID, t.Principal, encodeTools(t.PrincipalTools), t.Request, string(status), string(t.Inputs), t.Error, t.ErrorCode,
-			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS)
+			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS, t.StoredBytes())
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", id)
 		} else if err != nil {
@@ -387,7 +388,7 @@ func (db *DB) updateTask(ctx context.Context, t *agentsmcp.Task, row taskRow, pa
 			planID, status string
 		)
 		err := db.txStmt(ctx, tx, updateTaskSQL).QueryRowContext(ctx,
-			t.Request, string(t.Inputs), t.Error, t.ErrorCode, toMillis(updated), t.ID, t.Version).Scan(&pk, &planID, &status, &endedMS)
+			t.Request, string(t.Inputs), t.Error, t.ErrorCode, toMillis(updated), t.StoredBytes(), t.ID, t.Version).Scan(&pk, &planID, &status, &endedMS)
 		if errors.Is(err, sql.ErrNoRows) {
 			return db.missOrConflict(ctx, tx, t.ID, "task %q changed since version %d was read", t.ID, t.Version)
 		} else if err != nil {

@@ -34,6 +34,9 @@ type Services struct {
 	Audit           agentsmcp.AuditService
 	Upstreams       agentsmcp.UpstreamService
 	Credentials     agentsmcp.CredentialService
+	// Usage and InsightPruner, when set, are tested (usage.go).
+	Usage         agentsmcp.UsageService
+	InsightPruner agentsmcp.InsightPruner
 	// RawCredentials returns everything the store holds for credentials
 	// and OAuth states, as text (rows or documents, every column): the
 	// suite checks that no secret appears in it.

@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -372,7 +373,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	if h.opts.FastCall != nil {
 		started := false
 		start := func(call func(context.Context) []byte) bool {
-			started = c.startFast(call)
+			started = c.startFast(call, h.log)
 			return started
 		}
 		if h.opts.FastCall(r, id, data, start) {
@@ -534,7 +535,12 @@ func (c *conn) Close() error {
 // connection serves its next request only after the handler of the last
 // has returned: a client would wait for the answer to one call before it
 // could send the next one, or the notifications/cancelled for it.
-func (c *conn) startFast(call func(ctx context.Context) []byte) bool {
+//
+// A panic of call is logged to log, with its stack, and ends only that
+// call: the goroutine is ours, and an unrecovered panic on it would end
+// the process. (The router's call answers its own panics with -32603;
+// this is the last resort.)
+func (c *conn) startFast(call func(ctx context.Context) []byte, log *slog.Logger) bool {
 	c.fastMu.Lock()
 	defer c.fastMu.Unlock()
 	if c.fastEnded {
@@ -543,6 +549,11 @@ func (c *conn) startFast(call func(ctx context.Context) []byte) bool {
 	done := c.fast.Add()
 	c.fastRunning.Go(func() {
 		defer done()
+		defer func() {
+			if v := recover(); v != nil {
+				log.Error("a legacy SSE call panicked", "session", c.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+		}()
 		if data := call(c.ended); data != nil {
 			select {
 			case <-c.ready:

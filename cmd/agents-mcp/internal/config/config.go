@@ -158,6 +158,22 @@ type Config struct {
 	// principal reads through the memory tools and the agents: its own
 	// (principal, the default) or every principal's (shared).
 	MemoryVisibility agentsmcp.MemoryVisibility
+	// InsightRetention is how long an insight is kept after it was
+	// created, whoever's it is; 0 keeps insights forever. When set,
+	// every replica sweeps the insights past it. At least
+	// [MinInsightRetention] when not 0.
+	InsightRetention time.Duration
+
+	// The quotas per principal, enforced against the store (package
+	// memory/quota); 0 is no quota. A create past one is refused (HTTP
+	// 429 on the admin API and the REST bridge, an isError result over
+	// MCP).
+	QuotaInsightsMaxCount, QuotaInsightsMaxBytes int64
+	QuotaTasksMaxCount, QuotaTasksMaxBytes       int64
+	// QuotaListenTaskIDs bounds the distinct task ids the
+	// subscriptions/listen streams of one principal watch at once on one
+	// replica; 0 is no bound.
+	QuotaListenTaskIDs int
 
 	// UpstreamSyncInterval is how often a replica reads the upstreams
 	// and the http_tools sources added through the admin API from the
@@ -224,6 +240,12 @@ func Default() *Config {
 		RequestStateTTL:    DefaultRequestStateTTL,
 
 		MemoryVisibility: DefaultMemoryVisibility,
+
+		QuotaInsightsMaxCount: DefaultQuotaInsightsMaxCount,
+		QuotaInsightsMaxBytes: DefaultQuotaInsightsMaxBytes,
+		QuotaTasksMaxCount:    DefaultQuotaTasksMaxCount,
+		QuotaTasksMaxBytes:    DefaultQuotaTasksMaxBytes,
+		QuotaListenTaskIDs:    DefaultQuotaListenTaskIDs,
 
 		UpstreamSyncInterval: remote.DefaultSyncInterval,
 	}

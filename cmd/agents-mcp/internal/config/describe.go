@@ -77,6 +77,7 @@ func (c *Config) Describe() []Setting {
 	add("egress.deny", strings.Join(c.Egress.Deny, ","))
 	c.describeMemory(add)
 	c.describeLimits(add)
+	c.describeQuotas(add)
 	add("upstream_sync_interval", c.UpstreamSyncInterval.String())
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {

@@ -43,6 +43,7 @@ type fileConfig struct {
 	Egress          *fileEgress    `yaml:"egress"`
 	Memory          *fileMemory    `yaml:"memory"`
 	Limits          *fileLimits    `yaml:"limits"`
+	Quotas          *fileQuotas    `yaml:"quotas"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -265,6 +266,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	l.applyFileEgress(f)
 	l.applyFileMemory(f)
 	l.applyFileLimits(f)
+	l.applyFileQuotas(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -340,6 +342,7 @@ func (l *loader) applyEnv() {
 	l.applyEnvEgress()
 	l.applyEnvMemory()
 	l.applyEnvLimits()
+	l.applyEnvQuotas()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)

@@ -16,6 +16,8 @@ const DefaultMemoryVisibility = agentsmcp.VisibilityPrincipal
 type fileMemory struct {
 	// Visibility is "principal" or "shared" (agentsmcp.MemoryVisibility).
 	Visibility *string `yaml:"visibility"`
+	// InsightRetention is how long an insight is kept (quotas.go).
+	InsightRetention *string `yaml:"insight_retention"`
 }
 
 // applyFileMemory copies the memory section.

@@ -90,6 +90,7 @@ func (c *Config) validate() []error {
 	c.validateEgress(bad)
 	c.validateMemory(bad)
 	c.validateLimits(bad)
+	c.validateQuotas(bad)
 	if c.UpstreamSyncInterval < MinUpstreamSyncInterval {
 		bad("upstream_sync_interval", "must be at least %s, got %s", MinUpstreamSyncInterval, c.UpstreamSyncInterval)
 	}

@@ -1,0 +1,76 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Panics. go-sdk runs each request's handler on a goroutine of its own, with
+// no recover: a panic anywhere under a handler (a tool, a validator, our
+// middleware) ended the whole process (issue 25). So every goroutine that
+// handles a request contains a panic to that request, which gets an
+// internal error, and logs it at ERROR with its stack:
+//
+//   - tool calls, on every path (MCP, the fast paths, the REST bridge,
+//     in-process calls): [Router.dispatch] recovers around validation and
+//     the provider, and the call answers -32603 (the bridge 500, an
+//     in-process caller EINTERNAL);
+//   - every method on go-sdk's goroutines: [Router.use] puts
+//     [Router.recoverMiddleware] outermost in each group of middleware,
+//     so whatever group comes last, a panic under it answers -32603;
+//   - the tools/call fast paths: [fastPath.invoke] answers -32603 for the
+//     call's id, and the legacy SSE session's goroutine that runs it
+//     (router/sse) logs anything left;
+//   - HTTP handlers run on net/http's goroutines, which recover a panic
+//     themselves by closing the connection.
+
+// panicError is a panic recovered while serving one request.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+// Error does not show the value: callers get "internal error" (see
+// [agentsmcp.ErrorMessage]); the log gets the rest.
+func (e *panicError) Error() string { return "internal error (a panic, logged)" }
+
+// recovered wraps v, a value recover returned, with the stack of the
+// panic; it must be called in the deferred function that recovered.
+func recovered(v any) *panicError { return &panicError{value: v, stack: debug.Stack()} }
+
+// logPanic logs e at ERROR, with attrs saying which request panicked.
+func logPanic(logger *slog.Logger, e *panicError, attrs ...any) {
+	logger.Error("a request handler panicked; the request got an internal error",
+		append(attrs, "panic", fmt.Sprint(e.value), "stack", string(e.stack))...)
+}
+
+// isPanic reports whether err is a recovered panic.
+func isPanic(err error) bool {
+	_, ok := errors.AsType[*panicError](err)
+	return ok
+}
+
+// internalError is the JSON-RPC error of a request whose handler panicked.
+func internalError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+}
+
+// recoverMiddleware answers a panic under it as -32603 for that request
+// (a notification gets nothing, as always) and logs it.
+func (r *Router) recoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				logPanic(r.logger, recovered(v), "method", method)
+				res, err = nil, internalError()
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
