@@ -80,8 +80,11 @@ vet:
 # Some Go tests run npm packages pinned in scripts/e2e (an OAuth server, real
 # OpenAPI documents, server-everything): install them first, so that `make
 # test` needs nothing run before it on a fresh clone.
+# The race detector slows the agents and cmd packages several times over: on
+# a loaded two-core machine go test's default 10-minute limit per package was
+# reached, so the limit is 20 minutes.
 test-go: e2e-deps
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 e2e-deps:
 	scripts/e2e/install.sh
