@@ -154,9 +154,17 @@ func RedactNamed(msg string, names []string, secrets ...string) string {
 		if n == "" {
 			continue
 		}
-		re := regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + regexp.QuoteMeta(n) + `["']?\s*[:=]\s*["']?)(?:` +
+		// A value hidden already (by RedactURL, or by a previous pass) is
+		// taken whole and kept, so that redacting twice changes nothing.
+		re := regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + regexp.QuoteMeta(n) + `["']?\s*[:=]\s*["']?)(` +
 			regexp.QuoteMeta(Redacted) + `|` + regexp.QuoteMeta(redactedPassword) + `|[^\s"',;&]+)`)
-		msg = re.ReplaceAllString(msg, "${1}${2}"+Redacted)
+		msg = re.ReplaceAllStringFunc(msg, func(m string) string {
+			g := re.FindStringSubmatch(m)
+			if g[3] == Redacted || g[3] == redactedPassword {
+				return m
+			}
+			return g[1] + g[2] + Redacted
+		})
 	}
 	secrets = slices.Clone(secrets)
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })

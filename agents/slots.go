@@ -411,9 +411,18 @@ const (
 )
 
 // fillSlots returns the values that text gives for the parameters, by
-// name. Parameters the text does not clearly give are absent.
+// name. Parameters the text does not clearly give are absent. A value that
+// only a secret of the text holds (what agentsmcp.RedactText removes: "api
+// key abc123", "password hunter2") goes to a parameter whose name says it
+// is secret, never to another ("id"), which would send it where it does not
+// belong and keep it unsealed.
 func fillSlots(text string, params []slotParam) map[string]slotFill {
 	words := slotWords(text)
+	redacted := agentsmcp.RedactText(text, 2*len(text)+64)
+	onlyInSecret := func(v any) bool {
+		s := fmt.Sprint(v)
+		return redacted != text && s != "" && strings.Contains(text, s) && !strings.Contains(redacted, s)
+	}
 	f := &slotFinder{text: text, words: words, params: params}
 	f.reserved = f.reservedSpans()
 	for i := range params {
@@ -427,6 +436,9 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 	for _, c := range f.cands {
 		p := params[c.param]
 		if _, done := out[p.name]; done {
+			continue
+		}
+		if !agentsmcp.IsSecretName(p.name) && onlyInSecret(c.value) {
 			continue
 		}
 		if c.start >= 0 && slices.ContainsFunc(used, func(u [2]int) bool { return c.start < u[1] && u[0] < c.end }) {
