@@ -512,7 +512,8 @@ func redactProseSecrets(s string) string {
 		g := proseSecret.FindStringSubmatch(m)
 		word, join, value := g[1], g[2], g[3]
 		core := strings.TrimRight(value, ".!?)]}")
-		if core == "" || strings.HasPrefix(value, Redacted) || strings.HasPrefix(value, redactedPassword) {
+		if core == "" || strings.HasPrefix(value, Redacted) || strings.HasPrefix(value, redactedPassword) ||
+			strings.HasPrefix(value, "//") { // "token for https://…": a URL, which RedactURL cleans
 			return m
 		}
 		quoted := strings.ContainsAny(core[:1], `"'“`)

@@ -404,6 +404,7 @@ func TestRedactTextProseSecrets(t *testing.T) {
 		"Delete post 5",
 		"send the key to the vault",
 		"delete post <num> password <secret>",
+		"bad token for https://example.com/x",
 	} {
 		if got := RedactText(s, 1000); got != s {
 			t.Errorf("prose changed: RedactText(%q) = %q", s, got)

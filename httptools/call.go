@@ -152,8 +152,9 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	// query values and, for a credential sent in the query, the shared
 	// secret, and error texts reach logs, the audit trail and tool
 	// performance. Whatever is quoted (a transport error, the API's
-	// answer) is cleaned of the credential by value and by name (sent).
-	var cred, sent *agentsmcp.AppliedCredential
+	// answer) is cleaned of the credentials by value and by name (sent).
+	var cred *agentsmcp.AppliedCredential
+	sent := p.sourceSecrets()
 	switch {
 	case p.deleg != nil:
 		// The caller's identity, never the store's: a source that acts as
@@ -163,13 +164,18 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 			return authErrorResult(err), nil
 		}
 		httpReq.Header.Set("Authorization", "Bearer "+token)
-		sent = &agentsmcp.AppliedCredential{Header: http.Header{"Authorization": {"Bearer " + token}}}
+		sent.Header.Set("Authorization", "Bearer "+token)
 	case p.opts.Auth != nil:
 		if cred, err = p.opts.Auth.Authorize(ctx, p.src.Name); err != nil {
 			return authErrorResult(err), nil
 		}
 		cred.Apply(httpReq)
-		sent = cred
+		if cred != nil {
+			for k, vs := range cred.Header {
+				sent.Header[k] = vs
+			}
+			sent.Query = cred.Query
+		}
 	}
 	resp, err := p.client.Do(httpReq)
 	if err != nil {
@@ -212,6 +218,19 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return errorResult("%s %s: the answer is larger than the limit of %d bytes (max_response_bytes)", op.method, op.path, p.src.MaxResponseBytes), nil
 	}
 	return op.result(resp.Header.Get("Content-Type"), body), nil
+}
+
+// sourceSecrets are the headers of the source's configuration that carry
+// a secret (by their name, such as X-Api-Key, or by their value), as a
+// credential to clean texts of: what every request of the source sends.
+func (p *Provider) sourceSecrets() *agentsmcp.AppliedCredential {
+	sent := &agentsmcp.AppliedCredential{Header: http.Header{}}
+	for k, v := range p.src.Headers {
+		if agentsmcp.IsSecretName(k) || agentsmcp.HasSecret(v) {
+			sent.Header.Set(k, v)
+		}
+	}
+	return sent
 }
 
 // transportError is the text of a failed exchange without the request's
