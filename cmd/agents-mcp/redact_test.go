@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,13 +18,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// principalOfKey is the principal id serve gives an API key: "key:" and
-// 12 hex digits of its SHA-256.
-func principalOfKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return "key:" + hex.EncodeToString(sum[:])[:12]
-}
 
 // adminWithKey sends an admin API request with key and returns the status and
 // body.
