@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -275,6 +276,33 @@ func (a *AppliedCredential) Apply(req *http.Request) {
 		}
 		req.URL.RawQuery = q.Encode()
 	}
+}
+
+// Redact removes a's secrets from text, a text derived from a request that
+// carried a (an error, an answer quoted in one): every value a adds, raw
+// or escaped, wherever it is, and the value after each of its query
+// parameter and header names, in URLs and in "name: value" pairs, so that
+// a parameter named "k" is hidden although no list of usual names knows
+// it (see [RedactNamed]). A nil a still cleans URLs, as [RedactMessage].
+func (a *AppliedCredential) Redact(text string) string {
+	if a == nil {
+		return RedactMessage(text)
+	}
+	var names, values []string
+	for k, vs := range a.Query {
+		names = append(names, k)
+		values = append(values, vs...)
+	}
+	for k, vs := range a.Header {
+		names = append(names, k)
+		for _, v := range vs {
+			values = append(values, v)
+			if _, token, ok := strings.Cut(v, " "); ok { // "Bearer <token>", "Basic <base64>"
+				values = append(values, strings.TrimSpace(token))
+			}
+		}
+	}
+	return RedactNamed(text, names, values...)
 }
 
 // CredentialSource resolves the credential an outgoing request to an

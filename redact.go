@@ -7,8 +7,10 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // RedactArguments returns what the audit trail keeps of a tool call's
@@ -453,6 +455,108 @@ var secretPatterns = []struct {
 	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*`), hints: []string{"eyj"}},
 }
 
+// proseSecret finds a secret given in words rather than as name=value:
+// "password hunter2", "my password is hunter2", "the password for bob is
+// x", "set the password to x", "api key abc123", "token: x". Its groups:
+// the secret word, what joins it to the value (an "is", "was", "are",
+// "to", ":" or "=", else only space), and the value, a word or a quoted
+// phrase. redactProseSecrets decides from them whether the value is one.
+var proseSecret = regexp.MustCompile(`(?i)\b(pass(?:word|wd|phrase|code)|pwd|pin(?:[ _-]?code)?|` +
+	`(?:api|access|secret|private|signing)[ _-]?key|client[ _-]?secret|secret|` +
+	`(?:(?:access|auth|api|bearer|refresh|session|personal)[ _-]?)?token|credentials?)\b` +
+	`((?:\s+(?:for|of)\s+[^\s"',;:=]+)?(?:\s+(?:is|was|are|to)\s+|\s*[:=]\s*|\s+))` +
+	`("[^"\n]{1,200}"|'[^'\n]{1,200}'|“[^”\n]{1,200}”|[^\s"',;“”]+)`)
+
+// proseSecretHints are what a text must hold (lower-cased) for
+// proseSecret to run.
+var proseSecretHints = []string{"pass", "pwd", "pin", "key", "secret", "token", "credential"}
+
+// strongSecretWords always introduce a secret when a value follows them,
+// even with nothing but space between: "password swordfish". The others
+// (token, api key, secret…) are common in prose ("token limit"), and then
+// introduce one only when it looks like a value (a digit or a symbol, or
+// mixed case).
+var strongSecretWords = map[string]bool{"password": true, "passwd": true, "passphrase": true, "passcode": true, "pwd": true}
+
+// proseWords follow a secret word in prose without being its value:
+// articles, pronouns, prepositions, auxiliaries, and what is said about
+// secrets ("password reset", "the token expired", "the key is missing").
+var proseWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the this that these those it its my your our their his her me you we they them i
+		to for of in on at by from with without into onto via as about over under after before within across
+		and or but nor so if then than when while because unless until
+		is was are were be been being am has have had do does did will would can could should must may might shall
+		not no now too very still also just only again ever never always already yet
+		reset resets change changes changed changing update updates updated updating rotate rotates rotated rotation
+		manager managers policy policies field fields hash hashes hashed hashing expiry expired expires expiration
+		length strength requirement requirements rule rules prompt prompts protected protection recovery hint hints
+		login logins file files store stored storage vault saved save set sets setting settings
+		required missing empty blank invalid valid wrong incorrect correct weak strong new old same different default
+		here there below above attached provided given needed optional mandatory unknown secret private public
+		please authentication auth based less limit limits count counts usage refresh revoke revoked
+		generation generator leak leaked leaks exposure rotated ttl lifetime scope scopes type format`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// redactProseSecrets replaces the values proseSecret finds: always after
+// "is", ":", "=" and the like, unless the value is a word of prose ("the
+// password is wrong"); after space only, for the strong secret words
+// unless the value is a word of prose, for the others only when it looks
+// like a value. A value redacted already is kept as it is, so redacting
+// twice changes nothing.
+func redactProseSecrets(s string) string {
+	return proseSecret.ReplaceAllStringFunc(s, func(m string) string {
+		g := proseSecret.FindStringSubmatch(m)
+		word, join, value := g[1], g[2], g[3]
+		core := strings.TrimRight(value, ".!?)]}")
+		if core == "" || strings.HasPrefix(value, Redacted) || strings.HasPrefix(value, redactedPassword) ||
+			strings.HasPrefix(value, "//") { // "token for https://…": a URL, which RedactURL cleans
+			return m
+		}
+		quoted := strings.ContainsAny(core[:1], `"'“`)
+		if !quoted && proseWords[strings.ToLower(core)] || placeholderPattern.MatchString(core) {
+			return m // prose, or a placeholder of a text redacted already ("password <secret>")
+		}
+		joins := strings.Fields(strings.ToLower(join))
+		assigned := strings.ContainsAny(join, ":=") ||
+			len(joins) > 0 && slices.Contains([]string{"is", "was", "are", "to"}, joins[len(joins)-1])
+		if !assigned && !quoted {
+			lw := strings.ToLower(word)
+			switch {
+			case len(joins) > 0: // "password for bob hunter2" says too little to be sure
+				return m
+			case strings.HasPrefix(lw, "pin"): // "pin 3 messages"
+				return m
+			case !strongSecretWords[lw] && !looksLikeValue(core):
+				return m
+			}
+		}
+		return word + join + Redacted + value[len(core):]
+	})
+}
+
+// placeholderPattern is a placeholder such as <secret> or <num>, which
+// stands for a value and is not one.
+var placeholderPattern = regexp.MustCompile(`^<[a-z]+>$`)
+
+// looksLikeValue reports whether a word after a secret word looks like a
+// value rather than prose: it holds a digit or a symbol, or a capital
+// after its first letter.
+func looksLikeValue(w string) bool {
+	for i, r := range w {
+		switch {
+		case r >= '0' && r <= '9', !unicode.IsLetter(r):
+			return true
+		case i > 0 && unicode.IsUpper(r):
+			return true
+		}
+	}
+	return false
+}
+
 // urlPattern finds URLs in free text, which RedactURL then cleans.
 var urlPattern = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>` + "`" + `]+`)
 
@@ -485,6 +589,9 @@ func redactString(s string, limit int) string {
 		} else {
 			s = p.re.ReplaceAllLiteralString(s, Redacted)
 		}
+	}
+	if containsAny(lower, proseSecretHints) {
+		s = redactProseSecrets(s)
 	}
 	if strings.Contains(s, "://") {
 		s = urlPattern.ReplaceAllStringFunc(s, RedactURL)

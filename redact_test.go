@@ -354,3 +354,60 @@ func BenchmarkRedactArguments(b *testing.B) {
 		}
 	})
 }
+
+// A secret given in words, not as name=value, is found too: a request
+// "Delete post 5 password hunter2" kept its password in the task family,
+// the plan's goal and the thought (issue 25, finding 7).
+func TestRedactTextProseSecrets(t *testing.T) {
+	for _, tt := range []struct{ in, secret, want string }{
+		{"Delete post 5 password=hunter2", "hunter2", "Delete post 5 password=[redacted]"},
+		{"Delete post 5 password: hunter2", "hunter2", "Delete post 5 password: [redacted]"},
+		{"Delete post 5 password hunter2", "hunter2", "Delete post 5 password [redacted]"},
+		{"Delete post 5 password swordfish please", "swordfish", "Delete post 5 password [redacted] please"},
+		{"Delete post 5, my password is hunter2.", "hunter2", "Delete post 5, my password is [redacted]."},
+		{"Delete post 5. My Password Is Hunter2", "Hunter2", "Delete post 5. My Password Is [redacted]"},
+		{"the password for bob is s3cr3t!", "s3cr3t", "the password for bob is [redacted]!"},
+		{"change the password to tr0ub4dor", "tr0ub4dor", "change the password to [redacted]"},
+		{`log in with passphrase "correct horse battery"`, "horse", `log in with passphrase [redacted]`},
+		{"use api key abc123xyz for the call", "abc123xyz", "use api key [redacted] for the call"},
+		{"use the API key: abcdefgh", "abcdefgh", "use the API key: [redacted]"},
+		{"token=tok3nvalue", "tok3nvalue", "token=[redacted]"},
+		{"the token is abcdefgh", "abcdefgh", "the token is [redacted]"},
+		{"access token XyZ_42 expires", "XyZ_42", "access token [redacted] expires"},
+		{"pin is 4321", "4321", "pin is [redacted]"},
+		{"with credentials admin:hunter2", "hunter2", "with credentials [redacted]"},
+	} {
+		got := RedactText(tt.in, 1000)
+		if strings.Contains(got, tt.secret) || got != tt.want {
+			t.Errorf("RedactText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if again := RedactText(got, 1000); again != got {
+			t.Errorf("RedactText twice: %q then %q", got, again)
+		}
+		if !HasSecret(tt.in) {
+			t.Errorf("HasSecret(%q) = false", tt.in)
+		}
+	}
+	for _, s := range []string{
+		"reset the password for bob",
+		"my password is wrong",
+		"the password manager is down",
+		"the token expired",
+		"count the tokens in the answer",
+		"raise the token limit to 4000",
+		"use a bearer token for auth",
+		"pin the message to the channel",
+		"pin 3 messages",
+		"top secret plans",
+		"the api key is missing",
+		"passwords for all users must rotate",
+		"Delete post 5",
+		"send the key to the vault",
+		"delete post <num> password <secret>",
+		"bad token for https://example.com/x",
+	} {
+		if got := RedactText(s, 1000); got != s {
+			t.Errorf("prose changed: RedactText(%q) = %q", s, got)
+		}
+	}
+}

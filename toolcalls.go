@@ -76,9 +76,9 @@ type ErrorClassCount struct {
 }
 
 // SumToolCalls sums calls by tool, in the order each tool first appears. A
-// call with a zero At counts at now; class turns an error text into the
-// store's error class. The calls must be valid (see ValidateToolCalls).
-func SumToolCalls(calls []ToolCall, now time.Time, class func(errText string) string) []*ToolCallTotals {
+// call with a zero At counts at now; an error text counts under its
+// [ToolErrorClass]. The calls must be valid (see ValidateToolCalls).
+func SumToolCalls(calls []ToolCall, now time.Time) []*ToolCallTotals {
 	var out []*ToolCallTotals
 	byTool := map[string]*ToolCallTotals{}
 	type pending struct {
@@ -110,7 +110,7 @@ func SumToolCalls(calls []ToolCall, now time.Time, class func(errText string) st
 		t.Errors++
 		t.TrailingFailures++
 		t.LastFailureAt = later(t.LastFailureAt, at)
-		cl := class(c.Error)
+		cl := ToolErrorClass(c.Error)
 		t.LastErrorClass = cl
 		i := slices.IndexFunc(t.ErrorClasses, func(e ErrorClassCount) bool { return e.Class == cl })
 		if i < 0 {

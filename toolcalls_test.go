@@ -1,8 +1,8 @@
 package agentsmcp_test
 
 import (
+	"maps"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +20,7 @@ func TestSumToolCalls(t *testing.T) {
 		{Tool: "a", Duration: time.Millisecond, Error: "quota", At: t0.Add(day)},
 		{Tool: "a", Duration: time.Millisecond, Error: "Timeout", At: t0.Add(-day)}, // late
 	}
-	class := func(s string) string { line, _, _ := strings.Cut(s, "\n"); return strings.ToLower(line) }
-	got := agentsmcp.SumToolCalls(calls, now, class)
+	got := agentsmcp.SumToolCalls(calls, now)
 	if len(got) != 2 || got[0].Tool != "a" || got[1].Tool != "b" {
 		t.Fatalf("tools %+v, want a then b (first appearance)", got)
 	}
@@ -33,7 +32,7 @@ func TestSumToolCalls(t *testing.T) {
 		t.Errorf("a's times: %v %v %v", a.LastCallAt, a.LastSuccessAt, a.LastFailureAt)
 	}
 	if len(a.ErrorClasses) != 2 || a.ErrorClasses[0].Class != "timeout" || a.ErrorClasses[0].Count != 2 ||
-		!a.ErrorClasses[0].LastAt.Equal(t0) || a.ErrorClasses[1].Class != "quota" {
+		!a.ErrorClasses[0].LastAt.Equal(t0) || a.ErrorClasses[1].Class != agentsmcp.ErrorClassRateLimited {
 		t.Errorf("a's classes (in order of first appearance): %+v", a.ErrorClasses)
 	}
 	if a.Buckets[0] != 3 || a.Buckets[agentsmcp.LatencyBucket(30*time.Millisecond)] != 1 {
@@ -46,5 +45,77 @@ func TestSumToolCalls(t *testing.T) {
 	}
 	if b.Calls != 1 || b.Errors != 0 || !b.LastCallAt.Equal(now) || b.Buckets[agentsmcp.LatencyBucket(2*time.Minute)] != 1 {
 		t.Errorf("b: %+v", b)
+	}
+}
+
+func TestToolErrorClass(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", agentsmcp.ErrorClassOther},
+		{" \n ", agentsmcp.ErrorClassOther},
+		{"Timeout\nstack", agentsmcp.ErrorClassTimeout},
+		{"GET /v1/items/{id}: no answer within 10s", agentsmcp.ErrorClassTimeout},
+		{"context deadline exceeded", agentsmcp.ErrorClassTimeout},
+		{"GET /x: dial tcp 127.0.0.1:1: connect: connection refused", agentsmcp.ErrorClassConnRefused},
+		{"POST /x: read tcp: connection reset by peer", agentsmcp.ErrorClassConnReset},
+		{"upstream files: EOF", agentsmcp.ErrorClassConnReset},
+		{"dial tcp: lookup api.example: no such host", agentsmcp.ErrorClassHostNotFound},
+		{"tls: failed to verify certificate: x509: unknown authority", agentsmcp.ErrorClassTLS},
+		{`HTTP 404 Not Found: {"error":"no post alice-42"}`, "http 404"},
+		{"service unavailable (503)\nretry later", "http 503"},
+		{"status code: 429, slow down", "http 429"},
+		{"quota exceeded", agentsmcp.ErrorClassRateLimited},
+		{"Not authorized for blog (no credential). Authorize at https://as.example/authorize?state=s3cr3t, then retry.", agentsmcp.ErrorClassAuthorization},
+		{"the path parameter \"id\" is missing", agentsmcp.ErrorClassInvalidArguments},
+		{"MCP error -32602: invalid params: expected string at /name", agentsmcp.ErrorClassInvalidArguments},
+		{"ENOENT: no such file /home/alice/diary.txt", agentsmcp.ErrorClassNotFound},
+		{"open /etc/shadow: permission denied", agentsmcp.ErrorClassPermissionDenied},
+		{"GET /x: the answer is larger than the limit of 10 bytes (max_response_bytes)", agentsmcp.ErrorClassTooLarge},
+		{"upstream files is down: connecting", agentsmcp.ErrorClassUnavailable},
+		{"dial 169.254.169.254:80: refused by the egress policy", agentsmcp.ErrorClassEgress},
+		{"user alice has no mailbox; password hunter2", agentsmcp.ErrorClassOther},
+	} {
+		got := agentsmcp.ToolErrorClass(tt.in)
+		if got != tt.want {
+			t.Errorf("ToolErrorClass(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if again := agentsmcp.ToolErrorClass(got); again != got {
+			t.Errorf("ToolErrorClass(%q) = %q: a class is not its own class", got, again)
+		}
+	}
+}
+
+// Rows stored before classes were normalised hold error texts: a reader
+// gets their classes, counts merged, the most frequent first.
+func TestCommonErrorClasses(t *testing.T) {
+	got := agentsmcp.CommonErrorClasses([]agentsmcp.ErrorClassCount{
+		{Class: "GET https://api.example/x?k=SECRET: connection refused", Count: 4},
+		{Class: "HTTP 500 Internal Server Error: boom", Count: 3},
+		{Class: "connection refused", Count: 2},
+		{Class: "timeout", Count: 1},
+		{Class: "http 502", Count: 1},
+		{Class: "http 503", Count: 1},
+		{Class: "something of alice's", Count: 1},
+	})
+	want := map[string]int64{"connection refused": 6, "http 500": 3, "timeout": 1, "http 502": 1, "http 503": 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("CommonErrorClasses = %v, want %v", got, want)
+	}
+	if got := agentsmcp.LastErrorClass(""); got != "" {
+		t.Errorf("LastErrorClass(\"\") = %q", got)
+	}
+}
+
+func TestToolErrorClassHTTPStatus(t *testing.T) {
+	for in, want := range map[string]string{
+		"HTTP/1.1 502 Bad Gateway":                 "http 502",
+		"http: 404":                                "http 404",
+		`Get "http://127.0.0.1:1/x": EOF`:          agentsmcp.ErrorClassConnReset,
+		"http 127.0.0.1 refused":                   agentsmcp.ErrorClassOther,
+		"status 200 but the body was not JSON":     "http 200",
+		"upstream answered (404) for /users/alice": "http 404",
+	} {
+		if got := agentsmcp.ToolErrorClass(in); got != want {
+			t.Errorf("ToolErrorClass(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

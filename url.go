@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +29,43 @@ func RedactURL(s string) string { return redactURLWith(s, true) }
 // including MongoDB's authMechanismProperties (AWS session tokens).
 var secretQueryKey = regexp.MustCompile(`(?i)pass|pwd|token|secret|key|sig|credential|authmechanismproperties`)
 
-func redactURLWith(s string, hideBareUser bool) string {
+// secretQueryNames are short parameter names (normalized as by
+// normalizeKey) that APIs use for credentials: an OAuth authorization
+// code, a session id, an application id that is the key.
+var secretQueryNames = map[string]bool{"code": true, "sid": true, "appid": true, "ticket": true, "hash": true}
+
+// publicQueryNames contain a secret word but name no secret: MongoDB
+// options that say how to authenticate, not with what.
+var publicQueryNames = map[string]bool{"authsource": true, "authmechanism": true}
+
+// isSecretQueryParam reports whether the value v of the query parameter k
+// (both still escaped) is to be hidden: by its name (secretQueryKey,
+// secretQueryNames, or a key name RedactArguments redacts, such as auth
+// or session), by the names the caller gave (compared as by normalizeKey),
+// or by its shape (a value that looks generated, see looksSecret).
+func isSecretQueryParam(k, v string, names []string) bool {
+	if uk, err := url.QueryUnescape(k); err == nil {
+		k = uk
+	}
+	n := normalizeKey(k)
+	for _, name := range names {
+		if n == normalizeKey(name) {
+			return true
+		}
+	}
+	if publicQueryNames[n] {
+		return false
+	}
+	if secretQueryKey.MatchString(k) || secretQueryNames[n] || isSecretKey(k) {
+		return true
+	}
+	if uv, err := url.QueryUnescape(v); err == nil {
+		v = uv
+	}
+	return len(v) >= redactMinTokenLen && redactRandomTokens(v) != v
+}
+
+func redactURLWith(s string, hideBareUser bool, names ...string) string {
 	if s == "" {
 		return ""
 	}
@@ -38,7 +75,7 @@ func redactURLWith(s string, hideBareUser bool) string {
 	// info is taken as that sign, and the credentials are cut out by hand.
 	u, err := url.Parse(s)
 	if err != nil || strings.Contains(u.Opaque, "@") || strings.Contains(u.Path, "@") {
-		return redactURLByHand(s)
+		return redactURLByHand(s, names)
 	}
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
@@ -48,7 +85,7 @@ func redactURLWith(s string, hideBareUser bool) string {
 		}
 	}
 	if u.RawQuery != "" {
-		u.RawQuery = redactQuery(u.RawQuery)
+		u.RawQuery = redactQuery(u.RawQuery, names)
 	}
 	u.Fragment, u.RawFragment = "", ""
 	return u.String()
@@ -56,7 +93,7 @@ func redactURLWith(s string, hideBareUser bool) string {
 
 // redactURLByHand treats everything up to the last '@' before the query as
 // user info, which may over-redact an odd URL but never leaks a password.
-func redactURLByHand(s string) string {
+func redactURLByHand(s string, names []string) string {
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
 		if strings.Contains(s, "@") {
@@ -67,7 +104,7 @@ func redactURLByHand(s string) string {
 	rest, _, _ = strings.Cut(rest, "#")
 	beforeQuery, query, hasQuery := strings.Cut(rest, "?")
 	if hasQuery {
-		query = "?" + redactQuery(query)
+		query = "?" + redactQuery(query, names)
 	}
 	at := strings.LastIndex(beforeQuery, "@")
 	if at < 0 {
@@ -77,14 +114,15 @@ func redactURLByHand(s string) string {
 	return scheme + "://" + user + ":" + redactedPassword + "@" + beforeQuery[at+1:] + query
 }
 
-// redactQuery hides the values of credential-like parameters, keeping the
+// redactQuery hides the values of credential-like parameters (see
+// isSecretQueryParam) and of the parameters named in names, keeping the
 // parameter order so the result still reads like the input.
-func redactQuery(q string) string {
+func redactQuery(q string, names []string) string {
 	q, _, _ = strings.Cut(q, "#")
 	parts := strings.Split(q, "&")
 	for i, p := range parts {
-		k, _, hasValue := strings.Cut(p, "=")
-		if hasValue && secretQueryKey.MatchString(k) {
+		k, v, hasValue := strings.Cut(p, "=")
+		if hasValue && isSecretQueryParam(k, v, names) {
 			parts[i] = k + "=" + redactedPassword
 		}
 	}
@@ -98,9 +136,38 @@ func redactQuery(q string) string {
 // Unlike [RedactText] it hides nothing by shape, so host names, ids and
 // hashes stay readable for diagnosis; it does not cut the text.
 func RedactMessage(msg string, secrets ...string) string {
+	return RedactNamed(msg, nil, secrets...)
+}
+
+// RedactNamed is [RedactMessage] for a text derived from a request that
+// carried a credential under names of its own (a query parameter "k", a
+// header "X-Token"), which no list of usual names knows: the value of
+// each of names is hidden too, in the query of every URL and after the
+// name in "name: value" and "name=value" pairs (names compared
+// case-insensitively). Longer secrets are replaced first, so that a secret
+// that holds another ("Bearer abc" and "abc") leaves nothing behind.
+func RedactNamed(msg string, names []string, secrets ...string) string {
 	if strings.Contains(msg, "://") {
-		msg = urlPattern.ReplaceAllStringFunc(msg, RedactURL)
+		msg = urlPattern.ReplaceAllStringFunc(msg, func(u string) string { return redactURLWith(u, true, names...) })
 	}
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		// A value hidden already (by RedactURL, or by a previous pass) is
+		// taken whole and kept, so that redacting twice changes nothing.
+		re := regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_-])(` + regexp.QuoteMeta(n) + `["']?\s*[:=]\s*["']?)(` +
+			regexp.QuoteMeta(Redacted) + `|` + regexp.QuoteMeta(redactedPassword) + `|[^\s"',;&]+)`)
+		msg = re.ReplaceAllStringFunc(msg, func(m string) string {
+			g := re.FindStringSubmatch(m)
+			if g[3] == Redacted || g[3] == redactedPassword {
+				return m
+			}
+			return g[1] + g[2] + Redacted
+		})
+	}
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, s := range secrets {
 		if s == "" {
 			continue

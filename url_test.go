@@ -99,3 +99,51 @@ func TestRedactError(t *testing.T) {
 		t.Errorf("application message: %q", msg)
 	}
 }
+
+// URL redaction knew a few parameter names only: an appid, auth, code or
+// sid value was shown (issue 25, finding 3). Values that look generated
+// are hidden whatever their name; ordinary parameters stay.
+func TestRedactURLParameters(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"https://api.example/w?appid=abc123&q=paris", "https://api.example/w?appid=xxxxx&q=paris"},
+		{"https://api.example/w?auth=abc123&page=2", "https://api.example/w?auth=xxxxx&page=2"},
+		{"https://app.example/cb?code=SplxlOBe&state=af0i", "https://app.example/cb?code=xxxxx&state=af0i"},
+		{"https://api.example/x?sid=s-42&lang=en", "https://api.example/x?sid=xxxxx&lang=en"},
+		{"https://api.example/x?session=abc&X-Amz-Signature=f00", "https://api.example/x?session=xxxxx&X-Amz-Signature=xxxxx"},
+		{"https://api.example/x?k=k9Xq2LmP7vR4tY8wZ1aB3cD5eF6gH0jK&n=1", "https://api.example/x?k=xxxxx&n=1"},
+		{"https://api.example/search?q=mcp+servers&page=2&author=ann", "https://api.example/search?q=mcp+servers&page=2&author=ann"},
+		{"mongodb://u:p@h/db?authSource=admin&authMechanism=SCRAM-SHA-256", "mongodb://u:xxxxx@h/db?authSource=admin&authMechanism=SCRAM-SHA-256"},
+	} {
+		if got := RedactURL(tt.in); got != tt.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A credential sent under a name of its own ("k", "X-Thing") is hidden by
+// that name in URLs and in name: value pairs, and by its value anywhere.
+func TestAppliedCredentialRedact(t *testing.T) {
+	const key, token = "plain", "opaque-bearer"
+	inQuery := &AppliedCredential{Query: map[string][]string{"k": {key}}}
+	inHeader := &AppliedCredential{Header: map[string][]string{"X-Thing": {key}, "Authorization": {"Bearer " + token}}}
+	for _, tt := range []struct {
+		cred      *AppliedCredential
+		in, want  string
+		forbidden string
+	}{
+		{inQuery, `Get "http://127.0.0.1:1/items?id=7&k=plain": EOF`, `Get "http://127.0.0.1:1/items?id=7&k=xxxxx": EOF`, key},
+		{inQuery, `Get "http://127.0.0.1:1/items?id=7&K=other": EOF`, `Get "http://127.0.0.1:1/items?id=7&K=xxxxx": EOF`, "other"},
+		{inQuery, `{"error":"bad key plain for k=plain"}`, `{"error":"bad key [redacted] for k=[redacted]"}`, key},
+		{inHeader, "echo: x-thing: whatever; authorization=Bearer opaque-bearer", "echo: x-thing: [redacted]; authorization=[redacted] [redacted]", token},
+		{inHeader, "token opaque-bearer refused", "token [redacted] refused", token},
+		{nil, "GET https://u:pw@h/x?api_key=1", "GET https://u:xxxxx@h/x?api_key=xxxxx", "pw"},
+	} {
+		got := tt.cred.Redact(tt.in)
+		if got != tt.want || strings.Contains(got, tt.forbidden) {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if again := tt.cred.Redact(got); again != got {
+			t.Errorf("Redact twice: %q then %q", got, again)
+		}
+	}
+}

@@ -26,8 +26,9 @@ const (
 
 // FamilyOf is the task family of a request: GoalOf's generalisation
 // (lower-cased, stop words dropped, quoted text, URLs, e-mail addresses,
-// numbers and paths replaced by placeholders), with the entities abstracted
-// too:
+// numbers and paths replaced by placeholders, and secrets, as the stored
+// request's redaction finds them, by <secret>), with the entities
+// abstracted too:
 //
 //   - capitalised words and codes (Paris, USD, Alice's), channels and
 //     mentions (#ops, @ann) are <name>, a run of them ("New York", "Rio de
@@ -146,7 +147,7 @@ type familyToken struct {
 // URLs, e-mail addresses, dates and times, ids, numbers and paths become
 // placeholders; the rest keeps its case for FamilyOf to read.
 func familyTokens(request string) []familyToken {
-	s := replaceQuoted(strings.ToValidUTF8(request, "\uFFFD"), " "+placeholderText+". ")
+	s := replaceQuoted(withoutSecrets(strings.ToValidUTF8(request, "\uFFFD")), " "+placeholderText+". ")
 	var out []familyToken
 	start := true
 	for _, tok := range strings.Fields(s) {
@@ -156,6 +157,13 @@ func familyTokens(request string) []familyToken {
 			// A quoted value ends what a message-like word introduced, but
 			// not the sentence.
 			t.placeholder, t.endsClause, t.joinsNext = placeholderText, true, false
+			out = append(out, t)
+			continue
+		}
+		if tail, ok := secretToken(tok); ok {
+			t.placeholder, t.joinsNext = placeholderSecret, tail == ""
+			t.endsClause, t.colon = strings.ContainsAny(tail, ".,;:!?)]}"), strings.Contains(tail, ":")
+			start = strings.ContainsAny(tail, ".!?")
 			out = append(out, t)
 			continue
 		}

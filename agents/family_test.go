@@ -230,3 +230,37 @@ func FuzzFamilyOf(f *testing.F) {
 		}
 	})
 }
+
+// A secret in a request never reaches its family nor its goal, which are
+// stored and shown as keys (the plan's goal, the thought's reasoning,
+// pattern keys), whatever the wording; and a stored request, redacted, is
+// in the family of the request it was (issue 25, finding 7).
+func TestFamilyAndGoalHoldNoSecret(t *testing.T) {
+	for _, c := range []struct{ request, secret string }{
+		{"Delete post 5 password=hunter2", "hunter2"},
+		{"Delete post 5 password: hunter2", "hunter2"},
+		{"Delete post 5 password hunter2", "hunter2"},
+		{"Delete post 5, my password is hunter2", "hunter2"},
+		{"Delete post 5 with api key abc123xyz", "abc123xyz"},
+		{"Delete post 5 token=tok3nvalue", "tok3nvalue"},
+		{"Delete post 5 Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", "eyJ"},
+		{"Delete post 5 key k9Xq2LmP7vR4tY8wZ1aB3cD5eF6gH0jK", "k9Xq2LmP7vR4tY8wZ1aB3cD5eF6gH0jK"},
+	} {
+		family, goal := agents.FamilyOf(c.request), agents.GoalOf(c.request)
+		for what, key := range map[string]string{"family": family, "goal": goal} {
+			if strings.Contains(strings.ToLower(key), strings.ToLower(c.secret)) || !strings.Contains(key, "<secret>") {
+				t.Errorf("%s of %q = %q: want the secret as <secret>", what, c.request, key)
+			}
+		}
+		stored := agentsmcp.RedactText(c.request, agentsmcp.MaxQueryTextBytes)
+		if got := agents.FamilyOf(stored); got != family {
+			t.Errorf("family of the stored request %q = %q, want the request's %q", stored, got, family)
+		}
+	}
+	if got := agents.FamilyOf("Delete post 5 password=hunter2"); got != "delete post <num> password <secret>" {
+		t.Errorf("FamilyOf = %q", got)
+	}
+	if a, b := agents.FamilyOf("Delete post 5 password hunter2"), agents.FamilyOf("Delete post 9 password: swordfish"); a != b {
+		t.Errorf("two requests that differ by their post and password: %q and %q", a, b)
+	}
+}

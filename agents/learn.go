@@ -608,7 +608,34 @@ const (
 	placeholderURL   = "<url>"
 	placeholderEmail = "<email>"
 	placeholderID    = "<id>"
+	// placeholderSecret stands for what agentsmcp.RedactText removes
+	// from a request (a password, a token): see withoutSecrets.
+	placeholderSecret = "<secret>"
 )
+
+// withoutSecrets is a request as GoalOf and FamilyOf read it: through the
+// redaction the stored request goes through (agentsmcp.RedactText, whole),
+// each secret it removed a placeholderSecret. So a goal or a family, which
+// are stored, shown and shared as keys, never holds what the request's own
+// redaction hides, whatever the wording ("password=x", "my password is
+// x", "api key x"), and the family of a stored (redacted) request is the
+// family of the request it was.
+func withoutSecrets(request string) string {
+	s := agentsmcp.RedactText(request, 2*len(request)+64)
+	if !strings.Contains(s, agentsmcp.Redacted) {
+		return s
+	}
+	// A space before, none after: punctuation that follows stays on the
+	// placeholder's token ("password=<secret>," ends a clause).
+	return strings.ReplaceAll(s, agentsmcp.Redacted, " "+placeholderSecret)
+}
+
+// secretToken reports whether tok is the placeholder of a secret, with
+// only the punctuation in goalTrim after it, which it returns.
+func secretToken(tok string) (tail string, ok bool) {
+	tail, ok = strings.CutPrefix(tok, placeholderSecret)
+	return tail, ok && strings.Trim(tail, goalTrim) == ""
+}
 
 // ErrorClass normalises an error text to what insights quote: its first
 // line, with the values that vary from one call to the next (quoted values,
@@ -760,19 +787,25 @@ const (
 // patterns before task families (FamilyOf builds on it): lower-cased, stop words dropped, and the values that vary from
 // one request of a kind to the next replaced by placeholders: quoted
 // strings by <text>, URLs by <url>, e-mail addresses by <email>, numbers
-// (with a unit, a date, a time) by <num>, paths and file names by <path>.
+// (with a unit, a date, a time) by <num>, paths and file names by <path>,
+// and what agentsmcp.RedactText removes (a password, a token, whatever the
+// wording) by <secret>, so that no goal holds a secret.
 // So "find the 3 largest files under /data" and "Find the 5 largest files
 // under /srv" both give "find <num> largest files <path>". Word order is
 // kept: "convert csv to json" and "convert json to csv" differ. A request
 // made of stop words only gives its own words, lower-cased. The goal is at
 // most MaxQueryTextBytes.
 func GoalOf(request string) string {
-	lower := strings.ToLower(strings.ToValidUTF8(request, "\uFFFD"))
+	lower := strings.ToLower(withoutSecrets(strings.ToValidUTF8(request, "\uFFFD")))
 	s := replaceQuoted(lower, " "+placeholderText+" ")
 	var words []string
 	for _, tok := range strings.Fields(s) {
 		if tok == placeholderText {
 			words = append(words, tok)
+			continue
+		}
+		if _, ok := secretToken(tok); ok {
+			words = append(words, placeholderSecret)
 			continue
 		}
 		// A leading dot belongs to ./relative and ../paths and .hidden

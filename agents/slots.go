@@ -411,9 +411,17 @@ const (
 )
 
 // fillSlots returns the values that text gives for the parameters, by
-// name. Parameters the text does not clearly give are absent.
+// name. Parameters the text does not clearly give are absent. A value taken
+// from within a secret of the text (what agentsmcp.RedactText removes: the
+// abc123 of "api key abc123") goes to a parameter whose name says it is
+// secret, never to another ("id"), which would send it where it does not
+// belong and keep it unsealed.
 func fillSlots(text string, params []slotParam) map[string]slotFill {
 	words := slotWords(text)
+	secrets := secretSpans(text)
+	inSecret := func(c slotCandidate) bool {
+		return c.start >= 0 && slices.ContainsFunc(secrets, func(s [2]int) bool { return s[0] <= c.start && c.end <= s[1] })
+	}
 	f := &slotFinder{text: text, words: words, params: params}
 	f.reserved = f.reservedSpans()
 	for i := range params {
@@ -427,6 +435,9 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 	for _, c := range f.cands {
 		p := params[c.param]
 		if _, done := out[p.name]; done {
+			continue
+		}
+		if !agentsmcp.IsSecretName(p.name) && inSecret(c) {
 			continue
 		}
 		if c.start >= 0 && slices.ContainsFunc(used, func(u [2]int) bool { return c.start < u[1] && u[0] < c.end }) {
@@ -446,6 +457,34 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 		out[p.name] = slotFill{value: c.value, note: note}
 	}
 	return out
+}
+
+// secretSpans are the spans of text that agentsmcp.RedactText replaces by
+// its marker, found by aligning the redacted text with text; nil when the
+// two cannot be aligned (a URL's password is replaced by another marker),
+// and then no candidate is refused for being in a secret.
+func secretSpans(text string) [][2]int {
+	redacted := agentsmcp.RedactText(text, 2*len(text)+64)
+	pieces := strings.Split(redacted, agentsmcp.Redacted)
+	if len(pieces) < 2 || !strings.HasPrefix(text, pieces[0]) {
+		return nil
+	}
+	var spans [][2]int
+	pos := len(pieces[0])
+	for i, piece := range pieces[1:] {
+		var n int // the secret's length: up to where the next piece starts
+		if i == len(pieces)-2 {
+			if !strings.HasSuffix(text[pos:], piece) {
+				return nil
+			}
+			n = len(text) - pos - len(piece)
+		} else if n = strings.Index(text[pos:], piece); n < 0 {
+			return nil
+		}
+		spans = append(spans, [2]int{pos, pos + n})
+		pos += n + len(piece)
+	}
+	return spans
 }
 
 // slotFinder holds the request being searched and the candidates found.

@@ -349,3 +349,35 @@ func TestClassifySlotIdentifiers(t *testing.T) {
 		}
 	}
 }
+
+// A value within a secret of the request never fills a parameter that is
+// not secret: "api key abc123xyz" gave abc123xyz to a post's id, which was
+// sent to the API and stored unsealed (issue 25, finding 7). A value that
+// holds a secret (a note quoting one) is the request's to give.
+func TestSlotsNeverTakeAValueFromWithinASecret(t *testing.T) {
+	params := []slotParam{
+		classifySlot("id", schemaProperty{Type: "string", Description: "The post id"}, true),
+		classifySlot("api_key", schemaProperty{Type: "string"}, false),
+	}
+	got := fillSlots("Get post abc123xyz", params)
+	if got["id"].value != "abc123xyz" {
+		t.Fatalf("without a secret, id = %v; the test's premise is wrong", got["id"].value)
+	}
+	got = fillSlots("Get the post with api key abc123xyz", params)
+	if v, ok := got["id"]; ok {
+		t.Errorf("id = %v: taken from the secret", v.value)
+	}
+	note := []slotParam{classifySlot("note", schemaProperty{Type: "string", Description: "what the note says"}, true)}
+	if got := fillSlots(`Post the note "the db password=hunter2 rotates"`, note); got["note"].value != "the db password=hunter2 rotates" {
+		t.Errorf("note = %v; want the quoted text, secret and all", got["note"].value)
+	}
+	for text, want := range map[string][][2]int{
+		"Get post 5 with api key abc123xyz":  {{24, 33}},
+		"password=hunter2 and token: tok3n!": {{9, 16}, {28, 34}},
+		"nothing secret here":                nil,
+	} {
+		if got := secretSpans(text); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("secretSpans(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

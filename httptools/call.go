@@ -147,7 +147,14 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
+	// Every error names the operation by its method and path template,
+	// never by the request's URL: the URL holds the caller's path and
+	// query values and, for a credential sent in the query, the shared
+	// secret, and error texts reach logs, the audit trail and tool
+	// performance. Whatever is quoted (a transport error, the API's
+	// answer) is cleaned of the credentials by value and by name (sent).
 	var cred *agentsmcp.AppliedCredential
+	sent := p.sourceSecrets()
 	switch {
 	case p.deleg != nil:
 		// The caller's identity, never the store's: a source that acts as
@@ -157,18 +164,25 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 			return authErrorResult(err), nil
 		}
 		httpReq.Header.Set("Authorization", "Bearer "+token)
+		sent.Header.Set("Authorization", "Bearer "+token)
 	case p.opts.Auth != nil:
 		if cred, err = p.opts.Auth.Authorize(ctx, p.src.Name); err != nil {
 			return authErrorResult(err), nil
 		}
 		cred.Apply(httpReq)
+		if cred != nil {
+			for k, vs := range cred.Header {
+				sent.Header[k] = vs
+			}
+			sent.Query = cred.Query
+		}
 	}
 	resp, err := p.client.Do(httpReq)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return errorResult("%s %s: no answer within %s", op.method, op.path, p.src.Timeout), nil
 		}
-		return errorResult("%s %s: %v", op.method, op.path, redactErr(err)), nil
+		return errorResult("%s %s: %s", op.method, op.path, transportError(err, sent)), nil
 	}
 	defer resp.Body.Close()
 	limit, setting := p.src.MaxResponseBytes, "max_response_bytes"
@@ -181,7 +195,7 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return errorResult("%s %s: the answer did not end within %s", op.method, op.path, p.src.Timeout), nil
 		}
-		return errorResult("%s %s: reading the answer: %v", op.method, op.path, redactErr(err)), nil
+		return errorResult("%s %s: reading the answer: %s", op.method, op.path, transportError(err, sent)), nil
 	}
 	if p.deleg != nil && resp.StatusCode == http.StatusUnauthorized {
 		// The caller's token (or the one exchanged for it) was refused. A
@@ -201,8 +215,9 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		}
 	}
 	if resp.StatusCode >= 400 {
-		// Only the start is quoted, so a long error body is no error.
-		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), shortBody(body)), nil
+		// Only the start is quoted, so a long error body is no error. An
+		// API may echo the request (its URL, its headers) in its answer.
+		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), sent.Redact(shortBody(body))), nil
 	}
 	if int64(len(body)) > limit {
 		return errorResult("%s %s: the answer is larger than the limit of %d bytes (%s)", op.method, op.path, limit, setting), nil
@@ -210,14 +225,29 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	return op.result(resp.Header.Get("Content-Type"), body), nil
 }
 
-// redactErr is err's text with the credentials of any URL in it removed
-// (net/http errors quote the request URL).
-func redactErr(err error) string {
+// sourceSecrets are the headers of the source's configuration that carry
+// a secret (by their name, such as X-Api-Key, or by their value), as a
+// credential to clean texts of: what every request of the source sends.
+func (p *Provider) sourceSecrets() *agentsmcp.AppliedCredential {
+	sent := &agentsmcp.AppliedCredential{Header: http.Header{}}
+	for k, v := range p.src.Headers {
+		if agentsmcp.IsSecretName(k) || agentsmcp.HasSecret(v) {
+			sent.Header.Set(k, v)
+		}
+	}
+	return sent
+}
+
+// transportError is the text of a failed exchange without the request's
+// URL, which net/http errors quote (*url.Error), and cleaned of what cred
+// put in the request; a nil cred still cleans any URL left in the text
+// (a refused redirect names its target's origin).
+func transportError(err error, cred *agentsmcp.AppliedCredential) string {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
-		return agentsmcp.RedactURL(uerr.URL) + ": " + uerr.Err.Error()
+		err = uerr.Err
 	}
-	return err.Error()
+	return cred.Redact(err.Error())
 }
 
 // maxErrorBody is how much of an error answer's body a result quotes.
@@ -245,7 +275,7 @@ func authErrorResult(err error) *mcp.CallToolResult {
 	if errors.As(err, &ar) {
 		return agentsmcp.AuthorizationRequiredResult(ar)
 	}
-	return errorResult("%v", err)
+	return errorResult("%s", agentsmcp.RedactMessage(err.Error()))
 }
 
 func errorResult(format string, args ...any) *mcp.CallToolResult {

@@ -224,7 +224,7 @@ func (d *delegator) exchangeError(err error) error {
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
-		return fmt.Errorf("http_tools %s: the token exchange failed: %s", d.source, redactErr(uerr))
+		return fmt.Errorf("http_tools %s: the token exchange failed: %s", d.source, transportError(uerr, nil))
 	}
 	return fmt.Errorf("http_tools %s: the token exchange failed", d.source)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -545,5 +547,78 @@ func TestAuthorizedDuringTheOfferTheRetryCallsTheAPI(t *testing.T) {
 	}
 	if _, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || len(res.InputRequests) != 0 {
 		t.Errorf("an in-process call got %+v, want the actionable result", res)
+	}
+}
+
+// queryAuthorizer is an [httptools.Authorizer] that sends a key in a query
+// parameter whose name says nothing ("k").
+type queryAuthorizer struct{ key string }
+
+func (a queryAuthorizer) Authorize(context.Context, string) (*agentsmcp.AppliedCredential, error) {
+	return &agentsmcp.AppliedCredential{Query: url.Values{"k": {a.key}}}, nil
+}
+
+func (queryAuthorizer) Refused(context.Context, string, int) error { return nil }
+
+// A failed call's error named the full URL: the caller's path and query
+// values, and the shared key sent in the query parameter "k", which URL
+// redaction did not know. The text reached every other principal through
+// tool performance (issue 25, finding 3). Errors now name the operation
+// (method and path template), and what they quote from a transport error
+// or the API's answer is cleaned of the credentials by value and by name.
+func TestCallErrorsNameNoURLNorCredential(t *testing.T) {
+	const key, private = "plainsharedkey", "aliceprivate"
+	ctx := context.Background()
+	closing, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := closing.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = closing.Close(); <-done })
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedURL := "http://" + refused.Addr().String()
+	_ = refused.Close()
+	// An API that quotes the request in its error answers.
+	echo := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad request "+r.URL.String()+" X-Api-Key: "+r.Header.Get("X-Api-Key")+" key "+r.URL.Query().Get("k"), http.StatusBadRequest)
+	})
+	for _, tc := range []struct{ base, want string }{
+		{"http://" + closing.Addr().String(), "GET /posts/{id}: "},
+		{refusedURL, "GET /posts/{id}: dial tcp"},
+		{echo.URL, "HTTP 400 Bad Request: bad request /posts/" + private + "?k=[redacted] X-Api-Key: [redacted] key [redacted]"},
+	} {
+		p, err := httptools.Load(ctx, blogSource(tc.base), httptools.Options{Auth: queryAuthorizer{key}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.CallTool(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "blog__get_post", Arguments: json.RawMessage(`{"id":"` + private + `"}`)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := text(res)
+		if !res.IsError || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q; want an error starting %q", tc.base, got, tc.want)
+		}
+		for _, leak := range []string{key, "s3cret-key", "k=" + key} {
+			if strings.Contains(got, leak) {
+				t.Errorf("%s: the error %q holds %q", tc.base, got, leak)
+			}
+		}
+		if tc.base != echo.URL && (strings.Contains(got, private) || strings.Contains(got, "://")) {
+			t.Errorf("%s: the error %q names the request's URL", tc.base, got)
+		}
 	}
 }

@@ -154,7 +154,7 @@ func (p *Provider) readDocument(ctx context.Context) (raw []byte, docURL *url.UR
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("fetch the OpenAPI document: %s", redactErr(err))
+		return nil, nil, fmt.Errorf("fetch the OpenAPI document %s: %s", agentsmcp.RedactURL(u.String()), transportError(err, nil))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

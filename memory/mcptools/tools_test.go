@@ -321,7 +321,7 @@ func TestSuccessfulPlansAndToolPerformance(t *testing.T) {
 		t.Fatalf("tool performance = %+v", perf)
 	}
 	s := perf.Tools[0]
-	if s.Calls != 4 || s.Errors != 1 || s.SuccessRate != 0.75 || s.P50Ms != 50 || s.P95Ms != 2500 || s.CommonErrors["upstream timed out"] != 1 {
+	if s.Calls != 4 || s.Errors != 1 || s.SuccessRate != 0.75 || s.P50Ms != 50 || s.P95Ms != 2500 || s.CommonErrors[agentsmcp.ErrorClassTimeout] != 1 {
 		t.Errorf("files__read figures = %+v", s)
 	}
 	perf = mcptools.ToolPerformanceResult{}

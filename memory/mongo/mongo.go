@@ -22,8 +22,9 @@
 // Choices the root contracts leave to a store: text filters match whole
 // words, folding case and accents (see text.go); a tool keeps the counts of
 // its first [KeptErrorClasses] error classes, of which the
-// [agentsmcp.MaxCommonErrors] most frequent are reported; an error text is
-// classed by its first line, trimmed and cut to [MaxErrorClassBytes].
+// [agentsmcp.MaxCommonErrors] most frequent are reported. Error texts are
+// counted under their [agentsmcp.ToolErrorClass], and so are the texts of
+// documents written before classes were normalised, when they are read.
 //
 // Collections (all in the database given to [Open]):
 //

@@ -318,14 +318,14 @@ func TestPingAndUnavailable(t *testing.T) {
 func TestRecordToolCallConcurrent(t *testing.T) {
 	db := openDB(t)
 	const goroutines, perGoroutine = 8, 30
-	classes := []string{"timeout", "rate.limited", "$bad key"}
+	classes := []string{"timeout", "http 503", "rate limited"}
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range perGoroutine {
 				c := agentsmcp.ToolCall{Tool: "hot", Duration: time.Duration(i) * time.Millisecond, At: at(g)}
 				if i%2 == 0 {
-					c.Error = classes[(g+i)%len(classes)]
+					c.Error = []string{"timeout", "$x: HTTP 503 Service Unavailable", "quota.exceeded"}[(g+i)%len(classes)]
 				}
 				if err := db.RecordToolCall(t.Context(), c); err != nil {
 					t.Errorf("RecordToolCall: %v", err)
@@ -383,7 +383,7 @@ func TestErrorClassesAreBounded(t *testing.T) {
 	// ones, as long as they are among the first KeptErrorClasses seen.
 	for c := range KeptErrorClasses + 3 {
 		for range c%7 + 1 {
-			err := db.RecordToolCall(t.Context(), agentsmcp.ToolCall{Tool: "flaky", Error: fmt.Sprintf("error.%d: $x\nstack trace…", c)})
+			err := db.RecordToolCall(t.Context(), agentsmcp.ToolCall{Tool: "flaky", Error: fmt.Sprintf("$x.y: HTTP %d\nstack trace…", 400+c)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -393,24 +393,14 @@ func TestErrorClassesAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"error.6: $x": 7, "error.13: $x": 7, "error.5: $x": 6, "error.12: $x": 6, "error.19: $x": 6}
+	want := map[string]int64{"http 406": 7, "http 413": 7, "http 405": 6, "http 412": 6, "http 419": 6}
 	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) {
 		t.Errorf("common errors %v, want %v", p.CommonErrors, want)
 	}
 	checkStoredClasses(t, db, "flaky", KeptErrorClasses)
 }
 
-func TestErrorClass(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"timeout", "timeout"},
-		{"  upstream files: EOF  \n\tat main.go:12\n", "upstream files: EOF"},
-		{" \n ", "error"},
-		{strings.Repeat("é", MaxErrorClassBytes), strings.Repeat("é", MaxErrorClassBytes/2)},
-	} {
-		if got := errorClass(tt.in); got != tt.want {
-			t.Errorf("errorClass(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
+func TestEscapeKey(t *testing.T) {
 	for _, s := range []string{"a.b", "$where", "100%", "%2E", "nul\x00byte", "plain"} {
 		k := escapeKey(s)
 		if strings.ContainsAny(k, ".$\x00") {
@@ -553,5 +543,30 @@ func TestUpstreamKindMigration(t *testing.T) {
 	}
 	if http, err := db.ListUpstreamDefinitions(t.Context(), agentsmcp.UpstreamKindHTTP); err != nil || len(http) != 0 {
 		t.Fatalf("HTTP definitions after the migration: %d, %v; want none", len(http), err)
+	}
+}
+
+// Documents written before error classes were normalised hold error
+// texts, which quote a caller's request and the credential it carried:
+// readers get their classes, never the text (issue 25, finding 3).
+func TestLegacyErrorTextsAreReadAsClasses(t *testing.T) {
+	db := openDB(t)
+	ctx := t.Context()
+	if err := db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: "api__get", Duration: time.Millisecond, Error: "timeout"}); err != nil {
+		t.Fatal(err)
+	}
+	const legacy = `GET /items/{id}: Get "http://127.0.0.1:1/items/alice-note?k=Zq7secret": dial tcp: connect: connection refused`
+	if _, err := db.db.Collection(colToolPerf).UpdateOne(ctx, bson.D{{Key: "_id", Value: "api__get"}}, bson.D{{Key: "$set", Value: bson.D{
+		{Key: "commonErrors." + escapeKey(legacy), Value: int64(3)}, {Key: "lastErrorClass", Value: legacy},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.FindToolPerformance(ctx, "api__get")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{agentsmcp.ErrorClassConnRefused: 3, agentsmcp.ErrorClassTimeout: 1}
+	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) || p.LastErrorClass != agentsmcp.ErrorClassConnRefused {
+		t.Errorf("common errors %v, last %q; want %v, last %q", p.CommonErrors, p.LastErrorClass, want, agentsmcp.ErrorClassConnRefused)
 	}
 }

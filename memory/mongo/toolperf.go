@@ -40,8 +40,6 @@ const (
 	// several times [agentsmcp.MaxCommonErrors] so that the reported most
 	// frequent classes need not be the very first ones.
 	KeptErrorClasses = 4 * agentsmcp.MaxCommonErrors
-	// MaxErrorClassBytes is the length an error text is cut to.
-	MaxErrorClassBytes = 200
 )
 
 type toolPerfDoc struct {
@@ -74,7 +72,7 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 		ConsecutiveFailures: d.ConsecutiveFailures,
 		LastSuccessAt:       utcOrZero(d.LastSuccessAt),
 		LastFailureAt:       utcOrZero(d.LastFailureAt),
-		LastErrorClass:      d.LastErrorClass,
+		LastErrorClass:      agentsmcp.LastErrorClass(d.LastErrorClass),
 	}
 	for k, n := range d.Buckets {
 		if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(p.Buckets) {
@@ -96,9 +94,13 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 	slices.SortFunc(counts, func(a, b count) int {
 		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.class, b.class))
 	})
-	for _, c := range counts[:min(len(counts), agentsmcp.MaxCommonErrors)] {
-		p.CommonErrors[c.class] = c.n
+	counted := make([]agentsmcp.ErrorClassCount, len(counts))
+	for i, c := range counts {
+		counted[i] = agentsmcp.ErrorClassCount{Class: c.class, Count: c.n}
 	}
+	// Documents written before classes were normalised hold error texts:
+	// they are served as classes.
+	p.CommonErrors = agentsmcp.CommonErrorClasses(counted)
 	return p
 }
 
@@ -126,7 +128,7 @@ func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) e
 	if err := agentsmcp.ValidateToolCalls(calls); err != nil {
 		return err
 	}
-	for _, t := range agentsmcp.SumToolCalls(calls, db.nowMs(), errorClass) {
+	for _, t := range agentsmcp.SumToolCalls(calls, db.nowMs()) {
 		if err := db.recordTotals(ctx, t); err != nil {
 			return err
 		}
@@ -303,19 +305,6 @@ func (db *DB) ListToolPerformance(ctx context.Context) ([]*agentsmcp.ToolPerform
 		items[i] = docs[i].performance()
 	}
 	return items, nil
-}
-
-// errorClass normalises an error text to the class it is counted under: its
-// first line, trimmed of space, cut to [MaxErrorClassBytes]. A blank text
-// is "error".
-func errorClass(text string) string {
-	// Invalid UTF-8 would make an invalid document key.
-	line, _, _ := strings.Cut(strings.TrimSpace(strings.ToValidUTF8(text, "\uFFFD")), "\n")
-	class := agentsmcp.TruncateUTF8(strings.TrimSpace(line), MaxErrorClassBytes)
-	if class == "" {
-		return "error"
-	}
-	return class
 }
 
 // escapeKey makes an error class usable as a document key: MongoDB field

@@ -88,7 +88,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if items, _, err := db.FindLearnings(ctx, agentsmcp.LearningFilter{Tool: "t"}); err != nil || len(items) != 1 || items[0].ID != l.ID {
 		t.Errorf("learnings after reopen: %v, %v", items, err)
 	}
-	if perf, err := db.FindToolPerformance(ctx, "t"); err != nil || perf.Calls != 1 || perf.CommonErrors["x"] != 1 {
+	if perf, err := db.FindToolPerformance(ctx, "t"); err != nil || perf.Calls != 1 || perf.CommonErrors["error"] != 1 {
 		t.Errorf("tool performance after reopen: %+v, %v", perf, err)
 	}
 	if got, err := db.RecordPatternUse(ctx, "", "goal", []string{"t"}, true, time.Time{}); err != nil || got.ID != p.ID || got.Uses != 2 {
@@ -653,25 +653,12 @@ func TestCursor(t *testing.T) {
 
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
-func TestBucketOfAndErrorClass(t *testing.T) {
+func TestLatencyBucket(t *testing.T) {
 	if got := agentsmcp.LatencyBucket(agentsmcp.LatencyBucketBounds[0]); got != 0 {
 		t.Errorf("agentsmcp.LatencyBucket(first bound) = %d", got)
 	}
 	if got := agentsmcp.LatencyBucket(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
 		t.Errorf("agentsmcp.LatencyBucket(1h) = %d", got)
-	}
-	long := strings.Repeat("é", MaxErrorClassBytes) // 2 bytes each
-	for _, tt := range []struct{ in, want string }{
-		{"timeout", "timeout"},
-		{"  spaced  \n stack trace\n more", "spaced"},
-		{"\n", "error"},
-		{"   ", "error"},
-		{long, strings.Repeat("é", MaxErrorClassBytes/2)},
-		{"x" + long, "x" + strings.Repeat("é", MaxErrorClassBytes/2-1)},
-	} {
-		if got := errorClass(tt.in); got != tt.want {
-			t.Errorf("errorClass(%.20q) = %.20q (%d bytes), want %.20q", tt.in, got, len(got), tt.want)
-		}
 	}
 }
 
@@ -820,5 +807,31 @@ func TestTasksStoredWholeBeforeStepTables(t *testing.T) {
 	}
 	if again.Steps[0].Status != agentsmcp.StepSucceeded || again.Steps[1].Status != agentsmcp.StepSucceeded || len(again.History) != 3 || again.History[2].StepID != "b" {
 		t.Errorf("after a per-step write: %+v, %+v", again.Steps, again.History)
+	}
+}
+
+// Rows written before error classes were normalised hold error texts,
+// which quote a caller's request and the credential it carried: readers
+// get their classes, never the text (issue 25, finding 3).
+func TestLegacyErrorTextsAreReadAsClasses(t *testing.T) {
+	db := openTest(t)
+	ctx := t.Context()
+	if err := db.RecordToolCall(ctx, agentsmcp.ToolCall{Tool: "api__get", Duration: time.Millisecond, Error: "timeout"}); err != nil {
+		t.Fatal(err)
+	}
+	const legacy = `GET /items/{id}: Get "http://127.0.0.1:1/items/alice-note?k=Zq7secret": dial tcp: connect: connection refused`
+	if _, err := db.writer.ExecContext(ctx, `INSERT INTO tool_errors (tool, class, count, last_at) VALUES ('api__get', ?, 3, 1)`, legacy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.writer.ExecContext(ctx, `UPDATE tool_performance SET last_error_class = ? WHERE tool = 'api__get'`, legacy); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.FindToolPerformance(ctx, "api__get")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{agentsmcp.ErrorClassConnRefused: 3, agentsmcp.ErrorClassTimeout: 1}
+	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) || p.LastErrorClass != agentsmcp.ErrorClassConnRefused {
+		t.Errorf("common errors %v, last %q; want %v, last %q", p.CommonErrors, p.LastErrorClass, want, agentsmcp.ErrorClassConnRefused)
 	}
 }

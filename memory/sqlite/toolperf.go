@@ -5,16 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
-
-// MaxErrorClassBytes bounds an error class: the error text of a tool call
-// is cut to its first line, trimmed of space, and cut to this many bytes
-// (on a character boundary) before it is counted.
-const MaxErrorClassBytes = 200
 
 // keptErrorClasses is how many error classes a tool keeps counting. It is
 // larger than the agentsmcp.MaxCommonErrors reported so that a new error
@@ -109,7 +103,7 @@ func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) e
 	if len(calls) == 0 {
 		return nil
 	}
-	totals := agentsmcp.SumToolCalls(calls, now(), errorClass)
+	totals := agentsmcp.SumToolCalls(calls, now())
 	return db.write(ctx, func(tx *sql.Tx) error {
 		for _, t := range totals {
 			if err := db.recordTotals(ctx, tx, t); err != nil {
@@ -170,17 +164,6 @@ func optMillis(t time.Time) any {
 	return toMillis(t)
 }
 
-// errorClass normalises an error text; see MaxErrorClassBytes.
-func errorClass(text string) string {
-	line, _, _ := strings.Cut(text, "\n")
-	line = strings.TrimSpace(line)
-	line = agentsmcp.TruncateUTF8(line, MaxErrorClassBytes)
-	if line == "" {
-		return "error"
-	}
-	return line
-}
-
 // FindToolPerformance implements [agentsmcp.ToolPerformanceService]. Its
 // three reads share one snapshot.
 func (db *DB) FindToolPerformance(ctx context.Context, tool string) (*agentsmcp.ToolPerformance, error) {
@@ -216,6 +199,7 @@ func (db *DB) readToolPerformance(ctx context.Context, tool string) (perfs []*ag
 	}
 
 	byTool := map[string]*agentsmcp.ToolPerformance{}
+	counted := map[string][]agentsmcp.ErrorClassCount{}
 	perfs = []*agentsmcp.ToolPerformance{}
 	err = eachRow(ctx, tx, selectToolPerformanceSQL+where+" ORDER BY calls DESC, tool", args,
 		func(rows *sql.Rows) error {
@@ -267,13 +251,19 @@ func (db *DB) readToolPerformance(ctx context.Context, tool string) (perfs []*ag
 			if err := rows.Scan(&t, &class, &count); err != nil {
 				return err
 			}
-			if p := byTool[t]; p != nil && len(p.CommonErrors) < agentsmcp.MaxCommonErrors {
-				p.CommonErrors[class] = count
+			if byTool[t] != nil {
+				counted[t] = append(counted[t], agentsmcp.ErrorClassCount{Class: class, Count: count})
 			}
 			return nil
 		})
 	if err != nil {
 		return nil, err
+	}
+	// Rows written before classes were normalised hold error texts: they
+	// are served as classes.
+	for _, p := range perfs {
+		p.CommonErrors = agentsmcp.CommonErrorClasses(counted[p.Tool])
+		p.LastErrorClass = agentsmcp.LastErrorClass(p.LastErrorClass)
 	}
 	return perfs, nil
 }

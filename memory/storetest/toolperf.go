@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ func init() {
 	suite["ToolPerfNotFound"] = testToolPerfNotFound
 	suite["ToolPerfList"] = testToolPerfList
 	suite["ToolPerfReliabilityEvidence"] = testToolPerfReliabilityEvidence
+	suite["ToolPerfErrorClassesCarryNoRequestText"] = testToolPerfErrorClassesCarryNoRequestText
 }
 
 func record(t *testing.T, s Services, calls ...agentsmcp.ToolCall) {
@@ -72,7 +74,7 @@ func testToolPerfRoundTrip(t *testing.T, s Services) {
 	if !slices.Equal(p.Buckets, want) {
 		t.Errorf("buckets %v, want %v", p.Buckets, want)
 	}
-	if !maps.Equal(p.CommonErrors, map[string]int64{"ENOENT: no such file": 1}) {
+	if !maps.Equal(p.CommonErrors, map[string]int64{agentsmcp.ErrorClassNotFound: 1}) {
 		t.Errorf("common errors %v, want the one error", p.CommonErrors)
 	}
 	checkTime(t, "LastCallAt", p.LastCallAt, at(30))
@@ -188,8 +190,8 @@ func testToolPerfConcurrent(t *testing.T, s Services) {
 	if !slices.Equal(p.Buckets, want) {
 		t.Errorf("buckets %v, want %v", p.Buckets, want)
 	}
-	if p.CommonErrors["boom"] != total/5 {
-		t.Errorf("common errors %v, want boom: %d", p.CommonErrors, total/5)
+	if p.CommonErrors[agentsmcp.ErrorClassOther] != total/5 {
+		t.Errorf("common errors %v, want %s: %d", p.CommonErrors, agentsmcp.ErrorClassOther, total/5)
 	}
 	checkTime(t, "LastCallAt", p.LastCallAt, at(perGoroutine-1))
 	// Seconds apart, a day's half-life: every outcome weighs about 1.
@@ -239,10 +241,10 @@ func testToolPerfReliabilityEvidence(t *testing.T, s Services) {
 	check("two failures, a half-life on", p, halfLives(3), 0.125, 0.75, 2)
 	checkTime(t, "LastFailureAt", p.LastFailureAt, halfLives(2))
 	checkTime(t, "LastSuccessAt", p.LastSuccessAt, halfLives(0))
-	if p.LastErrorClass != "quota exceeded" {
+	if p.LastErrorClass != agentsmcp.ErrorClassRateLimited {
 		t.Errorf("LastErrorClass %q, want the class of the last failure", p.LastErrorClass)
 	}
-	if ev := p.Evidence(); ev.ConsecutiveFailures != 2 || ev.LastErrorClass != "quota exceeded" || !ev.LastFailureAt.Equal(p.LastFailureAt) {
+	if ev := p.Evidence(); ev.ConsecutiveFailures != 2 || ev.LastErrorClass != agentsmcp.ErrorClassRateLimited || !ev.LastFailureAt.Equal(p.LastFailureAt) {
 		t.Errorf("Evidence() %+v does not carry the record", ev)
 	}
 
@@ -250,7 +252,7 @@ func testToolPerfReliabilityEvidence(t *testing.T, s Services) {
 	record(t, s, call(halfLives(2), ""))
 	p = findPerf(t, s, "weather")
 	check("a success after the failures", p, halfLives(2), 1.25, 1.5, 0)
-	if p.LastErrorClass != "quota exceeded" {
+	if p.LastErrorClass != agentsmcp.ErrorClassRateLimited {
 		t.Errorf("a success changed LastErrorClass to %q", p.LastErrorClass)
 	}
 	checkTime(t, "LastFailureAt", p.LastFailureAt, halfLives(2))
@@ -280,7 +282,7 @@ func testToolPerfCommonErrors(t *testing.T, s Services) {
 	want := map[string]int64{}
 	n := 0
 	for c := range classes {
-		class := fmt.Sprintf("error class %d", c)
+		class := fmt.Sprintf("http %d", 500+c)
 		count := classes + 1 - c // distinct counts: no ties at the cut
 		if c < agentsmcp.MaxCommonErrors {
 			want[class] = int64(count)
@@ -360,5 +362,38 @@ func testToolPerfList(t *testing.T, s Services) {
 	}
 	if want := []string{"e", "b", "a", "d", "c"}; !slices.Equal(got, want) {
 		t.Errorf("ListToolPerformance order %v, want %v (calls descending, ties by name)", got, want)
+	}
+}
+
+// testToolPerfErrorClassesCarryNoRequestText: tool performance is shared by
+// every principal, so what it keeps of an error is its class, never the
+// text, which quotes one caller's arguments and the credential the request
+// carried (issue 25, finding 3).
+func testToolPerfErrorClassesCarryNoRequestText(t *testing.T, s Services) {
+	const secret, private = "Zq7sharedApiKeyValue", "alice-private-note"
+	errs := []string{
+		"GET /v1/items/{id}: Get \"http://127.0.0.1:1/v1/items/" + private + "?k=" + secret + "\": dial tcp 127.0.0.1:1: connect: connection refused",
+		"HTTP 404 Not Found: no item " + private + " (key " + secret + ")",
+		"user " + private + " has no mailbox",
+		"upstream timed out after 30s while reading " + private,
+	}
+	for i, e := range errs {
+		record(t, s, agentsmcp.ToolCall{Tool: "shared_api", Duration: time.Millisecond, Error: e, At: at(i)})
+	}
+	p := findPerf(t, s, "shared_api")
+	want := map[string]int64{agentsmcp.ErrorClassConnRefused: 1, "http 404": 1, agentsmcp.ErrorClassOther: 1, agentsmcp.ErrorClassTimeout: 1}
+	if !maps.Equal(p.CommonErrors, want) || p.LastErrorClass != agentsmcp.ErrorClassTimeout {
+		t.Errorf("common errors %v, last %q; want the classes %v, last %q", p.CommonErrors, p.LastErrorClass, want, agentsmcp.ErrorClassTimeout)
+	}
+	list, err := s.ToolPerformance.ListToolPerformance(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lp := range list {
+		for class := range lp.CommonErrors {
+			if strings.Contains(class, secret) || strings.Contains(class, private) {
+				t.Errorf("%s: error class %q holds request text", lp.Tool, class)
+			}
+		}
 	}
 }
