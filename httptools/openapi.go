@@ -311,6 +311,9 @@ func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v
 		if prm.Description != "" {
 			schema["description"] = prm.Description
 		}
+		if k.in == "path" {
+			notDotSegment(schema)
+		}
 		props[arg] = schema
 		if k.in == "path" || (prm.Required != nil && *prm.Required) {
 			required = append(required, arg)
