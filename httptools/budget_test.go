@@ -247,7 +247,10 @@ func TestRemoveDuringASyncLoadWins(t *testing.T) {
 	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if stalling.Load() {
 			fetching <- struct{}{}
-			<-r.Context().Done()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(20 * time.Second): // so that a failing test ends
+			}
 			return
 		}
 		_, _ = w.Write([]byte(readPostDoc))
