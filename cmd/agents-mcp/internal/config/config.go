@@ -24,6 +24,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/auth"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/httptools"
 	"github.com/agents-mcp/agents-mcp/remote"
 )
 
@@ -189,6 +190,9 @@ type Config struct {
 	// egress): Allow lifts the default refusals (cloud metadata,
 	// link-local) for the hosts and networks it lists, Deny adds refusals.
 	Egress egress.Config
+	// OpenAPIBudget bounds the loading of each OpenAPI document of the
+	// http_tools sources, from the file and the admin API alike.
+	OpenAPIBudget httptools.Budget
 
 	sources map[string]Source
 }
@@ -221,6 +225,7 @@ func Default() *Config {
 		MemoryVisibility: DefaultMemoryVisibility,
 
 		UpstreamSyncInterval: remote.DefaultSyncInterval,
+		OpenAPIBudget:        defaultOpenAPIBudget(),
 	}
 }
 

@@ -76,6 +76,7 @@ func (c *Config) Describe() []Setting {
 	add("egress.allow", strings.Join(c.Egress.Allow, ","))
 	add("egress.deny", strings.Join(c.Egress.Deny, ","))
 	c.describeMemory(add)
+	c.describeOpenAPI(add)
 	add("upstream_sync_interval", c.UpstreamSyncInterval.String())
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {

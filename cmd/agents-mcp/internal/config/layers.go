@@ -42,6 +42,7 @@ type fileConfig struct {
 	Tasks           *fileTasks     `yaml:"tasks"`
 	Egress          *fileEgress    `yaml:"egress"`
 	Memory          *fileMemory    `yaml:"memory"`
+	OpenAPI         *fileOpenAPI   `yaml:"openapi"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -262,6 +263,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	l.applyFileTasks(f)
 	l.applyFileEgress(f)
 	l.applyFileMemory(f)
+	l.applyFileOpenAPI(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -336,6 +338,7 @@ func (l *loader) applyEnv() {
 	l.applyEnvTasks()
 	l.applyEnvEgress()
 	l.applyEnvMemory()
+	l.applyEnvOpenAPI()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)

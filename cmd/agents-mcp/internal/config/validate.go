@@ -89,6 +89,7 @@ func (c *Config) validate() []error {
 	c.validateTasks(bad)
 	c.validateEgress(bad)
 	c.validateMemory(bad)
+	c.validateOpenAPI(bad)
 	if c.UpstreamSyncInterval < MinUpstreamSyncInterval {
 		bad("upstream_sync_interval", "must be at least %s, got %s", MinUpstreamSyncInterval, c.UpstreamSyncInterval)
 	}
