@@ -170,22 +170,18 @@ func newProxyRecorder(t *testing.T) *proxyRecorder {
 func (pr *proxyRecorder) serve(c net.Conn) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	br := bufio.NewReader(c)
-	for {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		target := req.RequestURI
-		if req.Method == http.MethodConnect {
-			target = "CONNECT " + req.Host
-		}
-		pr.mu.Lock()
-		pr.targets = append(pr.targets, target)
-		pr.mu.Unlock()
-		_, _ = c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+	req, err := http.ReadRequest(bufio.NewReader(c))
+	if err != nil {
 		return
 	}
+	target := req.RequestURI
+	if req.Method == http.MethodConnect {
+		target = "CONNECT " + req.Host
+	}
+	pr.mu.Lock()
+	pr.targets = append(pr.targets, target)
+	pr.mu.Unlock()
+	_, _ = c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
 }
 
 func (pr *proxyRecorder) seen() []string {

@@ -388,17 +388,6 @@ func (s *Sources) has(name string) bool {
 	return ok
 }
 
-// failed returns why the source named name serves no tool, or "" when it
-// serves some or is not loaded.
-func (s *Sources) failed(name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p, ok := s.providers[name]; ok {
-		return p.failed
-	}
-	return ""
-}
-
 // Statuses reports every source, by name.
 func (s *Sources) Statuses() []Status {
 	s.mu.Lock()
