@@ -27,6 +27,12 @@
 // resolves the name itself and connects only to the addresses it checked, so
 // that a name which resolves elsewhere later (DNS rebinding) is still caught.
 // Through an HTTP proxy the proxy resolves names: only the first two apply.
+// That is why a host is read as what it reaches before it is checked: a
+// host that ends in a number is an IPv4 address to URL parsers, resolvers
+// and proxies ("2852039166", "0xa9fea9fe" and "169.254.43518" are all
+// 169.254.169.254; see [ParseURLHost]), so it is checked as that address
+// and refused unless written in dotted decimal, and a name outside ASCII is
+// checked as the IDNA mapping net/http sends.
 package egress
 
 import (
@@ -41,6 +47,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // DefaultDeniedNets are the networks refused unless [Config.Allow] lists
@@ -193,6 +202,19 @@ func validHostName(s string) bool {
 	return true
 }
 
+// asciiHost is host as net/http dials it or names it to a proxy: a host
+// with characters outside ASCII goes through the IDNA lookup mapping
+// (golang.org/x/net/idna's Lookup profile, which net/http uses), an ASCII
+// one is unchanged.
+func asciiHost(host string) (string, error) {
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			return idna.Lookup.ToASCII(host)
+		}
+	}
+	return host, nil
+}
+
 // normalizeHost lowers a host name and drops the trailing dot of a fully
 // qualified one, so that "Metadata.Google.Internal." matches.
 func normalizeHost(h string) string {
@@ -338,12 +360,37 @@ func (p *Policy) CheckTarget(u *url.URL) error {
 	return p.checkHost(host, port)
 }
 
-// checkHost checks a host name or literal address and its port.
+// checkHost checks a host name or literal address and its port. The host
+// is read as what it reaches, not as written: a name in other scripts as
+// the IDNA mapping that net/http applies before it dials or asks a proxy
+// (full-width "ｍｅｔａｄａｔａ" is "metadata"), and a host that ends in
+// a number as the IPv4 address URL parsers, resolvers and proxies make of
+// it ([ParseURLHost]). Such an address must be written in dotted decimal:
+// "2852039166", "0xa9fea9fe", "169.254.43518", "127.1" or "010.0.0.1" are
+// refused whatever address they spell, because parsers disagree on some
+// of them ("0200" is 128 to inet_aton and 200 to others), and a proxy,
+// which resolves the name itself, connects where its own parser says.
 func (p *Policy) checkHost(host string, port uint16) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return p.checkAddr(host, ip, port)
 	}
-	name := normalizeHost(host)
+	mapped, err := asciiHost(host)
+	if err != nil {
+		return &RefusedError{Host: host, Reason: "the host is not a valid host name"}
+	}
+	if ip, numeric, err := ParseURLHost(mapped); numeric {
+		if err != nil {
+			return &RefusedError{Host: host, Reason: "the host ends in a number but is not an IPv4 address; write an address in dotted decimal (a.b.c.d)"}
+		}
+		if err := p.checkAddr(host, ip, port); err != nil {
+			return err
+		}
+		if host != ip.String() {
+			return &RefusedError{Host: host, Addr: ip.String(), Reason: "the IPv4 address is not written in dotted decimal, and resolvers and proxies do not all read such a spelling alike; write it as " + ip.String()}
+		}
+		return nil
+	}
+	name := normalizeHost(mapped)
 	if p.deny.matchesHost(name) {
 		return &RefusedError{Host: host, Reason: "the host is in the egress deny list"}
 	}

@@ -11,6 +11,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -81,8 +83,10 @@ func endpointOperation(e Endpoint) *operation {
 		if desc == "" {
 			desc = "The {" + n + "} of the path."
 		}
-		// minLength 1: an empty segment would change the path.
-		props[n] = map[string]any{"type": "string", "minLength": 1, "description": desc}
+		// minLength 1 and no dot-segment: either would change the path.
+		schema := map[string]any{"type": "string", "minLength": 1, "description": desc}
+		notDotSegment(schema)
+		props[n] = schema
 		required = append(required, n)
 		op.params = append(op.params, param{name: n, arg: n, in: "path"})
 	}
@@ -331,11 +335,11 @@ func cmpOr(a, b string) string {
 }
 
 // request builds the HTTP request of one call. Path values are escaped
-// as one segment each: "/" and "?" are escaped, and "." and ".." (which a
-// server would resolve against the path) are sent as %2E and %2E%2E, so no
-// value can change which resource is addressed.
+// as one segment each ("/" and "?" are escaped), and a segment that would
+// be "." or ".." once decoded is refused ([dotSegmentError]), so no value
+// can change which resource is addressed.
 func (p *Provider) request(ctx context.Context, op *operation, args map[string]any) (*http.Request, error) {
-	path := op.path
+	segments := map[string]string{} // path parameter name -> escaped segment
 	query := url.Values{}
 	header := http.Header{}
 	var cookies []string
@@ -353,7 +357,7 @@ func (p *Provider) request(ctx context.Context, op *operation, args map[string]a
 			if seg == "" {
 				return nil, fmt.Errorf("the path parameter %q must not be empty", prm.arg)
 			}
-			path = strings.ReplaceAll(path, "{"+prm.name+"}", seg)
+			segments[prm.name] = seg
 		case "query":
 			addQuery(query, prm, v)
 		case "header":
@@ -361,6 +365,10 @@ func (p *Provider) request(ctx context.Context, op *operation, args map[string]a
 		case "cookie":
 			cookies = append(cookies, prm.name+"="+url.QueryEscape(flatValue(v, prm.asJSON)))
 		}
+	}
+	path, err := op.fillPath(segments)
+	if err != nil {
+		return nil, err
 	}
 	target := strings.TrimSuffix(p.base.EscapedPath(), "/") + path
 	u, err := url.Parse(p.base.Scheme + "://" + p.base.Host + target)
@@ -436,14 +444,88 @@ func pathValue(v any, asJSON bool) string {
 	return escapeSegment(toString(v))
 }
 
-func escapeSegment(s string) string {
-	switch s {
-	case ".":
-		return "%2E"
-	case "..":
-		return "%2E%2E"
+func escapeSegment(s string) string { return url.PathEscape(s) }
+
+// fillPath puts the escaped segments into the operation's path template.
+// A segment of the result that holds a parameter and reads "." or ".."
+// once decoded is an error naming the parameters (see [dotSegmentError]).
+func (op *operation) fillPath(segments map[string]string) (string, error) {
+	parts := strings.Split(op.path, "/")
+	for i, part := range parts {
+		if !strings.Contains(part, "{") {
+			continue
+		}
+		var names []string
+		for name, seg := range segments {
+			if strings.Contains(part, "{"+name+"}") {
+				names = append(names, name)
+				part = strings.ReplaceAll(part, "{"+name+"}", seg)
+			}
+		}
+		if isDotSegment(part) {
+			return "", op.dotSegmentError(names)
+		}
+		parts[i] = part
 	}
-	return url.PathEscape(s)
+	return strings.Join(parts, "/"), nil
+}
+
+// maxDecodings is how many rounds of percent-decoding [isDotSegment]
+// undoes: a proxy and a server may each decode once more ("%252e" is
+// "%2e", then ".").
+const maxDecodings = 4
+
+// isDotSegment reports whether seg reads "." or ".." once decoded, by one
+// or several rounds of percent-decoding: a dot-segment, which URL parsers
+// (WHATWG, RFC 3986) and normalising proxies resolve against the path, so
+// that /tenants/%2E%2E/users reaches /users.
+func isDotSegment(seg string) bool {
+	for range maxDecodings {
+		if seg == "." || seg == ".." {
+			return true
+		}
+		decoded, err := url.PathUnescape(seg)
+		if err != nil || decoded == seg {
+			return false
+		}
+		seg = decoded
+	}
+	return seg == "." || seg == ".."
+}
+
+// dotSegmentError is the error of a call whose path arguments would make
+// a dot-segment: it names the arguments.
+func (op *operation) dotSegmentError(names []string) error {
+	args := make([]string, 0, len(names))
+	for _, prm := range op.params {
+		if prm.in == "path" && slices.Contains(names, prm.name) {
+			args = append(args, strconv.Quote(prm.arg))
+		}
+	}
+	slices.Sort(args)
+	what := "the path parameter " + strings.Join(args, ", ") + " must not be"
+	if len(args) > 1 {
+		what = "the path parameters " + strings.Join(args, ", ") + " must not make"
+	}
+	return fmt.Errorf("invalid arguments: %s \".\" or \"..\", nor a percent-encoding of them: it would leave the path %s", what, op.path)
+}
+
+// dotSegmentPattern matches the strings [isDotSegment] refuses that a
+// schema can describe: "." and "..", each dot also as "%2e" or "%2E",
+// with the "%" itself encoded any number of times ("%252e").
+const dotSegmentPattern = `^(\.|%(25)*2[eE]){1,2}$`
+
+// notDotSegment adds to schema, the input schema of a path parameter, the
+// refusal of dot-segments, so that the router refuses them as invalid
+// arguments before the call (and tools/validate reports them). A schema
+// that has a "not" of its own gets the refusal in "allOf".
+func notDotSegment(schema map[string]any) {
+	refusal := map[string]any{"type": "string", "pattern": dotSegmentPattern}
+	if _, taken := schema["not"]; !taken {
+		schema["not"] = refusal
+		return
+	}
+	schema["allOf"] = append(asList(schema["allOf"]), map[string]any{"not": refusal})
 }
 
 // flatValue is a header or cookie value: scalars as text, arrays joined

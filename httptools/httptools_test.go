@@ -222,8 +222,9 @@ func TestPathParametersStayOneSegment(t *testing.T) {
 	s := newStack(t, blogSource(a.URL+"/api/"))
 	for _, tc := range []struct{ id, raw string }{
 		{"../x", "/api/posts/..%2Fx"},
-		{"..", "/api/posts/%2E%2E"},
-		{".", "/api/posts/%2E"},
+		{"...", "/api/posts/..."},
+		{".x", "/api/posts/.x"},
+		{"%2e%2ex", "/api/posts/%252e%252ex"},
 		{"a/b?c#d", "/api/posts/a%2Fb%3Fc%23d"},
 		{"{id}", "/api/posts/%7Bid%7D"},
 		{"é 1", "/api/posts/%C3%A9%201"},
@@ -621,4 +622,126 @@ func TestCallErrorsNameNoURLNorCredential(t *testing.T) {
 			t.Errorf("%s: the error %q names the request's URL", tc.base, got)
 		}
 	}
+}
+
+// TestDotSegmentPathValuesAreRefused performs issue 25's attack on a real
+// loopback API: a path argument of "." or "..", also percent-encoded,
+// would be sent as /tenants/%2E%2E/users, which URL parsers and
+// normalising proxies resolve to /users. Each is refused as an invalid
+// argument naming the parameter (by the router's validation, from the
+// input schema, and again when the request is built), and the API sees no
+// request; values that merely hold dots still go through.
+func TestDotSegmentPathValuesAreRefused(t *testing.T) {
+	a := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	})
+	const doc = `{
+  "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+  "paths": {
+    "/orgs/{org}/repos": {"get": {"operationId": "repos",
+      "parameters": [{"name": "org", "in": "path", "required": true, "schema": {"type": "string", "not": {"const": "x"}}}],
+      "responses": {"200": {"description": "ok"}}}},
+    "/ids/{ids}/x": {"get": {"operationId": "ids",
+      "parameters": [{"name": "ids", "in": "path", "required": true, "schema": {"type": "array", "items": {"type": "string"}}}],
+      "responses": {"200": {"description": "ok"}}}},
+    "/files/{stem}{ext}/meta": {"get": {"operationId": "file",
+      "parameters": [{"name": "stem", "in": "path", "required": true, "schema": {"type": "string"}},
+                     {"name": "ext", "in": "path", "required": true, "schema": {"type": "string"}}],
+      "responses": {"200": {"description": "ok"}}}}
+  }
+}`
+	s := newStack(t,
+		httptools.Source{Name: "t", BaseURL: a.URL + "/api/", Endpoints: []httptools.Endpoint{
+			{Name: "users", Method: "GET", Path: "/tenants/{tenant}/users"},
+		}},
+		httptools.Source{Name: "o", BaseURL: a.URL, OpenAPIDocument: doc},
+	)
+	ctx := context.Background()
+	dots := []string{".", "..", "%2e", "%2E", "%2e%2e", "%2E%2e", ".%2E", "%2e.", "%252e", "%252E%252e", "%25252e."}
+	for _, v := range dots {
+		for _, tc := range []struct {
+			tool, arg string
+			args      map[string]any
+		}{
+			{"t__users", "tenant", map[string]any{"tenant": v}},
+			{"o__repos", "org", map[string]any{"org": v}},
+		} {
+			// tools/validate: the schema refuses it, at the argument.
+			res, err := s.router.ValidateToolArguments(ctx, tc.tool, mustJSON(t, tc.args))
+			if err != nil {
+				t.Fatalf("validate %s(%q): %v", tc.tool, v, err)
+			}
+			if res.Valid || len(res.Errors) == 0 || res.Errors[0].Path != "/"+tc.arg {
+				t.Errorf("validate %s(%q): %+v, want invalid at /%s", tc.tool, v, res, tc.arg)
+			}
+			// tools/call over MCP: an error result naming the argument.
+			call := s.call(t, tc.tool, tc.args)
+			if !call.IsError || !strings.Contains(text(call), "/"+tc.arg) {
+				t.Errorf("call %s(%q): %q, want an invalid-arguments error at /%s", tc.tool, v, text(call), tc.arg)
+			}
+			// In-process: EINVALID.
+			_, err = s.router.CallTool(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tc.tool, Arguments: mustJSON(t, tc.args)}})
+			if agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+				t.Errorf("in-process call %s(%q): %v, want EINVALID", tc.tool, v, err)
+			}
+		}
+	}
+	// What the schema cannot see is refused when the request is built: an
+	// array of one dot-segment, and two parameters that make one together.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		name string
+	}{
+		{"o__ids", map[string]any{"ids": []any{".."}}, `"ids"`},
+		{"o__ids", map[string]any{"ids": []any{"%2e%2E"}}, `"ids"`},
+		{"o__file", map[string]any{"stem": "%2e%2", "ext": "e"}, `"ext", "stem"`},
+		{"o__file", map[string]any{"stem": "%2", "ext": "e"}, `"ext", "stem"`},
+	} {
+		call := s.call(t, tc.tool, tc.args)
+		if !call.IsError || !strings.Contains(text(call), tc.name) || !strings.Contains(text(call), "must not") {
+			t.Errorf("call %s(%v): %q, want an error naming %s", tc.tool, tc.args, text(call), tc.name)
+		}
+	}
+	a.mu.Lock()
+	seen := len(a.seen)
+	a.mu.Unlock()
+	if seen != 0 {
+		req, _ := a.last(t)
+		t.Fatalf("the API got %d requests for dot-segment values, the last %s", seen, req.RequestURI)
+	}
+	// Dots that are no dot-segment pass, as one segment each.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		raw  string
+	}{
+		{"t__users", map[string]any{"tenant": "..."}, "/api/tenants/.../users"},
+		{"t__users", map[string]any{"tenant": "a.b"}, "/api/tenants/a.b/users"},
+		{"t__users", map[string]any{"tenant": "../users"}, "/api/tenants/..%2Fusers/users"},
+		{"o__repos", map[string]any{"org": ".git"}, "/orgs/.git/repos"},
+		{"o__ids", map[string]any{"ids": []any{".", "."}}, "/ids/.,./x"},
+		{"o__file", map[string]any{"stem": "a", "ext": ".json"}, "/files/a.json/meta"},
+	} {
+		if call := s.call(t, tc.tool, tc.args); call.IsError {
+			t.Errorf("call %s(%v): %s", tc.tool, tc.args, text(call))
+			continue
+		}
+		if req, _ := a.last(t); req.RequestURI != tc.raw {
+			t.Errorf("call %s(%v) requested %s, want %s", tc.tool, tc.args, req.RequestURI, tc.raw)
+		}
+	}
+	// The document's own "not" is kept beside the refusal.
+	if call := s.call(t, "o__repos", map[string]any{"org": "x"}); !call.IsError {
+		t.Errorf("the document's not: {const: x} was lost: %s", text(call))
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

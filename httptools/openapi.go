@@ -33,7 +33,10 @@ const MaxInlineDocumentBytes = 2 << 20
 
 // loadOpenAPI reads and parses the source's document and returns its
 // operations. Anything that makes the whole document unusable sets
-// p.failed and returns nothing; a panic in the parser is one of those.
+// p.failed and returns nothing; a panic in the parser is one of those, and
+// so are a document over its [Budget] and the end of ctx (checked between
+// the steps and between operations: libopenapi's parse itself cannot be
+// interrupted, and is bounded by the document's size).
 func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -41,9 +44,12 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 			ops = nil
 		}
 	}()
+	budget := &loadBudget{limits: p.opts.Budget}
 	raw, docURL, err := p.readDocument(ctx)
 	if err != nil {
-		p.failed = err.Error()
+		if !p.stopped(ctx) {
+			p.failed = err.Error()
+		}
 		return nil
 	}
 	if isSwagger2(raw) {
@@ -51,6 +57,9 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 			p.failed = fmt.Sprintf("the Swagger 2.0 document could not be read: %v", err)
 			return nil
 		}
+	}
+	if p.stopped(ctx) {
+		return nil
 	}
 	cfg := datamodel.NewDocumentConfiguration()
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -62,11 +71,18 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 	cfg.IgnoreArrayCircularReferences = true
 	if p.src.AllowRemoteRefs {
 		cfg.RemoteURLHandler = func(u string) (*http.Response, error) {
+			if budget.refsOver.Load() {
+				return nil, errRefsTooLarge // no more requests once over
+			}
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 			if err != nil {
 				return nil, err
 			}
-			return p.client.Do(req)
+			resp, err := p.client.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			return budget.boundRemoteRef(resp)
 		}
 	}
 	if docURL == nil && p.src.OpenAPIDocument == "" && !isURL(p.src.OpenAPI) {
@@ -80,6 +96,14 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 		return nil
 	}
 	model, err := doc.BuildV3Model()
+	if budget.refsOver.Load() {
+		p.overBudget = true
+		p.failed = fmt.Sprintf("the OpenAPI document %s is over the load budget: %v", p.documentName(), errRefsTooLarge)
+		return nil
+	}
+	if p.stopped(ctx) {
+		return nil
+	}
 	if model == nil {
 		p.failed = fmt.Sprintf("the OpenAPI document could not be used: %v", firstLine(err))
 		return nil
@@ -109,7 +133,13 @@ func (p *Provider) loadOpenAPI(ctx context.Context) (ops []*operation) {
 			if !p.selected(method, path, o) {
 				continue
 			}
-			op, err := p.openAPIOperation(method, path, item, o)
+			if p.stopped(ctx) {
+				return nil
+			}
+			op, err := p.openAPIOperation(method, path, item, o, budget)
+			if p.overNodes(budget) {
+				return nil
+			}
 			if err != nil {
 				p.problems = append(p.problems, fmt.Sprintf("%s %s: %v", method, path, err))
 				continue
@@ -242,7 +272,7 @@ const maxDescription = 2000
 // path item's, overridden by the operation's own) and its request body
 // (as the argument "body") make the input schema, and its first 2xx JSON
 // response the output schema.
-func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v3.Operation) (*operation, error) {
+func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v3.Operation, budget *loadBudget) (*operation, error) {
 	name := operationName(method, path, o)
 	// ReadMe's documents list one path twice as "/p#a" and "/p#b"; the
 	// fragment names the operation but is not part of the request.
@@ -251,7 +281,7 @@ func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v
 		return nil, fmt.Errorf("path: %v", err)
 	}
 	op := &operation{id: cmpOr(o.OperationId, method+" "+path), method: method, path: path}
-	conv := &schemaConverter{}
+	conv := &schemaConverter{doc: budget}
 	props := map[string]any{}
 	var required []any
 
@@ -310,6 +340,9 @@ func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v
 		pp.deepObject = style == "deepObject"
 		if prm.Description != "" {
 			schema["description"] = prm.Description
+		}
+		if k.in == "path" {
+			notDotSegment(schema)
 		}
 		props[arg] = schema
 		if k.in == "path" || (prm.Required != nil && *prm.Required) {
@@ -372,7 +405,7 @@ func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v
 		InputSchema: json.RawMessage(raw),
 		Annotations: annotations(method, strings.TrimSpace(o.Summary)),
 	}
-	if out, wrap := outputSchema(o, &schemaConverter{}); out != nil {
+	if out, wrap := outputSchema(o, &schemaConverter{doc: budget}); out != nil {
 		if b, err := json.Marshal(out); err == nil {
 			op.tool.OutputSchema = json.RawMessage(b)
 			op.wrapOutput = wrap

@@ -61,6 +61,9 @@ type Options struct {
 	// limits.max_result_bytes, which bounds every upstream answer). Zero:
 	// each source's own alone.
 	MaxResultBytes int64
+	// Budget bounds the loading of each OpenAPI document; its zero
+	// fields take the defaults.
+	Budget Budget
 }
 
 func (o Options) withDefaults() Options {
@@ -82,6 +85,7 @@ func (o Options) withDefaults() Options {
 	if o.ReadFile == nil {
 		o.ReadFile = os.ReadFile
 	}
+	o.Budget = o.Budget.withDefaults()
 	return o
 }
 
@@ -108,6 +112,9 @@ type Provider struct {
 	ops      map[string]*operation
 	problems []string
 	failed   string // why the source serves no tool, when it cannot be used
+	// overBudget: failed because the document is over its [Budget], which
+	// loading it again would not change.
+	overBudget bool
 	// deleg gives the Authorization of a source that acts as its caller
 	// (Source.Delegation); nil otherwise.
 	deleg *delegator
@@ -144,8 +151,9 @@ type Status struct {
 // whose base_url the egress policy refuses, is EINVALID. An OpenAPI
 // document that cannot be read or used is not an error: the provider then
 // serves no tool and its [Provider.Status] says why, so that one bad
-// document never stops the others. Operations that cannot be turned into
-// tools are left out and listed as problems.
+// document never stops the others. So is a document over its [Budget], and
+// a load that ctx cancelled. Operations that cannot be turned into tools
+// are left out and listed as problems.
 func Load(ctx context.Context, src Source, opts Options) (*Provider, error) {
 	src = src.WithDefaults()
 	if problems := src.Problems(); len(problems) > 0 {
@@ -166,14 +174,17 @@ func Load(ctx context.Context, src Source, opts Options) (*Provider, error) {
 		}
 	}
 	var ops []*operation
-	if src.OpenAPI != "" || src.OpenAPIDocument != "" {
+	if p.isOpenAPI() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opts.Budget.Timeout, errLoadTimeout)
+		defer cancel()
 		ops = p.loadOpenAPI(ctx)
 	} else {
 		for _, e := range src.Endpoints {
 			ops = append(ops, endpointOperation(e))
 		}
 	}
-	p.publish(ops)
+	p.publish(ctx, ops)
 	if p.failed == "" {
 		opts.Logger.Debug("http tools loaded", "source", src.Name, "tools", len(p.tools), "problems", len(p.problems))
 	} else {
@@ -203,11 +214,17 @@ func (p *Provider) setBase(ctx context.Context, raw string) error {
 // publish names the operations' tools ("<source>__<name>", aliased when
 // longer than 64 characters; a name met twice gets "_2", "_3"…) and keeps
 // those whose input schema passes [agentsmcp.CheckTool] and compiles; an
-// output schema that does not compile is dropped.
-func (p *Provider) publish(ops []*operation) {
+// output schema that does not compile is dropped. When ctx ends first,
+// no tool is kept and p.failed says why.
+func (p *Provider) publish(ctx context.Context, ops []*operation) {
 	prefix := p.src.Name + agentsmcp.NamespaceSeparator
 	taken := map[string]bool{}
 	for _, op := range ops {
+		if p.isOpenAPI() && p.stopped(ctx) {
+			clear(p.ops)
+			p.tools = nil
+			return
+		}
 		name := prefix + op.tool.Name
 		for n := 2; taken[toolName(name)]; n++ {
 			name = fmt.Sprintf("%s%s_%d", prefix, op.tool.Name, n)
@@ -280,10 +297,14 @@ func (p *Provider) Tools(context.Context) ([]*mcp.Tool, error) {
 	return slices.Clone(p.tools), nil
 }
 
+// isOpenAPI reports whether the source's tools come from an OpenAPI
+// document.
+func (p *Provider) isOpenAPI() bool { return p.src.OpenAPI != "" || p.src.OpenAPIDocument != "" }
+
 // Status reports the source's state.
 func (p *Provider) Status() Status {
 	st := Status{Name: p.src.Name, Kind: "endpoints", State: "ready", Tools: len(p.tools), Problems: slices.Clone(p.problems)}
-	if p.src.OpenAPI != "" || p.src.OpenAPIDocument != "" {
+	if p.isOpenAPI() {
 		st.Kind = "openapi"
 	}
 	if p.failed != "" {
@@ -370,17 +391,6 @@ func (s *Sources) has(name string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.providers[name]
 	return ok
-}
-
-// failed returns why the source named name serves no tool, or "" when it
-// serves some or is not loaded.
-func (s *Sources) failed(name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p, ok := s.providers[name]; ok {
-		return p.failed
-	}
-	return ""
 }
 
 // Statuses reports every source, by name.

@@ -24,6 +24,9 @@ const (
 // tool, so one huge operation cannot starve the others.
 type schemaConverter struct {
 	nodes int
+	// doc counts the nodes of the whole document against its [Budget];
+	// nil counts nothing.
+	doc *loadBudget
 	// refs are the $refs being expanded on the way from the root to the
 	// current schema: a $ref met again is a cycle.
 	refs []string
@@ -51,7 +54,7 @@ func (c *schemaConverter) proxy(sp *base.SchemaProxy, depth int) map[string]any 
 		return permissive("(nested too deep to describe here)")
 	}
 	c.nodes++
-	if c.nodes > maxSchemaNodes {
+	if c.nodes > maxSchemaNodes || !c.doc.takeNode() {
 		return permissive("(too large to describe here)")
 	}
 	if sp.IsReference() {

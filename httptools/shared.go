@@ -130,9 +130,13 @@ const syncTimeout = 30 * time.Second
 // the credential store, which seals it, and leave it out of headers (ADR
 // 0012).
 //
-// Add, Remove and Sync hold one lock while they load a source (which may
-// fetch a document): they follow each other, each bounded by its context.
-// A SharedSources is safe for concurrent use.
+// Add and Sync load sources (which may fetch a document and build many
+// schemas, within the [Budget]) outside the lock that orders their changes,
+// so that a Remove, a listing or another source's change never waits for
+// a load: a load is bounded by its context and the budget, and a Remove of
+// a stored source that a Sync is loading cancels that load and drops its
+// result. A name being added cannot be added again until the first Add
+// returns. A SharedSources is safe for concurrent use.
 type SharedSources struct {
 	sources *Sources
 	store   agentsmcp.UpstreamService
@@ -149,8 +153,24 @@ type SharedSources struct {
 	reported map[string]string
 	// unusable holds, per name, the revision loaded here whose document
 	// could not be used (a URL that did not answer, say): it is loaded
-	// again at each Sync until it serves tools, and logged once.
+	// again at each Sync until it serves tools, and logged once. A
+	// document over its [Budget] is not: loading it again would cost the
+	// same and fail the same, so it stays failed until its revision
+	// changes.
 	unusable map[string]string
+	// loading holds, per name, the load in progress outside mu: an Add
+	// (which no other Add of the name may overlap) or a Sync loading a
+	// stored revision (which Remove cancels).
+	loading map[string]*pendingLoad
+}
+
+// pendingLoad is a source being loaded outside [SharedSources.mu].
+type pendingLoad struct {
+	stored bool // a stored definition (Sync), not an Add
+	cancel context.CancelFunc
+	// dropped is set, under mu, by a Remove of the source during the load:
+	// its result must not be served.
+	dropped bool
 }
 
 // NewSharedSources returns the run-time sources over sources, stored in
@@ -159,16 +179,18 @@ func NewSharedSources(sources *Sources, store agentsmcp.UpstreamService, logger 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &SharedSources{sources: sources, store: store, logger: logger, applied: map[string]string{}, reported: map[string]string{}, unusable: map[string]string{}}
+	return &SharedSources{sources: sources, store: store, logger: logger, applied: map[string]string{}, reported: map[string]string{},
+		unusable: map[string]string{}, loading: map[string]*pendingLoad{}}
 }
 
 // Add loads src, stores it and registers its tools here; the other
 // replicas load it at their next Sync. Nothing is stored when it fails.
 // Errors: EINVALID for a source [Spec.Source] refuses, a base URL the
 // egress policy refuses, or a document that yields no tool (its reason:
-// unreadable, unparsable, no usable operation); ECONFLICT for a name in
-// use by a source, an upstream (here or in the store) or the local tools;
-// and the store's errors.
+// unreadable, unparsable, over its [Budget], no usable operation);
+// ECONFLICT for a name in use by a source, an upstream (here or in the
+// store) or the local tools, or being added; EUNAVAILABLE when ctx ended
+// during the load; and the store's errors.
 func (s *SharedSources) Add(ctx context.Context, src Source) error {
 	if _, err := SpecOf(src).Source(); err != nil {
 		return err
@@ -178,18 +200,36 @@ func (s *SharedSources) Add(ctx context.Context, src Source) error {
 		return fmt.Errorf("encode http_tools %q: %w", src.Name, err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.sources.has(src.Name) {
+		s.mu.Unlock()
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "http_tools %q already exists", src.Name)
 	}
+	if _, busy := s.loading[src.Name]; busy {
+		s.mu.Unlock()
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "http_tools %q is being loaded", src.Name)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pending := &pendingLoad{cancel: cancel}
+	s.loading[src.Name] = pending
+	s.mu.Unlock()
 	// Loaded before it is stored, so that a source no replica could use
-	// is never stored.
+	// is never stored; outside the lock, so that nothing waits for it.
 	p, err := Load(ctx, src, s.sources.opts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.loading, src.Name)
 	if err != nil {
 		return err
 	}
 	if p.failed != "" {
+		if ctx.Err() != nil && !p.overBudget {
+			return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "http_tools %q: %s", src.Name, p.failed)
+		}
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "http_tools %q serves no tool: %s", src.Name, p.failed)
+	}
+	if s.sources.has(src.Name) {
+		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "http_tools %q already exists", src.Name)
 	}
 	def := &agentsmcp.UpstreamDefinition{Name: src.Name, Kind: agentsmcp.UpstreamKindHTTP, Config: raw, CreatedBy: agentsmcp.PrincipalIDFrom(ctx)}
 	if err := s.store.CreateUpstreamDefinition(ctx, def); err != nil {
@@ -219,6 +259,11 @@ func (s *SharedSources) Add(ctx context.Context, src Source) error {
 func (s *SharedSources) Remove(ctx context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if pending, ok := s.loading[name]; ok && pending.stored {
+		// A Sync is loading the stored definition: it must not serve it.
+		pending.dropped = true
+		pending.cancel()
+	}
 	_, fromStore := s.applied[name]
 	if s.sources.has(name) && !fromStore {
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "http_tools %q is defined in the config file; remove it there", name)
@@ -247,14 +292,31 @@ func (s *SharedSources) Remove(ctx context.Context, name string) error {
 // revision and those whose document could not be used here (its URL did
 // not answer, say), and removes those no longer stored. A definition
 // that cannot be loaded here (refused, or its name taken on this replica)
-// is logged once per revision and skipped; the store's error, if it
-// cannot be read, is returned with the sources unchanged.
+// is logged once per revision and skipped, and so is one whose document is
+// over its [Budget] (it is served without tools, its status saying why);
+// the store's error, if it cannot be read, is returned with the sources
+// unchanged. The loads run outside the lock (see [SharedSources]), one
+// after the other, each bounded by ctx and the budget.
 func (s *SharedSources) Sync(ctx context.Context) error {
+	toLoad, err := s.planSync(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range toLoad {
+		s.loadStored(ctx, d)
+	}
+	return nil
+}
+
+// planSync reads the store and, under the lock, removes what is no longer
+// stored (or stored anew), and returns the definitions to load, each
+// marked as loading.
+func (s *SharedSources) planSync(ctx context.Context) ([]*agentsmcp.UpstreamDefinition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defs, err := s.store.ListUpstreamDefinitions(ctx, agentsmcp.UpstreamKindHTTP)
 	if err != nil {
-		return fmt.Errorf("list stored http_tools: %w", err)
+		return nil, fmt.Errorf("list stored http_tools: %w", err)
 	}
 	stored := make(map[string]*agentsmcp.UpstreamDefinition, len(defs))
 	for _, d := range defs {
@@ -278,31 +340,6 @@ func (s *SharedSources) Sync(ctx context.Context) error {
 			}
 		}
 	}
-	for _, d := range defs {
-		if _, ok := s.applied[d.Name]; ok || s.reported[d.Name] == d.Revision {
-			continue
-		}
-		src, err := decodeStored(d)
-		if err == nil {
-			err = s.sources.Add(ctx, src)
-		}
-		if err != nil {
-			s.reported[d.Name] = d.Revision
-			s.logger.Warn("a stored http_tools source cannot be served on this replica", "source", d.Name, "revision", d.Revision, "error", err)
-			continue
-		}
-		s.setApplied(d.Name, d.Revision)
-		if why := s.sources.failed(d.Name); why != "" {
-			if s.unusable[d.Name] != d.Revision {
-				s.logger.Warn("a stored http_tools source serves no tool on this replica; it is loaded again at each sync",
-					"source", d.Name, "revision", d.Revision, "reason", why)
-			}
-			s.unusable[d.Name] = d.Revision
-			continue
-		}
-		delete(s.unusable, d.Name)
-		s.logger.Info("http_tools source loaded from the store", "source", d.Name, "revision", d.Revision)
-	}
 	for name := range s.reported {
 		if _, ok := stored[name]; !ok {
 			delete(s.reported, name)
@@ -313,7 +350,66 @@ func (s *SharedSources) Sync(ctx context.Context) error {
 			delete(s.unusable, name)
 		}
 	}
-	return nil
+	var toLoad []*agentsmcp.UpstreamDefinition
+	for _, d := range defs {
+		if _, ok := s.applied[d.Name]; ok || s.reported[d.Name] == d.Revision {
+			continue
+		}
+		if _, busy := s.loading[d.Name]; busy {
+			continue // an Add, or another Sync, is at it
+		}
+		s.loading[d.Name] = &pendingLoad{stored: true, cancel: func() {}}
+		toLoad = append(toLoad, d)
+	}
+	return toLoad, nil
+}
+
+// loadStored loads one stored definition that planSync marked as loading,
+// outside the lock, and serves it unless a Remove dropped it meanwhile.
+func (s *SharedSources) loadStored(ctx context.Context, d *agentsmcp.UpstreamDefinition) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	pending := s.loading[d.Name]
+	pending.cancel = cancel
+	dropped := pending.dropped
+	s.mu.Unlock()
+	var p *Provider
+	src, err := decodeStored(d)
+	if err == nil && !dropped {
+		p, err = Load(ctx, src, s.sources.opts)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.loading, d.Name)
+	if pending.dropped {
+		s.logger.Info("a stored http_tools source was removed while it was being loaded", "source", d.Name, "revision", d.Revision)
+		return
+	}
+	if err == nil {
+		err = s.sources.add(ctx, p)
+	}
+	if err != nil {
+		s.reported[d.Name] = d.Revision
+		s.logger.Warn("a stored http_tools source cannot be served on this replica", "source", d.Name, "revision", d.Revision, "error", err)
+		return
+	}
+	s.setApplied(d.Name, d.Revision)
+	switch {
+	case p.failed == "":
+		delete(s.unusable, d.Name)
+		s.logger.Info("http_tools source loaded from the store", "source", d.Name, "revision", d.Revision)
+	case p.overBudget:
+		delete(s.unusable, d.Name)
+		s.logger.Warn("a stored http_tools source is over the OpenAPI load budget on this replica; it serves no tool until its definition changes",
+			"source", d.Name, "revision", d.Revision, "reason", p.failed)
+	default:
+		if s.unusable[d.Name] != d.Revision {
+			s.logger.Warn("a stored http_tools source serves no tool on this replica; it is loaded again at each sync",
+				"source", d.Name, "revision", d.Revision, "reason", p.failed)
+		}
+		s.unusable[d.Name] = d.Revision
+	}
 }
 
 // Run calls Sync every interval (at least [syncloop.MinInterval]) until

@@ -1,13 +1,18 @@
 package admin_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/httptools"
 )
 
@@ -108,5 +113,155 @@ func TestHTTPToolsLifecycle(t *testing.T) {
 		if strings.Contains(path, "audit") && strings.Contains(string(r.body), strings.Repeat("x", 64)) {
 			t.Error("the audit trail holds the inline document")
 		}
+	}
+}
+
+// TestHTTPToolsLoadingHoldsUpNothing performs issue 25's attack on the
+// admin API: a source whose document is slow to fetch, then one whose
+// $ref chain costs minutes of CPU, are added while another source is
+// removed. The removal (and a listing) must not wait for either load, the
+// chain must be refused with 400 naming the document and the budget, and
+// a second add of a name being loaded is 409.
+func TestHTTPToolsLoadingHoldsUpNothing(t *testing.T) {
+	e := newEnv(t)
+	anon := caller{id: agentsmcp.AnonymousPrincipal, scopes: agentsmcp.Scopes}
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(api.Close)
+	endpoints := []map[string]any{{"name": "get_post", "method": "GET", "path": "/posts/{id}"}}
+	for _, name := range []string{"gone", "keep"} {
+		e.expect(http.StatusCreated, request{method: http.MethodPost, path: "/admin/v1/http-tools", as: anon,
+			body: map[string]any{"name": name, "base_url": api.URL, "endpoints": endpoints}})
+	}
+	release := make(chan struct{})
+	fetching := make(chan struct{}, 1)
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetching <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		case <-time.After(20 * time.Second): // so that a failing test ends
+		}
+		_, _ = fmt.Fprint(w, `{"openapi":"3.0.3","info":{"title":"slow","version":"1"},"paths":{"/x":{"get":{"operationId":"x","responses":{"200":{"description":"ok"}}}}}}`)
+	}))
+	t.Cleanup(docs.Close)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
+		}
+	})
+
+	// send is an admin request from another goroutine (e.do may not be).
+	type answer struct {
+		status int
+		body   string
+		took   time.Duration
+	}
+	send := func(method, path string, body any) <-chan answer {
+		out := make(chan answer, 1)
+		var raw []byte
+		if body != nil {
+			raw, _ = json.Marshal(body)
+		}
+		go func() {
+			start := time.Now()
+			req, _ := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(raw))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(principalHeader, anon.id)
+			req.Header.Set(scopesHeader, strings.Join(anon.scopes, ","))
+			resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+			if err != nil {
+				out <- answer{status: -1, body: err.Error(), took: time.Since(start)}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			out <- answer{status: resp.StatusCode, body: string(b), took: time.Since(start)}
+		}()
+		return out
+	}
+	wait := func(what string, c <-chan answer, within time.Duration) answer {
+		t.Helper()
+		select {
+		case a := <-c:
+			return a
+		case <-time.After(within):
+			t.Fatalf("%s: no answer within %v", what, within)
+			return answer{}
+		}
+	}
+
+	slow := send(http.MethodPost, "/admin/v1/http-tools", map[string]any{"name": "slow", "base_url": api.URL, "openapi": docs.URL + "/doc.json"})
+	select {
+	case <-fetching:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow source's document was not fetched")
+	}
+	// While its document is on its way: a removal, a listing and a second
+	// add of the same name are answered at once (generous bounds for a
+	// loaded machine; before the fix they waited for the load).
+	if a := wait("DELETE gone", send(http.MethodDelete, "/admin/v1/http-tools/gone", nil), 5*time.Second); a.status != http.StatusNoContent {
+		t.Errorf("DELETE during a load: %d %s", a.status, a.body)
+	} else {
+		t.Logf("DELETE during a load answered in %v", a.took)
+	}
+	if a := wait("GET list", send(http.MethodGet, "/admin/v1/http-tools", nil), 5*time.Second); a.status != http.StatusOK || strings.Contains(a.body, `"gone"`) {
+		t.Errorf("GET during a load: %d %s", a.status, a.body)
+	}
+	if a := wait("POST slow again", send(http.MethodPost, "/admin/v1/http-tools", map[string]any{"name": "slow", "base_url": api.URL, "endpoints": endpoints}), 5*time.Second); a.status != http.StatusConflict {
+		t.Errorf("a second add of a name being loaded: %d %s, want 409", a.status, a.body)
+	}
+	select {
+	case a := <-slow:
+		t.Fatalf("the slow add ended before its document came: %d %s", a.status, a.body)
+	default:
+	}
+	close(release)
+	released = true
+	if a := wait("POST slow", slow, 30*time.Second); a.status != http.StatusCreated {
+		t.Fatalf("the slow add: %d %s", a.status, a.body)
+	}
+
+	// The $ref chain: refused on its budget, while a removal goes ahead.
+	var doc strings.Builder
+	doc.WriteString(`{"openapi":"3.0.3","info":{"title":"chain","version":"1"},"paths":{`)
+	for i := range 300 {
+		if i > 0 {
+			doc.WriteString(",")
+		}
+		fmt.Fprintf(&doc, `"/p%d":{"get":{"operationId":"op%d","responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/S0"}}}}}}}`, i, i)
+	}
+	doc.WriteString(`},"components":{"schemas":{`)
+	for d := range 30 {
+		if d > 0 {
+			doc.WriteString(",")
+		}
+		next := fmt.Sprintf(`{"$ref":"#/components/schemas/S%d"}`, d+1)
+		if d == 29 {
+			next = `{"type":"string"}`
+		}
+		fmt.Fprintf(&doc, `"S%d":{"type":"object","properties":{"a":%s,"b":%s}}`, d, next, next)
+	}
+	doc.WriteString(`}}}`)
+	chain := send(http.MethodPost, "/admin/v1/http-tools", map[string]any{"name": "chain", "base_url": api.URL, "openapi_document": doc.String()})
+	time.Sleep(50 * time.Millisecond) // let the add begin
+	if a := wait("DELETE keep", send(http.MethodDelete, "/admin/v1/http-tools/keep", nil), 5*time.Second); a.status != http.StatusNoContent {
+		t.Errorf("DELETE during the chain's load: %d %s", a.status, a.body)
+	} else {
+		t.Logf("DELETE during the chain's load answered in %v", a.took)
+	}
+	a := wait("POST chain", chain, 60*time.Second)
+	var eb struct{ Error admin.ErrorBody }
+	_ = json.Unmarshal([]byte(a.body), &eb)
+	if a.status != http.StatusBadRequest || eb.Error.Code != admin.CodeInvalid || !strings.Contains(eb.Error.Message, `http_tools "chain"`) ||
+		!strings.Contains(eb.Error.Message, "openapi.max_schema_nodes") {
+		t.Errorf("the chain: %d %s, want 400 naming the source and the budget", a.status, a.body)
+	}
+	t.Logf("the chain was refused in %v", a.took)
+	if _, ok := e.router.ToolSource("chain__op0"); ok {
+		t.Error("the router serves the chain's tools")
 	}
 }

@@ -268,7 +268,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	})
 	addUpstreams(ctx, a.pool, cfg.Upstreams, logger)
 	a.httpTools = httptools.NewSources(a.router, httptools.Options{Egress: a.egress, HTTPTransport: httpTransport, Logger: logger,
-		Auth: httpToolsAuth(a.credentials), MaxResultBytes: cfg.MaxResultBytes})
+		Auth: httpToolsAuth(a.credentials), MaxResultBytes: cfg.MaxResultBytes, Budget: cfg.OpenAPIBudget})
 	addHTTPTools(ctx, a.httpTools, cfg.HTTPTools, logger)
 	a.sharedHTTPTools = httptools.NewSharedSources(a.httpTools, m.upstreamDefinitions, logger)
 	a.upstreams = remote.NewSharedUpstreams(a.pool, m.upstreamDefinitions, logger)

@@ -141,7 +141,9 @@ http_tools:
     for (const n of ['list_posts', 'get_post', 'create_post', 'authors', 'delete_post']) assert.ok(tools[`blog__${n}`], `blog__${n} listed`);
     assert.deepEqual(tools.blog__get_post.inputSchema, {
       type: 'object',
-      properties: { id: { type: 'string', minLength: 1, description: 'The {id} of the path.' } },
+      properties: {
+        id: { type: 'string', minLength: 1, description: 'The {id} of the path.', not: { type: 'string', pattern: '^(\\.|%(25)*2[eE]){1,2}$' } },
+      },
       required: ['id'],
       additionalProperties: false,
     });

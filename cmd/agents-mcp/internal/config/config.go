@@ -24,6 +24,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/auth"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/httptools"
 	"github.com/agents-mcp/agents-mcp/remote"
 )
 
@@ -209,6 +210,9 @@ type Config struct {
 	// egress): Allow lifts the default refusals (cloud metadata,
 	// link-local) for the hosts and networks it lists, Deny adds refusals.
 	Egress egress.Config
+	// OpenAPIBudget bounds the loading of each OpenAPI document of the
+	// http_tools sources, from the file and the admin API alike.
+	OpenAPIBudget httptools.Budget
 
 	sources map[string]Source
 }
@@ -248,6 +252,7 @@ func Default() *Config {
 		QuotaListenTaskIDs:    DefaultQuotaListenTaskIDs,
 
 		UpstreamSyncInterval: remote.DefaultSyncInterval,
+		OpenAPIBudget:        defaultOpenAPIBudget(),
 	}
 }
 

@@ -78,6 +78,7 @@ func (c *Config) Describe() []Setting {
 	c.describeMemory(add)
 	c.describeQuotas(add)
 	c.describeLimits(add)
+	c.describeOpenAPI(add)
 	add("upstream_sync_interval", c.UpstreamSyncInterval.String())
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {

@@ -44,6 +44,7 @@ type fileConfig struct {
 	Memory          *fileMemory    `yaml:"memory"`
 	Quotas          *fileQuotas    `yaml:"quotas"`
 	Limits          *fileLimits    `yaml:"limits"`
+	OpenAPI         *fileOpenAPI   `yaml:"openapi"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -267,6 +268,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	l.applyFileMemory(f)
 	l.applyFileQuotas(f)
 	l.applyFileLimits(f)
+	l.applyFileOpenAPI(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -343,6 +345,7 @@ func (l *loader) applyEnv() {
 	l.applyEnvMemory()
 	l.applyEnvQuotas()
 	l.applyEnvLimits()
+	l.applyEnvOpenAPI()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)

@@ -91,6 +91,7 @@ func (c *Config) validate() []error {
 	c.validateMemory(bad)
 	c.validateQuotas(bad)
 	c.validateLimits(bad)
+	c.validateOpenAPI(bad)
 	if c.UpstreamSyncInterval < MinUpstreamSyncInterval {
 		bad("upstream_sync_interval", "must be at least %s, got %s", MinUpstreamSyncInterval, c.UpstreamSyncInterval)
 	}
