@@ -209,17 +209,8 @@ func (m *Manager) serveLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := m.opts.Store.FindOAuthState(r.Context(), linkKey(flow), time.Now())
-	var c *agentsmcp.Credential
-	if err == nil && st.Binding == "" {
-		c, err = m.opts.Store.FindCredentialByID(r.Context(), st.CredentialID)
-	}
-	switch {
-	case agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND || (err == nil && c == nil):
-		writePage(w, http.StatusBadRequest, page{Title: "Authorization link expired", Paragraphs: []string{textUnknownLink}})
-		return
-	case err != nil:
-		m.opts.Logger.ErrorContext(r.Context(), "oauth link", "err", err)
-		writePage(w, http.StatusServiceUnavailable, page{Title: "Authorization unavailable", Paragraphs: []string{agentsmcp.ErrorMessage(err)}})
+	c, ok := m.linkCredential(w, r, st, err, "oauth link")
+	if !ok {
 		return
 	}
 	nonce := m.browserNonce(r)
@@ -271,17 +262,8 @@ func (m *Manager) serveConfirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := m.opts.Store.TakeOAuthState(r.Context(), linkKey(flow), time.Now())
-	var c *agentsmcp.Credential
-	if err == nil && st.Binding == "" {
-		c, err = m.opts.Store.FindCredentialByID(r.Context(), st.CredentialID)
-	}
-	switch {
-	case agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND || (err == nil && c == nil):
-		writePage(w, http.StatusBadRequest, page{Title: "Authorization link expired", Paragraphs: []string{textUnknownLink}})
-		return
-	case err != nil:
-		m.opts.Logger.ErrorContext(r.Context(), "oauth confirmation", "err", err)
-		writePage(w, http.StatusServiceUnavailable, page{Title: "Authorization unavailable", Paragraphs: []string{agentsmcp.ErrorMessage(err)}})
+	c, ok := m.linkCredential(w, r, st, err, "oauth confirmation")
+	if !ok {
 		return
 	}
 	state := rand.Text()
@@ -296,4 +278,25 @@ func (m *Manager) serveConfirm(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, m.authCodeURL(c, flowState, state), http.StatusSeeOther)
+}
+
+// linkCredential is the credential an authorization link's state names,
+// for serveLink and its confirmation alike; when there is none it has
+// written the page that says why (400 for an unknown or used link, 503
+// when the store fails) and answers false.
+func (m *Manager) linkCredential(w http.ResponseWriter, r *http.Request, st *agentsmcp.OAuthState, err error, what string) (*agentsmcp.Credential, bool) {
+	var c *agentsmcp.Credential
+	if err == nil && st.Binding == "" {
+		c, err = m.opts.Store.FindCredentialByID(r.Context(), st.CredentialID)
+	}
+	switch {
+	case agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND || (err == nil && c == nil):
+		writePage(w, http.StatusBadRequest, page{Title: "Authorization link expired", Paragraphs: []string{textUnknownLink}})
+		return nil, false
+	case err != nil:
+		m.opts.Logger.ErrorContext(r.Context(), what, "err", err)
+		writePage(w, http.StatusServiceUnavailable, page{Title: "Authorization unavailable", Paragraphs: []string{agentsmcp.ErrorMessage(err)}})
+		return nil, false
+	}
+	return c, true
 }
