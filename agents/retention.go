@@ -9,10 +9,6 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/sweep"
 )
 
-// TaskSweepInterval is how often a [TaskSweeper] with retention r sweeps:
-// r/10, within [sweep.MinInterval, sweep.MaxInterval].
-func TaskSweepInterval(r time.Duration) time.Duration { return sweep.Interval(r) }
-
 // TaskSweeper deletes the tasks that ended more than Retention ago (the
 // tasks.retention setting; ADR 0010, A8). Tasks that have not ended are
 // never deleted, whatever their age: the store's DeleteEndedTasks
@@ -29,7 +25,7 @@ type TaskSweeper struct {
 	// Retention is how long an ended task is kept; it must be positive.
 	Retention time.Duration
 	// Interval is the time between two sweeps; zero means
-	// TaskSweepInterval(Retention).
+	// a tenth of Retention, within [sweep.MinInterval, sweep.MaxInterval].
 	Interval time.Duration
 	Logger   *slog.Logger
 }
