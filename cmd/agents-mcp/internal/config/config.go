@@ -42,6 +42,12 @@ const (
 	DefaultUpstreamTimeout = 30 * time.Second
 )
 
+// DefaultStdioLogLevel is the log level of `agents-mcp stdio` when no layer
+// sets one: stdio clients (the Inspector, the Python SDK) show the server's
+// stderr in the user's terminal, so only warnings and errors go there unless
+// asked for.
+const DefaultStdioLogLevel = "warn"
+
 // Source names the layer that supplied an effective setting: "default",
 // "file", "env:NAME" or "flag:--name".
 type Source string
@@ -289,6 +295,14 @@ func (c *Config) IsLoopbackAddr() bool {
 		return false
 	}
 	return ip.Unmap().IsLoopback()
+}
+
+// UseStdioLogDefault makes [DefaultStdioLogLevel] the log level when no
+// layer (flag, environment, file) set one; `agents-mcp stdio` calls it.
+func (c *Config) UseStdioLogDefault() {
+	if c.Source("log_level") == SourceDefault {
+		c.LogLevel = DefaultStdioLogLevel
+	}
 }
 
 // SlogLevel returns LogLevel as a slog.Level; an unknown level (only possible
