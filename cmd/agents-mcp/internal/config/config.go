@@ -4,9 +4,10 @@
 // startup can log where each value came from without ever printing a secret.
 //
 // The names users rely on (flags, environment variables, YAML keys) are part of
-// the external interface, listed in the README's Configuration section (and
-// docs/interface.md lists what this project added to the shared interface
-// description); they may only be added to.
+// the external interface, listed in the settings table of docs/configuration.md
+// (a test keeps that table and this package in step; docs/interface.md lists
+// what this project added to the shared interface description); they may only
+// be added to.
 package config
 
 import (
