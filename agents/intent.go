@@ -164,9 +164,9 @@ func intentMismatch(goals []string, steps []toolIntent) string {
 		if !served {
 			var tools []string
 			for _, s := range steps {
-				tools = append(tools, s.tool+" ("+effectName(s.effects)+")")
+				tools = append(tools, s.tool+" "+effectName(s.effects))
 			}
-			return "the request asks to " + strings.Fields(GoalOf(g))[0] + " (" + effectName(want) + ") but " + strings.Join(tools, ", ") + " do(es) not"
+			return "the request asks to " + strings.Fields(GoalOf(g))[0] + " (a tool that " + effectName(want) + "); " + strings.Join(tools, ", ")
 		}
 	}
 	return ""
