@@ -429,11 +429,11 @@ func (fs *Families) resolve(ctx context.Context, request string, past []*agentsm
 		}
 	}
 	if fs == nil || fs.Embedder == nil || len(keys) == 0 {
-		return servedBy(own, past, bestTool, nil)
+		return servedBy(own, want, past, bestTool, nil)
 	}
 	vs := fs.embedKeys(ctx, append([]string{own.Family}, keys...))
 	if vs == nil {
-		return servedBy(own, past, bestTool, nil)
+		return servedBy(own, want, past, bestTool, nil)
 	}
 	min := fs.MinSimilarity
 	if min <= 0 {
@@ -451,7 +451,7 @@ func (fs *Families) resolve(ctx context.Context, request string, past []*agentsm
 	if best.Joined != "" {
 		return best
 	}
-	return servedBy(own, past, bestTool, sims)
+	return servedBy(own, want, past, bestTool, sims)
 }
 
 // entityOf reports whether two family keys differ by one entity only: a

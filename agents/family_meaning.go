@@ -58,11 +58,10 @@ const recentLearnings = 200
 // merely lands on the same tool in a small catalog out ("What time is it
 // in Paris?" has no <date>, "Book a hotel …" another verb). sims are the
 // embedding similarities of the keys, reported when known.
-func servedBy(own FamilyMatch, past []*agentsmcp.Learning, bestTool string, sims map[string]float64) FamilyMatch {
+func servedBy(own FamilyMatch, want effect, past []*agentsmcp.Learning, bestTool string, sims map[string]float64) FamilyMatch {
 	if bestTool == "" {
 		return own
 	}
-	want := requestEffect(own.Family)
 	for _, l := range past {
 		if l.Outcome != agentsmcp.OutcomeSuccess || len(l.Steps) != 1 || l.Steps[0] != bestTool {
 			continue

@@ -35,7 +35,9 @@ func meaningCatalog(t *testing.T) agentsmcp.ToolCatalog {
 	} {
 		schema := []byte(`{"type":"object","properties":{"` + tool.param + `":{"type":"string","description":"the ` + tool.param + `"}},"required":["` + tool.param + `"]}`)
 		if err := localtools.Add(l, &mcp.Tool{Name: tool.name, Description: tool.description, InputSchema: json.RawMessage(schema)},
-			func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) { return nil, nil, nil }); err != nil {
+			func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+				return nil, nil, nil
+			}); err != nil {
 			t.Fatal(err)
 		}
 	}
