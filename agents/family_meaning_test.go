@@ -20,9 +20,6 @@ import (
 // with the semantic embedder, as `agents-mcp serve` searches by default.
 func meaningCatalog(t *testing.T) agentsmcp.ToolCatalog {
 	t.Helper()
-	type in struct {
-		A string `json:"a" jsonschema:"a value"`
-	}
 	l := localtools.New()
 	for _, tool := range []struct{ name, description, param string }{
 		{"fetch_weather", "current weather conditions for a city: temperature, rain, sun and wind", "city"},
