@@ -34,20 +34,21 @@ const (
 
 // effectVerbs are the verbs whose effect is beyond doubt, in requests and
 // in tool names alike. Verbs of two effects are left out on purpose: "add"
-// (add two numbers, add a note), "post" (an HTTP POST, a blog post), "tell"
-// (tell me, tell Bob), "note", "check in", "book" (a book, to book); a
-// request or tool whose verb is not here has an unknown effect, which
-// conflicts with nothing.
+// (add two numbers, add a note), "post" (an HTTP POST, a blog post),
+// "tell" (tell me, tell Bob), "note", "book" (a book, to book), "load"
+// (load a page, load data into a table), "log" (log in, log an event),
+// "keep", "text". A request or tool whose verb is not here has an unknown
+// effect, which conflicts with nothing.
 var effectVerbs = map[string]effect{}
 
 func init() {
 	for class, words := range map[effect]string{
 		effectRead: `get fetch find search query lookup look list show read retrieve view browse display inspect count
-			recall describe download load check see`,
+			recall describe download check see`,
 		effectWrite: `store save create record remember insert write put update edit modify change set rename patch
-			upsert register upload log append persist memorize memorise keep`,
+			upsert register upload append persist memorize memorise`,
 		effectRemove: `delete remove erase drop forget clear purge destroy unset unlink revoke`,
-		effectSend:   `send email mail notify message publish share dm text forward reply broadcast tweet`,
+		effectSend:   `send email mail notify message publish share dm forward reply broadcast tweet`,
 	} {
 		for _, w := range strings.Fields(words) {
 			effectVerbs[w] = class

@@ -127,3 +127,24 @@ func TestRepairNamesTheClosestToolsAndWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairNamesOnlyToolsTheCreatorMayUse: the closest tools a
+// replacement_not_found names are tools the task's creator may call; one
+// outside its allowlist is neither chosen nor named.
+func TestRepairNamesOnlyToolsTheCreatorMayUse(t *testing.T) {
+	h := newRepairHarness(t,
+		repairTool{name: "current_weather", description: "Show the weather in a city today: the current weather of a city", param: "city", extra: "units", fails: true},
+		repairTool{name: "delete_weather_station", description: "delete a weather station", param: "station_id"},
+		repairTool{name: "station_report", description: "the weather report of a weather station", param: "station_id"},
+	)
+	ctx := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "key:0123456789ab", Scopes: agentsmcp.Scopes,
+		Tools: []string{failingWeather, "weather__delete_weather_station"}})
+	_, task := h.runAs(ctx, "Show the weather in Paris today", "metric")
+	why := replacementNotFound(task)
+	if task.Status != agentsmcp.TaskFailed || !strings.Contains(why, "weather__delete_weather_station") {
+		t.Fatalf("task %s, replacement_not_found %q; want failed, naming the tool the creator may use", task.Status, why)
+	}
+	if strings.Contains(why, "station_report") || len(h.up.callsOf("station_report")) != 0 {
+		t.Errorf("replacement_not_found %q names (or the task called) a tool outside the creator's allowlist", why)
+	}
+}
