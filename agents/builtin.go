@@ -28,6 +28,10 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 		if probing || PlanFamily(past.plan) != family || p.usesAvoided(ctx, k, past.plan.Steps) {
 			continue
 		}
+		if why := p.changesIntent(ctx, k, past.plan.Steps); why != "" {
+			report.ReuseRefused = append(report.ReuseRefused, past.plan.ID+": "+why)
+			continue
+		}
 		plan, err := p.reuse(ctx, k, past.plan)
 		if err != nil {
 			continue // its tools changed: compose afresh
@@ -40,8 +44,12 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 	// the tools; the search decides otherwise.
 	var pattern []string
 	if pat := k.provenPattern(ctx, p.Gatherer.Catalog); !probing && pat != nil && len(pat.Steps) == len(k.SubGoals) && !p.usesAvoided(ctx, k, toolSteps(pat.Steps)) {
-		pattern = pat.Steps
-		report.Pattern = pat.ID
+		if why := p.changesIntent(ctx, k, toolSteps(pat.Steps)); why != "" {
+			report.ReuseRefused = append(report.ReuseRefused, "pattern "+pat.ID+": "+why)
+		} else {
+			pattern = pat.Steps
+			report.Pattern = pat.ID
+		}
 	}
 	inputs := newInputsSchema()
 	ids := map[string]bool{}

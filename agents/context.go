@@ -293,9 +293,8 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	}
 	k.Family = FamilyMatch{Family: FamilyOf(request)}
 	if g.Memory != nil {
-		k.PastTasks, _ = g.Memory.SimilarLearnings(ctx, request, 5)
-		k.Family = g.Families.Resolve(ctx, request, k.PastTasks)
-		patterns, _ := g.Memory.SuccessfulPatterns(ctx, request, 10)
+		g.recallPast(ctx, k)
+		patterns := g.familyPatterns(ctx, k)
 		for _, p := range patterns {
 			if k.inFamily(p.Goal) {
 				k.Patterns = append(k.Patterns, p)

@@ -371,6 +371,8 @@ type Families struct {
 	// embedder. Model embedders rate unrelated texts higher and need their
 	// own threshold.
 	MinSimilarity float64
+
+	familyCache
 }
 
 // familyEmbedTimeout bounds embedding the keys: past it, a request keeps
@@ -385,6 +387,9 @@ type FamilyMatch struct {
 	// when the key is the request's own.
 	Joined     string
 	Similarity float64
+	// Tool is set when the request joined the family because the tool
+	// that served it is the request's best match (see servedBy).
+	Tool string
 }
 
 // Resolve returns the family of request among the families of past
@@ -393,42 +398,60 @@ type FamilyMatch struct {
 // is the most similar, by the embedder, above MinSimilarity; else its own
 // key. A nil Families, or one without an embedder, does all but the
 // embedding; a failing embedder leaves the request its own key.
+//
+// A past request that asks for another effect (see requestEffect: "store
+// …" and "query …") is never joined, whatever its words.
 func (fs *Families) Resolve(ctx context.Context, request string, past []*agentsmcp.Learning) FamilyMatch {
+	return fs.resolve(ctx, request, past, "")
+}
+
+// resolve is Resolve, and, when none of its rules joins a family, joins
+// the family that the request's best tool served (see servedBy).
+func (fs *Families) resolve(ctx context.Context, request string, past []*agentsmcp.Learning, bestTool string) FamilyMatch {
 	own := FamilyMatch{Family: FamilyOf(request)}
+	want := requestEffect(request)
 	var keys []string
+	var from []*agentsmcp.Learning
 	for _, l := range past {
 		f := LearningFamily(l)
 		if f == own.Family {
 			return own
 		}
-		keys = append(keys, f)
+		if !servesIntent(want, requestEffect(l.Query)) || slices.Contains(keys, f) {
+			continue // another intent, or a family already weighed
+		}
+		keys, from = append(keys, f), append(from, l)
 	}
 	// One entity apart is one family, whatever the embedder says.
 	for i, key := range keys {
 		if entityOf(own.Family, key) {
-			return FamilyMatch{Family: key, Joined: past[i].Query, Similarity: 1}
+			return FamilyMatch{Family: key, Joined: from[i].Query, Similarity: 1}
 		}
 	}
 	if fs == nil || fs.Embedder == nil || len(keys) == 0 {
-		return own
+		return servedBy(own, want, past, bestTool, nil)
 	}
-	ctx, cancel := context.WithTimeout(ctx, familyEmbedTimeout)
-	defer cancel()
-	vs, err := fs.Embedder.Embed(ctx, append([]string{own.Family}, keys...))
-	if err != nil || len(vs) != len(keys)+1 {
-		return own
+	vs := fs.embedKeys(ctx, append([]string{own.Family}, keys...))
+	if vs == nil {
+		return servedBy(own, want, past, bestTool, nil)
 	}
 	min := fs.MinSimilarity
 	if min <= 0 {
 		min = DefaultFamilySimilarity
 	}
 	best := own
+	sims := map[string]float64{}
 	for i, key := range keys {
-		if sim := cosine(vs[0], vs[i+1]); sim >= min && sim > best.Similarity {
-			best = FamilyMatch{Family: key, Joined: past[i].Query, Similarity: sim}
+		sim := cosine(vs[0], vs[i+1])
+		sims[key] = sim
+		if sim >= min && sim > best.Similarity {
+			best = FamilyMatch{Family: key, Joined: from[i].Query, Similarity: sim}
 		}
 	}
-	return best
+	if best.Joined != "" {
+		return best
+	}
+	return servedBy(own, want, past, bestTool, sims)
 }
 
 // entityOf reports whether two family keys differ by one entity only: a
@@ -515,6 +538,9 @@ func (k *Knowledge) familyInsight(in *agentsmcp.Insight) bool {
 
 // Describe says which family a request is in, for a thought's reasoning.
 func (m FamilyMatch) Describe() string {
+	if m.Tool != "" {
+		return fmt.Sprintf("Task family %q (joined from %q: %s, which served it, is this request's best match).", m.Family, agentsmcp.TruncateUTF8(m.Joined, 120), m.Tool)
+	}
 	if m.Joined != "" {
 		return fmt.Sprintf("Task family %q (joined from %q, similarity %.2f).", m.Family, agentsmcp.TruncateUTF8(m.Joined, 120), m.Similarity)
 	}

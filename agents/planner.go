@@ -50,6 +50,10 @@ type PlanReport struct {
 	// FamilyJoined is the past request whose task family the request
 	// joined (see Families); the plan's goal is that family.
 	FamilyJoined string `json:"familyJoined,omitempty"`
+	// ReuseRefused are the past plans and patterns of the family the
+	// builtin planner did not reuse because their tools do not do what the
+	// request asks (see changesIntent), each with why.
+	ReuseRefused []string `json:"reuseRefused,omitempty"`
 }
 
 // Plan composes, checks and stores a plan. EINVALID when no valid plan

@@ -29,6 +29,22 @@ func (m storeMemory) SimilarLearnings(ctx context.Context, text string, max int)
 	return ls, err
 }
 
+func (m storeMemory) RecentLearnings(ctx context.Context, max int) ([]*agentsmcp.Learning, error) {
+	ls, _, err := m.db.FindLearnings(ctx, agentsmcp.LearningFilter{Limit: max})
+	return ls, err
+}
+
+func (m storeMemory) FamilyPatterns(ctx context.Context, family string, max int) ([]*agentsmcp.PlanPattern, error) {
+	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: family, Limit: agentsmcp.MaxPageSize})
+	var out []*agentsmcp.PlanPattern
+	for _, p := range ps {
+		if p.Goal == family && p.Successes > 0 && p.SuccessRate() >= 0.5 && len(out) < max {
+			out = append(out, p)
+		}
+	}
+	return out, err
+}
+
 func (m storeMemory) RelevantInsights(ctx context.Context, _ string, tools []string, max int) ([]*agentsmcp.Insight, error) {
 	var out []*agentsmcp.Insight
 	for _, t := range tools {

@@ -127,12 +127,12 @@ type repairCandidate struct {
 // RepairStep implements StepRepairer.
 func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRepair, error) {
 	goal := stepGoal(req.Description, req.Request)
-	cands, err := rp.candidates(ctx, req, goal)
+	cands, rejected, err := rp.candidates(ctx, req, goal)
 	if err != nil {
 		return nil, err
 	}
 	if len(cands) == 0 {
-		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no other usable tool serves %q", goal)
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no other usable tool serves %q%s", goal, rejected.closest())
 	}
 	best := cands[0].repair
 	best.By = LLMBuiltin
@@ -153,12 +153,19 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 	return best, nil
 }
 
-// candidates are the possible replacements of req's tool, best first.
-func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal string) ([]repairCandidate, error) {
+// candidates are the possible replacements of req's tool, best first,
+// and the tools weighed and turned down, with why. Beyond the search's
+// matches and the siblings, the tools that served the request's family
+// before and the catalog's tools that the sub-goal can drive (see
+// fittingTools) are weighed; a tool that takes none of the failed call's
+// values, or a sibling that does not take them all, is still a
+// replacement when it can serve with the user's help (see mayAsk), ranked
+// below those that take them.
+func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal string) ([]repairCandidate, *repairRejections, error) {
 	g := rp.Gatherer
 	matches, err := g.Catalog.SearchTools(ctx, goal, repairCandidates)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var old json.RawMessage
 	var source string
@@ -169,17 +176,34 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 	_ = json.Unmarshal(req.Arguments, &oldArgs)
 	siblings, err := rp.siblings(ctx, source, matches)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []repairCandidate
-	for _, m := range append(matches, siblings...) {
-		if isAgentTool(m.Name) || slices.Contains(req.Exclude, m.Name) || (req.MayUse != nil && !req.MayUse(m.Name)) {
+	served := rp.familyTools(ctx, req, matches)
+	fitting := rp.fittingTools(ctx, goal, slices.Concat(matches, siblings, served))
+	origin := func(m *agentsmcp.ToolMatch) candidateOrigin {
+		switch {
+		case slices.ContainsFunc(served, func(s *agentsmcp.ToolMatch) bool { return s.Name == m.Name }):
+			return fromFamily // served the family: whichever way it was found
+		case slices.Contains(siblings, m):
+			return fromSibling
+		case slices.Contains(fitting, m):
+			return fromFitting
+		}
+		return fromSearch
+	}
+	rejected := &repairRejections{}
+	var out, asking []repairCandidate
+	for _, m := range slices.Concat(matches, siblings, served, fitting) {
+		if isAgentTool(m.Name) || slices.Contains(req.Exclude, m.Name) || (req.MayUse != nil && !req.MayUse(m.Name)) ||
+			slices.ContainsFunc(out, func(c repairCandidate) bool { return c.facts.Name == m.Name }) ||
+			slices.ContainsFunc(asking, func(c repairCandidate) bool { return c.facts.Name == m.Name }) {
 			continue
 		}
 		sibling := slices.Contains(siblings, m)
 		f := g.newFacts(m.ToolInfo)
 		g.addRecord(ctx, f)
-		if !f.Usable() || f.Reliability.CoolingDown {
+		if why := unusable(f); why != "" {
+			rejected.add(f.Name, m.Score, why)
 			continue
 		}
 		estimate := f.SuccessRate
@@ -187,22 +211,28 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 			estimate = g.Reliability.Prior()
 		}
 		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs)
-		if len(oldArgs) > 0 && len(repair.Known) == 0 {
-			// It takes none of the values the step was given: it serves
-			// another need that happens to share words with this one.
-			continue
-		}
-		if sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs) || repair.guessed) {
-			// Found by its server alone, a tool must take every value the
-			// failed call was given, each by its meaning, to be serving
-			// the same need.
-			continue
-		}
 		repair.Tool = f.Name
-		out = append(out, repairCandidate{repair: repair, facts: f, score: m.Score * estimate * fit})
+		c := repairCandidate{repair: repair, facts: f, score: m.Score * estimate * fit}
+		// It takes none of the values the step was given: it may serve
+		// another need that happens to share words with this one. Found
+		// by its server alone, a tool must take every value the failed
+		// call was given, each by its meaning, to be serving the same
+		// need.
+		takesNone := len(oldArgs) > 0 && len(repair.Known) == 0
+		partialSibling := sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs) || repair.guessed)
+		if takesNone || partialSibling {
+			if why := mayAsk(origin(m), f, repair, goal); why != "" {
+				rejected.add(f.Name, m.Score, why)
+				continue
+			}
+			asking = append(asking, c)
+			continue
+		}
+		out = append(out, c)
 	}
 	slices.SortStableFunc(out, func(a, b repairCandidate) int { return cmp.Compare(b.score, a.score) })
-	return out, nil
+	slices.SortStableFunc(asking, compareAsking)
+	return append(out, asking...), rejected, nil
 }
 
 // repairAnswer is the JSON a model answers a repair with.

@@ -112,3 +112,30 @@ func (m *AgentMemory) SuccessfulPatterns(ctx context.Context, text string, max i
 	}
 	return out, nil
 }
+
+// RecentLearnings returns up to max of the learnings the caller may read,
+// most recent first, read from the store (not the vector index): the
+// agents decide task families and plan reuse on them, so that a plan does
+// not depend on how far the index has caught up.
+func (m *AgentMemory) RecentLearnings(ctx context.Context, max int) ([]*agentsmcp.Learning, error) {
+	ls, _, err := m.Searcher.Learnings.FindLearnings(ctx, agentsmcp.LearningFilter{Principal: m.Visibility.ReaderScope(ctx), Limit: max})
+	return ls, err
+}
+
+// FamilyPatterns returns up to max plan patterns the caller may read whose
+// goal is family and that succeeded at least [MinPatternSuccessRate] of
+// the time, most successful first, read from the store (not the vector
+// index), like RecentLearnings.
+func (m *AgentMemory) FamilyPatterns(ctx context.Context, family string, max int) ([]*agentsmcp.PlanPattern, error) {
+	ps, _, err := m.Searcher.Patterns.FindPatterns(ctx, agentsmcp.PatternFilter{Text: family, Principal: m.Visibility.ReaderScope(ctx), Limit: agentsmcp.MaxPageSize})
+	if err != nil {
+		return nil, err
+	}
+	var out []*agentsmcp.PlanPattern
+	for _, p := range ps {
+		if p.Goal == family && keepPattern(p, MinPatternSuccessRate) && len(out) < max {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
