@@ -305,6 +305,11 @@ type schemaProperty struct {
 	Title       string `json:"title"`
 	Enum        []any  `json:"enum"`
 	Format      string `json:"format"`
+	// Pattern, Examples and Example (OpenAPI's) show a value's shape
+	// (see shapeOf).
+	Pattern  string `json:"pattern"`
+	Examples []any  `json:"examples"`
+	Example  any    `json:"example"`
 }
 
 func (sp schemaProperty) is(t string) bool {

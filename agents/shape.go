@@ -1,0 +1,333 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// This file is the shape check of a value against the parameter it would
+// fill: what the parameter's schema and words show of the values it takes
+// beyond their JSON type. A value that does not have that shape never fills
+// the parameter, whoever proposes it: slot filling, a repair's mapping of
+// the failed call's values, or a model's plan (see Planner.Check).
+//
+// A shape comes from the schema (enum, format, pattern, examples) and from
+// the examples its description gives ("currency pair such as USD/EUR",
+// "date as YYYY-MM-DD", "in owner/repo form", "ISO 4217 code"). An example
+// gives a shape only when it has one to give: parts joined by separators
+// (USD/EUR: three capitals, "/", three capitals; owner/repo: two names
+// joined by "/"), a code in capitals (USD), a date, a URL or an email
+// address. A plain word ("such as Paris") or a number shows no shape: it
+// would refuse "New York". When the parameter gives several examples, a
+// value of the shape of any of them fits.
+
+// valueShape is what a parameter shows of the values it takes.
+type valueShape struct {
+	enum     []any
+	format   string         // "date", "date-time", "email", "uri"
+	pattern  *regexp.Regexp // the schema's pattern, unanchored as in JSON Schema
+	examples []exampleShape // any one fits
+	// isoCode is the shape of an ISO code the description names
+	// ("ISO 4217": three capitals), "" when none.
+	isoCode     *regexp.Regexp
+	isoCodeName string
+}
+
+// exampleShape is the shape of one example.
+type exampleShape struct {
+	example string
+	re      *regexp.Regexp // anchored
+	// parts are the example's segments and seps what joins them
+	// (len(seps) == len(parts)-1): USD/EUR is [USD EUR] and ["/"]. Set
+	// only for an example of several parts, which a value may be
+	// composed into (see compose.go).
+	parts []shapePart
+	seps  []string
+	date  string // a date template, in Go's layout: "2006-01-02"
+	what  string // the shape in words, for reasons
+}
+
+// partClass is what one segment of an example is.
+type partClass int
+
+const (
+	partName     partClass = iota // a word standing for a value: owner, repo, Paris
+	partCapitals                  // a code in capitals: USD, FR
+	partDigits                    // digits
+)
+
+// shapePart is one segment of an example.
+type shapePart struct {
+	class   partClass
+	literal string // as the example writes it
+	n       int    // its length, for capitals
+}
+
+// Phrases of a description that introduce an example, and the forms that
+// name one: "such as USD/EUR", "e.g. owner/repo", "in YYYY-MM-DD format".
+var (
+	exampleIntro    = regexp.MustCompile(`(?i)(?:^|[\s(,;:])(?:such as|e\.g\.,?|eg\.?|for example,?|for instance,?|example:|examples:|like|format:|formatted as|in the form(?: of)?|as in|i\.e\.,?)\s+((?:["'“‘` + "`" + `]?[^\s"'”’,;()` + "`" + `]+["'”’` + "`" + `]?(?:,?\s+(?:or\s+)?)?){1,4})`)
+	exampleFormWord = regexp.MustCompile(`(?i)(?:^|\s)(?:in|as|an?|the)\s+["'“‘` + "`" + `]?([^\s"'”’` + "`" + `]+?)["'”’` + "`" + `]?\s+(?:format|form|notation|syntax)\b`)
+	exampleQuoted   = regexp.MustCompile("`([^`\\s]+)`")
+	exampleToken    = regexp.MustCompile(`[^\s"'“‘”’,;()` + "`" + `]+`)
+	dateTemplate    = regexp.MustCompile(`^(?:YYYY|YY|MM|DD)(?:[-/.](?:YYYY|YY|MM|DD)){2}$`)
+	isoDateLiteral  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	shapeSeparators = regexp.MustCompile(`[^\p{L}\p{N}_]+`)
+	slotCapsCode    = regexp.MustCompile(`^\p{Lu}{2,4}$`)
+	slotDigits      = regexp.MustCompile(`^\d+$`)
+	// Words that read as an example's introduction but are not one.
+	exampleNotExamples = []string{"and/or", "either/or", "this", "that", "the", "a", "an", "one", "any", "other", "these", "those"}
+)
+
+// shapeOf is the shape a parameter shows: nil when it shows none beyond
+// its JSON type.
+func shapeOf(sp schemaProperty) *valueShape {
+	s := &valueShape{enum: sp.Enum}
+	switch strings.ToLower(sp.Format) {
+	case "date":
+		s.format = "date"
+	case "date-time":
+		s.format = "date-time"
+	case "email", "idn-email":
+		s.format = "email"
+	case "uri", "url", "iri":
+		s.format = "uri"
+	}
+	if sp.Pattern != "" {
+		s.pattern, _ = regexp.Compile(sp.Pattern) // RE2 cannot read every ECMA pattern: those are left to the validator
+	}
+	var examples []string
+	for _, e := range append(slices.Clone(sp.Examples), sp.Example) {
+		if v, ok := e.(string); ok {
+			examples = append(examples, v)
+		}
+	}
+	examples = append(examples, descriptionExamples(sp.Description+" "+sp.Title)...)
+	for _, e := range examples {
+		if es, ok := exampleShapeOf(e); ok && !slices.ContainsFunc(s.examples, func(o exampleShape) bool { return o.re.String() == es.re.String() }) {
+			s.examples = append(s.examples, es)
+		}
+	}
+	words := splitWords(sp.Description + " " + sp.Title)
+	switch {
+	case slices.Contains(words, "4217"):
+		s.isoCode, s.isoCodeName = regexp.MustCompile(`^[A-Z]{3}$`), "an ISO 4217 code (three capitals)"
+	case slices.Contains(words, "3166") && (slices.Contains(words, "alpha3") || strings.Contains(strings.ToLower(sp.Description), "alpha-3")):
+		s.isoCode, s.isoCodeName = regexp.MustCompile(`^[A-Z]{3}$`), "an ISO 3166-1 alpha-3 code (three capitals)"
+	case slices.Contains(words, "3166"):
+		s.isoCode, s.isoCodeName = regexp.MustCompile(`^[A-Z]{2}$`), "an ISO 3166-1 alpha-2 code (two capitals)"
+	}
+	if s.format == "" && s.pattern == nil && len(s.examples) == 0 && s.isoCode == nil && len(s.enum) == 0 {
+		return nil
+	}
+	return s
+}
+
+// descriptionExamples are the examples a description gives: the words
+// after "such as", "e.g."…, a form named as in "in owner/repo format",
+// a date template (YYYY-MM-DD) and text in backquotes.
+func descriptionExamples(desc string) []string {
+	var out []string
+	addToken := func(t string) {
+		t = strings.TrimRight(strings.Trim(t, "\"'“‘”’`"), ".:!?")
+		if t != "" && !slices.Contains(exampleNotExamples, strings.ToLower(t)) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	for _, m := range exampleIntro.FindAllStringSubmatch(desc, -1) {
+		for _, t := range exampleToken.FindAllString(m[1], -1) {
+			if !strings.EqualFold(t, "or") {
+				addToken(t)
+			}
+		}
+	}
+	for _, re := range []*regexp.Regexp{exampleFormWord, exampleQuoted} {
+		for _, m := range re.FindAllStringSubmatch(desc, -1) {
+			addToken(m[1])
+		}
+	}
+	for _, t := range exampleToken.FindAllString(desc, -1) {
+		if t = strings.TrimRight(t, ".:!?"); dateTemplate.MatchString(t) {
+			addToken(t)
+		}
+	}
+	return out
+}
+
+// exampleShapeOf is the shape example shows, if it shows one (see the
+// file's comment).
+func exampleShapeOf(example string) (exampleShape, bool) {
+	e := strings.TrimSpace(example)
+	if e == "" || strings.ContainsFunc(e, unicode.IsSpace) || len(e) > 200 {
+		return exampleShape{}, false
+	}
+	switch {
+	case dateTemplate.MatchString(e):
+		layout := strings.NewReplacer("YYYY", "2006", "YY", "06", "MM", "01", "DD", "02").Replace(e)
+		return exampleShape{example: e, re: regexp.MustCompile(`^` + regexp.QuoteMeta(layout) + `$`), date: layout, what: "a date written " + e}.withDigits(), true
+	case isoDateLiteral.MatchString(e):
+		return exampleShape{example: e, re: regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`), date: "2006-01-02", what: "a date written YYYY-MM-DD"}, true
+	case urlPattern.FindString(e) == e:
+		return exampleShape{example: e, re: regexp.MustCompile(`^https?://[^\s"'<>]+$`), what: "a URL"}, true
+	case emailPattern.FindString(e) == e:
+		return exampleShape{example: e, re: regexp.MustCompile(`^` + emailPattern.String() + `$`), what: "an email address"}, true
+	case strings.HasPrefix(e, "/") || strings.HasPrefix(e, "./") || strings.HasPrefix(e, "~/"):
+		return exampleShape{example: e, re: regexp.MustCompile(`^(?:~|\.{1,2})?/\S*$`), what: "a path"}, true
+	case slotCapsCode.MatchString(e):
+		return exampleShape{example: e, re: regexp.MustCompile(fmt.Sprintf(`^\p{Lu}{%d}$`, len(e))), what: fmt.Sprintf("a code of %d capitals like %s", len(e), e)}, true
+	}
+	segs := shapeSeparators.Split(e, -1)
+	seps := shapeSeparators.FindAllString(e, -1)
+	if len(segs) < 2 || segs[0] == "" || segs[len(segs)-1] == "" {
+		return exampleShape{}, false // a word, a number, a code, a "#tag"
+	}
+	es := exampleShape{example: e, seps: seps}
+	var re, what strings.Builder
+	re.WriteString("^")
+	sepChars := regexp.QuoteMeta(strings.Join(slices.Compact(slices.Sorted(slices.Values(seps))), ""))
+	for i, seg := range segs {
+		if i > 0 {
+			re.WriteString(regexp.QuoteMeta(seps[i-1]))
+			what.WriteString(" " + seps[i-1] + " ")
+		}
+		part := shapePart{literal: seg, n: len(seg)}
+		switch {
+		case slotCapsCode.MatchString(seg):
+			part.class = partCapitals
+			fmt.Fprintf(&re, `\p{Lu}{%d}`, len(seg))
+			fmt.Fprintf(&what, "%d capitals", len(seg))
+		case slotDigits.MatchString(seg):
+			part.class = partDigits
+			re.WriteString(`\d+`)
+			what.WriteString("digits")
+		default:
+			part.class = partName
+			fmt.Fprintf(&re, `[^\s%s]+`, sepChars)
+			what.WriteString(seg)
+		}
+		es.parts = append(es.parts, part)
+	}
+	re.WriteString("$")
+	es.re = regexp.MustCompile(re.String())
+	es.what = what.String()
+	return es, true
+}
+
+// withDigits makes a date template's pattern accept digits where its
+// layout has them.
+func (es exampleShape) withDigits() exampleShape {
+	var re strings.Builder
+	re.WriteString("^")
+	for _, r := range es.date {
+		if unicode.IsDigit(r) {
+			re.WriteString(`\d`)
+		} else {
+			re.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	re.WriteString("$")
+	es.re = regexp.MustCompile(re.String())
+	return es
+}
+
+// composite reports whether the shape is of several parts a value may be
+// composed from.
+func (es exampleShape) composite() bool { return len(es.parts) >= 2 }
+
+// problem says why v does not have the shape s shows, "" when it does (or
+// when s is nil). A reference ({{…}}) is not judged: its value is known at
+// run time only. Numbers and booleans are judged by the enum alone.
+func (s *valueShape) problem(v any) string {
+	if s == nil {
+		return ""
+	}
+	str, isString := v.(string)
+	if isString && strings.Contains(str, "{{") {
+		return ""
+	}
+	if len(s.enum) > 0 {
+		if _, ok := enumValue(s.enum, fmt.Sprint(v)); !ok {
+			return fmt.Sprintf("%s is not one of its values %s", quoteValue(v), enumList(s.enum))
+		}
+	}
+	if !isString {
+		return ""
+	}
+	switch s.format {
+	case "date":
+		if _, err := time.Parse("2006-01-02", str); err != nil {
+			return fmt.Sprintf("%q is not a date written YYYY-MM-DD", str)
+		}
+	case "date-time":
+		if _, err := time.Parse(time.RFC3339, str); err != nil {
+			return fmt.Sprintf("%q is not a date and time (RFC 3339)", str)
+		}
+	case "email":
+		if emailPattern.FindString(str) != str {
+			return fmt.Sprintf("%q is not an email address", str)
+		}
+	case "uri":
+		if u, err := url.Parse(str); err != nil || u.Scheme == "" || u.Host == "" && u.Opaque == "" {
+			return fmt.Sprintf("%q is not an absolute URL", str)
+		}
+	}
+	if s.pattern != nil && !s.pattern.MatchString(str) {
+		return fmt.Sprintf("%q does not match its pattern %s", str, s.pattern)
+	}
+	if s.isoCode != nil && !s.isoCode.MatchString(str) {
+		return fmt.Sprintf("%q is not %s", str, s.isoCodeName)
+	}
+	if len(s.examples) > 0 && !slices.ContainsFunc(s.examples, func(es exampleShape) bool { return es.fits(str) }) {
+		var shown []string
+		for _, es := range s.examples {
+			shown = append(shown, fmt.Sprintf("%s (%s)", es.example, es.what))
+		}
+		return fmt.Sprintf("%q does not have the shape of its example %s", str, strings.Join(shown, " or "))
+	}
+	return ""
+}
+
+// fits reports whether str has the example's shape; a date must also be
+// a day of the calendar.
+func (es exampleShape) fits(str string) bool {
+	if !es.re.MatchString(str) {
+		return false
+	}
+	if es.date != "" {
+		_, err := time.Parse(es.date, str)
+		return err == nil
+	}
+	return true
+}
+
+// composites are the shapes of several parts s shows.
+func (s *valueShape) composites() []exampleShape {
+	if s == nil {
+		return nil
+	}
+	var out []exampleShape
+	for _, es := range s.examples {
+		if es.composite() || es.date != "" {
+			out = append(out, es)
+		}
+	}
+	return out
+}
+
+func quoteValue(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(v)
+}
+
+func enumList(enum []any) string {
+	b, _ := json.Marshal(enum)
+	return string(b)
+}
