@@ -1,12 +1,16 @@
 package agents
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // This file composes a parameter's value from parts the request gives,
@@ -43,10 +47,10 @@ type composedPart struct {
 // findComposed proposes for params[i] the values composed from the
 // request's parts, for each shape of several parts the parameter shows,
 // and the request's words that have such a shape already ("the pair
-// USD/EUR").
+// USD/EUR"), or the shape of its example URL, email address or path.
 func (f *slotFinder) findComposed(i int) {
 	p := f.params[i]
-	shapes := p.shape.composites()
+	shapes := p.shape.wholeWordShapes()
 	if p.kind == slotDate && !slices.ContainsFunc(shapes, func(es exampleShape) bool { return es.date != "" }) {
 		shapes = append(shapes, exampleShape{example: "YYYY-MM-DD", date: "2006-01-02", re: isoDateWhole, what: "a date written YYYY-MM-DD"})
 	}
@@ -58,6 +62,9 @@ func (f *slotFinder) findComposed(i int) {
 		}
 		if es.date != "" {
 			f.composeDate(i, es)
+			continue
+		}
+		if !es.composite() {
 			continue
 		}
 		parts, ok := f.composeParts(es)
@@ -261,3 +268,68 @@ func (f *slotFinder) composeDate(i int, es exampleShape) {
 		}
 	}
 }
+
+// moveProblem says why the failed call's value v, of old parameter o, may
+// not move to parameter p of a replacement: "" when it may. A literal
+// value must have p's shape; a reference ({{inputs.from}}), whose value is
+// known at run time only, moves only between parameters that show the
+// same shape, so that a "from" currency never becomes a "pair".
+func moveProblem(p, o slotParam, v json.RawMessage) string {
+	var value any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if dec.Decode(&value) != nil {
+		return ""
+	}
+	if s, ok := value.(string); ok && strings.Contains(s, "{{") {
+		if p.shape.key() != o.shape.key() {
+			return fmt.Sprintf("its value, known only at run time, may not have the shape %s shows (%s)", p.name, p.shape.key())
+		}
+		return ""
+	}
+	return p.shape.problem(value)
+}
+
+// composedOf names the failed call's arguments, not used yet, whose
+// values are the parts of a composed value, one each; nil unless every
+// part is one.
+func composedOf(parts []string, oldNames []string, oldArgs map[string]json.RawMessage, used map[string]bool) []string {
+	if len(parts) < 2 {
+		return nil
+	}
+	var from []string
+	for _, part := range parts {
+		i := slices.IndexFunc(oldNames, func(n string) bool {
+			var s string
+			return !used[n] && !slices.Contains(from, n) && json.Unmarshal(oldArgs[n], &s) == nil && strings.EqualFold(s, part)
+		})
+		if i < 0 {
+			return nil
+		}
+		from = append(from, oldNames[i])
+	}
+	return from
+}
+
+// eventValuesFilled is the type of the history event that says, for a
+// step, which values were taken from the request and how: "pair =
+// 'USD/EUR' composed from 'USD' and 'EUR' in the request". A repaired
+// step says so in its step_repaired event.
+const eventValuesFilled = "values_filled"
+
+// addValuesFilledEvents records in t's history, for each step of plan
+// whose description notes the values taken from the request (see
+// describeStep), where they came from, so that the client and the console
+// show it beside the step's result.
+func addValuesFilledEvents(t *agentsmcp.Task, plan *agentsmcp.Plan, at time.Time) {
+	for _, s := range plan.Steps {
+		m := takenFromRequestNote.FindStringSubmatch(s.Description)
+		if m == nil {
+			continue
+		}
+		t.AddEvent(agentsmcp.TaskEvent{At: at, Type: eventValuesFilled, StepID: s.ID, Message: "taken from the request: " + m[1]})
+	}
+}
+
+// takenFromRequestNote is describeStep's note, and what it lists.
+var takenFromRequestNote = regexp.MustCompile(`\(taken from the request: (.*)\)$`)

@@ -1,14 +1,18 @@
 package agents
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // This file is the shape check of a value against the parameter it would
@@ -306,14 +310,17 @@ func (es exampleShape) fits(str string) bool {
 	return true
 }
 
-// composites are the shapes of several parts s shows.
-func (s *valueShape) composites() []exampleShape {
+// wholeWordShapes are the shapes of s that a word of the request may have
+// whole, to be taken as it is: shapes of several parts, dates, URLs,
+// email addresses and paths. A code in capitals is not one: the kinds'
+// finders (see slots.go) know which capitals are codes.
+func (s *valueShape) wholeWordShapes() []exampleShape {
 	if s == nil {
 		return nil
 	}
 	var out []exampleShape
 	for _, es := range s.examples {
-		if es.composite() || es.date != "" {
+		if es.composite() || es.date != "" || es.what == "a URL" || es.what == "an email address" || es.what == "a path" {
 			out = append(out, es)
 		}
 	}
@@ -330,4 +337,66 @@ func quoteValue(v any) string {
 func enumList(enum []any) string {
 	b, _ := json.Marshal(enum)
 	return string(b)
+}
+
+// key is the shape in words, the same for two parameters that show the
+// same shape; "" for none.
+func (s *valueShape) key() string {
+	if s == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", s.format)
+	if len(s.enum) > 0 {
+		fmt.Fprintf(&b, " one of %s", enumList(s.enum))
+	}
+	if s.pattern != nil {
+		fmt.Fprintf(&b, " matching %s", s.pattern)
+	}
+	if s.isoCode != nil {
+		b.WriteString(" " + s.isoCodeName)
+	}
+	for _, es := range s.examples {
+		fmt.Fprintf(&b, " like %s (%s)", es.example, es.what)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// shapeProblems are the problems of step s's literal arguments that do not
+// have the shape their parameter (in the tool's input schema) shows, one
+// sentence each, for Planner.Check: a model's plan that fills a parameter
+// with such a value goes back to the model like any invalid plan. With
+// checkSchema false the enum and pattern, which the tool's validator
+// checks already, are left to it.
+func shapeProblems(s agentsmcp.PlanStep, schema json.RawMessage, checkSchema bool) []string {
+	var doc struct {
+		Properties map[string]schemaProperty `json:"properties"`
+	}
+	if json.Unmarshal(schema, &doc) != nil || len(s.Arguments) == 0 {
+		return nil
+	}
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(s.Arguments))
+	dec.UseNumber()
+	if dec.Decode(&args) != nil {
+		return nil // Check reports arguments that are no object
+	}
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		sp, ok := doc.Properties[name]
+		if !ok {
+			continue
+		}
+		shape := shapeOf(sp)
+		if shape != nil && !checkSchema {
+			c := *shape
+			c.enum, c.pattern = nil, nil
+			shape = &c
+		}
+		if why := shape.problem(args[name]); why != "" {
+			problems = append(problems, fmt.Sprintf("step %q (%s) argument /%s: %s; give a value of that shape (compose it from the parts the request gives), or declare an input so that the user is asked for it",
+				s.ID, s.Tool, name, why))
+		}
+	}
+	return problems
 }

@@ -95,6 +95,9 @@ type slotParam struct {
 // slotFill is a value found for a parameter, and what the plan says of it.
 type slotFill struct {
 	value any
+	// parts are the request's words a composed value was made of (see
+	// compose.go); nil for a value taken whole.
+	parts []string
 	// note is "name = value"; "name = the request's text" when the value
 	// is the whole sub-goal, and no value for a secret.
 	note string
@@ -467,7 +470,13 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 		case c.note != "":
 			note = c.note
 		}
-		out[p.name] = slotFill{value: c.value, note: note}
+		fill := slotFill{value: c.value, note: note}
+		if len(c.spans) > 1 {
+			for _, sp := range c.spans {
+				fill.parts = append(fill.parts, text[sp[0]:sp[1]])
+			}
+		}
+		out[p.name] = fill
 	}
 	return out
 }
