@@ -333,3 +333,33 @@ func addValuesFilledEvents(t *agentsmcp.Task, plan *agentsmcp.Plan, at time.Time
 
 // takenFromRequestNote is describeStep's note, and what it lists.
 var takenFromRequestNote = regexp.MustCompile(`\(taken from the request: (.*)\)$`)
+
+// composedFromRequest reports whether a literal argument of a past plan
+// was composed from its request (see reuse): a value of several parts, each
+// a word of request ("USD/EUR" of "Convert 100 USD to EUR"), or a value
+// the step's description notes as taken from it. Such a value belongs to
+// that request, and is never carried over to another.
+func composedFromRequest(name string, v json.RawMessage, request, description string) bool {
+	if m := takenFromRequestNote.FindStringSubmatch(description); m != nil {
+		for _, note := range strings.Split(m[1], "; ") {
+			if strings.HasPrefix(note, name+" = ") {
+				return true
+			}
+		}
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return false
+	}
+	parts := shapeSeparators.Split(s, -1)
+	if len(parts) < 2 {
+		return false
+	}
+	words := splitWords(request)
+	for _, p := range parts {
+		if p != "" && !slices.Contains(words, strings.ToLower(p)) {
+			return false
+		}
+	}
+	return true
+}

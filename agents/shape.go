@@ -83,7 +83,7 @@ var (
 	dateTemplate    = regexp.MustCompile(`^(?:YYYY|YY|MM|DD)(?:[-/.](?:YYYY|YY|MM|DD)){2}$`)
 	isoDateLiteral  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 	shapeSeparators = regexp.MustCompile(`[^\p{L}\p{N}_]+`)
-	slotCapsCode    = regexp.MustCompile(`^\p{Lu}{2,4}$`)
+	slotCapsCode    = regexp.MustCompile(`^[A-Z]{2,4}$`)
 	slotDigits      = regexp.MustCompile(`^\d+$`)
 	// Words that read as an example's introduction but are not one.
 	exampleNotExamples = []string{"and/or", "either/or", "this", "that", "the", "a", "an", "one", "any", "other", "these", "those"}
@@ -184,7 +184,7 @@ func exampleShapeOf(example string) (exampleShape, bool) {
 	case strings.HasPrefix(e, "/") || strings.HasPrefix(e, "./") || strings.HasPrefix(e, "~/"):
 		return exampleShape{example: e, re: regexp.MustCompile(`^(?:~|\.{1,2})?/\S*$`), what: "a path"}, true
 	case slotCapsCode.MatchString(e):
-		return exampleShape{example: e, re: regexp.MustCompile(fmt.Sprintf(`^\p{Lu}{%d}$`, len(e))), what: fmt.Sprintf("a code of %d capitals like %s", len(e), e)}, true
+		return exampleShape{example: e, re: regexp.MustCompile(fmt.Sprintf(`^[A-Z]{%d}$`, len(e))), what: fmt.Sprintf("a code of %d capitals like %s", len(e), e)}, true
 	}
 	segs := shapeSeparators.Split(e, -1)
 	seps := shapeSeparators.FindAllString(e, -1)
@@ -204,7 +204,7 @@ func exampleShapeOf(example string) (exampleShape, bool) {
 		switch {
 		case slotCapsCode.MatchString(seg):
 			part.class = partCapitals
-			fmt.Fprintf(&re, `\p{Lu}{%d}`, len(seg))
+			fmt.Fprintf(&re, `[A-Z]{%d}`, len(seg))
 			fmt.Fprintf(&what, "%d capitals", len(seg))
 		case slotDigits.MatchString(seg):
 			part.class = partDigits
@@ -399,4 +399,21 @@ func shapeProblems(s agentsmcp.PlanStep, schema json.RawMessage, checkSchema boo
 		}
 	}
 	return problems
+}
+
+// inputPattern is a JSON Schema pattern (read alike by Go and ECMA-262)
+// that only values of one of s's example shapes match, for the plan input
+// that asks the user for the value: an answer without the shape is refused
+// as the answer to any input that does not satisfy its schema. "" when s
+// shows no example shape, or one that a pattern cannot say (a date's day
+// of the calendar is checked on filling).
+func (s *valueShape) inputPattern() string {
+	if s == nil || len(s.examples) == 0 {
+		return ""
+	}
+	var alts []string
+	for _, es := range s.examples {
+		alts = append(alts, strings.TrimSuffix(strings.TrimPrefix(es.re.String(), "^"), "$"))
+	}
+	return "^(?:" + strings.Join(alts, "|") + ")$"
 }
