@@ -213,7 +213,9 @@ func TestRepairNeverMovesAValueToAnotherMeaning(t *testing.T) {
 // TestShapeProblemsOfAPlanStep: what Planner.Check tells a model whose
 // plan fills a parameter with a value that does not have its shape.
 func TestShapeProblemsOfAPlanStep(t *testing.T) {
-	schema := json.RawMessage(`{"type":"object","properties":{` + fxPair + `,` + dayISO + `,"unit":{"type":"string","enum":["c","f"]},"city":{"type":"string"}}}`)
+	schema := json.RawMessage(`{"type":"object","properties":{` + fxPair + `,` + dayISO + `,"unit":{"type":"string","enum":["c","f"]},"city":{"type":"string"},
+		"selector":{"type":"string","description":"label selector (e.g. 'app=nginx')"},"symbol":{"type":"string","description":"ticker such as AAPL"},
+		"currency":{"type":"string","description":"ISO 4217 code"}}}`)
 	for _, c := range []struct {
 		args string
 		want []string // text each problem holds, in order of the arguments
@@ -222,7 +224,13 @@ func TestShapeProblemsOfAPlanStep(t *testing.T) {
 		{`{"pair":"USD/EUR","day":"2024-03-05","city":"Paris"}`, nil},
 		{`{"pair":"{{inputs.pair}}","day":"{{steps.a.output.day}}"}`, nil},
 		{`{"day":"next Friday"}`, []string{`argument /day: "next Friday" does not have the shape of its example YYYY-MM-DD`}},
-		{`{"day":"2024-02-30","pair":"usd/eur"}`, []string{"/day", "/pair"}},
+		{`{"day":"2024-02-30","pair":"USD-EUR"}`, []string{"/day", "/pair"}},
+		// An example illustrates: a model's value of its kind is not sent
+		// back for lacking its exact shape.
+		{`{"pair":"usd/eur","selector":"app=nginx,tier=web","symbol":"BRK.B"}`, nil},
+		{`{"selector":"nginx"}`, []string{`/selector: "nginx" does not have the shape of its example app=nginx`}},
+		{`{"symbol":"Apple"}`, []string{"/symbol"}},
+		{`{"currency":"usd"}`, []string{`/currency: "usd" is not an ISO 4217 code`}},
 		{`{"unit":"k"}`, nil}, // the enum is the validator's to check
 		{`{"city":"USD"}`, nil},
 	} {

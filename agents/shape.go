@@ -247,7 +247,14 @@ func (es exampleShape) composite() bool { return len(es.parts) >= 2 }
 // problem says why v does not have the shape s shows, "" when it does (or
 // when s is nil). A reference ({{…}}) is not judged: its value is known at
 // run time only. Numbers and booleans are judged by the enum alone.
-func (s *valueShape) problem(v any) string {
+func (s *valueShape) problem(v any) string { return s.check(v, true) }
+
+// check is problem; with strict false, a value is judged against the
+// examples' shapes loosely (see fitsLoosely), for a model's plan: an
+// example illustrates, and a label selector "app=nginx,tier=web" is one
+// although its example is "app=nginx". Enum, format, pattern, ISO codes,
+// dates, URLs, email addresses and paths are judged strictly either way.
+func (s *valueShape) check(v any, strict bool) string {
 	if s == nil {
 		return ""
 	}
@@ -287,7 +294,7 @@ func (s *valueShape) problem(v any) string {
 	if s.isoCode != nil && !s.isoCode.MatchString(str) {
 		return fmt.Sprintf("%q is not %s", str, s.isoCodeName)
 	}
-	if len(s.examples) > 0 && !slices.ContainsFunc(s.examples, func(es exampleShape) bool { return es.fits(str) }) {
+	if len(s.examples) > 0 && !slices.ContainsFunc(s.examples, func(es exampleShape) bool { return es.fits(str) || !strict && es.fitsLoosely(str) }) {
 		var shown []string
 		for _, es := range s.examples {
 			shown = append(shown, fmt.Sprintf("%s (%s)", es.example, es.what))
@@ -308,6 +315,21 @@ func (es exampleShape) fits(str string) bool {
 		return err == nil
 	}
 	return true
+}
+
+// fitsLoosely reports whether str is of the example's kind without
+// having its exact shape: a value of parts holds one of the example's
+// separators at least ("USD" is no pair, "status.phase=Running" is a
+// selector like "metadata.name=my-pod"); a code in capitals has no
+// lower-case letter and no space ("BRK.B" like "AAPL", not "France").
+func (es exampleShape) fitsLoosely(str string) bool {
+	switch {
+	case es.composite() && es.date == "":
+		return slices.ContainsFunc(es.seps, func(sep string) bool { return strings.Contains(str, sep) })
+	case slotCapsCode.MatchString(es.example):
+		return str != "" && !strings.ContainsFunc(str, func(r rune) bool { return unicode.IsLower(r) || unicode.IsSpace(r) })
+	}
+	return false
 }
 
 // wholeWordShapes are the shapes of s that a word of the request may have
@@ -393,7 +415,7 @@ func shapeProblems(s agentsmcp.PlanStep, schema json.RawMessage, checkSchema boo
 			c.enum, c.pattern = nil, nil
 			shape = &c
 		}
-		if why := shape.problem(args[name]); why != "" {
+		if why := shape.check(args[name], false); why != "" {
 			problems = append(problems, fmt.Sprintf("step %q (%s) argument /%s: %s; give a value of that shape (compose it from the parts the request gives), or declare an input so that the user is asked for it",
 				s.ID, s.Tool, name, why))
 		}
