@@ -95,7 +95,7 @@ func (f *slotFinder) findComposed(i int) {
 // path or date that the shape itself is not: a date template's value is
 // a date span, and must not be refused for being one.
 func (f *slotFinder) isReservedOther(start, end int, es exampleShape) bool {
-	if es.date != "" || es.what == "a URL" || es.what == "an email address" || es.what == "a path" {
+	if es.date != "" || es.what == shapeURL || es.what == shapeEmail || es.what == shapePath {
 		return false
 	}
 	return f.isReserved(start, end)

@@ -57,6 +57,14 @@ type exampleShape struct {
 	what  string // the shape in words, for reasons
 }
 
+// What the shapes of an example URL, email address and path are called;
+// a word of the request that has one is taken whole (see findComposed).
+const (
+	shapeURL   = "a URL"
+	shapeEmail = "an email address"
+	shapePath  = "a path"
+)
+
 // partClass is what one segment of an example is.
 type partClass int
 
@@ -178,11 +186,11 @@ func exampleShapeOf(example string) (exampleShape, bool) {
 	case isoDateLiteral.MatchString(e):
 		return exampleShape{example: e, re: regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`), date: "2006-01-02", what: "a date written YYYY-MM-DD"}, true
 	case urlPattern.FindString(e) == e:
-		return exampleShape{example: e, re: regexp.MustCompile(`^https?://[^\s"'<>]+$`), what: "a URL"}, true
+		return exampleShape{example: e, re: regexp.MustCompile(`^https?://[^\s"'<>]+$`), what: shapeURL}, true
 	case emailPattern.FindString(e) == e:
-		return exampleShape{example: e, re: regexp.MustCompile(`^` + emailPattern.String() + `$`), what: "an email address"}, true
+		return exampleShape{example: e, re: regexp.MustCompile(`^` + emailPattern.String() + `$`), what: shapeEmail}, true
 	case strings.HasPrefix(e, "/") || strings.HasPrefix(e, "./") || strings.HasPrefix(e, "~/"):
-		return exampleShape{example: e, re: regexp.MustCompile(`^(?:~|\.{1,2})?/\S*$`), what: "a path"}, true
+		return exampleShape{example: e, re: regexp.MustCompile(`^(?:~|\.{1,2})?/\S*$`), what: shapePath}, true
 	case slotCapsCode.MatchString(e):
 		return exampleShape{example: e, re: regexp.MustCompile(fmt.Sprintf(`^[A-Z]{%d}$`, len(e))), what: fmt.Sprintf("a code of %d capitals like %s", len(e), e)}, true
 	}
@@ -342,7 +350,7 @@ func (s *valueShape) wholeWordShapes() []exampleShape {
 	}
 	var out []exampleShape
 	for _, es := range s.examples {
-		if es.composite() || es.date != "" || es.what == "a URL" || es.what == "an email address" || es.what == "a path" {
+		if es.composite() || es.date != "" || es.what == shapeURL || es.what == shapeEmail || es.what == shapePath {
 			out = append(out, es)
 		}
 	}
