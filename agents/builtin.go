@@ -168,7 +168,7 @@ func (p *Planner) reuse(ctx context.Context, k *Knowledge, old *agentsmcp.Plan) 
 			if json.Unmarshal(v, &literal) == nil && strings.Contains(literal, "{{") {
 				continue // a reference: still right
 			}
-			if fromRequest(v, old.Request) || userData(v, old.Request) {
+			if fromRequest(v, old.Request) || userData(v, old.Request) || composedFromRequest(name, v, old.Request, s.Description) {
 				// The old request's value: the new request's, or asked, or
 				// (an optional parameter it does not give) left out. Never
 				// the old value, which belongs to another request.
@@ -313,6 +313,11 @@ type schemaProperty struct {
 	Title       string `json:"title"`
 	Enum        []any  `json:"enum"`
 	Format      string `json:"format"`
+	// Pattern, Examples and Example (OpenAPI's) show a value's shape
+	// (see shapeOf).
+	Pattern  string `json:"pattern"`
+	Examples []any  `json:"examples"`
+	Example  any    `json:"example"`
 }
 
 func (sp schemaProperty) is(t string) bool {
@@ -413,6 +418,9 @@ func inputSchemaOf(sp schemaProperty, name string) json.RawMessage {
 	}
 	if len(sp.Enum) > 0 {
 		m["enum"] = sp.Enum
+	}
+	if pattern := shapeOf(sp).inputPattern(); pattern != "" && typ == "string" {
+		m["pattern"] = pattern // an answer without the shape the parameter shows is refused
 	}
 	b, _ := json.Marshal(m)
 	return b

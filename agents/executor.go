@@ -178,6 +178,7 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 		t.Steps[i].Confirmed = true
 	}
 	t.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "created", Message: fmt.Sprintf("plan %s, %d steps", plan.ID, len(plan.Steps))})
+	addValuesFilledEvents(t, plan, time.Now())
 	if err := e.refuseWhenClosing(); err != nil {
 		return nil, err
 	}

@@ -227,7 +227,8 @@ func (p *Planner) planOf(ctx context.Context, l *agentsmcp.Learning) *agentsmcp.
 // Check verifies a plan as the executor will run it: a valid DAG; tools
 // that exist and whose upstream is not down when another tool could serve;
 // references only to declared inputs and to steps the step depends on;
-// arguments that satisfy each tool's schema. It reports every problem at
+// arguments that satisfy each tool's schema, and have the shape each
+// parameter shows (see shapeProblems). It reports every problem at
 // once, as EINVALID.
 func (p *Planner) Check(ctx context.Context, plan *agentsmcp.Plan) error {
 	if err := plan.Validate(); err != nil {
@@ -261,6 +262,7 @@ func (p *Planner) Check(ctx context.Context, plan *agentsmcp.Plan) error {
 			}
 		}
 		problems = append(problems, p.checkArguments(ctx, s)...)
+		problems = append(problems, shapeProblems(s, info.InputSchema, p.Validator == nil)...)
 	}
 	if len(problems) > 0 {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "%s", strings.Join(problems, "; "))

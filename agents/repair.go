@@ -74,15 +74,18 @@ type StepRepair struct {
 	Arguments json.RawMessage
 	// Known are the replacement's arguments taken from the failed call,
 	// "new = old" each; Filled those taken from the sub-goal or the
-	// request; Asked the inputs the user is asked for.
-	Known, Filled, Asked []string
+	// request; Asked the inputs the user is asked for; Refused the moves
+	// of the failed call's values that were not made, and why (a value
+	// without the shape its new parameter shows: see shape.go).
+	Known, Filled, Asked, Refused []string
 	// By is the backend that chose the replacement (LLMBuiltin, or the
 	// model's); Reason the model's reason; Note why a model's choice was
 	// not used, when it was not.
 	By, Reason, Note string
 
-	guessed     bool              // a value moved by its type alone (see mapArguments)
-	askedParams map[string]string // parameter → the input that asks for it
+	guessed     bool                   // a value moved by its type alone (see mapArguments)
+	askedParams map[string]string      // parameter → the input that asks for it
+	askedShapes map[string]*valueShape // parameter → the shape its value must have
 }
 
 // Repairer is the StepRepairer of every planner. Its candidates are the
@@ -326,6 +329,8 @@ func withRequestValues(repair *StepRepair, values map[string]string, request str
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "values.%s: the repair asks for no such parameter; give values only for those it would ask for", param)
 		case strings.TrimSpace(v) == "" || !strings.Contains(strings.ToLower(request), strings.ToLower(strings.TrimSpace(v))):
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "values.%s: %q is not text of the request; leave it out and the user is asked", param, v)
+		case repair.askedShapes[param].problem(strings.TrimSpace(v)) != "":
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "values.%s: %s; leave it out and the user is asked", param, repair.askedShapes[param].problem(strings.TrimSpace(v)))
 		}
 		args[param], _ = json.Marshal(strings.TrimSpace(v))
 		c.Asked = slices.DeleteFunc(c.Asked, func(n string) bool { return n == input })
@@ -416,13 +421,20 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		args[p.name], used[from] = oldArgs[from], true
 		repair.Known = append(repair.Known, p.name+" = "+from)
 	}
+	fits := func(p slotParam, from string) bool {
+		why := moveProblem(p, oldKinds[from], oldArgs[from])
+		if why != "" && !slices.Contains(repair.Refused, p.name+" = "+from+": "+why) {
+			repair.Refused = append(repair.Refused, p.name+" = "+from+": "+why)
+		}
+		return why == ""
+	}
 	var rest []slotParam
 	for _, p := range params {
-		if slices.Contains(oldNames, p.name) && !used[p.name] {
+		if slices.Contains(oldNames, p.name) && !used[p.name] && fits(p, p.name) {
 			take(p, p.name)
 			continue
 		}
-		if from := sameKind(p, oldNames, oldKinds, used); from != "" {
+		if from := sameKind(p, oldNames, oldKinds, used, fits); from != "" {
 			take(p, from)
 			continue
 		}
@@ -440,6 +452,15 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 				b, _ := json.Marshal(fill.value)
 				args[p.name] = b
 				repair.Filled = append(repair.Filled, fill.note)
+				// A value composed of the failed call's values takes them
+				// by their meaning: "USD" and "EUR" of from and to make the
+				// pair USD/EUR.
+				if from := composedOf(fill.parts, oldNames, oldArgs, used); len(from) > 0 {
+					for _, n := range from {
+						used[n] = true
+					}
+					repair.Known = append(repair.Known, p.name+" = "+strings.Join(from, " + ")+" (composed)")
+				}
 			} else {
 				left = append(left, p)
 			}
@@ -456,7 +477,7 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 		}
 	}
 	if missing := slices.DeleteFunc(slices.Clone(rest), func(p slotParam) bool { return !p.required }); len(missing) == 1 && len(unused) == 1 &&
-		sameType(missing[0], oldKinds[unused[0]]) {
+		sameType(missing[0], oldKinds[unused[0]]) && fits(missing[0], unused[0]) {
 		take(missing[0], unused[0])
 		repair.guessed = true
 		rest = slices.DeleteFunc(rest, func(p slotParam) bool { return p.name == missing[0].name })
@@ -477,6 +498,12 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 			repair.askedParams = map[string]string{}
 		}
 		repair.askedParams[p.name] = name
+		if p.shape != nil {
+			if repair.askedShapes == nil {
+				repair.askedShapes = map[string]*valueShape{}
+			}
+			repair.askedShapes[p.name] = p.shape
+		}
 	}
 	repair.Arguments, _ = json.Marshal(args)
 	usedCount := 0
@@ -530,7 +557,9 @@ func schemaParams(schema json.RawMessage) ([]slotParam, int) {
 // of one thing (an order_id takes an order_number, a waybill a tracking
 // number, but a customer_id no order_id). Kinds too loose to say two
 // parameters mean the same (none, enum) match only by name.
-func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, used map[string]bool) string {
+//
+// A value that does not fit p (see moveProblem) is not moved.
+func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, used map[string]bool, fits func(p slotParam, from string) bool) string {
 	if p.kind == slotNone || p.kind == slotEnum {
 		return ""
 	}
@@ -539,22 +568,28 @@ func sameKind(p slotParam, oldNames []string, oldKinds map[string]slotParam, use
 		if used[n] || (o.role != roleNone && p.role != roleNone && o.role != p.role) {
 			continue
 		}
-		switch {
-		case p.kind == slotNumber || o.kind == slotNumber:
-			if p.kind == o.kind && isAmount(p) && isAmount(o) {
-				return n
-			}
-		case p.kind == slotIdentifier || o.kind == slotIdentifier:
-			if p.kind == o.kind && sameThing(p, o) {
-				return n
-			}
-		case p.kind == o.kind && p.kind != slotEndpoint:
-			return n
-		case (p.kind == slotEndpoint || o.kind == slotEndpoint) && p.role != roleNone && p.role == o.role:
-			return n
+		if !sameKindAs(p, o) || !fits(p, n) {
+			continue
 		}
+		return n
 	}
 	return ""
+}
+
+// sameKindAs reports whether old parameter o means what p does (see
+// sameKind), their values aside.
+func sameKindAs(p, o slotParam) bool {
+	switch {
+	case p.kind == slotNumber || o.kind == slotNumber:
+		return p.kind == o.kind && isAmount(p) && isAmount(o)
+	case p.kind == slotIdentifier || o.kind == slotIdentifier:
+		return p.kind == o.kind && sameThing(p, o)
+	case p.kind == o.kind && p.kind != slotEndpoint:
+		return true
+	case (p.kind == slotEndpoint || o.kind == slotEndpoint) && p.role != roleNone && p.role == o.role:
+		return true
+	}
+	return false
 }
 
 // sameThing reports whether two identifiers name one thing: a word of
@@ -727,6 +762,9 @@ func (r *runner) applyRepair(ev stepRepairFound, now time.Time) {
 	}
 	if len(ev.repair.Asked) > 0 {
 		msg += "; asks for: " + strings.Join(ev.repair.Asked, ", ")
+	}
+	if len(ev.repair.Refused) > 0 {
+		msg += "; not moved: " + strings.Join(ev.repair.Refused, "; ")
 	}
 	switch {
 	case ev.repair.Note != "":

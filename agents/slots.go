@@ -87,11 +87,17 @@ type slotParam struct {
 	// little less surely: "text" for a message, "parcel" for a tracking
 	// number.
 	keys, synonyms []string
+	// shape is what the parameter shows of its values (see shape.go); a
+	// candidate without that shape is never proposed. Nil: none.
+	shape *valueShape
 }
 
 // slotFill is a value found for a parameter, and what the plan says of it.
 type slotFill struct {
 	value any
+	// parts are the request's words a composed value was made of (see
+	// compose.go); nil for a value taken whole.
+	parts []string
 	// note is "name = value"; "name = the request's text" when the value
 	// is the whole sub-goal, and no value for a secret.
 	note string
@@ -99,11 +105,15 @@ type slotFill struct {
 
 // slotCandidate is a proposed value for params[param], taken from
 // text[start:end] (start < 0: the whole text, which consumes no span).
+// A composed value (see compose.go) takes the spans of its parts, and its
+// note says where it came from.
 type slotCandidate struct {
 	param      int
 	value      any
 	start, end int
 	score      int
+	spans      [][2]int
+	note       string
 }
 
 // Words in a parameter's name, title or description that decide its kind.
@@ -150,7 +160,7 @@ var (
 // when they say nothing, when the name is as vague as "q", or when it
 // makes a "country" a country code.
 func classifySlot(name string, sp schemaProperty, required bool) slotParam {
-	p := slotParam{name: name, prop: sp, required: required}
+	p := slotParam{name: name, prop: sp, required: required, shape: shapeOf(sp)}
 	nameWords := splitWords(name + " " + sp.Title)
 	descWords := splitWords(sp.Description)
 	all := append(slices.Clone(nameWords), descWords...)
@@ -440,12 +450,16 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 		if !agentsmcp.IsSecretName(p.name) && inSecret(c) {
 			continue
 		}
-		if c.start >= 0 && slices.ContainsFunc(used, func(u [2]int) bool { return c.start < u[1] && u[0] < c.end }) {
+		spans := c.spans
+		if spans == nil && c.start >= 0 {
+			spans = [][2]int{{c.start, c.end}}
+		}
+		if slices.ContainsFunc(spans, func(s [2]int) bool {
+			return slices.ContainsFunc(used, func(u [2]int) bool { return s[0] < u[1] && u[0] < s[1] })
+		}) {
 			continue
 		}
-		if c.start >= 0 {
-			used = append(used, [2]int{c.start, c.end})
-		}
+		used = append(used, spans...)
 		note := fmt.Sprintf("%s = %v", p.name, c.value)
 		switch {
 		case agentsmcp.IsSecretName(p.name) || agentsmcp.HasSecret(fmt.Sprint(c.value)):
@@ -453,8 +467,16 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 			note = p.name + " = a secret, not shown"
 		case c.start < 0:
 			note = p.name + " = the request's text"
+		case c.note != "":
+			note = c.note
 		}
-		out[p.name] = slotFill{value: c.value, note: note}
+		fill := slotFill{value: c.value, note: note}
+		if len(c.spans) > 1 {
+			for _, sp := range c.spans {
+				fill.parts = append(fill.parts, text[sp[0]:sp[1]])
+			}
+		}
+		out[p.name] = fill
 	}
 	return out
 }
@@ -521,6 +543,16 @@ func (f *slotFinder) isReserved(start, end int) bool {
 // an end only if the request marks the other one: "100 USD to EUR" makes
 // USD the source, but "the rate for JPY" says nothing of which end JPY is.
 func (f *slotFinder) add(i int, value any, start, end, score int) {
+	f.addWithNote(i, value, start, end, score, nil, "")
+}
+
+// addWithNote is add for a value that may be composed of parts (spans,
+// nil for one) and say where it came from (note, "" for "name = value").
+// A value without the parameter's shape is not proposed.
+func (f *slotFinder) addWithNote(i int, value any, start, end, score int, spans [][2]int, note string) {
+	if f.params[i].shape.problem(value) != "" {
+		return
+	}
 	if start >= 0 && f.params[i].role != roleNone {
 		prev := f.wordBefore(start)
 		toWord := func(w string) bool { return w == "to" || w == "into" || w == "in" }
@@ -539,7 +571,7 @@ func (f *slotFinder) add(i int, value any, start, end, score int) {
 			}
 		}
 	}
-	f.cands = append(f.cands, slotCandidate{param: i, value: value, start: start, end: end, score: score})
+	f.cands = append(f.cands, slotCandidate{param: i, value: value, start: start, end: end, score: score, spans: spans, note: note})
 }
 
 func oppositeRole(r slotRole) slotRole { return roleFrom + roleTo - r }
@@ -566,6 +598,7 @@ func (f *slotFinder) wordIndexAt(offset int) int {
 func (f *slotFinder) find(i int) {
 	p := f.params[i]
 	f.findNamed(i)
+	f.findComposed(i)
 	switch p.kind {
 	case slotEnum:
 		f.findEnum(i)

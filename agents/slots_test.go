@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -287,7 +288,8 @@ func TestSlotFillingSaysWhereValuesCameFrom(t *testing.T) {
 
 // FuzzFillSlots: whatever the request, slot filling does not panic and
 // invents nothing: every value it fills is text of the request (codes
-// may be upper-cased).
+// may be upper-cased), or composed of parts that are, as its note says
+// (see compose.go).
 func FuzzFillSlots(f *testing.F) {
 	for _, c := range slotCases {
 		f.Add(c.request)
@@ -299,11 +301,13 @@ func FuzzFillSlots(f *testing.F) {
 		"message":{"type":"string"},"query":{"type":"string"},"recipient":{"type":"string"},"language":{"type":"string"},
 		"url":{"type":"string"},"path":{"type":"string"},"email":{"type":"string"},"country_code":{"type":"string"},
 		"day":{"type":"string","format":"date"},"unit":{"type":"string","enum":["c","f"]},"sku":{"type":"string"},"n":{"type":"integer","enum":[1,2]},
-		"tracking_number":{"type":"string"},"order_id":{"type":"string"}}}`)
+		"tracking_number":{"type":"string"},"order_id":{"type":"string"},
+		"pair":{"type":"string","description":"currency pair such as USD/EUR"},"repo":{"type":"string","description":"owner/repo"}}}`)
 	f.Fuzz(func(t *testing.T, request string) {
 		// Numbers as written (json.Number), not as a float prints them.
 		var args map[string]any
-		dec := json.NewDecoder(bytes.NewReader(fillArguments(schema, request, request, "step", nil, nil, newInputsSchema())))
+		raw, notes := fillStepArguments(schema, request, request, "step", nil, nil, newInputsSchema())
+		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&args); err != nil {
 			t.Fatal(err)
@@ -313,8 +317,18 @@ func FuzzFillSlots(f *testing.F) {
 			if strings.HasPrefix(s, "{{inputs.") {
 				continue
 			}
-			if !strings.Contains(strings.ToLower(request), strings.ToLower(s)) {
-				t.Errorf("%q: %s = %q is not in the request", request, name, s)
+			if strings.Contains(strings.ToLower(request), strings.ToLower(s)) {
+				continue
+			}
+			i := slices.IndexFunc(notes, func(n string) bool { return strings.HasPrefix(n, name+" = '") })
+			if i < 0 || !strings.Contains(notes[i], "d from '") {
+				t.Errorf("%q: %s = %q is not in the request, and not said to be composed (notes %q)", request, name, s, notes)
+				continue
+			}
+			for _, part := range regexp.MustCompile(`'([^']*)'`).FindAllStringSubmatch(notes[i][strings.Index(notes[i], "d from")+1:], -1) {
+				if !strings.Contains(request, part[1]) {
+					t.Errorf("%q: %s = %q is composed of %q, which is not in the request", request, name, s, part[1])
+				}
 			}
 		}
 	})
