@@ -55,6 +55,8 @@ var dependencyRules = []dependencyRule{
 		Why: "test support serves every package's tests, so it depends on none"},
 	{From: "internal/jsonnum", Leaf: true,
 		Why: "the bounds on JSON numbers serve the router, the agents and httptools alike, so they depend on none of them"},
+	{From: "internal/mcpserver", Leaf: true,
+		Why: "the MCP server as the router hands it out serves the router and remote alike, so it depends on neither"},
 	{From: "internal/tracing", Leaf: true,
 		Why: "router, remote and api/telemetry share the test of whether spans go anywhere, so it depends on none of them"},
 	{From: "internal/oidctest", Leaf: true,

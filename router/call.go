@@ -47,8 +47,9 @@ const tracerName = "github.com/agents-mcp/agents-mcp/router"
 // req.Session (a client session or nil) and the progress token in
 // req.Params.Meta reach the remote pool.
 //
-// In-process calls do not pass through the MCP server's middleware: they are
-// neither refused by [Router.Drain] (they belong to work already running) nor
+// In-process calls run the middleware added with [Router.Use], not the
+// router's own middleware of sessions (middleware.go): they are neither
+// refused by [Router.Drain] (they belong to work already running) nor
 // counted among the in-flight requests it waits for; whoever runs them
 // drains them. They never carry an [agentsmcp.TaskMode].
 func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -69,7 +70,7 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// outer call. A provider that set it would hand this caller an empty
 	// placeholder and the outer call this step's answer.
 	ctx = agentsmcp.WithRawToolResult(ctx, nil)
-	res, refused, err := r.dispatch(ctx, e, req)
+	res, refused, err := r.dispatchDirect(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
 )
 
 // ServerName is the implementation name announced in initialize.
@@ -114,8 +115,8 @@ type Router struct {
 	watchers map[chan struct{}]struct{}
 
 	// middleware is what [Router.use] added to the server, in order: the
-	// tools/call fast path (fastpath.go) runs the same chain.
-	middleware [][]mcp.Middleware // one group per use
+	// other entry points run the same chain (middleware.go).
+	middleware []middlewareGroup // one group per use
 	fastChain  fastChain
 
 	onToolCall  func(ToolCallRecord)
@@ -185,36 +186,23 @@ func New(opts Options) *Router {
 	})
 	// Added first, so innermost: the raw answer replaces the placeholder
 	// after the tool handler, before any other middleware sees it.
-	r.use(rawResultMiddleware)
-	r.use(revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.sessions.logLevelMiddleware)
+	r.use(false, rawResultMiddleware)
+	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.sessions.logLevelMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}
 	return r
 }
 
-// use adds receiving middleware to the server, as
-// [mcp.Server.AddReceivingMiddleware] does, and records it for the
-// tools/call fast path, which runs the same chain outside go-sdk's session
-// (fastpath.go). Every receiving middleware of the router's server must be
-// added through use.
-//
-// Each group is wrapped in [Router.recoverMiddleware], outermost, so that
-// the outermost middleware of the chain contains panics whatever group
-// is added last (recover.go); the inner ones cost a deferred call each.
-func (r *Router) use(mw ...mcp.Middleware) {
-	mw = append([]mcp.Middleware{r.recoverMiddleware}, mw...)
-	r.server.AddReceivingMiddleware(mw...)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.middleware = append(r.middleware, mw)
-}
+// Server is the router's MCP server as [Router.Server] hands it out.
+type Server = mcpserver.Server
 
 // Server returns the MCP server that the transports serve. Resources and
 // prompts are registered on it directly (AddResource, AddPrompt, …).
-// Receiving middleware must not be added to it: the tools/call fast path
-// would not run it.
-func (r *Router) Server() *mcp.Server { return r.server }
+// It offers no AddReceivingMiddleware: [Router.Use] adds middleware that
+// every entry point runs, where one added to go-sdk's server alone would
+// be skipped by the fast paths, the REST bridge and in-process calls.
+func (r *Router) Server() Server { return r.server }
 
 // AddProvider lists p's tools and registers them. When p implements
 // [agentsmcp.ToolChangeNotifier], its tools are re-listed on every change it

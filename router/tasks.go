@@ -122,7 +122,7 @@ func (r *Router) AddTaskBackend(b agentsmcp.TaskBackend) {
 	if !first {
 		return
 	}
-	r.use(r.tasksMiddleware)
+	r.use(false, r.tasksMiddleware)
 	errs := errors.Join(
 		mcp.AddReceivingCustomMethod(r.server, MethodTasksGet, r.handleTasksGet),
 		mcp.AddReceivingCustomMethod(r.server, MethodTasksUpdate, r.handleTasksUpdate),
