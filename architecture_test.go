@@ -69,6 +69,8 @@ var dependencyRules = []dependencyRule{
 		Why: "credentials present the store's secrets to integrations over root interfaces; cmd hands them the sealing store"},
 	{From: "remote", Forbid: []string{"router", "api", "agents", "memory", "cmd"},
 		Why: "remote publishes upstreams to its own Registry interface; cmd hands it the router"},
+	{From: "router/validation", Leaf: true, Allow: []string{"internal/jsonnum"},
+		Why: "argument validation serves the router's calls and tools/validate from the schema alone: the root's issue types and the number bounds, nothing of the registry or the transports"},
 	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd"},
 		Why: "the router is the MCP face over root interfaces; cmd adds the providers"},
 }

@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 var _ agentsmcp.ToolCaller = (*Router)(nil)
@@ -101,7 +102,7 @@ type refusal struct {
 // panic of the validator or the provider is a [*panicError], already
 // logged.
 func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRequest) (*mcp.CallToolResult, *refusal, error) {
-	issues, missing, err := e.schema.validate(req.Params.Arguments)
+	issues, missing, err := validateArguments(e, req.Params.Arguments)
 	if pe, ok := errors.AsType[*panicError](err); ok {
 		logPanic(r.logger, pe, "tool", e.tool.Name, "in", "argument validation")
 		return nil, nil, pe
@@ -116,7 +117,7 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		// provider (or upstream) still checks its own input.
 		r.logger.Warn("input schema unusable; calling without validation", "tool", e.tool.Name, "error", err)
 	} else if len(issues) > 0 {
-		msg := summarizeIssues(e.tool.Name, issues)
+		msg := validation.Summarize(e.tool.Name, issues)
 		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
 		return nil, &refusal{msg: msg, issues: issues, missing: missing}, nil
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 	"github.com/agents-mcp/agents-mcp/router/sse"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 // DefaultMaxBodyBytes bounds one HTTP request body on every MCP endpoint.
@@ -501,7 +502,7 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 
 // checkSessionlessArguments answers -32602 for a 2026-07-28 tools/call
 // whose arguments hold a number beyond [jsonnum]'s bounds, as the router
-// answers it on every other path (decodeArguments). go-sdk's stateless
+// answers it on every other path (validation.DecodeArguments). go-sdk's stateless
 // handler would refuse it before the router sees it, with a -32020
 // "failed to extract name from parameters" (it decodes the params with
 // float64 numbers to check the Mcp-Name header), which names the wrong
@@ -520,7 +521,7 @@ func checkSessionlessArguments(body []byte) (status int, id jsonrpc.ID, code int
 	if json.Unmarshal(body, &m) != nil || m.Method != "tools/call" || len(m.Params.Arguments) == 0 {
 		return 0, id, 0, ""
 	}
-	if _, err := decodeArguments(m.Params.Arguments); err != nil {
+	if _, err := validation.DecodeArguments(m.Params.Arguments); err != nil {
 		if nerr, ok := errors.AsType[*jsonnum.Error](err); ok {
 			id, _ = jsonrpc.MakeID(m.ID)
 			return http.StatusOK, id, jsonrpc.CodeInvalidParams, "invalid arguments: " + nerr.Error()

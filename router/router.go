@@ -24,6 +24,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 // ServerName is the implementation name announced in initialize.
@@ -130,7 +131,7 @@ type toolEntry struct {
 	tool     *mcp.Tool
 	raw      []byte // the tool as JSON, to detect changes on refresh
 	provider agentsmcp.ToolProvider
-	schema   *compiledSchema
+	schema   *validation.Schema
 }
 
 // New returns a router with no providers. Add local tools with
@@ -304,7 +305,7 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 		if exists && string(old.raw) == string(raw) {
 			continue
 		}
-		e := &toolEntry{tool: t, raw: raw, provider: p, schema: newCompiledSchema(inputSchemaJSON(t))}
+		e := &toolEntry{tool: t, raw: raw, provider: p, schema: validation.New(inputSchemaJSON(t))}
 		r.tools[t.Name] = e
 		r.server.AddTool(t, r.toolHandler(e))
 		changed = true

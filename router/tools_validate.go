@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 // MethodValidate is the JSON-RPC method that checks a tool's arguments
@@ -42,7 +43,7 @@ func (r *Router) ValidateToolArguments(ctx context.Context, tool string, args []
 	if !mayUse(ctx, tool) {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "tool %q is not allowed for this credential", tool)
 	}
-	issues, missing, err := e.schema.validate(args)
+	issues, missing, err := validateArguments(e, args)
 	if pe, ok := errors.AsType[*panicError](err); ok {
 		logPanic(r.logger, pe, "tool", tool, "in", "tools/validate")
 		return nil, agentsmcp.Errorf(agentsmcp.EINTERNAL, "validating the arguments of tool %q failed: internal error", tool)
@@ -90,4 +91,15 @@ func toJSONRPCError(err error) *jsonrpc.Error {
 		code = CodeQuotaExceeded
 	}
 	return &jsonrpc.Error{Code: int64(code), Message: agentsmcp.ErrorMessage(err)}
+}
+
+// validateArguments validates args against e's input schema (see
+// [validation.Schema.Validate]); a panic of the validator is a
+// [*panicError] (recover.go).
+func validateArguments(e *toolEntry, args json.RawMessage) ([]agentsmcp.ValidationIssue, []string, error) {
+	issues, missing, err := e.schema.Validate(args)
+	if pe, ok := errors.AsType[*validation.PanicError](err); ok {
+		return nil, nil, &panicError{value: pe.Value, stack: pe.Stack}
+	}
+	return issues, missing, err
 }
