@@ -71,6 +71,8 @@ var dependencyRules = []dependencyRule{
 		Why: "remote publishes upstreams to its own Registry interface; cmd hands it the router"},
 	{From: "router/validation", Leaf: true, Allow: []string{"internal/jsonnum"},
 		Why: "argument validation serves the router's calls and tools/validate from the schema alone: the root's issue types and the number bounds, nothing of the registry or the transports"},
+	{From: "router/tasks", Leaf: true, Allow: []string{"router/internal"},
+		Why: "the Tasks extension and its listen streams serve the router over the root's TaskBackend; the router wires them, so they know nothing of the registry or the transports"},
 	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd"},
 		Why: "the router is the MCP face over root interfaces; cmd adds the providers"},
 }

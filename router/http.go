@@ -24,6 +24,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 	"github.com/agents-mcp/agents-mcp/router/sse"
+	"github.com/agents-mcp/agents-mcp/router/tasks"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
@@ -113,13 +114,14 @@ type HTTPOptions struct {
 // On /mcp, malformed JSON-RPC is answered with proper JSON-RPC errors (see
 // [JSONRPCGuard]) rather than the SDK's plain-text 400s.
 type HTTPHandler struct {
-	mux   *http.ServeMux
-	sse   *sse.Handler
-	posts pending.Counter // POSTs being served on /mcp and POST /sse
-	// listen serves subscriptions/listen for task ids (listen.go);
+	router *Router
+	mux    *http.ServeMux
+	sse    *sse.Handler
+	posts  pending.Counter // POSTs being served on /mcp and POST /sse
+	// listen serves subscriptions/listen for task ids (router/tasks);
 	// listens counts its streams, which are not answers Shutdown waits
 	// for but streams it ends.
-	listen  *taskListener
+	listen  *tasks.Listener
 	listens pending.Counter
 	fast    *fastPath
 }
@@ -180,10 +182,11 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	}
 	poll := cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval)
 	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, DefaultMaxListenTaskIDsPerPrincipal)
-	h := &HTTPHandler{listen: &taskListener{
-		router: r, hub: opts.TaskHub, charge: opts.ChargeListen, logger: logger, stop: make(chan struct{}),
-		watcher: newTaskWatcher(opts.TaskHub, poll, cmp.Or(opts.TaskPollMaxInterval, DefaultTaskPollMaxInterval), max(maxIDs, 0), logger),
-	}}
+	h := &HTTPHandler{router: r, listen: tasks.NewListener(tasks.ListenerOptions{
+		Hub: opts.TaskHub, Charge: opts.ChargeListen, Logger: logger,
+		Poll: poll, MaxPoll: cmp.Or(opts.TaskPollMaxInterval, DefaultTaskPollMaxInterval), MaxPerPrincipal: max(maxIDs, 0),
+		Draining: r.Draining, Backends: r.taskBackendsOrNil,
+	})}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if lr := h.taskListen(req); lr != nil {
@@ -195,7 +198,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			}
 			defer limits.Cancel(owner)
 			defer h.listens.Add()()
-			h.listen.serve(w, req, lr)
+			h.listen.Serve(w, req, lr)
 			return
 		}
 		if req.Method == http.MethodPost {
@@ -276,7 +279,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mu
 // Close ends every open legacy SSE stream at once and refuses new ones.
 // Streamable sessions end with [Router.CloseSessions].
 func (h *HTTPHandler) Close() {
-	h.listen.close()
+	h.listen.Close()
 	h.sse.Close()
 }
 
@@ -288,7 +291,7 @@ func (h *HTTPHandler) Close() {
 func (h *HTTPHandler) Shutdown(ctx context.Context) (cutOff int) {
 	// Listen streams for task ids end now, with their final result: they
 	// are not answers to wait for.
-	h.listen.close()
+	h.listen.Close()
 	_ = h.listens.Wait(ctx)
 	cutOff = h.posts.Wait(ctx)
 	return cutOff + h.sse.Shutdown(ctx)
@@ -487,7 +490,7 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 	}
 	status, id, code, msg = g.checkMessage(body)
 	if code == 0 {
-		status, id, code, msg = checkTaskNameHeader(req, body)
+		status, id, code, msg = tasks.CheckNameHeader(req, body)
 	}
 	if code == 0 && usesSessionlessProtocol(req) {
 		status, id, code, msg = checkSessionlessArguments(body)

@@ -24,6 +24,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
+	"github.com/agents-mcp/agents-mcp/router/tasks"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
@@ -122,8 +123,8 @@ type Router struct {
 
 	onToolCall  func(ToolCallRecord)
 	access      AccessOptions
-	sessions    *sessionTable // the HTTP transports' sessions
-	tasks       *taskBackends // nil until AddTaskBackend
+	sessions    *sessionTable   // the HTTP transports' sessions
+	tasks       *tasks.Backends // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
@@ -78,20 +79,9 @@ func (r *Router) handleValidate(ctx context.Context, _ *mcp.ServerSession, p *Va
 	return &ValidateResult{ValidationResult: *res}, nil
 }
 
-// toJSONRPCError is the one place application error codes become JSON-RPC
-// error codes.
-func toJSONRPCError(err error) *jsonrpc.Error {
-	code := jsonrpc.CodeInternalError
-	switch agentsmcp.ErrorCode(err) {
-	case agentsmcp.ENOTFOUND, agentsmcp.EINVALID:
-		code = jsonrpc.CodeInvalidParams
-	case agentsmcp.ENOTIMPLEMENTED:
-		code = jsonrpc.CodeMethodNotFound
-	case agentsmcp.EQUOTA:
-		code = CodeQuotaExceeded
-	}
-	return &jsonrpc.Error{Code: int64(code), Message: agentsmcp.ErrorMessage(err)}
-}
+// toJSONRPCError is [rpcerror.FromError], the one place application
+// error codes become JSON-RPC error codes.
+func toJSONRPCError(err error) *jsonrpc.Error { return rpcerror.FromError(err) }
 
 // validateArguments validates args against e's input schema (see
 // [validation.Schema.Validate]); a panic of the validator is a
