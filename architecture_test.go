@@ -73,6 +73,8 @@ var dependencyRules = []dependencyRule{
 		Why: "argument validation serves the router's calls and tools/validate from the schema alone: the root's issue types and the number bounds, nothing of the registry or the transports"},
 	{From: "router/tasks", Leaf: true, Allow: []string{"router/internal"},
 		Why: "the Tasks extension and its listen streams serve the router over the root's TaskBackend; the router wires them, so they know nothing of the registry or the transports"},
+	{From: "router/transport", Leaf: true, Allow: []string{"router/internal"},
+		Why: "the transport pieces (stdio, event store, priming, rebinding) know nothing of the router, which uses them"},
 	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd"},
 		Why: "the router is the MCP face over root interfaces; cmd adds the providers"},
 }

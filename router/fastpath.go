@@ -229,7 +229,7 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	// returned.
 	defer out.finish(nil)
 	if version >= "2025-11-25" {
-		// go-sdk's priming event, with the event line primingWriter
+		// go-sdk's priming event, with the event line transport.PrimingWriter
 		// removes (priming.go).
 		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {
 			f.router.logger.Warn(fmt.Sprintf("Storing priming event: %v", err))
@@ -502,7 +502,7 @@ func encodeResponse(id jsonrpc.ID, res mcp.Result, err error) ([]byte, error) {
 
 // appendSSE appends one event to b as go-sdk's writeEvent writes it: the
 // answer as a "message" event, or the priming event (nil data) without an
-// event line (see primingWriter).
+// event line (see transport.PrimingWriter).
 func appendSSE(b, data []byte, streamID string, idx int, message bool) []byte {
 	if b == nil {
 		b = make([]byte, 0, len(data)+len(streamID)+48)

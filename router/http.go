@@ -25,6 +25,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 	"github.com/agents-mcp/agents-mcp/router/sse"
 	"github.com/agents-mcp/agents-mcp/router/tasks"
+	"github.com/agents-mcp/agents-mcp/router/transport"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
@@ -152,7 +153,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	var main http.Handler
 	var events mcp.EventStore // for stateful /mcp only
 	if !opts.Stateless {
-		events = newEventStore(eventStoreMaxBytes, eventStoreMaxStreams)
+		events = transport.NewEventStore(transport.EventStoreMaxBytes, transport.EventStoreMaxStreams)
 		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Logger:              logger,
 			MaxRequestBodyBytes: maxBody,
@@ -222,7 +223,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			fast.awaitResumed(req)
 		}
 		// Only stateful streams are resumable, so only they are primed.
-		limits.serveStateful(main, primingWriter{w}, req)
+		limits.serveStateful(main, transport.PrimingWriter{ResponseWriter: w}, req)
 	}))
 	compatEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// A browser sends a cross-origin POST without a preflight only as
@@ -249,7 +250,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		FastCall:            fast.serveSSE,
 	})
 
-	protect := RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
+	protect := transport.RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
 	wrap := func(h http.Handler) http.Handler {
 		if opts.Authenticate != nil {
 			h = opts.Authenticate(h)
@@ -782,6 +783,14 @@ func rawID(data []byte) jsonrpc.ID {
 	}
 	return id
 }
+
+// StdioTransport serves MCP over stdin/stdout, answering what it read
+// before stdin ended (see [transport.StdioTransport]).
+type StdioTransport = transport.StdioTransport
+
+// RebindingProtection rejects requests that a web page could have sent
+// through DNS rebinding or cross-site (see [transport.RebindingProtection]).
+type RebindingProtection = transport.RebindingProtection
 
 // WriteJSONRPCError writes a JSON-RPC error response as an HTTP response.
 // A zero id is written as null, as JSON-RPC requires when the request's id
