@@ -107,7 +107,7 @@ func (c *Schema) get() (*jsonschema.Schema, error) {
 // [*PanicError] when the validator panicked, and any other error when the
 // schema itself is unusable.
 func (c *Schema) Validate(args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
-	// The library has panicked on input before (issue 25): whatever it
+	// The library has panicked on input before: whatever it
 	// does, compiling or validating, the call gets an internal error, not
 	// the process.
 	defer func() {
