@@ -22,6 +22,11 @@ import (
 // REST bridge, stdio and in-process calls.
 func TestUseReachesEveryEntryPoint(t *testing.T) {
 	f := newFastFixture(t, router.HTTPOptions{})
+	// The one way to add one: the server handed out has no
+	// AddReceivingMiddleware, not even behind a type assertion.
+	if _, ok := f.r.Server().(interface{ AddReceivingMiddleware(...mcp.Middleware) }); ok {
+		t.Fatal("Router.Server hands out AddReceivingMiddleware, which the fast paths would not run")
+	}
 	var mu sync.Mutex
 	var seen []string // "method tool", one per request the middleware saw
 	f.r.Use(func(next mcp.MethodHandler) mcp.MethodHandler {

@@ -203,8 +203,9 @@ type Server = mcpserver.Server
 // prompts are registered on it directly (AddResource, AddPrompt, …).
 // It offers no AddReceivingMiddleware: [Router.Use] adds middleware that
 // every entry point runs, where one added to go-sdk's server alone would
-// be skipped by the fast paths, the REST bridge and in-process calls.
-func (r *Router) Server() Server { return r.server }
+// be skipped by the fast paths, the REST bridge and in-process calls; nor
+// does a type assertion reach go-sdk's server behind it.
+func (r *Router) Server() Server { return mcpserver.Of(r.server) }
 
 // AddProvider lists p's tools and registers them. When p implements
 // [agentsmcp.ToolChangeNotifier], its tools are re-listed on every change it

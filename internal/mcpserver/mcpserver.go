@@ -17,7 +17,7 @@ import (
 
 // Server is an [mcp.Server] without AddReceivingMiddleware and without
 // tools (the router registers tools from its providers). *mcp.Server
-// implements it.
+// implements it; [Of] hides the rest of it.
 type Server interface {
 	AddResource(r *mcp.Resource, h mcp.ResourceHandler)
 	RemoveResources(uris ...string)
@@ -36,3 +36,29 @@ type Server interface {
 }
 
 var _ Server = (*mcp.Server)(nil)
+
+// Of returns s as a [Server] that only has the methods of Server: not
+// even a type assertion reaches the rest of s.
+func Of(s *mcp.Server) Server { return face{s} }
+
+// face forwards the methods of [Server] to an [mcp.Server].
+type face struct{ s *mcp.Server }
+
+func (f face) AddResource(r *mcp.Resource, h mcp.ResourceHandler) { f.s.AddResource(r, h) }
+func (f face) RemoveResources(uris ...string)                     { f.s.RemoveResources(uris...) }
+func (f face) AddResourceTemplate(t *mcp.ResourceTemplate, h mcp.ResourceHandler) {
+	f.s.AddResourceTemplate(t, h)
+}
+func (f face) RemoveResourceTemplates(uriTemplates ...string) {
+	f.s.RemoveResourceTemplates(uriTemplates...)
+}
+func (f face) AddPrompt(p *mcp.Prompt, h mcp.PromptHandler) { f.s.AddPrompt(p, h) }
+func (f face) RemovePrompts(names ...string)                { f.s.RemovePrompts(names...) }
+func (f face) ResourceUpdated(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams) error {
+	return f.s.ResourceUpdated(ctx, params)
+}
+func (f face) Sessions() iter.Seq[*mcp.ServerSession]         { return f.s.Sessions() }
+func (f face) Run(ctx context.Context, t mcp.Transport) error { return f.s.Run(ctx, t) }
+func (f face) Connect(ctx context.Context, t mcp.Transport, opts *mcp.ServerSessionOptions) (*mcp.ServerSession, error) {
+	return f.s.Connect(ctx, t, opts)
+}
