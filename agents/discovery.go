@@ -48,8 +48,11 @@ type Discovery struct {
 	Performance agentsmcp.ToolPerformanceService
 }
 
-// Register adds the three prompts to s.
-func (d *Discovery) Register(s *mcp.Server) {
+// Register adds the three prompts to s: an [mcp.Server], or the router's
+// server as it hands it out.
+func (d *Discovery) Register(s interface {
+	AddPrompt(*mcp.Prompt, mcp.PromptHandler)
+}) {
 	s.AddPrompt(&mcp.Prompt{
 		Name: PromptHelpMeStart, Title: "Help me start",
 		Description: "What this server can do: its tool sources, the tools that work best, and how to begin.",

@@ -13,6 +13,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
 )
 
 // ResourceURIPrefix returns the prefix of the URIs under which an
@@ -28,7 +29,7 @@ func ResourceURIPrefix(upstream string) string {
 // resources, resource templates and prompts, all namespaced.
 type extras struct {
 	upstream string
-	server   *mcp.Server
+	server   mcpserver.Server
 
 	mu        sync.Mutex
 	resources []string // exposed URIs
@@ -36,7 +37,7 @@ type extras struct {
 	prompts   []string // exposed names
 }
 
-func newExtras(upstream string, server *mcp.Server) *extras {
+func newExtras(upstream string, server mcpserver.Server) *extras {
 	return &extras{upstream: upstream, server: server}
 }
 

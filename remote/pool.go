@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -29,7 +30,7 @@ type Registry interface {
 	// listing; refusing p (its name is taken) leaves the callback unset.
 	AddProvider(ctx context.Context, p agentsmcp.ToolProvider) error
 	RemoveProvider(name string)
-	Server() *mcp.Server
+	Server() mcpserver.Server
 	// Problems returns, per provider, the tools the registry refused
 	// (collisions, invalid names or schemas).
 	Problems() map[string][]string

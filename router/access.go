@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
 
 // This file is who may do what over MCP. Credentials are checked in front
@@ -45,7 +46,7 @@ const CodeRateLimited = -32029
 // because its principal's quota is used up (the task ids its listen
 // streams watch); the message names the quota and its setting. Waiting
 // does not help: the principal must release some of what it holds.
-const CodeQuotaExceeded = -32030
+const CodeQuotaExceeded = rpcerror.CodeQuotaExceeded
 
 // principalOf returns the caller of req and whether it came with the
 // request's own credentials.

@@ -90,7 +90,7 @@ func BenchmarkCallTool(b *testing.B) {
 	echo := func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 	}
-	run := func(b *testing.B, s *mcp.Server) {
+	run := func(b *testing.B, s router.Server) {
 		st, ct := mcp.NewInMemoryTransports()
 		ss, err := s.Connect(ctx, st, nil)
 		if err != nil {

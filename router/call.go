@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 var _ agentsmcp.ToolCaller = (*Router)(nil)
@@ -47,8 +48,9 @@ const tracerName = "github.com/agents-mcp/agents-mcp/router"
 // req.Session (a client session or nil) and the progress token in
 // req.Params.Meta reach the remote pool.
 //
-// In-process calls do not pass through the MCP server's middleware: they are
-// neither refused by [Router.Drain] (they belong to work already running) nor
+// In-process calls run the middleware added with [Router.Use], not the
+// router's own middleware of sessions (middleware.go): they are neither
+// refused by [Router.Drain] (they belong to work already running) nor
 // counted among the in-flight requests it waits for; whoever runs them
 // drains them. They never carry an [agentsmcp.TaskMode].
 func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -69,7 +71,7 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// outer call. A provider that set it would hand this caller an empty
 	// placeholder and the outer call this step's answer.
 	ctx = agentsmcp.WithRawToolResult(ctx, nil)
-	res, refused, err := r.dispatch(ctx, e, req)
+	res, refused, err := r.dispatchDirect(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)
 	}
@@ -100,7 +102,7 @@ type refusal struct {
 // panic of the validator or the provider is a [*panicError], already
 // logged.
 func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRequest) (*mcp.CallToolResult, *refusal, error) {
-	issues, missing, err := e.schema.validate(req.Params.Arguments)
+	issues, missing, err := validateArguments(e, req.Params.Arguments)
 	if pe, ok := errors.AsType[*panicError](err); ok {
 		logPanic(r.logger, pe, "tool", e.tool.Name, "in", "argument validation")
 		return nil, nil, pe
@@ -115,7 +117,7 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		// provider (or upstream) still checks its own input.
 		r.logger.Warn("input schema unusable; calling without validation", "tool", e.tool.Name, "error", err)
 	} else if len(issues) > 0 {
-		msg := summarizeIssues(e.tool.Name, issues)
+		msg := validation.Summarize(e.tool.Name, issues)
 		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
 		return nil, &refusal{msg: msg, issues: issues, missing: missing}, nil
 	}

@@ -130,7 +130,7 @@ func toolInfo(e *toolEntry, health string) *agentsmcp.ToolInfo {
 		Source:       e.provider.Name(),
 		Title:        t.Title,
 		Description:  t.Description,
-		InputSchema:  slices.Clone(e.schema.raw),
+		InputSchema:  slices.Clone(e.schema.Raw()),
 		OutputSchema: slices.Clone(outputSchemaJSON(t)),
 		Health:       health,
 	}

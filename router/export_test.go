@@ -15,19 +15,6 @@ func KnownMethodsForTest() map[string]string {
 	return out
 }
 
-// WatchersForTest counts the task watchers registered with h, by task id
-// watched: one per HTTP handler and task, however many of its streams
-// watch the task.
-func (h *TaskHub) WatchersForTest() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, ws := range h.byID {
-		n += len(ws)
-	}
-	return n
-}
-
 // SetPrimingDelayForTest sets how long the tools/call fast path holds its
 // priming event back, and returns what restores the default.
 func SetPrimingDelayForTest(d time.Duration) (restore func()) {

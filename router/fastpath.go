@@ -229,7 +229,7 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	// returned.
 	defer out.finish(nil)
 	if version >= "2025-11-25" {
-		// go-sdk's priming event, with the event line primingWriter
+		// go-sdk's priming event, with the event line transport.PrimingWriter
 		// removes (priming.go).
 		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {
 			f.router.logger.Warn(fmt.Sprintf("Storing priming event: %v", err))
@@ -455,35 +455,6 @@ func (f *fastPath) awaitResumed(req *http.Request) {
 	}
 }
 
-// fastHandler is the router's receiving middleware around its tools/call
-// handler, composed as go-sdk composes it: each [Router.use] wraps what
-// came before, and within one the first is outermost.
-func (r *Router) fastHandler() mcp.MethodHandler {
-	r.mu.RLock()
-	c := r.fastChain
-	n := len(r.middleware)
-	r.mu.RUnlock()
-	if c.handler != nil && c.n == n {
-		return c.handler
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h := mcp.MethodHandler(r.callToolAsSDK)
-	for _, group := range r.middleware {
-		for _, m := range slices.Backward(group) {
-			h = m(h)
-		}
-	}
-	r.fastChain = fastChain{n: len(r.middleware), handler: h}
-	return h
-}
-
-// fastChain caches [Router.fastHandler] for a count of use calls.
-type fastChain struct {
-	n       int
-	handler mcp.MethodHandler
-}
-
 // callToolAsSDK is what go-sdk's server does for tools/call under the
 // middleware: the registered handler of the tool (the router registers
 // toolHandler for each entry), go-sdk's error for an unknown one, and an
@@ -531,7 +502,7 @@ func encodeResponse(id jsonrpc.ID, res mcp.Result, err error) ([]byte, error) {
 
 // appendSSE appends one event to b as go-sdk's writeEvent writes it: the
 // answer as a "message" event, or the priming event (nil data) without an
-// event line (see primingWriter).
+// event line (see transport.PrimingWriter).
 func appendSSE(b, data []byte, streamID string, idx int, message bool) []byte {
 	if b == nil {
 		b = make([]byte, 0, len(data)+len(streamID)+48)

@@ -27,6 +27,7 @@ import (
 // streamable HTTP, joined through the remote pool), served over HTTP to
 // alice (every tool) and bob (only up__echo), as in serve.
 type fastFixture struct {
+	r   *router.Router
 	h   *router.HTTPHandler
 	url string
 
@@ -105,7 +106,7 @@ func newFastFixture(t *testing.T, opts router.HTTPOptions) *fastFixture {
 		return &auth.TokenInfo{UserID: p.ID, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{agentsmcp.TokenInfoPrincipal: p}}, nil
 	}
 	opts.Authenticate = auth.RequireBearerToken(verify, nil)
-	f.h = r.HTTPHandler(opts)
+	f.r, f.h = r, r.HTTPHandler(opts)
 	srv := httptest.NewUnstartedServer(f.h)
 	srv.Listener = countingListener{Listener: srv.Listener, writes: &f.writes}
 	srv.Start()

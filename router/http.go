@@ -24,6 +24,9 @@ import (
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 	"github.com/agents-mcp/agents-mcp/router/sse"
+	"github.com/agents-mcp/agents-mcp/router/tasks"
+	"github.com/agents-mcp/agents-mcp/router/transport"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 // DefaultMaxBodyBytes bounds one HTTP request body on every MCP endpoint.
@@ -112,13 +115,14 @@ type HTTPOptions struct {
 // On /mcp, malformed JSON-RPC is answered with proper JSON-RPC errors (see
 // [JSONRPCGuard]) rather than the SDK's plain-text 400s.
 type HTTPHandler struct {
-	mux   *http.ServeMux
-	sse   *sse.Handler
-	posts pending.Counter // POSTs being served on /mcp and POST /sse
-	// listen serves subscriptions/listen for task ids (listen.go);
+	router *Router
+	mux    *http.ServeMux
+	sse    *sse.Handler
+	posts  pending.Counter // POSTs being served on /mcp and POST /sse
+	// listen serves subscriptions/listen for task ids (router/tasks);
 	// listens counts its streams, which are not answers Shutdown waits
 	// for but streams it ends.
-	listen  *taskListener
+	listen  *tasks.Listener
 	listens pending.Counter
 	fast    *fastPath
 }
@@ -149,7 +153,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	var main http.Handler
 	var events mcp.EventStore // for stateful /mcp only
 	if !opts.Stateless {
-		events = newEventStore(eventStoreMaxBytes, eventStoreMaxStreams)
+		events = transport.NewEventStore(transport.EventStoreMaxBytes, transport.EventStoreMaxStreams)
 		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Logger:              logger,
 			MaxRequestBodyBytes: maxBody,
@@ -179,10 +183,11 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	}
 	poll := cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval)
 	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, DefaultMaxListenTaskIDsPerPrincipal)
-	h := &HTTPHandler{listen: &taskListener{
-		router: r, hub: opts.TaskHub, charge: opts.ChargeListen, logger: logger, stop: make(chan struct{}),
-		watcher: newTaskWatcher(opts.TaskHub, poll, cmp.Or(opts.TaskPollMaxInterval, DefaultTaskPollMaxInterval), max(maxIDs, 0), logger),
-	}}
+	h := &HTTPHandler{router: r, listen: tasks.NewListener(tasks.ListenerOptions{
+		Hub: opts.TaskHub, Charge: opts.ChargeListen, Logger: logger,
+		Poll: poll, MaxPoll: cmp.Or(opts.TaskPollMaxInterval, DefaultTaskPollMaxInterval), MaxPerPrincipal: max(maxIDs, 0),
+		Draining: r.Draining, Backends: r.taskBackendsOrNil,
+	})}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if lr := h.taskListen(req); lr != nil {
@@ -194,7 +199,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			}
 			defer limits.Cancel(owner)
 			defer h.listens.Add()()
-			h.listen.serve(w, req, lr)
+			h.listen.Serve(w, req, lr)
 			return
 		}
 		if req.Method == http.MethodPost {
@@ -218,7 +223,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			fast.awaitResumed(req)
 		}
 		// Only stateful streams are resumable, so only they are primed.
-		limits.serveStateful(main, primingWriter{w}, req)
+		limits.serveStateful(main, transport.PrimingWriter{ResponseWriter: w}, req)
 	}))
 	compatEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// A browser sends a cross-origin POST without a preflight only as
@@ -245,7 +250,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		FastCall:            fast.serveSSE,
 	})
 
-	protect := RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
+	protect := transport.RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
 	wrap := func(h http.Handler) http.Handler {
 		if opts.Authenticate != nil {
 			h = opts.Authenticate(h)
@@ -275,7 +280,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mu
 // Close ends every open legacy SSE stream at once and refuses new ones.
 // Streamable sessions end with [Router.CloseSessions].
 func (h *HTTPHandler) Close() {
-	h.listen.close()
+	h.listen.Close()
 	h.sse.Close()
 }
 
@@ -287,7 +292,7 @@ func (h *HTTPHandler) Close() {
 func (h *HTTPHandler) Shutdown(ctx context.Context) (cutOff int) {
 	// Listen streams for task ids end now, with their final result: they
 	// are not answers to wait for.
-	h.listen.close()
+	h.listen.Close()
 	_ = h.listens.Wait(ctx)
 	cutOff = h.posts.Wait(ctx)
 	return cutOff + h.sse.Shutdown(ctx)
@@ -486,7 +491,7 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 	}
 	status, id, code, msg = g.checkMessage(body)
 	if code == 0 {
-		status, id, code, msg = checkTaskNameHeader(req, body)
+		status, id, code, msg = tasks.CheckNameHeader(req, body)
 	}
 	if code == 0 && usesSessionlessProtocol(req) {
 		status, id, code, msg = checkSessionlessArguments(body)
@@ -501,7 +506,7 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 
 // checkSessionlessArguments answers -32602 for a 2026-07-28 tools/call
 // whose arguments hold a number beyond [jsonnum]'s bounds, as the router
-// answers it on every other path (decodeArguments). go-sdk's stateless
+// answers it on every other path (validation.DecodeArguments). go-sdk's stateless
 // handler would refuse it before the router sees it, with a -32020
 // "failed to extract name from parameters" (it decodes the params with
 // float64 numbers to check the Mcp-Name header), which names the wrong
@@ -520,7 +525,7 @@ func checkSessionlessArguments(body []byte) (status int, id jsonrpc.ID, code int
 	if json.Unmarshal(body, &m) != nil || m.Method != "tools/call" || len(m.Params.Arguments) == 0 {
 		return 0, id, 0, ""
 	}
-	if _, err := decodeArguments(m.Params.Arguments); err != nil {
+	if _, err := validation.DecodeArguments(m.Params.Arguments); err != nil {
 		if nerr, ok := errors.AsType[*jsonnum.Error](err); ok {
 			id, _ = jsonrpc.MakeID(m.ID)
 			return http.StatusOK, id, jsonrpc.CodeInvalidParams, "invalid arguments: " + nerr.Error()
@@ -778,6 +783,14 @@ func rawID(data []byte) jsonrpc.ID {
 	}
 	return id
 }
+
+// StdioTransport serves MCP over stdin/stdout, answering what it read
+// before stdin ended (see [transport.StdioTransport]).
+type StdioTransport = transport.StdioTransport
+
+// RebindingProtection rejects requests that a web page could have sent
+// through DNS rebinding or cross-site (see [transport.RebindingProtection]).
+type RebindingProtection = transport.RebindingProtection
 
 // WriteJSONRPCError writes a JSON-RPC error response as an HTTP response.
 // A zero id is written as null, as JSON-RPC requires when the request's id

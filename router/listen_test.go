@@ -386,7 +386,7 @@ func TestListenPollsTasksNoHubReports(t *testing.T) {
 func listenGoroutines() int {
 	buf := make([]byte, 1<<22)
 	buf = buf[:runtime.Stack(buf, true)]
-	return strings.Count(string(buf), "(*taskListener).serve(")
+	return strings.Count(string(buf), "(*Listener).Serve(")
 }
 
 func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
@@ -401,14 +401,14 @@ func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
 	}
 	// The five streams share one watcher of the task, the one the hub
 	// knows.
-	if n := s.hub.WatchersForTest(); n != 1 {
+	if n := s.hub.Watchers(); n != 1 {
 		t.Fatalf("%d watchers of the task registered with the hub, want 1 for the five streams", n)
 	}
 	for _, st := range streams {
 		st.cancel()
 	}
 	testutil.Eventually(t, 5*time.Second, "the streams' handlers return", func() bool {
-		return s.hub.WatchersForTest() == 0 && listenGoroutines() == 0
+		return s.hub.Watchers() == 0 && listenGoroutines() == 0
 	})
 
 	// At shutdown a stream ends with its listen result.

@@ -76,8 +76,9 @@ const (
 // takes the path of a client's tools/call: the credentials, the rate limit
 // and the Host/Origin checks of /mcp are in front of it (the same wrapping
 // in [Router.HTTPHandler]), and here the caller's allowlist, the refusal
-// while draining, argument validation, the provider, and the record of
-// [Options.OnToolCall] (so the audit trail) apply as they do there.
+// while draining, argument validation, the middleware added with
+// [Router.Use], the provider, and the record of [Options.OnToolCall] (so
+// the audit trail) apply as they do there.
 //
 // The caller has no session, so it cannot be asked anything: a tool that
 // needs to ask (sampling, elicitation, the agents' confirmation of a
@@ -168,7 +169,7 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 		}
 		defer r.drain.done()
 
-		res, refused, err := r.dispatch(ctx, e, creq)
+		res, refused, err := r.dispatchDirect(ctx, e, creq)
 		switch {
 		case refused != nil:
 			writeBridgeError(w, http.StatusBadRequest, BridgeInvalidParams, refused.msg, func(b *BridgeError) {

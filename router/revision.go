@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
 )
 
 // sessionlessRevision is the first MCP revision without sessions (and with
@@ -28,24 +29,9 @@ func usesSessionlessRevision(p mcp.Params) bool {
 	return v >= sessionlessRevision
 }
 
-// resultTypeComplete is the resultType of a final result (2026-07-28).
-const resultTypeComplete = "complete"
-
 // CustomResultBase goes into the result of each of our custom methods
-// (added with [mcp.AddReceivingCustomMethod]), beside [mcp.ResultBase]:
-// MCP 2026-07-28 requires resultType on every result, and go-sdk sets it on
-// its own results only. For a request of 2026-07-28 or later, a ResultType
-// the handler left empty is set to "complete" after the handler returns; for
-// an earlier revision, which does not define the field, it stays empty and
-// is not sent.
-type CustomResultBase struct {
-	ResultType string `json:"resultType,omitempty"`
-}
-
-func (b *CustomResultBase) customResultBase() *CustomResultBase { return b }
-
-// customResult is a result that embeds [CustomResultBase].
-type customResult interface{ customResultBase() *CustomResultBase }
+// (see [resulttype.Base]): the revision middleware sets its resultType.
+type CustomResultBase = resulttype.Base
 
 // revisionMiddleware keeps each answer to the fields of the revision it is
 // given under. go-sdk v1.8.0 sends the cache hints ttlMs and cacheScope,
@@ -63,9 +49,9 @@ func revisionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !usesSessionlessRevision(req.GetParams()) {
 				return withoutCacheHints{r}, nil
 			}
-		case customResult:
-			if b := r.customResultBase(); b.ResultType == "" && usesSessionlessRevision(req.GetParams()) {
-				b.ResultType = resultTypeComplete
+		case resulttype.Carrier:
+			if b := r.ResultTypeBase(); b.ResultType == "" && usesSessionlessRevision(req.GetParams()) {
+				b.ResultType = resulttype.Complete
 			}
 		}
 		return res, nil

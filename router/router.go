@@ -23,6 +23,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
+	"github.com/agents-mcp/agents-mcp/router/tasks"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 // ServerName is the implementation name announced in initialize.
@@ -114,14 +117,14 @@ type Router struct {
 	watchers map[chan struct{}]struct{}
 
 	// middleware is what [Router.use] added to the server, in order: the
-	// tools/call fast path (fastpath.go) runs the same chain.
-	middleware [][]mcp.Middleware // one group per use
+	// other entry points run the same chain (middleware.go).
+	middleware []middlewareGroup // one group per use
 	fastChain  fastChain
 
 	onToolCall  func(ToolCallRecord)
 	access      AccessOptions
-	sessions    *sessionTable // the HTTP transports' sessions
-	tasks       *taskBackends // nil until AddTaskBackend
+	sessions    *sessionTable   // the HTTP transports' sessions
+	tasks       *tasks.Backends // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
 }
 
@@ -129,7 +132,7 @@ type toolEntry struct {
 	tool     *mcp.Tool
 	raw      []byte // the tool as JSON, to detect changes on refresh
 	provider agentsmcp.ToolProvider
-	schema   *compiledSchema
+	schema   *validation.Schema
 }
 
 // New returns a router with no providers. Add local tools with
@@ -185,36 +188,24 @@ func New(opts Options) *Router {
 	})
 	// Added first, so innermost: the raw answer replaces the placeholder
 	// after the tool handler, before any other middleware sees it.
-	r.use(rawResultMiddleware)
-	r.use(revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.sessions.logLevelMiddleware)
+	r.use(false, rawResultMiddleware)
+	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.sessions.logLevelMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}
 	return r
 }
 
-// use adds receiving middleware to the server, as
-// [mcp.Server.AddReceivingMiddleware] does, and records it for the
-// tools/call fast path, which runs the same chain outside go-sdk's session
-// (fastpath.go). Every receiving middleware of the router's server must be
-// added through use.
-//
-// Each group is wrapped in [Router.recoverMiddleware], outermost, so that
-// the outermost middleware of the chain contains panics whatever group
-// is added last (recover.go); the inner ones cost a deferred call each.
-func (r *Router) use(mw ...mcp.Middleware) {
-	mw = append([]mcp.Middleware{r.recoverMiddleware}, mw...)
-	r.server.AddReceivingMiddleware(mw...)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.middleware = append(r.middleware, mw)
-}
+// Server is the router's MCP server as [Router.Server] hands it out.
+type Server = mcpserver.Server
 
 // Server returns the MCP server that the transports serve. Resources and
 // prompts are registered on it directly (AddResource, AddPrompt, …).
-// Receiving middleware must not be added to it: the tools/call fast path
-// would not run it.
-func (r *Router) Server() *mcp.Server { return r.server }
+// It offers no AddReceivingMiddleware: [Router.Use] adds middleware that
+// every entry point runs, where one added to go-sdk's server alone would
+// be skipped by the fast paths, the REST bridge and in-process calls; nor
+// does a type assertion reach go-sdk's server behind it.
+func (r *Router) Server() Server { return mcpserver.Of(r.server) }
 
 // AddProvider lists p's tools and registers them. When p implements
 // [agentsmcp.ToolChangeNotifier], its tools are re-listed on every change it
@@ -316,7 +307,7 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 		if exists && string(old.raw) == string(raw) {
 			continue
 		}
-		e := &toolEntry{tool: t, raw: raw, provider: p, schema: newCompiledSchema(inputSchemaJSON(t))}
+		e := &toolEntry{tool: t, raw: raw, provider: p, schema: validation.New(inputSchemaJSON(t))}
 		r.tools[t.Name] = e
 		r.server.AddTool(t, r.toolHandler(e))
 		changed = true

@@ -128,7 +128,7 @@ func (r *Router) SearchTools(query, scope string, limit int) []ToolMatch {
 
 // docOf tokenises a registered tool.
 func docOf(e *toolEntry) searchDoc {
-	return newSearchDoc(e.tool.Name, e.tool.Title, e.tool.Description, e.provider.Name(), e.schema.raw)
+	return newSearchDoc(e.tool.Name, e.tool.Title, e.tool.Description, e.provider.Name(), e.schema.Raw())
 }
 
 // inScope reports whether a tool from source belongs to scope.

@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 // MethodValidate is the JSON-RPC method that checks a tool's arguments
@@ -42,7 +44,7 @@ func (r *Router) ValidateToolArguments(ctx context.Context, tool string, args []
 	if !mayUse(ctx, tool) {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "tool %q is not allowed for this credential", tool)
 	}
-	issues, missing, err := e.schema.validate(args)
+	issues, missing, err := validateArguments(e, args)
 	if pe, ok := errors.AsType[*panicError](err); ok {
 		logPanic(r.logger, pe, "tool", tool, "in", "tools/validate")
 		return nil, agentsmcp.Errorf(agentsmcp.EINTERNAL, "validating the arguments of tool %q failed: internal error", tool)
@@ -77,17 +79,17 @@ func (r *Router) handleValidate(ctx context.Context, _ *mcp.ServerSession, p *Va
 	return &ValidateResult{ValidationResult: *res}, nil
 }
 
-// toJSONRPCError is the one place application error codes become JSON-RPC
-// error codes.
-func toJSONRPCError(err error) *jsonrpc.Error {
-	code := jsonrpc.CodeInternalError
-	switch agentsmcp.ErrorCode(err) {
-	case agentsmcp.ENOTFOUND, agentsmcp.EINVALID:
-		code = jsonrpc.CodeInvalidParams
-	case agentsmcp.ENOTIMPLEMENTED:
-		code = jsonrpc.CodeMethodNotFound
-	case agentsmcp.EQUOTA:
-		code = CodeQuotaExceeded
+// toJSONRPCError is [rpcerror.FromError], the one place application
+// error codes become JSON-RPC error codes.
+func toJSONRPCError(err error) *jsonrpc.Error { return rpcerror.FromError(err) }
+
+// validateArguments validates args against e's input schema (see
+// [validation.Schema.Validate]); a panic of the validator is a
+// [*panicError] (recover.go).
+func validateArguments(e *toolEntry, args json.RawMessage) ([]agentsmcp.ValidationIssue, []string, error) {
+	issues, missing, err := e.schema.Validate(args)
+	if pe, ok := errors.AsType[*validation.PanicError](err); ok {
+		return nil, nil, &panicError{value: pe.Value, stack: pe.Stack}
 	}
-	return &jsonrpc.Error{Code: int64(code), Message: agentsmcp.ErrorMessage(err)}
+	return issues, missing, err
 }

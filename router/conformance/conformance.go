@@ -82,7 +82,7 @@ func registerTools(l *localtools.Provider) error {
 
 // register2026Tools adds the tools that conformance 0.2 calls for MCP
 // 2026-07-28, as go-sdk v1.8.0's everything-server registers them.
-func register2026Tools(l *localtools.Provider, s *mcp.Server) error {
+func register2026Tools(l *localtools.Provider, s router.Server) error {
 	type tool struct {
 		name, desc string
 		h          mcp.ToolHandlerFor[any, any]
@@ -160,14 +160,14 @@ const jsonSchema202012 = `{
 	"additionalProperties": false
 }`
 
-func registerResources(s *mcp.Server) {
+func registerResources(s router.Server) {
 	s.AddResource(&mcp.Resource{Name: "static-text", Description: "A static text resource for testing", MIMEType: "text/plain", URI: "test://static-text"}, staticTextHandler)
 	s.AddResource(&mcp.Resource{Name: "static-binary", Description: "A static binary resource (image) for testing", MIMEType: "image/png", URI: "test://static-binary"}, staticBinaryHandler)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "template", Description: "A resource template with parameter substitution", MIMEType: "application/json", URITemplate: "test://template/{id}/data"}, templateResourceHandler)
 	s.AddResource(&mcp.Resource{Name: "watched-resource", Description: "A resource that auto-updates every 3 seconds", MIMEType: "text/plain", URI: watchedResourceURI}, watchedResourceHandler)
 }
 
-func registerPrompts(s *mcp.Server) {
+func registerPrompts(s router.Server) {
 	s.AddPrompt(&mcp.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A simple prompt without arguments"}, simplePromptHandler)
 	s.AddPrompt(&mcp.Prompt{
 		Name: "test_prompt_with_arguments", Title: "Prompt With Arguments", Description: "A prompt with required arguments",
@@ -183,7 +183,7 @@ func registerPrompts(s *mcp.Server) {
 	s.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content"}, promptWithImageHandler)
 }
 
-func watchedResourceUpdater(ctx context.Context, s *mcp.Server) {
+func watchedResourceUpdater(ctx context.Context, s router.Server) {
 	ticker := time.NewTicker(3 * time.Second)
 	defer ticker.Stop()
 	for {

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/localtools"
+	"github.com/agents-mcp/agents-mcp/router"
 )
 
 type testXMcpHeaderInput struct {
@@ -123,7 +124,7 @@ func makeTriggerToolChangeHandler(l *localtools.Provider) mcp.ToolHandlerFor[any
 
 // makeTriggerPromptChangeHandler is the prompt analogue of
 // makeTriggerToolChangeHandler.
-func makeTriggerPromptChangeHandler(server *mcp.Server) mcp.ToolHandlerFor[any, any] {
+func makeTriggerPromptChangeHandler(server router.Server) mcp.ToolHandlerFor[any, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 		server.AddPrompt(&mcp.Prompt{
 			Name:        "__transient_prompt_for_list_changed",

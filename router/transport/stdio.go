@@ -1,4 +1,9 @@
-package router
+// Package transport holds the parts of the router's transports that know
+// nothing of the router: the stdio transport that answers what it read
+// before EOF, the bounded event store of the stateful streamable
+// endpoint, go-sdk's priming event made a default event, and the
+// protection against DNS rebinding in front of every HTTP path.
+package transport
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package router
+package tasks
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ const (
 	// DefaultMaxListenTaskIDsPerPrincipal bounds the distinct task ids
 	// the listen streams of one principal watch at once on one replica:
 	// ten full streams. A stream that would go past it is refused with
-	// HTTP 429 and [CodeQuotaExceeded].
+	// HTTP 429 and [rpcerror.CodeQuotaExceeded] (router.CodeQuotaExceeded).
 	DefaultMaxListenTaskIDsPerPrincipal = 1000
 
 	methodListen      = "subscriptions/listen"
@@ -59,9 +59,9 @@ const (
 	listenReadTimeout = 10 * time.Second
 )
 
-// listenRequest is a subscriptions/listen request as read by the HTTP
-// layer.
-type listenRequest struct {
+// ListenRequest is a subscriptions/listen request for task ids, as read
+// by the HTTP layer ([ParseListen]).
+type ListenRequest struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
@@ -71,14 +71,14 @@ type listenRequest struct {
 	id jsonrpc.ID
 }
 
-// taskListen returns body as a listen request for task ids of protocol
+// ParseListen returns body as a listen request for task ids of protocol
 // 2026-07-28 or later, or nil: anything else goes to go-sdk.
-func taskListen(req *http.Request, body []byte) *listenRequest {
+func ParseListen(req *http.Request, body []byte) *ListenRequest {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' || !bytes.Contains(body, []byte(`"taskIds"`)) || !bytes.Contains(body, []byte(`"`+methodListen+`"`)) {
 		return nil
 	}
-	var l listenRequest
+	var l ListenRequest
 	if json.Unmarshal(body, &l) != nil || l.Method != methodListen || l.Params.Notifications == nil {
 		return nil
 	}
@@ -111,30 +111,57 @@ func taskSignature(t *agentsmcp.MCPTask) string {
 	return string(t.Status) + "\x00" + t.StatusMessage + "\x00" + strings.Join(keys, "\x00")
 }
 
-// taskListener serves listen streams for task ids. It belongs to one
-// [HTTPHandler], whose Close and Shutdown end its streams; its watcher
-// reads the tasks for all of them.
-type taskListener struct {
-	router  *Router
-	hub     *TaskHub
+// Listener serves listen streams for task ids. It belongs to one of the
+// router's HTTP handlers, whose Close and Shutdown end its streams
+// ([Listener.Close]); its watcher reads the tasks for all of them.
+type Listener struct {
+	opts    ListenerOptions
 	watcher *taskWatcher
-	// charge, if set, charges a stream's task ids beyond the first to
-	// its caller's rate limit ([HTTPOptions.ChargeListen]).
-	charge func(w http.ResponseWriter, r *http.Request, extra int) bool
-	logger *slog.Logger
 
 	stopOnce sync.Once
 	stop     chan struct{}
 }
 
-func (l *taskListener) close() {
+// ListenerOptions configure a [Listener].
+type ListenerOptions struct {
+	// Hub, if set, wakes the streams of the tasks it is told about.
+	Hub *TaskHub
+	// Poll and MaxPoll are the read interval of a watched task and its
+	// bound under backoff ([DefaultTaskPollInterval],
+	// [DefaultTaskPollMaxInterval]).
+	Poll, MaxPoll time.Duration
+	// MaxPerPrincipal bounds the task ids the streams of one principal
+	// watch at once; zero means no bound.
+	MaxPerPrincipal int
+	// Charge, if set, charges a stream's task ids beyond the first to
+	// its caller's rate limit (router.HTTPOptions.ChargeListen).
+	Charge func(w http.ResponseWriter, r *http.Request, extra int) bool
+	// Draining reports whether the server is shutting down: new streams
+	// are then refused.
+	Draining func() bool
+	// Backends are the task backends, nil before the first.
+	Backends func() *Backends
+	Logger   *slog.Logger
+}
+
+// NewListener returns a listener; [Listener.Close] stops it.
+func NewListener(opts ListenerOptions) *Listener {
+	return &Listener{
+		opts: opts, stop: make(chan struct{}),
+		watcher: newTaskWatcher(opts.Hub, opts.Poll, opts.MaxPoll, opts.MaxPerPrincipal, opts.Logger),
+	}
+}
+
+// Close ends the listener's streams, each with a final listen result, and
+// stops its watcher.
+func (l *Listener) Close() {
 	l.stopOnce.Do(func() {
 		close(l.stop)
 		l.watcher.close()
 	})
 }
 
-// serve answers a listen request for task ids: HTTP 400 with -32021 when
+// Serve answers a listen request for task ids: HTTP 400 with -32021 when
 // the request does not declare the Tasks extension, HTTP 429 when its
 // task ids cost more than the caller's rate limit allows or would make
 // its principal watch more than its quota of task ids, else an SSE stream
@@ -145,7 +172,7 @@ func (l *taskListener) close() {
 // is sent). Other kinds of notifications in the same filter are not
 // acknowledged: a client listens for them on a second stream, which go-sdk
 // serves.
-func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *listenRequest) {
+func (l *Listener) Serve(w http.ResponseWriter, req *http.Request, lr *ListenRequest) {
 	if v := req.Header.Get("Mcp-Protocol-Version"); v >= tasksProtocol {
 		// go-sdk checks this for the requests it serves (SEP-2243).
 		if m := req.Header.Get("Mcp-Method"); m != methodListen {
@@ -168,7 +195,7 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 			Message: "subscriptions/listen: notifications.taskIds must be an array of strings"})
 		return
 	}
-	if l.router.Draining() {
+	if l.opts.Draining != nil && l.opts.Draining() {
 		writeListenError(w, http.StatusServiceUnavailable, lr.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: "server is shutting down; retry on another replica or after restart"})
 		return
@@ -182,13 +209,13 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 	// Each task id is a request's worth of work (at least its first
 	// read): the stream was charged one request in front, as a POST; its
 	// other ids are charged here, as the messages of a batch are.
-	if l.charge != nil && len(candidates) > 1 && !l.charge(w, req, len(candidates)-1) {
+	if l.opts.Charge != nil && len(candidates) > 1 && !l.opts.Charge(w, req, len(candidates)-1) {
 		return
 	}
 	ctx := req.Context()
 	sub := newListenSub()
 	defer l.watcher.unsubscribe(sub)
-	first, err := l.watcher.subscribe(ctx, sub, candidates, l.router.taskBackendsOrNil())
+	first, err := l.watcher.subscribe(ctx, sub, candidates, l.opts.Backends())
 	if err != nil {
 		if je, ok := err.(*jsonrpc.Error); ok {
 			writeListenError(w, http.StatusTooManyRequests, lr.ID, je)
@@ -242,7 +269,7 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 		case <-l.stop:
 			final()
 			return
-		case <-l.hub.closing():
+		case <-l.opts.Hub.closing():
 			final()
 			return
 		case <-keepAlive.C:
@@ -268,14 +295,6 @@ func (l *taskListener) serve(w http.ResponseWriter, req *http.Request, lr *liste
 			}
 		}
 	}
-}
-
-// taskBackendsOrNil is the router's task backends, or nil before the first
-// AddTaskBackend.
-func (r *Router) taskBackendsOrNil() *taskBackends {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.tasks
 }
 
 // sseWriter writes JSON-RPC messages as server-sent events.
@@ -310,23 +329,4 @@ func writeListenError(w http.ResponseWriter, status int, id json.RawMessage, e *
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// taskListen returns the request as a listen for task ids that the router
-// serves itself (see [taskListen]), or nil. Its body is the one the guard
-// read (or, for a request that did not pass the guard, read again from
-// memory and put back).
-func (h *HTTPHandler) taskListen(req *http.Request) *listenRequest {
-	if req.Method != http.MethodPost || h.listen.router.taskBackendsOrNil() == nil {
-		return nil // without a task backend, go-sdk answers (it acks no task ids)
-	}
-	if body, ok := guardedBodyOf(req); ok {
-		return taskListen(req, body)
-	}
-	body, err := io.ReadAll(req.Body)
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		return nil
-	}
-	return taskListen(req, body)
 }

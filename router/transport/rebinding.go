@@ -1,4 +1,4 @@
-package router
+package transport
 
 import (
 	"net"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
 
 // RebindingProtection rejects requests that a web page could have sent
@@ -45,11 +47,11 @@ func (p RebindingProtection) Wrap(next http.Handler) http.Handler {
 		}
 		loopbackConn := isLoopbackHost(localIP)
 		if !p.hostAllowed(req.Host, localIP, loopbackConn) {
-			WriteJSONRPCError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: Host header "+quoteLimited(req.Host)+" is not allowed")
+			rpcerror.Write(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: Host header "+quoteLimited(req.Host)+" is not allowed")
 			return
 		}
 		if origin := req.Header.Get("Origin"); origin != "" && !p.originAllowed(origin, req.Host, loopbackConn) {
-			WriteJSONRPCError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: Origin "+quoteLimited(origin)+" is not allowed")
+			rpcerror.Write(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: Origin "+quoteLimited(origin)+" is not allowed")
 			return
 		}
 		next.ServeHTTP(w, req)

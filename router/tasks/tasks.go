@@ -1,4 +1,10 @@
-package router
+// Package tasks serves the MCP Tasks extension (SEP-2663, ADR 0010) for
+// the router: tasks/get, tasks/update and tasks/cancel over the task
+// backends ([Service]), the middleware that makes a tools/call a task,
+// and the subscriptions/listen streams for task ids with the [TaskHub]
+// that wakes them ([Listener]). The router adds them with its first task
+// backend; nothing here knows the registry or the transports.
+package tasks
 
 import (
 	"bytes"
@@ -18,10 +24,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
 
 // The methods of the MCP Tasks extension (SEP-2663) that the router serves
-// once a task backend is added ([Router.AddTaskBackend]). tasks/list and
+// once a task backend is added (router.Router.AddTaskBackend). tasks/list and
 // tasks/result of the 2025 experimental tasks are not among them: they
 // get -32601.
 const (
@@ -60,7 +68,7 @@ type TaskUpdateParams struct {
 // resultType ("complete", set by the revision middleware).
 type TaskAck struct {
 	mcp.ResultBase
-	CustomResultBase
+	resulttype.Base
 }
 
 // DetailedTask is the answer of tasks/get (resultType "complete", set by the
@@ -69,7 +77,7 @@ type TaskAck struct {
 // that created a task.
 type DetailedTask struct {
 	mcp.ResultBase
-	CustomResultBase
+	resulttype.Base
 	TaskID        string                  `json:"taskId"`
 	Status        agentsmcp.MCPTaskStatus `json:"status"`
 	StatusMessage string                  `json:"statusMessage,omitempty"`
@@ -84,13 +92,25 @@ type DetailedTask struct {
 	Error         *jsonrpc.Error       `json:"error,omitempty"`
 }
 
-// taskBackends are the router's task backends, in the order added.
-type taskBackends struct {
+// Backends are the router's task backends, in the order added. A nil
+// *Backends has none.
+type Backends struct {
 	mu   sync.RWMutex
 	list []agentsmcp.TaskBackend
 }
 
-func (t *taskBackends) owner(id string) agentsmcp.TaskBackend {
+// Add adds b after the backends added before.
+func (t *Backends) Add(b agentsmcp.TaskBackend) {
+	t.mu.Lock()
+	t.list = append(t.list, b)
+	t.mu.Unlock()
+}
+
+// Owner is the first backend that owns the task id, or nil.
+func (t *Backends) Owner(id string) agentsmcp.TaskBackend {
+	if t == nil {
+		return nil
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for _, b := range t.list {
@@ -101,42 +121,21 @@ func (t *taskBackends) owner(id string) agentsmcp.TaskBackend {
 	return nil
 }
 
-// AddTaskBackend serves the Tasks extension for the ids b owns. The first
-// backend turns the extension on: server/discover advertises it (to
-// 2026-07-28 clients only, since server/discover is theirs), tasks/get,
-// tasks/update and tasks/cancel are served, and a tools/call whose request
-// declares the extension carries a [agentsmcp.TaskMode], so that the tool
-// may answer with a task. Call it while assembling the server, before
-// serving.
-func (r *Router) AddTaskBackend(b agentsmcp.TaskBackend) {
-	r.mu.Lock()
-	first := r.tasks == nil
-	if first {
-		r.tasks = &taskBackends{}
-	}
-	t := r.tasks
-	r.mu.Unlock()
-	t.mu.Lock()
-	t.list = append(t.list, b)
-	t.mu.Unlock()
-	if !first {
-		return
-	}
-	r.use(r.tasksMiddleware)
-	errs := errors.Join(
-		mcp.AddReceivingCustomMethod(r.server, MethodTasksGet, r.handleTasksGet),
-		mcp.AddReceivingCustomMethod(r.server, MethodTasksUpdate, r.handleTasksUpdate),
-		mcp.AddReceivingCustomMethod(r.server, MethodTasksCancel, r.handleTasksCancel),
-	)
-	if errs != nil {
-		panic(errs) // only possible if a tasks method shadowed a standard one
-	}
+// Service serves the Tasks extension for its backends: the methods
+// tasks/get, tasks/update and tasks/cancel, and the middleware around
+// tools/call and server/discover (the router adds them with its first
+// task backend).
+type Service struct {
+	Backends *Backends
+	// OnWrite, if set, is told about every tasks/update and tasks/cancel
+	// that reached a backend; it must not block.
+	OnWrite func(TaskWriteRecord)
 }
 
-// tasksMiddleware advertises the extension in server/discover and wraps
+// Middleware advertises the extension in server/discover and wraps
 // tools/call: it sets or clears the task mode, and when the tool created a
 // task it answers with the CreateTaskResult instead of the tool's result.
-func (r *Router) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (r *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "server/discover":
@@ -163,7 +162,7 @@ func (r *Router) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil || id == "" {
 				return res, err
 			}
-			b := r.tasks.owner(id)
+			b := r.Backends.Owner(id)
 			if b == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %s was created, but no task backend owns it", id)}
 			}
@@ -220,7 +219,7 @@ func MissingTasksCapability(what string) *jsonrpc.Error {
 // taskBackend gates a tasks/* request and finds the backend of its task:
 // -32601 under protocols without the extension, -32021 without the
 // extension declared, -32602 for an id no backend owns.
-func (r *Router) taskBackend(ss *mcp.ServerSession, method string, meta map[string]any, id string) (agentsmcp.TaskBackend, error) {
+func (r *Service) taskBackend(ss *mcp.ServerSession, method string, meta map[string]any, id string) (agentsmcp.TaskBackend, error) {
 	version := protocolOf(ss, meta)
 	if version < tasksProtocol {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not defined in protocol version %s", method, version)}
@@ -231,7 +230,7 @@ func (r *Router) taskBackend(ss *mcp.ServerSession, method string, meta map[stri
 	if id == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + `: "taskId" is required`}
 	}
-	b := r.tasks.owner(id)
+	b := r.Backends.Owner(id)
 	if b == nil {
 		return nil, taskNotFound(id)
 	}
@@ -244,7 +243,7 @@ func taskNotFound(id string) *jsonrpc.Error {
 
 // taskError maps a backend's error: a caller's mistake (unknown or hidden
 // task, no right to change it) is -32602, as SEP-2663 asks; a JSON-RPC
-// error keeps its code; the rest as everywhere ([toJSONRPCError]).
+// error keeps its code; the rest as everywhere ([rpcerror.FromError]).
 func taskError(err error) *jsonrpc.Error {
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
@@ -254,10 +253,11 @@ func taskError(err error) *jsonrpc.Error {
 	case agentsmcp.ENOTFOUND, agentsmcp.EINVALID, agentsmcp.EUNAUTHORIZED:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: agentsmcp.ErrorMessage(err)}
 	}
-	return toJSONRPCError(err)
+	return rpcerror.FromError(err)
 }
 
-func (r *Router) handleTasksGet(ctx context.Context, ss *mcp.ServerSession, p *TaskIDParams) (*DetailedTask, error) {
+// HandleGet serves tasks/get.
+func (r *Service) HandleGet(ctx context.Context, ss *mcp.ServerSession, p *TaskIDParams) (*DetailedTask, error) {
 	if p == nil {
 		p = &TaskIDParams{}
 	}
@@ -292,7 +292,8 @@ func declaresElicitation(meta map[string]any) bool {
 	return ok
 }
 
-func (r *Router) handleTasksUpdate(ctx context.Context, ss *mcp.ServerSession, p *TaskUpdateParams) (*TaskAck, error) {
+// HandleUpdate serves tasks/update.
+func (r *Service) HandleUpdate(ctx context.Context, ss *mcp.ServerSession, p *TaskUpdateParams) (*TaskAck, error) {
 	if p == nil {
 		p = &TaskUpdateParams{}
 	}
@@ -317,7 +318,8 @@ func (r *Router) handleTasksUpdate(ctx context.Context, ss *mcp.ServerSession, p
 	return &TaskAck{}, nil
 }
 
-func (r *Router) handleTasksCancel(ctx context.Context, ss *mcp.ServerSession, p *TaskIDParams) (*TaskAck, error) {
+// HandleCancel serves tasks/cancel.
+func (r *Service) HandleCancel(ctx context.Context, ss *mcp.ServerSession, p *TaskIDParams) (*TaskAck, error) {
 	if p == nil {
 		p = &TaskIDParams{}
 	}
@@ -350,8 +352,8 @@ type TaskWriteRecord struct {
 	Transport string
 }
 
-func (r *Router) taskWritten(ctx context.Context, method, id string, keys []string, start time.Time, err error) {
-	if r.onTaskWrite == nil {
+func (r *Service) taskWritten(ctx context.Context, method, id string, keys []string, start time.Time, err error) {
+	if r.OnWrite == nil {
 		return
 	}
 	rec := TaskWriteRecord{
@@ -361,20 +363,20 @@ func (r *Router) taskWritten(ctx context.Context, method, id string, keys []stri
 	if err != nil {
 		rec.Error = taskError(err).Message
 	}
-	r.onTaskWrite(rec)
+	r.OnWrite(rec)
 }
 
 // taskBase renders the Task fields that every task answer carries, with
 // resultType (empty: left to the revision middleware).
 func taskBase(t *agentsmcp.MCPTask, resultType string) *DetailedTask {
 	d := &DetailedTask{
-		CustomResultBase: CustomResultBase{ResultType: resultType},
-		TaskID:           t.ID,
-		Status:           t.Status,
-		StatusMessage:    t.StatusMessage,
-		CreatedAt:        wireTime(t.CreatedAt),
-		LastUpdatedAt:    wireTime(t.UpdatedAt),
-		TTLMs:            t.TTLMs,
+		Base:          resulttype.Base{ResultType: resultType},
+		TaskID:        t.ID,
+		Status:        t.Status,
+		StatusMessage: t.StatusMessage,
+		CreatedAt:     wireTime(t.CreatedAt),
+		LastUpdatedAt: wireTime(t.UpdatedAt),
+		TTLMs:         t.TTLMs,
 	}
 	d.PollIntervalMs = t.PollIntervalMs
 	if d.PollIntervalMs == 0 {
@@ -417,7 +419,7 @@ func detailedTask(t *agentsmcp.MCPTask) *DetailedTask {
 		}
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) {
-			je = toJSONRPCError(err)
+			je = rpcerror.FromError(err)
 		}
 		d.Error = je
 	}
@@ -429,13 +431,13 @@ func wireTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
-// checkTaskNameHeader compares the Mcp-Name header of a tasks/* request
+// CheckNameHeader compares the Mcp-Name header of a tasks/* request
 // with its params.taskId (SEP-2663 routing headers), which go-sdk checks
 // only for tools/call, resources/read and prompts/get. A missing header is
 // accepted: go-sdk v1.8.0 clients do not send it for tasks/* (ADR 0010,
 // open question 12). A mismatch is HTTP 400 with -32020; a zero code
 // passes the request on.
-func checkTaskNameHeader(req *http.Request, body []byte) (status int, id jsonrpc.ID, code int, msg string) {
+func CheckNameHeader(req *http.Request, body []byte) (status int, id jsonrpc.ID, code int, msg string) {
 	header := req.Header.Values("Mcp-Name")
 	if len(header) == 0 || !bytes.Contains(body, []byte(`"tasks/`)) {
 		return 0, id, 0, ""

@@ -1,4 +1,4 @@
-package router
+package transport
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // after collects what the store replays of a stream after index.
-func after(t *testing.T, s *eventStore, session, stream string, index int) ([]string, error) {
+func after(t *testing.T, s *EventStore, session, stream string, index int) ([]string, error) {
 	t.Helper()
 	var out []string
 	for d, err := range s.After(context.Background(), session, stream, index) {
@@ -28,7 +28,7 @@ func after(t *testing.T, s *eventStore, session, stream string, index int) ([]st
 // streams gone once it closes.
 func TestEventStoreReplays(t *testing.T) {
 	ctx := context.Background()
-	s := newEventStore(1<<20, 100)
+	s := NewEventStore(1<<20, 100)
 	for _, id := range []string{"", "a"} {
 		if err := s.Open(ctx, "s1", id); err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func TestEventStoreBounded(t *testing.T) {
 		size int // bytes per answer: 4 hits the stream bound first, 20 the byte bound
 	}{{"streams", 4}, {"bytes", 20}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newEventStore(maxBytes, maxStreams)
+			s := NewEventStore(maxBytes, maxStreams)
 			answer := strings.Repeat("x", tc.size)
 			for i := range 1000 {
 				id := fmt.Sprint(i)
@@ -101,7 +101,7 @@ func TestEventStoreBounded(t *testing.T) {
 // alone over the byte bound, keeping its indexes.
 func TestEventStoreOneLargeStream(t *testing.T) {
 	ctx := context.Background()
-	s := newEventStore(10, 100)
+	s := NewEventStore(10, 100)
 	_ = s.Open(ctx, "s", "")
 	for _, d := range []string{"aaaa", "bbbb", "cccc", "dddd"} {
 		_ = s.Append(ctx, "s", "", []byte(d))

@@ -1,4 +1,4 @@
-package router
+package transport
 
 import (
 	"bytes"
@@ -13,12 +13,13 @@ import (
 // its id, so it cannot resume the stream.
 var primeEventName = []byte("event: prime\n")
 
-// primingWriter sends go-sdk's priming event without its event line, so
+// PrimingWriter sends go-sdk's priming event without its event line, so
 // that it is of the default type. go-sdk writes each event with one Write
 // (a test checks the stream a client sees).
-type primingWriter struct{ http.ResponseWriter }
+type PrimingWriter struct{ http.ResponseWriter }
 
-func (p primingWriter) Write(b []byte) (int, error) {
+// Write writes b, without the event line if b is the priming event.
+func (p PrimingWriter) Write(b []byte) (int, error) {
 	rest, ok := bytes.CutPrefix(b, primeEventName)
 	if !ok {
 		return p.ResponseWriter.Write(b)
@@ -32,4 +33,4 @@ func (p primingWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection (go-sdk flushes
 // every event).
-func (p primingWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+func (p PrimingWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }

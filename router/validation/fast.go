@@ -1,4 +1,4 @@
-package router
+package validation
 
 import (
 	"encoding/json"
@@ -246,7 +246,7 @@ func typeNames(v any) []string {
 	return nil
 }
 
-// valid reports whether it can prove v (a value from [decodeArguments])
+// valid reports whether it can prove v (a value from [DecodeArguments])
 // valid; false means invalid or undecided.
 func (fs *fastSchema) valid(v any) bool {
 	if fs.undecided {

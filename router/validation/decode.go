@@ -1,4 +1,4 @@
-package router
+package validation
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 )
 
-// decodeArguments decodes a call's arguments into the values the validator
+// DecodeArguments decodes a call's arguments into the values the validator
 // reads, exactly as [jsonschema.UnmarshalJSON] does: objects as
 // map[string]any (the last of duplicate names wins), arrays as non-nil
 // []any, numbers as [json.Number] holding their literal, strings, bools
@@ -33,7 +33,7 @@ import (
 // exponent beyond 10^6 and spends seconds on lesser ones).
 // The fast decoder checks each number as it reads it; what the library
 // decodes is checked afterwards.
-func decodeArguments(b []byte) (any, error) {
+func DecodeArguments(b []byte) (any, error) {
 	if v, ok := fastDecode(b); ok {
 		return v, nil
 	}
@@ -53,7 +53,7 @@ const fastDecodeMaxDepth = 256
 
 // fastDecode decodes b, one JSON value with optional whitespace around it,
 // or reports false for anything it does not decode exactly (see
-// [decodeArguments]).
+// [DecodeArguments]).
 func fastDecode(b []byte) (any, bool) {
 	d := argDecoder{b: b}
 	d.skipSpace()
@@ -242,7 +242,7 @@ func (d *argDecoder) digits() bool {
 
 // str reads a string. Without escapes it is one copy of its bytes; with
 // them it is built rune by rune. Invalid UTF-8 and escaped surrogates are
-// refused (left to the library, see [decodeArguments]), as are the
+// refused (left to the library, see [DecodeArguments]), as are the
 // control characters JSON forbids.
 func (d *argDecoder) str() (any, bool) {
 	d.i++ // opening quote

@@ -1,4 +1,4 @@
-package router
+package transport
 
 import (
 	"container/list"
@@ -11,18 +11,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Bounds of [eventStore] on the stateful streamable endpoint.
+// Bounds of the [EventStore] of the router's stateful streamable endpoint.
 const (
-	// eventStoreMaxBytes is the most event data kept, as go-sdk's
+	// EventStoreMaxBytes is the most event data kept, as go-sdk's
 	// MemoryEventStore keeps by default.
-	eventStoreMaxBytes = 10 << 20
-	// eventStoreMaxStreams is the most streams kept, across sessions:
+	EventStoreMaxBytes = 10 << 20
+	// EventStoreMaxStreams is the most streams kept, across sessions:
 	// 16,384 answers are about 16 s of calls at 1,000 calls/s, and a
 	// client resumes a broken stream as soon as it reconnects.
-	eventStoreMaxStreams = 1 << 14
+	EventStoreMaxStreams = 1 << 14
 )
 
-// eventStore is the [mcp.EventStore] of the stateful streamable endpoint:
+// EventStore is the [mcp.EventStore] of the stateful streamable endpoint:
 // it keeps the events written on recent streams, so that a client whose
 // stream broke can resume it with Last-Event-ID.
 //
@@ -38,7 +38,7 @@ const (
 // written later to a forgotten stream are not kept, so that a stream's
 // event indexes never restart from zero. A stream alone over the byte
 // bound loses its oldest events instead.
-type eventStore struct {
+type EventStore struct {
 	maxBytes, maxStreams int
 
 	mu       sync.Mutex
@@ -56,15 +56,17 @@ type storedStream struct {
 	size        int // bytes in data
 }
 
-func newEventStore(maxBytes, maxStreams int) *eventStore {
-	return &eventStore{maxBytes: maxBytes, maxStreams: maxStreams, sessions: map[string]map[string]*list.Element{}}
+// NewEventStore returns a store that keeps at most maxBytes of event data
+// and maxStreams streams.
+func NewEventStore(maxBytes, maxStreams int) *EventStore {
+	return &EventStore{maxBytes: maxBytes, maxStreams: maxStreams, sessions: map[string]map[string]*list.Element{}}
 }
 
-var _ mcp.EventStore = (*eventStore)(nil)
+var _ mcp.EventStore = (*EventStore)(nil)
 
 // Open implements [mcp.EventStore]: go-sdk opens each stream, before
 // writing to it, when the stream starts.
-func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
+func (s *EventStore) Open(_ context.Context, sessionID, streamID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	streams := s.sessions[sessionID]
@@ -83,7 +85,7 @@ func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
 
 // Append implements [mcp.EventStore]. Data for a stream that was never
 // opened or was forgotten is not kept.
-func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data []byte) error {
+func (s *EventStore) Append(_ context.Context, sessionID, streamID string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.sessions[sessionID][streamID]
@@ -100,7 +102,7 @@ func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data 
 }
 
 // After implements [mcp.EventStore].
-func (s *eventStore) After(_ context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
+func (s *EventStore) After(_ context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
 	s.mu.Lock()
 	var data [][]byte
 	var err error
@@ -126,7 +128,7 @@ func (s *eventStore) After(_ context.Context, sessionID, streamID string, index 
 }
 
 // SessionClosed implements [mcp.EventStore].
-func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
+func (s *EventStore) SessionClosed(_ context.Context, sessionID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.sessions[sessionID] {
@@ -141,7 +143,7 @@ func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
 // over a bound, keeping the most recent one, and then drops the oldest
 // events of that one while it alone is over the byte bound, keeping its
 // last event. It needs s.mu.
-func (s *eventStore) evict() {
+func (s *EventStore) evict() {
 	for s.lru.Len() > 1 && (s.nBytes > s.maxBytes || s.lru.Len() > s.maxStreams) {
 		st := s.lru.Remove(s.lru.Front()).(*storedStream)
 		s.nBytes -= st.size

@@ -1,4 +1,4 @@
-package router
+package tasks
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
 
-// This file is where the task listen streams of one [HTTPHandler] get
+// This file is where the task listen streams of one router.HTTPHandler get
 // their tasks from, so that many streams cost no more reads than one: one
 // shared watcher reads each watched task once per poll, however many streams watch it, backs off
 // on tasks that wait for their user, and hands what it read to every
@@ -25,7 +26,7 @@ import (
 // must not hold the other tasks' reads back, nor start hundreds at once.
 const listenReadConcurrency = 8
 
-// TaskHub tells the task watcher of each [HTTPHandler] of one replica
+// TaskHub tells the task watcher of each router.HTTPHandler of one replica
 // that a task changed, so that it reads the task at once rather than at
 // its next poll. [TaskHub.Notify] never blocks: it marks the id on each
 // watcher that watches it and wakes the watcher. The zero value is not
@@ -76,6 +77,19 @@ func (h *TaskHub) closing() <-chan struct{} {
 		return nil
 	}
 	return h.done
+}
+
+// Watchers counts the task watchers registered with h, by task id
+// watched: one per HTTP handler and task, however many of its streams
+// watch the task.
+func (h *TaskHub) Watchers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, ws := range h.byID {
+		n += len(ws)
+	}
+	return n
 }
 
 // add registers w for the changes of task id.
@@ -222,7 +236,7 @@ func visibilityKey(p *agentsmcp.Principal) string {
 }
 
 // taskWatcher reads the tasks that the listen streams of one
-// [HTTPHandler] watch: each (caller kind, task) once per poll, whatever
+// router.HTTPHandler watch: each (caller kind, task) once per poll, whatever
 // the number of streams; a task that waits for its user (input_required)
 // less and less often, since only that user changes it, and at once when
 // the [TaskHub] reports a change. Its goroutine runs while any task is
@@ -284,7 +298,7 @@ func (w *taskWatcher) wakeUp() {
 // quotaError is the refusal of a stream that would make its principal
 // watch more than maxPerPrincipal task ids.
 func (w *taskWatcher) quotaError(principal string, watched, asked int) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: CodeQuotaExceeded, Message: fmt.Sprintf(
+	return &jsonrpc.Error{Code: rpcerror.CodeQuotaExceeded, Message: fmt.Sprintf(
 		"subscriptions/listen: the listen streams of principal %q watch %d task ids and this one names %d more; the quota of task ids watched per principal (quotas.listen_task_ids) is %d; close other listen streams, or name fewer tasks",
 		principal, watched, asked, w.maxPerPrincipal)}
 }
@@ -296,7 +310,7 @@ func (w *taskWatcher) quotaError(principal string, watched, asked int) *jsonrpc.
 // not watched. A *jsonrpc.Error refuses the whole stream: the principal's
 // quota of watched ids would be exceeded. Call unsubscribe(sub) when the
 // stream ends, whatever subscribe returned.
-func (w *taskWatcher) subscribe(ctx context.Context, sub *listenSub, ids []string, backends *taskBackends) ([]*agentsmcp.MCPTask, error) {
+func (w *taskWatcher) subscribe(ctx context.Context, sub *listenSub, ids []string, backends *Backends) ([]*agentsmcp.MCPTask, error) {
 	p := agentsmcp.PrincipalFrom(ctx)
 	vkey, principal := visibilityKey(p), ""
 	if p != nil {
@@ -315,7 +329,7 @@ func (w *taskWatcher) subscribe(ctx context.Context, sub *listenSub, ids []strin
 		return nil, w.quotaError(principal, watched, added)
 	}
 	for _, id := range ids {
-		b := backends.owner(id)
+		b := backends.Owner(id)
 		if b == nil {
 			continue
 		}

@@ -1,10 +1,17 @@
-package router
+// Package validation checks a tool's arguments against its input schema,
+// as the router does for every call and for tools/validate: a single-pass
+// decoder of the arguments (decode.go), a pre-check that proves the
+// common valid arguments valid without the library (fast.go), and the
+// JSON Schema library (santhosh-tekuri/jsonschema), which alone writes
+// refusals (validate.go). A [Schema] compiles once, on first use.
+package validation
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -24,10 +31,11 @@ const schemaURL = "mem://agents-mcp/tool-input.json"
 
 var messagePrinter = message.NewPrinter(language.English)
 
-// compiledSchema compiles a tool's input schema once, on first use, and keeps
+// Schema compiles a tool's input schema once, on first use, and keeps
 // the result for the lifetime of that tool registration. A changed tool gets a
-// new registration, which is how the cache is invalidated.
-type compiledSchema struct {
+// new registration, which is how the cache is invalidated. A Schema is
+// safe for concurrent use.
+type Schema struct {
 	raw  json.RawMessage
 	once sync.Once
 	sch  *jsonschema.Schema
@@ -37,11 +45,26 @@ type compiledSchema struct {
 	err  error
 }
 
-func newCompiledSchema(raw json.RawMessage) *compiledSchema {
-	return &compiledSchema{raw: raw}
+// New returns the schema raw, compiled on first use.
+func New(raw json.RawMessage) *Schema {
+	return &Schema{raw: raw}
 }
 
-func (c *compiledSchema) get() (*jsonschema.Schema, error) {
+// Raw is the schema as given to [New].
+func (c *Schema) Raw() json.RawMessage { return c.raw }
+
+// PanicError is a panic of the validator, recovered: the call it
+// validated gets an internal error, not the process.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+// Error does not show the value: callers get "internal error"; whoever
+// logs it has the rest.
+func (e *PanicError) Error() string { return "internal error (a panic, logged)" }
+
+func (c *Schema) get() (*jsonschema.Schema, error) {
 	c.once.Do(func() {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(c.raw))
 		if err != nil {
@@ -49,7 +72,7 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 			return
 		}
 		// The compiler converts the schema's numbers as the validator
-		// converts the arguments' (see decodeArguments): one beyond
+		// converts the arguments' (see DecodeArguments): one beyond
 		// the bounds costs up to 0.1 s here and more on every call
 		// (a multipleOf of 1e-999999 divides each number by it).
 		if err := jsonnum.CheckValue(doc); err != nil {
@@ -81,20 +104,20 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 // validated: EINVALID when args is not JSON or holds a number beyond
 // [jsonnum]'s bounds (whatever the schema, so that such a number is
 // refused on every path, even to a tool whose schema is unusable), a
-// [*panicError] when the validator panicked, and any other error when the
+// [*PanicError] when the validator panicked, and any other error when the
 // schema itself is unusable.
-func (c *compiledSchema) validate(args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
+func (c *Schema) Validate(args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
 	// The library has panicked on input before: whatever it
 	// does, compiling or validating, the call gets an internal error, not
 	// the process.
 	defer func() {
 		if v := recover(); v != nil {
-			issues, missing, err = nil, nil, recovered(v)
+			issues, missing, err = nil, nil, &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
 	var inst any = map[string]any{}
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if inst, err = decodeArguments(trimmed); err != nil {
+		if inst, err = DecodeArguments(trimmed); err != nil {
 			var nerr *jsonnum.Error
 			if errors.As(err, &nerr) {
 				return nil, nil, agentsmcp.Errorf(agentsmcp.EINVALID, "invalid arguments: %v", nerr)
@@ -185,9 +208,9 @@ var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func escapePointerToken(t string) string { return pointerEscaper.Replace(t) }
 
-// summarizeIssues renders issues as one line for a tool error result, which
+// Summarize renders issues as one line for a tool error result, which
 // a model reads to correct its call.
-func summarizeIssues(tool string, issues []agentsmcp.ValidationIssue) string {
+func Summarize(tool string, issues []agentsmcp.ValidationIssue) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "invalid arguments for tool %q:", tool)
 	for i, is := range issues {

@@ -1,4 +1,4 @@
-package router
+package validation
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ var decodeSeeds = []string{
 // FuzzDecodeArguments is the differential test of the fast decoder against
 // the library's decoding it replaces: whatever the fast decoder accepts,
 // the library must accept with a deeply equal value (the same Go types,
-// json.Number literals included), and decodeArguments must give the
+// json.Number literals included), and DecodeArguments must give the
 // library's answer, value or error text, for every input.
 func FuzzDecodeArguments(f *testing.F) {
 	for _, s := range decodeSeeds {
@@ -50,12 +50,12 @@ func FuzzDecodeArguments(f *testing.F) {
 				t.Fatalf("fast decoder gave %#v for %q, the library %#v", fast, b, want)
 			}
 		}
-		got, err := decodeArguments(b)
+		got, err := DecodeArguments(b)
 		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-			t.Fatalf("decodeArguments(%q) error %v, library %v", b, err, wantErr)
+			t.Fatalf("DecodeArguments(%q) error %v, library %v", b, err, wantErr)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("decodeArguments(%q) = %#v, library %#v", b, got, want)
+			t.Fatalf("DecodeArguments(%q) = %#v, library %#v", b, got, want)
 		}
 	})
 }
@@ -70,11 +70,11 @@ func TestFastDecodeTakesCommonInput(t *testing.T) {
 	}
 }
 
-// referenceValidate is compiledSchema.validate as it was before the fast
+// referenceValidate is Schema.validate as it was before the fast
 // decoder: the library decodes the arguments (and jsonnum.CheckValue
 // bounds their numbers). The differential test holds the
 // current validation to it.
-func referenceValidate(c *compiledSchema, args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
+func referenceValidate(c *Schema, args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
 	sch, err := c.get()
 	if err != nil {
 		return nil, nil, err
@@ -157,16 +157,16 @@ func FuzzValidateDifferential(f *testing.F) {
 		`{"n":1e9999999,"i":1e700,"m":[1e1001]}`, `{"s":"\ud800","n":1e-1001}`) {
 		f.Add([]byte(s))
 	}
-	schemas := make([]*compiledSchema, len(differentialSchemas))
+	schemas := make([]*Schema, len(differentialSchemas))
 	for i, s := range differentialSchemas {
-		schemas[i] = newCompiledSchema(json.RawMessage(s))
+		schemas[i] = New(json.RawMessage(s))
 		if _, err := schemas[i].get(); err != nil {
 			f.Fatalf("schema %d: %v", i, err)
 		}
 	}
 	f.Fuzz(func(t *testing.T, args []byte) {
 		for i, c := range schemas {
-			issues, missing, err := c.validate(args)
+			issues, missing, err := c.Validate(args)
 			wantIssues, wantMissing, wantErr := referenceValidate(c, args)
 			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
 				t.Fatalf("schema %d, %q: error %v, reference %v", i, args, err, wantErr)
@@ -208,7 +208,7 @@ func TestValidateDifferentialFindsIssues(t *testing.T) {
 	for _, s := range []string{`{"a":1.5,"b":"z","c":["x","x"]}`, `{"n":10.25,"i":1e4,"s":"abcde","k":{"x":[2]},"z":1}`,
 		`{"i":1,"w":1}`, `{"a":"1","b":["x","y","z"]}`, `{"deep":{"x":[{"y":-6}]}}`} {
 		for _, raw := range differentialSchemas {
-			issues, _, err := newCompiledSchema(json.RawMessage(raw)).validate([]byte(s))
+			issues, _, err := New(json.RawMessage(raw)).Validate([]byte(s))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,7 +230,7 @@ func TestValidateDifferentialFindsIssues(t *testing.T) {
 // unnoticed by the differential test, which only compares answers.
 func TestFastSchemaDecides(t *testing.T) {
 	for i, raw := range differentialSchemas {
-		c := newCompiledSchema(json.RawMessage(raw))
+		c := New(json.RawMessage(raw))
 		if _, err := c.get(); err != nil {
 			t.Fatal(err)
 		}
@@ -242,11 +242,11 @@ func TestFastSchemaDecides(t *testing.T) {
 		}
 	}
 	fast := func(raw, args string) bool {
-		c := newCompiledSchema(json.RawMessage(raw))
+		c := New(json.RawMessage(raw))
 		if _, err := c.get(); err != nil || c.fast == nil {
 			t.Fatalf("%s: %v, fast %v", raw, err, c.fast)
 		}
-		v, err := decodeArguments([]byte(args))
+		v, err := DecodeArguments([]byte(args))
 		if err != nil {
 			t.Fatal(err)
 		}
