@@ -91,19 +91,64 @@ func outputFields(schema json.RawMessage) (fields []outputField, ok bool) {
 var resultFieldNames = []string{"result", "results", "value", "output", "answer", "sum", "total", "text", "content", "data", "response", "reply"}
 
 // typeFits reports whether a value typed as src (an output field's
-// schema) may be passed where dst (a parameter's schema) is expected. An
-// untyped side fits nothing but an untyped or string one: the executor
-// passes values as they are.
+// schema) may be passed where dst (a parameter's schema) is expected: the
+// same type; an integer where a number is expected (not the reverse); a
+// number or boolean where only a string is, which the executor passes as
+// its text (see textForStringParams). An untyped side fits nothing.
 func typeFits(src, dst schemaProperty) bool {
 	for _, t := range []string{"string", "integer", "boolean", "array", "object"} {
 		if src.is(t) && dst.is(t) {
 			return true
 		}
 	}
-	if src.is("number") || src.is("integer") {
-		return dst.is("number") // an integer is a number, not the reverse
+	if (src.is("number") || src.is("integer")) && dst.is("number") {
+		return true
 	}
-	return false
+	return (src.is("number") || src.is("integer") || src.is("boolean")) && stringOnly(dst)
+}
+
+// stringOnly reports whether a parameter takes strings and nothing else.
+func stringOnly(sp schemaProperty) bool {
+	return sp.is("string") && !sp.is("number") && !sp.is("integer") && !sp.is("boolean")
+}
+
+// textForStringParams is the executor's half of typeFits: in resolved,
+// the arguments of a call after ResolveRefs, each top-level argument that
+// the plan wrote as exactly one step reference (refs, from FindRefs of the
+// planned arguments) and that resolved to a number or a boolean, where the
+// tool's input schema takes a string only, becomes that value's JSON text
+// ("the sum" 7 → "7" for an echo's message). Nothing else changes, byte
+// for byte; resolved is returned as is when nothing needs to.
+func textForStringParams(refs []Ref, resolved, inputSchema json.RawMessage) json.RawMessage {
+	var doc struct {
+		Properties map[string]schemaProperty `json:"properties"`
+	}
+	if len(refs) == 0 || json.Unmarshal(inputSchema, &doc) != nil {
+		return resolved
+	}
+	obj := trimWS(resolved)
+	if len(obj) == 0 || obj[0] != '{' {
+		return resolved
+	}
+	out := obj
+	for _, r := range refs {
+		name, topLevel := strings.CutPrefix(r.Pointer, "/")
+		if r.Kind != RefStep || !r.Whole || !topLevel || strings.ContainsAny(name, "/~") || !stringOnly(doc.Properties[name]) {
+			continue
+		}
+		val, ok := objectField(out, name)
+		if !ok || len(val) == 0 || !(val[0] == '-' || val[0] >= '0' && val[0] <= '9' || string(val) == "true" || string(val) == "false") {
+			continue
+		}
+		// val is a slice of out: where it starts is what their capacities
+		// differ by.
+		at := cap(out) - cap(val)
+		text, _ := json.Marshal(string(val))
+		spliced := make([]byte, 0, len(out)+2)
+		spliced = append(append(append(spliced, out[:at]...), text...), out[at+len(val):]...)
+		out = spliced
+	}
+	return out
 }
 
 // meaningFits reports whether an output field means what the parameter
@@ -413,19 +458,32 @@ func givesEveryInput(schema json.RawMessage, text string) bool {
 // referBackSplit finds, within a sub-goal, " and " before a clause that
 // acts on what the part before it produced: "look up Ada's email and send
 // it to Bob", "add 3 and 4 and echo the result".
-var referBackSplit = regexp.MustCompile(`(?i),?\s+and\s+(\w+)\s+(?:it|them|that|those|the result|the results|the output|the answer)\b`)
+// The clause starts with a lower-case verb: "Ann and Bob that …" joins
+// two names.
+var referBackSplit = regexp.MustCompile(`(?i:,?\s+and\s+)([a-z]+)\s+((?i:it|them|that|those|the result|the results|the output|the answer))\b`)
+
+// sayingVerbs take a "that" which starts what is said, not a result:
+// "… and say that the build is green".
+var sayingVerbs = []string{"say", "tell", "confirm", "ensure", "check", "verify", "note", "mention", "know", "make", "think", "see"}
 
 // splitReferringBack splits part where a clause joined by "and" refers to
 // the result of the clause before it; other parts stay whole.
 func splitReferringBack(part string) []string {
 	var out []string
-	for {
-		loc := referBackSplit.FindStringSubmatchIndex(part)
-		if loc == nil || strings.TrimSpace(part[:loc[0]]) == "" {
+	for rest, from := part, 0; from < len(rest); {
+		loc := referBackSplit.FindStringSubmatchIndex(rest[from:])
+		if loc == nil {
 			break
 		}
-		out = append(out, strings.TrimSpace(part[:loc[0]]))
-		part = part[loc[2]:]
+		verb, object := rest[from+loc[2]:from+loc[3]], strings.ToLower(rest[from+loc[4]:from+loc[5]])
+		head := strings.TrimSpace(rest[:from+loc[0]])
+		if head == "" || object == "that" && slices.Contains(sayingVerbs, verb) {
+			from += loc[1]
+			continue
+		}
+		out = append(out, head)
+		rest, from = rest[from+loc[2]:], 0
+		part = rest
 	}
 	return append(out, part)
 }

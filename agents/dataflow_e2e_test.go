@@ -47,6 +47,10 @@ type addIn struct {
 	B float64 `json:"b" jsonschema:"the second number"`
 }
 
+type productOut struct {
+	Product float64 `json:"product" jsonschema:"the product"`
+}
+
 type postIDIn struct {
 	ID string `json:"id" jsonschema:"the id"`
 }
@@ -66,7 +70,7 @@ type mailIn struct {
 
 // flowUpstream is a real go-sdk MCP server on loopback, published to s's
 // router through a remote pool: add (whose result is text, as the MCP
-// reference servers answer), echo, delete_post (a string id), a directory
+// reference servers answer), multiply (a structured number), echo, delete_post (a string id), a directory
 // lookup that returns a person's email address, and a mailer that needs an
 // address. Every call is recorded.
 func flowUpstream(t *testing.T, s *stack) *received {
@@ -78,6 +82,11 @@ func flowUpstream(t *testing.T, s *stack) *received {
 		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
 			rec.record("add", in)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.FormatFloat(in.A+in.B, 'f', -1, 64)}}}, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "multiply", Description: "multiply two numbers"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, productOut, error) {
+			rec.record("multiply", in)
+			return nil, productOut{Product: in.A * in.B}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo a message back unchanged"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in messageIn) (*mcp.CallToolResult, map[string]any, error) {
@@ -106,8 +115,8 @@ func flowUpstream(t *testing.T, s *stack) *received {
 	if err := pool.AddFromConfig(ctx, remote.Config{Name: "up", Transport: remote.TransportStreamable, URL: hs.URL}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := pool.Status("up"); st.Tools != 5 {
-		t.Fatalf("upstream status %+v, want 5 tools", st)
+	if st, _ := pool.Status("up"); st.Tools != 6 {
+		t.Fatalf("upstream status %+v, want 6 tools", st)
 	}
 	return rec
 }
@@ -132,6 +141,18 @@ func TestBuiltinPlanWiresDataBetweenSteps(t *testing.T) {
 		}
 		if got := rec.of("echo"); len(got) != 1 || got[0]["message"] != "7" {
 			t.Errorf("echo received %v, want message 7", got)
+		}
+	})
+	t.Run("then echo a structured number", func(t *testing.T) {
+		_, plan, _, task := s.runRequest(t, "Multiply 6 by 7 and echo the result", nil)
+		if len(plan.Inputs) != 0 {
+			t.Errorf("the plan asks for inputs %s; the echo's message is the product", plan.Inputs)
+		}
+		if task.Status != agentsmcp.TaskSucceeded {
+			t.Fatalf("task %s: %s (plan %+v)", task.Status, task.Error, plan.Steps)
+		}
+		if got := rec.of("echo"); len(got) != 2 || got[1]["message"] != "42" {
+			t.Errorf("echo received %v, want message 42 last", got)
 		}
 	})
 	t.Run("delete post 7", func(t *testing.T) {
