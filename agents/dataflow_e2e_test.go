@@ -151,8 +151,17 @@ func TestBuiltinPlanWiresDataBetweenSteps(t *testing.T) {
 		if task.Status != agentsmcp.TaskSucceeded {
 			t.Fatalf("task %s: %s (plan %+v)", task.Status, task.Error, plan.Steps)
 		}
-		if got := rec.of("echo"); len(got) != 2 || got[1]["message"] != "42" {
+		if got := rec.of("echo"); len(got) == 0 || got[len(got)-1]["message"] != "42" {
 			t.Errorf("echo received %v, want message 42 last", got)
+		}
+	})
+	t.Run("a value the request gives is not wired", func(t *testing.T) {
+		_, plan, _, task := s.runRequest(t, "Add 3 and 4, then echo the message hello", nil)
+		if task.Status != agentsmcp.TaskSucceeded {
+			t.Fatalf("task %s: %s (plan %+v)", task.Status, task.Error, plan.Steps)
+		}
+		if got := rec.of("echo"); len(got) == 0 || got[len(got)-1]["message"] != "hello" {
+			t.Errorf("echo received %v, want message hello last", got)
 		}
 	})
 	t.Run("delete post 7", func(t *testing.T) {
@@ -183,6 +192,25 @@ func TestBuiltinPlanWiresDataBetweenSteps(t *testing.T) {
 		}
 		if got := rec.of("send_mail"); len(got) != 1 || got[0]["address"] != "ada.lovelace@example.org" || got[0]["message"] != "lunch is ready" {
 			t.Errorf("send_mail received %v, want the looked-up address and the message", got)
+		}
+	})
+	t.Run("an address the request gives needs no lookup", func(t *testing.T) {
+		before := len(rec.of("find_person"))
+		_, plan, _, task := s.runRequest(t, `Send "hi" to grace@example.org`, nil)
+		if len(plan.Steps) != 1 || task.Status != agentsmcp.TaskSucceeded {
+			t.Fatalf("plan %+v, task %s: want one send_mail step that succeeds", plan.Steps, task.Status)
+		}
+		if got := rec.of("send_mail"); got[len(got)-1]["address"] != "grace@example.org" || len(rec.of("find_person")) != before {
+			t.Errorf("send_mail received %v, find_person called %d times more", got, len(rec.of("find_person"))-before)
+		}
+	})
+	t.Run("no name to look up: the address is asked", func(t *testing.T) {
+		_, plan, _, task := s.runRequest(t, `Send the mail "hi"`, nil)
+		if len(plan.Steps) != 1 || plan.Steps[0].Tool != "up__send_mail" || !strings.Contains(string(plan.Inputs), `"address"`) {
+			t.Fatalf("plan %+v inputs %s: want send_mail asking for the address", plan.Steps, plan.Inputs)
+		}
+		if task.Status != agentsmcp.TaskPaused {
+			t.Errorf("task %s, want paused for the address", task.Status)
 		}
 	})
 }
