@@ -437,7 +437,8 @@ func (p *Planner) lookupsFor(ctx context.Context, k *Knowledge, goal string, bes
 
 // givesEveryInput reports whether text gives every required input of a
 // tool with input schema, and the tool needs at least one: a lookup needs
-// a key, and one the user would be asked for is no shortcut.
+// a key (a name, a code, not the whole request as a query), and one the
+// user would be asked for is no shortcut.
 func givesEveryInput(schema json.RawMessage, text string) bool {
 	var doc struct {
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -452,7 +453,13 @@ func givesEveryInput(schema json.RawMessage, text string) bool {
 		_ = json.Unmarshal(doc.Properties[name], &sp)
 		params = append(params, classifySlot(name, sp, true))
 	}
-	return len(fillSlots(text, params)) == len(params)
+	found := fillSlots(text, params)
+	for _, f := range found {
+		if strings.HasSuffix(f.note, "= the request's text") {
+			return false // a search on the whole request is no lookup by key
+		}
+	}
+	return len(found) == len(params)
 }
 
 // referBackSplit finds, within a sub-goal, " and " before a clause that

@@ -186,3 +186,25 @@ func TestNameNeverFillsAnAddress(t *testing.T) {
 		t.Errorf("recipient = %v, want the address the request gives", got["recipient"].value)
 	}
 }
+
+// TestGivesEveryInput: a lookup's keys come from the request; a query
+// that would take the whole request is none.
+func TestGivesEveryInput(t *testing.T) {
+	person := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the full name of the person"}},"required":["name"]}`)
+	search := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)
+	none := json.RawMessage(`{"type":"object","properties":{}}`)
+	for _, c := range []struct {
+		schema json.RawMessage
+		text   string
+		want   bool
+	}{
+		{person, `Send "hi" to Ada Lovelace`, true},
+		{person, `Send "hi"`, false},
+		{search, "Get the status of my order", false},
+		{none, "Send hi to Ada", false},
+	} {
+		if got := givesEveryInput(c.schema, c.text); got != c.want {
+			t.Errorf("givesEveryInput(%s, %q) = %v, want %v", c.schema, c.text, got, c.want)
+		}
+	}
+}
