@@ -243,8 +243,9 @@ var identifierNounStop = strings.Fields(`get set put list read fetch find show d
 // any word after "#") that follows a noun of the tool's name or
 // description, "#", "id" or one of p's own names ("post 7", "issue #12",
 // "id abc-1"). Two different codes, or none: ok is false. A code within a
-// secret of the request is never taken.
-func requestIdentifier(text string, p slotParam, tool *agentsmcp.ToolInfo) (string, bool) {
+// secret of the request, or that is one of takenValues (the values other
+// parameters took), is never taken.
+func requestIdentifier(text string, p slotParam, tool *agentsmcp.ToolInfo, takenValues ...any) (string, bool) {
 	if p.kind != slotIdentifier || !p.prop.is("string") || agentsmcp.IsSecretName(p.name) {
 		return "", false
 	}
@@ -269,7 +270,8 @@ func requestIdentifier(text string, p slotParam, tool *agentsmcp.ToolInfo) (stri
 		if !hash && (j == 0 || !slices.Contains(nouns, words[j-1].lower)) {
 			continue
 		}
-		if slices.ContainsFunc(secrets, func(s [2]int) bool { return s[0] <= w.start && w.end <= s[1] }) {
+		if slices.ContainsFunc(secrets, func(s [2]int) bool { return s[0] <= w.start && w.end <= s[1] }) ||
+			slices.ContainsFunc(takenValues, func(t any) bool { return fmt.Sprint(t) == v }) {
 			continue
 		}
 		if found != "" && found != v {
@@ -309,13 +311,17 @@ func fillStepArgumentsFlow(schema json.RawMessage, goal, request, stepID string,
 		params = append(params, classifySlot(name, sp, slices.Contains(doc.Required, name)))
 	}
 	found := fillSlots(text, params)
+	foundValues := make([]any, 0, len(found))
+	for _, f := range found {
+		foundValues = append(foundValues, f.value)
+	}
 	args := map[string]any{}
 	var taken []string
 	var asked []slotParam
 	for _, p := range params {
 		fill, ok := found[p.name]
 		if !ok && p.required {
-			if id, named := requestIdentifier(text, p, flow.tool); named {
+			if id, named := requestIdentifier(text, p, flow.tool, foundValues...); named {
 				fill, ok = slotFill{value: id, note: p.name + " = " + id}, true
 			}
 		}

@@ -79,12 +79,17 @@ func TestRequestIdentifierDecisions(t *testing.T) {
 	id := classifySlot("id", schemaProperty{Type: "string", Description: "the id"}, true)
 	intID := classifySlot("id", schemaProperty{Type: "integer"}, true)
 	message := classifySlot("message", schemaProperty{Type: "string"}, true)
+	setPriority := &agentsmcp.ToolInfo{Name: "set_priority", Description: "set the priority of a post"}
+	if got, ok := requestIdentifier("Set post 7 priority 3", id, setPriority, json.Number("3")); got != "7" || !ok {
+		t.Errorf("with 3 taken by another parameter: %q, %v; want 7", got, ok)
+	}
 	for _, c := range []struct {
 		text string
 		tool *agentsmcp.ToolInfo
 		p    slotParam
 		want string
 	}{
+		{"Set post 7 priority 3", setPriority, id, ""}, // which one, when 3 is no other parameter's
 		{"Delete post 7", deletePost, id, "7"},
 		{"Delete the post 7", deletePost, id, "7"},
 		{"Delete posts 7", deletePost, id, "7"},
