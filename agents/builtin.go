@@ -64,12 +64,22 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 			return nil, p.noUsableTool(ctx, k, g)
 		}
 		s := agentsmcp.PlanStep{ID: uniqueStepID(best.Name, ids), Tool: best.Name, Description: clipText(g), NeedsConfirmation: best.Destructive}
-		var chainFrom *agentsmcp.PlanStep
+		var sources []flowSource
 		if sequentialAfter(k.Request, k.SubGoals, i) && prev != nil {
-			chainFrom = prev
 			s.DependsOn = []string{prev.ID}
+			sources = append(sources, flowSource{step: prev.ID, tool: prevFacts, refersBack: referencesEarlier.MatchString(g)})
 		}
-		args, taken := fillStepArguments(best.InputSchema, g, k.Request, s.ID, chainFrom, prevFacts, inputs)
+		// Chaining backwards (see dataflow.go): lookups go first.
+		for _, l := range p.lookupsFor(ctx, k, g, best, sources) {
+			ls := agentsmcp.PlanStep{ID: uniqueStepID(l.tool.Name, ids), Tool: l.tool.Name}
+			largs, ltaken, _ := fillStepArgumentsFlow(l.tool.InputSchema, g, k.Request, ls.ID, stepFlow{tool: &l.tool.ToolInfo}, inputs)
+			ls.Arguments, ls.Description = largs, describeStep("look up "+l.param+" for: "+g, ltaken)
+			tune(&ls, l.tool)
+			plan.Steps = append(plan.Steps, ls)
+			s.DependsOn = append(s.DependsOn, ls.ID)
+			sources = append([]flowSource{{step: ls.ID, tool: l.tool, provides: l.param}}, sources...)
+		}
+		args, taken, _ := fillStepArgumentsFlow(best.InputSchema, g, k.Request, s.ID, stepFlow{tool: &best.ToolInfo, sources: sources}, inputs)
 		s.Arguments, s.Description = args, describeStep(g, taken)
 		tune(&s, best)
 		plan.Steps = append(plan.Steps, s)
@@ -162,7 +172,8 @@ func (p *Planner) reuse(ctx context.Context, k *Knowledge, old *agentsmcp.Plan) 
 		var args map[string]json.RawMessage
 		_ = json.Unmarshal(s.Arguments, &args)
 		fresh := map[string]json.RawMessage{}
-		_ = json.Unmarshal(fillArguments(info.InputSchema, text, k.Request, s.ID, nil, nil, inputs), &fresh)
+		freshArgs, _, _ := fillStepArgumentsFlow(info.InputSchema, text, k.Request, s.ID, stepFlow{tool: info}, inputs)
+		_ = json.Unmarshal(freshArgs, &fresh)
 		for name, v := range args {
 			var literal string
 			if json.Unmarshal(v, &literal) == nil && strings.Contains(literal, "{{") {
@@ -333,8 +344,8 @@ func (sp schemaProperty) is(t string) bool {
 // fillArguments fills a tool's arguments from the sub-goal (the request
 // when empty) with the values it clearly gives (see fillSlots). A required
 // argument it does not give is taken from the previous step's output when
-// that output has a field of the same name, and is otherwise declared as a
-// plan input: values are never invented.
+// a field of that output names or means it (see wireParam), and is
+// otherwise declared as a plan input: values are never invented.
 func fillArguments(schema json.RawMessage, goal, request, stepID string, prev *agentsmcp.PlanStep, prevFacts *ToolFacts, inputs *inputsSchema) json.RawMessage {
 	args, _ := fillStepArguments(schema, goal, request, stepID, prev, prevFacts, inputs)
 	return args
@@ -343,45 +354,12 @@ func fillArguments(schema json.RawMessage, goal, request, stepID string, prev *a
 // fillStepArguments is fillArguments that also says which values it took
 // from the request, one "name = value" each, for the plan to show.
 func fillStepArguments(schema json.RawMessage, goal, request, stepID string, prev *agentsmcp.PlanStep, prevFacts *ToolFacts, inputs *inputsSchema) (json.RawMessage, []string) {
-	var doc struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
+	var flow stepFlow
+	if prev != nil && prevFacts != nil {
+		flow.sources = []flowSource{{step: prev.ID, tool: prevFacts}}
 	}
-	_ = json.Unmarshal(schema, &doc)
-	names := make([]string, 0, len(doc.Properties))
-	for n := range doc.Properties {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	text := goal
-	if text == "" {
-		text = request
-	}
-	params := make([]slotParam, 0, len(names))
-	for _, name := range names {
-		var sp schemaProperty
-		_ = json.Unmarshal(doc.Properties[name], &sp)
-		params = append(params, classifySlot(name, sp, slices.Contains(doc.Required, name)))
-	}
-	found := fillSlots(text, params)
-	args := map[string]any{}
-	var taken []string
-	for _, p := range params {
-		fill, ok := found[p.name]
-		switch {
-		case ok:
-			args[p.name] = fill.value
-			taken = append(taken, fill.note)
-		case !p.required:
-		case prev != nil && prevFacts != nil && outputHas(prevFacts.OutputSchema, p.name):
-			args[p.name] = fmt.Sprintf("{{steps.%s.output.%s}}", prev.ID, p.name)
-		default:
-			input := inputs.add(p.name, stepID, inputSchemaOf(p.prop, p.name))
-			args[p.name] = "{{inputs." + input + "}}"
-		}
-	}
-	b, _ := json.Marshal(args)
-	return b, taken
+	args, taken, _ := fillStepArgumentsFlow(schema, goal, request, stepID, flow, inputs)
+	return args, taken
 }
 
 // describeStep is a step's description: its sub-goal, and the values taken
@@ -391,15 +369,6 @@ func describeStep(goal string, taken []string) string {
 		return clipText(goal)
 	}
 	return clipText(goal + " (taken from the request: " + strings.Join(taken, "; ") + ")")
-}
-
-func outputHas(schema json.RawMessage, name string) bool {
-	var doc struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	_ = json.Unmarshal(schema, &doc)
-	_, ok := doc.Properties[name]
-	return ok
 }
 
 // inputSchemaOf is the schema of a plan input standing for a tool

@@ -408,14 +408,18 @@ func isAgentTool(name string) bool { return slices.Contains(agentToolNames, name
 // "and then", "and also", "afterwards".
 var subGoalSplit = regexp.MustCompile(`(?i)\s*(?:;|\.\s+|,?\s+and then\s+|,?\s+then\s+|,?\s+and also\s+|,?\s+afterwards,?\s+|,\s+and\s+)\s*`)
 
-// SplitSubGoals splits a request into its sub-goals, in order. A request
-// without separators is one sub-goal.
+// SplitSubGoals splits a request into its sub-goals, in order: at
+// sentences, ";", "then" and the like, and at an "and" before a clause
+// that acts on the result of the one before ("… and send it to …"). A
+// request without separators is one sub-goal.
 func SplitSubGoals(request string) []string {
 	var goals []string
 	for _, part := range subGoalSplit.Split(strings.TrimSpace(request), -1) {
-		part = strings.Trim(strings.TrimSpace(part), ".")
-		if part != "" {
-			goals = append(goals, part)
+		for _, part := range splitReferringBack(part) { // "… and send it to …"
+			part = strings.Trim(strings.TrimSpace(part), ".")
+			if part != "" {
+				goals = append(goals, part)
+			}
 		}
 	}
 	if len(goals) > agentsmcp.MaxListItems {

@@ -598,13 +598,22 @@ func (r *runner) schedule() []launchStep {
 // resolveArguments returns the arguments of step i's call, its references
 // resolved. Arguments without references, which FindRefs has parsed and
 // found well formed already (refErrs), are ResolveRefs's answer as they
-// are, without a second parse on the runner's goroutine.
+// are, without a second parse on the runner's goroutine. A number or
+// boolean that a whole reference gives to a string-only parameter is
+// passed as its text (see textForStringParams).
 func (r *runner) resolveArguments(i int) (json.RawMessage, error) {
 	args := r.stepArguments(i)
 	if len(r.refs[i]) == 0 && r.refErrs[i] == nil && len(args) <= MaxResolvedArgumentsBytes {
 		return args, nil
 	}
-	return ResolveRefs(args, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
+	out, err := ResolveRefs(args, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
+	if err != nil || r.refErrs[i] != nil {
+		return out, err
+	}
+	if info := r.toolInfo(i); info != nil {
+		out = textForStringParams(r.refs[i], out, info.InputSchema) // a sum for a message: its text
+	}
+	return out, nil
 }
 
 // dependencies reports whether step i may run (every dependency

@@ -216,6 +216,10 @@ func classifySlot(name string, sp schemaProperty, required bool) slotParam {
 		p.kind = byDescription
 	case p.kind == slotPlace && byDescription == slotCountryCode:
 		p.kind = slotCountryCode // "country": "ISO 3166-1 alpha-2 code"
+	case p.kind == slotPerson && byDescription == slotEmail:
+		// "recipient": "email address of the recipient" takes an
+		// address, never the person's name (see dataflow.go)
+		p.kind = slotEmail
 	}
 	if p.kind == slotNone && (has(all, slotWordsIdentifierWeak) || has(nameWords, slotWordsIdentifierName)) && !has(all, slotWordsNotIdentifier) {
 		p.kind = slotIdentifier // "order_number", "invoice_no", "promo code"
