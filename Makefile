@@ -179,10 +179,11 @@ bench-vectors-scale:
 # four task families of ten requests each, run in order through run_task on
 # the whole server with real go-sdk upstreams, for the builtin planner and a
 # scripted sampling model; per family the success rate, failed tool calls in
-# the first vs second half, repairs and elicitations. A few seconds; it also
-# runs in test-go, where a family that misses the goal fails the build.
+# the first vs second half, repairs, elicitations and silently wrong
+# successes. Under a minute; it also runs in test-go, where a family that
+# misses its goal, or any silently wrong success, fails the build.
 # docs/benchmarks.md says how to read it. Output in bench-learning.out; the
 # exit status is the test's.
 bench-learning:
-	$(GO) test -run '^TestLearningBenchmark$$' -count 1 -v -timeout 10m ./cmd/agents-mcp/ > bench-learning.out 2>&1; \
+	$(GO) test -run '^(TestLearningBenchmark|TestLearningFamilies26AreWordedApart)$$' -count 1 -v -timeout 10m ./cmd/agents-mcp/ > bench-learning.out 2>&1; \
 	status=$$?; cat bench-learning.out; exit $$status

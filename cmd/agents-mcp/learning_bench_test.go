@@ -854,11 +854,16 @@ type familyResult struct {
 	repairs, elicitations     int
 	modelRepairs              int      // repairs whose replacement the model chose
 	silentlyWrong             int      // tasks that succeeded although the upstream never received the right values
+	probeAllowed              bool     // the goal of issue 26: one failed call of the second half may be a probe after cool-down
 	notes                     []string // why requests failed, first few
 }
 
 func (r familyResult) goalMet() bool {
-	return r.succeeded == r.requests && r.failedSecond*10 <= r.failedFirst*3
+	second := r.failedSecond
+	if r.probeAllowed && second > 0 && r.failedFirst > 0 {
+		second-- // the probe of a tool on cool-down
+	}
+	return r.succeeded == r.requests && second*10 <= r.failedFirst*3
 }
 
 // learningBenchProtocol is the protocol version the client speaks: one
@@ -1098,7 +1103,9 @@ func TestLearningBenchmark(t *testing.T) {
 		families = learningFamilies26()
 		bs = startBenchServer(t, families, planner == "sampling")
 		for i := range families {
-			results26 = append(results26, bs.runFamily(t, planner, &families[i]))
+			r := bs.runFamily(t, planner, &families[i])
+			r.probeAllowed = true
+			results26 = append(results26, r)
 		}
 	}
 
