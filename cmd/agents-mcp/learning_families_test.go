@@ -626,3 +626,44 @@ func TestLearningFamilies26AreWordedApart(t *testing.T) {
 		t.Logf("%s: %d of %d requests share no keyword with the tools", f.name, apart, len(f.requests))
 	}
 }
+
+// TestLearningBenchServedAtTheUpstream checks the benchmark's own measure:
+// what counts as served, from the calls an upstream received, and so what
+// counts as a silently wrong success when the task says it succeeded.
+func TestLearningBenchServedAtTheUpstream(t *testing.T) {
+	families := map[string]benchFamily{}
+	for _, f := range learningFamilies26() {
+		families[f.name] = f
+	}
+	call := func(tool string, args map[string]any) benchCall { return benchCall{tool: tool, args: args} }
+	failed := func(c benchCall) benchCall { c.failed = true; return c }
+	dana := directoryEmail("Dana Whitfield")
+	for _, tc := range []struct {
+		name, family string
+		request      int
+		calls        []benchCall
+		want         bool
+	}{
+		{"composed route", "flights", 0, []benchCall{call("search_fares", map[string]any{"route": "LHR-JFK"})}, true},
+		{"one airport for the route", "flights", 0, []benchCall{call("search_fares", map[string]any{"route": "LHR"})}, false},
+		{"the distractor", "flights", 0, []benchCall{call("airport_info", map[string]any{"airport": "LHR"})}, false},
+		{"the right call failed", "flights", 0, []benchCall{failed(call("search_fares", map[string]any{"route": "LHR-JFK"}))}, false},
+		{"composed repository from parts", "repos", 1, []benchCall{call("repo_open_issues", map[string]any{"repository": "acme/widgets"})}, true},
+		{"owner alone", "repos", 1, []benchCall{call("repo_open_issues", map[string]any{"repository": "acme"})}, false},
+		{"repaired after failures", "glossary", 1, []benchCall{failed(call("define_word", map[string]any{"word": "ephemeral"})), call("lexicon_entry", map[string]any{"term": "ephemeral"})}, true},
+		{"the word's quotes and case aside", "translate", 0, []benchCall{call("translate_text", map[string]any{"text": "'Good morning'", "target_language": "french"})}, true},
+		{"lookup then mail to the address", "directory", 0, []benchCall{call("find_person", map[string]any{"name": "Dana Whitfield"}), call("send_email", map[string]any{"to": dana, "body": "Dana, the lab is booked."})}, true},
+		{"the name where the address goes", "directory", 0, []benchCall{call("send_email", map[string]any{"to": "Dana Whitfield", "body": "the lab is booked"})}, false},
+		{"lookup and no mail", "directory", 0, []benchCall{call("find_person", map[string]any{"name": "Dana Whitfield"})}, false},
+		{"short link posted", "links", 0, []benchCall{call("shorten_url", map[string]any{"url": "https://example.org/reports/2026/q3/summary"}), call("post_to_channel", map[string]any{"channel": "news", "text": "see " + shortLink("https://example.org/reports/2026/q3/summary")})}, true},
+		{"long link posted", "links", 0, []benchCall{call("shorten_url", map[string]any{"url": "https://example.org/reports/2026/q3/summary"}), call("post_to_channel", map[string]any{"channel": "#news", "text": "https://example.org/reports/2026/q3/summary"})}, false},
+		{"delivery recorded", "stock", 0, []benchCall{call("record_delivery", map[string]any{"item": "helmets", "quantity": float64(40)})}, true},
+		{"a query for a delivery", "stock", 0, []benchCall{call("stock_level", map[string]any{"item": "helmets"})}, false},
+		{"a delivery recorded for a query", "stock", 1, []benchCall{call("stock_level", map[string]any{"item": "helmets"}), call("record_delivery", map[string]any{"item": "helmets", "quantity": float64(1)})}, false},
+	} {
+		f := families[tc.family]
+		if got := f.servedBy(&f.requests[tc.request], tc.calls); got != tc.want {
+			t.Errorf("%s (%s #%d %q): served = %v, want %v", tc.name, tc.family, tc.request+1, f.requests[tc.request].text, got, tc.want)
+		}
+	}
+}
