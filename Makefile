@@ -114,7 +114,7 @@ bench:
 	$(MAKE) --no-print-directory bench-relay-inproc
 	$(MAKE) --no-print-directory bench-relay
 
-# The relay benchmark of issue 17 (scripts/benchrelay): `agents-mcp serve` as
+# The relay benchmark (scripts/benchrelay): `agents-mcp serve` as
 # built by `make build`, as its own process, vs calling a go-sdk echo upstream
 # directly, vs TBXark/mcp-proxy when MCP_PROXY_BINARY names its binary, vs
 # the floor (a Go HTTP reverse proxy that reads no JSON-RPC);
@@ -130,14 +130,14 @@ bench-relay: build
 	$(GO) run ./scripts/benchrelay -bin $(BIN) -rounds $(RELAY_BENCH_ROUNDS) -time $(RELAY_BENCH_TIME) \
 		$(if $(BENCH_RELAY_BEFORE),-bin-before $(BENCH_RELAY_BEFORE)) | tee bench-relay.out
 
-# The soak benchmark of issue 17 (scripts/benchrelay -soak): one `agents-mcp
+# The soak benchmark (scripts/benchrelay -soak): one `agents-mcp
 # serve` as built by `make build`, on the embedded defaults but with
 # audit.max_entries at SOAK_MAX_ENTRIES (low enough to be reached within the
 # soak), relaying the echo upstream to 32 clients over streamable HTTP for
 # SOAK_DURATION, with a few seconds of direct calls every 10 s as the
 # machine's control. Per minute: throughput, p50/p99, relay/direct ratio,
 # the serve process's CPU per call, RSS, goroutines and descriptors, audit
-# rows and store bytes; then a verdict against the goal of issue 17
+# rows and store bytes; then a verdict against the soak's goal
 # (ratio flat within 10 %, store bounded). The verdict is reported, not the
 # exit status, unless SOAK_STRICT=1. docs/benchmarks.md says how to read it.
 # Output in bench-soak.out.
@@ -148,7 +148,7 @@ bench-soak: build
 	$(GO) run ./scripts/benchrelay -bin $(BIN) -soak $(SOAK_DURATION) -soak-max-entries $(SOAK_MAX_ENTRIES) \
 		$(if $(SOAK_STRICT),-soak-strict) -o bench-soak.out
 
-# The in-process relay benchmark of issue 4 (remote.BenchmarkRelay): the relay
+# The in-process relay benchmark (remote.BenchmarkRelay): the relay
 # in the benchmark's own process, for a Go upstream and server-everything
 # (needs node and `npm ci` in scripts/e2e, else skipped), at 1 and 32 clients,
 # direct and relayed interleaved in one run. Output in bench-relay-inproc.out.
@@ -157,7 +157,7 @@ RELAY_BENCH_BENCHTIME ?= 1s
 bench-relay-inproc:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(RELAY_BENCH_COUNT) -benchtime $(RELAY_BENCH_BENCHTIME) ./remote/ | tee bench-relay-inproc.out
 
-# The vector index on real text (issue 17, memory/vectors.BenchmarkQueryReal):
+# The vector index on real text (memory/vectors.BenchmarkQueryReal):
 # the first VECTORS_BENCH_REAL_N descriptions of the committed corpus indexed
 # (it holds about 161k; a larger N uses them all), 1,000 held-out ones as
 # queries, HNSW vs exact Flat in one run, recall@10 and latency per ef, for the
@@ -175,7 +175,7 @@ VECTORS_BENCH_SCALE ?= 250000,500000,1000000
 bench-vectors-scale:
 	VECTORS_BENCH_SCALE=$(VECTORS_BENCH_SCALE) $(GO) test -run '^$$' -bench 'QueryRealScale' -benchtime 1x -timeout 3h ./memory/vectors/ | tee bench-vectors-scale.out
 
-# The learning benchmark of issue 13 (TestLearningBenchmark in cmd/agents-mcp):
+# The learning benchmark (TestLearningBenchmark in cmd/agents-mcp):
 # four task families of ten requests each, run in order through run_task on
 # the whole server with real go-sdk upstreams, for the builtin planner and a
 # scripted sampling model; per family the success rate, failed tool calls in

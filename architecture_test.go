@@ -47,6 +47,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the one retry wait serves every package that retries, so it depends on none"},
 	{From: "internal/syncloop", Leaf: true,
 		Why: "the loop that follows the store serves remote and httptools alike, so it depends on neither"},
+	{From: "internal/sweep", Leaf: true,
+		Why: "the retention loop serves the task and insight sweepers alike, so it depends on neither"},
 	{From: "internal/batch", Leaf: true,
 		Why: "the batching queue serves the recorders of memory, so it depends on none of them"},
 	{From: "internal/testutil", Leaf: true,

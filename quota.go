@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// Quotas bound what one principal may keep in the store (issue 25, item
-// 10): without them a single credential fills the store at the speed of
-// its rate limit, and keeps it filled forever. They are enforced against
-// the store, so that every replica sees the same usage: a create first
-// reads the principal's [Usage] ([UsageService]) and is refused with
+// Quotas bound what one principal may keep in the store: without them a
+// single credential fills the store at the speed of its rate limit, and
+// keeps it filled forever. They are enforced against the store, so that
+// every replica sees the same usage: a create first reads the principal's
+// [Usage] ([UsageService]) and is refused with
 // EQUOTA when one more record would go past the [Quota]. Records that
 // exist are never deleted for a quota: retention does that, by age.
 

@@ -357,7 +357,7 @@ func BenchmarkRedactArguments(b *testing.B) {
 
 // A secret given in words, not as name=value, is found too: a request
 // "Delete post 5 password hunter2" kept its password in the task family,
-// the plan's goal and the thought (issue 25, finding 7).
+// the plan's goal and the thought.
 func TestRedactTextProseSecrets(t *testing.T) {
 	for _, tt := range []struct{ in, secret, want string }{
 		{"Delete post 5 password=hunter2", "hunter2", "Delete post 5 password=[redacted]"},

@@ -101,7 +101,7 @@ func TestRedactError(t *testing.T) {
 }
 
 // URL redaction knew a few parameter names only: an appid, auth, code or
-// sid value was shown (issue 25, finding 3). Values that look generated
+// sid value was shown. Values that look generated
 // are hidden whatever their name; ordinary parameters stay.
 func TestRedactURLParameters(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{

@@ -11,7 +11,7 @@ import (
 )
 
 // limitInputs bound a number, so that the validator converts the inputs'
-// numbers (issue 25: 1e9999999 made it dereference nil).
+// numbers (1e9999999 once made it dereference nil).
 const limitInputs = `{"type":"object","properties":{"limit":{"type":"number","minimum":0}},"required":["limit"]}`
 
 // TestHugeNumberInInputsIsRefused: the executor checks a task's inputs

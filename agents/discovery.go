@@ -13,7 +13,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// The discovery prompts (issue 16): they lead a user to the right tools.
+// The discovery prompts: they lead a user to the right tools.
 const (
 	PromptHelpMeStart = "help-me-start"
 	PromptHelpWithAPI = "help-with-api"

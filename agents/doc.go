@@ -12,6 +12,7 @@
 // The model is an [agentsmcp.LLM]: the calling client's through MCP
 // sampling ([SamplingLLM]), an OpenAI-compatible endpoint (agents/openai),
 // or none, in which case the builtin planner plans from memory and tool
-// search alone. The package depends on the root package's interfaces, and
-// on router for registering its tools and reading sessions.
+// search alone. The package depends on the root package's interfaces; it
+// registers its tools with localtools, which cmd adds to the router, and
+// reads the calling client's session from go-sdk's request.
 package agents

@@ -213,7 +213,7 @@ func (e *Executor) Task(ctx context.Context, id string) (*agentsmcp.Task, error)
 // not read back when the store stores tasks verbatim
 // ([agentsmcp.VerbatimTaskStore]): Wait returns a copy of what that runner
 // stored, the task FindTaskByID would return (saving the read of a large
-// task, issue 17).
+// task).
 func (e *Executor) Wait(ctx context.Context, id string) (*agentsmcp.Task, error) {
 	for {
 		e.mu.Lock()

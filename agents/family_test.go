@@ -234,7 +234,7 @@ func FuzzFamilyOf(f *testing.F) {
 // A secret in a request never reaches its family nor its goal, which are
 // stored and shown as keys (the plan's goal, the thought's reasoning,
 // pattern keys), whatever the wording; and a stored request, redacted, is
-// in the family of the request it was (issue 25, finding 7).
+// in the family of the request it was.
 func TestFamilyAndGoalHoldNoSecret(t *testing.T) {
 	for _, c := range []struct{ request, secret string }{
 		{"Delete post 5 password=hunter2", "hunter2"},

@@ -39,7 +39,7 @@ func checkInputs(plan *agentsmcp.Plan, inputs json.RawMessage, complete bool) er
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "inputs are %d bytes; the limit is %d", len(inputs), agentsmcp.MaxPlanInputsBytes)
 	}
 	// The validator cannot be given a number beyond these bounds (it
-	// panics, or spends seconds; issue 25), and inputs reach it from
+	// panics, or spends seconds on one number), and inputs reach it from
 	// resume_task, tasks/update and the admin API, and on the task's own
 	// goroutine, not only through the router's checked arguments.
 	if err := jsonnum.CheckValue(map[string]any(values)); err != nil {

@@ -80,7 +80,7 @@ func openTaskStream(t *testing.T, ctx context.Context, url string, ids []string)
 	return resp.StatusCode, acked
 }
 
-// The amplification of issue 25, item 9: one principal's 128 listen
+// The read amplification this bounds: one principal's 128 listen
 // streams, each naming the same 100 paused tasks, used to read every task
 // once per stream per poll (128 × 100 reads every 2 s, 6,400 reads a
 // second). With one shared watcher per task and backoff on paused tasks,

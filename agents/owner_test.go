@@ -22,7 +22,7 @@ import (
 )
 
 // These tests attack the agents' MCP tools as another principal would
-// (issue 12, finding 2): tasks, plans and thoughts belong to their creator,
+// (docs/security.md, section 2): tasks, plans and thoughts belong to their creator,
 // the steps of a task run in its name and within its allowlist, and its
 // secrets are neither stored in clear nor shown.
 

@@ -6,27 +6,8 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/sweep"
 )
-
-// Bounds of the sweep interval that [TaskSweeper] derives from the
-// retention: a tenth of it, so that an ended task outlives its retention
-// by at most a tenth, but no more often than MinTaskSweepInterval (each
-// sweep is a store query on every replica) and no less often than
-// MaxTaskSweepInterval.
-const (
-	MinTaskSweepInterval = time.Second
-	MaxTaskSweepInterval = time.Hour
-)
-
-// TaskSweepInterval is how often a [TaskSweeper] with retention r sweeps:
-// r/10, within [MinTaskSweepInterval, MaxTaskSweepInterval].
-func TaskSweepInterval(r time.Duration) time.Duration {
-	return min(max(r/10, MinTaskSweepInterval), MaxTaskSweepInterval)
-}
-
-// taskSweepTimeout bounds one sweep, so that a store that hangs does not
-// stop the sweeper for good.
-const taskSweepTimeout = 5 * time.Minute
 
 // TaskSweeper deletes the tasks that ended more than Retention ago (the
 // tasks.retention setting; ADR 0010, A8). Tasks that have not ended are
@@ -44,58 +25,25 @@ type TaskSweeper struct {
 	// Retention is how long an ended task is kept; it must be positive.
 	Retention time.Duration
 	// Interval is the time between two sweeps; zero means
-	// TaskSweepInterval(Retention).
+	// a tenth of Retention, within [sweep.MinInterval, sweep.MaxInterval].
 	Interval time.Duration
 	Logger   *slog.Logger
 }
 
-// Run sweeps at once and then every Interval, until ctx ends.
+// Run sweeps at once and then every Interval, until ctx ends: its owner
+// stops it by cancelling ctx.
 func (s *TaskSweeper) Run(ctx context.Context) {
-	interval := s.Interval
-	if interval <= 0 {
-		interval = TaskSweepInterval(s.Retention)
-	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		sctx, cancel := context.WithTimeout(ctx, taskSweepTimeout)
-		before := time.Now().Add(-s.Retention)
-		n, err := s.Sweep(sctx, before)
-		cancel()
-		switch {
-		case err != nil && ctx.Err() == nil:
-			s.logger().Warn("task retention failed", "endedBefore", before, "deleted", n, "error", err)
-		case n > 0:
-			s.logger().Info("task retention", "endedBefore", before, "deleted", n)
-		}
-		t.Reset(interval)
-	}
+	sweep.Loop{Sweep: s.Sweep, Retention: s.Retention, Interval: s.Interval, Logger: s.Logger,
+		What: "task retention", BeforeKey: "endedBefore"}.Run(ctx)
 }
 
 // Sweep deletes every task that ended before endedBefore, one batch of
 // MaxPageSize per store call so that no call holds the store for long,
 // and reports how many it deleted, also when it fails part-way.
 func (s *TaskSweeper) Sweep(ctx context.Context, endedBefore time.Time) (int64, error) {
-	var total int64
-	for {
-		n, err := s.Tasks.DeleteEndedTasks(ctx, endedBefore, agentsmcp.MaxPageSize)
-		total += n
-		if err != nil || n < agentsmcp.MaxPageSize {
-			return total, err
-		}
-	}
-}
-
-func (s *TaskSweeper) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Logger
+	return sweep.InBatches(ctx, agentsmcp.MaxPageSize, func(ctx context.Context, limit int) (int64, error) {
+		return s.Tasks.DeleteEndedTasks(ctx, endedBefore, limit)
+	})
 }
 
 // expired reports whether task ended more than retention before now: such

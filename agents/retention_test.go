@@ -127,19 +127,6 @@ func TestTaskSweeperDeletesOnlyEndedTasksPastTheRetention(t *testing.T) {
 	}
 }
 
-func TestTaskSweepInterval(t *testing.T) {
-	for r, want := range map[time.Duration]time.Duration{
-		time.Second:         agents.MinTaskSweepInterval,
-		time.Minute:         6 * time.Second,
-		24 * time.Hour:      agents.MaxTaskSweepInterval,
-		30 * 24 * time.Hour: agents.MaxTaskSweepInterval,
-	} {
-		if got := agents.TaskSweepInterval(r); got != want {
-			t.Errorf("TaskSweepInterval(%s) = %s, want %s", r, got, want)
-		}
-	}
-}
-
 // TestPlannerReusesPlansOfDeletedTasks: the retention deletes tasks, not
 // what was learnt from them; the learning's PlanID still leads to the
 // plan, for its owner only.

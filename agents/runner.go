@@ -93,7 +93,7 @@ type callerRef struct{ c Caller }
 
 // storedTask is what a runner knows to be stored of its task, so that a
 // step transition writes the step states and events that changed rather
-// than the whole task (issue 17, part 6).
+// than the whole task, so that a step of a large task costs a small write.
 type storedTask struct {
 	perStep bool // the store is an agentsmcp.TaskStepUpdater
 	// known: steps, events and last are the stored task's; false after

@@ -352,7 +352,7 @@ func TestClassifySlotIdentifiers(t *testing.T) {
 
 // A value within a secret of the request never fills a parameter that is
 // not secret: "api key abc123xyz" gave abc123xyz to a post's id, which was
-// sent to the API and stored unsealed (issue 25, finding 7). A value that
+// sent to the API and stored unsealed. A value that
 // holds a secret (a note quoting one) is the request's to give.
 func TestSlotsNeverTakeAValueFromWithinASecret(t *testing.T) {
 	params := []slotParam{

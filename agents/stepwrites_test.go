@@ -13,7 +13,7 @@ import (
 
 // TestRunnerWritesTransitionsPerStep: on a store with UpdateTaskSteps (the
 // SQLite store), every transition of a task after its creation is written
-// as a change, none whole (issue 17, part 6), and the task as stored at
+// as a change, none whole (a 200-step task is not rewritten per step), and the task as stored at
 // the end is the one the runner ended with. The store runs behind the
 // OnChange reporter, as in the server, so the change passes through it.
 func TestRunnerWritesTransitionsPerStep(t *testing.T) {

@@ -34,7 +34,7 @@ func (c *readCountingTasks) TasksVerbatim() bool { return c.verbatim }
 // TestWaitReturnsTheStoredTaskWithoutReading: when the runner of this
 // process stored a task's end or pause, Wait (and Cancel) return what
 // FindTaskByID returns on SQLite, field for field, without reading it
-// (issue 17, part 6); with a store that does not store tasks verbatim
+// (saving the read of a large task); with a store that does not store tasks verbatim
 // (the secrets wrapper), they read it.
 func TestWaitReturnsTheStoredTaskWithoutReading(t *testing.T) {
 	cases := []struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 )
 
-// The attack of issue 25 (MCP 2025-11-25, elicitation, "Phishing"): alice
+// The phishing attack (MCP 2025-11-25, elicitation, "Phishing"): alice
 // gets an authorization link and has another person, bob, complete it,
 // so that bob's account at the integration would serve alice's calls.
 // These tests run it against a real authorization server, each person with

@@ -15,7 +15,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// refChainDoc is issue 25's expensive document: ops operations whose
+// refChainDoc is an expensive document: ops operations whose
 // answer is schema S0, where each S<i> has fan properties that all refer
 // to S<i+1>, depth schemas deep. Nothing is circular, so nothing cuts the
 // expansion early: each answer expands to fan^depth nodes, cut only by the
@@ -51,7 +51,7 @@ func refChainDoc(ops, depth, fan int) string {
 	return b.String()
 }
 
-// TestOpenAPIRefChainIsRefusedWithinItsBudget adds issue 25's $ref-chain
+// TestOpenAPIRefChainIsRefusedWithinItsBudget adds the $ref-chain
 // document (150 operations, each expanding to the per-tool bound; before
 // the budget it loaded in about a minute of CPU): it is refused, with
 // EINVALID naming the source, the document and the bound, once its

@@ -19,7 +19,7 @@ func compileSchema(raw json.RawMessage) error {
 		return err
 	}
 	// The router refuses such a schema too (its numbers would cost the
-	// validator seconds, issue 25).
+	// validator seconds).
 	if err := jsonnum.CheckValue(doc); err != nil {
 		return err
 	}

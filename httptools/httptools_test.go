@@ -564,7 +564,7 @@ func (queryAuthorizer) Refused(context.Context, string, int) error { return nil 
 // A failed call's error named the full URL: the caller's path and query
 // values, and the shared key sent in the query parameter "k", which URL
 // redaction did not know. The text reached every other principal through
-// tool performance (issue 25, finding 3). Errors now name the operation
+// tool performance. Errors now name the operation
 // (method and path template), and what they quote from a transport error
 // or the API's answer is cleaned of the credentials by value and by name.
 func TestCallErrorsNameNoURLNorCredential(t *testing.T) {
@@ -624,7 +624,7 @@ func TestCallErrorsNameNoURLNorCredential(t *testing.T) {
 	}
 }
 
-// TestDotSegmentPathValuesAreRefused performs issue 25's attack on a real
+// TestDotSegmentPathValuesAreRefused performs the dot-segment attack on a real
 // loopback API: a path argument of "." or "..", also percent-encoded,
 // would be sent as /tenants/%2E%2E/users, which URL parsers and
 // normalising proxies resolve to /users. Each is refused as an invalid

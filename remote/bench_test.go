@@ -52,7 +52,7 @@ func relayBenchClientProtocol() string {
 }
 
 // BenchmarkRelay compares tools/call relayed through agents-mcp to an
-// upstream with calling the same upstream directly (issue 4), in the same
+// upstream with calling the same upstream directly, in the same
 // run, interleaved per concurrency level:
 //
 //	BenchmarkRelay/<upstream>/direct/c<N>   N clients call <upstream>'s echo

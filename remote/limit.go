@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// The bound on upstream answers (issue 25). Every message an upstream
+// The bound on upstream answers. Every message an upstream
 // sends is read into memory whole before it is decoded, so one answer of
 // 600 MiB cost gigabytes; it is now refused once it passes
 // [Options.MaxResultBytes], on every transport and for every caller:

@@ -21,7 +21,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// The raw relay path (issue 17): a tools/call to a streamable HTTP upstream
+// The raw relay path: a tools/call to a streamable HTTP upstream
 // is posted on the pool's session by this small client rather than by
 // go-sdk's, and the upstream's result is handed to the router as the JSON it
 // is ([agentsmcp.RawToolResult]), never decoded into a CallToolResult and

@@ -13,7 +13,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
-// The pool's share of issue 17's "spans cost no allocation when disabled":
+// The pool's share of the promise "spans cost no allocation when disabled":
 // the "upstream call" span of CallTool with no tracer provider installed.
 
 func upstreamSpan(ctx context.Context, u *upstream, req *mcp.CallToolRequest, res *mcp.CallToolResult) {

@@ -28,7 +28,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// The attack of issue 25 (item 1): one number whose exponent math/big
+// The huge-number attack: one number whose exponent math/big
 // refuses (beyond 10^6) crashed the process through the validator
 // (santhosh-tekuri/jsonschema v6.0.3 dereferences the nil big.Rat) on a
 // go-sdk goroutine without recover.
@@ -232,7 +232,7 @@ func stillServes(t *testing.T, cs *mcp.ClientSession) {
 	}
 }
 
-// TestHugeNumberIsRefusedOnEveryPath: the number of issue 25 in a
+// TestHugeNumberIsRefusedOnEveryPath: the huge number in a
 // tools/call of store_insight (go-sdk's path) or of an upstream tool (the
 // fast paths, when the client can take them) and in tools/validate is
 // refused with -32602 naming it, on every transport, and the server goes

@@ -31,7 +31,7 @@ const (
 // session ends. go-sdk opens a stream for every POST and never says when
 // one has ended, so a long-lived session grew the process by about 200
 // bytes per call without bound, and every garbage collection with it (the
-// soak of issue 17). This store bounds the bytes and the number of
+// soak benchmark). This store bounds the bytes and the number of
 // streams, and forgets the least recently written streams whole. A resume
 // from a forgotten stream fails as one from purged events does
 // ([mcp.ErrEventsPurged], which go-sdk answers with HTTP 400); events

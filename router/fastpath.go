@@ -22,7 +22,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// The tools/call fast path (issue 17). go-sdk's streamable server decodes a
+// The tools/call fast path (ADR 0014). go-sdk's streamable server decodes a
 // message about six times on its way to a tool handler (the batch, the
 // request's _meta twice, the protocol version, the params), each time with
 // a fresh decoder and a 32 KiB buffer, and answers through its session's

@@ -144,7 +144,7 @@ func FuzzValidateArguments(f *testing.F) {
 // library's hashing) and validates the arguments as tools/call and
 // tools/validate do, by the fast decoder or (viaLibrary) by the library's
 // decoding. Validation must not panic (the library did on 1e9999999,
-// issue 25); it refuses the arguments as EINVALID naming the number
+// once); it refuses the arguments as EINVALID naming the number
 // exactly when jsonnum.Check refuses the literal, on both decoding paths;
 // and every number it lets through converts to a big.Rat, which is what
 // the library needs of it.

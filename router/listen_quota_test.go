@@ -16,7 +16,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// The bounds on subscriptions/listen for task ids (issue 25, item 9): one
+// The bounds on subscriptions/listen for task ids: one
 // read per task however many streams watch it, backoff on tasks that wait
 // for their user, a quota of task ids watched per principal, and each id
 // charged to the caller's rate limit. Real router over loopback HTTP with

@@ -400,7 +400,7 @@ func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
 		streams = append(streams, st)
 	}
 	// The five streams share one watcher of the task, the one the hub
-	// knows (issue 25, item 9).
+	// knows.
 	if n := s.hub.WatchersForTest(); n != 1 {
 		t.Fatalf("%d watchers of the task registered with the hub, want 1 for the five streams", n)
 	}

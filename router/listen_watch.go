@@ -15,8 +15,8 @@ import (
 )
 
 // This file is where the task listen streams of one [HTTPHandler] get
-// their tasks from (issue 25, item 9): one shared watcher reads each
-// watched task once per poll, however many streams watch it, backs off
+// their tasks from, so that many streams cost no more reads than one: one
+// shared watcher reads each watched task once per poll, however many streams watch it, backs off
 // on tasks that wait for their user, and hands what it read to every
 // stream that watches the task. A stream only renders and sends.
 

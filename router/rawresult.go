@@ -12,7 +12,7 @@ import (
 // rawResultMiddleware offers the providers of a client's tools/call an
 // [agentsmcp.RawToolResult], and writes the JSON a provider set there as the
 // answer, unchanged: a relayed upstream's result is then neither decoded
-// into a CallToolResult nor encoded again (issue 17). It does so only for
+// into a CallToolResult nor encoded again (each costs CPU per call). It does so only for
 // callers with a session of a protocol before 2026-07-28, which expect the
 // result as the upstream wrote it, and not for calls that may become tasks
 // (the task machinery reads the result). Everything around the provider

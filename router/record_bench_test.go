@@ -27,7 +27,7 @@ import (
 //   - batched: serve now (mcptools.Recorder and auditlog.Recorder with their
 //     defaults: batches of 256 or 100 ms, one transaction each);
 //   - per-call-baseline: tool performance written one transaction per call
-//     (the recorder before issue 17), and the audit in batches of 100 or 1 s
+//     (the former recorder), and the audit in batches of 100 or 1 s
 //     (its defaults before);
 //   - unrecorded-baseline: the router alone.
 //
@@ -132,7 +132,7 @@ func benchRecorded(b *testing.B, perf func(string, time.Duration, string), audit
 }
 
 // perCallRecorder writes tool performance one call per transaction, as
-// mcptools.Recorder did before issue 17: the baseline.
+// mcptools.Recorder once did: the baseline.
 type perCallRecorder struct {
 	store   agentsmcp.ToolPerformanceService
 	queue   chan agentsmcp.ToolCall

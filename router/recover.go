@@ -13,7 +13,7 @@ import (
 
 // Panics. go-sdk runs each request's handler on a goroutine of its own, with
 // no recover: a panic anywhere under a handler (a tool, a validator, our
-// middleware) ended the whole process (issue 25). So every goroutine that
+// middleware) ended the whole process. So every goroutine that
 // handles a request contains a panic to that request, which gets an
 // internal error, and logs it at ERROR with its stack:
 //

@@ -17,7 +17,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 )
 
-// The paraphrase sets of issue 26: testdata/paraphrase/catalog.json is a
+// The paraphrase sets: testdata/paraphrase/catalog.json is a
 // catalog of 151 tools over 34 domains; test.json (held out: nothing is
 // tuned on it) and dev.json (for tuning) are requests worded as people
 // word them, most sharing no content word with the right tool.
@@ -152,9 +152,9 @@ const (
 // TestSemanticRetrieval measures recall@1/3/10 of the right tool on the
 // paraphrase sets, for search_tools with the hash embedder (BM25 fused with
 // hashed words), with the semantic default, and for the parts alone, all in
-// the same run, and holds the semantic default to issue 26's goals on the
+// the same run, and holds the semantic default to its goals on the
 // held-out test set: ≥ 0.10 above hash + BM25 in recall@3, and no worse
-// than measured (issue 26's goal of 0.90 is not reached; see below).
+// than measured (the goal of 0.90 is not reached; see below).
 // SEARCH_MISSES=<set>/<ranker> with -v lists that ranker's misses.
 func TestSemanticRetrieval(t *testing.T) {
 	servers := loadParaphraseCatalog(t)
@@ -206,12 +206,12 @@ func TestSemanticRetrieval(t *testing.T) {
 		}
 	}
 	sem, hash := results["test/"+rankSemantic], results["test/"+rankHashBM25]
-	// Issue 26's goal is recall@3 ≥ 0.90; the model reaches 0.357 (hash +
+	// The goal is recall@3 ≥ 0.90; the model reaches 0.357 (hash +
 	// BM25 0.203), so the goal is open (docs/benchmarks.md). The floor below
 	// holds what was measured, minus two queries, so that a change that
 	// makes it worse fails; the margin over hash + BM25 is the goal's.
 	if sem.at3 < 0.90 {
-		t.Logf("issue 26's goal not met: semantic recall@3 %.3f on the test set, goal ≥ 0.90", sem.at3)
+		t.Logf("goal not met: semantic recall@3 %.3f on the test set, goal ≥ 0.90", sem.at3)
 	}
 	if sem.at3 < 0.345 {
 		t.Errorf("semantic default: recall@3 %.3f on the test set, want ≥ 0.345 (measured 0.357)", sem.at3)
@@ -266,7 +266,7 @@ func semanticRanker(t testing.TB, servers []catalogServer) func(string) []string
 // tools (the paraphrase catalog seven times, under seven server names),
 // with the semantic default and with the hash embedder, tool vectors
 // cached, one query at a time; it reports the p50 and p95 latency of one
-// search. Issue 26's goal is p50 ≤ 5 ms with the semantic default.
+// search. The goal is p50 ≤ 5 ms with the semantic default.
 func BenchmarkSearchTools1000(b *testing.B) {
 	base := loadParaphraseCatalog(b)
 	var servers []catalogServer

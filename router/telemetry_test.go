@@ -16,7 +16,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
-// This file holds the router's share of issue 17's "metrics and spans cost
+// This file holds the router's share of the promise "metrics and spans cost
 // no allocation when disabled": what a tools/call does for tracing, with
 // no tracer provider installed, as agents-mcp runs without OTEL_*.
 

@@ -84,7 +84,7 @@ func (c *compiledSchema) get() (*jsonschema.Schema, error) {
 // [*panicError] when the validator panicked, and any other error when the
 // schema itself is unusable.
 func (c *compiledSchema) validate(args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
-	// The library has panicked on input before (issue 25): whatever it
+	// The library has panicked on input before: whatever it
 	// does, compiling or validating, the call gets an internal error, not
 	// the process.
 	defer func() {

@@ -18,7 +18,7 @@ import (
 //
 // Every call pays this decoding, and the library's (encoding/json's
 // Decoder, which scans the input twice and allocates a reader and a
-// buffer) was a third of the router's validation CPU (issue 17). So a
+// buffer) was a third of the router's validation CPU. So a
 // single-pass decoder reads what it can decode exactly, and leaves the rest
 // to the library, whose value and error text are then the answer: input
 // that is not JSON, strings with invalid UTF-8 or escaped surrogates (which
@@ -30,7 +30,7 @@ import (
 // Every number of the value returned is within [jsonnum]'s bounds: a
 // number beyond them is reported as a [*jsonnum.Error] (with its JSON
 // pointer), because the validator cannot be given it (it panics on an
-// exponent beyond 10^6 and spends seconds on lesser ones; issue 25).
+// exponent beyond 10^6 and spends seconds on lesser ones).
 // The fast decoder checks each number as it reads it; what the library
 // decodes is checked afterwards.
 func decodeArguments(b []byte) (any, error) {

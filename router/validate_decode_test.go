@@ -72,7 +72,7 @@ func TestFastDecodeTakesCommonInput(t *testing.T) {
 
 // referenceValidate is compiledSchema.validate as it was before the fast
 // decoder: the library decodes the arguments (and jsonnum.CheckValue
-// bounds their numbers, issue 25). The differential test holds the
+// bounds their numbers). The differential test holds the
 // current validation to it.
 func referenceValidate(c *compiledSchema, args json.RawMessage) (issues []agentsmcp.ValidationIssue, missing []string, err error) {
 	sch, err := c.get()

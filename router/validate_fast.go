@@ -20,7 +20,7 @@ import (
 // Why: the library's validator allocates a validator, a scope and
 // evaluation tracking for every value and every subschema it visits, and
 // formats each number with fmt to check "integer"; it was most of the
-// router's CPU on an in-process call (issue 17). The schemas most tools
+// router's CPU on an in-process call. The schemas most tools
 // have (inferred from Go types: typed properties, required, no additional
 // properties, any-value as anyOf of the six types) fit in this subset.
 //

@@ -116,7 +116,7 @@ func TestHTTPToolsLifecycle(t *testing.T) {
 	}
 }
 
-// TestHTTPToolsLoadingHoldsUpNothing performs issue 25's attack on the
+// TestHTTPToolsLoadingHoldsUpNothing performs the slow-document attack on the
 // admin API: a source whose document is slow to fetch, then one whose
 // $ref chain costs minutes of CPU, are added while another source is
 // removed. The removal (and a listing) must not wait for either load, the

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -60,42 +61,20 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 	if f.Since, f.Until, err = p.window(); err != nil {
 		return err
 	}
-	ctx, cancel := h.requestContext(r)
-	defer cancel()
-	if q := p.str("q"); q != "" {
-		pg, err := rankPageOf(p)
-		if err != nil {
-			return err
-		}
-		var found []recall.LearningMatch
-		mode := recall.ModeLexical
-		if h.opts.Recall != nil {
-			found, mode, err = h.opts.Recall.SimilarLearnings(ctx, recall.NewQuery(q), f, pg.want())
-		} else {
-			found, err = recall.LexicalLearnings(ctx, h.opts.Learnings, q, f, pg.want())
-		}
-		if err != nil {
-			return err
-		}
-		writeRanked(w, pg, found, mode, func(s *recall.LearningMatch) LearningItem {
-			return LearningItem{Learning: s.Learning, Score: &s.Score}
-		})
-		return nil
-	}
-	if f.Limit, err = p.limit(); err != nil {
-		return err
-	}
-	f.Cursor = p.str("cursor")
-	ls, next, err := h.opts.Learnings.FindLearnings(ctx, f)
-	if err != nil {
-		return err
-	}
-	items := make([]LearningItem, len(ls))
-	for i, l := range ls {
-		items[i] = LearningItem{Learning: l}
-	}
-	writeJSON(w, http.StatusOK, newPage(items, next, ""))
-	return nil
+	return memoryList[recall.LearningMatch, *agentsmcp.Learning, LearningItem]{
+		similar: func(ctx context.Context, q *recall.Query, want int) ([]recall.LearningMatch, string, error) {
+			return h.opts.Recall.SimilarLearnings(ctx, q, f, want)
+		},
+		lexical: func(ctx context.Context, q string, want int) ([]recall.LearningMatch, error) {
+			return recall.LexicalLearnings(ctx, h.opts.Learnings, q, f, want)
+		},
+		ranked: func(m *recall.LearningMatch) LearningItem { return LearningItem{Learning: m.Learning, Score: &m.Score} },
+		page: func(ctx context.Context, limit int, cursor string) ([]*agentsmcp.Learning, string, error) {
+			f.Limit, f.Cursor = limit, cursor
+			return h.opts.Learnings.FindLearnings(ctx, f)
+		},
+		item: func(l *agentsmcp.Learning) LearningItem { return LearningItem{Learning: l} },
+	}.serve(h, w, r, p)
 }
 
 // GET /learnings/{id}
@@ -171,43 +150,24 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := h.requestContext(r)
-	defer cancel()
-	if q := p.str("q"); q != "" {
-		pg, err := rankPageOf(p)
-		if err != nil {
-			return err
-		}
-		var found []recall.PatternMatch
-		mode := recall.ModeLexical
-		if h.opts.Recall != nil {
-			found, mode, err = h.opts.Recall.SimilarPatterns(ctx, recall.NewQuery(q), f, minRate, pg.want())
-		} else {
-			found, err = recall.LexicalPatterns(ctx, h.opts.Patterns, q, f, minRate, pg.want())
-		}
-		if err != nil {
-			return err
-		}
-		writeRanked(w, pg, found, mode, func(s *recall.PatternMatch) PatternItem {
-			return PatternItem{PlanPattern: s.Pattern, SuccessRate: s.Pattern.SuccessRate(), Score: &s.Score}
-		})
-		return nil
-	}
-	limit, err := p.limit()
-	if err != nil {
-		return err
-	}
-	f.Cursor = p.str("cursor")
-	ps, next, err := filterPatterns(ctx, h.opts.Patterns, f, agentsmcp.PageSize(limit), minRate)
-	if err != nil {
-		return err
-	}
-	items := make([]PatternItem, len(ps))
-	for i, pat := range ps {
-		items[i] = PatternItem{PlanPattern: pat, SuccessRate: pat.SuccessRate()}
-	}
-	writeJSON(w, http.StatusOK, newPage(items, next, ""))
-	return nil
+	return memoryList[recall.PatternMatch, *agentsmcp.PlanPattern, PatternItem]{
+		similar: func(ctx context.Context, q *recall.Query, want int) ([]recall.PatternMatch, string, error) {
+			return h.opts.Recall.SimilarPatterns(ctx, q, f, minRate, want)
+		},
+		lexical: func(ctx context.Context, q string, want int) ([]recall.PatternMatch, error) {
+			return recall.LexicalPatterns(ctx, h.opts.Patterns, q, f, minRate, want)
+		},
+		ranked: func(m *recall.PatternMatch) PatternItem {
+			return PatternItem{PlanPattern: m.Pattern, SuccessRate: m.Pattern.SuccessRate(), Score: &m.Score}
+		},
+		page: func(ctx context.Context, limit int, cursor string) ([]*agentsmcp.PlanPattern, string, error) {
+			f.Cursor = cursor
+			return filterPatterns(ctx, h.opts.Patterns, f, agentsmcp.PageSize(limit), minRate)
+		},
+		item: func(pat *agentsmcp.PlanPattern) PatternItem {
+			return PatternItem{PlanPattern: pat, SuccessRate: pat.SuccessRate()}
+		},
+	}.serve(h, w, r, p)
 }
 
 // insightInput is the body of POST /insights. Type defaults to
@@ -233,42 +193,20 @@ func (h *Handler) listInsights(w http.ResponseWriter, r *http.Request) error {
 	if f.Type, err = oneOf(p, "type", agentsmcp.InsightTypes); err != nil {
 		return err
 	}
-	ctx, cancel := h.requestContext(r)
-	defer cancel()
-	if q := p.str("q"); q != "" {
-		pg, err := rankPageOf(p)
-		if err != nil {
-			return err
-		}
-		var found []recall.InsightMatch
-		mode := recall.ModeLexical
-		if h.opts.Recall != nil {
-			found, mode, err = h.opts.Recall.SimilarInsights(ctx, recall.NewQuery(q), f, pg.want())
-		} else {
-			found, err = recall.LexicalInsights(ctx, h.opts.Insights, q, f, pg.want())
-		}
-		if err != nil {
-			return err
-		}
-		writeRanked(w, pg, found, mode, func(s *recall.InsightMatch) InsightItem {
-			return InsightItem{Insight: s.Insight, Score: &s.Score}
-		})
-		return nil
-	}
-	if f.Limit, err = p.limit(); err != nil {
-		return err
-	}
-	f.Cursor = p.str("cursor")
-	ins, next, err := h.opts.Insights.FindInsights(ctx, f)
-	if err != nil {
-		return err
-	}
-	items := make([]InsightItem, len(ins))
-	for i, in := range ins {
-		items[i] = InsightItem{Insight: in}
-	}
-	writeJSON(w, http.StatusOK, newPage(items, next, ""))
-	return nil
+	return memoryList[recall.InsightMatch, *agentsmcp.Insight, InsightItem]{
+		similar: func(ctx context.Context, q *recall.Query, want int) ([]recall.InsightMatch, string, error) {
+			return h.opts.Recall.SimilarInsights(ctx, q, f, want)
+		},
+		lexical: func(ctx context.Context, q string, want int) ([]recall.InsightMatch, error) {
+			return recall.LexicalInsights(ctx, h.opts.Insights, q, f, want)
+		},
+		ranked: func(m *recall.InsightMatch) InsightItem { return InsightItem{Insight: m.Insight, Score: &m.Score} },
+		page: func(ctx context.Context, limit int, cursor string) ([]*agentsmcp.Insight, string, error) {
+			f.Limit, f.Cursor = limit, cursor
+			return h.opts.Insights.FindInsights(ctx, f)
+		},
+		item: func(in *agentsmcp.Insight) InsightItem { return InsightItem{Insight: in} },
+	}.serve(h, w, r, p)
 }
 
 // POST /insights: 201 with the stored insight, recorded as coming from
@@ -339,5 +277,55 @@ func (h *Handler) deleteInsight(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.written()
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// memoryList lists one kind of memory for a GET: with q, ranked by meaning
+// through Recall (or by words when the server has no vector index), paged
+// by rank; without q, the store's own filtered page, newest first. M is a
+// ranked match, R a stored record, I the item the list answers.
+type memoryList[M, R, I any] struct {
+	similar func(ctx context.Context, q *recall.Query, want int) ([]M, string, error)
+	lexical func(ctx context.Context, q string, want int) ([]M, error)
+	ranked  func(*M) I
+	// page reads one page of the store; limit 0 means the default size.
+	page func(ctx context.Context, limit int, cursor string) ([]R, string, error)
+	item func(R) I
+}
+
+func (l memoryList[M, R, I]) serve(h *Handler, w http.ResponseWriter, r *http.Request, p *params) error {
+	ctx, cancel := h.requestContext(r)
+	defer cancel()
+	if q := p.str("q"); q != "" {
+		pg, err := rankPageOf(p)
+		if err != nil {
+			return err
+		}
+		var found []M
+		mode := recall.ModeLexical
+		if h.opts.Recall != nil {
+			found, mode, err = l.similar(ctx, recall.NewQuery(q), pg.want())
+		} else {
+			found, err = l.lexical(ctx, q, pg.want())
+		}
+		if err != nil {
+			return err
+		}
+		writeRanked(w, pg, found, mode, l.ranked)
+		return nil
+	}
+	limit, err := p.limit()
+	if err != nil {
+		return err
+	}
+	records, next, err := l.page(ctx, limit, p.str("cursor"))
+	if err != nil {
+		return err
+	}
+	items := make([]I, len(records))
+	for i, rec := range records {
+		items[i] = l.item(rec)
+	}
+	writeJSON(w, http.StatusOK, newPage(items, next, ""))
 	return nil
 }

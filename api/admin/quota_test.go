@@ -10,9 +10,9 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/quota"
 )
 
-// POST /insights past the quota of the principal the insight belongs to
-// (issue 25, item 10): 429 quota_exceeded naming the quota, as the
-// OpenAPI document says; another principal still stores.
+// POST /insights past the quota of the principal the insight belongs to:
+// 429 quota_exceeded naming the quota, as the OpenAPI document says;
+// another principal still stores.
 func TestCreateInsightPastTheQuotaIs429(t *testing.T) {
 	e := newEnv(t, envOptions{edit: func(o *admin.Options) {
 		store := o.Insights // the SQLite store

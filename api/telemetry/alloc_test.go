@@ -13,7 +13,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
-// This file holds this package's share of issue 17's "metrics and spans
+// This file holds this package's share of the promise "metrics and spans
 // cost no allocation when disabled": HTTPMiddleware with no tracer
 // provider installed, and the tool-call metrics.
 

@@ -13,8 +13,11 @@
 // API's global tracer provider (otel.Tracer), not this package, so they stay
 // free of exporters and configuration. With no provider installed (tracing
 // off), the router, the pool and [HTTPMiddleware] start no span at all
-// (internal/tracing.Off): a tools/call then allocates nothing for tracing. This package imports none of them, so
-// any of them may import it (for [RequestID], say).
+// (internal/tracing.Off): a tools/call then allocates nothing for tracing.
+// This package imports none of them, and none of them may import it (the
+// dependency rules of architecture_test.go): they read the request id from
+// the root package (agentsmcp.RequestIDFrom), and only cmd wires this
+// package.
 //
 // # Metrics
 //

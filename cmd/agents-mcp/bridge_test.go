@@ -126,7 +126,7 @@ func (up *mrtrUpstream) seen() (int, []string, []string) {
 	return up.calls, append([]string(nil), up.versions...), append([]string(nil), up.rounds...)
 }
 
-// TestBridgeMRTRUpstreamToElicitingClient checks part 4 of issue 15, the
+// TestBridgeMRTRUpstreamToElicitingClient checks the bridging of ADR 0010, the
 // 2025 client side: a client of 2025-11-25, which knows nothing of
 // input_required, calls through `serve` a tool of a go-sdk upstream that
 // answers input_required with an elicitation. agents-mcp must ask the

@@ -25,7 +25,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 )
 
-// The learning benchmark of issue 13 ("How to verify"): do the agents
+// The learning benchmark: do the agents
 // learn from one request of a family to the next? docs/benchmarks.md,
 // "Learning across a task family", has the figures and how to read them.
 //
@@ -40,7 +40,7 @@ import (
 // fresh server; its families run one after the other on it.
 //
 // It is a test as well as a report: it fails when a family misses the goal
-// of issue 13 (every request succeeds; the second half makes at most 30 %
+// (every request succeeds; the second half makes at most 30 %
 // of the first half's failed tool calls), so `make test` and CI keep the
 // agents learning. Issue 26 added eight families worded the way people
 // word requests (learning_families_test.go), checked at the upstream
@@ -1085,7 +1085,7 @@ func textOf(res *mcp.CallToolResult) string {
 // TestLearningBenchmark runs every family with each planner and reports,
 // per family and planner, the success rate, the failed tool calls of the
 // first and second half of the requests, repairs and elicitations. It
-// fails when a family misses the goal of issue 13.
+// fails when a family misses the goal.
 func TestLearningBenchmark(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the learning benchmark runs without -short (make bench-learning)")

@@ -38,7 +38,7 @@ Commands:
   healthcheck  GET /healthz (or --path) of the local server; exit 0 on 200 (for container health checks)
   version   print the version
 
-Run "agents-mcp serve -h" for the flags; environment variables are listed in README.md.
+Run "agents-mcp serve -h" for the flags; every setting is listed in docs/configuration.md.
 `
 
 // run is main without the process: it returns the exit code.

@@ -24,7 +24,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
-// TestServeAuthorizationLinkBoundToBrowser runs the attack of issue 25
+// TestServeAuthorizationLinkBoundToBrowser runs the link-phishing attack
 // against the real serve command, for an HTTP tool source and an upstream
 // with auth: oauth alike, with a real authorization server
 // (oauth2-mock-server) and each person's browser a cookie jar of its own:

@@ -107,7 +107,7 @@ func refusedURL(t *testing.T) string {
 }
 
 // TestToolErrorsNeverShowTheSharedCredentialNorAnotherCallersArguments
-// performs issue 25's finding 3 against the real serve: an HTTP tool whose
+// performs the error-text leak against the real serve: an HTTP tool whose
 // shared api_key credential goes in the query parameter "k" (a name no list
 // of usual names knows) calls an API that is down, once refused and once
 // closing the connection. The caller's error named the full URL with
@@ -229,7 +229,7 @@ http_tools:
 }
 
 // TestPasswordInARequestStaysOutOfFamiliesPlansThoughtsAndTheStore
-// performs issue 25's finding 7 against the real serve (agents engine,
+// performs the prose-secret leak against the real serve (agents engine,
 // SQLite store): "Delete post 5 password=hunter2" had the task family
 // "delete post <num> password hunter2", which was the plan's goal
 // (GET /admin/v1/plans/{id}), in the thought's reasoning

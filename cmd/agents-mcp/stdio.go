@@ -18,6 +18,7 @@ func stdioCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return err
 	}
+	cfg.UseStdioLogDefault()
 	logger := newLogger(cfg, stderr)
 	cfg.LogSettings(ctx, logger)
 	sec, err := newSecurity(cfg, logger)

@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestMCPTasksAcrossReplicasAndRestarts (issue 15 part 3, ADR 0010): two
+// TestMCPTasksAcrossReplicasAndRestarts (ADR 0010): two
 // `serve` processes share one MongoDB wire server (embedded FerretDB), the
 // request-state key and the secrets key. run_task, called as an MCP Task on
 // replica a with a plan that wipes a bucket (a destructive upstream tool

@@ -9,7 +9,7 @@
 // enum, const, uniqueItems) to an exact big.Rat. math/big refuses decimal
 // exponents beyond 10^6, and the validator ignores that refusal and
 // dereferences nil: one number such as 1e9999999 crashed the process
-// (issue 25). Below that limit, the conversion costs grow with the
+// once. Below that limit, the conversion costs grow with the
 // exponent (1e999999 takes about 0.1 s) and with the number of digits
 // (quadratically). So a number is refused, before the validator, when its
 // literal is longer than [MaxLiteralBytes] or its exponent, as written, is

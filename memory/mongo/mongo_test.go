@@ -548,7 +548,7 @@ func TestUpstreamKindMigration(t *testing.T) {
 
 // Documents written before error classes were normalised hold error
 // texts, which quote a caller's request and the credential it carried:
-// readers get their classes, never the text (issue 25, finding 3).
+// readers get their classes, never the text.
 func TestLegacyErrorTextsAreReadAsClasses(t *testing.T) {
 	db := openDB(t)
 	ctx := t.Context()

@@ -1,5 +1,5 @@
-// Package quota bounds what each principal keeps in the store (issue 25,
-// item 10): [Insights] and [Tasks] wrap a store's services and refuse a
+// Package quota bounds what each principal keeps in the store:
+// [Insights] and [Tasks] wrap a store's services and refuse a
 // create that would take its principal past its [agentsmcp.Quota], with
 // EQUOTA and a message naming the quota; [InsightSweeper] deletes the
 // insights older than their retention.

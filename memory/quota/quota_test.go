@@ -26,7 +26,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// The quotas per principal (issue 25, item 10) on a real SQLite store,
+// The quotas per principal on a real SQLite store,
 // through the real store_insight tool on a real router: over MCP (go-sdk
 // client over in-memory transports) and the REST bridge (loopback HTTP).
 

@@ -812,7 +812,7 @@ func TestTasksStoredWholeBeforeStepTables(t *testing.T) {
 
 // Rows written before error classes were normalised hold error texts,
 // which quote a caller's request and the credential it carried: readers
-// get their classes, never the text (issue 25, finding 3).
+// get their classes, never the text.
 func TestLegacyErrorTextsAreReadAsClasses(t *testing.T) {
 	db := openTest(t)
 	ctx := t.Context()

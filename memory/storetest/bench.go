@@ -127,7 +127,7 @@ func benchLearning(i int) *agentsmcp.Learning {
 }
 
 // BenchTaskWrites measures the write of one step transition of a 200-step
-// task, as the executor stores it (issue 17, part 6): UpdateTask, which
+// task, as the executor stores it: UpdateTask, which
 // writes the whole task, against UpdateTaskSteps (when the store has it),
 // which writes a layer of 16 step states and their 32 events. Each
 // iteration ends 16 steps and starts 16 others; a task is replaced by a

@@ -368,7 +368,7 @@ func testToolPerfList(t *testing.T, s Services) {
 // testToolPerfErrorClassesCarryNoRequestText: tool performance is shared by
 // every principal, so what it keeps of an error is its class, never the
 // text, which quotes one caller's arguments and the credential the request
-// carried (issue 25, finding 3).
+// carried.
 func testToolPerfErrorClassesCarryNoRequestText(t *testing.T, s Services) {
 	const secret, private = "Zq7sharedApiKeyValue", "alice-private-note"
 	errs := []string{

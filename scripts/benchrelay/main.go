@@ -1,4 +1,4 @@
-// Command benchrelay is the separate-process relay benchmark of issue 17
+// Command benchrelay is the separate-process relay benchmark
 // (`make bench-relay`): tools/call of a trivial go-sdk echo upstream, direct
 // vs relayed through `agents-mcp serve` (the binary `make build` builds,
 // run as its own process on the embedded defaults), vs relayed through

@@ -1,6 +1,6 @@
 package main
 
-// The soak benchmark of issue 17 (`make bench-soak`, -soak DURATION): one
+// The soak benchmark (`make bench-soak`, -soak DURATION): one
 // `agents-mcp serve` process on the embedded defaults, except
 // audit.max_entries (-soak-max-entries, low enough to be reached within
 // the soak), relaying the echo upstream to -soak-clients clients over
@@ -17,7 +17,7 @@ package main
 // (/proc/PID), goroutines and the audit counters (its /metrics), the
 // SQLite file and WAL sizes, and the load average.
 //
-// The verdict, against the goal of issue 17: throughput flat within 10 %
+// The verdict, against the soak's goal: throughput flat within 10 %
 // (the relay/direct ratio of the last minute against the first minute
 // after a warm-up minute), and the store bounded by audit.max_entries: the
 // most audit rows seen at most the documented slack above it (the

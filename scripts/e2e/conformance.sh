@@ -16,7 +16,7 @@
 # The server must run with --conformance-fixtures. Each pass is judged by scenario, from the
 # checks.json files: a scenario fails if any of its checks is a FAILURE. The only expected
 # failures are listed below (XFAIL_2026), each with its reason; they are scenarios that need a
-# feature still being built (issue 15). The script exits non-zero if any other scenario fails, if
+# feature still being built. The script exits non-zero if any other scenario fails, if
 # an expected failure passes (remove it from the list then, so the list shrinks as features
 # land), if an expected failure was not run at all, or if a pass did not run every scenario it
 # announced. A scenario whose checks were all SKIPPED by the suite itself is reported as skipped.

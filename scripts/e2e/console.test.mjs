@@ -312,7 +312,7 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       assert.equal(await page.$$eval('svg.dag path.edge', (ps) => ps.length), 2, 'an edge per dependency');
       assert.match(await textOf('ol.timeline'), /step_started/);
       assert.match(await textOf('main'), /The sum of 2 and 3 is 5/);
-      // CONSOLE_README_SHOT=docs/console.png: the picture of the README's Console section.
+      // CONSOLE_README_SHOT=docs/console.png: the README's picture of the console.
       if (process.env.CONSOLE_README_SHOT) await page.screenshot({ path: process.env.CONSOLE_README_SHOT });
       // A node chosen with the keyboard selects its row.
       await page.$eval('svg.dag g.node[data-step="add"]', (g) => g.focus());

@@ -12,7 +12,7 @@
 //      session id) answers the call as a server-sent event whose task succeeded;
 //   3. the admin and metrics block shows the learning (query redacted), the audit entries (redacted)
 //      and the tool-call counters;
-//   4. the README's redaction list holds: no `hunter2` in the audit trail, the learnings or the
+//   4. the redaction list of docs/operations.md ("What a task keeps") holds: no `hunter2` in the audit trail, the learnings or the
 //      insight that `store_insight` stored, which reads `password=[redacted]`;
 //   5. without the key, /mcp, /sse and /admin answer 401 with the JSON body the README shows.
 
@@ -28,7 +28,7 @@ import { BIN } from './lib/harness.mjs';
 import { eventually, freePort, hermeticEnv, start, stop } from './lib/procs.mjs';
 
 const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md');
-const SECTION = '### A first session with a key';
+const SECTION = '## A first session with a key';
 
 /** The `sh` blocks of the README's section, in order. */
 function sectionBlocks() {
@@ -167,19 +167,19 @@ describe("the README's first session with a key, as written", { skip: !BIN && 'A
     assert.match(r.stdout, /^agents_mcp_tool_calls_total\{outcome="ok",source="local",tool="store_insight"\} 2$/m);
   });
 
-  test('4. what is redacted where, as the README lists it', { timeout: 20_000 }, async () => {
+  test('4. what is redacted where, as docs/operations.md lists it', { timeout: 20_000 }, async () => {
     for (const p of ['/admin/v1/audit?kind=tool_call&limit=100', '/admin/v1/learnings?limit=100']) {
       const res = await get(base, p, KEY);
       assert.equal(res.status, 200, res.text.slice(0, 500));
       assert.ok(!res.text.includes('hunter2'), `${p} shows the password: ${res.text.slice(0, 1500)}`);
     }
-    // The README: insights are stored redacted, whoever writes them.
+    // docs/operations.md: insights are stored redacted, whoever writes them.
     const insights = await get(base, '/admin/v1/insights', KEY);
     assert.equal(insights.status, 200, insights.text.slice(0, 500));
     assert.ok(!insights.text.includes('hunter2'), `the insights show the password: ${insights.text.slice(0, 1500)}`);
     assert.ok(
       insights.json.items.some((i) => i.text === 'the staging deploy password=[redacted] rotates monthly'),
-      `the README says the insight is stored redacted; the insights are: ${insights.text.slice(0, 1500)}`,
+      `docs/operations.md says the insight is stored redacted; the insights are: ${insights.text.slice(0, 1500)}`,
     );
   });
 

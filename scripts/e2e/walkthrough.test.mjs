@@ -51,7 +51,7 @@ const WRONG_KEY = `e2e-wrong-${randomBytes(24).toString('base64url')}`;
 const SECRET_TEXT = `pw${letters(22)}`;
 const SECRET_INPUT = `in${letters(22)}`;
 const SECRETS = { KEY, WRONG_KEY, SECRET_TEXT, SECRET_INPUT };
-// The principal of a key: "key:" and the first 12 hex digits of its SHA-256 (README, Security).
+// The principal of a key: "key:" and the first 12 hex digits of its SHA-256 (docs/operations.md, Security defaults).
 const principalOf = (key) => `key:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 const PRINCIPAL = principalOf(KEY);
 const MARK = '[redacted]';

@@ -4,9 +4,10 @@
 // startup can log where each value came from without ever printing a secret.
 //
 // The names users rely on (flags, environment variables, YAML keys) are part of
-// the external interface, listed in the README's Configuration section (and
-// docs/interface.md lists what this project added to the shared interface
-// description); they may only be added to.
+// the external interface, listed in the settings table of docs/configuration.md
+// (a test keeps that table and this package in step; docs/interface.md lists
+// what this project added to the shared interface description); they may only
+// be added to.
 package config
 
 import (
@@ -41,6 +42,12 @@ const (
 	DefaultShutdownTimeout = 15 * time.Second
 	DefaultUpstreamTimeout = 30 * time.Second
 )
+
+// DefaultStdioLogLevel is the log level of `agents-mcp stdio` when no layer
+// sets one: stdio clients (the Inspector, the Python SDK) show the server's
+// stderr in the user's terminal, so only warnings and errors go there unless
+// asked for.
+const DefaultStdioLogLevel = "warn"
 
 // Source names the layer that supplied an effective setting: "default",
 // "file", "env:NAME" or "flag:--name".
@@ -289,6 +296,14 @@ func (c *Config) IsLoopbackAddr() bool {
 		return false
 	}
 	return ip.Unmap().IsLoopback()
+}
+
+// UseStdioLogDefault makes [DefaultStdioLogLevel] the log level when no
+// layer (flag, environment, file) set one; `agents-mcp stdio` calls it.
+func (c *Config) UseStdioLogDefault() {
+	if c.Source("log_level") == SourceDefault {
+		c.LogLevel = DefaultStdioLogLevel
+	}
 }
 
 // SlogLevel returns LogLevel as a slog.Level; an unknown level (only possible

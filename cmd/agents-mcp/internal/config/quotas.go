@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Defaults of the quotas per principal (issue 25, item 10), far above what
+// Defaults of the quotas per principal, far above what
 // one person's agents keep: they stop a runaway or hostile client, not a
 // user. 0 means no quota.
 const (
