@@ -879,7 +879,7 @@ describe('agents: a step whose tool fails for good is repaired with another tool
 });
 
 // ---------------------------------------------------------------------------------------------
-// Issue 26: requests as people word them, with the builtin planner (no LLM), checked at the
+// Requests as people word them, with the builtin planner (no LLM), checked at the
 // upstream from what it received. A task that reports success without the request's values at
 // the upstream is the worst outcome (a silently wrong answer), so every check here wants the task
 // succeeded AND the upstream's record right; a pause is accepted only for a value the request does
@@ -892,7 +892,7 @@ describe('agents: a step whose tool fails for good is repaired with another tool
 //   - everything (server-everything): "Add 3 and 4, then echo the result" is get-sum, then echo
 //     with the sum flowing in through {{steps.<id>.output}} (today it asks for the message).
 //
-// These fail on main before issue 26's fixes: they are marked todo (they run and report, and do
+// These failed on main when they were written: they are marked todo (they run and report, and do
 // not fail the suite); remove the todo as each fix lands.
 
 const TODO26 = (what) => `issue 26: ${what}`;
@@ -931,8 +931,8 @@ function told(view, extra = {}) {
   return JSON.stringify({ status: view.status, error: view.error, steps: stepsAsRun(view), history: view.history?.map((h) => [h.type, h.stepId, h.message]), ...extra }, null, 1).slice(0, 5000);
 }
 
-describe('agents (issue 26): reworded requests, composed values and data flow (builtin planner)', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
-  const work = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-issue26-'));
+describe('agents: reworded requests, composed values and data flow (builtin planner)', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
+  const work = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-worded-'));
   let weather; // tools-upstream
   let fx; // tools-upstream
   let everything; // { p, port }
@@ -1045,7 +1045,7 @@ describe('agents (issue 26): reworded requests, composed values and data flow (b
 });
 
 // ---------------------------------------------------------------------------------------------
-// `make demo` (issue 26): scripts/demo/run.sh itself, on a free loopback port and a temp folder,
+// `make demo`: scripts/demo/run.sh itself, on a free loopback port and a temp folder,
 // with its own upstreams (server-everything, server-memory, server-filesystem on the demo folder,
 // json-server behind http_tools) and its example tasks (lib/demo-seed.mjs), run by the demo's own
 // server with its builtin planner. Each example task must end succeeded with the tool a person
@@ -1088,7 +1088,7 @@ const DEMO_EXPECT = [
   },
 ];
 
-describe('make demo (issue 26): every example task ends as a person would expect', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
+describe('make demo: every example task ends as a person would expect', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-demo-'));
   let demo; // the run.sh process
   let base;
