@@ -54,7 +54,7 @@ import (
 // goal" for an entry that does. A silently wrong success fails the
 // benchmark whether listed or not.
 //
-// Measured 2026-11-29 on main (b6c3b40). The brackets name the part of the
+// Measured 2026-11-29 on main (b6c3b40, and 26dc747). The brackets name the part of the
 // agents the failures point at: meaning (search by meaning), values
 // (composed or asked, never wrong), data flow (between steps), repair,
 // reuse (by intent), model prompts.
