@@ -176,13 +176,15 @@ bench-vectors-scale:
 	VECTORS_BENCH_SCALE=$(VECTORS_BENCH_SCALE) $(GO) test -run '^$$' -bench 'QueryRealScale' -benchtime 1x -timeout 3h ./memory/vectors/ | tee bench-vectors-scale.out
 
 # The learning benchmark (TestLearningBenchmark in cmd/agents-mcp):
-# four task families of ten requests each, run in order through run_task on
+# twelve task families of ten requests each (eight of them worded the way
+# people word requests), run in order through run_task on
 # the whole server with real go-sdk upstreams, for the builtin planner and a
 # scripted sampling model; per family the success rate, failed tool calls in
-# the first vs second half, repairs and elicitations. A few seconds; it also
-# runs in test-go, where a family that misses the goal fails the build.
+# the first vs second half, repairs, elicitations and silently wrong
+# successes. Under a minute; it also runs in test-go, where a family that
+# misses its goal, or any silently wrong success, fails the build.
 # docs/benchmarks.md says how to read it. Output in bench-learning.out; the
 # exit status is the test's.
 bench-learning:
-	$(GO) test -run '^TestLearningBenchmark$$' -count 1 -v -timeout 10m ./cmd/agents-mcp/ > bench-learning.out 2>&1; \
+	$(GO) test -run '^(TestLearningBenchmark|TestLearningFamiliesWordedApart)$$' -count 1 -v -timeout 10m ./cmd/agents-mcp/ > bench-learning.out 2>&1; \
 	status=$$?; cat bench-learning.out; exit $$status

@@ -42,7 +42,10 @@ import (
 // It is a test as well as a report: it fails when a family misses the goal
 // (every request succeeds; the second half makes at most 30 %
 // of the first half's failed tool calls), so `make test` and CI keep the
-// agents learning. It takes a few seconds; -short skips it.
+// agents learning. Eight more families, worded the way people word
+// requests (learning_families_test.go), are checked at the upstream for
+// the right values, and one measure fails the benchmark in any family: a
+// silently wrong success. It takes under a minute; -short skips it.
 
 // benchSlot is a value a request gives: the parameter names (and words of
 // parameter descriptions) that ask for it.
@@ -51,13 +54,29 @@ type benchSlot struct {
 	aliases []string
 }
 
+// benchComposed makes slot key a composed value: one made of other slots'
+// values, as a parameter's description or example shows it ("currency
+// pair such as USD/EUR" ← USD, EUR), the parts' values joined by sep. A
+// request that gives the parts gives the composed value too.
+type benchComposed struct {
+	key   string
+	parts []string
+	sep   string
+}
+
 // benchTool is one tool of a family's upstream. fail decides, from its
 // arguments and the number of its calls so far (1 for the first), whether
 // a call fails and with which isError text.
+//
+// output, when set, is the structured result of a call that does not fail
+// (a tool that returns something a later step may use); outputSchema
+// lists its properties, as the tool's listed output schema.
 type benchTool struct {
 	name, description string
 	params            []benchParam
 	fail              func(args map[string]any, call int) string
+	output            func(args map[string]any) map[string]any
+	outputSchema      map[string]string
 }
 
 type benchParam struct {
@@ -67,19 +86,34 @@ type benchParam struct {
 // benchRequest is one request of a family and the values it gives, by slot
 // key: the answerer's and the fake model's knowledge, and what a serving
 // call must carry.
+//
+// steps, when set (or the family's steps), is what serving the request
+// takes, checked at the upstream from what it received: for each step, in
+// order, a call that succeeded on one of its tools, every parameter of
+// which whose slot has a value in facts or expect received that value
+// (expect: values the request does not give, which only another tool can
+// provide; hidden from the person and the fake model; "~" before a value
+// means "contains it"). Any other tool of the upstream that succeeds
+// makes the request not served (a store run for a query). Without steps,
+// the request is served by any successful call that carries every value
+// of facts (the first four families).
 type benchRequest struct {
-	text  string
-	facts map[string]string
+	text   string
+	facts  map[string]string
+	steps  [][]string
+	expect map[string]string
 }
 
-// benchFamily is a family of requests that differ only in their entities,
-// served by one upstream.
+// benchFamily is a family of requests, served by one upstream: the first
+// four differ only in their entities, the worded ones in their wording too.
 type benchFamily struct {
 	name     string // also the upstream's name
 	behavior string // what its tools do, for the report
 	slots    []benchSlot
 	tools    []benchTool
 	requests []benchRequest
+	steps    [][]string // the requests' steps, when a request has none of its own
+	composed []benchComposed
 }
 
 const unavailable = "service unavailable (503)"
@@ -206,8 +240,16 @@ func startBenchUpstream(t *testing.T, f *benchFamily) *benchUpstream {
 			required = append(required, p.name)
 		}
 		schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
-		s.AddTool(&mcp.Tool{Name: tool.name, Description: tool.description, InputSchema: json.RawMessage(schema),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		listed := &mcp.Tool{Name: tool.name, Description: tool.description, InputSchema: json.RawMessage(schema),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
+		if tool.outputSchema != nil {
+			props := map[string]any{}
+			for name, typ := range tool.outputSchema {
+				props[name] = map[string]any{"type": typ}
+			}
+			listed.OutputSchema = map[string]any{"type": "object", "properties": props}
+		}
+		s.AddTool(listed,
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var args map[string]any
 				_ = json.Unmarshal(req.Params.Arguments, &args)
@@ -222,6 +264,11 @@ func startBenchUpstream(t *testing.T, f *benchFamily) *benchUpstream {
 				up.mu.Unlock()
 				if failure != "" {
 					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: failure}}}, nil
+				}
+				if tool.output != nil {
+					result := tool.output(args)
+					out, _ := json.Marshal(result)
+					return &mcp.CallToolResult{StructuredContent: result, Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil
 				}
 				out, _ := json.Marshal(map[string]any{"ok": true, "tool": tool.name, "args": args})
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil
@@ -290,6 +337,74 @@ func (r *benchRequest) serves(c benchCall) bool {
 		}
 	}
 	return true
+}
+
+// servedBy reports whether calls, the upstream calls made for r, served
+// it (see benchRequest.steps).
+func (f *benchFamily) servedBy(r *benchRequest, calls []benchCall) bool {
+	steps := r.steps
+	if steps == nil {
+		steps = f.steps
+	}
+	if len(steps) == 0 {
+		return slices.ContainsFunc(calls, r.serves)
+	}
+	var serving []string
+	for _, step := range steps {
+		serving = append(serving, step...)
+		if !slices.ContainsFunc(calls, func(c benchCall) bool {
+			return !c.failed && slices.Contains(step, c.tool) && f.rightArguments(r, c)
+		}) {
+			return false
+		}
+	}
+	// A tool the request did not ask for must not have done anything.
+	return !slices.ContainsFunc(calls, func(c benchCall) bool { return !c.failed && !slices.Contains(serving, c.tool) })
+}
+
+// rightArguments reports whether every parameter of c's tool whose slot
+// has a value in r (facts or expect) received that value, and every
+// required parameter received something.
+func (f *benchFamily) rightArguments(r *benchRequest, c benchCall) bool {
+	i := slices.IndexFunc(f.tools, func(t benchTool) bool { return t.name == c.tool })
+	if i < 0 {
+		return false
+	}
+	for _, p := range f.tools[i].params {
+		got, ok := c.args[p.name]
+		if !ok {
+			return false
+		}
+		key := f.slotOf(p.name)
+		want, known := r.facts[key]
+		if e, ok := r.expect[key]; ok {
+			want, known = e, true
+		}
+		if known && key != "" && !benchMatches(got, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// benchMatches reports whether got is the value want: the same text (case,
+// surrounding quotes, final punctuation and a channel's "#" aside), the
+// same number, or, for a long value or one marked "~", text containing it.
+func benchMatches(got any, want string) bool {
+	text := fmt.Sprint(got)
+	if f, ok := got.(float64); ok {
+		text = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	norm := func(s string) string {
+		return strings.ToLower(strings.TrimLeft(strings.Trim(strings.TrimSpace(s), "'\"“”‘’.!?"), "#"))
+	}
+	if contained, ok := strings.CutPrefix(want, "~"); ok {
+		return strings.Contains(strings.ToLower(text), strings.ToLower(contained))
+	}
+	if norm(text) == norm(want) {
+		return true
+	}
+	return len(want) > 12 && strings.Contains(norm(text), norm(want))
 }
 
 // benchValue is the value of slot key in r, typed for a parameter of type
@@ -372,6 +487,15 @@ func (c *benchCurrent) answer(_ context.Context, req *mcp.ElicitRequest) (*mcp.E
 //     the best ranked fitting one; it fills the parameters with the values
 //     the request gives, declaring the others as inputs. When no listed
 //     tool fits, it answers a plan without steps.
+//   - composed values: a parameter whose slot is composed (benchComposed,
+//     "route such as LHR-JFK") takes the composed value when the request
+//     gives its parts, and a tool taking it takes those parts;
+//   - two steps: when no listed tool fits, but one would if it had the one
+//     value the request lacks, and another listed tool says in its
+//     description that it returns that value (and lists it in its output
+//     schema) from values the request gives, it recommends and plans the
+//     two, the second's parameter a reference to the first's output
+//     (benchChain). Else, as above, a plan without steps.
 //
 // It reads the prompt's own evidence only, so it improves as the prompts
 // carry more of it.
@@ -381,11 +505,12 @@ type fakeModel struct {
 
 	once    sync.Once
 	schemas map[string]string // tool → input schema, from tools/list
+	outputs map[string]string // tool → output schema, from tools/list
 }
 
 var (
 	promptRequestRE = regexp.MustCompile(`(?m)^Request: (.*)$`)
-	promptToolRE    = regexp.MustCompile(`^- ([A-Za-z][A-Za-z0-9_.-]*)(?:;| —| -)(.*)$`)
+	promptToolRE    = regexp.MustCompile(`^- ([A-Za-z][A-Za-z0-9_.-]*)(;| —| -)(.*)$`)
 	promptSchemaRE  = regexp.MustCompile(`^\s+input schema: (.*)$`)
 	promptRecoRE    = regexp.MustCompile(`(?m)^- recommended tools: (.*)$`)
 	estimateRE      = regexp.MustCompile(`estimated (\d+)% success \(recent: ([\d.]+) succeeded, ([\d.]+) failed`)
@@ -412,9 +537,10 @@ func failingInPrompt(line string) bool {
 }
 
 type promptTool struct {
-	name    string
-	failing bool
-	schema  string
+	name        string
+	failing     bool
+	schema      string
+	description string // as the prompt shows it
 }
 
 // promptTools are the tools a prompt lists, in its order, with their
@@ -427,13 +553,18 @@ func promptTools(text string) []promptTool {
 		if m == nil || slices.ContainsFunc(out, func(p promptTool) bool { return p.name == m[1] }) {
 			continue
 		}
-		pt := promptTool{name: m[1], failing: failingInPrompt(m[2])}
-		for _, next := range lines[i+1 : min(i+4, len(lines))] {
+		pt := promptTool{name: m[1], failing: failingInPrompt(m[3])}
+		if m[2] == " —" { // the thought's "- name — description; health; …"
+			pt.description, _, _ = strings.Cut(m[3], "; ")
+		}
+		for j, next := range lines[i+1 : min(i+4, len(lines))] {
 			if promptToolRE.MatchString(next) {
 				break
 			}
 			if s := promptSchemaRE.FindStringSubmatch(next); s != nil {
 				pt.schema = s[1]
+			} else if j == 0 && m[2] == ";" { // the plan's description line
+				pt.description = strings.TrimSpace(next)
 			}
 		}
 		out = append(out, pt)
@@ -461,13 +592,17 @@ func (m *fakeModel) schemaOf(ctx context.Context, t promptTool) string {
 		return t.schema
 	}
 	m.once.Do(func() {
-		m.schemas = map[string]string{}
+		m.schemas, m.outputs = map[string]string{}, map[string]string{}
 		for tool, err := range m.session.Tools(ctx, nil) {
 			if err != nil {
 				return
 			}
 			b, _ := json.Marshal(tool.InputSchema)
 			m.schemas[tool.Name] = string(b)
+			if tool.OutputSchema != nil {
+				b, _ = json.Marshal(tool.OutputSchema)
+				m.outputs[tool.Name] = string(b)
+			}
 		}
 	})
 	return m.schemas[t.name]
@@ -502,16 +637,65 @@ func (m *fakeModel) fits(schema string) bool {
 			return false
 		}
 	}
+	return f.takesAll(r, slices.Collect(mapsKeys(s.Properties)))
+}
+
+// takesAll reports whether the parameters params take every value r
+// gives: each by its own slot, or as a part of a composed slot taken, or,
+// for a composed value, by taking all of its parts.
+func (f *benchFamily) takesAll(r *benchRequest, params []string) bool {
 	taken := map[string]bool{}
-	for name := range s.Properties {
+	for _, name := range params {
 		taken[f.slotOf(name)] = true
 	}
 	for key := range r.facts {
-		if !taken[key] {
+		if !taken[key] && !f.partOfTaken(key, taken) && !f.partsTaken(key, taken) {
 			return false
 		}
 	}
 	return true
+}
+
+// parts are the slots a composed slot is made of, nil for another slot.
+func (f *benchFamily) parts(key string) []string {
+	i := slices.IndexFunc(f.composed, func(c benchComposed) bool { return c.key == key })
+	if i < 0 {
+		return nil
+	}
+	return f.composed[i].parts
+}
+
+func (f *benchFamily) partOfTaken(key string, taken map[string]bool) bool {
+	return slices.ContainsFunc(f.composed, func(c benchComposed) bool { return taken[c.key] && slices.Contains(c.parts, key) })
+}
+
+func (f *benchFamily) partsTaken(key string, taken map[string]bool) bool {
+	parts := f.parts(key)
+	return len(parts) > 0 && !slices.ContainsFunc(parts, func(p string) bool { return !taken[p] })
+}
+
+// inRequest reports whether the request's text gives the value of slot
+// key: literally, or, for a composed value, every one of its parts.
+func (f *benchFamily) inRequest(request string, r *benchRequest, key string) bool {
+	request = strings.ToLower(request)
+	if v, ok := r.facts[key]; ok && strings.Contains(request, strings.ToLower(v)) {
+		return true
+	}
+	parts := f.parts(key)
+	return len(parts) > 0 && !slices.ContainsFunc(parts, func(p string) bool {
+		v, ok := r.facts[p]
+		return !ok || !strings.Contains(request, strings.ToLower(v))
+	})
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
 
 func (m *fakeModel) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -545,6 +729,15 @@ func (m *fakeModel) sample(ctx context.Context, req *mcp.CreateMessageRequest) (
 	switch {
 	case strings.Contains(req.Params.SystemPrompt, "You repair one step"):
 		text = m.repair(fitting)
+	case len(fitting) == 0 && m.chain(ctx, request, tools) != nil:
+		// No one tool serves it; two do, the first giving the second the
+		// value the request lacks.
+		c := m.chain(ctx, request, tools)
+		if strings.Contains(req.Params.SystemPrompt, "subGoals") {
+			text = c.thought(request)
+		} else {
+			text = c.plan(request)
+		}
 	case strings.Contains(req.Params.SystemPrompt, "subGoals"):
 		text = m.thought(request, fitting)
 	default:
@@ -635,7 +828,7 @@ func (m *fakeModel) plan(request, data string, fitting []promptTool) []byte {
 	var required []string
 	for name, p := range schema.Properties {
 		key := f.slotOf(name)
-		if v := benchValue(r, key, p.Type); v != nil && strings.Contains(strings.ToLower(request), strings.ToLower(r.facts[key])) {
+		if v := benchValue(r, key, p.Type); v != nil && f.inRequest(request, r, key) {
 			args[name] = v
 			continue
 		}
@@ -659,11 +852,17 @@ type familyResult struct {
 	failedFirst, failedSecond int // failed tool calls at the upstream in each half
 	repairs, elicitations     int
 	modelRepairs              int      // repairs whose replacement the model chose
+	silentlyWrong             int      // tasks that succeeded although the upstream never received the right values
+	probeAllowed              bool     // one failed call of the second half may be a probe after cool-down (the worded families)
 	notes                     []string // why requests failed, first few
 }
 
 func (r familyResult) goalMet() bool {
-	return r.succeeded == r.requests && r.failedSecond*10 <= r.failedFirst*3
+	second := r.failedSecond
+	if r.probeAllowed && second > 0 && r.failedFirst > 0 {
+		second-- // the probe of a tool on cool-down
+	}
+	return r.succeeded == r.requests && second*10 <= r.failedFirst*3
 }
 
 // learningBenchProtocol is the protocol version the client speaks: one
@@ -818,7 +1017,7 @@ func (bs *benchServer) runFamily(t *testing.T, planner string, f *benchFamily) f
 		bs.settle(t)
 
 		calls := up.since(before)
-		served := false
+		served := f.servedBy(r, calls)
 		for _, c := range calls {
 			if c.failed {
 				if i < half {
@@ -827,9 +1026,13 @@ func (bs *benchServer) runFamily(t *testing.T, planner string, f *benchFamily) f
 					res.failedSecond++
 				}
 			}
-			served = served || r.serves(c)
 		}
 		if task != nil {
+			for _, s := range task.Steps {
+				if s.RepairedTool != "" {
+					bs.current.note(fmt.Sprintf("repaired %s with %s %s", s.StepID, s.RepairedTool, s.RepairedArguments))
+				}
+			}
 			for _, e := range task.History {
 				if strings.Contains(strings.ToLower(e.Type), "repair") {
 					res.repairs++
@@ -843,6 +1046,7 @@ func (bs *benchServer) runFamily(t *testing.T, planner string, f *benchFamily) f
 				why = fmt.Sprintf("task %s: %s", task.Status, task.Error)
 			case !served:
 				why = "task succeeded, but no call carried the request's values"
+				res.silentlyWrong++
 			}
 		}
 		bs.current.mu.Lock()
@@ -879,26 +1083,38 @@ func textOf(res *mcp.CallToolResult) string {
 
 // TestLearningBenchmark runs every family with each planner and reports,
 // per family and planner, the success rate, the failed tool calls of the
-// first and second half of the requests, repairs and elicitations. It
-// fails when a family misses the goal.
+// first and second half of the requests, repairs, elicitations and
+// silently wrong successes. It fails on any silently wrong success, when
+// one of the first four families misses its goal, and when a worded family
+// not listed in openGoal misses its goal.
 func TestLearningBenchmark(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the learning benchmark runs without -short (make bench-learning)")
 	}
 	started := time.Now()
-	var results []familyResult
+	var results, resultsWorded []familyResult
 	for _, planner := range []string{"builtin", "sampling"} {
+		// The first four families on a server of their own, as their
+		// figures in docs/benchmarks.md were measured; the worded ones on
+		// another.
 		families := learningFamilies()
 		bs := startBenchServer(t, families, planner == "sampling")
 		for i := range families {
 			results = append(results, bs.runFamily(t, planner, &families[i]))
 		}
+		families = wordedFamilies()
+		bs = startBenchServer(t, families, planner == "sampling")
+		for i := range families {
+			r := bs.runFamily(t, planner, &families[i])
+			r.probeAllowed = true
+			resultsWorded = append(resultsWorded, r)
+		}
 	}
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n| planner | family | tools | success | failed calls 1st half | 2nd half | 2nd/1st | repairs | elicitations | goal |\n")
-	fmt.Fprintf(&sb, "|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, r := range results {
+	fmt.Fprintf(&sb, "\n| planner | family | tools | success | failed calls 1st half | 2nd half | 2nd/1st | repairs | elicitations | silently wrong | goal |\n")
+	fmt.Fprintf(&sb, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range slices.Concat(results, resultsWorded) {
 		ratio := "–"
 		if r.failedFirst > 0 {
 			ratio = fmt.Sprintf("%.0f%%", 100*float64(r.failedSecond)/float64(r.failedFirst))
@@ -911,17 +1127,22 @@ func TestLearningBenchmark(t *testing.T) {
 		if r.modelRepairs > 0 {
 			repairs += fmt.Sprintf(" (%d by the model)", r.modelRepairs)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %d/%d | %d | %d | %s | %s | %d | %s |\n", r.planner, r.family, r.behavior,
-			r.succeeded, r.requests, r.failedFirst, r.failedSecond, ratio, repairs, r.elicitations, goal)
+		fmt.Fprintf(&sb, "| %s | %s | %s | %d/%d | %d | %d | %s | %s | %d | %d | %s |\n", r.planner, r.family, r.behavior,
+			r.succeeded, r.requests, r.failedFirst, r.failedSecond, ratio, repairs, r.elicitations, r.silentlyWrong, goal)
 	}
 	t.Logf("learning benchmark (%v):%s", time.Since(started).Round(time.Second), sb.String())
-	for _, r := range results {
+	for _, r := range slices.Concat(results, resultsWorded) {
 		for _, n := range r.notes {
 			t.Logf("%s/%s failure: %s", r.planner, r.family, n)
 		}
 	}
 
-	for _, r := range results {
+	for _, r := range slices.Concat(results, resultsWorded) {
+		// Worse than failing: the task says it did what was asked, and
+		// the upstream shows it did not. Never accepted, open goal or not.
+		if r.silentlyWrong > 0 {
+			t.Errorf("%s/%s: %d silently wrong successes (the task succeeded; the upstream never received the request's values)", r.planner, r.family, r.silentlyWrong)
+		}
 		// The model path repairs through the model: the repairer asks the
 		// backend of the request waiting for the task.
 		if r.planner == "sampling" && r.modelRepairs != r.repairs {
@@ -932,6 +1153,19 @@ func TestLearningBenchmark(t *testing.T) {
 		if !r.goalMet() {
 			t.Errorf("%s/%s misses the goal: %d/%d succeeded, failed calls %d then %d (at most 30%% wanted)",
 				r.planner, r.family, r.succeeded, r.requests, r.failedFirst, r.failedSecond)
+		}
+	}
+	for _, r := range resultsWorded {
+		key := r.planner + "/" + r.family
+		why, open := openGoal[key]
+		switch {
+		case open && r.goalMet():
+			t.Logf("%s now meets its goal: remove it from openGoal", key)
+		case open:
+			t.Logf("%s: goal still open (%s): %d/%d served, failed calls %d then %d", key, why, r.succeeded, r.requests, r.failedFirst, r.failedSecond)
+		case !r.goalMet():
+			t.Errorf("%s misses its goal: %d/%d served with the right values, failed calls %d then %d (at most 30%% wanted)",
+				key, r.succeeded, r.requests, r.failedFirst, r.failedSecond)
 		}
 	}
 }

@@ -48,7 +48,7 @@ import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema }
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 import { BIN, newClient, ValidateResultSchema, withTimeout } from './lib/harness.mjs';
-import { descendants, eventually, freePort, readyz, start, startAgents, stillExists, stop } from './lib/procs.mjs';
+import { descendants, eventually, freePort, hermeticEnv, readyz, start, startAgents, stillExists, stop } from './lib/procs.mjs';
 import { startToolsUpstream } from './lib/tools-upstream.mjs';
 
 const E2E_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -876,4 +876,268 @@ describe('agents: a step whose tool fails for good is repaired with another tool
     assert.equal(planned.tool, failing);
     assert.deepEqual(planned.arguments, { city: 'Paris' });
   });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Requests as people word them, with the builtin planner (no LLM), checked at the
+// upstream from what it received. A task that reports success without the request's values at
+// the upstream is the worst outcome (a silently wrong answer), so every check here wants the task
+// succeeded AND the upstream's record right; a pause is accepted only for a value the request does
+// not give, and none of these requests lacks one.
+//
+//   - weather (lib/tools-upstream.mjs): fetch_weather(city), get_forecast(location), both working;
+//     "Is it going to rain in Oslo?" shares no word with them.
+//   - fx: lookup_fx_rate(pair: "currency pair such as USD/EUR"); "Convert 100 USD to EUR" gives the
+//     pair in parts, and the tool must receive "USD/EUR" (today a repair mapped pair = "USD").
+//   - everything (server-everything): "Add 3 and 4, then echo the result" is get-sum, then echo
+//     with the sum flowing in through {{steps.<id>.output}} (today it asks for the message).
+//
+// These failed on main when they were written: they are marked todo (they run and report, and do
+// not fail the suite); remove the todo as each fix lands.
+
+const TODO26 = (what) => `issue 26: ${what}`;
+
+/** The admin API's view of a task: the task, its steps, and its plan. */
+async function taskView(base, id) {
+  const r = await fetch(`${base}/admin/v1/tasks/${encodeURIComponent(id)}`, { signal: AbortSignal.timeout(5000) });
+  const body = await r.text();
+  assert.equal(r.status, 200, body.slice(0, 1000));
+  return JSON.parse(body);
+}
+
+/** Replaces {{inputs.<name>}} in a plan step's arguments by the task's inputs. */
+function withInputs(value, inputs) {
+  if (typeof value === 'string') {
+    const whole = /^\{\{inputs\.([A-Za-z0-9_-]+)\}\}$/.exec(value);
+    if (whole) return inputs?.[whole[1]];
+    return value.replace(/\{\{inputs\.([A-Za-z0-9_-]+)\}\}/g, (_, n) => String(inputs?.[n] ?? ''));
+  }
+  if (Array.isArray(value)) return value.map((v) => withInputs(v, inputs));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withInputs(v, inputs)]));
+  return value;
+}
+
+/** Each step of a task as it ran: its tool and arguments (the repair's when repaired), status, output. */
+function stepsAsRun(view) {
+  const planned = new Map((view.plan?.steps ?? []).map((s) => [s.id, s]));
+  return view.steps.map((s) => {
+    const p = planned.get(s.stepId) ?? {};
+    return { id: s.stepId, tool: s.repairedTool || p.tool, args: withInputs(s.repairedArguments ?? p.arguments ?? {}, view.inputs), status: s.status, output: s.output };
+  });
+}
+
+/** What a task did, for assertion messages. */
+function told(view, extra = {}) {
+  return JSON.stringify({ status: view.status, error: view.error, steps: stepsAsRun(view), history: view.history?.map((h) => [h.type, h.stepId, h.message]), ...extra }, null, 1).slice(0, 5000);
+}
+
+describe('agents: reworded requests, composed values and data flow (builtin planner)', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
+  const work = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-worded-'));
+  let weather; // tools-upstream
+  let fx; // tools-upstream
+  let everything; // { p, port }
+  let agents; // { p, base }
+  let c; // no sampling, no elicitation: a question pauses the task
+
+  before(
+    async () => {
+      weather = await startToolsUpstream({
+        name: 'weather',
+        tools: [
+          { name: 'fetch_weather', description: 'fetch the current weather for a city', params: { city: 'the city' } },
+          { name: 'get_forecast', description: 'get the forecast for a location', params: { location: 'the location' } },
+        ],
+      });
+      fx = await startToolsUpstream({
+        name: 'fx',
+        tools: [{ name: 'lookup_fx_rate', description: 'look up the exchange rate of a currency pair', params: { pair: 'currency pair such as USD/EUR' } }],
+      });
+      everything = await startEverythingAnywhere();
+      const configPath = path.join(work, 'config.yaml');
+      const upstreams = [
+        { name: 'weather', transport: 'streamable', url: weather.url, timeout: '10s', max_backoff: '1s' },
+        { name: 'fx', transport: 'streamable', url: fx.url, timeout: '10s', max_backoff: '1s' },
+        { name: 'everything', transport: 'streamable', url: `http://127.0.0.1:${everything.port}/mcp`, timeout: '20s', max_backoff: '1s' },
+      ];
+      writeFileSync(configPath, JSON.stringify({ upstreams }, null, 2));
+      agents = await startAgents(BIN, configPath, path.join(work, 'data'));
+      c = await connect(agents.base);
+      await eventually(
+        async () => {
+          const names = new Set();
+          let cursor;
+          do {
+            const page = await c.client.listTools(cursor ? { cursor } : undefined);
+            for (const t of page.tools) names.add(t.name);
+            cursor = page.nextCursor;
+          } while (cursor);
+          for (const n of ['weather__fetch_weather', 'weather__get_forecast', 'fx__lookup_fx_rate', 'everything__get-sum', 'everything__echo', 'run_task']) assert.ok(names.has(n), `tool ${n} listed`);
+        },
+        30_000,
+        'the upstream tools listed',
+        200,
+      );
+    },
+    { timeout: 90_000 },
+  );
+
+  after(
+    async () => {
+      await c?.close();
+      if (agents) await stop(agents.p, 'SIGTERM', 20_000);
+      await weather?.close();
+      await fx?.close();
+      if (everything) await stop(everything.p);
+      rmSync(work, { recursive: true, force: true });
+    },
+    { timeout: 30_000 },
+  );
+
+  /** Runs a request; returns the task as the admin API shows it, and the upstream calls it made. */
+  async function run(request, upstream) {
+    const before = upstream ? upstream.calls.length : 0;
+    const res = await call(c.client, 'run_task', { request }, { guardMs: 45_000, timeout: 40_000 });
+    assert.notEqual(res.isError, true, `run_task ${JSON.stringify(request)}: ${text(res)}`);
+    const view = await taskView(agents.base, ok(res, 'run_task').task.id);
+    return { view, calls: upstream ? upstream.calls.slice(before) : [] };
+  }
+
+  test('a reworded request is served: "Is it going to rain in Oslo?" after a weather task', { timeout: 90_000, todo: TODO26('item 1: no word in common with the weather tools') }, async (t) => {
+    // The wording the tools share words with works today; it also gives the family a success.
+    const first = await run('What is the weather in Paris today?', weather);
+    t.diagnostic(`Paris: ${told(first.view, { calls: first.calls })}`);
+    const { view, calls } = await run('Is it going to rain in Oslo?', weather);
+    t.diagnostic(`Oslo: ${told(view, { calls })}`);
+    assert.equal(view.status, 'succeeded', told(view, { calls }));
+    assert.ok(
+      calls.some((x) => !x.failed && ((x.tool === 'fetch_weather' && x.args.city === 'Oslo') || (x.tool === 'get_forecast' && x.args.location === 'Oslo'))),
+      `a weather tool received Oslo: ${told(view, { calls })}`,
+    );
+  });
+
+  test('a composed value: "Convert 100 USD to EUR" sends pair "USD/EUR", never "USD"', { timeout: 60_000, todo: TODO26('item 2: compose "currency pair such as USD/EUR" from USD and EUR') }, async (t) => {
+    const { view, calls } = await run('Convert 100 USD to EUR', fx);
+    t.diagnostic(told(view, { calls }));
+    // Whatever else: a success must be a right one.
+    if (view.status === 'succeeded') {
+      assert.ok(calls.some((x) => x.tool === 'lookup_fx_rate' && x.args.pair === 'USD/EUR'), `silently wrong success: ${told(view, { calls })}`);
+    }
+    assert.equal(view.status, 'succeeded', told(view, { calls }));
+    assert.deepEqual(
+      calls.map((x) => [x.tool, x.args]),
+      [['lookup_fx_rate', { pair: 'USD/EUR' }]],
+      told(view, { calls }),
+    );
+  });
+
+  test('data flow: "Add 3 and 4, then echo the result" echoes the sum', { timeout: 60_000, todo: TODO26('item 3: wire {{steps.<id>.output}} into the echo instead of asking for the message') }, async (t) => {
+    const { view } = await run('Add 3 and 4, then echo the result', null);
+    t.diagnostic(told(view));
+    assert.equal(view.status, 'succeeded', told(view));
+    const steps = stepsAsRun(view);
+    const sum = steps.find((s) => s.tool === 'everything__get-sum');
+    const echo = steps.find((s) => s.tool === 'everything__echo');
+    assert.ok(sum && echo, `a get-sum step and an echo step: ${told(view)}`);
+    assert.deepEqual([Number(sum.args.a), Number(sum.args.b)].sort(), [3, 4], told(view));
+    // What server-everything echoed is what it received: the sum must be in it.
+    assert.match(JSON.stringify(echo.output), /\b7\b/, `the echo received the sum: ${told(view)}`);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// `make demo`: scripts/demo/run.sh itself, on a free loopback port and a temp folder,
+// with its own upstreams (server-everything, server-memory, server-filesystem on the demo folder,
+// json-server behind http_tools) and its example tasks (lib/demo-seed.mjs), run by the demo's own
+// server with its builtin planner. Each example task must end succeeded with the tool a person
+// would pick and the values the request gives (none lacks a value, so a pause is a miss), as the
+// admin API's view of the task shows it: the tool and arguments each step ran with.
+
+const DEMO_EXPECT = [
+  {
+    request: 'Echo the words hello from the agents-mcp demo',
+    tool: 'everything__echo',
+    args: (a) => /hello from the agents-mcp demo/i.test(String(a.message)),
+    todo: TODO26('the demo: echo ran query_memory and reported success'),
+  },
+  { request: 'Add the numbers 7 and 35', tool: 'everything__get-sum', args: (a) => Number(a.a) + Number(a.b) === 42 && [7, 35].includes(Number(a.a)) },
+  { request: 'Add the numbers 12 and 30', tool: 'everything__get-sum', args: (a) => Number(a.a) + Number(a.b) === 42 && [12, 30].includes(Number(a.a)) },
+  {
+    request: 'Create an entity named demo-project of type project in the knowledge graph',
+    tool: 'memory__create_entities',
+    args: (a) => Array.isArray(a.entities) && a.entities.some((e) => e?.name === 'demo-project' && e?.entityType === 'project'),
+    todo: TODO26('the demo: the entity the request describes (name, type) is asked for'),
+  },
+  { request: 'List the allowed directories of the file system', tool: 'filesystem__list_allowed_directories', args: () => true },
+  {
+    request: 'Read the file todo.md',
+    tool: ['filesystem__read_text_file', 'filesystem__read_file'],
+    args: (a) => /(^|\/)todo\.md$/.test(String(a.path)),
+    todo: TODO26('the demo: the path the request gives is asked for'),
+  },
+  {
+    request: 'List the blog posts by the author ada',
+    tool: 'blog__list_posts',
+    args: (a) => a.author === 'ada',
+    todo: TODO26('the demo: list_posts runs without the author and lists every post (a silently wrong success)'),
+  },
+  {
+    request: 'Store an insight: the filesystem upstream serves only the demo folder',
+    tool: 'store_insight',
+    args: (a) => /the filesystem upstream serves only the demo folder/i.test(String(a.text)),
+    todo: TODO26('the demo: the text the request gives is asked for'),
+  },
+];
+
+describe('make demo: every example task ends as a person would expect', { skip: !BIN && 'AGENTS_MCP_BIN not set; run through scripts/e2e/run.sh' }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agents-mcp-e2e-demo-'));
+  let demo; // the run.sh process
+  let base;
+  const seeded = new Map(); // request -> { what, id }
+
+  before(
+    async () => {
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      demo = start('bash', [path.join(E2E_DIR, '..', 'demo', 'run.sh')], {
+        name: 'make demo',
+        baseEnv: hermeticEnv(),
+        env: { DEMO_ADDR: `127.0.0.1:${port}`, DEMO_DIR: dir },
+      });
+      await demo.waitFor(/demo: ready\./, 240_000, 'the demo ready, its example tasks run');
+      for (const line of demo.output().split('\n')) {
+        const m = /^demo: {3}(.*?) {2}→ {2}(.*?)(?: {2}\S*\/tasks\/(\S+))?$/.exec(line);
+        if (m) seeded.set(m[1], { what: m[2], id: m[3] });
+      }
+    },
+    { timeout: 300_000 },
+  );
+
+  after(
+    async () => {
+      if (demo) await stop(demo, 'SIGTERM', 30_000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+    { timeout: 40_000 },
+  );
+
+  test('the demo seeds every example task of lib/demo-seed.mjs', () => {
+    assert.deepEqual([...seeded.keys()].sort(), DEMO_EXPECT.map((e) => e.request).sort(), demo.output().slice(-4000));
+  });
+
+  for (const e of DEMO_EXPECT) {
+    const tools = [e.tool].flat();
+    test(`demo: "${e.request}" succeeds with ${tools.join(' or ')} and the request's values`, { timeout: 20_000, todo: e.todo }, async (t) => {
+      const s = seeded.get(e.request);
+      assert.ok(s?.id, `no task for it in the demo's output: ${JSON.stringify(s)}`);
+      const view = await taskView(base, s.id);
+      t.diagnostic(told(view));
+      const steps = stepsAsRun(view);
+      assert.equal(view.status, 'succeeded', told(view));
+      assert.ok(steps.length > 0, told(view));
+      for (const step of steps) {
+        assert.ok(tools.includes(step.tool), `step ${step.id} ran ${step.tool}, not ${tools.join(' or ')}: ${told(view)}`);
+        assert.ok(e.args(step.args), `step ${step.id} ran with ${JSON.stringify(step.args)}: ${told(view)}`);
+      }
+    });
+  }
 });
