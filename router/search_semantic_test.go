@@ -18,9 +18,11 @@ import (
 )
 
 // The paraphrase sets of issue 26: testdata/paraphrase/catalog.json is a
-// catalog of 151 tools over 34 domains; test.json (held out: nothing is
-// tuned on it) and dev.json (for tuning) are requests worded as people
-// word them, most sharing no content word with the right tool.
+// catalog of 151 tools over 34 domains; heldout.json (held out: written
+// before the second round of tuning, nothing is tuned on it), dev.json and
+// dev2.json (for tuning; dev2.json was the first round's test set, looked
+// at during that round) are requests worded as people word them, most
+// sharing no content word with the right tool.
 
 type paraphraseTool struct {
 	Name        string            `json:"name"`
@@ -176,7 +178,7 @@ func TestSemanticRetrieval(t *testing.T) {
 		{rankSemantic, searchRanker(t, r, embed.Semantic{})},
 	}
 	results := map[string]recall{}
-	for _, set := range []string{"test", "dev"} {
+	for _, set := range []string{"heldout", "dev2", "dev"} {
 		queries := loadParaphraseQueries(t, set)
 		noShared := 0
 		for _, q := range queries {
@@ -196,8 +198,8 @@ func TestSemanticRetrieval(t *testing.T) {
 			results[set+"/"+rk.name] = res
 			t.Logf("| %-36s | %s | %.3f | %.3f | %.3f |", rk.name, set, res.at1, res.at3, res.at10)
 		}
-		if set == "test" && float64(noShared) < 0.75*float64(len(queries)) {
-			t.Errorf("only %d of %d test queries share no word with the right tool; the set must be mostly paraphrases", noShared, len(queries))
+		if set == "heldout" && float64(noShared) < 0.75*float64(len(queries)) {
+			t.Errorf("only %d of %d held-out queries share no word with the right tool; the set must be mostly paraphrases", noShared, len(queries))
 		}
 	}
 	if name := os.Getenv("SEARCH_MISSES"); name != "" {
@@ -205,7 +207,7 @@ func TestSemanticRetrieval(t *testing.T) {
 			t.Log("miss:", m)
 		}
 	}
-	sem, hash := results["test/"+rankSemantic], results["test/"+rankHashBM25]
+	sem, hash := results["heldout/"+rankSemantic], results["heldout/"+rankHashBM25]
 	// Issue 26's goal is recall@3 ≥ 0.90; the model reaches 0.357 (hash +
 	// BM25 0.203), so the goal is open (docs/benchmarks.md). The floor below
 	// holds what was measured, minus two queries, so that a change that
