@@ -155,8 +155,8 @@ const (
 // paraphrase sets, for search_tools with the hash embedder (BM25 fused with
 // hashed words), with the semantic default, and for the parts alone, all in
 // the same run, and holds the semantic default to issue 26's goals on the
-// held-out test set: ≥ 0.10 above hash + BM25 in recall@3, and no worse
-// than measured (issue 26's goal of 0.90 is not reached; see below).
+// held-out set: ≥ 0.10 above hash + BM25 in recall@3, and no worse than
+// measured (issue 26's goal of 0.90 is not reached; see below).
 // SEARCH_MISSES=<set>/<ranker> with -v lists that ranker's misses.
 func TestSemanticRetrieval(t *testing.T) {
 	servers := loadParaphraseCatalog(t)
@@ -208,15 +208,16 @@ func TestSemanticRetrieval(t *testing.T) {
 		}
 	}
 	sem, hash := results["heldout/"+rankSemantic], results["heldout/"+rankHashBM25]
-	// Issue 26's goal is recall@3 ≥ 0.90; the model reaches 0.357 (hash +
-	// BM25 0.203), so the goal is open (docs/benchmarks.md). The floor below
-	// holds what was measured, minus two queries, so that a change that
-	// makes it worse fails; the margin over hash + BM25 is the goal's.
+	// Issue 26's goal is recall@3 ≥ 0.90; the semantic default reaches
+	// 0.392 on the held-out set (hash + BM25 0.170), so the goal is open
+	// (docs/adr/0015-offline-semantic-model.md). The floor below holds what
+	// was measured, minus two queries, so that a change that makes it worse
+	// fails; the margin over hash + BM25 is the goal's.
 	if sem.at3 < 0.90 {
-		t.Logf("issue 26's goal not met: semantic recall@3 %.3f on the test set, goal ≥ 0.90", sem.at3)
+		t.Logf("issue 26's goal not met: semantic recall@3 %.3f on the held-out set, goal ≥ 0.90", sem.at3)
 	}
-	if sem.at3 < 0.345 {
-		t.Errorf("semantic default: recall@3 %.3f on the test set, want ≥ 0.345 (measured 0.357)", sem.at3)
+	if sem.at3 < 0.379 {
+		t.Errorf("semantic default: recall@3 %.3f on the held-out set, want ≥ 0.379 (measured 0.392)", sem.at3)
 	}
 	if sem.at3 < hash.at3+0.10 {
 		t.Errorf("semantic default: recall@3 %.3f, want ≥ 0.10 above hash + BM25's %.3f", sem.at3, hash.at3)
