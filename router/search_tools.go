@@ -154,7 +154,14 @@ func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string
 			rs = append(rs, r)
 		}
 	}
-	aligned := hybrid && align != nil && p.alignWeight > 0 && realign(rs[:min(p.alignCandidates, len(rs))], p.alignWeight, align)
+	aligned := false
+	if top := rs[:min(p.alignCandidates, len(rs))]; hybrid && align != nil {
+		w := p.alignWeight
+		if slices.ContainsFunc(top, func(r ranked) bool { return r.lexical > 0 }) {
+			w = p.alignWeightLexical
+		}
+		aligned = w > 0 && realign(top, w, align)
+	}
 	for _, r := range rs[:min(limit, len(rs))] {
 		m := r.doc.match
 		m.Score = roundScore(r.score)
