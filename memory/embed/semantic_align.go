@@ -49,7 +49,7 @@ func (m *semanticModel) wordCosine(a, b int32) float32 {
 	rb := m.vecs[int(b)*m.dim : int(b+1)*m.dim]
 	var ab, aa, bb int32
 	for k := range ra {
-		x, y := int32(ra[k]), int32(rb[k])
+		x, y := int32(int8(ra[k])), int32(int8(rb[k]))
 		ab += x * y
 		aa += x * x
 		bb += y * y
