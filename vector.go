@@ -58,3 +58,15 @@ type LexicalEmbedder interface {
 	// Lexical reports that the vectors capture shared words only.
 	Lexical() bool
 }
+
+// AligningEmbedder is implemented by an [Embedder] that can also compare a
+// query with texts word by word (the offline semantic embedder): how well
+// each word of the query is matched by some word of the text, in [0, 1].
+// It is finer than the cosine of two vectors on short texts but costs a
+// pass over each text, so rankers use it to re-rank their best candidates
+// (search_tools does).
+type AligningEmbedder interface {
+	Embedder
+	// Align returns one score in [0, 1] per text, in order.
+	Align(query string, texts []string) ([]float64, error)
+}

@@ -113,12 +113,12 @@ func (x *ToolIndex) Search(ctx context.Context, query, scope string, limit int) 
 	terms := parseQuery(query, x.params.synonymWeight)
 	res := &SearchToolsResult{Mode: SearchModeLexical}
 	if x.emb == nil {
-		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil)
+		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
 	}
 	if missing > 0 {
 		res.Note = fmt.Sprintf("tool embeddings are not ready (%d of %d tools missing)", missing, len(ix.docs))
-		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil)
+		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
 	}
 	qv, err := x.embedQuery(ctx, query)
@@ -128,11 +128,17 @@ func (x *ToolIndex) Search(ctx context.Context, query, scope string, limit int) 
 		if errors.Is(err, context.DeadlineExceeded) {
 			res.Note = fmt.Sprintf("query embedding timed out after %s; ranked by words only", x.timeout)
 		}
-		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil)
+		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
 	}
 	res.Mode = SearchModeHybrid
-	res.Tools = rankMatches(ix, terms, x.params, scope, limit, qv, vecs)
+	var align aligner
+	if a, ok := x.emb.(agentsmcp.AligningEmbedder); ok {
+		// Local and bounded (a pass over alignCandidates descriptions), so
+		// it runs without the query timeout.
+		align = func(texts []string) ([]float64, error) { return a.Align(query, texts) }
+	}
+	res.Tools = rankMatches(ix, terms, x.params, scope, limit, qv, vecs, align)
 	return res
 }
 

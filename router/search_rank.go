@@ -44,6 +44,14 @@ type rankParams struct {
 	// minCosine is the least similarity that lets a tool with no lexical
 	// match into the results.
 	minCosine float64
+	// alignWeight, with an [agentsmcp.AligningEmbedder], is the weight of
+	// the word alignment of the query with a tool, added to the fused score
+	// of the best alignCandidates tools before they are sorted again, when
+	// none of them shares a word with the query (directly or by a synonym);
+	// alignWeightLexical when one does: there BM25 already knows, and the
+	// alignment, which favours long descriptions, would mostly add noise.
+	alignWeight, alignWeightLexical float64
+	alignCandidates                 int
 	// cosineFloor is the similarity that counts as none in the fusion: a
 	// tool's vector score is (cosine − floor) / (best cosine − floor), so
 	// that a model whose unrelated texts still have a cosine of 0.3 does
@@ -69,11 +77,16 @@ var defaultRankParams = rankParams{
 // semanticRankParams are the ranking with an embedder of meaning (the
 // semantic default, or a remote model), chosen on the dev set of
 // testdata/paraphrase (see TestSemanticRetrieval): its vectors find the
-// right tool where no word is shared, so they get a larger share.
+// right tool where no word is shared, so they get a larger share. The word
+// alignment's weights were chosen on the same dev sets and on the real
+// catalog of TestSearchQuality, where a weight of 1 for every query lost
+// 0.06 of recall@3 (docs/adr/0015-offline-semantic-model.md).
 var semanticRankParams = func() rankParams {
 	p := defaultRankParams
 	p.vectorWeight = 0.5
 	p.minCosine = 0.1
+	p.alignWeight, p.alignWeightLexical = 1, 0.2
+	p.alignCandidates = 20
 	return p
 }()
 
@@ -284,8 +297,11 @@ type ranked struct {
 	doc     *searchDoc
 	lexical float64
 	cosine  float64
-	score   float64
-	hits    []fieldHit
+	// alignment is the word alignment with the query, if it was measured
+	// (see [realign]).
+	alignment float64
+	score     float64
+	hits      []fieldHit
 }
 
 // rank scores every document for the query. docVecs, if not nil, holds the
@@ -328,22 +344,27 @@ func (ix *lexicalIndex) rank(terms []queryTerm, p rankParams, queryVec []float32
 		}
 		r.score = (1-p.vectorWeight)*lex + p.vectorWeight*vec
 	}
-	slices.SortFunc(out, func(a, b ranked) int { // names are unique: a total order
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.doc.match.Name, b.doc.match.Name)
-	})
+	slices.SortFunc(out, byScore)
 	return out
+}
+
+// byScore orders ranked documents best first, ties by name (names are
+// unique: a total order).
+func byScore(a, b ranked) int {
+	if a.score != b.score {
+		if a.score > b.score {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.doc.match.Name, b.doc.match.Name)
 }
 
 // why explains a ranked result in a line: per field, the query words that
 // matched there, a word matched through a synonym as "word→synonym" (the
-// first such synonym only), and the vector similarity in hybrid ranking.
-func (r *ranked) why(hybrid bool) string {
+// first such synonym only), the vector similarity in hybrid ranking and the
+// word alignment if it was measured.
+func (r *ranked) why(hybrid, aligned bool) string {
 	var parts []string
 	for f := range numFields {
 		var words []string
@@ -367,6 +388,9 @@ func (r *ranked) why(hybrid bool) string {
 	}
 	if hybrid {
 		parts = append(parts, fmt.Sprintf("vector similarity %.2f", r.cosine))
+	}
+	if aligned {
+		parts = append(parts, fmt.Sprintf("word alignment %.2f", r.alignment))
 	}
 	if len(parts) == 0 {
 		return "no match"

@@ -18,9 +18,11 @@ import (
 )
 
 // The paraphrase sets: testdata/paraphrase/catalog.json is a
-// catalog of 151 tools over 34 domains; test.json (held out: nothing is
-// tuned on it) and dev.json (for tuning) are requests worded as people
-// word them, most sharing no content word with the right tool.
+// catalog of 151 tools over 34 domains; heldout.json (held out: written
+// before the second round of tuning, nothing is tuned on it), dev.json and
+// dev2.json (for tuning; dev2.json was the first round's test set, looked
+// at during that round) are requests worded as people word them, most
+// sharing no content word with the right tool.
 
 type paraphraseTool struct {
 	Name        string            `json:"name"`
@@ -152,9 +154,9 @@ const (
 // TestSemanticRetrieval measures recall@1/3/10 of the right tool on the
 // paraphrase sets, for search_tools with the hash embedder (BM25 fused with
 // hashed words), with the semantic default, and for the parts alone, all in
-// the same run, and holds the semantic default to its goals on the
-// held-out test set: ≥ 0.10 above hash + BM25 in recall@3, and no worse
-// than measured (the goal of 0.90 is not reached; see below).
+// the same run, and holds the semantic default to its retrieval goals on the
+// held-out set: ≥ 0.10 above hash + BM25 in recall@3, and no worse than
+// measured (the goal of 0.90 is not reached; see below).
 // SEARCH_MISSES=<set>/<ranker> with -v lists that ranker's misses.
 func TestSemanticRetrieval(t *testing.T) {
 	servers := loadParaphraseCatalog(t)
@@ -176,7 +178,7 @@ func TestSemanticRetrieval(t *testing.T) {
 		{rankSemantic, searchRanker(t, r, embed.Semantic{})},
 	}
 	results := map[string]recall{}
-	for _, set := range []string{"test", "dev"} {
+	for _, set := range []string{"heldout", "dev2", "dev"} {
 		queries := loadParaphraseQueries(t, set)
 		noShared := 0
 		for _, q := range queries {
@@ -196,8 +198,8 @@ func TestSemanticRetrieval(t *testing.T) {
 			results[set+"/"+rk.name] = res
 			t.Logf("| %-36s | %s | %.3f | %.3f | %.3f |", rk.name, set, res.at1, res.at3, res.at10)
 		}
-		if set == "test" && float64(noShared) < 0.75*float64(len(queries)) {
-			t.Errorf("only %d of %d test queries share no word with the right tool; the set must be mostly paraphrases", noShared, len(queries))
+		if set == "heldout" && float64(noShared) < 0.75*float64(len(queries)) {
+			t.Errorf("only %d of %d held-out queries share no word with the right tool; the set must be mostly paraphrases", noShared, len(queries))
 		}
 	}
 	if name := os.Getenv("SEARCH_MISSES"); name != "" {
@@ -205,16 +207,22 @@ func TestSemanticRetrieval(t *testing.T) {
 			t.Log("miss:", m)
 		}
 	}
-	sem, hash := results["test/"+rankSemantic], results["test/"+rankHashBM25]
-	// The goal is recall@3 ≥ 0.90; the model reaches 0.357 (hash +
-	// BM25 0.203), so the goal is open (docs/benchmarks.md). The floor below
-	// holds what was measured, minus two queries, so that a change that
-	// makes it worse fails; the margin over hash + BM25 is the goal's.
+	sem, hash := results["heldout/"+rankSemantic], results["heldout/"+rankHashBM25]
+	// The goal is recall@3 ≥ 0.90; the semantic default reaches
+	// 0.333 on the held-out set (hash + BM25 0.170), so the goal is open
+	// (docs/adr/0015-offline-semantic-model.md). The floor below holds what
+	// was measured, minus two queries, so that a change that makes it worse
+	// fails; the margin over hash + BM25 is the goal's.
 	if sem.at3 < 0.90 {
-		t.Logf("goal not met: semantic recall@3 %.3f on the test set, goal ≥ 0.90", sem.at3)
+		t.Logf("goal not met: semantic recall@3 %.3f on the held-out set, goal ≥ 0.90", sem.at3)
 	}
-	if sem.at3 < 0.345 {
-		t.Errorf("semantic default: recall@3 %.3f on the test set, want ≥ 0.345 (measured 0.357)", sem.at3)
+	if sem.at3 < 0.320 {
+		t.Errorf("semantic default: recall@3 %.3f on the held-out set, want ≥ 0.320 (measured 0.333)", sem.at3)
+	}
+	// The dev sets hold the word alignment's gain (dev2 0.357 without it,
+	// 0.401 with it), minus two queries.
+	if d2 := results["dev2/"+rankSemantic]; d2.at3 < 0.39 {
+		t.Errorf("semantic default: recall@3 %.3f on dev2, want ≥ 0.39 (measured 0.401)", d2.at3)
 	}
 	if sem.at3 < hash.at3+0.10 {
 		t.Errorf("semantic default: recall@3 %.3f, want ≥ 0.10 above hash + BM25's %.3f", sem.at3, hash.at3)

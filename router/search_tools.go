@@ -123,7 +123,7 @@ func (r *Router) SearchTools(query, scope string, limit int) []ToolMatch {
 	for i, e := range entries {
 		docs[i] = docOf(e)
 	}
-	return rankMatches(newLexicalIndex(docs), parseQuery(query, defaultRankParams.synonymWeight), defaultRankParams, scope, limit, nil, nil)
+	return rankMatches(newLexicalIndex(docs), parseQuery(query, defaultRankParams.synonymWeight), defaultRankParams, scope, limit, nil, nil, nil)
 }
 
 // docOf tokenises a registered tool.
@@ -139,26 +139,60 @@ func inScope(scope, source string) bool {
 
 // rankMatches ranks ix for the query terms with p within scope and returns
 // the best limit matches; with queryVec and docVecs (aligned with ix.docs)
-// it ranks hybrid.
-func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string, limit int, queryVec []float32, docVecs [][]float32) []ToolMatch {
+// it ranks hybrid, and with align also re-ranks the best
+// p.alignCandidates by their word alignment with the query (see
+// [rankParams.alignWeight]).
+func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string, limit int, queryVec []float32, docVecs [][]float32, align aligner) []ToolMatch {
 	out := []ToolMatch{}
 	if limit <= 0 || (len(terms) == 0 && queryVec == nil) {
 		return out
 	}
 	hybrid := queryVec != nil && docVecs != nil
+	var rs []ranked
 	for _, r := range ix.rank(terms, p, queryVec, docVecs) {
-		if !inScope(scope, r.doc.match.Source) {
-			continue
-		}
-		m := r.doc.match
-		m.Score = roundScore(r.score)
-		m.Why = r.why(hybrid)
-		out = append(out, m)
-		if len(out) == limit {
-			break
+		if inScope(scope, r.doc.match.Source) {
+			rs = append(rs, r)
 		}
 	}
+	aligned := false
+	if top := rs[:min(p.alignCandidates, len(rs))]; hybrid && align != nil {
+		w := p.alignWeight
+		if slices.ContainsFunc(top, func(r ranked) bool { return r.lexical > 0 }) {
+			w = p.alignWeightLexical
+		}
+		aligned = w > 0 && realign(top, w, align)
+	}
+	for _, r := range rs[:min(limit, len(rs))] {
+		m := r.doc.match
+		m.Score = roundScore(r.score)
+		m.Why = r.why(hybrid, aligned)
+		out = append(out, m)
+	}
 	return out
+}
+
+// aligner scores texts by their word alignment with a query, in [0, 1]
+// (an [agentsmcp.AligningEmbedder]'s Align, for one query).
+type aligner func(texts []string) ([]float64, error)
+
+// realign adds weight × the word alignment of each candidate with the query
+// to its score and sorts them again (ties by name); false, leaving rs as it
+// was, if align fails.
+func realign(rs []ranked, weight float64, align aligner) bool {
+	texts := make([]string, len(rs))
+	for i, r := range rs {
+		texts[i] = r.doc.embedText
+	}
+	scores, err := align(texts)
+	if err != nil || len(scores) != len(rs) {
+		return false
+	}
+	for i := range rs {
+		rs[i].alignment = scores[i]
+		rs[i].score += weight * scores[i]
+	}
+	slices.SortFunc(rs, byScore)
+	return true
 }
 
 func roundScore(s float64) float64 {

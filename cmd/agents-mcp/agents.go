@@ -111,11 +111,11 @@ func openRequestStates(cfg *config.Config, logger *slog.Logger) (*agents.Request
 }
 
 // familySimilarity is the similarity above which a request joins a past
-// family, for the configured embedder: each offline embedder has its own,
-// tuned on agents/testdata/families.json; zero (the hash embedder's
-// default) for the others.
+// family, for the configured embedder ("" is the default, semantic): each
+// offline embedder has its own, tuned on agents/testdata/families.json;
+// zero (the hash embedder's default) for the others.
 func familySimilarity(embedder string) float64 {
-	if embedder == "semantic" {
+	if embedder == "semantic" || embedder == "" {
 		return agents.SemanticFamilySimilarity
 	}
 	return 0

@@ -235,9 +235,9 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 func newEmbedder(ctx context.Context, cfg *config.Config) (docs, queries agentsmcp.Embedder, err error) {
 	ec := embed.Config{BaseURL: cfg.EmbeddingsBaseURL, Model: cfg.EmbeddingsModel, APIKey: cfg.EmbeddingsAPIKey}
 	switch cfg.Embedder {
-	case "", "hash":
+	case "hash":
 		return embed.Hash{}, embed.Hash{}, nil
-	case "semantic":
+	case "", "semantic":
 		return embed.Semantic{}, embed.Semantic{}, nil
 	case "openai":
 		ec.APIKey = cmp.Or(ec.APIKey, cfg.OpenAIAPIKey)

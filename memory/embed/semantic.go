@@ -11,7 +11,7 @@ import (
 // SemanticModelVersion names the embedded model; it is part of
 // [Semantic]'s ID, so that stores re-embed when the model changes.
 // TestSemanticModelVersion holds it to the embedded file's checksum.
-const SemanticModelVersion = "0c9e007981"
+const SemanticModelVersion = "bc0faccfe9"
 
 // Sizes of the parts of a [Semantic] vector.
 const (
@@ -36,7 +36,7 @@ const (
 // "weather" through "precipitation". The cosine of two vectors is then 0.7 ×
 // the cosine of their meanings + 0.3 × that of their words.
 //
-// The model is unpacked on first use (see TestSemanticModelLoadCost); Embed
+// The model is parsed on first use (see TestSemanticModelLoadCost); Embed
 // fails only on a cancelled context or a corrupt model.
 type Semantic struct{}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds memory/embed/semantic/model.bin.gz, the model of the offline
+# Builds memory/embed/semantic/model.bin, the model of the offline
 # "semantic" embedder, from data that Debian packages ship. Not run by
 # make test: run it by hand (it takes about an hour on 2 busy cores, most of
 # it fastText) and commit the model with SemanticModelVersion bumped (the
@@ -24,6 +24,6 @@ sha256sum "$work/corpus.txt"
 fasttext skipgram -input "$work/corpus.txt" -output "$work/vectors" \
   -dim 100 -epoch 5 -minCount 3 -maxn 0 -thread 1 -seed 1 -verbose 1
 go run ./scripts/semanticmodel pack -wordnet /usr/share/wordnet -corpus "$work/corpus.txt" \
-  -vectors "$work/vectors.vec" -out memory/embed/semantic/model.bin.gz
-ls -l memory/embed/semantic/model.bin.gz
-sha256sum memory/embed/semantic/model.bin.gz
+  -vectors "$work/vectors.vec" -out memory/embed/semantic/model.bin
+ls -l memory/embed/semantic/model.bin
+sha256sum memory/embed/semantic/model.bin

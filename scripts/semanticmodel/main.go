@@ -5,7 +5,7 @@
 // memory/embed/semantic/README.md for the steps and versions.
 //
 //	semanticmodel corpus -wordnet DIR -out corpus.txt
-//	semanticmodel pack -wordnet DIR -corpus corpus.txt -vectors vectors.vec -out model.bin.gz
+//	semanticmodel pack -wordnet DIR -corpus corpus.txt -vectors vectors.vec -out model.bin
 package main
 
 import (

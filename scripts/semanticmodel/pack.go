@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"cmp"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -279,7 +278,8 @@ func exceptions(wn *wordNet, index map[string]int) [][2]string {
 	return out
 }
 
-// writeModel writes the model, gzip-compressed:
+// writeModel writes the model, uncompressed (int8 vectors barely compress,
+// and the embedder parses it in place at start):
 //
 //	magic "AMSEMB01"
 //	uint32 vocabulary size N, uint16 dimension D
@@ -293,11 +293,7 @@ func writeModel(path string, vocab []string, mat [][]float32, freq []float64, ex
 	if err != nil {
 		return err
 	}
-	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(zw)
+	bw := bufio.NewWriter(f)
 	le := binary.LittleEndian
 	bw.WriteString(modelMagic)
 	_ = binary.Write(bw, le, uint32(len(vocab)))
@@ -343,9 +339,7 @@ func writeModel(path string, vocab []string, mat [][]float32, freq []float64, ex
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
+		f.Close()
 		return err
 	}
 	return f.Close()

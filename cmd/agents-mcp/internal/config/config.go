@@ -35,7 +35,7 @@ const (
 	DefaultAddr            = "127.0.0.1:8080"
 	DefaultDataDir         = "./data"
 	DefaultMongoDatabase   = "agents_mcp"
-	DefaultEmbedder        = "hash"
+	DefaultEmbedder        = "semantic"
 	DefaultLLM             = "auto"
 	DefaultLogLevel        = "info"
 	DefaultMaxBodyBytes    = 4 << 20

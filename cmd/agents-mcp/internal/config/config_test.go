@@ -613,7 +613,7 @@ func TestDescribeCoversDefaults(t *testing.T) {
 			t.Errorf("Describe lacks %s", n)
 		}
 	}
-	if c.MaxBodyBytes != 4<<20 || c.ShutdownTimeout != 15*time.Second || c.MongoDatabase != "agents_mcp" || c.Embedder != "hash" || c.LLM != "auto" || c.LogLevel != "info" {
+	if c.MaxBodyBytes != 4<<20 || c.ShutdownTimeout != 15*time.Second || c.MongoDatabase != "agents_mcp" || c.Embedder != "semantic" || c.LLM != "auto" || c.LogLevel != "info" {
 		t.Errorf("defaults: %v", c)
 	}
 }
