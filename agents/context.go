@@ -261,7 +261,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		}
 		var kept []*agentsmcp.ToolMatch
 		for _, m := range matches {
-			if isAgentTool(m.Name) {
+			if isAgentTool(m.Name) || offTopicOwnTool(goal, m.ToolInfo) {
 				continue // the agents do not plan on themselves
 			}
 			kept = append(kept, m)
@@ -403,6 +403,18 @@ func (g *Gatherer) addPatternTools(ctx context.Context, k *Knowledge) {
 var agentToolNames = []string{"generate_thoughts", "generate_plan", "execute_task", "run_task", "get_task", "list_tasks", "resume_task", "cancel_task"}
 
 func isAgentTool(name string) bool { return slices.Contains(agentToolNames, name) }
+
+// offTopicOwnTool reports whether info is one of the server's own tools
+// (source "local": memory, search, insights) that goal is not about, for
+// want of a word in common with its name or description. Those tools take
+// any text, so a match by meaning alone ("What does ephemeral mean?" and
+// get_similar_tasks) ran them in place of the tool the request wanted, and
+// the task reported success with nothing done. They are planned only for
+// a goal that names what they hold ("store an insight …", "query memory
+// for …").
+func offTopicOwnTool(goal string, info agentsmcp.ToolInfo) bool {
+	return info.Source == localSource && !sharesObject(goal, &ToolFacts{ToolInfo: info})
+}
 
 // subGoalSplit separates the parts of a request: sentences, ";", "then",
 // "and then", "and also", "afterwards".

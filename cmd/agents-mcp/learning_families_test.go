@@ -60,20 +60,33 @@ import (
 // reuse (by intent), model prompts.
 var openGoal = map[string]string{
 	"builtin/glossary":   "[meaning, repair] most wordings share no word with the tools (query_memory, store_insight, stock_level planned); the failing define_word is repaired onto links__shorten_url",
-	"builtin/flights":    "[meaning, values] route filled with one airport (\"LHR\") instead of LHR-JFK; \"cost to fly\", \"cheap tickets\" find no fare tool",
-	"builtin/repos":      "[values] owner/name asked for instead of composed; \"the turbo project under the hotwired org\" runs org_profile(hotwired)",
 	"builtin/translate":  "[meaning, repair] wordings without \"translate\" find no tool or run get_tool_performance; the 400 on Greek is repaired onto get_similar_tasks",
 	"builtin/geo":        "[meaning, values, repair] address filled with \"1\" and repaired with it; wordings without the tools' words run query_memory or search_tools(limit=100)",
 	"builtin/directory":  "[data flow] send_email asks for the address instead of chaining find_person, or the task stops after the lookup",
 	"builtin/links":      "[data flow] the task stops after shorten_url; the post of the short link never runs",
 	"builtin/stock":      "[meaning, reuse] \"Tarps on hand?\" runs get_tool_performance; \"count of drills in the warehouse\" plans repos__repo_open_issues",
 	"sampling/glossary":  "[meaning, repair, model prompts] lexicon_entry is not a candidate for most wordings; define_word on cool-down is then the only fit",
-	"sampling/flights":   "[meaning, model prompts] \"cost to fly\", \"price a ticket\", \"cheap tickets\" find no fare tool among the candidates",
 	"sampling/translate": "[meaning, repair, model prompts] five wordings find no tool; the 400 on Greek is not repaired onto render_phrase, which served the family",
 	"sampling/geo":       "[meaning, repair, model prompts] three wordings find no tool; the first 503s are not repaired onto place_position",
 	"sampling/directory": "[meaning, model prompts] \"write to\", \"drop a line\", \"notify\" find neither tool among the candidates",
 	"sampling/links":     "[meaning, model prompts] \"squeeze\", \"shrink\", \"a tidy version\" find neither tool among the candidates",
 	"sampling/stock":     "[meaning, model prompts] \"on the shelves\", \"on hand\" find no stock tool among the candidates",
+}
+
+// silentlyWrongCeiling is, per planner/family, the most silently wrong
+// successes the benchmark accepts: what the builtin agents still did on
+// these families when they were added (a task reported succeeded while the
+// upstream never received the request's values). The goal is none: lower
+// an entry as fixes land, and never raise one. A row not listed allows
+// none.
+var silentlyWrongCeiling = map[string]int{
+	// A request that needs two tools planned as one step: the lookup alone
+	// (find_person, shorten_url) runs and the task ends there.
+	"builtin/directory": 3,
+	"builtin/links":     4,
+	// A repair onto a tool of another domain that takes any text, and an
+	// owner/name shape met by "lat/long".
+	"builtin/geo": 2,
 }
 
 // wordedFamilies are the worded families (see above).
