@@ -170,6 +170,11 @@ type Gatherer struct {
 	// Families joins a request to the family of a similar past one; nil:
 	// a request's family is its own key.
 	Families *Families
+	// ServerTools names the server's own tools besides the agents' (memory,
+	// insights, tool search), which take any text: they are candidates only
+	// for a goal that shares a word with their name or title (see
+	// offTopicServerTool). cmd lists them; nil treats every tool alike.
+	ServerTools []string
 
 	probesMu sync.Mutex
 	probes   map[string]time.Time // tool → the last failure a probe was granted after
@@ -261,7 +266,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 		}
 		var kept []*agentsmcp.ToolMatch
 		for _, m := range matches {
-			if isAgentTool(m.Name) || offTopicOwnTool(goal, m.ToolInfo) {
+			if isAgentTool(m.Name) || g.offTopicServerTool(goal, m.ToolInfo) {
 				continue // the agents do not plan on themselves
 			}
 			kept = append(kept, m)
@@ -404,16 +409,18 @@ var agentToolNames = []string{"generate_thoughts", "generate_plan", "execute_tas
 
 func isAgentTool(name string) bool { return slices.Contains(agentToolNames, name) }
 
-// offTopicOwnTool reports whether info is one of the server's own tools
-// (source "local": memory, search, insights) that goal is not about, for
-// want of a word in common with its name or description. Those tools take
-// any text, so a match by meaning alone ("What does ephemeral mean?" and
-// get_similar_tasks) ran them in place of the tool the request wanted, and
-// the task reported success with nothing done. They are planned only for
-// a goal that names what they hold ("store an insight …", "query memory
-// for …").
-func offTopicOwnTool(goal string, info agentsmcp.ToolInfo) bool {
-	return info.Source == localSource && !sharesObject(goal, &ToolFacts{ToolInfo: info})
+// offTopicServerTool reports whether info is one of g.ServerTools that
+// goal is not about, for want of a word in common with its name or title.
+// Those tools take any text, so a match by meaning alone ("What does
+// ephemeral mean?" and get_similar_tasks) ran them in place of the tool
+// the request wanted, and the task reported success with nothing done.
+// They are planned only for a goal that names what they hold ("store an
+// insight …", "query memory for …").
+func (g *Gatherer) offTopicServerTool(goal string, info agentsmcp.ToolInfo) bool {
+	// The name and title, not the description: a description's many
+	// words meet almost any goal ("How do you say …" and "mode says …").
+	named := agentsmcp.ToolInfo{Name: info.Name, Description: info.Title}
+	return slices.Contains(g.ServerTools, info.Name) && !sharesObject(goal, &ToolFacts{ToolInfo: named})
 }
 
 // subGoalSplit separates the parts of a request: sentences, ";", "then",

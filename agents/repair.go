@@ -197,7 +197,7 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 	rejected := &repairRejections{}
 	var out, asking []repairCandidate
 	for _, m := range slices.Concat(matches, siblings, served, fitting) {
-		if isAgentTool(m.Name) || offTopicOwnTool(goal, m.ToolInfo) || slices.Contains(req.Exclude, m.Name) || (req.MayUse != nil && !req.MayUse(m.Name)) ||
+		if isAgentTool(m.Name) || g.offTopicServerTool(goal, m.ToolInfo) || slices.Contains(req.Exclude, m.Name) || (req.MayUse != nil && !req.MayUse(m.Name)) ||
 			slices.ContainsFunc(out, func(c repairCandidate) bool { return c.facts.Name == m.Name }) ||
 			slices.ContainsFunc(asking, func(c repairCandidate) bool { return c.facts.Name == m.Name }) {
 			continue

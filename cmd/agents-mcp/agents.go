@@ -10,6 +10,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -21,7 +22,8 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	catalog := router.NewCatalog(a.router, search, a.upstreamHealth)
 	agentMemory := &recall.AgentMemory{Searcher: searcher, Visibility: cfg.MemoryVisibility, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}
 	gatherer := &agents.Gatherer{Catalog: catalog, Memory: agentMemory, Performance: m.store,
-		Families: &agents.Families{Embedder: searcher.Embedder, MinSimilarity: familySimilarity(cfg.Embedder)}}
+		Families:    &agents.Families{Embedder: searcher.Embedder, MinSimilarity: familySimilarity(cfg.Embedder)},
+		ServerTools: serverToolNames}
 	learner := &agents.Learner{Learnings: m.store, Patterns: m.store, Insights: m.insights, Catalog: catalog, Written: m.syncer.Notify, Logger: logger}
 	chooser := agents.LLMChooser{Mode: cfg.LLM}
 	if cfg.OpenAIBaseURL != "" || cfg.OpenAIAPIKey != "" {
@@ -120,3 +122,9 @@ func familySimilarity(embedder string) float64 {
 	}
 	return 0
 }
+
+// serverToolNames are the server's own tools besides the agents' (the
+// memory tools and search_tools): the agents plan on them only for a goal
+// that names what they hold (agents.Gatherer.ServerTools).
+var serverToolNames = []string{mcptools.QueryMemoryName, mcptools.StoreInsightName, mcptools.GetSimilarTasksName,
+	mcptools.GetSuccessfulPlansName, mcptools.GetToolPerformanceName, router.SearchToolsName}
