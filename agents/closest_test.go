@@ -40,3 +40,45 @@ func TestFittingToolsTakeWhatTheRequestDrives(t *testing.T) {
 		}
 	}
 }
+
+// TestBestToolDoesWhatTheRequestAsks: a tool of another effect than the
+// request's verb is never the first plan's pick, however well it ranks: it
+// would "succeed" without doing what was asked ("Create an entity …" run
+// as read_graph, "Email Dana …" run as the directory lookup alone). With no
+// tool of the right effect, none is picked (the planner then names the
+// closest) rather than a wrong one; a verb of unknown effect keeps the
+// ranking.
+func TestBestToolDoesWhatTheRequestAsks(t *testing.T) {
+	facts := func(name, description string) *ToolFacts {
+		return &ToolFacts{ToolInfo: agentsmcp.ToolInfo{Name: name, Description: description, Health: agentsmcp.HealthReady,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}, SuccessRate: 0.9}
+	}
+	tools := map[string]*ToolFacts{
+		"memory__read_graph":      facts("memory__read_graph", "Read the entire knowledge graph"),
+		"memory__create_entities": facts("memory__create_entities", "Create multiple new entities in the knowledge graph"),
+		"directory__find_person":  facts("directory__find_person", "look up a person by name and return their email address"),
+	}
+	for _, c := range []struct {
+		goal   string
+		ranked []string // best search score first
+		want   string   // "" for none
+	}{
+		{"Create an entity named demo-project", []string{"memory__read_graph", "memory__create_entities"}, "memory__create_entities"},
+		{"Show the knowledge graph", []string{"memory__read_graph", "memory__create_entities"}, "memory__read_graph"},
+		{"Email Dana Whitfield that the lab is booked", []string{"directory__find_person"}, ""},
+		{"What is in the knowledge graph?", []string{"memory__create_entities", "memory__read_graph"}, "memory__create_entities"},
+	} {
+		k := &Knowledge{Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: tools}
+		for i, name := range c.ranked {
+			k.Candidates[c.goal] = append(k.Candidates[c.goal], &agentsmcp.ToolMatch{ToolInfo: tools[name].ToolInfo, Score: 1 - 0.1*float64(i)})
+		}
+		got, _ := bestTool(k, c.goal)
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if name != c.want {
+			t.Errorf("%q: picked %q, want %q", c.goal, name, c.want)
+		}
+	}
+}

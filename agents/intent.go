@@ -37,7 +37,7 @@ const (
 // (add two numbers, add a note), "post" (an HTTP POST, a blog post),
 // "tell" (tell me, tell Bob), "note", "book" (a book, to book), "load"
 // (load a page, load data into a table), "log" (log in, log an event),
-// "keep", "text". A request or tool whose verb is not here has an unknown
+// "keep", "text", "drop" (drop a table, drop a line, drop it in a channel). A request or tool whose verb is not here has an unknown
 // effect, which conflicts with nothing.
 var effectVerbs = map[string]effect{}
 
@@ -47,7 +47,7 @@ func init() {
 			recall describe download check see`,
 		effectWrite: `store save create record remember insert write put update edit modify change set rename patch
 			upsert register upload append persist memorize memorise`,
-		effectRemove: `delete remove erase drop forget clear purge destroy unset unlink revoke`,
+		effectRemove: `delete remove erase forget clear purge destroy unset unlink revoke`,
 		effectSend:   `send email mail notify message publish share dm forward reply broadcast tweet`,
 	} {
 		for _, w := range strings.Fields(words) {

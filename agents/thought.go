@@ -173,7 +173,8 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 	return t
 }
 
-// bestTool picks the usable candidate of goal with the best search score
+// bestTool picks the usable candidate of goal that can do what goal asks
+// (its effect: read, write, remove, send; see intent.go) with the best search score
 // weighed by its estimated success and by how much of its required input
 // the goal gives (requestFit). A tool on cool-down is not picked
 // while another candidate is usable; one whose cool-down ended (a probe)
@@ -189,9 +190,16 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 	}
 	var best *ToolFacts
 	var bestScore float64
+	want := requestEffect(goal)
 	for _, m := range k.Candidates[goal] {
 		f := k.Tools[m.Name]
 		if f == nil || !f.Usable() || (alternative && f.Reliability.CoolingDown) {
+			continue
+		}
+		if !servesIntent(want, toolEffects(f.Name, f.Description)) {
+			// A tool of another effect "succeeds" without doing what was
+			// asked ("Create an entity …" run as read_graph): better no
+			// tool, which names the closest, than that.
 			continue
 		}
 		estimate := f.SuccessRate

@@ -81,9 +81,8 @@ var openGoal = map[string]string{
 // none.
 var silentlyWrongCeiling = map[string]int{
 	// A request that needs two tools planned as one step: the lookup alone
-	// (find_person, shorten_url) runs and the task ends there.
-	"builtin/directory": 3,
-	"builtin/links":     4,
+	// (shorten_url) runs and the task ends there.
+	"builtin/links": 4,
 	// A repair onto a tool of another domain that takes any text, and an
 	// owner/name shape met by "lat/long".
 	"builtin/geo": 2,

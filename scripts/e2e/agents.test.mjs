@@ -1065,7 +1065,7 @@ const DEMO_EXPECT = [
     request: 'Create an entity named demo-project of type project in the knowledge graph',
     tool: 'memory__create_entities',
     args: (a) => Array.isArray(a.entities) && a.entities.some((e) => e?.name === 'demo-project' && e?.entityType === 'project'),
-    todo: TODO26('the demo: memory__read_graph runs in place of create_entities and reports success (the first plan does not check the request\'s effect)'),
+    todo: TODO26('the demo: create_entities is chosen, but asks for the entities the request describes'),
   },
   { request: 'List the allowed directories of the file system', tool: 'filesystem__list_allowed_directories', args: () => true },
   {
