@@ -45,11 +45,11 @@ run: build
 demo: build
 	scripts/demo/run.sh
 
-# Every check and test: lint, Go unit tests under the race detector, a bounded
-# run of each fuzz target, then the e2e suite against the built binary
+# Every check and test: lint, Go unit tests under the race detector, the
+# learning benchmark (without race), a bounded run of each fuzz target, then the e2e suite against the built binary
 # (official MCP conformance suite + TypeScript SDK client over SSE, streamable
 # HTTP, stdio).
-test: lint compose-check test-go fuzz e2e
+test: lint compose-check test-go bench-learning fuzz e2e
 
 # The fast loop: the Go tests without the race detector, fuzzing, e2e or
 # lint; packages that did not change answer from Go's test cache.
@@ -181,7 +181,8 @@ bench-vectors-scale:
 # the whole server with real go-sdk upstreams, for the builtin planner and a
 # scripted sampling model; per family the success rate, failed tool calls in
 # the first vs second half, repairs, elicitations and silently wrong
-# successes. Under a minute; it also runs in test-go, where a family that
+# successes. A minute or two; make test runs it after test-go (which skips it:
+# under the race detector it takes ten times longer), and a family that
 # misses its goal, or any silently wrong success, fails the build.
 # docs/benchmarks.md says how to read it. Output in bench-learning.out; the
 # exit status is the test's.
