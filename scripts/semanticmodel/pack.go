@@ -76,11 +76,6 @@ func pack(wn *wordNet, corpus, vectors, out string) error {
 	}
 	exc := exceptions(wn, index)
 	rel := related(wn, vocab, index, counts, total)
-	top, err := topical(corpus, index, len(vocab))
-	if err != nil {
-		return err
-	}
-	mergeTopical(rel, top)
 	fmt.Fprintf(os.Stderr, "vocabulary %d words of %d, dimension %d, %d exceptions\n", len(vocab), len(words), dim, len(exc))
 	return writeModel(out, vocab, mat, freq, exc, rel, dim)
 }
@@ -407,4 +402,105 @@ func removeCommon(mat [][]float32, k int) {
 	for i := range mat {
 		mat[i] = normalized(mat[i])
 	}
+}
+
+// relation is a word related to another in WordNet, with a weight in (0, 1].
+type relation struct {
+	to int
+	w  float64
+}
+
+// Weights of the relations kept for each word (see related).
+const (
+	maxRelated     = 24
+	relSynonym     = 1.0
+	relDerived     = 0.8 // derivation, attribute, pertainym, similar to
+	relHypernym    = 0.7
+	relHypernym2   = 0.4
+	relDomain      = 0.5
+	relGloss       = 0.4
+	glossSenses    = 2    // the senses whose gloss words are related
+	relatedSenses  = 3    // the senses whose relations are kept
+	glossMaxCorpus = 5e-4 // gloss words more frequent than this say little
+)
+
+// related returns, for every vocabulary word, the vocabulary words WordNet
+// relates it to in its first senses (synonyms, derivations, attributes,
+// hypernyms two levels up, topic domains, and the content words of its
+// glosses), strongest first, at most maxRelated.
+func related(wn *wordNet, vocab []string, index map[string]int, counts map[string]int, total int) [][]relation {
+	out := make([][]relation, len(vocab))
+	for i, w := range vocab {
+		best := map[int]float64{}
+		add := func(lemma string, wt float64) {
+			if j, ok := index[lemma]; ok && j != i && wt > best[j] {
+				best[j] = wt
+			}
+		}
+		byPOS := map[byte]int{}
+		for _, key := range wn.senses[w] {
+			s := wn.synsets[key]
+			byPOS[s.pos]++
+			if byPOS[s.pos] > relatedSenses {
+				continue
+			}
+			for _, l := range s.lemmas {
+				add(l, relSynonym)
+			}
+			if byPOS[s.pos] <= glossSenses {
+				def, _, _ := strings.Cut(s.gloss, ";")
+				for _, g := range words(def) {
+					if float64(counts[g])/float64(total) < glossMaxCorpus {
+						add(g, relGloss)
+					}
+				}
+			}
+			for _, p := range s.ptrs {
+				t := wn.synsets[p.target]
+				if t == nil {
+					continue
+				}
+				var wt float64
+				switch p.symbol {
+				case "+", "=", "\\", "&":
+					wt = relDerived
+				case "@", "@i":
+					wt = relHypernym
+				case ";c":
+					wt = relDomain
+				default:
+					continue
+				}
+				if p.source > 0 && (p.source > len(s.lemmas) || s.lemmas[p.source-1] != w) {
+					continue
+				}
+				for _, l := range t.lemmas {
+					add(l, wt)
+				}
+				if wt == relHypernym {
+					for _, q := range t.ptrs {
+						if q.symbol == "@" {
+							if tt := wn.synsets[q.target]; tt != nil {
+								for _, l := range tt.lemmas {
+									add(l, relHypernym2)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		rs := make([]relation, 0, len(best))
+		for j, wt := range best {
+			rs = append(rs, relation{j, wt})
+		}
+		slices.SortFunc(rs, func(a, b relation) int {
+			if a.w != b.w {
+				return cmp.Compare(b.w, a.w)
+			}
+			return cmp.Compare(a.to, b.to)
+		})
+		out[i] = rs[:min(len(rs), maxRelated)]
+	}
+	return out
 }

@@ -37,11 +37,6 @@ type wordNet struct {
 	order      []string // synset keys in file order, for reproducible output
 	senses     map[string][]string
 	exceptions map[string][]string
-	// tagCounts are the sense frequencies of cntlist.rev (how often the
-	// sense was tagged in the semantic concordances), by
-	// "lemma|pos|sense number" (the 1-based rank among the lemma's senses
-	// of that part of speech).
-	tagCounts map[string]int
 }
 
 var posFiles = []struct {
@@ -70,46 +65,7 @@ func loadWordNet(dir string) (*wordNet, error) {
 			return nil, err
 		}
 	}
-	if err := wn.readTagCounts(filepath.Join(dir, "cntlist.rev")); err != nil {
-		return nil, err
-	}
 	return wn, nil
-}
-
-// readTagCounts reads cntlist.rev: lines of "sense key, sense number,
-// tag count", the sense key starting "lemma%ss_type:".
-func (wn *wordNet) readTagCounts(path string) error {
-	wn.tagCounts = map[string]int{}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 3 {
-			continue
-		}
-		lemma, key, ok := strings.Cut(fs[0], "%")
-		if !ok || key == "" {
-			continue
-		}
-		pos := map[byte]byte{'1': 'n', '2': 'v', '3': 'a', '4': 'r', '5': 'a'}[key[0]]
-		n, err1 := strconv.Atoi(fs[2])
-		if pos == 0 || err1 != nil {
-			continue
-		}
-		k := lemmaText(lemma) + "|" + string(pos) + "|" + fs[1]
-		wn.tagCounts[k] = max(wn.tagCounts[k], n)
-	}
-	return sc.Err()
-}
-
-// senseCount is the tag count of the rank-th (0-based) sense of lemma of
-// part of speech pos, 0 if it was never tagged.
-func (wn *wordNet) senseCount(lemma string, pos byte, rank int) int {
-	return wn.tagCounts[lemma+"|"+string(pos)+"|"+strconv.Itoa(rank+1)]
 }
 
 func (wn *wordNet) readData(path string) error {
