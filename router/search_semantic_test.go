@@ -19,7 +19,9 @@ import (
 
 // The paraphrase sets: testdata/paraphrase/catalog.json is a
 // catalog of 151 tools over 34 domains; heldout.json (held out: written
-// before the second round of tuning, nothing is tuned on it), dev.json and
+// before the second round of tuning, nothing is tuned on it), heldout2.json
+// (held out: written in the third round before any ranking of it was
+// seen, none of its requests sharing a word with the right tool), dev.json and
 // dev2.json (for tuning; dev2.json was the first round's test set, looked
 // at during that round) are requests worded as people word them, most
 // sharing no content word with the right tool.
@@ -155,7 +157,7 @@ const (
 // paraphrase sets, for search_tools with the hash embedder (BM25 fused with
 // hashed words), with the semantic default, and for the parts alone, all in
 // the same run, and holds the semantic default to its retrieval goals on the
-// held-out set: ≥ 0.10 above hash + BM25 in recall@3, and no worse than
+// held-out sets: ≥ 0.10 above hash + BM25 in recall@3, and no worse than
 // measured (the goal of 0.90 is not reached; see below).
 // SEARCH_MISSES=<set>/<ranker> with -v lists that ranker's misses.
 func TestSemanticRetrieval(t *testing.T) {
@@ -178,7 +180,7 @@ func TestSemanticRetrieval(t *testing.T) {
 		{rankSemantic, searchRanker(t, r, embed.Semantic{})},
 	}
 	results := map[string]recall{}
-	for _, set := range []string{"heldout", "dev2", "dev"} {
+	for _, set := range []string{"heldout", "heldout2", "dev2", "dev"} {
 		queries := loadParaphraseQueries(t, set)
 		noShared := 0
 		for _, q := range queries {
@@ -198,7 +200,7 @@ func TestSemanticRetrieval(t *testing.T) {
 			results[set+"/"+rk.name] = res
 			t.Logf("| %-36s | %s | %.3f | %.3f | %.3f |", rk.name, set, res.at1, res.at3, res.at10)
 		}
-		if set == "heldout" && float64(noShared) < 0.75*float64(len(queries)) {
+		if strings.HasPrefix(set, "heldout") && float64(noShared) < 0.75*float64(len(queries)) {
 			t.Errorf("only %d of %d held-out queries share no word with the right tool; the set must be mostly paraphrases", noShared, len(queries))
 		}
 	}
@@ -216,6 +218,9 @@ func TestSemanticRetrieval(t *testing.T) {
 	if sem.at3 < 0.90 {
 		t.Logf("goal not met: semantic recall@3 %.3f on the held-out set, goal ≥ 0.90", sem.at3)
 	}
+	if s2 := results["heldout2/"+rankSemantic]; s2.at3 < 0.90 {
+		t.Logf("goal not met: semantic recall@3 %.3f on heldout2, goal ≥ 0.90", s2.at3)
+	}
 	if sem.at3 < 0.320 {
 		t.Errorf("semantic default: recall@3 %.3f on the held-out set, want ≥ 0.320 (measured 0.333)", sem.at3)
 	}
@@ -226,6 +231,15 @@ func TestSemanticRetrieval(t *testing.T) {
 	}
 	if sem.at3 < hash.at3+0.10 {
 		t.Errorf("semantic default: recall@3 %.3f, want ≥ 0.10 above hash + BM25's %.3f", sem.at3, hash.at3)
+	}
+	// The second held-out set: measured 0.354 (hash + BM25 0.106); the
+	// floor is that minus two queries, and the goal's margin holds here too.
+	sem2, hash2 := results["heldout2/"+rankSemantic], results["heldout2/"+rankHashBM25]
+	if sem2.at3 < 0.336 {
+		t.Errorf("semantic default: recall@3 %.3f on heldout2, want ≥ 0.336 (measured 0.354)", sem2.at3)
+	}
+	if sem2.at3 < hash2.at3+0.10 {
+		t.Errorf("semantic default: recall@3 %.3f on heldout2, want ≥ 0.10 above hash + BM25's %.3f", sem2.at3, hash2.at3)
 	}
 }
 
