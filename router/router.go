@@ -123,8 +123,8 @@ type Router struct {
 
 	onToolCall  func(ToolCallRecord)
 	access      AccessOptions
-	sessions    *sessionTable   // the HTTP transports' sessions
-	tasks       *tasks.Backends // nil until AddTaskBackend
+	observers   sessionObservers // the HTTP transports' session tables
+	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
 }
 
@@ -153,7 +153,6 @@ func New(opts Options) *Router {
 		onToolCall:  opts.OnToolCall,
 		onTaskWrite: opts.OnTaskWrite,
 		access:      opts.Access,
-		sessions:    newSessionTable(),
 	}
 	version := opts.Version
 	if version == "" {
@@ -170,7 +169,7 @@ func New(opts Options) *Router {
 		KeepAliveFailureThreshold: 3,
 		CompletionHandler:         r.complete,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			r.sessions.markInitialized(req.Session.ID())
+			r.sessionInitialized(req.Session.ID())
 		},
 		// The SDK records subscriptions itself and delivers
 		// notifications/resources/updated; nothing more is needed here.
@@ -189,7 +188,7 @@ func New(opts Options) *Router {
 	// Added first, so innermost: the raw answer replaces the placeholder
 	// after the tool handler, before any other middleware sees it.
 	r.use(false, rawResultMiddleware)
-	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.sessions.logLevelMiddleware)
+	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.logLevelMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}
