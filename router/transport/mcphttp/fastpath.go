@@ -56,7 +56,7 @@ import (
 //   - Mcp-Session-Id names a session of this endpoint that go-sdk created,
 //     that is still open, that has initialized (go-sdk holds its initialize
 //     params and the client has begun working in it), and that belongs to
-//     the request's principal (the rule serveStateful applies, stricter
+//     the request's principal (the rule session.Limits.ServeStateful applies, stricter
 //     than go-sdk's user check); go-sdk acknowledges
 //     notifications/initialized before it handles it, so a call that
 //     overtakes it goes to go-sdk;
@@ -79,7 +79,7 @@ import (
 // the priming event and event ids in the same event store (so a client
 // whose stream broke resumes with Last-Event-ID as before: a resumption of
 // a stream whose call is still running waits for its answer), the
-// idle-session timer (kept by sessionTable for both paths), the refusal of
+// idle-session timer (kept by session.Table for both paths), the refusal of
 // a second call with an id in flight, and cancellation by
 // notifications/cancelled, which arrives as a POST of its own and is passed
 // on to go-sdk as well. As with go-sdk's stateful handler, a client that
@@ -228,7 +228,7 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	defer out.finish(nil)
 	if version >= "2025-11-25" {
 		// go-sdk's priming event, with the event line transport.PrimingWriter
-		// removes (priming.go).
+		// removes (router/transport/priming.go).
 		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {
 			f.router.Logger().Warn(fmt.Sprintf("Storing priming event: %v", err))
 		}
@@ -334,7 +334,7 @@ func (a *fastAnswer) finish(answer []byte) {
 // invoke runs call in ss through the router's middleware and tool handler
 // and returns the encoded answer; nil only if not even an error answer
 // could be encoded. A panic on the way (the chain contains its own, so
-// this is the encoding's) answers -32603 for the call's id (recover.go).
+// this is the encoding's) answers -32603 for the call's id (as router/recover.go describes).
 func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, call fastToolCall) (data []byte) {
 	defer func() {
 		if v := recover(); v != nil {

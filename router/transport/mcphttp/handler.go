@@ -264,7 +264,7 @@ func New(r Router, opts Options) *Handler {
 	mux.Handle("/mcp", wrap(mcpEndpoint))
 	mux.Handle("/sse", wrap(sseHandler))
 	mux.Handle("/messages", wrap(sseHandler))
-	bridge := rest.New(r, maxBody, logger)
+	bridge := rest.New(r, maxBody, r.Logger()) // the router's log, as for its calls
 	mux.Handle(rest.Path, wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		defer h.posts.Add()() // shutdown waits for its answer, as for /mcp
 		bridge.ServeHTTP(w, req)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/router/tasks"
 	"github.com/agents-mcp/agents-mcp/router/transport/rest"
+	"github.com/agents-mcp/agents-mcp/router/transport/session"
 )
 
 // Router is what the HTTP transports need of the router: the MCP server
@@ -53,6 +54,8 @@ type Router interface {
 	// TaskBackends are the router's task backends, nil before the first.
 	TaskBackends() *tasks.Backends
 }
+
+var _ SessionObserver = (*session.Table)(nil)
 
 // SessionObserver is told what happens inside go-sdk's sessions
 // (*session.Table is one). Its methods must not block: they run on the
