@@ -4,8 +4,9 @@
 //
 // The router owns what the SDK does not: the merged tool registry (with
 // collision reports), argument validation with cached compiled schemas, the
-// tools/validate method, JSON-RPC error codes in front of the HTTP transports,
-// and graceful draining. Everything else of the protocol (initialize and
+// tools/validate method, the one middleware chain every entry point runs,
+// and graceful draining. The transports live under router/transport and
+// reach the router through interfaces of their own (transports.go). Everything else of the protocol (initialize and
 // version negotiation, ping, logging/setLevel, pagination, resources, prompts,
 // completion, subscriptions) is the SDK's.
 package router
