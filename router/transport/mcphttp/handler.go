@@ -11,21 +11,33 @@
 package mcphttp
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 	"github.com/agents-mcp/agents-mcp/router/tasks"
 	"github.com/agents-mcp/agents-mcp/router/transport"
 	"github.com/agents-mcp/agents-mcp/router/transport/rest"
 	"github.com/agents-mcp/agents-mcp/router/transport/session"
 	"github.com/agents-mcp/agents-mcp/router/transport/sse"
+	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
 // DefaultMaxBodyBytes bounds one HTTP request body on every MCP endpoint.
@@ -299,4 +311,510 @@ func (h *Handler) Shutdown(ctx context.Context) (cutOff int) {
 	_ = h.listens.Wait(ctx)
 	cutOff = h.posts.Wait(ctx)
 	return cutOff + h.sse.Shutdown(ctx)
+}
+
+// knownMethods is what a go-sdk v1.8.0 server receives (its serverMethodInfos)
+// plus our custom methods, so that the guard can answer unknown ones with
+// -32601 itself. A test checks each against the live server.
+var knownMethods = map[string]methodKind{
+	"initialize":                       callMethod,
+	"ping":                             callMethod,
+	"completion/complete":              callMethod,
+	"server/discover":                  callMethod,
+	"prompts/list":                     callMethod,
+	"prompts/get":                      callMethod,
+	"tools/list":                       callMethod,
+	"tools/call":                       callMethod,
+	"resources/list":                   callMethod,
+	"resources/templates/list":         callMethod,
+	"resources/read":                   callMethod,
+	"resources/subscribe":              callMethod,
+	"resources/unsubscribe":            callMethod,
+	"subscriptions/listen":             callMethod,
+	"logging/setLevel":                 callMethod,
+	methodValidate:                     callMethod,
+	tasks.MethodTasksGet:               callMethod,
+	tasks.MethodTasksUpdate:            callMethod,
+	tasks.MethodTasksCancel:            callMethod,
+	"notifications/cancelled":          notificationMethod,
+	"notifications/initialized":        notificationMethod,
+	"notifications/roots/list_changed": notificationMethod,
+	"notifications/progress":           notificationMethod,
+}
+
+// methodValidate is the router's tools/validate; the test of knownMethods
+// against the live server keeps the two the same.
+const methodValidate = "tools/validate"
+
+type methodKind int
+
+// KnownMethods returns the methods the guard passes on, each with its kind
+// ("call" or "notification"); any other call is answered -32601 by the
+// guard itself.
+func KnownMethods() map[string]string {
+	out := make(map[string]string, len(knownMethods))
+	for m, k := range knownMethods {
+		if k == callMethod {
+			out[m] = "call"
+		} else {
+			out[m] = "notification"
+		}
+	}
+	return out
+}
+
+const (
+	callMethod methodKind = iota
+	notificationMethod
+)
+
+// usesSessionlessProtocol reports whether a request speaks MCP 2026-07-28 or
+// later, which has no initialize handshake and no session.
+func usesSessionlessProtocol(req *http.Request) bool {
+	if v := req.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v >= agentsmcp.ProtocolSessionless
+	}
+	return false
+}
+
+// JSONRPCGuard checks POSTed JSON-RPC before it reaches the SDK's streamable
+// transport, which rejects malformed input with plain-text HTTP errors. It
+// answers, with a JSON-RPC error body:
+//
+//   - a body over MaxBodyBytes: HTTP 413, -32600;
+//   - an empty or non-JSON body: HTTP 400, -32700;
+//   - JSON that is not a JSON-RPC 2.0 message: HTTP 400, -32600;
+//   - a batch when the protocol version (MCP-Protocol-Version) is 2025-06-18
+//     or later, which removed batching: HTTP 400, -32600;
+//   - a batch of more than MaxBatchMessages messages: HTTP 400, -32600;
+//   - a message whose id is a number but not an integer of at most 2^53
+//     (JSON-RPC ids are strings or integers; 1.5 must not be answered as 1):
+//     HTTP 400, -32600;
+//   - a notification method sent with an id, or a request method without
+//     one: HTTP 400, -32600;
+//   - a tasks/* request whose Mcp-Name header is not its params.taskId:
+//     HTTP 400, -32020;
+//   - under MCP-Protocol-Version 2026-07-28 or later, a tools/call whose
+//     arguments hold a number beyond the bounds of internal/jsonnum: HTTP
+//     200, -32602, as every other path answers it;
+//   - a call of an unknown method: HTTP 200 with a -32601 response, or
+//     HTTP 404 with it under MCP-Protocol-Version 2026-07-28 or later.
+//
+// A notification of an unknown method is accepted (202) and dropped, as
+// JSON-RPC requires. Anything else is passed on with its body intact,
+// after ChargeBatch, if set, has admitted the messages of a batch beyond
+// the first.
+type JSONRPCGuard struct {
+	MaxBodyBytes int64
+	// MaxBatchMessages bounds a batch; zero means [DefaultMaxBatchMessages].
+	MaxBatchMessages int
+	// ChargeBatch is [Options.ChargeBatch].
+	ChargeBatch func(w http.ResponseWriter, r *http.Request, extra int) bool
+}
+
+// Wrap returns next behind the guard. Non-POST requests pass untouched.
+func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost {
+			next.ServeHTTP(w, req)
+			return
+		}
+		buf := bodyBuffers.Get().(*bytes.Buffer)
+		// buf goes back to the pool when next has returned: a handler
+		// may not use the request after that, and next's handlers
+		// (go-sdk's) copy the body with io.ReadAll and keep no slice of
+		// it, nor does the tools/call fast path (it copies the arguments,
+		// which the audit trail may keep), so nothing refers to buf any
+		// more.
+		defer putBodyBuffer(buf)
+		_, err := buf.ReadFrom(http.MaxBytesReader(w, req.Body, g.MaxBodyBytes))
+		body := buf.Bytes()
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				WriteJSONRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+					fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit))
+				return
+			}
+			WriteJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "failed to read request body")
+			return
+		}
+		messages, status, id, code, msg := g.check(req, body)
+		if code != 0 {
+			if status == http.StatusAccepted {
+				w.WriteHeader(status)
+				return
+			}
+			WriteJSONRPCError(w, status, id, code, msg)
+			return
+		}
+		if messages > 1 && g.ChargeBatch != nil && !g.ChargeBatch(w, req, messages-1) {
+			return
+		}
+		req.Body = &guardedBody{Reader: bytes.NewReader(body), data: body}
+		req.ContentLength = int64(len(body))
+		next.ServeHTTP(w, req)
+	})
+}
+
+// bodyBuffers hold the request bodies that [JSONRPCGuard] reads, so that
+// a relayed call does not allocate its body (and, for bodies over 512
+// bytes, each step of io.ReadAll's growth) again on every request.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody bounds the buffers kept for reuse: one request with a
+// large body (up to MaxBodyBytes) must not keep that much memory per
+// pooled buffer afterwards.
+const maxPooledBody = 64 << 10
+
+func putBodyBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	bodyBuffers.Put(b)
+}
+
+// guardedBody is the body of a POST the guard passed on: the bytes it read,
+// which the tools/call fast path takes without reading them again.
+type guardedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*guardedBody) Close() error { return nil }
+
+// guardedBodyOf returns the body the guard read, if req passed it.
+func guardedBodyOf(req *http.Request) ([]byte, bool) {
+	b, ok := req.Body.(*guardedBody)
+	if !ok {
+		return nil, false
+	}
+	return b.data, true
+}
+
+// check classifies body and counts its messages; a zero code means "pass
+// it on".
+func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status int, id jsonrpc.ID, code int, msg string) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return 0, http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: empty request body"
+	}
+	if !json.Valid(body) {
+		return 0, http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: request body is not valid JSON"
+	}
+	if body[0] == '[' {
+		if v := req.Header.Get("Mcp-Protocol-Version"); v >= "2025-06-18" {
+			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Invalid Request: JSON-RPC batches are not supported in protocol version %s (removed in 2025-06-18)", v)
+		}
+		var elems []json.RawMessage
+		if json.Unmarshal(body, &elems) != nil || len(elems) == 0 {
+			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: empty batch"
+		}
+		if limit := cmp.Or(g.MaxBatchMessages, DefaultMaxBatchMessages); len(elems) > limit {
+			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Invalid Request: a batch of %d messages exceeds the limit of %d", len(elems), limit)
+		}
+		for _, e := range elems {
+			if status, id, code, msg := g.checkMessage(e); code != 0 && status != http.StatusAccepted {
+				return 0, status, id, code, msg
+			}
+		}
+		return len(elems), 0, id, 0, ""
+	}
+	status, id, code, msg = g.checkMessage(body)
+	if code == 0 {
+		status, id, code, msg = tasks.CheckNameHeader(req, body)
+	}
+	if code == 0 && usesSessionlessProtocol(req) {
+		status, id, code, msg = checkSessionlessArguments(body)
+	}
+	if code == jsonrpc.CodeMethodNotFound && usesSessionlessProtocol(req) {
+		// MCP 2026-07-28 (SEP-2575) answers an unknown method with HTTP
+		// 404; older revisions keep the 200 that carries the -32601.
+		status = http.StatusNotFound
+	}
+	return 1, status, id, code, msg
+}
+
+// checkSessionlessArguments answers -32602 for a 2026-07-28 tools/call
+// whose arguments hold a number beyond [jsonnum]'s bounds, as the router
+// answers it on every other path (validation.DecodeArguments). go-sdk's stateless
+// handler would refuse it before the router sees it, with a -32020
+// "failed to extract name from parameters" (it decodes the params with
+// float64 numbers to check the Mcp-Name header), which names the wrong
+// problem. Only such requests pay this decoding.
+func checkSessionlessArguments(body []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	if !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return 0, id, 0, ""
+	}
+	var m struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != "tools/call" || len(m.Params.Arguments) == 0 {
+		return 0, id, 0, ""
+	}
+	if _, err := validation.DecodeArguments(m.Params.Arguments); err != nil {
+		if nerr, ok := errors.AsType[*jsonnum.Error](err); ok {
+			id, _ = jsonrpc.MakeID(m.ID)
+			return http.StatusOK, id, jsonrpc.CodeInvalidParams, "invalid arguments: " + nerr.Error()
+		}
+	}
+	return 0, id, 0, ""
+}
+
+func (g *JSONRPCGuard) checkMessage(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	if passesPlainly(data) {
+		return 0, id, 0, ""
+	}
+	return checkDecoded(data)
+}
+
+// checkDecoded is checkMessage by a full decode.
+func checkDecoded(data []byte) (status int, id jsonrpc.ID, code int, msg string) {
+	if rpcid.Inexact(data) {
+		return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: id must be a string or an integer of at most 2^53"
+	}
+	m, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return http.StatusBadRequest, rawID(data), jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+	}
+	r, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return 0, id, 0, "" // a response to one of our requests
+	}
+	if r.Method == "" {
+		return http.StatusBadRequest, r.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: empty method"
+	}
+	kind, known := knownMethods[r.Method]
+	switch {
+	case !known && r.IsCall():
+		return http.StatusOK, r.ID, jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %q", r.Method)
+	case !known:
+		return http.StatusAccepted, id, -1, "" // unknown notification: drop silently
+	case kind == notificationMethod && r.IsCall():
+		return http.StatusBadRequest, r.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: notification %q must not carry an id", r.Method)
+	case kind == callMethod && !r.IsCall():
+		return http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: %q is a request and needs an id", r.Method)
+	}
+	return 0, id, 0, ""
+}
+
+// passesPlainly reports, without decoding, whether data (one valid JSON
+// value) is a request that checkMessage certainly passes on: an object whose
+// members are "jsonrpc": "2.0", a known "method" of the right kind (a call
+// with an "id", a notification without), an "id" that is a string or a small
+// integer, and "params", each at most once, with no escapes in those strings,
+// valid UTF-8 and at most maxFastBrackets brackets (so the SDK's nesting
+// limit cannot be hit). Everything else takes the full decode, which decides
+// as before; this only spares the common call the SDK decoder, which
+// allocates two 32 KiB buffers per message.
+func passesPlainly(data []byte) bool {
+	if len(data) < 2 || data[0] != '{' ||
+		bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) > maxFastBrackets ||
+		!utf8.Valid(data) {
+		return false
+	}
+	const (
+		hasVersion = 1 << iota
+		hasMethod
+		hasID
+		hasParams
+	)
+	var seen int
+	var method []byte
+	i := skipJSONSpace(data, 1)
+	if i < len(data) && data[i] == '}' {
+		return false
+	}
+	for {
+		key, next, ok := plainJSONString(data, i)
+		if !ok {
+			return false
+		}
+		i = skipJSONSpace(data, next)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipJSONSpace(data, i+1)
+		end := skipJSONValue(data, i)
+		if end < 0 {
+			return false
+		}
+		val := data[i:end]
+		var member int
+		switch string(key) {
+		case "jsonrpc":
+			member = hasVersion
+			if string(val) != `"2.0"` {
+				return false
+			}
+		case "method":
+			member = hasMethod
+			m, n, ok := plainJSONString(val, 0)
+			if !ok || n != len(val) {
+				return false
+			}
+			method = m
+		case "id":
+			member = hasID
+			if !plainJSONID(val) {
+				return false
+			}
+		case "params":
+			member = hasParams
+		default:
+			return false
+		}
+		if seen&member != 0 {
+			return false
+		}
+		seen |= member
+		i = skipJSONSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		if data[i] == '}' {
+			if skipJSONSpace(data, i+1) != len(data) {
+				return false
+			}
+			break
+		}
+		if data[i] != ',' {
+			return false
+		}
+		i = skipJSONSpace(data, i+1)
+	}
+	if seen&(hasVersion|hasMethod) != hasVersion|hasMethod {
+		return false
+	}
+	kind, known := knownMethods[string(method)]
+	return known && (kind == callMethod) == (seen&hasID != 0)
+}
+
+// maxFastBrackets bounds the brackets of a message passesPlainly accepts; it
+// is at most go-sdk's nesting limit (1000), which the count bounds.
+const maxFastBrackets = 1000
+
+func skipJSONSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainJSONString returns the content of the string starting at data[i] and
+// the index after it; ok is false if there is none or it has escapes.
+func plainJSONString(data []byte, i int) (s []byte, next int, ok bool) {
+	if i >= len(data) || data[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			return nil, 0, false
+		case '"':
+			return data[i+1 : j], j + 1, true
+		}
+	}
+	return nil, 0, false
+}
+
+// plainJSONID accepts the ids the SDK certainly decodes to the same ID: a
+// string without escapes, or an integer of at most 15 digits (exact as the
+// float64 the SDK decodes it to).
+func plainJSONID(v []byte) bool {
+	if _, n, ok := plainJSONString(v, 0); ok {
+		return n == len(v)
+	}
+	digits := v
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// skipJSONValue returns the index after the JSON value starting at data[i],
+// or -1. data is known to be valid JSON, so it only finds the value's end.
+func skipJSONValue(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				end := skipJSONValue(data, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		j := i
+		for j < len(data) && !strings.ContainsRune(",}] \t\n\r", rune(data[j])) {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
+}
+
+// rawID recovers the id of a message that did not decode, so the error can
+// still be correlated when the id itself was fine.
+func rawID(data []byte) jsonrpc.ID {
+	var probe struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return jsonrpc.ID{}
+	}
+	id, err := jsonrpc.MakeID(probe.ID)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
+// WriteJSONRPCError writes a JSON-RPC error response as an HTTP response.
+// A zero id is written as null, as JSON-RPC requires when the request's id
+// is unknown.
+func WriteJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, msg string) {
+	rpcerror.Write(w, status, id, code, msg)
 }
