@@ -102,7 +102,7 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// if it never sent notifications/initialized (go-sdk serves
 			// it): the reaper of unfinished sessions must leave it alone.
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-				r.sessions.markInitialized(ss.ID())
+				r.sessionInitialized(ss.ID())
 			}
 		}
 		p, own := r.principalOf(req)

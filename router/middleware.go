@@ -16,9 +16,11 @@ import (
 //   - go-sdk's sessions: streamable HTTP, legacy SSE and stdio, whose
 //     receiving middleware go-sdk composes;
 //   - the tools/call fast paths of streamable HTTP and legacy SSE
-//     (fastpath.go), which run the same chain outside go-sdk's session;
+//     (router/transport/mcphttp), which run the same chain outside
+//     go-sdk's session, through [transportSide.CallTool];
 //   - the entry points without an MCP session, which call a tool directly:
-//     the REST bridge (restbridge.go) and in-process calls
+//     the REST bridge (router/transport/rest, through
+//     [Router.callWithoutSession]) and in-process calls
 //     ([Router.CallTool]).
 //
 // Every receiving middleware is added through [Router.use], which hands
@@ -58,7 +60,7 @@ func (r *Router) Use(mw ...mcp.Middleware) { r.use(true, mw...) }
 // use adds receiving middleware to the server, as
 // [mcp.Server.AddReceivingMiddleware] does, and records it for the
 // tools/call fast path, which runs the same chain outside go-sdk's session
-// (fastpath.go), and, if everyEntry, for the entry points without a
+// (router/transport/mcphttp), and, if everyEntry, for the entry points without a
 // session. Every receiving middleware of the router's server is added
 // through use.
 //

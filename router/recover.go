@@ -2,13 +2,12 @@ package router
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/router/internal/panicerr"
 )
 
 // Panics. go-sdk runs each request's handler on a goroutine of its own, with
@@ -24,42 +23,28 @@ import (
 //   - every method on go-sdk's goroutines: [Router.use] puts
 //     [Router.recoverMiddleware] outermost in each group of middleware,
 //     so whatever group comes last, a panic under it answers -32603;
-//   - the tools/call fast paths: [fastPath.invoke] answers -32603 for the
+//   - the tools/call fast paths: the fast path (router/transport/mcphttp) answers -32603 for the
 //     call's id, and the legacy SSE session's goroutine that runs it
-//     (router/sse) logs anything left;
+//     (router/transport/sse) logs anything left;
 //   - HTTP handlers run on net/http's goroutines, which recover a panic
 //     themselves by closing the connection.
 
-// panicError is a panic recovered while serving one request.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-// Error does not show the value: callers get "internal error" (see
-// [agentsmcp.ErrorMessage]); the log gets the rest.
-func (e *panicError) Error() string { return "internal error (a panic, logged)" }
+// panicError is a panic recovered while serving one request (see
+// package router/internal/panicerr, which the transports share).
+type panicError = panicerr.Error
 
 // recovered wraps v, a value recover returned, with the stack of the
 // panic; it must be called in the deferred function that recovered.
-func recovered(v any) *panicError { return &panicError{value: v, stack: debug.Stack()} }
+func recovered(v any) *panicError { return panicerr.Recovered(v) }
 
 // logPanic logs e at ERROR, with attrs saying which request panicked.
-func logPanic(logger *slog.Logger, e *panicError, attrs ...any) {
-	logger.Error("a request handler panicked; the request got an internal error",
-		append(attrs, "panic", fmt.Sprint(e.value), "stack", string(e.stack))...)
-}
+func logPanic(logger *slog.Logger, e *panicError, attrs ...any) { panicerr.Log(logger, e, attrs...) }
 
 // isPanic reports whether err is a recovered panic.
-func isPanic(err error) bool {
-	_, ok := errors.AsType[*panicError](err)
-	return ok
-}
+func isPanic(err error) bool { return panicerr.Is(err) }
 
 // internalError is the JSON-RPC error of a request whose handler panicked.
-func internalError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
-}
+func internalError() *jsonrpc.Error { return panicerr.Internal() }
 
 // recoverMiddleware answers a panic under it as -32603 for that request
 // (a notification gets nothing, as always) and logs it.

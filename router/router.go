@@ -4,8 +4,9 @@
 //
 // The router owns what the SDK does not: the merged tool registry (with
 // collision reports), argument validation with cached compiled schemas, the
-// tools/validate method, JSON-RPC error codes in front of the HTTP transports,
-// and graceful draining. Everything else of the protocol (initialize and
+// tools/validate method, the one middleware chain every entry point runs,
+// and graceful draining. The transports live under router/transport and
+// reach the router through interfaces of their own (transports.go). Everything else of the protocol (initialize and
 // version negotiation, ping, logging/setLevel, pagination, resources, prompts,
 // completion, subscriptions) is the SDK's.
 package router
@@ -123,8 +124,8 @@ type Router struct {
 
 	onToolCall  func(ToolCallRecord)
 	access      AccessOptions
-	sessions    *sessionTable   // the HTTP transports' sessions
-	tasks       *tasks.Backends // nil until AddTaskBackend
+	observers   sessionObservers // the HTTP transports' session tables
+	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
 }
 
@@ -153,7 +154,6 @@ func New(opts Options) *Router {
 		onToolCall:  opts.OnToolCall,
 		onTaskWrite: opts.OnTaskWrite,
 		access:      opts.Access,
-		sessions:    newSessionTable(),
 	}
 	version := opts.Version
 	if version == "" {
@@ -170,7 +170,7 @@ func New(opts Options) *Router {
 		KeepAliveFailureThreshold: 3,
 		CompletionHandler:         r.complete,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			r.sessions.markInitialized(req.Session.ID())
+			r.sessionInitialized(req.Session.ID())
 		},
 		// The SDK records subscriptions itself and delivers
 		// notifications/resources/updated; nothing more is needed here.
@@ -189,7 +189,7 @@ func New(opts Options) *Router {
 	// Added first, so innermost: the raw answer replaces the placeholder
 	// after the tool handler, before any other middleware sees it.
 	r.use(false, rawResultMiddleware)
-	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.sessions.logLevelMiddleware)
+	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.logLevelMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}

@@ -1,10 +1,7 @@
 package router
 
 import (
-	"bytes"
 	"errors"
-	"io"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,7 +44,7 @@ type (
 	// reached a task backend ([Options.OnTaskWrite]).
 	TaskWriteRecord = tasks.TaskWriteRecord
 	// TaskHub wakes the listen streams of the tasks it is told about
-	// ([HTTPOptions.TaskHub]).
+	// ([HTTPOptions].TaskHub).
 	TaskHub = tasks.TaskHub
 )
 
@@ -95,23 +92,4 @@ func (r *Router) taskBackendsOrNil() *tasks.Backends {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.tasks
-}
-
-// taskListen returns the request as a listen for task ids that the router
-// serves itself (see [tasks.ParseListen]), or nil. Its body is the one the
-// guard read (or, for a request that did not pass the guard, read again
-// from memory and put back).
-func (h *HTTPHandler) taskListen(req *http.Request) *tasks.ListenRequest {
-	if req.Method != http.MethodPost || h.router.taskBackendsOrNil() == nil {
-		return nil // without a task backend, go-sdk answers (it acks no task ids)
-	}
-	if body, ok := guardedBodyOf(req); ok {
-		return tasks.ParseListen(req, body)
-	}
-	body, err := io.ReadAll(req.Body)
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		return nil
-	}
-	return tasks.ParseListen(req, body)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/panicerr"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
@@ -89,7 +90,7 @@ func toJSONRPCError(err error) *jsonrpc.Error { return rpcerror.FromError(err) }
 func validateArguments(e *toolEntry, args json.RawMessage) ([]agentsmcp.ValidationIssue, []string, error) {
 	issues, missing, err := e.schema.Validate(args)
 	if pe, ok := errors.AsType[*validation.PanicError](err); ok {
-		return nil, nil, &panicError{value: pe.Value, stack: pe.Stack}
+		return nil, nil, panicerr.New(pe.Value, pe.Stack)
 	}
 	return issues, missing, err
 }

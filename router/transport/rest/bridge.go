@@ -1,12 +1,19 @@
-package router
+// Package rest is the REST bridge: POST /mcp-json, one tool call without
+// an MCP session, for HTTP clients that do not speak MCP. It turns the
+// request into a tools/call, has the router run it ([Router]), and
+// answers in plain JSON ([BridgeResult], [BridgeError]).
+package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,10 +24,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/panicerr"
 )
 
-// RESTBridgePath is where [HTTPHandler] serves the REST bridge.
-const RESTBridgePath = "/mcp-json"
+// Path is where the router's HTTP handler serves the REST bridge.
+const Path = "/mcp-json"
 
 // BridgeRequest is the body of POST /mcp-json: the tool to call and its
 // arguments (an object, or absent for none).
@@ -72,29 +80,78 @@ const (
 	BridgeInternal         = "internal_error"     // 500
 )
 
-// serveBridge is POST /mcp-json: one tool call without an MCP session. It
-// takes the path of a client's tools/call: the credentials, the rate limit
-// and the Host/Origin checks of /mcp are in front of it (the same wrapping
-// in [Router.HTTPHandler]), and here the caller's allowlist, the refusal
-// while draining, argument validation, the middleware added with
-// [Router.Use], the provider, and the record of [Options.OnToolCall] (so
-// the audit trail) apply as they do there.
+// Router is what the REST bridge needs of the router.
+type Router interface {
+	// CallWithoutSession runs req, a tools/call of an HTTP caller without
+	// an MCP session (its Extra carries the HTTP request's header and
+	// token), on the path of a client's tools/call: the caller's
+	// principal, request id and delegated token from req, the rate limit
+	// of a caller without credentials of its own, the caller's
+	// allowlist, the refusal while draining, argument validation, the
+	// middleware every entry point runs, the provider, and the record of
+	// the call. It reports what stopped the call before the provider as
+	// [*RateLimited], [*UnknownTool], [ErrUnavailable] or
+	// [*InvalidArguments]; a panic as [ErrInternal]; a provider's
+	// JSON-RPC error as a *jsonrpc.Error and an [agentsmcp.EQUOTA] error
+	// as itself. Any other failure of the provider is a tool-level error
+	// result, as a tools/call answers it.
+	CallWithoutSession(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)
+}
+
+// RateLimited refuses a caller without credentials of its own over the
+// rate limit; it may retry after Wait.
+type RateLimited struct{ Wait time.Duration }
+
+func (e *RateLimited) Error() string {
+	return fmt.Sprintf("rate limit exceeded; retry after %s", e.Wait.Round(time.Millisecond))
+}
+
+// UnknownTool refuses a tool that is unknown or outside the caller's
+// allowlist (the same answer for both); Tools are those it may use,
+// sorted.
+type UnknownTool struct{ Tools []string }
+
+func (e *UnknownTool) Error() string { return "unknown tool" }
+
+// InvalidArguments refuses arguments that are not a JSON object of the
+// tool's schema: Message is the summary, Issues and Missing what
+// tools/validate reports.
+type InvalidArguments struct {
+	Message string
+	Issues  []agentsmcp.ValidationIssue
+	Missing []string
+}
+
+func (e *InvalidArguments) Error() string { return e.Message }
+
+// The refusals of [Router.CallWithoutSession] that carry nothing more.
+var (
+	ErrUnavailable = errors.New("server is shutting down; retry on another replica or after restart")
+	ErrInternal    = errors.New("internal error")
+)
+
+// New returns the handler of POST /mcp-json: one tool call without an MCP
+// session. It takes the path of a client's tools/call: the credentials,
+// the rate limit and the Host/Origin checks of /mcp are in front of it
+// (the HTTP handler of the router wraps both alike), and
+// [Router.CallWithoutSession] applies the rest. Bodies are bounded by
+// maxBody; a panic is logged on logger and answered 500.
 //
 // The caller has no session, so it cannot be asked anything: a tool that
 // needs to ask (sampling, elicitation, the agents' confirmation of a
 // destructive step) behaves as for any client without those capabilities.
 // The agents' executor then leaves the step waiting and the task paused.
-func (r *Router) serveBridge(maxBody int64) http.Handler {
+func New(r Router, maxBody int64, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		// A panic of the tool is dispatch's internal error (below);
+		// A panic of the tool is the router's internal error (below);
 		// anything else here answers 500 too, rather than a dropped
-		// connection (recover.go). Nothing is written before the end.
+		// connection. Nothing is written before the end.
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				logPanic(r.logger, recovered(v), "path", RESTBridgePath)
+				panicerr.Log(logger, panicerr.Recovered(v), "path", Path)
 				writeBridgeError(w, http.StatusInternalServerError, BridgeInternal, "internal error", nil)
 			}
 		}()
@@ -103,7 +160,7 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 			writeBridgeError(w, http.StatusMethodNotAllowed, BridgeMethodNotAllowed, "use POST", nil)
 			return
 		}
-		if !isJSON(req.Header.Get("Content-Type")) {
+		if !IsJSON(req.Header.Get("Content-Type")) {
 			writeBridgeError(w, http.StatusUnsupportedMediaType, BridgeUnsupportedType, "the body must be sent with Content-Type: application/json", nil)
 			return
 		}
@@ -124,82 +181,14 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 			return
 		}
 
-		// The caller, as accessMiddleware finds it for /mcp: the principal
-		// that authentication put in the TokenInfo, else the default one,
-		// which is then subject to Admit (the HTTP rate limit is in front).
-		ctx := req.Context()
 		creq := &mcp.CallToolRequest{
 			Params: &mcp.CallToolParamsRaw{Name: call.Tool, Arguments: call.Params},
-			Extra:  &mcp.RequestExtra{Header: req.Header.Clone(), TokenInfo: sdkauth.TokenInfoFromContext(ctx)},
+			Extra:  &mcp.RequestExtra{Header: req.Header.Clone(), TokenInfo: sdkauth.TokenInfoFromContext(req.Context())},
 		}
-		p, own := r.principalOf(creq)
-		if p != nil {
-			ctx = agentsmcp.WithPrincipal(ctx, p)
-		}
-		if id := req.Header.Get(agentsmcp.RequestIDHeader); id != "" {
-			ctx = agentsmcp.WithRequestID(ctx, id)
-		}
-		// A JWT caller's token, for the HTTP tool sources that act as the
-		// caller (ADR 0012 D7b), exactly as over /mcp.
-		ctx = agentsmcp.WithDelegatedToken(ctx, delegatedTokenOf(creq))
-		ctx = withClientCall(ctx, clientCall{profile: restProfile})
-		if !own && p != nil && r.access.Admit != nil {
-			if ok, wait := r.access.Admit(p); !ok {
-				r.recordRefusal(ctx, call.Tool, call.Params, "rate limited")
-				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-				writeBridgeError(w, http.StatusTooManyRequests, BridgeRateLimited,
-					fmt.Sprintf("rate limit exceeded; retry after %s", wait.Round(time.Millisecond)), nil)
-				return
-			}
-		}
-		e, known := r.entry(call.Tool)
-		if !known || !p.MayUseTool(call.Tool) {
-			if known {
-				r.recordRefusal(ctx, call.Tool, call.Params, "not allowed")
-			}
-			// The same answer for both: a tool outside the allowlist does
-			// not exist for this caller.
-			writeBridgeError(w, http.StatusNotFound, BridgeUnknownTool, fmt.Sprintf("unknown tool %q; the tools this credential may use are listed in \"tools\"", call.Tool),
-				func(b *BridgeError) { b.Tools = r.toolNamesFor(p) })
+		res, err := r.CallWithoutSession(req.Context(), creq)
+		if err != nil {
+			writeCallError(w, call.Tool, err)
 			return
-		}
-		if !r.drain.enter() {
-			writeBridgeError(w, http.StatusServiceUnavailable, BridgeUnavailable, errShuttingDown, nil)
-			return
-		}
-		defer r.drain.done()
-
-		res, refused, err := r.dispatchDirect(ctx, e, creq)
-		switch {
-		case refused != nil:
-			writeBridgeError(w, http.StatusBadRequest, BridgeInvalidParams, refused.msg, func(b *BridgeError) {
-				b.Errors, b.Missing = refused.issues, refused.missing
-			})
-			return
-		case isPanic(err):
-			writeBridgeError(w, http.StatusInternalServerError, BridgeInternal, "internal error", nil)
-			return
-		case err != nil:
-			var werr *jsonrpc.Error
-			if errors.As(err, &werr) {
-				writeBridgeError(w, http.StatusBadGateway, BridgeUpstreamError,
-					fmt.Sprintf("tool %q: JSON-RPC error %d: %s", call.Tool, werr.Code, werr.Message), nil)
-				return
-			}
-			if agentsmcp.ErrorCode(err) == agentsmcp.EQUOTA {
-				// The caller's principal holds all its quota allows:
-				// an HTTP client's 429, where MCP gets an isError result.
-				writeBridgeError(w, http.StatusTooManyRequests, BridgeQuotaExceeded, agentsmcp.ErrorMessage(err), nil)
-				return
-			}
-			// As on the MCP path (toolHandler): any other failure of the
-			// provider is a tool-level error result.
-			if ctx.Err() != nil {
-				res = errorResult(fmt.Sprintf("tool %q was cancelled or timed out", call.Tool))
-			} else {
-				r.logger.Warn("tool call failed", "tool", call.Tool, "provider", e.provider.Name(), "error", err)
-				res = errorResult(agentsmcp.ErrorMessage(err))
-			}
 		}
 		out, err := json.Marshal(BridgeResult{Result: bridgeValue(res), IsError: res.IsError})
 		if err != nil {
@@ -208,6 +197,42 @@ func (r *Router) serveBridge(maxBody int64) http.Handler {
 		}
 		writeBridgeJSON(w, http.StatusOK, out)
 	})
+}
+
+// writeCallError answers a call of tool that [Router.CallWithoutSession]
+// refused or that failed.
+func writeCallError(w http.ResponseWriter, tool string, err error) {
+	var (
+		limited *RateLimited
+		unknown *UnknownTool
+		invalid *InvalidArguments
+		werr    *jsonrpc.Error
+	)
+	switch {
+	case errors.As(err, &limited):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(limited.Wait.Seconds()))))
+		writeBridgeError(w, http.StatusTooManyRequests, BridgeRateLimited, limited.Error(), nil)
+	case errors.As(err, &unknown):
+		// The same answer for both: a tool outside the allowlist does
+		// not exist for this caller.
+		writeBridgeError(w, http.StatusNotFound, BridgeUnknownTool, fmt.Sprintf("unknown tool %q; the tools this credential may use are listed in \"tools\"", tool),
+			func(b *BridgeError) { b.Tools = unknown.Tools })
+	case errors.Is(err, ErrUnavailable):
+		writeBridgeError(w, http.StatusServiceUnavailable, BridgeUnavailable, ErrUnavailable.Error(), nil)
+	case errors.As(err, &invalid):
+		writeBridgeError(w, http.StatusBadRequest, BridgeInvalidParams, invalid.Message, func(b *BridgeError) {
+			b.Errors, b.Missing = invalid.Issues, invalid.Missing
+		})
+	case errors.As(err, &werr):
+		writeBridgeError(w, http.StatusBadGateway, BridgeUpstreamError,
+			fmt.Sprintf("tool %q: JSON-RPC error %d: %s", tool, werr.Code, werr.Message), nil)
+	case agentsmcp.ErrorCode(err) == agentsmcp.EQUOTA:
+		// The caller's principal holds all its quota allows: an HTTP
+		// client's 429, where MCP gets an isError result.
+		writeBridgeError(w, http.StatusTooManyRequests, BridgeQuotaExceeded, agentsmcp.ErrorMessage(err), nil)
+	default: // ErrInternal, or what the Router's contract does not allow
+		writeBridgeError(w, http.StatusInternalServerError, BridgeInternal, "internal error", nil)
+	}
 }
 
 // decodeBridgeRequest parses the body of POST /mcp-json, or says what is
@@ -261,17 +286,6 @@ func bridgeValue(res *mcp.CallToolResult) any {
 	return strings.Join(texts, "\n")
 }
 
-// toolNamesFor lists, sorted, the tools p may use.
-func (r *Router) toolNamesFor(p *agentsmcp.Principal) []string {
-	names := []string{}
-	for _, t := range r.Tools() {
-		if p.MayUseTool(t.Name) {
-			names = append(names, t.Name)
-		}
-	}
-	return names
-}
-
 func writeBridgeError(w http.ResponseWriter, status int, code, msg string, fill func(*BridgeError)) {
 	var b BridgeError
 	b.Error.Code, b.Error.Message = code, msg
@@ -289,4 +303,10 @@ func writeBridgeJSON(w http.ResponseWriter, status int, body []byte) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// IsJSON reports whether a Content-Type names JSON.
+func IsJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }

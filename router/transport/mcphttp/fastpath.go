@@ -1,4 +1,4 @@
-package router
+package mcphttp
 
 import (
 	"bytes"
@@ -20,6 +20,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/internal/panicerr"
+	"github.com/agents-mcp/agents-mcp/router/internal/testknob"
+	"github.com/agents-mcp/agents-mcp/router/transport/session"
 )
 
 // The tools/call fast path (ADR 0014). go-sdk's streamable server decodes a
@@ -53,7 +56,7 @@ import (
 //   - Mcp-Session-Id names a session of this endpoint that go-sdk created,
 //     that is still open, that has initialized (go-sdk holds its initialize
 //     params and the client has begun working in it), and that belongs to
-//     the request's principal (the rule serveStateful applies, stricter
+//     the request's principal (the rule session.Limits.ServeStateful applies, stricter
 //     than go-sdk's user check); go-sdk acknowledges
 //     notifications/initialized before it handles it, so a call that
 //     overtakes it goes to go-sdk;
@@ -76,7 +79,7 @@ import (
 // the priming event and event ids in the same event store (so a client
 // whose stream broke resumes with Last-Event-ID as before: a resumption of
 // a stream whose call is still running waits for its answer), the
-// idle-session timer (kept by sessionTable for both paths), the refusal of
+// idle-session timer (kept by session.Table for both paths), the refusal of
 // a second call with an id in flight, and cancellation by
 // notifications/cancelled, which arrives as a POST of its own and is passed
 // on to go-sdk as well. As with go-sdk's stateful handler, a client that
@@ -93,8 +96,8 @@ import (
 // never had an id to resume with, and for a call shorter than the delay
 // the answer arrives with it.
 type fastPath struct {
-	router *Router
-	table  *sessionTable
+	router Router
+	table  *session.Table
 	events mcp.EventStore
 
 	mu       sync.Mutex
@@ -123,7 +126,7 @@ func newFastCall(cancel context.CancelFunc) *fastCall {
 	return &fastCall{cancel: cancel, done: done, finish: sync.OnceFunc(func() { close(done) })}
 }
 
-func newFastPath(r *Router, table *sessionTable, events mcp.EventStore) *fastPath {
+func newFastPath(r Router, table *session.Table, events mcp.EventStore) *fastPath {
 	return &fastPath{
 		router: r, table: table, events: events,
 		inflight: map[fastCallKey]*fastCall{}, streams: map[string]*fastCall{}, sessions: map[string]int{},
@@ -156,12 +159,12 @@ func (f *fastPath) serve(w http.ResponseWriter, req *http.Request, body []byte) 
 	if !ok {
 		return false
 	}
-	ss, owner, initialized, logs, ended := f.table.streamable(sid)
-	if ss == nil || !initialized || logs || owner != sessionOwner(req) || !f.quiet(ss, call.name) {
+	ss, owner, initialized, logs, ended := f.table.Streamable(sid)
+	if ss == nil || !initialized || logs || owner != session.Owner(req) || !f.quiet(ss, call.name) {
 		return false
 	}
-	f.table.startPOST(sid)
-	defer f.table.endPOST(sid)
+	f.table.StartPOST(sid)
+	defer f.table.EndPOST(sid)
 	f.taken.Add(1)
 	f.answer(w, req, sid, ss, ended, version, call)
 	return true
@@ -176,12 +179,7 @@ func (f *fastPath) quiet(ss *mcp.ServerSession, name string) bool {
 	if init == nil || (init.Capabilities != nil && (init.Capabilities.Sampling != nil || init.Capabilities.Elicitation != nil)) {
 		return false
 	}
-	e, ok := f.router.entry(name)
-	if !ok {
-		return false
-	}
-	q, ok := e.provider.(agentsmcp.QuietCaller)
-	return ok && q.QuietCall(name)
+	return f.router.QuietTool(name)
 }
 
 // answer runs call and writes its answer as go-sdk's servePOST and
@@ -230,9 +228,9 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	defer out.finish(nil)
 	if version >= "2025-11-25" {
 		// go-sdk's priming event, with the event line transport.PrimingWriter
-		// removes (priming.go).
+		// removes (router/transport/priming.go).
 		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {
-			f.router.logger.Warn(fmt.Sprintf("Storing priming event: %v", err))
+			f.router.Logger().Warn(fmt.Sprintf("Storing priming event: %v", err))
 		}
 		out.prime(appendSSE(nil, nil, streamID, 0, false), primingDelay())
 		idx = 1
@@ -258,12 +256,10 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 // its resumption id this much later than go-sdk would send it.
 const defaultPrimingDelay = 10 * time.Millisecond
 
-// primingDelayOverride replaces defaultPrimingDelay when not zero; only
-// tests set it (export_test.go), to make a call quick or slow for sure.
-var primingDelayOverride atomic.Int64
-
+// primingDelay is defaultPrimingDelay unless a test set another
+// (testknob.PrimingDelay).
 func primingDelay() time.Duration {
-	if d := primingDelayOverride.Load(); d != 0 {
+	if d := testknob.PrimingDelay.Load(); d != 0 {
 		return time.Duration(d)
 	}
 	return defaultPrimingDelay
@@ -338,15 +334,15 @@ func (a *fastAnswer) finish(answer []byte) {
 // invoke runs call in ss through the router's middleware and tool handler
 // and returns the encoded answer; nil only if not even an error answer
 // could be encoded. A panic on the way (the chain contains its own, so
-// this is the encoding's) answers -32603 for the call's id (recover.go).
+// this is the encoding's) answers -32603 for the call's id (as router/recover.go describes).
 func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, call fastToolCall) (data []byte) {
 	defer func() {
 		if v := recover(); v != nil {
-			logPanic(f.router.logger, recovered(v), "method", "tools/call", "tool", call.name, "in", "the fast path")
-			data, _ = encodeResponse(call.id, nil, internalError())
+			panicerr.Log(f.router.Logger(), panicerr.Recovered(v), "method", "tools/call", "tool", call.name, "in", "the fast path")
+			data, _ = encodeResponse(call.id, nil, panicerr.Internal())
 		}
 	}()
-	res, err := f.router.fastHandler()(ctx, "tools/call", &mcp.CallToolRequest{
+	res, err := f.router.CallTool(ctx, &mcp.CallToolRequest{
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},
 		Extra:   extra,
@@ -354,7 +350,7 @@ func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, extra *mcp
 	data, encErr := encodeResponse(call.id, res, err)
 	if encErr != nil {
 		// The client must still get an answer for its id.
-		f.router.logger.Error("tools/call fast path: encoding the answer", "error", encErr)
+		f.router.Logger().Error("tools/call fast path: encoding the answer", "error", encErr)
 		if data, encErr = encodeResponse(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: "the result could not be encoded"}); encErr != nil {
 			return nil
@@ -397,7 +393,7 @@ func (f *fastPath) end(key fastCallKey, streamID string, fc *fastCall) {
 // it and cancels its own call of that id, if any.
 func (f *fastPath) cancelFrom(req *http.Request, body []byte) {
 	sid := req.Header.Get("Mcp-Session-Id")
-	if _, owner, _, _, _ := f.table.streamable(sid); owner != sessionOwner(req) {
+	if _, owner, _, _, _ := f.table.Streamable(sid); owner != session.Owner(req) {
 		return // not the caller's session (or none): go-sdk refuses it
 	}
 	f.cancelIn(sid, body)
@@ -453,30 +449,6 @@ func (f *fastPath) awaitResumed(req *http.Request) {
 	case <-fc.done:
 	case <-req.Context().Done():
 	}
-}
-
-// callToolAsSDK is what go-sdk's server does for tools/call under the
-// middleware: the registered handler of the tool (the router registers
-// toolHandler for each entry), go-sdk's error for an unknown one, and an
-// empty content list rather than null. go-sdk's handling of a result that
-// asks for input (input_required, which it turns into requests to a 2025
-// client) is left out: no call the fast path takes produces one, because
-// the router offers authorization that way only to clients that declared
-// elicitation (agentsmcp.OfferAuthorization), and a quiet provider relays
-// no upstream's input_required.
-func (r *Router) callToolAsSDK(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
-	call := req.(*mcp.CallToolRequest)
-	e, ok := r.entry(call.Params.Name)
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", call.Params.Name)}
-	}
-	res, err := r.toolHandler(e)(ctx, call)
-	if err == nil && res != nil && res.Content == nil {
-		res2 := *res
-		res2.Content = []mcp.Content{}
-		res = &res2
-	}
-	return res, err
 }
 
 // encodeResponse encodes the answer to a request as go-sdk's jsonrpc2
@@ -557,18 +529,4 @@ func baseMediaType(value string) string {
 		return ""
 	}
 	return mt
-}
-
-// logLevelMiddleware records, before go-sdk applies it, that a client asked
-// for log messages in its session: the fast path then leaves its calls to
-// go-sdk, which relays an upstream's log messages on the call's stream.
-func (t *sessionTable) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "logging/setLevel" {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-				t.markLogs(ss.ID())
-			}
-		}
-		return next(ctx, method, req)
-	}
 }

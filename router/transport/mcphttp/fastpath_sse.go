@@ -1,4 +1,4 @@
-package router
+package mcphttp
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/router/transport/session"
 )
 
 // The tools/call fast path for legacy HTTP+SSE sessions (ADR 0014). On
@@ -57,8 +59,8 @@ func (f *fastPath) serveSSE(req *http.Request, sid string, body []byte, start fu
 		f.cancelIn(sid, body) // the sse package checked the principal
 		return false
 	}
-	ss, owner, initialized, logs := f.table.legacySSE(sid)
-	if ss == nil || !initialized || logs || owner != sessionOwner(req) || !f.quiet(ss, call.name) {
+	ss, owner, initialized, logs := f.table.LegacySSE(sid)
+	if ss == nil || !initialized || logs || owner != session.Owner(req) || !f.quiet(ss, call.name) {
 		return false
 	}
 	// Registered before the 202, so that a notifications/cancelled the

@@ -1,4 +1,18 @@
-package router
+// Package session keeps the sessions of the HTTP transports (stateful
+// streamable /mcp and legacy /sse): who owns each, how many each
+// principal holds, whether each finished the initialize handshake and
+// set a log level, and the idle timer of streamable sessions. It is the
+// one place that knows which sessions are open, so that the transports'
+// session rules (per-principal limits, the reaper of unfinished
+// sessions, the owner check of every request, the fast path's view of a
+// session) read one record.
+//
+// The router tells a [Table] what happens inside go-sdk's sessions
+// through [Table.MarkInitialized] and [Table.MarkLogs]; the transports
+// call the rest. The record lives in this replica's memory: a store
+// shared by replicas, or a session state sealed into the id, would
+// stand behind the same methods.
+package session
 
 import (
 	"context"
@@ -10,30 +24,32 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
 
 // This file bounds what one caller can hold open: the sessions of the HTTP
 // transports (streamable /mcp and legacy /sse), each owned by the
 // principal that opened it.
 
-// Session limits of [HTTPOptions].
+// Session limits of [Limits].
 const (
-	// DefaultMaxSessionsPerPrincipal bounds the sessions one principal
+	// DefaultMaxPerPrincipal bounds the sessions one principal
 	// holds open at once. An agent client keeps one or two; a busy
 	// multi-agent host a few dozen.
-	DefaultMaxSessionsPerPrincipal = 256
-	// DefaultSessionInitTimeout is how long a new session may take to
+	DefaultMaxPerPrincipal = 256
+	// DefaultInitTimeout is how long a new session may take to
 	// complete the initialize handshake (notifications/initialized, or
 	// any request after initialize) before it is closed. Real clients
 	// send it at once.
-	DefaultSessionInitTimeout = 10 * time.Second
+	DefaultInitTimeout = 10 * time.Second
 )
 
-// sessionTable knows the owner of each open HTTP session, how many each
+// Table knows the owner of each open HTTP session, how many each
 // owner holds, and closes the sessions that never finish initializing.
 // Owners are the UserID of the request's auth.TokenInfo (the principal
 // ID), "" when the request carried none.
-type sessionTable struct {
+type Table struct {
 	mu       sync.Mutex
 	byID     map[string]*sessionEntry
 	perOwner map[string]int // open sessions and reservations
@@ -44,7 +60,7 @@ type sessionEntry struct {
 	initialized bool
 	reaper      *time.Timer
 
-	// The session itself, for the tools/call fast path (fastpath.go),
+	// The session itself, for the tools/call fast path (router/transport/mcphttp),
 	// which also needs to know whether the client set a log level, and
 	// whether it is a legacy SSE session (legacy). For the stateful
 	// streamable transport only (nil/zero for legacy SSE sessions): the
@@ -60,14 +76,14 @@ type sessionEntry struct {
 	idleEnd *time.Timer   // nil once the session has ended
 }
 
-func newSessionTable() *sessionTable {
-	return &sessionTable{byID: make(map[string]*sessionEntry), perOwner: make(map[string]int)}
+func NewTable() *Table {
+	return &Table{byID: make(map[string]*sessionEntry), perOwner: make(map[string]int)}
 }
 
 // reserve takes one of owner's max session slots for a session about to be
 // opened; false when all are taken. Each true must be followed by opened
 // or cancel.
-func (t *sessionTable) reserve(owner string, max int) bool {
+func (t *Table) reserve(owner string, max int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.perOwner[owner] >= max {
@@ -78,13 +94,13 @@ func (t *sessionTable) reserve(owner string, max int) bool {
 }
 
 // cancel gives back a reservation whose session was not opened.
-func (t *sessionTable) cancel(owner string) {
+func (t *Table) cancel(owner string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.release(owner)
 }
 
-func (t *sessionTable) release(owner string) {
+func (t *Table) release(owner string) {
 	if t.perOwner[owner]--; t.perOwner[owner] <= 0 {
 		delete(t.perOwner, owner)
 	}
@@ -94,17 +110,17 @@ func (t *sessionTable) release(owner string) {
 // has initialized within initTimeout, it is closed then. The slot is
 // given back when ss ends, whoever ends it: a goroutine waits for that,
 // so it lives exactly as long as the session.
-func (t *sessionTable) opened(ss *mcp.ServerSession, owner string, initTimeout time.Duration) {
+func (t *Table) opened(ss *mcp.ServerSession, owner string, initTimeout time.Duration) {
 	t.open(ss, &sessionEntry{owner: owner, ss: ss, legacy: true}, initTimeout)
 }
 
-// openedStreamable is opened for a session of the stateful streamable
+// OpenedStreamable is opened for a session of the stateful streamable
 // transport, called while the POST that opens it is being served (it
-// counts as one in [sessionTable.startPOST]'s sense: the caller ends it
+// counts as one in [Table.StartPOST]'s sense: the caller ends it
 // with endPOST). The session is closed once it has served no POST for
 // idle (go-sdk's SessionTimeout, which the transport leaves at zero);
 // zero means never.
-func (t *sessionTable) openedStreamable(ss *mcp.ServerSession, owner string, initTimeout, idle time.Duration) {
+func (t *Table) OpenedStreamable(ss *mcp.ServerSession, owner string, initTimeout, idle time.Duration) {
 	e := &sessionEntry{owner: owner, ss: ss, idle: idle, posts: 1}
 	e.ended, e.end = context.WithCancel(context.Background())
 	if idle > 0 {
@@ -114,7 +130,7 @@ func (t *sessionTable) openedStreamable(ss *mcp.ServerSession, owner string, ini
 	t.open(ss, e, initTimeout)
 }
 
-func (t *sessionTable) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout time.Duration) {
+func (t *Table) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout time.Duration) {
 	id := ss.ID()
 	t.mu.Lock()
 	t.byID[id] = e
@@ -144,11 +160,11 @@ func (t *sessionTable) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout 
 	}()
 }
 
-// startPOST and endPOST bracket each POST served for the streamable
+// StartPOST and EndPOST bracket each POST served for the streamable
 // session id, as go-sdk's own idle timer does: the timer is stopped while
 // any runs and restarted when the last ends. They do nothing for other
 // sessions.
-func (t *sessionTable) startPOST(id string) {
+func (t *Table) StartPOST(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.byID[id]; e != nil && e.idleEnd != nil {
@@ -159,7 +175,7 @@ func (t *sessionTable) startPOST(id string) {
 	}
 }
 
-func (t *sessionTable) endPOST(id string) {
+func (t *Table) EndPOST(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.byID[id]; e != nil && e.idleEnd != nil {
@@ -169,10 +185,10 @@ func (t *sessionTable) endPOST(id string) {
 	}
 }
 
-// streamable returns what the fast path needs of the open streamable
+// Streamable returns what the fast path needs of the open streamable
 // session id: the session, its owner, whether it finished initializing,
 // whether its client set a log level, and a context done when it ends.
-func (t *sessionTable) streamable(id string) (ss *mcp.ServerSession, owner string, initialized, logs bool, ended context.Context) {
+func (t *Table) Streamable(id string) (ss *mcp.ServerSession, owner string, initialized, logs bool, ended context.Context) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.byID[id]
@@ -182,9 +198,9 @@ func (t *sessionTable) streamable(id string) (ss *mcp.ServerSession, owner strin
 	return e.ss, e.owner, e.initialized, e.logs, e.ended
 }
 
-// legacySSE is [sessionTable.streamable] for an open legacy SSE session,
+// LegacySSE is [Table.Streamable] for an open legacy SSE session,
 // whose end its stream handler reports.
-func (t *sessionTable) legacySSE(id string) (ss *mcp.ServerSession, owner string, initialized, logs bool) {
+func (t *Table) LegacySSE(id string) (ss *mcp.ServerSession, owner string, initialized, logs bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.byID[id]
@@ -194,9 +210,9 @@ func (t *sessionTable) legacySSE(id string) (ss *mcp.ServerSession, owner string
 	return e.ss, e.owner, e.initialized, e.logs
 }
 
-// markLogs records that the client of session id asked for log messages
+// MarkLogs records that the client of session id asked for log messages
 // (logging/setLevel).
-func (t *sessionTable) markLogs(id string) {
+func (t *Table) MarkLogs(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.byID[id]; e != nil {
@@ -204,10 +220,10 @@ func (t *sessionTable) markLogs(id string) {
 	}
 }
 
-// markInitialized records that session id completed the handshake. The
+// MarkInitialized records that session id completed the handshake. The
 // transports call opened before the session's id reaches the client, so
 // the handshake cannot overtake it.
-func (t *sessionTable) markInitialized(id string) {
+func (t *Table) MarkInitialized(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.byID[id]; e != nil {
@@ -216,8 +232,8 @@ func (t *sessionTable) markInitialized(id string) {
 	}
 }
 
-// ownerOf returns the owner of the open session id.
-func (t *sessionTable) ownerOf(id string) (owner string, ok bool) {
+// OwnerOf returns the owner of the open session id.
+func (t *Table) OwnerOf(id string) (owner string, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.byID[id]; e != nil {
@@ -226,17 +242,17 @@ func (t *sessionTable) ownerOf(id string) (owner string, ok bool) {
 	return "", false
 }
 
-// sessionOwner is the owner of the sessions r may open or use.
-func sessionOwner(r *http.Request) string {
+// Owner is the owner of the sessions r may open or use.
+func Owner(r *http.Request) string {
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		return ti.UserID
 	}
 	return ""
 }
 
-// session returns the open session with id, or nil.
-func (r *Router) session(id string) *mcp.ServerSession {
-	for ss := range r.server.Sessions() {
+// find returns the open session of server with id, or nil.
+func find(server *mcp.Server, id string) *mcp.ServerSession {
+	for ss := range server.Sessions() {
 		if ss.ID() == id {
 			return ss
 		}
@@ -244,18 +260,18 @@ func (r *Router) session(id string) *mcp.ServerSession {
 	return nil
 }
 
-// writeSessionNotFound answers a request for a session that does not exist
+// WriteNotFound answers a request for a session that does not exist
 // for its caller, whether it never existed, has ended, or belongs to
 // another principal: the same answer for all three, so that a guessed or
 // leaked id tells nothing. It is go-sdk's own answer to an unknown id.
-func writeSessionNotFound(w http.ResponseWriter) {
+func WriteNotFound(w http.ResponseWriter) {
 	http.Error(w, "session not found", http.StatusNotFound)
 }
 
-// writeTooManySessions refuses a new session of a caller at its limit.
-func writeTooManySessions(w http.ResponseWriter, max int) {
+// writeTooMany refuses a new session of a caller at its limit.
+func writeTooMany(w http.ResponseWriter, max int) {
 	w.Header().Set("Retry-After", "60")
-	WriteJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+	rpcerror.Write(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 		"too many open sessions for this credential (the limit is "+strconv.Itoa(max)+"); end unused ones or let them expire")
 }
 
@@ -288,29 +304,35 @@ func (c *sessionCapture) Write(p []byte) (int, error) {
 // the connection's writer.
 func (c *sessionCapture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// sessionLimits are the per-principal session rules of one HTTPHandler.
-type sessionLimits struct {
-	table       *sessionTable
-	router      *Router
-	max         int
-	initTimeout time.Duration
-	idle        time.Duration // of streamable sessions; zero: none
+// Limits are the per-principal session rules of one HTTP handler.
+type Limits struct {
+	Table *Table
+	// Server is the MCP server whose sessions the transports open.
+	Server *mcp.Server
+	// Max bounds the sessions one principal holds open.
+	Max int
+	// InitTimeout closes a session that has not initialized this long
+	// after it opened.
+	InitTimeout time.Duration
+	// Idle closes a streamable session that served no POST for this
+	// long; zero means never.
+	Idle time.Duration
 }
 
-// serveStateful serves a request of the stateful streamable transport
+// ServeStateful serves a request of the stateful streamable transport
 // (next): a session id of another principal gets the answer of an unknown
 // one, and a request that would open a session is refused when its
 // principal holds max already; the session it opens is tracked.
-func (l sessionLimits) serveStateful(next http.Handler, w http.ResponseWriter, req *http.Request) {
-	owner := sessionOwner(req)
+func (l Limits) ServeStateful(next http.Handler, w http.ResponseWriter, req *http.Request) {
+	owner := Owner(req)
 	if sid := req.Header.Get("Mcp-Session-Id"); sid != "" {
-		if o, ok := l.table.ownerOf(sid); ok && o != owner {
-			writeSessionNotFound(w)
+		if o, ok := l.Table.OwnerOf(sid); ok && o != owner {
+			WriteNotFound(w)
 			return
 		}
 		if req.Method == http.MethodPost {
-			l.table.startPOST(sid)
-			defer l.table.endPOST(sid)
+			l.Table.StartPOST(sid)
+			defer l.Table.EndPOST(sid)
 		}
 		next.ServeHTTP(w, req)
 		return
@@ -324,8 +346,8 @@ func (l sessionLimits) serveStateful(next http.Handler, w http.ResponseWriter, r
 	}
 	tracked := ""
 	cw := &sessionCapture{ResponseWriter: w, onHeader: func(id string) {
-		if ss := l.router.session(id); id != "" && ss != nil {
-			l.table.openedStreamable(ss, owner, l.initTimeout, l.idle)
+		if ss := find(l.Server, id); id != "" && ss != nil {
+			l.Table.OpenedStreamable(ss, owner, l.InitTimeout, l.Idle)
 			tracked = id
 		}
 	}}
@@ -334,26 +356,26 @@ func (l sessionLimits) serveStateful(next http.Handler, w http.ResponseWriter, r
 	if tracked == "" {
 		l.Cancel(owner)
 	} else {
-		l.table.endPOST(tracked)
+		l.Table.EndPOST(tracked)
 	}
 }
 
-// Reserve, Cancel and Opened make sessionLimits the sse.SessionTracker of
+// Reserve, Cancel and Opened make Limits the sse.SessionTracker of
 // the legacy SSE transport.
 
 // Reserve takes a session slot of owner, or answers 429 and reports false.
-func (l sessionLimits) Reserve(w http.ResponseWriter, owner string) bool {
-	if l.table.reserve(owner, l.max) {
+func (l Limits) Reserve(w http.ResponseWriter, owner string) bool {
+	if l.Table.reserve(owner, l.Max) {
 		return true
 	}
-	writeTooManySessions(w, l.max)
+	writeTooMany(w, l.Max)
 	return false
 }
 
 // Cancel gives back a slot taken by Reserve for a session not opened.
-func (l sessionLimits) Cancel(owner string) { l.table.cancel(owner) }
+func (l Limits) Cancel(owner string) { l.Table.cancel(owner) }
 
 // Opened tracks the session opened in a slot taken by Reserve.
-func (l sessionLimits) Opened(ss *mcp.ServerSession, owner string) {
-	l.table.opened(ss, owner, l.initTimeout)
+func (l Limits) Opened(ss *mcp.ServerSession, owner string) {
+	l.Table.opened(ss, owner, l.InitTimeout)
 }

@@ -1,4 +1,14 @@
-package router
+// Package mcphttp is the router's HTTP face: the MCP endpoints /mcp
+// (streamable HTTP, stateful and stateless), /sse and /messages (legacy
+// HTTP+SSE, router/transport/sse), the compatibility POST /sse, and the
+// REST bridge (router/transport/rest), behind DNS-rebinding protection,
+// the caller's authentication and the JSON-RPC guard; the tools/call fast
+// path (ADR 0014) beside go-sdk's session for the common relayed call;
+// and the sessions of those transports (router/transport/session).
+//
+// It reaches the router through [Router], which the router implements
+// and wires (the router's HTTPHandler): it never imports the router.
+package mcphttp
 
 import (
 	"bytes"
@@ -8,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -23,9 +32,11 @@ import (
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
-	"github.com/agents-mcp/agents-mcp/router/sse"
 	"github.com/agents-mcp/agents-mcp/router/tasks"
 	"github.com/agents-mcp/agents-mcp/router/transport"
+	"github.com/agents-mcp/agents-mcp/router/transport/rest"
+	"github.com/agents-mcp/agents-mcp/router/transport/session"
+	"github.com/agents-mcp/agents-mcp/router/transport/sse"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
@@ -37,8 +48,8 @@ const DefaultMaxBodyBytes = 4 << 20
 // bound keeps one POST from queueing thousands of calls.
 const DefaultMaxBatchMessages = 32
 
-// HTTPOptions configure [Router.HTTPHandler].
-type HTTPOptions struct {
+// Options configure [New].
+type Options struct {
 	// Stateless serves /mcp without sessions: every POST is a complete
 	// exchange and server→client requests (sampling, elicitation) are
 	// unavailable. Required behind a load balancer without session affinity.
@@ -54,14 +65,14 @@ type HTTPOptions struct {
 	// MaxSessionsPerPrincipal bounds the sessions (streamable and legacy
 	// SSE together) one principal holds open; a request that would open
 	// one more is answered 429. Zero means
-	// [DefaultMaxSessionsPerPrincipal].
+	// [session.DefaultMaxPerPrincipal].
 	MaxSessionsPerPrincipal int
 	// SessionInitTimeout closes a session that has not completed the
 	// initialize handshake this long after it opened; zero means
-	// [DefaultSessionInitTimeout].
+	// [session.DefaultInitTimeout].
 	SessionInitTimeout time.Duration
 	// AllowedHosts and AllowedOrigins widen DNS-rebinding protection; see
-	// [RebindingProtection].
+	// [transport.RebindingProtection].
 	AllowedHosts, AllowedOrigins []string
 	// Authenticate, if set, wraps every endpoint after DNS-rebinding
 	// protection (so a forged Host is refused before credentials are even
@@ -70,19 +81,19 @@ type HTTPOptions struct {
 	// TaskHub, if set, wakes the subscriptions/listen streams for task ids
 	// as soon as a task of this replica changes; without it they see
 	// changes at their next poll only. Its owner closes it at shutdown.
-	TaskHub *TaskHub
+	TaskHub *tasks.TaskHub
 	// TaskPollInterval is how often the tasks those streams watch are
 	// read (once per task, whatever the number of streams); zero means
-	// [DefaultTaskPollInterval].
+	// [tasks.DefaultTaskPollInterval].
 	TaskPollInterval time.Duration
 	// TaskPollMaxInterval bounds the backoff of a watched task that waits
 	// for its user (input_required); zero means
-	// [DefaultTaskPollMaxInterval]. Less than TaskPollInterval means no
+	// [tasks.DefaultTaskPollMaxInterval]. Less than TaskPollInterval means no
 	// backoff.
 	TaskPollMaxInterval time.Duration
 	// MaxListenTaskIDsPerPrincipal bounds the distinct task ids the
 	// listen streams of one principal watch at once; zero means
-	// [DefaultMaxListenTaskIDsPerPrincipal], negative means no bound.
+	// [tasks.DefaultMaxListenTaskIDsPerPrincipal], negative means no bound.
 	MaxListenTaskIDsPerPrincipal int
 	// ChargeListen, if set, is called for each subscriptions/listen
 	// stream for task ids with the number of its ids beyond the first:
@@ -101,7 +112,7 @@ type HTTPOptions struct {
 	Logger      *slog.Logger
 }
 
-// HTTPHandler serves the MCP HTTP endpoints of one [Router]:
+// Handler serves the MCP HTTP endpoints of one [Router]:
 //
 //   - /mcp: streamable HTTP (POST, GET, DELETE);
 //   - /sse and /messages: legacy HTTP+SSE (GET /sse opens the stream, POSTs go
@@ -109,13 +120,13 @@ type HTTPOptions struct {
 //   - POST /sse without a session: one JSON-RPC request answered with a plain
 //     JSON-RPC response, for clients of the original Agents MCP Server;
 //   - POST /mcp-json: the REST bridge, one tool call without a session (see
-//     [BridgeRequest]).
+//     [rest.BridgeRequest]).
 //
 // Every endpoint is behind DNS-rebinding protection and a body-size limit.
 // On /mcp, malformed JSON-RPC is answered with proper JSON-RPC errors (see
 // [JSONRPCGuard]) rather than the SDK's plain-text 400s.
-type HTTPHandler struct {
-	router *Router
+type Handler struct {
+	router Router
 	mux    *http.ServeMux
 	sse    *sse.Handler
 	posts  pending.Counter // POSTs being served on /mcp and POST /sse
@@ -125,13 +136,14 @@ type HTTPHandler struct {
 	listen  *tasks.Listener
 	listens pending.Counter
 	fast    *fastPath
+	table   *session.Table
 }
 
-// HTTPHandler builds the HTTP face of r.
-func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
+// New builds the HTTP face of r.
+func New(r Router, opts Options) *Handler {
 	logger := opts.Logger
 	if logger == nil {
-		logger = r.logger
+		logger = r.Logger()
 	}
 	maxBody := opts.MaxBodyBytes
 	if maxBody == 0 {
@@ -143,7 +155,10 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	} else if timeout < 0 {
 		timeout = 0
 	}
-	getServer := func(*http.Request) *mcp.Server { return r.server }
+	server := r.Server()
+	getServer := func(*http.Request) *mcp.Server { return server }
+	table := session.NewTable()
+	r.ObserveSessions(table)
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		Logger:                     logger,
@@ -157,7 +172,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Logger:              logger,
 			MaxRequestBodyBytes: maxBody,
-			// The idle timeout is sessionTable's (idle below), so that
+			// The idle timeout is session.Table's (Idle below), so that
 			// POSTs the fast path serves count as activity too.
 			EventStore:                 events, // lets clients resume a broken stream
 			DisableLocalhostProtection: true,
@@ -165,7 +180,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	}
 	// Stateless /mcp never reaches fast.serve; legacy SSE sessions are
 	// stateful either way.
-	fast := newFastPath(r, r.sessions, events)
+	fast := newFastPath(r, table, events)
 	// The compatibility endpoint wants a plain JSON body, never a stream.
 	compat := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
@@ -175,25 +190,25 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		DisableLocalhostProtection: true,
 	})
 
-	limits := sessionLimits{
-		table: r.sessions, router: r,
-		max:         cmp.Or(opts.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal),
-		initTimeout: cmp.Or(opts.SessionInitTimeout, DefaultSessionInitTimeout),
-		idle:        timeout,
+	limits := session.Limits{
+		Table: table, Server: server,
+		Max:         cmp.Or(opts.MaxSessionsPerPrincipal, session.DefaultMaxPerPrincipal),
+		InitTimeout: cmp.Or(opts.SessionInitTimeout, session.DefaultInitTimeout),
+		Idle:        timeout,
 	}
-	poll := cmp.Or(opts.TaskPollInterval, DefaultTaskPollInterval)
-	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, DefaultMaxListenTaskIDsPerPrincipal)
-	h := &HTTPHandler{router: r, listen: tasks.NewListener(tasks.ListenerOptions{
+	poll := cmp.Or(opts.TaskPollInterval, tasks.DefaultTaskPollInterval)
+	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, tasks.DefaultMaxListenTaskIDsPerPrincipal)
+	h := &Handler{router: r, table: table, listen: tasks.NewListener(tasks.ListenerOptions{
 		Hub: opts.TaskHub, Charge: opts.ChargeListen, Logger: logger,
-		Poll: poll, MaxPoll: cmp.Or(opts.TaskPollMaxInterval, DefaultTaskPollMaxInterval), MaxPerPrincipal: max(maxIDs, 0),
-		Draining: r.Draining, Backends: r.taskBackendsOrNil,
+		Poll: poll, MaxPoll: cmp.Or(opts.TaskPollMaxInterval, tasks.DefaultTaskPollMaxInterval), MaxPerPrincipal: max(maxIDs, 0),
+		Draining: r.Draining, Backends: r.TaskBackends,
 	})}
 	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if lr := h.taskListen(req); lr != nil {
 			// A stream that polls up to MaxListenTaskIDs tasks takes one
 			// of its principal's session slots while it is open.
-			owner := sessionOwner(req)
+			owner := session.Owner(req)
 			if !limits.Reserve(w, owner) {
 				return
 			}
@@ -223,13 +238,13 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 			fast.awaitResumed(req)
 		}
 		// Only stateful streams are resumable, so only they are primed.
-		limits.serveStateful(main, transport.PrimingWriter{ResponseWriter: w}, req)
+		limits.ServeStateful(main, transport.PrimingWriter{ResponseWriter: w}, req)
 	}))
 	compatEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// A browser sends a cross-origin POST without a preflight only as
 		// a form or text/plain: from a page (it has an Origin), only JSON
 		// is taken, so that another page on localhost cannot call tools.
-		if req.Header.Get("Origin") != "" && !isJSON(req.Header.Get("Content-Type")) {
+		if req.Header.Get("Origin") != "" && !rest.IsJSON(req.Header.Get("Content-Type")) {
 			WriteJSONRPCError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 				"Invalid Request: a request from a web page must be sent with Content-Type: application/json")
 			return
@@ -261,8 +276,8 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	mux.Handle("/mcp", wrap(mcpEndpoint))
 	mux.Handle("/sse", wrap(sseHandler))
 	mux.Handle("/messages", wrap(sseHandler))
-	bridge := r.serveBridge(maxBody)
-	mux.Handle(RESTBridgePath, wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	bridge := rest.New(r, maxBody, r.Logger()) // the router's log, as for its calls
+	mux.Handle(rest.Path, wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		defer h.posts.Add()() // shutdown waits for its answer, as for /mcp
 		bridge.ServeHTTP(w, req)
 	})))
@@ -272,14 +287,14 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 
 // FastPathCalls reports how many tools/call requests the fast path has
 // answered (ADR 0014), on stateful /mcp and on legacy SSE sessions.
-func (h *HTTPHandler) FastPathCalls() uint64 { return h.fast.taken.Load() }
+func (h *Handler) FastPathCalls() uint64 { return h.fast.taken.Load() }
 
-// ServeHTTP implements http.Handler for the paths listed on [HTTPHandler].
-func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mux.ServeHTTP(w, req) }
+// ServeHTTP implements http.Handler for the paths listed on [Handler].
+func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mux.ServeHTTP(w, req) }
 
 // Close ends every open legacy SSE stream at once and refuses new ones.
-// Streamable sessions end with [Router.CloseSessions].
-func (h *HTTPHandler) Close() {
+// Streamable sessions end with the router's CloseSessions.
+func (h *Handler) Close() {
 	h.listen.Close()
 	h.sse.Close()
 }
@@ -287,9 +302,9 @@ func (h *HTTPHandler) Close() {
 // Shutdown is the graceful Close: it waits (until ctx ends) for POSTs being
 // served to write their answers and for each legacy SSE session to deliver
 // the answers to calls it has received, then ends the SSE streams. Call it
-// after [Router.Drain] and before [Router.CloseSessions]. It reports how
+// after the router's Drain and before its CloseSessions. It reports how
 // many requests were cut off.
-func (h *HTTPHandler) Shutdown(ctx context.Context) (cutOff int) {
+func (h *Handler) Shutdown(ctx context.Context) (cutOff int) {
 	// Listen streams for task ids end now, with their final result: they
 	// are not answers to wait for.
 	h.listen.Close()
@@ -317,17 +332,36 @@ var knownMethods = map[string]methodKind{
 	"resources/unsubscribe":            callMethod,
 	"subscriptions/listen":             callMethod,
 	"logging/setLevel":                 callMethod,
-	MethodValidate:                     callMethod,
-	MethodTasksGet:                     callMethod,
-	MethodTasksUpdate:                  callMethod,
-	MethodTasksCancel:                  callMethod,
+	methodValidate:                     callMethod,
+	tasks.MethodTasksGet:               callMethod,
+	tasks.MethodTasksUpdate:            callMethod,
+	tasks.MethodTasksCancel:            callMethod,
 	"notifications/cancelled":          notificationMethod,
 	"notifications/initialized":        notificationMethod,
 	"notifications/roots/list_changed": notificationMethod,
 	"notifications/progress":           notificationMethod,
 }
 
+// methodValidate is the router's tools/validate; the test of knownMethods
+// against the live server keeps the two the same.
+const methodValidate = "tools/validate"
+
 type methodKind int
+
+// KnownMethods returns the methods the guard passes on, each with its kind
+// ("call" or "notification"); any other call is answered -32601 by the
+// guard itself.
+func KnownMethods() map[string]string {
+	out := make(map[string]string, len(knownMethods))
+	for m, k := range knownMethods {
+		if k == callMethod {
+			out[m] = "call"
+		} else {
+			out[m] = "notification"
+		}
+	}
+	return out
+}
 
 const (
 	callMethod methodKind = iota
@@ -374,7 +408,7 @@ type JSONRPCGuard struct {
 	MaxBodyBytes int64
 	// MaxBatchMessages bounds a batch; zero means [DefaultMaxBatchMessages].
 	MaxBatchMessages int
-	// ChargeBatch is [HTTPOptions.ChargeBatch].
+	// ChargeBatch is [Options.ChargeBatch].
 	ChargeBatch func(w http.ResponseWriter, r *http.Request, extra int) bool
 }
 
@@ -762,12 +796,6 @@ func skipJSONValue(data []byte, i int) int {
 	}
 }
 
-// isJSON reports whether a Content-Type names JSON.
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
-}
-
 // rawID recovers the id of a message that did not decode, so the error can
 // still be correlated when the id itself was fine.
 func rawID(data []byte) jsonrpc.ID {
@@ -783,14 +811,6 @@ func rawID(data []byte) jsonrpc.ID {
 	}
 	return id
 }
-
-// StdioTransport serves MCP over stdin/stdout, answering what it read
-// before stdin ended (see [transport.StdioTransport]).
-type StdioTransport = transport.StdioTransport
-
-// RebindingProtection rejects requests that a web page could have sent
-// through DNS rebinding or cross-site (see [transport.RebindingProtection]).
-type RebindingProtection = transport.RebindingProtection
 
 // WriteJSONRPCError writes a JSON-RPC error response as an HTTP response.
 // A zero id is written as null, as JSON-RPC requires when the request's id
