@@ -92,12 +92,12 @@ e2e-deps:
 # The seed corpus lives in testdata/fuzz and in the f.Add calls of the fuzz
 # tests; `go test` alone also replays it.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzJSONRPCGuard$$' -fuzztime $(FUZZ_GUARD) ./router/
-	$(GO) test -run '^$$' -fuzz '^FuzzValidateArguments$$' -fuzztime $(FUZZ_VALIDATE) ./router/
-	$(GO) test -run '^$$' -fuzz '^FuzzPassesPlainly$$' -fuzztime $(FUZZ_FASTPATH) ./router/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseFastToolCall$$' -fuzztime $(FUZZ_TOOLCALL) ./router/
-	$(GO) test -run '^$$' -fuzz '^FuzzNumbersInArguments$$' -fuzztime $(FUZZ_NUMBERS) ./router/
-	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/sse/
+	$(GO) test -run '^$$' -fuzz '^FuzzJSONRPCGuard$$' -fuzztime $(FUZZ_GUARD) ./router/transport/mcphttp/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidateArguments$$' -fuzztime $(FUZZ_VALIDATE) ./router/validation/
+	$(GO) test -run '^$$' -fuzz '^FuzzPassesPlainly$$' -fuzztime $(FUZZ_FASTPATH) ./router/transport/mcphttp/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFastToolCall$$' -fuzztime $(FUZZ_TOOLCALL) ./router/transport/mcphttp/
+	$(GO) test -run '^$$' -fuzz '^FuzzNumbersInArguments$$' -fuzztime $(FUZZ_NUMBERS) ./router/validation/
+	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/transport/sse/
 	$(GO) test -run '^$$' -fuzz '^FuzzResolveRefs$$' -fuzztime $(FUZZ_REFS) ./agents/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckSubject$$' -fuzztime $(FUZZ_SUBJECT) ./api/auth/
 
