@@ -75,8 +75,10 @@ var dependencyRules = []dependencyRule{
 		Why: "the Tasks extension and its listen streams serve the router over the root's TaskBackend; the router wires them, so they know nothing of the registry or the transports"},
 	{From: "router/transport", Leaf: true, Allow: []string{"router/internal"},
 		Why: "the transport pieces (stdio, event store, priming, rebinding) know nothing of the router, which uses them"},
-	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd"},
-		Why: "the router is the MCP face over root interfaces; cmd adds the providers"},
+	{From: "router/toolsearch", Leaf: true, Allow: []string{"localtools"},
+		Why: "the tool search reads the registry through its own Registry interface and offers search_tools on localtools; cmd hands it the router, so it knows nothing of the router's dispatch or transports"},
+	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd", "router/toolsearch"},
+		Why: "the router is the MCP face over root interfaces (registry, dispatch, middleware); cmd adds the providers and wires the tool search to it"},
 }
 
 // wiredOnlyByCmd are the implementations that only cmd/ may import
