@@ -230,6 +230,8 @@ func TestCatalogSearchTools(t *testing.T) {
 	for name, cat := range map[string]*toolsearch.Catalog{
 		"index":    toolsearch.NewCatalog(r, index, health),
 		"no index": toolsearch.NewCatalog(r, nil, health),
+		// A nil *Index (a variable never set) is no ranker, not a panic.
+		"nil *Index": toolsearch.NewCatalog(r, (*toolsearch.Index)(nil), health),
 	} {
 		t.Run(name, func(t *testing.T) {
 			matches, err := cat.SearchTools(ctx, "delete widgets", 2)
