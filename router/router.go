@@ -8,6 +8,11 @@
 // and graceful draining. Everything else of the protocol (initialize and
 // version negotiation, ping, logging/setLevel, pagination, resources, prompts,
 // completion, subscriptions) is the SDK's.
+//
+// Indexes derived from the registry, such as the tool search of
+// router/toolsearch, read it through [Router.ToolSnapshot] and its
+// neighbours (registry_read.go); the router does not know them, and cmd
+// wires them to it.
 package router
 
 import (
