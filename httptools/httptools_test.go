@@ -163,7 +163,7 @@ func TestDeclarativeEndpoints(t *testing.T) {
 		t.Errorf("POST tool is readOnlyHint: %+v", a)
 	}
 
-	// The agents read the hints through the router's catalog: a plan step
+	// The agents read the hints through the catalog (router/toolsearch): a plan step
 	// calling a DELETE tool waits for a confirmation.
 	catalog := toolsearch.NewCatalog(s.router, nil, nil)
 	for name, want := range map[string][2]bool{"blog__delete_post": {false, true}, "blog__get_post": {true, false}, "blog__create_post": {false, false}} {
