@@ -23,6 +23,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // The executor benchmarks (issue: executor overhead on a 200-step DAG of
@@ -163,7 +164,7 @@ func newBenchExec(b testing.TB, store string, latency time.Duration) *benchExec 
 	nt, r := newNoopRouter(b, latency)
 	be := &benchExec{tools: nt}
 	be.h = newHarness(b, func(o *agents.ExecutorOptions) {
-		o.Tools, o.Catalog = r, router.NewCatalog(r, nil, nil)
+		o.Tools, o.Catalog = r, toolsearch.NewCatalog(r, nil, nil)
 		o.MaxParallel = 16
 		if store == "mem" {
 			m := newMemTasks()

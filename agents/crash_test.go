@@ -22,7 +22,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
-	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // crashChild is this test binary running runCrashChild, in a process group
@@ -259,7 +259,7 @@ func TestCrashResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: db, Plans: db, Tools: r, Catalog: router.NewCatalog(r, nil, nil),
+		Tasks: db, Plans: db, Tools: r, Catalog: toolsearch.NewCatalog(r, nil, nil),
 		Owner: "parent", LeaseTTL: 3 * time.Second, ResumeInterval: 50 * time.Millisecond,
 	})
 	t.Cleanup(func() {
@@ -415,7 +415,7 @@ func TestResumeAfterCleanShutdown(t *testing.T) {
 	// A long lease: the second executor can only take the task quickly if
 	// the first released it.
 	first := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: db, Plans: db, Tools: r1, Catalog: router.NewCatalog(r1, nil, nil),
+		Tasks: db, Plans: db, Tools: r1, Catalog: toolsearch.NewCatalog(r1, nil, nil),
 		Owner: "first", LeaseTTL: time.Minute,
 	})
 	t.Cleanup(func() {
@@ -464,7 +464,7 @@ func TestResumeAfterCleanShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: db, Plans: db, Tools: r2, Catalog: router.NewCatalog(r2, nil, nil),
+		Tasks: db, Plans: db, Tools: r2, Catalog: toolsearch.NewCatalog(r2, nil, nil),
 		Owner: "second", LeaseTTL: time.Minute, ResumeInterval: 50 * time.Millisecond,
 	})
 	t.Cleanup(func() {
@@ -580,7 +580,7 @@ func newRaceRig(t *testing.T, slow time.Duration) *raceRig {
 		t.Fatal(err)
 	}
 	rig.ex = agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: rig.store, Plans: db, Tools: r, Catalog: router.NewCatalog(r, nil, nil),
+		Tasks: rig.store, Plans: db, Tools: r, Catalog: toolsearch.NewCatalog(r, nil, nil),
 		Owner: "exec", LeaseTTL: 30 * time.Second, ResumeInterval: 10 * time.Millisecond,
 		OnEnd: func(context.Context, *agentsmcp.Task, *agentsmcp.Plan) { rig.ended.Add(1) },
 	})

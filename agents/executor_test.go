@@ -21,6 +21,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // toolbox is a set of real local tools behind a real router, with counters
@@ -171,7 +172,7 @@ func newHarness(t testing.TB, tune func(*agents.ExecutorOptions)) *harness {
 	t.Cleanup(func() { db.Close() })
 	tb, r := newToolbox(t)
 	opts := agents.ExecutorOptions{
-		Tasks: db, Plans: db, Tools: r, Catalog: router.NewCatalog(r, nil, nil),
+		Tasks: db, Plans: db, Tools: r, Catalog: toolsearch.NewCatalog(r, nil, nil),
 		Retry: agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond},
 	}
 	if tune != nil {

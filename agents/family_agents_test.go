@@ -24,6 +24,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // weatherUpstream is a go-sdk MCP server with two tools for the weather of
@@ -96,7 +97,7 @@ func newFamilyStack(t *testing.T, up *weatherUpstream) *familyStack {
 		t.Fatal(err)
 	}
 	searcher := &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
-	catalog := router.NewCatalog(r, nil, nil)
+	catalog := toolsearch.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: &recall.AgentMemory{Searcher: searcher, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}, Performance: db, Families: &agents.Families{Embedder: embed.Hash{}}}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,

@@ -14,6 +14,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // meaningCatalog is a catalog of local tools of several needs, searched
@@ -42,7 +43,7 @@ func meaningCatalog(t *testing.T) agentsmcp.ToolCatalog {
 	if err := r.AddProvider(t.Context(), l); err != nil {
 		t.Fatal(err)
 	}
-	return router.NewCatalog(r, router.NewToolIndex(r, router.SearchOptions{Embedder: embed.Semantic{}}), nil)
+	return toolsearch.NewCatalog(r, toolsearch.NewIndex(r, toolsearch.Options{Embedder: embed.Semantic{}}), nil)
 }
 
 // TestFamilyJoinsByMeaning: labelled pairs of a past request (that

@@ -19,6 +19,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // Learn is an OnEnd.
@@ -571,7 +572,7 @@ func TestLearnFromTheExecutor(t *testing.T) {
 	r := router.New(router.Options{Version: "test"})
 	must(r.AddProvider(context.Background(), local))
 	ex := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: f.db, Plans: f.db, Tools: r, Catalog: router.NewCatalog(r, nil, nil), OnEnd: f.learner.Learn,
+		Tasks: f.db, Plans: f.db, Tools: r, Catalog: toolsearch.NewCatalog(r, nil, nil), OnEnd: f.learner.Learn,
 		Retry: agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
 	})
 	t.Cleanup(func() {

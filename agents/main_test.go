@@ -16,6 +16,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // The crash tests (crash_test.go) re-execute this test binary as a child
@@ -62,7 +63,7 @@ func runCrashChild() int {
 		return fail("tools: %v", err)
 	}
 	ex := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: db, Plans: db, Tools: r, Catalog: router.NewCatalog(r, nil, nil),
+		Tasks: db, Plans: db, Tools: r, Catalog: toolsearch.NewCatalog(r, nil, nil),
 		Owner: "child", LeaseTTL: time.Second,
 	})
 	plan, err := db.FindPlanByID(ctx, os.Getenv(crashPlanEnv))

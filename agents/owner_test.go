@@ -19,6 +19,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // These tests attack the agents' MCP tools as another principal would
@@ -98,7 +99,7 @@ func newOwnerWorld(t *testing.T) *ownerWorld {
 		w.mu.Unlock()
 	}})
 	w.exec = agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: tasks, Plans: w.plans, Tools: w.router, Catalog: router.NewCatalog(w.router, nil, nil),
+		Tasks: tasks, Plans: w.plans, Tools: w.router, Catalog: toolsearch.NewCatalog(w.router, nil, nil),
 	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5e9)
@@ -255,7 +256,7 @@ func TestStepsRunInTheNameOfTheTaskCreator(t *testing.T) {
 	// the steps, and the records must name alice, not the admin and not an
 	// anonymous "executor".
 	other := agents.NewExecutor(agents.ExecutorOptions{
-		Tasks: w.tasks, Plans: w.plans, Tools: w.router, Catalog: router.NewCatalog(w.router, nil, nil), Owner: "replica-2",
+		Tasks: w.tasks, Plans: w.plans, Tools: w.router, Catalog: toolsearch.NewCatalog(w.router, nil, nil), Owner: "replica-2",
 	})
 	t.Cleanup(func() { _ = other.Close(context.Background()) })
 	if _, err := other.Resume(agentsmcp.WithPrincipal(context.Background(), admin), id, agents.ResumeRequest{Confirm: []string{"wipe"}}, nil); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // slowTasks is a task store whose writes of step transitions take delay
@@ -94,7 +95,7 @@ func TestOnlyStepsThatMayHaveEffectsWaitForTheirRunningState(t *testing.T) {
 	r := router.New(router.Options{Version: "test"})
 	must(r.AddProvider(context.Background(), local))
 	h = newHarness(t, func(o *agents.ExecutorOptions) {
-		o.Tools, o.Catalog = r, router.NewCatalog(r, nil, nil)
+		o.Tools, o.Catalog = r, toolsearch.NewCatalog(r, nil, nil)
 		slow.TaskService = o.Tasks
 		o.Tasks = slow
 	})
@@ -234,7 +235,7 @@ func TestAResumedTaskStoresEveryStepRunningBeforeItsCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	h = newHarness(t, func(o *agents.ExecutorOptions) {
-		o.Tools, o.Catalog = r, router.NewCatalog(r, nil, nil)
+		o.Tools, o.Catalog = r, toolsearch.NewCatalog(r, nil, nil)
 		o.ResumeInterval = 20 * time.Millisecond
 		slow.TaskService = o.Tasks
 		o.Tasks = slow

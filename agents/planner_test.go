@@ -17,6 +17,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // storeMemory recalls from the store by words. It stands for the server's
@@ -94,7 +95,7 @@ func newStack(t *testing.T, register func(*localtools.Provider)) *stack {
 	if err := r.AddProvider(ctx, local); err != nil {
 		t.Fatal(err)
 	}
-	catalog := router.NewCatalog(r, nil, nil)
+	catalog := toolsearch.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,

@@ -18,6 +18,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // outageUpstream is a real go-sdk MCP server behind streamable HTTP with
@@ -73,7 +74,7 @@ func TestFailingToolIsAvoidedThenProbed(t *testing.T) {
 	if err := pool.AddFromConfig(ctx, remote.Config{Name: "weather", Transport: remote.TransportStreamable, URL: url}); err != nil {
 		t.Fatal(err)
 	}
-	catalog := router.NewCatalog(r, nil, nil)
+	catalog := toolsearch.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db, Now: clock}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,

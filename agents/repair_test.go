@@ -21,6 +21,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // repairTool is a tool of repairUpstream: one string parameter; it fails
@@ -123,7 +124,7 @@ func newRepairHarnessNamed(t *testing.T, name string, tools ...repairTool) *repa
 	if err := pool.AddFromConfig(ctx, remote.Config{Name: name, Transport: remote.TransportStreamable, URL: url}); err != nil {
 		t.Fatal(err)
 	}
-	catalog := router.NewCatalog(r, nil, nil)
+	catalog := toolsearch.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	h := &repairHarness{t: t, db: db, up: up}

@@ -23,6 +23,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // notesUpstream is a go-sdk MCP server with a memory's two tools, one that
@@ -84,7 +85,7 @@ func newServerStack(t *testing.T, upstream string, server func() *mcp.Server, fa
 		t.Fatal(err)
 	}
 	searcher := &recall.Searcher{Index: index, Embedder: embed.Hash{}, Learnings: db, Insights: db, Patterns: db}
-	catalog := router.NewCatalog(r, nil, nil)
+	catalog := toolsearch.NewCatalog(r, nil, nil)
 	g := &agents.Gatherer{Catalog: catalog, Memory: &recall.AgentMemory{Searcher: searcher, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}, Performance: db, Families: families}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,

@@ -14,6 +14,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // TestServerToolsOnlyForAGoalAboutThem: the server's own tools take any
@@ -40,7 +41,7 @@ func TestServerToolsOnlyForAGoalAboutThem(t *testing.T) {
 	if err := r.AddProvider(t.Context(), l); err != nil {
 		t.Fatal(err)
 	}
-	catalog := router.NewCatalog(r, router.NewToolIndex(r, router.SearchOptions{Embedder: embed.Semantic{}}), nil)
+	catalog := toolsearch.NewCatalog(r, toolsearch.NewIndex(r, toolsearch.Options{Embedder: embed.Semantic{}}), nil)
 	candidates := func(g *agents.Gatherer, goal string) []string {
 		k, err := g.Gather(t.Context(), goal, nil)
 		if err != nil {

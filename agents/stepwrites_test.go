@@ -8,7 +8,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
-	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // TestRunnerWritesTransitionsPerStep: on a store with UpdateTaskSteps (the
@@ -25,7 +25,7 @@ func TestRunnerWritesTransitionsPerStep(t *testing.T) {
 		reported []int64
 	)
 	h := newHarness(t, func(o *agents.ExecutorOptions) {
-		o.Tools, o.Catalog = r, router.NewCatalog(r, nil, nil)
+		o.Tools, o.Catalog = r, toolsearch.NewCatalog(r, nil, nil)
 		o.MaxParallel = 8
 		counting = &countingTasks{TaskService: o.Tasks}
 		o.Tasks = counting

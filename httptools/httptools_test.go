@@ -19,6 +19,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/httptools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // api is a small REST API on 127.0.0.1 that records each request.
@@ -162,9 +163,9 @@ func TestDeclarativeEndpoints(t *testing.T) {
 		t.Errorf("POST tool is readOnlyHint: %+v", a)
 	}
 
-	// The agents read the hints through the router's catalog: a plan step
+	// The agents read the hints through the catalog (router/toolsearch): a plan step
 	// calling a DELETE tool waits for a confirmation.
-	catalog := router.NewCatalog(s.router, nil, nil)
+	catalog := toolsearch.NewCatalog(s.router, nil, nil)
 	for name, want := range map[string][2]bool{"blog__delete_post": {false, true}, "blog__get_post": {true, false}, "blog__create_post": {false, false}} {
 		info, err := catalog.Tool(context.Background(), name)
 		if err != nil || info.ReadOnly != want[0] || info.Destructive != want[1] {

@@ -267,11 +267,6 @@ func callRecord(ctx context.Context, tool string, args json.RawMessage) ToolCall
 	return rec
 }
 
-// restricted reports whether the caller in ctx sees only some tools.
-func restricted(ctx context.Context) bool {
-	return agentsmcp.PrincipalFrom(ctx).Restricted()
-}
-
 // mayUse reports whether the caller in ctx may see and call tool.
 func mayUse(ctx context.Context, tool string) bool {
 	return agentsmcp.PrincipalFrom(ctx).MayUseTool(tool)

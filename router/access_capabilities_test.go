@@ -20,6 +20,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // The names the upstream "up" of capabilityFixture exposes through the
@@ -52,7 +53,7 @@ func newCapabilityFixture(t *testing.T, principals map[string]*agentsmcp.Princip
 		f.mu.Unlock()
 	}})
 	local := localtools.New()
-	if _, err := router.AddSearchToolsWith(local, f.router, router.SearchOptions{}); err != nil {
+	if err := toolsearch.AddSearchTools(local, toolsearch.NewIndex(f.router, toolsearch.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.router.AddProvider(context.Background(), local); err != nil {

@@ -22,6 +22,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // accessFixture is a router with an upstream-like provider "up" (up__a,
@@ -45,7 +46,7 @@ func newAccessFixture(t *testing.T, access router.AccessOptions) *accessFixture 
 		rawTool("up__b", `{"type":"object"}`),
 	}}
 	local := localtools.New()
-	if _, err := router.AddSearchToolsWith(local, f.router, router.SearchOptions{}); err != nil {
+	if err := toolsearch.AddSearchTools(local, toolsearch.NewIndex(f.router, toolsearch.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []agentsmcp.ToolProvider{up, local} {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // newHTTPServer serves a router with search_tools over real HTTP on loopback.
@@ -24,7 +25,7 @@ func newHTTPServer(t testing.TB, opts router.HTTPOptions) (*router.Router, *http
 	t.Helper()
 	r := router.New(router.Options{Version: "test"})
 	local := localtools.New()
-	if _, err := router.AddSearchToolsWith(local, r, router.SearchOptions{}); err != nil {
+	if err := toolsearch.AddSearchTools(local, toolsearch.NewIndex(r, toolsearch.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.AddProvider(context.Background(), local); err != nil {

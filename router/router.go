@@ -9,10 +9,14 @@
 // reach the router through interfaces of their own (transports.go). Everything else of the protocol (initialize and
 // version negotiation, ping, logging/setLevel, pagination, resources, prompts,
 // completion, subscriptions) is the SDK's.
+//
+// Indexes derived from the registry, such as the tool search of
+// router/toolsearch, read it through [Router.ToolSnapshot] and its
+// neighbours (registry_read.go); the router does not know them, and cmd
+// wires them to it.
 package router
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,7 +117,7 @@ type Router struct {
 	problems  map[string][]string   // provider → problems found at its last listing
 	completer map[completionKey]CompletionFunc
 	// gen counts changes of tools; watchers are signalled after each (see
-	// [Router.watchTools]).
+	// [Router.WatchTools]).
 	gen      uint64
 	watchers map[chan struct{}]struct{}
 
@@ -134,6 +138,9 @@ type toolEntry struct {
 	raw      []byte // the tool as JSON, to detect changes on refresh
 	provider agentsmcp.ToolProvider
 	schema   *validation.Schema
+	// registered is what readers of the registry are given (see
+	// [Router.ToolSnapshot]); made once, with the entry.
+	registered *agentsmcp.RegisteredTool
 }
 
 // New returns a router with no providers. Add local tools with
@@ -308,6 +315,7 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 			continue
 		}
 		e := &toolEntry{tool: t, raw: raw, provider: p, schema: validation.New(inputSchemaJSON(t))}
+		e.registered = &agentsmcp.RegisteredTool{Tool: t, Source: p.Name(), InputSchema: e.schema.Raw()}
 		r.tools[t.Name] = e
 		r.server.AddTool(t, r.toolHandler(e))
 		changed = true
@@ -391,43 +399,6 @@ func (r *Router) toolsChangedLocked() {
 		default:
 		}
 	}
-}
-
-// watchTools returns a channel that receives a value after the tool set
-// changes (coalesced: one pending value stands for any number of changes),
-// and a function that ends the watch. It is how derived indexes, such as the
-// search index, learn that they are stale; [Router.toolSnapshot] then gives
-// them the new set.
-func (r *Router) watchTools() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	r.mu.Lock()
-	r.watchers[ch] = struct{}{}
-	r.mu.Unlock()
-	return ch, func() {
-		r.mu.Lock()
-		delete(r.watchers, ch)
-		r.mu.Unlock()
-	}
-}
-
-// toolSnapshot returns the registered tools, sorted by name, and the
-// generation they are of.
-func (r *Router) toolSnapshot() (uint64, []*toolEntry) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]*toolEntry, 0, len(r.tools))
-	for _, e := range r.tools {
-		out = append(out, e)
-	}
-	slices.SortFunc(out, func(a, b *toolEntry) int { return cmp.Compare(a.tool.Name, b.tool.Name) })
-	return r.gen, out
-}
-
-// generation returns the number of changes of the tool set so far.
-func (r *Router) generation() uint64 {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.gen
 }
 
 func (r *Router) entry(name string) (*toolEntry, bool) {

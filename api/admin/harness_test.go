@@ -37,6 +37,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // The tests use no mocks: the store is a real SQLite database, semantic
@@ -205,7 +206,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	}
 	// The catalog of the real router, ranked by its search_tools index
 	// (cmd/agents-mcp's adminCatalog does the same for the server).
-	opts.Catalog = routerCatalog{router: e.router, index: router.NewToolIndex(e.router, router.SearchOptions{})}
+	opts.Catalog = routerCatalog{router: e.router, index: toolsearch.NewIndex(e.router, toolsearch.Options{})}
 	// Credentials behind the sealing layer, with a key of the test.
 	credKey := make([]byte, secrets.KeySize)
 	_, _ = rand.Read(credKey)
@@ -518,7 +519,7 @@ func (e *env) waitOperation(location string) admin.Operation {
 // as the server's does.
 type routerCatalog struct {
 	router *router.Router
-	index  *router.ToolIndex
+	index  *toolsearch.Index
 }
 
 func (c routerCatalog) Tools() []admin.CatalogTool {

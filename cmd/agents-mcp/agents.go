@@ -12,14 +12,14 @@ import (
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
-	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // addAgents registers the thought agent, planner and executor tools and the
 // discovery prompts, and returns the executor, whose resume loop the caller starts once the
 // upstreams are added.
-func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher, search *router.ToolIndex, performance agentsmcp.ToolPerformanceService, logger *slog.Logger) (*agents.Executor, error) {
-	catalog := router.NewCatalog(a.router, search, a.upstreamHealth)
+func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher, ranker toolsearch.Ranker, performance agentsmcp.ToolPerformanceService, logger *slog.Logger) (*agents.Executor, error) {
+	catalog := toolsearch.NewCatalog(a.router, ranker, a.upstreamHealth)
 	agentMemory := &recall.AgentMemory{Searcher: searcher, Visibility: cfg.MemoryVisibility, Family: agents.FamilyOf, FamilyTag: agents.FamilyTag}
 	gatherer := &agents.Gatherer{Catalog: catalog, Memory: agentMemory, Performance: m.store,
 		Families:    &agents.Families{Embedder: searcher.Embedder, MinSimilarity: familySimilarity(cfg.Embedder)},
@@ -127,4 +127,4 @@ func familySimilarity(embedder string) float64 {
 // memory tools and search_tools): the agents plan on them only for a goal
 // that names what they hold (agents.Gatherer.ServerTools).
 var serverToolNames = []string{mcptools.QueryMemoryName, mcptools.StoreInsightName, mcptools.GetSimilarTasksName,
-	mcptools.GetSuccessfulPlansName, mcptools.GetToolPerformanceName, router.SearchToolsName}
+	mcptools.GetSuccessfulPlansName, mcptools.GetToolPerformanceName, toolsearch.ToolName}

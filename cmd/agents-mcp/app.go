@@ -29,6 +29,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/conformance"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 // app is the assembled server, shared by every transport.
@@ -64,8 +65,9 @@ type app struct {
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
-	// toolIndex ranks the catalog for search_tools and the admin API.
-	toolIndex *router.ToolIndex
+	// toolIndex ranks the catalog for search_tools, the agents and the
+	// admin API.
+	toolIndex *toolsearch.Index
 	// toolPerf writes tool performance in batches.
 	toolPerf *mcptools.Recorder
 	// admin is the admin REST API (serve only); its operations are
@@ -175,12 +177,12 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		Access:      sec.routerAccess(),
 	})
 	a.local = localtools.New()
-	search, err := router.AddSearchToolsWith(a.local, a.router, router.SearchOptions{Embedder: m.queryEmbedder, Logger: logger})
-	if err != nil {
-		return fail(err)
-	}
+	search := toolsearch.NewIndex(a.router, toolsearch.Options{Embedder: m.queryEmbedder, Logger: logger})
 	a.closers = append(a.closers, search.Close)
 	a.toolIndex = search
+	if err := toolsearch.AddSearchTools(a.local, search); err != nil {
+		return fail(err)
+	}
 	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.insights, Patterns: m.store, Logger: logger}
 	a.recall = searcher
 	// Reads see the calls made before them (see Recorder.ReadThrough).
@@ -377,7 +379,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams, HTTPTools: a.sharedHTTPTools,
-		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, index: a.toolIndex},
+		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, ranker: a.toolIndex},
 		Credentials: credentialService(m.credentials), Authorizer: authorizer(a.credentials),
 		Registrar: registrar(a.credentials, a.pool, m.credentials),
 		Audit:     a.security.audit, Written: m.syncer.Notify, Logger: logger,

@@ -10,14 +10,15 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
-// adminCatalog is the router's catalog and search_tools index as the admin
-// API's GET /tools serves them: the console's Tools page ranks as
-// search_tools does because it asks the same index.
+// adminCatalog is the router's catalog and search_tools' ranker as the
+// admin API's GET /tools serves them: the console's Tools page ranks as
+// search_tools does because it asks the same ranker.
 type adminCatalog struct {
 	router *router.Router
-	index  *router.ToolIndex
+	ranker toolsearch.Ranker
 }
 
 func (c adminCatalog) Tools() []admin.CatalogTool {
@@ -31,7 +32,7 @@ func (c adminCatalog) Tools() []admin.CatalogTool {
 }
 
 func (c adminCatalog) Search(ctx context.Context, query, scope string, limit int) ([]admin.CatalogTool, string, string) {
-	res := c.index.Search(ctx, query, scope, limit)
+	res := c.ranker.Search(ctx, query, scope, limit)
 	out := make([]admin.CatalogTool, len(res.Tools))
 	for i, m := range res.Tools {
 		out[i] = admin.CatalogTool{Name: m.Name, Source: m.Source, Description: m.Description, Score: m.Score, Why: m.Why}

@@ -41,7 +41,7 @@ const (
 type Semantic struct{}
 
 // Weights of a [Semantic] vector, chosen on the dev set (see
-// router/search_semantic_test.go).
+// router/toolsearch/semantic_test.go).
 const (
 	// semanticMeaningShare is the share of the meaning part in the cosine.
 	semanticMeaningShare = 0.7

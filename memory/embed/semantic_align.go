@@ -7,10 +7,10 @@ import "math"
 // text's words (BERTScore's recall, with static word vectors), so that
 // "warm" is matched by "temperature" in a long tool description instead of
 // being averaged away among its other words. search_tools uses it to
-// re-rank its best candidates (router.ToolIndex; measured in
+// re-rank its best candidates (toolsearch.Index; measured in
 // docs/adr/0015-offline-semantic-model.md).
 
-// Knobs of the alignment, chosen on the dev sets of router/testdata/paraphrase.
+// Knobs of the alignment, chosen on the dev sets of router/toolsearch/testdata/paraphrase.
 const (
 	// alignCosineFloor is the word cosine that counts as no similarity: the
 	// model's unrelated words still have cosines up to about 0.2.

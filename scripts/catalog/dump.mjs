@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // dump.mjs starts real MCP servers from npm over stdio with the official
 // TypeScript SDK client and writes each server's tools/list result to
-// router/testdata/catalog/<server>.json, with tool names prefixed the way the
+// router/toolsearch/testdata/catalog/<server>.json, with tool names prefixed the way the
 // gateway exposes them (<server>__<tool>). The router's retrieval-quality test
 // and BenchmarkSearchTools read these files.
 //
@@ -26,7 +26,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const outDir = join(here, "..", "..", "router", "testdata", "catalog");
+const outDir = join(here, "..", "..", "router", "toolsearch", "testdata", "catalog");
 const require = createRequire(import.meta.url);
 const scratch = mkdtempSync(join(tmpdir(), "catalog-"));
 

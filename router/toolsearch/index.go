@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"context"
@@ -13,74 +13,74 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// DefaultSearchQueryTimeout bounds embedding a query when
-// [SearchOptions.QueryTimeout] is zero.
-const DefaultSearchQueryTimeout = 2 * time.Second
+// DefaultQueryTimeout bounds embedding a query when
+// [Options.QueryTimeout] is zero.
+const DefaultQueryTimeout = 2 * time.Second
 
 // embedBatch is the most tool texts given to the embedder in one call.
 const embedBatch = 64
 
-// SearchOptions configure a [ToolIndex].
-type SearchOptions struct {
+// Options configure an [Index].
+type Options struct {
 	// Embedder, if set, makes the ranking hybrid: the lexical score is fused
 	// with the cosine similarity of the query's and each tool's embedding.
 	// nil ranks lexically only.
 	Embedder agentsmcp.Embedder
 	// QueryTimeout bounds embedding the query of one search; past it the
-	// search answers lexically. Zero means [DefaultSearchQueryTimeout].
+	// search answers lexically. Zero means [DefaultQueryTimeout].
 	QueryTimeout time.Duration
-	// Logger receives embedding failures; nil means the router's logger.
+	// Logger receives embedding failures; nil discards them.
 	Logger *slog.Logger
 }
 
-// ToolIndex ranks a router's tool catalog for search_tools. It is safe for
-// concurrent use.
+// Index ranks a registry's tools for search_tools, the agents' [Catalog]
+// and the admin API. It is safe for concurrent use.
 //
-// The lexical index (tokens and BM25 statistics) follows the router's tool
+// The lexical index (tokens and BM25 statistics) follows the registry's tool
 // set: a search after a change re-indexes first, re-tokenising only the tools
 // that changed. With an embedder, a goroutine owned by the index embeds the
 // tools off the request path whenever the tool set changes. Each tool's
 // vector is cached under a hash of the embedder's ID and the embedded text, so
 // an unchanged tool is never embedded twice. Until every tool has a vector,
 // and whenever the query cannot be embedded within QueryTimeout, searches
-// answer lexically and say so in [SearchToolsResult.Note]; embedding problems
+// answer lexically and say so in [Result.Note]; embedding problems
 // never fail a search.
-type ToolIndex struct {
-	r       *Router
+type Index struct {
+	reg     Registry
 	emb     agentsmcp.Embedder
 	params  rankParams // defaultRankParams, or semanticRankParams for a model of meaning
 	timeout time.Duration
 	logger  *slog.Logger
 
 	mu      sync.Mutex
-	gen     uint64                   // generation of the router that lex is of
-	lex     *lexicalIndex            // nil until the first search
-	docs    map[*toolEntry]searchDoc // tokenised tools, by registration
-	vectors map[string][]float32     // embedding cache, by embedKey
+	gen     uint64                                  // generation of the registry that lex is of
+	lex     *lexicalIndex                           // nil until the first search
+	docs    map[*agentsmcp.RegisteredTool]searchDoc // tokenised tools, by registration
+	vectors map[string][]float32                    // embedding cache, by embedKey
 
 	stop      context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
-// NewToolIndex returns an index of r's tools. With opts.Embedder it starts
+// NewIndex returns an index of reg's tools. With opts.Embedder it starts
 // embedding the catalog in the background; call Close to stop it.
-func NewToolIndex(r *Router, opts SearchOptions) *ToolIndex {
-	x := &ToolIndex{
-		r:       r,
+func NewIndex(reg Registry, opts Options) *Index {
+	x := &Index{
+		reg:     reg,
 		emb:     opts.Embedder,
 		params:  rankParamsFor(opts.Embedder),
 		timeout: opts.QueryTimeout,
 		logger:  opts.Logger,
-		docs:    map[*toolEntry]searchDoc{},
+		docs:    map[*agentsmcp.RegisteredTool]searchDoc{},
 		vectors: map[string][]float32{},
 		done:    make(chan struct{}),
 	}
 	if x.timeout <= 0 {
-		x.timeout = DefaultSearchQueryTimeout
+		x.timeout = DefaultQueryTimeout
 	}
 	if x.logger == nil {
-		x.logger = r.logger
+		x.logger = slog.New(slog.DiscardHandler)
 	}
 	if x.emb == nil {
 		x.stop = func() {}
@@ -89,7 +89,7 @@ func NewToolIndex(r *Router, opts SearchOptions) *ToolIndex {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	x.stop = cancel
-	changes, unwatch := r.watchTools()
+	changes, unwatch := reg.WatchTools()
 	go func() {
 		defer close(x.done)
 		defer unwatch()
@@ -100,18 +100,19 @@ func NewToolIndex(r *Router, opts SearchOptions) *ToolIndex {
 
 // Close stops the background embedding and waits for it to end. It is
 // idempotent and always returns nil.
-func (x *ToolIndex) Close() error {
+func (x *Index) Close() error {
 	x.closeOnce.Do(x.stop)
 	<-x.done
 	return nil
 }
 
-// Search ranks the catalog against query within scope ("all" or "",
-// "local", "remote") and returns the best limit matches.
-func (x *ToolIndex) Search(ctx context.Context, query, scope string, limit int) *SearchToolsResult {
+// Search implements [Ranker]: it ranks the registry's tools against query
+// within scope ("all" or "", "local", "remote") and returns the best limit
+// matches.
+func (x *Index) Search(ctx context.Context, query, scope string, limit int) *Result {
 	ix, vecs, missing := x.snapshot()
 	terms := parseQuery(query, x.params.synonymWeight)
-	res := &SearchToolsResult{Mode: SearchModeLexical}
+	res := &Result{Mode: ModeLexical}
 	if x.emb == nil {
 		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
@@ -131,7 +132,7 @@ func (x *ToolIndex) Search(ctx context.Context, query, scope string, limit int) 
 		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
 	}
-	res.Mode = SearchModeHybrid
+	res.Mode = ModeHybrid
 	var align aligner
 	if a, ok := x.emb.(agentsmcp.AligningEmbedder); ok {
 		// Local and bounded (a pass over alignCandidates descriptions), so
@@ -143,7 +144,7 @@ func (x *ToolIndex) Search(ctx context.Context, query, scope string, limit int) 
 }
 
 // embedQuery embeds one query within the index's timeout.
-func (x *ToolIndex) embedQuery(ctx context.Context, query string) ([]float32, error) {
+func (x *Index) embedQuery(ctx context.Context, query string) ([]float32, error) {
 	ctx, cancel := context.WithTimeout(ctx, x.timeout)
 	defer cancel()
 	type answer struct {
@@ -172,13 +173,13 @@ func (x *ToolIndex) embedQuery(ctx context.Context, query string) ([]float32, er
 	}
 }
 
-// snapshot returns the current lexical index, re-indexing if the router's
+// snapshot returns the current lexical index, re-indexing if the registry's
 // tools changed, the cached vectors aligned with its documents (nil without
 // an embedder) and how many documents have no vector yet.
-func (x *ToolIndex) snapshot() (*lexicalIndex, [][]float32, int) {
+func (x *Index) snapshot() (*lexicalIndex, [][]float32, int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.lex == nil || x.r.generation() != x.gen {
+	if x.lex == nil || x.reg.ToolsGeneration() != x.gen {
 		x.reindexLocked()
 	}
 	if x.emb == nil {
@@ -195,12 +196,12 @@ func (x *ToolIndex) snapshot() (*lexicalIndex, [][]float32, int) {
 	return x.lex, vecs, missing
 }
 
-// reindexLocked rebuilds the lexical index from the router's tools, reusing
+// reindexLocked rebuilds the lexical index from the registry's tools, reusing
 // the tokenised documents of unchanged tools. x.mu must be held.
-func (x *ToolIndex) reindexLocked() {
-	gen, entries := x.r.toolSnapshot()
+func (x *Index) reindexLocked() {
+	gen, entries := x.reg.ToolSnapshot()
 	docs := make([]searchDoc, len(entries))
-	keep := make(map[*toolEntry]searchDoc, len(entries))
+	keep := make(map[*agentsmcp.RegisteredTool]searchDoc, len(entries))
 	for i, e := range entries {
 		d, ok := x.docs[e]
 		if !ok {
@@ -215,7 +216,7 @@ func (x *ToolIndex) reindexLocked() {
 }
 
 // embedKey is the cache key of a tool text's vector.
-func (x *ToolIndex) embedKey(text string) string {
+func (x *Index) embedKey(text string) string {
 	h := sha256.New()
 	h.Write([]byte(x.emb.ID()))
 	h.Write([]byte{0})
@@ -225,7 +226,7 @@ func (x *ToolIndex) embedKey(text string) string {
 
 // embedLoop embeds the catalog now and after every change until ctx ends. A
 // failed pass is retried with backoff (from 1s to 5m) or at the next change.
-func (x *ToolIndex) embedLoop(ctx context.Context, changes <-chan struct{}) {
+func (x *Index) embedLoop(ctx context.Context, changes <-chan struct{}) {
 	const minBackoff, maxBackoff = time.Second, 5 * time.Minute
 	backoff := minBackoff
 	retry := time.NewTimer(maxBackoff)
@@ -254,9 +255,9 @@ func (x *ToolIndex) embedLoop(ctx context.Context, changes <-chan struct{}) {
 
 // embedPass embeds every tool text that has no cached vector, and drops
 // the vectors of tools that are gone.
-func (x *ToolIndex) embedPass(ctx context.Context) error {
+func (x *Index) embedPass(ctx context.Context) error {
 	x.mu.Lock()
-	if x.lex == nil || x.r.generation() != x.gen {
+	if x.lex == nil || x.reg.ToolsGeneration() != x.gen {
 		x.reindexLocked()
 	}
 	want := map[string]string{} // key → text

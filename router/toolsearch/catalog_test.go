@@ -1,4 +1,4 @@
-package router_test
+package toolsearch_test
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
 const widgetOutputSchema = `{"type":"object","properties":{"deleted":{"type":"integer"}},"required":["deleted"]}`
@@ -126,7 +127,7 @@ func TestCatalogToolInfo(t *testing.T) {
 		}
 		return agentsmcp.HealthDown // never asked for local tools
 	}
-	var cat agentsmcp.ToolCatalog = router.NewCatalog(r, nil, health)
+	var cat agentsmcp.ToolCatalog = toolsearch.NewCatalog(r, nil, health)
 
 	tools, err := cat.ListTools(ctx)
 	if err != nil {
@@ -203,7 +204,7 @@ func TestCatalogHealthDefaults(t *testing.T) {
 		"nil health":     nil,
 		"unknown source": func(string) string { return "" },
 	} {
-		tools, err := router.NewCatalog(r, nil, health).ListTools(ctx)
+		tools, err := toolsearch.NewCatalog(r, nil, health).ListTools(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +214,7 @@ func TestCatalogHealthDefaults(t *testing.T) {
 			}
 		}
 	}
-	ti, err := router.NewCatalog(r, nil, func(string) string { return agentsmcp.HealthDown }).Tool(ctx, "up__person")
+	ti, err := toolsearch.NewCatalog(r, nil, func(string) string { return agentsmcp.HealthDown }).Tool(ctx, "up__person")
 	if err != nil || ti.Health != agentsmcp.HealthDown {
 		t.Errorf("down upstream: %+v, %v", ti, err)
 	}
@@ -222,13 +223,15 @@ func TestCatalogHealthDefaults(t *testing.T) {
 func TestCatalogSearchTools(t *testing.T) {
 	r, up := newCatalogRouter(t)
 	ctx := context.Background()
-	index := router.NewToolIndex(r, router.SearchOptions{})
+	index := toolsearch.NewIndex(r, toolsearch.Options{})
 	defer index.Close()
 	health := func(string) string { return "connecting" }
 
-	for name, cat := range map[string]*router.Catalog{
-		"index":    router.NewCatalog(r, index, health),
-		"no index": router.NewCatalog(r, nil, health),
+	for name, cat := range map[string]*toolsearch.Catalog{
+		"index":    toolsearch.NewCatalog(r, index, health),
+		"no index": toolsearch.NewCatalog(r, nil, health),
+		// A nil *Index (a variable never set) is no ranker, not a panic.
+		"nil *Index": toolsearch.NewCatalog(r, (*toolsearch.Index)(nil), health),
 	} {
 		t.Run(name, func(t *testing.T) {
 			matches, err := cat.SearchTools(ctx, "delete widgets", 2)
@@ -266,7 +269,7 @@ func TestCatalogSearchTools(t *testing.T) {
 	if err := r.Refresh(ctx, "up"); err != nil {
 		t.Fatal(err)
 	}
-	cat := router.NewCatalog(r, index, nil)
+	cat := toolsearch.NewCatalog(r, index, nil)
 	if _, err := cat.Tool(ctx, "up__delete_widgets"); agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
 		t.Errorf("removed tool: err = %v", err)
 	}

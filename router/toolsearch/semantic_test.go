@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
+	"github.com/agents-mcp/agents-mcp/router"
 )
 
 // The paraphrase sets: testdata/paraphrase/catalog.json is a
@@ -118,7 +119,7 @@ func measureRecall(queries []labelledQuery, rank func(string) []string) recall {
 // sharedWords returns the stems a query shares with a tool's name,
 // description and parameters (names and descriptions).
 func sharedWords(query string, tool *mcp.Tool) []string {
-	d := newSearchDoc(tool.Name, tool.Title, tool.Description, "", inputSchemaJSON(tool))
+	d := newSearchDoc(tool.Name, tool.Title, tool.Description, "", agentsmcp.ToolSchemaJSON(tool.InputSchema))
 	var out []string
 	for _, t := range tokenize(query) {
 		if _, ok := d.tf[t]; ok && !slices.Contains(out, t) {
@@ -128,17 +129,17 @@ func sharedWords(query string, tool *mcp.Tool) []string {
 	return out
 }
 
-// searchRanker ranks through a ToolIndex, as search_tools does.
-func searchRanker(t testing.TB, r *Router, emb agentsmcp.Embedder) func(string) []string {
+// searchRanker ranks through an Index, as search_tools does.
+func searchRanker(t testing.TB, r *router.Router, emb agentsmcp.Embedder) func(string) []string {
 	t.Helper()
-	x := NewToolIndex(r, SearchOptions{Embedder: emb})
+	x := NewIndex(r, Options{Embedder: emb})
 	t.Cleanup(func() { x.Close() })
 	if emb != nil {
 		waitEmbedded(t, x)
 	}
 	return func(q string) []string {
 		res := x.Search(context.Background(), q, "all", 10)
-		if emb != nil && res.Mode != SearchModeHybrid {
+		if emb != nil && res.Mode != ModeHybrid {
 			t.Fatalf("search %q: mode %s (%s)", q, res.Mode, res.Note)
 		}
 		return matchNames(res.Tools)
@@ -174,7 +175,7 @@ func TestSemanticRetrieval(t *testing.T) {
 		name string
 		rank func(string) []string
 	}{
-		{rankLexicalOnly, func(q string) []string { return matchNames(r.SearchTools(q, "all", 10)) }},
+		{rankLexicalOnly, func(q string) []string { return matchNames(SearchLexical(r, q, "all", 10)) }},
 		{rankHashBM25, searchRanker(t, r, embed.Hash{})},
 		{rankSemanticOnly, semVecs},
 		{rankSemantic, searchRanker(t, r, embed.Semantic{})},
@@ -310,7 +311,7 @@ func BenchmarkSearchTools1000(b *testing.B) {
 		emb  agentsmcp.Embedder
 	}{{"semantic", embed.Semantic{}}, {"hash", embed.Hash{}}} {
 		b.Run(bc.name, func(b *testing.B) {
-			x := NewToolIndex(r, SearchOptions{Embedder: bc.emb})
+			x := NewIndex(r, Options{Embedder: bc.emb})
 			defer x.Close()
 			waitEmbedded(b, x)
 			var took []time.Duration
@@ -319,7 +320,7 @@ func BenchmarkSearchTools1000(b *testing.B) {
 				start := time.Now()
 				res := x.Search(context.Background(), queries[i%len(queries)].Query, "all", 10)
 				took = append(took, time.Since(start))
-				if res.Mode != SearchModeHybrid {
+				if res.Mode != ModeHybrid {
 					b.Fatalf("mode %s (%s)", res.Mode, res.Note)
 				}
 				i++

@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
+	"github.com/agents-mcp/agents-mcp/router"
 )
 
 // fakeEmbedder is a test double of agentsmcp.Embedder: it embeds with the
@@ -104,11 +106,11 @@ func smallCatalog() []*mcp.Tool {
 	}
 }
 
-func newSmallRouter(t *testing.T) (*Router, *mutableProvider) {
+func newSmallRouter(t *testing.T) (*router.Router, *mutableProvider) {
 	t.Helper()
 	p := &mutableProvider{name: "up"}
 	p.set(smallCatalog()...)
-	r := New(Options{})
+	r := router.New(router.Options{})
 	if err := r.AddProvider(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +119,11 @@ func newSmallRouter(t *testing.T) (*Router, *mutableProvider) {
 
 func TestToolIndexHybridAndWhy(t *testing.T) {
 	r, _ := newSmallRouter(t)
-	x := NewToolIndex(r, SearchOptions{Embedder: &fakeEmbedder{}})
+	x := NewIndex(r, Options{Embedder: &fakeEmbedder{}})
 	defer x.Close()
 	waitEmbedded(t, x)
 	res := x.Search(context.Background(), "open a ticket in the repo", "all", 3)
-	if res.Mode != SearchModeHybrid || res.Note != "" {
+	if res.Mode != ModeHybrid || res.Note != "" {
 		t.Fatalf("mode %q note %q, want hybrid", res.Mode, res.Note)
 	}
 	if len(res.Tools) == 0 || res.Tools[0].Name != "gh__create_issue" {
@@ -161,7 +163,7 @@ func TestToolIndexQueryEmbeddingFallsBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := newSmallRouter(t)
 			f := &fakeEmbedder{}
-			x := NewToolIndex(r, SearchOptions{Embedder: f, QueryTimeout: 50 * time.Millisecond})
+			x := NewIndex(r, Options{Embedder: f, QueryTimeout: 50 * time.Millisecond})
 			defer x.Close()
 			waitEmbedded(t, x)
 			f.setHook(tc.hook)
@@ -170,7 +172,7 @@ func TestToolIndexQueryEmbeddingFallsBack(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("search took %s", d)
 			}
-			if res.Mode != SearchModeLexical || !strings.Contains(res.Note, tc.note) || strings.Contains(res.Note, "secret") {
+			if res.Mode != ModeLexical || !strings.Contains(res.Note, tc.note) || strings.Contains(res.Note, "secret") {
 				t.Errorf("mode %q note %q, want lexical with %q and no detail", res.Mode, res.Note, tc.note)
 			}
 			if len(res.Tools) == 0 || res.Tools[0].Name != "fs__list_directory" {
@@ -188,7 +190,7 @@ func TestToolIndexQueryEmbeddingFallsBack(t *testing.T) {
 func TestToolIndexQueryEmbedderIgnoringContext(t *testing.T) {
 	r, _ := newSmallRouter(t)
 	f := &fakeEmbedder{}
-	x := NewToolIndex(r, SearchOptions{Embedder: f, QueryTimeout: 20 * time.Millisecond})
+	x := NewIndex(r, Options{Embedder: f, QueryTimeout: 20 * time.Millisecond})
 	defer x.Close()
 	waitEmbedded(t, x)
 	release := make(chan struct{})
@@ -200,7 +202,7 @@ func TestToolIndexQueryEmbedderIgnoringContext(t *testing.T) {
 		return nil
 	})
 	res := x.Search(context.Background(), "read a file", "all", 3)
-	if res.Mode != SearchModeLexical || !strings.Contains(res.Note, "timed out") {
+	if res.Mode != ModeLexical || !strings.Contains(res.Note, "timed out") {
 		t.Fatalf("mode %q note %q", res.Mode, res.Note)
 	}
 }
@@ -219,10 +221,10 @@ func TestToolIndexLexicalUntilToolsEmbedded(t *testing.T) {
 		}
 		return nil
 	})
-	x := NewToolIndex(r, SearchOptions{Embedder: f})
+	x := NewIndex(r, Options{Embedder: f})
 	defer x.Close()
 	res := x.Search(context.Background(), "post a message", "all", 3)
-	if res.Mode != SearchModeLexical || !strings.Contains(res.Note, "not ready (4 of 4 tools missing)") {
+	if res.Mode != ModeLexical || !strings.Contains(res.Note, "not ready (4 of 4 tools missing)") {
 		t.Fatalf("before embedding: mode %q note %q", res.Mode, res.Note)
 	}
 	if len(res.Tools) == 0 || res.Tools[0].Name != "chat__post_message" {
@@ -230,7 +232,7 @@ func TestToolIndexLexicalUntilToolsEmbedded(t *testing.T) {
 	}
 	close(gate)
 	waitEmbedded(t, x)
-	if res := x.Search(context.Background(), "post a message", "all", 3); res.Mode != SearchModeHybrid {
+	if res := x.Search(context.Background(), "post a message", "all", 3); res.Mode != ModeHybrid {
 		t.Fatalf("after embedding: mode %q note %q", res.Mode, res.Note)
 	}
 }
@@ -238,7 +240,7 @@ func TestToolIndexLexicalUntilToolsEmbedded(t *testing.T) {
 func TestToolIndexEmbedsEachToolOnce(t *testing.T) {
 	r, p := newSmallRouter(t)
 	f := &fakeEmbedder{}
-	x := NewToolIndex(r, SearchOptions{Embedder: f})
+	x := NewIndex(r, Options{Embedder: f})
 	defer x.Close()
 	waitEmbedded(t, x)
 	if n := f.embedded(); n != 4 {
@@ -293,16 +295,34 @@ func TestToolIndexRetriesFailedToolEmbedding(t *testing.T) {
 		}
 		return nil
 	})
-	x := NewToolIndex(r, SearchOptions{Embedder: f})
+	x := NewIndex(r, Options{Embedder: f})
 	defer x.Close()
 	waitEmbedded(t, x) // the retry after 1s succeeds
-	if res := x.Search(context.Background(), "read a file", "all", 1); res.Mode != SearchModeHybrid {
+	if res := x.Search(context.Background(), "read a file", "all", 1); res.Mode != ModeHybrid {
 		t.Fatalf("mode %q note %q", res.Mode, res.Note)
+	}
+}
+
+// watchCounter is a router as the index's Registry, counting the watches
+// of its tool set that are open.
+type watchCounter struct {
+	*router.Router
+	open atomic.Int32
+}
+
+func (w *watchCounter) WatchTools() (<-chan struct{}, func()) {
+	changes, stop := w.Router.WatchTools()
+	w.open.Add(1)
+	var once sync.Once
+	return changes, func() {
+		once.Do(func() { w.open.Add(-1) })
+		stop()
 	}
 }
 
 func TestToolIndexCloseStopsEmbedding(t *testing.T) {
 	r, _ := newSmallRouter(t)
+	reg := &watchCounter{Router: r}
 	f := &fakeEmbedder{}
 	started := make(chan struct{})
 	var once sync.Once
@@ -311,7 +331,7 @@ func TestToolIndexCloseStopsEmbedding(t *testing.T) {
 		<-ctx.Done() // blocks until Close cancels
 		return ctx.Err()
 	})
-	x := NewToolIndex(r, SearchOptions{Embedder: f})
+	x := NewIndex(reg, Options{Embedder: f})
 	<-started
 	done := make(chan struct{})
 	go func() {
@@ -324,22 +344,19 @@ func TestToolIndexCloseStopsEmbedding(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not stop the embedding goroutine")
 	}
-	r.mu.RLock()
-	watchers := len(r.watchers)
-	r.mu.RUnlock()
-	if watchers != 0 {
-		t.Errorf("%d router watchers left after Close", watchers)
+	if watchers := reg.open.Load(); watchers != 0 {
+		t.Errorf("%d watches of the router left open after Close", watchers)
 	}
 }
 
 func TestToolIndexScope(t *testing.T) {
 	r, _ := newSmallRouter(t)
 	local := localtools.New()
-	x, err := AddSearchToolsWith(local, r, SearchOptions{})
-	if err != nil {
+	x := NewIndex(r, Options{})
+	defer x.Close()
+	if err := AddSearchTools(local, x); err != nil {
 		t.Fatal(err)
 	}
-	defer x.Close()
 	if err := r.AddProvider(context.Background(), local); err != nil {
 		t.Fatal(err)
 	}
@@ -363,11 +380,11 @@ func TestSearchToolsCallWithFailingEmbedder(t *testing.T) {
 	r, _ := newSmallRouter(t)
 	f := &fakeEmbedder{}
 	local := localtools.New()
-	x, err := AddSearchToolsWith(local, r, SearchOptions{Embedder: f, QueryTimeout: 100 * time.Millisecond})
-	if err != nil {
+	x := NewIndex(r, Options{Embedder: f, QueryTimeout: 100 * time.Millisecond})
+	defer x.Close()
+	if err := AddSearchTools(local, x); err != nil {
 		t.Fatal(err)
 	}
-	defer x.Close()
 	if err := r.AddProvider(ctx, local); err != nil {
 		t.Fatal(err)
 	}
@@ -390,16 +407,16 @@ func TestSearchToolsCallWithFailingEmbedder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: SearchToolsName, Arguments: map[string]any{"query": "send a chat message", "limit": 2}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"query": "send a chat message", "limit": 2}})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}
-	var got SearchToolsResult
+	var got Result
 	data, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Mode != SearchModeLexical || got.Note == "" || len(got.Tools) == 0 || got.Tools[0].Name != "chat__post_message" || got.Tools[0].Why == "" {
+	if got.Mode != ModeLexical || got.Note == "" || len(got.Tools) == 0 || got.Tools[0].Name != "chat__post_message" || got.Tools[0].Why == "" {
 		t.Fatalf("structured result %s", data)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
@@ -412,7 +429,7 @@ func TestSearchToolsCallWithFailingEmbedder(t *testing.T) {
 // -race).
 func TestToolIndexConcurrent(t *testing.T) {
 	r, p := newSmallRouter(t)
-	x := NewToolIndex(r, SearchOptions{Embedder: &fakeEmbedder{}})
+	x := NewIndex(r, Options{Embedder: &fakeEmbedder{}})
 	defer x.Close()
 	var wg sync.WaitGroup
 	for g := range 4 {

@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/memory/embed"
+	"github.com/agents-mcp/agents-mcp/router"
 )
 
 // The first symptom users reported: with an upstream that has fetch_weather(city)
@@ -31,11 +32,11 @@ func TestRewordedWeatherRequestsFindAWeatherTool(t *testing.T) {
 		&mcp.Tool{Name: "fs__read_file", Description: "Read a file from disk.", InputSchema: schema("path", "File path")},
 		&mcp.Tool{Name: "chat__post_message", Description: "Post a message to a channel.", InputSchema: schema("channel", "Channel name")},
 	)
-	r := New(Options{})
+	r := router.New(router.Options{})
 	if err := r.AddProvider(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	x := NewToolIndex(r, SearchOptions{Embedder: embed.Semantic{}})
+	x := NewIndex(r, Options{Embedder: embed.Semantic{}})
 	defer x.Close()
 	waitEmbedded(t, x)
 	for _, c := range []struct {

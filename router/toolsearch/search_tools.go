@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
-// SearchToolsName is the local tool that searches the whole tool catalog.
-const SearchToolsName = "search_tools"
+// ToolName is the local tool that searches the whole tool catalog.
+const ToolName = "search_tools"
 
 // searchToolsSchema is written by hand (not inferred) so that it carries the
 // bounds and the enum a client needs to call it right.
@@ -23,34 +25,35 @@ const searchToolsSchema = `{"type":"object","properties":{` +
 	`"scope":{"type":"string","enum":["all","local","remote"],"description":"Which tools to search (default all)"}},` +
 	`"required":["query"],"additionalProperties":false}`
 
-// SearchToolsArgs are the arguments of search_tools.
-type SearchToolsArgs struct {
+// Args are the arguments of search_tools.
+type Args struct {
 	Query string `json:"query"`
 	Limit int    `json:"limit,omitempty"`
 	Scope string `json:"scope,omitempty"`
 }
 
-// The ranking modes of a [SearchToolsResult].
+// The ranking modes of a [Result].
 const (
-	// SearchModeLexical ranks by words only (BM25 with synonyms).
-	SearchModeLexical = "lexical"
-	// SearchModeHybrid fuses the lexical score with the embedding similarity
+	// ModeLexical ranks by words only (BM25 with synonyms).
+	ModeLexical = "lexical"
+	// ModeHybrid fuses the lexical score with the embedding similarity
 	// of the query and each tool.
-	SearchModeHybrid = "hybrid"
+	ModeHybrid = "hybrid"
 )
 
-// SearchToolsResult is the structured result of search_tools.
-type SearchToolsResult struct {
-	Tools []ToolMatch `json:"tools"`
-	// Mode is [SearchModeHybrid] or [SearchModeLexical].
+// Result is the structured result of search_tools, and what a [Ranker]
+// answers.
+type Result struct {
+	Tools []Match `json:"tools"`
+	// Mode is [ModeHybrid] or [ModeLexical].
 	Mode string `json:"mode"`
 	// Note says why a search with an embedder fell back to lexical ranking
 	// (tool embeddings not ready yet, query embedding failed or timed out).
 	Note string `json:"note,omitempty"`
 }
 
-// ToolMatch is one ranked tool.
-type ToolMatch struct {
+// Match is one ranked tool.
+type Match struct {
 	Name        string `json:"name"`
 	Source      string `json:"source"`
 	Description string `json:"description,omitempty"`
@@ -63,33 +66,34 @@ type ToolMatch struct {
 	Why string `json:"why,omitempty"`
 }
 
-// AddSearchToolsWith registers search_tools on l, searching r's catalog
-// through a new [ToolIndex] with opts. The caller owns the index and closes
-// it when the router is done (Close stops the background embedding of an
-// index with an embedder; without one it is a no-op). On error no tool is
-// registered and the index is already closed.
-func AddSearchToolsWith(l *localtools.Provider, r *Router, opts SearchOptions) (*ToolIndex, error) {
-	x := NewToolIndex(r, opts)
-	err := localtools.Add(l, &mcp.Tool{
-		Name:        SearchToolsName,
+// AddSearchTools registers search_tools on l, ranking with ranker (an
+// [Index], or a ranker that wraps one). The tool shows a caller only the
+// tools its allowlist admits (agentsmcp.Principal.MayUseTool): for a
+// restricted caller everything is ranked and the hidden tools are dropped
+// before the limit is applied, so a hidden tool is neither shown nor
+// counted. The caller keeps owning the ranker (and closes an Index when
+// done).
+func AddSearchTools(l *localtools.Provider, ranker Ranker) error {
+	return localtools.Add(l, &mcp.Tool{
+		Name:        ToolName,
 		Title:       "Search tools",
 		Description: "Search every local and remote tool by what it does. Returns the best matching tools with their source, a relevance score and why they matched.",
 		InputSchema: json.RawMessage(searchToolsSchema),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, args SearchToolsArgs) (*mcp.CallToolResult, *SearchToolsResult, error) {
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, args Args) (*mcp.CallToolResult, *Result, error) {
 		limit := args.Limit
 		if limit == 0 {
 			limit = 10
 		}
-		var res *SearchToolsResult
-		if restricted(ctx) {
+		var res *Result
+		if p := agentsmcp.PrincipalFrom(ctx); p.Restricted() {
 			// Rank everything, then keep what the caller may use: a
 			// hidden tool is neither shown nor counted.
-			res = x.Search(ctx, args.Query, args.Scope, math.MaxInt32)
-			res.Tools = slices.DeleteFunc(res.Tools, func(m ToolMatch) bool { return !mayUse(ctx, m.Name) })
+			res = ranker.Search(ctx, args.Query, args.Scope, math.MaxInt32)
+			res.Tools = slices.DeleteFunc(res.Tools, func(m Match) bool { return !p.MayUseTool(m.Name) })
 			res.Tools = res.Tools[:min(len(res.Tools), limit)]
 		} else {
-			res = x.Search(ctx, args.Query, args.Scope, limit)
+			res = ranker.Search(ctx, args.Query, args.Scope, limit)
 		}
 		var sb strings.Builder
 		if len(res.Tools) == 0 {
@@ -105,20 +109,15 @@ func AddSearchToolsWith(l *localtools.Provider, r *Router, opts SearchOptions) (
 		sb.WriteByte('\n')
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sb.String()}}}, res, nil
 	})
-	if err != nil {
-		x.Close()
-		return nil, err
-	}
-	return x, nil
 }
 
-// SearchTools ranks the registered tools against query lexically (BM25 over
+// SearchLexical ranks reg's tools against query lexically (BM25 over
 // server, name, description and parameters, with synonyms), as search_tools
 // does without an embedder. scope is "all" (or ""), "local" or "remote". It
-// indexes the catalog on every call; a [ToolIndex] keeps its index between
-// calls.
-func (r *Router) SearchTools(query, scope string, limit int) []ToolMatch {
-	_, entries := r.toolSnapshot()
+// indexes the catalog on every call; an [Index] keeps its index between
+// calls. Like a [Ranker], it does not apply the caller's allowlist.
+func SearchLexical(reg Registry, query, scope string, limit int) []Match {
+	_, entries := reg.ToolSnapshot()
 	docs := make([]searchDoc, len(entries))
 	for i, e := range entries {
 		docs[i] = docOf(e)
@@ -127,8 +126,8 @@ func (r *Router) SearchTools(query, scope string, limit int) []ToolMatch {
 }
 
 // docOf tokenises a registered tool.
-func docOf(e *toolEntry) searchDoc {
-	return newSearchDoc(e.tool.Name, e.tool.Title, e.tool.Description, e.provider.Name(), e.schema.Raw())
+func docOf(t *agentsmcp.RegisteredTool) searchDoc {
+	return newSearchDoc(t.Tool.Name, t.Tool.Title, t.Tool.Description, t.Source, t.InputSchema)
 }
 
 // inScope reports whether a tool from source belongs to scope.
@@ -142,8 +141,8 @@ func inScope(scope, source string) bool {
 // it ranks hybrid, and with align also re-ranks the best
 // p.alignCandidates by their word alignment with the query (see
 // [rankParams.alignWeight]).
-func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string, limit int, queryVec []float32, docVecs [][]float32, align aligner) []ToolMatch {
-	out := []ToolMatch{}
+func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string, limit int, queryVec []float32, docVecs [][]float32, align aligner) []Match {
+	out := []Match{}
 	if limit <= 0 || (len(terms) == 0 && queryVec == nil) {
 		return out
 	}

@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"cmp"
@@ -24,7 +24,7 @@ const (
 var fieldNames = [numFields]string{"server", "name", "description", "parameters"}
 
 // rankParams are the knobs of the ranking; [defaultRankParams] holds the ones
-// chosen on the labelled catalog (see search_quality_test.go).
+// chosen on the labelled catalog (see quality_test.go).
 type rankParams struct {
 	// weights multiply each field's BM25 score.
 	weights [numFields]float64
@@ -105,11 +105,11 @@ func rankParamsFor(emb agentsmcp.Embedder) rankParams {
 
 // searchDoc is one tool, tokenised for ranking.
 type searchDoc struct {
-	match     ToolMatch
+	match     Match
 	fields    [numFields][]string
 	tf        map[string][numFields]int // term → its frequency in each field
 	embedText string                    // what the embedder is given for this tool
-	vecKey    string                    // the cache key of its vector (see ToolIndex)
+	vecKey    string                    // the cache key of its vector (see Index)
 }
 
 // newSearchDoc tokenises a tool. schema is its input schema as JSON.
@@ -119,7 +119,7 @@ func newSearchDoc(name, title, description, source string, schema []byte) search
 		server, short = name[:i], name[i+2:]
 	}
 	d := searchDoc{
-		match: ToolMatch{Name: name, Source: source, Description: description},
+		match: Match{Name: name, Source: source, Description: description},
 		fields: [numFields][]string{
 			tokenize(server),
 			tokenize(short + " " + title),

@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"cmp"
@@ -18,6 +18,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
+	"github.com/agents-mcp/agents-mcp/router"
 )
 
 // The labelled catalog: testdata/catalog/<server>.json are the tools/list
@@ -81,7 +82,7 @@ func catalogDocs(servers []catalogServer) []searchDoc {
 	var docs []searchDoc
 	for _, s := range servers {
 		for _, tool := range s.Tools {
-			docs = append(docs, newSearchDoc(tool.Name, tool.Title, tool.Description, s.Server, inputSchemaJSON(tool)))
+			docs = append(docs, newSearchDoc(tool.Name, tool.Title, tool.Description, s.Server, agentsmcp.ToolSchemaJSON(tool.InputSchema)))
 		}
 	}
 	return docs
@@ -100,9 +101,9 @@ func (p *catalogProvider) CallTool(context.Context, *mcp.CallToolRequest) (*mcp.
 }
 
 // catalogRouter registers every server of the catalog on a new router.
-func catalogRouter(t testing.TB, servers []catalogServer) *Router {
+func catalogRouter(t testing.TB, servers []catalogServer) *router.Router {
 	t.Helper()
-	r := New(Options{})
+	r := router.New(router.Options{})
 	for _, s := range servers {
 		if err := r.AddProvider(context.Background(), &catalogProvider{name: s.Server, tools: s.Tools}); err != nil {
 			t.Fatalf("add %s: %v", s.Server, err)
@@ -111,8 +112,8 @@ func catalogRouter(t testing.TB, servers []catalogServer) *Router {
 	return r
 }
 
-// waitEmbedded waits until every tool of x's router has a vector.
-func waitEmbedded(t testing.TB, x *ToolIndex) {
+// waitEmbedded waits until every tool of x's registry has a vector.
+func waitEmbedded(t testing.TB, x *Index) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -193,7 +194,7 @@ func rankedNames(rs []ranked) []string {
 	return out
 }
 
-func matchNames(ms []ToolMatch) []string {
+func matchNames(ms []Match) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.Name
@@ -210,8 +211,8 @@ const (
 )
 
 // catalogRankers builds every ranker compared on the labelled set. The two
-// shipped ones run through the production entry points: Router.SearchTools
-// and a ToolIndex with the hash embedder.
+// shipped ones run through the production entry points: SearchLexical
+// and an Index with the hash embedder.
 func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 	docs := catalogDocs(servers)
 	ix := newLexicalIndex(docs)
@@ -277,7 +278,7 @@ func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 	}
 
 	r := catalogRouter(t, servers)
-	x := NewToolIndex(r, SearchOptions{Embedder: embed.Hash{}})
+	x := NewIndex(r, Options{Embedder: embed.Hash{}})
 	t.Cleanup(func() { x.Close() })
 	waitEmbedded(t, x)
 	return []ranker{
@@ -285,7 +286,7 @@ func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 		{rankHash, plainHash},
 		{"fields+stems", lexical(with(func(p *rankParams) { p.synonymWeight, p.coord = 0, 0 }))},
 		{"fields+stems+synonyms", lexical(with(func(p *rankParams) { p.coord = 0 }))},
-		{rankLexical, func(q string) []string { return matchNames(r.SearchTools(q, "all", 10)) }},
+		{rankLexical, func(q string) []string { return matchNames(SearchLexical(r, q, "all", 10)) }},
 		{"rrf k=60 (lexical, hash)", rrf},
 		{"hybrid, vector share 0.3", func(q string) []string {
 			p := with(func(p *rankParams) { p.vectorWeight = 0.3 })
@@ -293,7 +294,7 @@ func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 		}},
 		{rankHybrid, func(q string) []string {
 			res := x.Search(context.Background(), q, "all", 10)
-			if res.Mode != SearchModeHybrid {
+			if res.Mode != ModeHybrid {
 				t.Fatalf("search %q: mode %s (%s)", q, res.Mode, res.Note)
 			}
 			return matchNames(res.Tools)
@@ -384,14 +385,14 @@ func BenchmarkSearchTools(b *testing.B) {
 		emb  agentsmcp.Embedder
 	}{{"lexical", nil}, {"hybrid", embed.Hash{}}} {
 		b.Run(bc.name, func(b *testing.B) {
-			x := NewToolIndex(r, SearchOptions{Embedder: bc.emb})
+			x := NewIndex(r, Options{Embedder: bc.emb})
 			defer x.Close()
 			if bc.emb != nil {
 				waitEmbedded(b, x)
 			}
-			want := SearchModeLexical
+			want := ModeLexical
 			if bc.emb != nil {
-				want = SearchModeHybrid
+				want = ModeHybrid
 			}
 			i := 0
 			for b.Loop() {
@@ -424,7 +425,7 @@ func newLegacyBM25(servers []catalogServer) *legacyBM25 {
 			l.docs = append(l.docs, legacyDoc{name: tool.Name, fields: [3][]string{
 				legacyTokenize(tool.Name + " " + tool.Title),
 				legacyTokenize(tool.Description),
-				legacyTokenize(schemaText(inputSchemaJSON(tool))),
+				legacyTokenize(schemaText(agentsmcp.ToolSchemaJSON(tool.InputSchema))),
 			}})
 		}
 	}

@@ -1,12 +1,9 @@
-package router
+package toolsearch
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"slices"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/localtools"
@@ -16,49 +13,53 @@ import (
 // returns for a limit of zero or less.
 const DefaultCatalogSearchLimit = 10
 
-// Catalog is the router's tool registry as the agents plan with it: it
-// implements [agentsmcp.ToolCatalog]. It reads the router's current tools on
-// every call, so it follows providers as they come, go and change.
+// Catalog is a registry's tools as the agents plan with them: it
+// implements [agentsmcp.ToolCatalog]. It reads the registry's current tools
+// on every call, so it follows providers as they come, go and change, and
+// shows a caller only the tools its allowlist admits.
 type Catalog struct {
-	r      *Router
-	index  *ToolIndex
+	reg    Registry
+	ranker Ranker
 	health func(source string) string
 }
 
 var _ agentsmcp.ToolCatalog = (*Catalog)(nil)
 
-// NewCatalog returns the catalog of r's tools.
+// NewCatalog returns the catalog of reg's tools.
 //
-// index ranks [Catalog.SearchTools] (hybrid when it has an embedder); nil
-// ranks lexically with [Router.SearchTools], which indexes the catalog on
-// every search.
+// ranker ranks [Catalog.SearchTools] (an [Index], hybrid when it has an
+// embedder); nil ranks lexically with [SearchLexical], which indexes the
+// catalog on every search.
 //
 // health returns the state of a provider by name ("ready", "degraded",
 // "connecting", "down"); an empty answer (a provider it does not know) counts
 // as [agentsmcp.HealthReady]. Local tools are always ready, and a nil health
 // makes every tool ready.
-func NewCatalog(r *Router, index *ToolIndex, health func(source string) string) *Catalog {
-	return &Catalog{r: r, index: index, health: health}
+func NewCatalog(reg Registry, ranker Ranker, health func(source string) string) *Catalog {
+	if x, ok := ranker.(*Index); ok && x == nil {
+		ranker = nil // a nil *Index is no ranker, not one to call
+	}
+	return &Catalog{reg: reg, ranker: ranker, health: health}
 }
 
 // Tool implements [agentsmcp.ToolCatalog]: ENOTFOUND for an unknown tool.
 func (c *Catalog) Tool(ctx context.Context, name string) (*agentsmcp.ToolInfo, error) {
-	e, ok := c.r.entry(name)
+	t, ok := c.reg.RegisteredTool(name)
 	if !ok || !mayUse(ctx, name) {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "unknown tool %q", name)
 	}
-	return toolInfo(e, c.healthOf(e.provider.Name())), nil
+	return toolInfo(t, c.healthOf(t.Source)), nil
 }
 
 // ListTools implements [agentsmcp.ToolCatalog]: every registered tool,
 // sorted by name.
 func (c *Catalog) ListTools(ctx context.Context) ([]*agentsmcp.ToolInfo, error) {
-	_, entries := c.r.toolSnapshot()
+	_, tools := c.reg.ToolSnapshot()
 	health := c.healthCache()
-	out := make([]*agentsmcp.ToolInfo, 0, len(entries))
-	for _, e := range entries {
-		if mayUse(ctx, e.tool.Name) {
-			out = append(out, toolInfo(e, health(e.provider.Name())))
+	out := make([]*agentsmcp.ToolInfo, 0, len(tools))
+	for _, t := range tools {
+		if mayUse(ctx, t.Tool.Name) {
+			out = append(out, toolInfo(t, health(t.Source)))
 		}
 	}
 	return out, nil
@@ -67,30 +68,30 @@ func (c *Catalog) ListTools(ctx context.Context) ([]*agentsmcp.ToolInfo, error) 
 // SearchTools implements [agentsmcp.ToolCatalog]: the tools ranked against
 // query over the whole catalog (local and remote), best first, at most limit
 // ([DefaultCatalogSearchLimit] when limit ≤ 0). Score and Why are the
-// ranking's (see [ToolMatch]). It never fails: an empty query or no match
+// ranking's (see [Match]). It never fails: an empty query or no match
 // is an empty list.
 func (c *Catalog) SearchTools(ctx context.Context, query string, limit int) ([]*agentsmcp.ToolMatch, error) {
 	if limit <= 0 {
 		limit = DefaultCatalogSearchLimit
 	}
 	ranked := limit
-	if restricted(ctx) {
+	if agentsmcp.PrincipalFrom(ctx).Restricted() {
 		ranked = math.MaxInt32 // rank everything, keep what the caller may use
 	}
-	var matches []ToolMatch
-	if c.index != nil {
-		matches = c.index.Search(ctx, query, "", ranked).Tools
+	var matches []Match
+	if c.ranker != nil {
+		matches = c.ranker.Search(ctx, query, "", ranked).Tools
 	} else {
-		matches = c.r.SearchTools(query, "", ranked)
+		matches = SearchLexical(c.reg, query, "", ranked)
 	}
 	health := c.healthCache()
 	out := make([]*agentsmcp.ToolMatch, 0, len(matches))
 	for _, m := range matches {
-		e, ok := c.r.entry(m.Name)
+		t, ok := c.reg.RegisteredTool(m.Name)
 		if !ok || !mayUse(ctx, m.Name) {
 			continue // removed since the index was built, or hidden
 		}
-		out = append(out, &agentsmcp.ToolMatch{ToolInfo: *toolInfo(e, health(e.provider.Name())), Score: m.Score, Why: m.Why})
+		out = append(out, &agentsmcp.ToolMatch{ToolInfo: *toolInfo(t, health(t.Source)), Score: m.Score, Why: m.Why})
 		if len(out) == limit {
 			break
 		}
@@ -121,17 +122,22 @@ func (c *Catalog) healthCache() func(string) string {
 	}
 }
 
+// mayUse reports whether the caller in ctx may see and call tool.
+func mayUse(ctx context.Context, tool string) bool {
+	return agentsmcp.PrincipalFrom(ctx).MayUseTool(tool)
+}
+
 // toolInfo describes a registered tool. The schemas are copies of the bytes
-// the router serves in tools/list (and validates against).
-func toolInfo(e *toolEntry, health string) *agentsmcp.ToolInfo {
-	t := e.tool
+// the registry serves in tools/list (and validates against).
+func toolInfo(rt *agentsmcp.RegisteredTool, health string) *agentsmcp.ToolInfo {
+	t := rt.Tool
 	info := &agentsmcp.ToolInfo{
 		Name:         t.Name,
-		Source:       e.provider.Name(),
+		Source:       rt.Source,
 		Title:        t.Title,
 		Description:  t.Description,
-		InputSchema:  slices.Clone(e.schema.Raw()),
-		OutputSchema: slices.Clone(outputSchemaJSON(t)),
+		InputSchema:  slices.Clone(rt.InputSchema),
+		OutputSchema: slices.Clone(agentsmcp.ToolSchemaJSON(t.OutputSchema)),
 		Health:       health,
 	}
 	if a := t.Annotations; a != nil {
@@ -143,9 +149,4 @@ func toolInfo(e *toolEntry, health string) *agentsmcp.ToolInfo {
 		info.Idempotent = a.IdempotentHint
 	}
 	return info
-}
-
-// outputSchemaJSON is [inputSchemaJSON] for the output schema.
-func outputSchemaJSON(t *mcp.Tool) json.RawMessage {
-	return agentsmcp.ToolSchemaJSON(t.OutputSchema)
 }

@@ -1,4 +1,4 @@
-package router
+package toolsearch
 
 import (
 	"context"
@@ -20,11 +20,11 @@ func TestToolIndexRealignsWithSemantic(t *testing.T) {
 		aligned bool
 	}{{"semantic", embed.Semantic{}, true}, {"hash", embed.Hash{}, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			x := NewToolIndex(r, SearchOptions{Embedder: c.emb})
+			x := NewIndex(r, Options{Embedder: c.emb})
 			defer x.Close()
 			waitEmbedded(t, x)
 			res := x.Search(context.Background(), "show what is inside a folder", "all", 4)
-			if res.Mode != SearchModeHybrid || len(res.Tools) == 0 {
+			if res.Mode != ModeHybrid || len(res.Tools) == 0 {
 				t.Fatalf("mode %q, %d tools, want hybrid results", res.Mode, len(res.Tools))
 			}
 			if res.Tools[0].Name != "fs__list_directory" {
@@ -43,7 +43,7 @@ func TestToolIndexRealignsWithSemantic(t *testing.T) {
 // search.
 func TestRankMatchesAlignerFails(t *testing.T) {
 	r, _ := newSmallRouter(t)
-	x := NewToolIndex(r, SearchOptions{Embedder: embed.Semantic{}})
+	x := NewIndex(r, Options{Embedder: embed.Semantic{}})
 	defer x.Close()
 	waitEmbedded(t, x)
 	ix, vecs, _ := x.snapshot()
@@ -56,7 +56,7 @@ func TestRankMatchesAlignerFails(t *testing.T) {
 	plain := rankMatches(ix, terms, x.params, "all", 4, qv, vecs, nil)
 	failing := rankMatches(ix, terms, x.params, "all", 4, qv, vecs, func([]string) ([]float64, error) { return nil, errors.New("no model") })
 	short := rankMatches(ix, terms, x.params, "all", 4, qv, vecs, func([]string) ([]float64, error) { return []float64{1}, nil })
-	for name, got := range map[string][]ToolMatch{"failing": failing, "short": short} {
+	for name, got := range map[string][]Match{"failing": failing, "short": short} {
 		if len(got) != len(plain) {
 			t.Fatalf("%s aligner: %d results, want %d", name, len(got), len(plain))
 		}
