@@ -215,7 +215,7 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 		}
 		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs)
 		repair.Tool = f.Name
-		if why := movedOffMeaning(origin(m), f, repair, goal); why != "" {
+		if why := movedOffMeaning(origin(m), f, repair, goal, source); why != "" {
 			rejected.add(f.Name, m.Score, why)
 			continue
 		}

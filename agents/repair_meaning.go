@@ -20,9 +20,11 @@ import (
 // repair moved them, "" when it may: a move by type alone (see
 // mapArguments), or onto a parameter of another name that takes free
 // text or a value of no kind, onto a tool that shares no word with goal
-// but a verb.
-func movedOffMeaning(origin candidateOrigin, f *ToolFacts, repair *StepRepair, goal string) string {
-	if origin == fromSibling || origin == fromFamily || sharesObject(goal, f) {
+// but a verb. failedSource is the failed tool's upstream: a tool of the
+// same upstream serves the same need however it was found.
+func movedOffMeaning(origin candidateOrigin, f *ToolFacts, repair *StepRepair, goal, failedSource string) string {
+	sameUpstream := failedSource != "" && failedSource != localSource && f.Source == failedSource
+	if origin == fromSibling || origin == fromFamily || sameUpstream || sharesObject(goal, f) {
 		return ""
 	}
 	params, _ := schemaParams(f.InputSchema)

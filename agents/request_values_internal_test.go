@@ -121,13 +121,15 @@ func TestChannelShape(t *testing.T) {
 func TestRepairMovesNoValueOffItsMeaning(t *testing.T) {
 	tool := func(name, desc, param string) *ToolFacts {
 		f := &ToolFacts{}
-		f.Name, f.Description = name, desc
+		f.Name, f.Description, f.Source = name, desc, strings.Split(name, "__")[0]
 		f.InputSchema = json.RawMessage(`{"type":"object","properties":{"` + param + `":{"type":"string","description":"the ` + param + `"}},"required":["` + param + `"]}`)
 		return f
 	}
 	lexicon := tool("glossary__lexicon_entry", "meaning and usage notes of a term", "term")
 	place := tool("geo__place_position", "latitude and longitude of a place", "place")
 	streets := tool("maps__street_lookup", "coordinates of a street", "street")
+	// The failed tool: geo__geocode_address, "coordinates of a street
+	// address", of the upstream geo.
 	goal := "Geocode 10 Downing Street, London"
 	for _, c := range []struct {
 		name   string
@@ -138,13 +140,14 @@ func TestRepairMovesNoValueOffItsMeaning(t *testing.T) {
 	}{
 		{"another domain, by type alone", fromSearch, lexicon, &StepRepair{Known: []string{"term = address"}, guessed: true}, true},
 		{"another domain, text onto text", fromFitting, lexicon, &StepRepair{Known: []string{"term = address"}}, true},
+		{"the failed tool's upstream, found by the search", fromSearch, place, &StepRepair{Known: []string{"place = address"}, guessed: true}, false},
 		{"a sibling", fromSibling, place, &StepRepair{Known: []string{"place = address"}, guessed: true}, false},
 		{"served the family", fromFamily, place, &StepRepair{Known: []string{"place = address"}, guessed: true}, false},
 		{"about the request's object", fromSearch, streets, &StepRepair{Known: []string{"street = address"}, guessed: true}, false},
 		{"the same name", fromSearch, tool("x__notes", "notes", "address"), &StepRepair{Known: []string{"address = address"}}, false},
 		{"composed", fromSearch, lexicon, &StepRepair{Known: []string{"term = from + to (composed)"}}, false},
 	} {
-		why := movedOffMeaning(c.origin, c.f, c.repair, goal)
+		why := movedOffMeaning(c.origin, c.f, c.repair, goal, "geo")
 		if (why != "") != c.refuse {
 			t.Errorf("%s: movedOffMeaning = %q, want refused %v", c.name, why, c.refuse)
 		}
