@@ -2,6 +2,8 @@ package agents
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +41,13 @@ func candidatesWhy(k *Knowledge) []promptCandidates {
 			parts = []string{"none found"}
 		}
 		out = append(out, promptCandidates{Goal: g, Matches: strings.Join(parts, "; ")})
+	}
+	if len(k.Related) > 0 {
+		var parts []string
+		for _, name := range slices.Sorted(maps.Keys(k.Related)) {
+			parts = append(parts, name+" ("+k.Related[name]+")")
+		}
+		out = append(out, promptCandidates{Goal: "beside the candidates, to use with them", Matches: strings.Join(parts, "; ")})
 	}
 	return out
 }

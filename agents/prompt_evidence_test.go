@@ -67,6 +67,23 @@ func TestModelPromptsCarryTheUnderstanding(t *testing.T) {
 			t.Errorf("thought prompt lacks %q:\n%s", want, prompt)
 		}
 	}
+	// A tool the search cannot find by words: the request sends, and the
+	// mail tool sends; the lookup of the address it needs, with the value
+	// the request gives for it.
+	model.answers = []string{`{"subGoals":["Drop Samuel Okafor a line that lunch is on us"],"reasoning":"two calls","confidence":0.7}`}
+	if _, _, err := th.Think(t.Context(), "Drop Samuel Okafor a line that lunch is on us", model); err != nil {
+		t.Fatal(err)
+	}
+	prompt, _ = model.prompt(1)
+	for _, want := range []string{
+		"the request asks to send a message, and this tool sends)",
+		"find_person: the request gives name = Samuel Okafor",
+		"- find_person — look up a person",
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("thought prompt lacks %q:\n%s", want, prompt)
+		}
+	}
 }
 
 // TestModelPlanLeavingAValueUnusedIsSentBack: a model plan that does one

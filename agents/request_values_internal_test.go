@@ -153,3 +153,25 @@ func TestRepairMovesNoValueOffItsMeaning(t *testing.T) {
 		}
 	}
 }
+
+// TestSendsByIdiom: phrasings of sending a message that no verb says.
+func TestSendsByIdiom(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Write to Aiko Tanaka: the review moved to Monday": true,
+		"Drop Samuel Okafor a line that lunch is on us":    true,
+		"Shoot Chloe Martin a note: the visitors arrive":   true,
+		"Please let Bo know that the build is green":       true,
+		"Write the report to disk":                         false,
+		"Drop the table users":                             false,
+		"Drop it in #random":                               false,
+		"Shoot a video of the launch":                      false,
+		"Let the build run":                                false,
+	} {
+		if got := sendsByIdiom(text); got != want {
+			t.Errorf("sendsByIdiom(%q) = %v, want %v", text, got, want)
+		}
+	}
+	if requestEffect("Write to Aiko Tanaka: hi") != effectSend || requestEffect("Write the notes to the file") != effectWrite {
+		t.Error("requestEffect: write to a person sends, write notes writes")
+	}
+}

@@ -191,10 +191,14 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 	var best *ToolFacts
 	var bestScore float64
 	want := requestEffect(goal)
+	senders := sendersOnly(k, goal)
 	for _, m := range k.Candidates[goal] {
 		f := k.Tools[m.Name]
 		if f == nil || !f.Usable() || (alternative && f.Reliability.CoolingDown) {
 			continue
+		}
+		if senders && toolEffects(f.Name, f.Description)&effectSend == 0 {
+			continue // a request to send is served by a tool that sends
 		}
 		if !servesIntent(want, toolEffects(f.Name, f.Description)) {
 			// A tool of another effect "succeeds" without doing what was
