@@ -54,24 +54,24 @@ import (
 // goal" for an entry that does. A silently wrong success fails the
 // benchmark whether listed or not.
 //
-// Measured 2026-11-29 on main (b6c3b40, and 26dc747); builtin/links
-// removed on branch wrongs the same day (10/10 served: every plan uses
-// the URL and the channel the request gives, shorten then post). The
-// brackets name the part of the
-// agents the failures point at: meaning (search by meaning), values
-// (composed or asked, never wrong), data flow (between steps), repair,
-// reuse (by intent), model prompts.
+// Measured 2026-11-29 on main (b6c3b40, and 26dc747); on branch wrongs
+// the same day (from 8aff6da), builtin/links, builtin/directory,
+// sampling/links and sampling/directory were removed, each 10/10 served:
+// every plan uses the URL, address and channel the request gives (shorten,
+// then post the short link), a request to send is served by a tool that
+// sends with the address looked up first, and the model prompts list the
+// tools that take the request's values or return what a candidate lacks.
+// The brackets name the part of the agents the failures point at: meaning
+// (search by meaning), values (composed or asked, never wrong), data flow
+// (between steps), repair, reuse (by intent), model prompts.
 var openGoal = map[string]string{
 	"builtin/glossary":   "[meaning, repair] most wordings share no word with the tools (query_memory, store_insight, stock_level planned); the failing define_word is repaired onto links__shorten_url",
 	"builtin/translate":  "[meaning, repair] wordings without \"translate\" find no tool or run get_tool_performance; the 400 on Greek is repaired onto get_similar_tasks",
-	"builtin/geo":        "[meaning, values, repair] address filled with \"1\" and repaired with it; wordings without the tools' words run query_memory or search_tools(limit=100)",
-	"builtin/directory":  "[data flow] send_email asks for the address instead of chaining find_person, or the task stops after the lookup",
+	"builtin/geo":        "[meaning, repair] wordings without the tools' words plan search_fares or lexicon_entry and ask for what the request does not hold; the first 503s end the task (a repair onto lexicon_entry is refused as of another meaning; place_position, the sibling, is not taken)",
 	"builtin/stock":      "[meaning, reuse] \"Tarps on hand?\" runs get_tool_performance; \"count of drills in the warehouse\" plans repos__repo_open_issues",
 	"sampling/glossary":  "[meaning, repair, model prompts] lexicon_entry is not a candidate for most wordings; define_word on cool-down is then the only fit",
 	"sampling/translate": "[meaning, repair, model prompts] five wordings find no tool; the 400 on Greek is not repaired onto render_phrase, which served the family",
 	"sampling/geo":       "[meaning, repair, model prompts] three wordings find no tool; the first 503s are not repaired onto place_position",
-	"sampling/directory": "[meaning, model prompts] \"write to\", \"drop a line\", \"notify\" find neither tool among the candidates",
-	"sampling/links":     "[meaning, model prompts] \"squeeze\", \"shrink\", \"a tidy version\" find neither tool among the candidates",
 	"sampling/stock":     "[meaning, model prompts] \"on the shelves\", \"on hand\" find no stock tool among the candidates",
 }
 
