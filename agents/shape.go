@@ -26,8 +26,8 @@ import (
 // "date as YYYY-MM-DD", "in owner/repo form", "ISO 4217 code"). An example
 // gives a shape only when it has one to give: parts joined by separators
 // (USD/EUR: three capitals, "/", three capitals; owner/repo: two names
-// joined by "/"), a code in capitals (USD), a date, a URL or an email
-// address. A plain word ("such as Paris") or a number shows no shape: it
+// joined by "/"), a code in capitals (USD), a date, a URL, an email
+// address or a "#name" (a channel: "such as #general"). A plain word ("such as Paris") or a number shows no shape: it
 // would refuse "New York". When the parameter gives several examples, a
 // value of the shape of any of them fits.
 
