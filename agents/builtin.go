@@ -36,6 +36,10 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 		if err != nil {
 			continue // its tools changed: compose afresh
 		}
+		if err := p.checkValuesTaken(ctx, plan, k.Request); err != nil {
+			report.ReuseRefused = append(report.ReuseRefused, past.plan.ID+": "+agentsmcp.ErrorMessage(err))
+			continue
+		}
 		report.ReusedPlan = past.plan.ID
 		return plan, nil
 	}
@@ -60,6 +64,14 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 		if pattern != nil {
 			best = p.toolFacts(ctx, k, pattern[i])
 		}
+		// The sub-goal's URLs, addresses and channels say what its step
+		// works on (see request_values.go).
+		vals := pendingValues(g, plan)
+		if len(vals) > 0 && (best == nil || !stepTakesAny(best, g, k.Request, nil, vals)) {
+			if t := p.takerFor(ctx, k, g, vals, nil, true); t != nil {
+				best = t
+			}
+		}
 		if best == nil {
 			return nil, p.noUsableTool(ctx, k, g)
 		}
@@ -79,13 +91,26 @@ func (p *Planner) builtinPlan(ctx context.Context, k *Knowledge, report *PlanRep
 			s.DependsOn = append(s.DependsOn, ls.ID)
 			sources = append([]flowSource{{step: ls.ID, tool: l.tool, provides: l.param}}, sources...)
 		}
+		if before, t := p.stepBefore(ctx, k, g, best, vals, sources, ids, inputs); before != nil {
+			plan.Steps = append(plan.Steps, *before)
+			s.DependsOn = append(s.DependsOn, before.ID)
+			sources = append([]flowSource{{step: before.ID, tool: t, refersBack: true}}, sources...)
+		}
 		args, taken, _ := fillStepArgumentsFlow(best.InputSchema, g, k.Request, s.ID, stepFlow{tool: &best.ToolInfo, sources: sources}, inputs)
 		s.Arguments, s.Description = args, describeStep(g, taken)
 		tune(&s, best)
 		plan.Steps = append(plan.Steps, s)
 		prev, prevFacts = &plan.Steps[len(plan.Steps)-1], best
+		// A value the step leaves unused: a step of its own, after it.
+		for _, fs := range p.followUps(ctx, k, g, prev, best, vals, ids, inputs) {
+			plan.Steps = append(plan.Steps, fs)
+			prev, prevFacts = &plan.Steps[len(plan.Steps)-1], p.toolFacts(ctx, k, fs.Tool)
+		}
 	}
 	plan.Inputs = inputs.raw()
+	if err := p.checkValuesTaken(ctx, plan, k.Request); err != nil {
+		return nil, err
+	}
 	if err := p.Check(ctx, plan); err != nil {
 		return nil, err
 	}

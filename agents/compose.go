@@ -56,7 +56,7 @@ func (f *slotFinder) findComposed(i int) {
 	}
 	for _, es := range shapes {
 		for j, w := range f.words {
-			if es.fits(w.text) && !f.isReservedOther(w.start, w.end, es) {
+			if es.fits(w.text) && !f.isReservedOther(w.start, w.end, es) && !f.namesWhatIsAsked(j) {
 				f.addWithNote(i, w.text, w.start, w.end, scoreExact-j, nil, "")
 			}
 		}

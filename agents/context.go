@@ -43,6 +43,9 @@ type Knowledge struct {
 	// Patterns are the successful plan patterns of the request's family
 	// (or, stored before families, of its exact goal), best first.
 	Patterns []*agentsmcp.PlanPattern
+	// Related are known tools that are no sub-goal's candidate, with why
+	// a plan may need them beside the candidates (see relatedTools).
+	Related map[string]string
 
 	prior float64 // the reliability estimate of a tool without a record
 }
@@ -289,6 +292,14 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 			}
 			kept = append(kept, fittingTools(all, goal, kept, floor, per-len(kept))...)
 		}
+		if requestEffect(goal) == effectSend { // the tools that send, whatever their words (see effect_candidates.go)
+			if all == nil {
+				if all, err = g.Catalog.ListTools(ctx); err != nil {
+					return nil, err
+				}
+			}
+			kept = append(kept, sendingTools(all, goal, kept, 3)...)
+		}
 		k.Candidates[goal] = kept
 		for _, m := range kept {
 			if _, seen := k.Tools[m.Name]; !seen {
@@ -296,6 +307,13 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 			}
 		}
 	}
+	if all == nil {
+		var err error
+		if all, err = g.Catalog.ListTools(ctx); err != nil {
+			return nil, err
+		}
+	}
+	g.relatedTools(k, all)
 	k.Family = FamilyMatch{Family: FamilyOf(request)}
 	if g.Memory != nil {
 		g.recallPast(ctx, k)

@@ -61,6 +61,9 @@ func init() {
 // dropped ("Please store …", "Can you look up …"); 0 when that word is no
 // verb of effectVerbs ("What is the weather …", "Is it going to rain …").
 func requestEffect(text string) effect {
+	if sendsByIdiom(text) {
+		return effectSend
+	}
 	words := strings.Fields(GoalOf(text))
 	for _, w := range words {
 		if politeness[w] {

@@ -155,6 +155,9 @@ func (p *Planner) modelPlan(ctx context.Context, k *Knowledge, req PlanRequest, 
 		if err := p.Check(ctx, plan); err != nil {
 			return err
 		}
+		if err := p.checkValuesTaken(ctx, plan, k.Request); err != nil {
+			return err
+		}
 		return p.checkEvidence(ctx, k, plan)
 	})
 	report.Backend, report.Attempts, report.Usage = backendOf(req.LLM), n, usage

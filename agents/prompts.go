@@ -9,13 +9,16 @@ import (
 // The prompts are versioned files embedded in the binary: a change of
 // wording is a new version, so that a learning or a test can name the
 // prompt it came from. v2 shows tool reliability (estimate, streak,
-// cool-down) and the task family; v1 is kept for reference.
+// cool-down) and the task family; v3 adds why each candidate matched, the
+// values the request gives for each tool (composed or asked), the values
+// every plan must use and the family joined. v1 and v2 are kept for
+// reference.
 //
 //go:embed prompts/*.txt
 var promptFiles embed.FS
 
 // PromptVersion names the prompt set in use.
-const PromptVersion = "v2"
+const PromptVersion = "v3"
 
 func promptText(name string) string {
 	b, err := promptFiles.ReadFile("prompts/" + name + "." + PromptVersion + ".txt")

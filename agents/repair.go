@@ -215,6 +215,10 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 		}
 		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs)
 		repair.Tool = f.Name
+		if why := movedOffMeaning(origin(m), f, repair, goal, source); why != "" {
+			rejected.add(f.Name, m.Score, why)
+			continue
+		}
 		c := repairCandidate{repair: repair, facts: f, score: m.Score * estimate * fit}
 		// It takes none of the values the step was given: it may serve
 		// another need that happens to share words with this one. Found

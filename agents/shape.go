@@ -26,8 +26,8 @@ import (
 // "date as YYYY-MM-DD", "in owner/repo form", "ISO 4217 code"). An example
 // gives a shape only when it has one to give: parts joined by separators
 // (USD/EUR: three capitals, "/", three capitals; owner/repo: two names
-// joined by "/"), a code in capitals (USD), a date, a URL or an email
-// address. A plain word ("such as Paris") or a number shows no shape: it
+// joined by "/"), a code in capitals (USD), a date, a URL, an email
+// address or a "#name" (a channel: "such as #general"). A plain word ("such as Paris") or a number shows no shape: it
 // would refuse "New York". When the parameter gives several examples, a
 // value of the shape of any of them fits.
 
@@ -63,7 +63,14 @@ const (
 	shapeURL   = "a URL"
 	shapeEmail = "an email address"
 	shapePath  = "a path"
+	// shapeTag is a channel or topic written "#name", as chat tools show
+	// theirs ("the channel, such as #general").
+	shapeTag = "a #name"
 )
+
+// tagWord is a "#name" word: a channel or a topic, never an issue number
+// ("#12" starts with a digit).
+var tagWord = regexp.MustCompile(`^#\p{L}[\p{L}\p{N}_.-]*$`)
 
 // partClass is what one segment of an example is.
 type partClass int
@@ -191,6 +198,8 @@ func exampleShapeOf(example string) (exampleShape, bool) {
 		return exampleShape{example: e, re: regexp.MustCompile(`^` + emailPattern.String() + `$`), what: shapeEmail}, true
 	case strings.HasPrefix(e, "/") || strings.HasPrefix(e, "./") || strings.HasPrefix(e, "~/"):
 		return exampleShape{example: e, re: regexp.MustCompile(`^(?:~|\.{1,2})?/\S*$`), what: shapePath}, true
+	case tagWord.MatchString(e):
+		return exampleShape{example: e, re: tagWord, what: shapeTag}, true
 	case slotCapsCode.MatchString(e):
 		return exampleShape{example: e, re: regexp.MustCompile(fmt.Sprintf(`^[A-Z]{%d}$`, len(e))), what: fmt.Sprintf("a code of %d capitals like %s", len(e), e)}, true
 	}
@@ -336,13 +345,15 @@ func (es exampleShape) fitsLoosely(str string) bool {
 		return slices.ContainsFunc(es.seps, func(sep string) bool { return strings.Contains(str, sep) })
 	case slotCapsCode.MatchString(es.example):
 		return str != "" && !strings.ContainsFunc(str, func(r rune) bool { return unicode.IsLower(r) || unicode.IsSpace(r) })
+	case es.what == shapeTag:
+		return str != "" && !strings.ContainsFunc(str, unicode.IsSpace) // "general" names the channel too
 	}
 	return false
 }
 
 // wholeWordShapes are the shapes of s that a word of the request may have
 // whole, to be taken as it is: shapes of several parts, dates, URLs,
-// email addresses and paths. A code in capitals is not one: the kinds'
+// email addresses, paths and "#name" tags. A code in capitals is not one: the kinds'
 // finders (see slots.go) know which capitals are codes.
 func (s *valueShape) wholeWordShapes() []exampleShape {
 	if s == nil {
@@ -350,7 +361,7 @@ func (s *valueShape) wholeWordShapes() []exampleShape {
 	}
 	var out []exampleShape
 	for _, es := range s.examples {
-		if es.composite() || es.date != "" || es.what == shapeURL || es.what == shapeEmail || es.what == shapePath {
+		if es.composite() || es.date != "" || es.what == shapeURL || es.what == shapeEmail || es.what == shapePath || es.what == shapeTag {
 			out = append(out, es)
 		}
 	}

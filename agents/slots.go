@@ -391,7 +391,8 @@ var (
 	slotNameJoiners = []string{"de", "da", "do", "dos", "das", "del", "della", "di", "du", "la", "le", "les", "los", "las", "van", "von", "der", "den", "am", "upon", "y", "el"}
 	// Words after which a capitalised word is a place, or a person.
 	slotPlaceTriggers  = []string{"in", "at", "near", "for", "from", "to", "around", "into", "towards", "via"}
-	slotPersonTriggers = []string{"to", "for", "from", "with", "tell", "ask", "notify", "ping", "let", "remind", "message", "email", "call", "thank", "invite", "cc", "greet", "congratulate", "meet", "dm", "text", "by", "assign", "welcome", "named", "called"}
+	slotPersonTriggers = []string{"to", "for", "from", "with", "tell", "ask", "notify", "ping", "let", "remind", "message", "email", "call", "thank", "invite", "cc", "greet", "congratulate", "meet", "dm", "text", "by", "assign", "welcome", "named", "called",
+		"send", "mail", "e-mail", "drop", "shoot", "contact", "inform"} // "Send Ann an email", "Drop Bo a line"
 	// The best of the triggers (+5).
 	slotPlaceStrong  = []string{"in", "at", "near", "around"}
 	slotPersonStrong = []string{"to", "tell", "ask", "notify", "ping", "let", "remind", "greet", "dm", "thank", "invite", "congratulate", "welcome", "named", "called"}

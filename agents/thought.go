@@ -191,10 +191,14 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 	var best *ToolFacts
 	var bestScore float64
 	want := requestEffect(goal)
+	senders := sendersOnly(k, goal)
 	for _, m := range k.Candidates[goal] {
 		f := k.Tools[m.Name]
 		if f == nil || !f.Usable() || (alternative && f.Reliability.CoolingDown) {
 			continue
+		}
+		if senders && toolEffects(f.Name, f.Description)&effectSend == 0 {
+			continue // a request to send is served by a tool that sends
 		}
 		if !servesIntent(want, toolEffects(f.Name, f.Description)) {
 			// A tool of another effect "succeeds" without doing what was
@@ -245,6 +249,9 @@ func clip(s string) string { return agentsmcp.TruncateUTF8(s, agentsmcp.MaxListE
 // promptToolData is a tool as the prompts show it.
 type promptToolData struct {
 	Name, Description, Health, Performance, Schema string
+	// Values is what the request gives for its parameters and what would
+	// be asked (see toolValues).
+	Values string
 }
 
 func promptData(k *Knowledge) map[string]any {
@@ -256,7 +263,9 @@ func promptData(k *Knowledge) map[string]any {
 	tools := make([]promptToolData, 0, len(names))
 	for _, n := range names {
 		f := k.Tools[n]
-		tools = append(tools, promptToolData{Name: n, Description: agentsmcp.TruncateUTF8(f.Description, 500), Health: f.Health, Performance: f.Performance(), Schema: string(f.InputSchema)})
+		tools = append(tools, promptToolData{Name: n, Description: agentsmcp.TruncateUTF8(f.Description, 500), Health: f.Health, Performance: f.Performance(), Schema: string(f.InputSchema),
+			Values: toolValues(k, f)})
 	}
-	return map[string]any{"Request": k.Request, "Family": k.Family.Family, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns}
+	return map[string]any{"Request": k.Request, "Family": k.Family.Family, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns,
+		"Candidates": candidatesWhy(k), "RequestValues": requestValuesText(k.Request), "Joined": k.Family.Joined, "JoinedTool": k.Family.Tool}
 }

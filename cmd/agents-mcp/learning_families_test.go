@@ -54,39 +54,36 @@ import (
 // goal" for an entry that does. A silently wrong success fails the
 // benchmark whether listed or not.
 //
-// Measured 2026-11-29 on main (b6c3b40, and 26dc747). The brackets name the part of the
-// agents the failures point at: meaning (search by meaning), values
-// (composed or asked, never wrong), data flow (between steps), repair,
-// reuse (by intent), model prompts.
+// Measured 2026-11-29 on main (b6c3b40, and 26dc747); on branch wrongs
+// the same day (from 8aff6da), builtin/links, builtin/directory,
+// sampling/links and sampling/directory were removed, each 10/10 served:
+// every plan uses the URL, address and channel the request gives (shorten,
+// then post the short link), a request to send is served by a tool that
+// sends with the address looked up first, and the model prompts list the
+// tools that take the request's values or return what a candidate lacks.
+// The brackets name the part of the agents the failures point at: meaning
+// (search by meaning), values (composed or asked, never wrong), data flow
+// (between steps), repair, reuse (by intent), model prompts.
 var openGoal = map[string]string{
 	"builtin/glossary":   "[meaning, repair] most wordings share no word with the tools (query_memory, store_insight, stock_level planned); the failing define_word is repaired onto links__shorten_url",
 	"builtin/translate":  "[meaning, repair] wordings without \"translate\" find no tool or run get_tool_performance; the 400 on Greek is repaired onto get_similar_tasks",
-	"builtin/geo":        "[meaning, values, repair] address filled with \"1\" and repaired with it; wordings without the tools' words run query_memory or search_tools(limit=100)",
-	"builtin/directory":  "[data flow] send_email asks for the address instead of chaining find_person, or the task stops after the lookup",
-	"builtin/links":      "[data flow] the task stops after shorten_url; the post of the short link never runs",
+	"builtin/geo":        "[meaning, repair] wordings without the tools' words plan search_fares or lexicon_entry and ask for what the request does not hold; the first 503s end the task (a repair onto lexicon_entry is refused as of another meaning; place_position, the sibling, is not taken)",
 	"builtin/stock":      "[meaning, reuse] \"Tarps on hand?\" runs get_tool_performance; \"count of drills in the warehouse\" plans repos__repo_open_issues",
 	"sampling/glossary":  "[meaning, repair, model prompts] lexicon_entry is not a candidate for most wordings; define_word on cool-down is then the only fit",
 	"sampling/translate": "[meaning, repair, model prompts] five wordings find no tool; the 400 on Greek is not repaired onto render_phrase, which served the family",
 	"sampling/geo":       "[meaning, repair, model prompts] three wordings find no tool; the first 503s are not repaired onto place_position",
-	"sampling/directory": "[meaning, model prompts] \"write to\", \"drop a line\", \"notify\" find neither tool among the candidates",
-	"sampling/links":     "[meaning, model prompts] \"squeeze\", \"shrink\", \"a tidy version\" find neither tool among the candidates",
 	"sampling/stock":     "[meaning, model prompts] \"on the shelves\", \"on hand\" find no stock tool among the candidates",
 }
 
 // silentlyWrongCeiling is, per planner/family, the most silently wrong
-// successes the benchmark accepts: what the builtin agents still did on
-// these families when they were added (a task reported succeeded while the
-// upstream never received the request's values). The goal is none: lower
-// an entry as fixes land, and never raise one. A row not listed allows
-// none.
-var silentlyWrongCeiling = map[string]int{
-	// A request that needs two tools planned as one step: the lookup alone
-	// (shorten_url) runs and the task ends there.
-	"builtin/links": 4,
-	// A repair onto a tool of another domain that takes any text, and an
-	// owner/name shape met by "lat/long".
-	"builtin/geo": 2,
-}
+// successes the benchmark accepts (a task reported succeeded while the
+// upstream never received the request's values). The goal is none, and
+// no row allows any: measured 2026-11-29 on branch wrongs, the last two
+// rows that did (builtin/links 4: a request needing two tools planned as
+// shorten_url alone; builtin/geo 2: a repair onto a glossary tool that
+// takes any text, and "lat/long" taken as an owner/name) are at 0. Never
+// add an entry: fix the agents instead.
+var silentlyWrongCeiling = map[string]int{}
 
 // wordedFamilies are the worded families (see above).
 func wordedFamilies() []benchFamily {
