@@ -33,6 +33,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the root package holds the domain and imports none of its subpackages"},
 	{From: "agents", Forbid: []string{"router", "remote", "api", "memory", "cmd"},
 		Why: "the agents depend on root interfaces and publish their tools through localtools; cmd wires the implementations"},
+	{From: "agents/planlang", Leaf: true, Allow: []string{"internal/jsonnum"},
+		Why: "the plan language (references, the inputs schema) is shared by the engine, its MCP face and anything that reads a plan, so it depends on none of them"},
 	{From: "memory", Forbid: []string{"router", "remote", "api", "agents", "cmd"},
 		Why: "memory implements the root's storage and recall for every face; it offers MCP tools through localtools, not the router"},
 	{From: "api", Forbid: []string{"router", "remote", "agents", "cmd"},

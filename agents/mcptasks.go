@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // MCPTasks serves the executor's tasks as MCP tasks (the Tasks extension,
@@ -233,7 +234,7 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 	if plan == nil {
 		return nil
 	}
-	have := inputNames(task.Inputs)
+	have := planlang.InputNames(task.Inputs)
 	var out []question
 	for i, s := range task.Steps {
 		if i >= len(plan.Steps) {
@@ -400,11 +401,11 @@ func checkGiven(task *agentsmcp.Task, plan *agentsmcp.Plan, given map[string]any
 	if err != nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "the inputs are not JSON values: %v", err)
 	}
-	merged, err := mergeInputs(task.Inputs, raw)
+	merged, err := planlang.MergeInputs(task.Inputs, raw)
 	if err != nil {
 		return err
 	}
-	return checkInputs(plan, merged, false)
+	return planlang.CheckInputs(plan, merged, false)
 }
 
 // CancelTask cancels the task; an ended task stays as it ended. It waits

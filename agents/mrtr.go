@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -192,18 +193,18 @@ func (t *Tools) inputRequired(ctx context.Context, req *mcp.CallToolRequest, tas
 // missingTaskInputs lists the inputs that the steps of t waiting for
 // inputs reference and t lacks, in step order.
 func missingTaskInputs(t *agentsmcp.Task, plan *agentsmcp.Plan) []string {
-	have := inputNames(t.Inputs)
+	have := planlang.InputNames(t.Inputs)
 	var missing []string
 	for i, s := range t.Steps {
 		if s.Status != agentsmcp.StepWaitingInput {
 			continue
 		}
-		refs, err := FindRefs(stepArgumentsOf(t, plan, i))
+		refs, err := planlang.FindRefs(stepArgumentsOf(t, plan, i))
 		if err != nil {
 			continue
 		}
 		for _, ref := range refs {
-			if ref.Kind == RefInput && !have[ref.Name] && !slices.Contains(missing, ref.Name) {
+			if ref.Kind == planlang.RefInput && !have[ref.Name] && !slices.Contains(missing, ref.Name) {
 				missing = append(missing, ref.Name)
 			}
 		}

@@ -78,7 +78,7 @@ func (t *Tools) Register(l *localtools.Provider) error {
 
 // objectInputs is the input schema inferred from T, with its "inputs"
 // property (a json.RawMessage, so any JSON value to the inference) declared
-// a JSON object: the executor refuses anything else (checkInputs), and a
+// a JSON object: the executor refuses anything else (planlang.CheckInputs), and a
 // client that maps schemas onto a
 // stricter dialect needs a type to tell the model what to send.
 func objectInputs[T any]() (*jsonschema.Schema, error) {
