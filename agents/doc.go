@@ -9,6 +9,11 @@
 // thinker and planner read on the next request. [Tools] registers all of
 // them as local MCP tools.
 //
+// The language of a plan's step arguments and inputs (the
+// {{steps.<id>.output}} and {{inputs.<name>}} references, the inputs
+// schema) is package agents/planlang, which the engine uses to check,
+// resolve and resume plans.
+//
 // The model is an [agentsmcp.LLM]: the calling client's through MCP
 // sampling ([SamplingLLM]), an OpenAI-compatible endpoint (agents/openai),
 // or none, in which case the builtin planner plans from memory and tool
