@@ -31,8 +31,10 @@ type dependencyRule struct {
 var dependencyRules = []dependencyRule{
 	{From: "", Leaf: true,
 		Why: "the root package holds the domain and imports none of its subpackages"},
-	{From: "agents", Forbid: []string{"router", "remote", "api", "memory", "cmd"},
-		Why: "the agents depend on root interfaces and publish their tools through localtools; cmd wires the implementations"},
+	{From: "agents", Forbid: []string{"router", "remote", "api", "memory", "cmd", "agents/mcptools"},
+		Why: "the agents depend on root interfaces; the engine knows nothing of its MCP face (agents/mcptools), which cmd hands the engine; cmd wires the implementations"},
+	{From: "agents/mcptools", Forbid: []string{"router", "remote", "api", "memory", "cmd"},
+		Why: "the agents' MCP face publishes the engine's tools through localtools, as memory/mcptools does, not through the router; cmd wires it"},
 	{From: "agents/planlang", Leaf: true, Allow: []string{"internal/jsonnum"},
 		Why: "the plan language (references, the inputs schema) is shared by the engine, its MCP face and anything that reads a plan, so it depends on none of them"},
 	{From: "memory", Forbid: []string{"router", "remote", "api", "agents", "cmd"},

@@ -121,7 +121,7 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 // request gets Choose of its session. With AGENTS_MCP_LLM sampling, a
 // 2026-07-28 request that does not declare sampling is refused.
 func (c LLMChooser) ForCall(req *mcp.CallToolRequest, mrtr bool) (llm agentsmcp.LLM, viaMRTR bool, err error) {
-	if !isMRTRClient(req) || (c.Mode != LLMSampling && c.Mode != LLMAuto && c.Mode != "") {
+	if !IsMRTRClient(req) || (c.Mode != LLMSampling && c.Mode != LLMAuto && c.Mode != "") {
 		var ss *mcp.ServerSession
 		if req != nil {
 			ss = req.Session

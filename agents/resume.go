@@ -116,3 +116,7 @@ func waitingForInputs(missing []string) string {
 // asked once already, so the new question never takes the key of the one
 // answered (ADR 0010, A4).
 func reask(s *agentsmcp.StepState) { s.Asks = max(s.Asks, 1) + 1 }
+
+// inputsRejected is the event of an inputs answer the plan's schema
+// refused.
+const inputsRejected = "inputs_rejected"
