@@ -116,8 +116,8 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 // model is asked (generate_thoughts, generate_plan, run_task), and whether
 // that model is the client's asked through MRTR: a request of MCP
 // 2026-07-28 or later that declares sampling in its own capabilities gets
-// its model through sampling/createMessage inputRequests (agents/mcptools' mrtrLLM),
-// when mrtr says the server can seal their requestState. Every other
+// its model through sampling/createMessage inputRequests (agents/mcptools'
+// mrtrLLM), when mrtr says the server can seal their requestState. Every other
 // request gets Choose of its session. With AGENTS_MCP_LLM sampling, a
 // 2026-07-28 request that does not declare sampling is refused.
 func (c LLMChooser) ForCall(req *mcp.CallToolRequest, mrtr bool) (llm agentsmcp.LLM, viaMRTR bool, err error) {
