@@ -98,7 +98,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFastToolCall$$' -fuzztime $(FUZZ_TOOLCALL) ./router/transport/mcphttp/
 	$(GO) test -run '^$$' -fuzz '^FuzzNumbersInArguments$$' -fuzztime $(FUZZ_NUMBERS) ./router/validation/
 	$(GO) test -run '^$$' -fuzz '^FuzzPOST$$' -fuzztime $(FUZZ_SSE) ./router/transport/sse/
-	$(GO) test -run '^$$' -fuzz '^FuzzResolveRefs$$' -fuzztime $(FUZZ_REFS) ./agents/
+	$(GO) test -run '^$$' -fuzz '^FuzzResolveRefs$$' -fuzztime $(FUZZ_REFS) ./agents/planlang/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckSubject$$' -fuzztime $(FUZZ_SUBJECT) ./api/auth/
 
 e2e:

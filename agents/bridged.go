@@ -2,80 +2,15 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// This file serves the tasks of bridged calls (ADR 0010 D4; the stored
-// format is in the root's bridged.go) on the MCP face: tasks/get renders
-// them, tasks/update stores the answer to the open question for the
-// replica that holds the upstream request, and the resume loop fails those
-// whose holder stopped. tasks/cancel needs nothing of its own: the task is
-// marked cancelled in the store, and the holder notices.
-
-// bridgedTaskView is the MCP view of a bridged call's task.
-func bridgedTaskView(task *agentsmcp.Task) *agentsmcp.MCPTask {
-	v := &agentsmcp.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
-	switch task.Status {
-	case agentsmcp.TaskPending, agentsmcp.TaskRunning:
-		v.Status, v.StatusMessage, v.PollIntervalMs = agentsmcp.MCPTaskWorking, "the upstream call is running", 1000
-		if q := task.OpenQuestion(); q != nil {
-			if req, err := q.InputRequest(); err == nil {
-				v.Status, v.PollIntervalMs = agentsmcp.MCPTaskInputRequired, 1000
-				v.InputRequests = mcp.InputRequestMap{q.Key: req}
-				v.StatusMessage = "the upstream asks the client (" + bridgedMethod(q) + "); tasks/update answers it"
-			}
-		}
-	case agentsmcp.TaskSucceeded:
-		res, err := task.BridgedOutcome()
-		if err != nil {
-			v.Status, v.Error = agentsmcp.MCPTaskFailed, err
-			break
-		}
-		v.Status, v.Result = agentsmcp.MCPTaskCompleted, res
-	case agentsmcp.TaskFailed:
-		_, err := task.BridgedOutcome()
-		v.Status, v.Error, v.StatusMessage = agentsmcp.MCPTaskFailed, err, task.Error
-	default: // cancelled
-		v.Status, v.StatusMessage = agentsmcp.MCPTaskCancelled, task.Error
-	}
-	return v
-}
-
-func bridgedMethod(q *agentsmcp.BridgedQuestion) string {
-	var m struct {
-		Method string `json:"method"`
-	}
-	_ = json.Unmarshal(q.Request, &m)
-	return m.Method
-}
-
-// updateBridged stores the answer to the open question of a bridged call:
-// the holder of the upstream request takes it from the store. Other keys,
-// answers of the wrong kind, and a question that is no longer open are
-// ignored, as tasks/update requires; a concurrent write is retried on the
-// newer state.
-func (m *MCPTasks) updateBridged(ctx context.Context, task *agentsmcp.Task, responses mcp.InputResponseMap) error {
-	for range 5 {
-		changed, err := task.AnswerBridged(responses, time.Now())
-		if err != nil || !changed {
-			return err
-		}
-		err = m.Executor.opts.Tasks.UpdateTask(ctx, task)
-		if agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
-			return err
-		}
-		if task, err = m.Executor.Task(ctx, task.ID); err != nil {
-			return err
-		}
-	}
-	return nil // still racing: the answer is for a question others are changing
-}
+// A bridged call is a planless task that holds an upstream's request to a
+// caller of MCP 2026-07-28 (ADR 0010 D4); its MCP face is agents/mcptools.
+// The executor's part is to fail one whose holder stopped.
 
 // failOrphanedBridged fails a bridged call whose holder stopped: the
 // upstream request it held is gone, and a planless task cannot be resumed.
@@ -91,4 +26,18 @@ func (e *Executor) failOrphanedBridged(ctx context.Context, t *agentsmcp.Task, l
 		}
 	}
 	e.failUnrunnable(ctx, t, agentsmcp.EUNAVAILABLE, why)
+}
+
+// UpdateBridged stores t, a bridged call whose open question a caller
+// answered (agentsmcp.Task.AnswerBridged), in the executor's task store:
+// a compare-and-set on its Version (ECONFLICT when another write came
+// first), reported as every write of the store is (ExecutorOptions.
+// OnChange). The holder of the upstream request takes the answer from the
+// store. A task that is not a bridged call is refused: the executor's
+// runner alone writes the tasks it runs.
+func (e *Executor) UpdateBridged(ctx context.Context, t *agentsmcp.Task) error {
+	if !t.IsBridgedCall() {
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "task %s is not a bridged call", t.ID)
+	}
+	return e.opts.Tasks.UpdateTask(ctx, t)
 }

@@ -13,6 +13,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 )
 
 // storeBridged stores a bridged call's task as the pool's holder does
@@ -39,7 +40,7 @@ func storeBridged(t *testing.T, h *harness, principal, owner string, expires tim
 // the call's result or protocol error.
 func TestMCPTasksServeBridgedCalls(t *testing.T) {
 	h := newHarness(t, nil)
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	alice := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "alice", Scopes: []string{agentsmcp.ScopeMCP}})
 	bob := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "bob", Scopes: []string{agentsmcp.ScopeMCP}})
 	task := storeBridged(t, h, "alice", "holder", time.Now().Add(time.Minute))
@@ -113,7 +114,7 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 // tasks/get answers failed. resume_task is refused on a bridged call.
 func TestResumeLoopFailsOrphanedBridgedCall(t *testing.T) {
 	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	alice := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "alice", Scopes: []string{agentsmcp.ScopeMCP}})
 	live := storeBridged(t, h, "alice", "holder-alive", time.Now().Add(time.Minute))
 	orphan := storeBridged(t, h, "alice", "holder-gone", time.Now().Add(-time.Second))

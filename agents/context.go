@@ -240,9 +240,9 @@ type estimatesAtKey struct{}
 
 // withEstimatesAt pins the clock of the estimates that Gather makes under
 // ctx to at. A call that asks the client's model through MRTR gathers
-// again on each round (see mrtrLLM), and its prompts must not change with
-// the time a round took: reliability decays with age, and the prompts
-// show it.
+// again on each round (see agents/mcptools' mrtrLLM), and its prompts
+// must not change with the time a round took: reliability decays with
+// age, and the prompts show it.
 func withEstimatesAt(ctx context.Context, at time.Time) context.Context {
 	return context.WithValue(ctx, estimatesAtKey{}, at)
 }

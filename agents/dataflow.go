@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"unicode"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // This file is the builtin planner's data flow: how a value that the
@@ -119,24 +121,24 @@ func stringOnly(sp schemaProperty) bool {
 // tool's input schema takes a string only, becomes that value's JSON text
 // ("the sum" 7 → "7" for an echo's message). Nothing else changes, byte
 // for byte; resolved is returned as is when nothing needs to.
-func textForStringParams(refs []Ref, resolved, inputSchema json.RawMessage) json.RawMessage {
+func textForStringParams(refs []planlang.Ref, resolved, inputSchema json.RawMessage) json.RawMessage {
 	var doc struct {
 		Properties map[string]schemaProperty `json:"properties"`
 	}
 	if len(refs) == 0 || json.Unmarshal(inputSchema, &doc) != nil {
 		return resolved
 	}
-	obj := trimWS(resolved)
+	obj := bytes.Trim(resolved, " \t\r\n") // JSON whitespace
 	if len(obj) == 0 || obj[0] != '{' {
 		return resolved
 	}
 	out := obj
 	for _, r := range refs {
 		name, topLevel := strings.CutPrefix(r.Pointer, "/")
-		if r.Kind != RefStep || !r.Whole || !topLevel || strings.ContainsAny(name, "/~") || !stringOnly(doc.Properties[name]) {
+		if r.Kind != planlang.RefStep || !r.Whole || !topLevel || strings.ContainsAny(name, "/~") || !stringOnly(doc.Properties[name]) {
 			continue
 		}
-		val, ok := objectField(out, name)
+		val, ok := planlang.ObjectField(out, name)
 		if !ok || len(val) == 0 || !(val[0] == '-' || val[0] >= '0' && val[0] <= '9' || string(val) == "true" || string(val) == "false") {
 			continue
 		}
@@ -224,7 +226,7 @@ func wireParam(p slotParam, sources []flowSource) string {
 			}
 		}
 		if len(fit) == 1 {
-			return fmt.Sprintf("{{steps.%s.output%s}}", src.step, PathElem{Field: fit[0].name})
+			return fmt.Sprintf("{{steps.%s.output%s}}", src.step, planlang.PathElem{Field: fit[0].name})
 		}
 		if len(fit) > 1 {
 			return "" // which one? ask

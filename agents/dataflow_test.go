@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 func flowFacts(name, desc, output string) *ToolFacts {
@@ -167,7 +168,7 @@ func TestTextForStringParams(t *testing.T) {
 		{`{"message":"{{steps.add.output.list}}"}`, `{"message":[1,2]}`, `{"message":[1,2]}`},           // no scalar
 		{`{"message":"sum: {{steps.add.output.sum}}"}`, `{"message":"sum: 7"}`, `{"message":"sum: 7"}`}, // embedded: text already
 	} {
-		refs, err := FindRefs(json.RawMessage(c.planned))
+		refs, err := planlang.FindRefs(json.RawMessage(c.planned))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // Executor runs plans as tasks: the DAG of each plan with bounded
@@ -158,7 +159,7 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkInputs(plan, inputs, false); err != nil {
+	if err := planlang.CheckInputs(plan, inputs, false); err != nil {
 		return nil, err
 	}
 	t := &agentsmcp.Task{PlanID: plan.ID, Request: plan.Request, Status: agentsmcp.TaskPending, Inputs: inputs}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // This file is the learning loop: what a finished task leaves in memory for
@@ -557,12 +558,12 @@ func emptyArgument(args json.RawMessage, inputs json.RawMessage) string {
 			empty = append(empty, name)
 		}
 	}
-	if refs, err := FindRefs(args); err == nil {
+	if refs, err := planlang.FindRefs(args); err == nil {
 		for _, ref := range refs {
-			if ref.Kind != RefInput || !ref.Whole {
+			if ref.Kind != planlang.RefInput || !ref.Whole {
 				continue
 			}
-			if v, err := ref.Lookup(RefValues{Inputs: inputs}); err != nil || isEmptyJSON(v) {
+			if v, err := ref.Lookup(planlang.RefValues{Inputs: inputs}); err != nil || isEmptyJSON(v) {
 				empty = append(empty, pointerName(ref.Pointer))
 			}
 		}

@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -117,7 +118,7 @@ func TestListenReadsEachPausedTaskOncePerBackoff(t *testing.T) {
 		ids = append(ids, task.ID)
 	}
 
-	h.router.AddTaskBackend(&agents.MCPTasks{Executor: h.exec, Plans: h.store})
+	h.router.AddTaskBackend(&mcptools.MCPTasks{Executor: h.exec, Plans: h.store})
 	hub := router.NewTaskHub()
 	opts := router.HTTPOptions{TaskHub: hub, TaskPollInterval: poll, TaskPollMaxInterval: maxPoll,
 		Authenticate: func(next http.Handler) http.Handler {

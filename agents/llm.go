@@ -60,7 +60,7 @@ func (s *SamplingLLM) Complete(ctx context.Context, req *agentsmcp.LLMRequest) (
 
 // createMessageParams is the sampling request that asks a client's model
 // req: the same for a session's sampling request and for an MRTR
-// inputRequest, and a function of req alone (see mrtrLLM).
+// inputRequest, and a function of req alone (see agents/mcptools' mrtrLLM).
 func createMessageParams(req *agentsmcp.LLMRequest) *mcp.CreateMessageParams {
 	params := &mcp.CreateMessageParams{SystemPrompt: req.System, MaxTokens: int64(req.MaxTokens)}
 	if params.MaxTokens <= 0 {
@@ -116,12 +116,12 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 // model is asked (generate_thoughts, generate_plan, run_task), and whether
 // that model is the client's asked through MRTR: a request of MCP
 // 2026-07-28 or later that declares sampling in its own capabilities gets
-// its model through sampling/createMessage inputRequests (see mrtrLLM),
-// when mrtr says the server can seal their requestState. Every other
+// its model through sampling/createMessage inputRequests (agents/mcptools'
+// mrtrLLM), when mrtr says the server can seal their requestState. Every other
 // request gets Choose of its session. With AGENTS_MCP_LLM sampling, a
 // 2026-07-28 request that does not declare sampling is refused.
 func (c LLMChooser) ForCall(req *mcp.CallToolRequest, mrtr bool) (llm agentsmcp.LLM, viaMRTR bool, err error) {
-	if !isMRTRClient(req) || (c.Mode != LLMSampling && c.Mode != LLMAuto && c.Mode != "") {
+	if !IsMRTRClient(req) || (c.Mode != LLMSampling && c.Mode != LLMAuto && c.Mode != "") {
 		var ss *mcp.ServerSession
 		if req != nil {
 			ss = req.Session

@@ -14,6 +14,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 )
 
 func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
@@ -60,7 +61,7 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 		{task: ended(agentsmcp.TaskFailed, "step s1 failed"), want: agentsmcp.MCPTaskCompleted, isError: true, message: "step s1 failed"},
 		{task: ended(agentsmcp.TaskCancelled, "cancelled by the user"), want: agentsmcp.MCPTaskCancelled, message: "cancelled by the user"},
 	} {
-		v := agents.MCPTaskView(tc.task, plan)
+		v := mcptools.MCPTaskView(tc.task, plan)
 		if v.Status != tc.want || v.StatusMessage != tc.message || !v.CreatedAt.Equal(at) || !v.UpdatedAt.Equal(at.Add(time.Second)) || v.TTLMs != nil {
 			t.Errorf("%s: %+v", tc.task.Status, v)
 		}
@@ -97,7 +98,7 @@ func accept(content map[string]any) *mcp.ElicitResult {
 }
 
 // waitMCP polls the backend until the task leaves status.
-func waitMCP(t *testing.T, m *agents.MCPTasks, ctx context.Context, id string, status agentsmcp.MCPTaskStatus) *agentsmcp.MCPTask {
+func waitMCP(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string, status agentsmcp.MCPTaskStatus) *agentsmcp.MCPTask {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -114,7 +115,7 @@ func waitMCP(t *testing.T, m *agents.MCPTasks, ctx context.Context, id string, s
 
 func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 	h := newHarness(t, nil)
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	alice := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "alice", Scopes: []string{agentsmcp.ScopeMCP}})
 	bob := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "bob", Scopes: []string{agentsmcp.ScopeMCP}})
 	reader := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "ops", Scopes: []string{agentsmcp.ScopeAdminRead}})
@@ -195,7 +196,7 @@ func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 
 func TestMCPTasksDeclinedConfirmationSkipsTheStep(t *testing.T) {
 	h := newHarness(t, nil)
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	ctx := context.Background()
 	p := h.plan("", step("wipe", "delete_all", `{}`), step("after", "echo", `{"value":"x"}`, "wipe"))
 	started, err := h.exec.Start(ctx, p, nil, nil, nil)
@@ -235,7 +236,7 @@ func keysOf(v *agentsmcp.MCPTask) []string {
 
 // settle polls the task until it is neither working nor its status before
 // an update that has not been taken up yet.
-func settle(t *testing.T, m *agents.MCPTasks, ctx context.Context, id string) *agentsmcp.MCPTask {
+func settle(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string) *agentsmcp.MCPTask {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -261,7 +262,7 @@ func settle(t *testing.T, m *agents.MCPTasks, ctx context.Context, id string) *a
 // ignored.
 func TestMCPTaskKeysChangeOnlyWhenAnswered(t *testing.T) {
 	h := newHarness(t, nil)
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	ctx := context.Background()
 	p := h.plan(`{"type":"object","properties":{"path":{"type":"string","minLength":1},"mode":{"type":"string","minLength":1}}}`,
 		step("wipe", "delete_all", `{"path":"/tmp/x"}`),
@@ -352,7 +353,7 @@ func runResumeLoop(t *testing.T, ex *agents.Executor) {
 // given before was for the run that was cut.
 func TestMCPTaskInterruptedStepAsksUnderANewKey(t *testing.T) {
 	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	ctx := context.Background()
 	p := h.plan("", step("wipe", "delete_all", `{"path":"/tmp/x"}`))
 	// As the dead replica left it: confirmed under confirm.wipe.1, running,
@@ -386,7 +387,7 @@ func TestMCPTaskInterruptedStepAsksUnderANewKey(t *testing.T) {
 // task whose steps failed is completed, with a tool error.
 func TestMCPTaskFailedByTheExecutorIsFailed(t *testing.T) {
 	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	ctx := context.Background()
 
 	// Its plan is gone: the resume loop cannot run it.
@@ -438,7 +439,7 @@ func TestMCPTaskRefusedByTheStoreIsFailed(t *testing.T) {
 		store = &refusingStore{TaskService: o.Tasks}
 		o.Tasks = store
 	})
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	ctx := context.Background()
 	task := h.run(h.plan("", step("s1", "echo", `{"value":1}`)), "", nil)
 	if !store.refused.Load() || task.Status != agentsmcp.TaskFailed || task.ErrorCode != agentsmcp.EINTERNAL {

@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -106,7 +107,7 @@ func newOwnerWorld(t *testing.T) *ownerWorld {
 		defer cancel()
 		_ = w.exec.Close(ctx)
 	})
-	tools := &agents.Tools{Executor: w.exec, Thoughts: db, Plans: w.plans, Tasks: tasks}
+	tools := &mcptools.Tools{Executor: w.exec, Thoughts: db, Plans: w.plans, Tasks: tasks}
 	must(tools.Register(local))
 	must(w.router.AddProvider(ctx, local))
 	return w

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // Planner composes a stored Plan for a request: a DAG of tool calls over
@@ -250,7 +251,7 @@ func (p *Planner) Check(ctx context.Context, plan *agentsmcp.Plan) error {
 				problems = append(problems, fmt.Sprintf("step %q: the upstream of %s is down; use another tool such as %s", s.ID, s.Tool, strings.Join(alt, ", ")))
 			}
 		}
-		refs, err := FindRefs(s.Arguments)
+		refs, err := planlang.FindRefs(s.Arguments)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("step %q: %s", s.ID, agentsmcp.ErrorMessage(err)))
 			continue
@@ -258,9 +259,9 @@ func (p *Planner) Check(ctx context.Context, plan *agentsmcp.Plan) error {
 		upstream := ancestors(plan, s.ID)
 		for _, r := range refs {
 			switch {
-			case r.Kind == RefStep && !upstream[r.Name]:
+			case r.Kind == planlang.RefStep && !upstream[r.Name]:
 				problems = append(problems, fmt.Sprintf("step %q references step %q, which it does not depend on", s.ID, r.Name))
-			case r.Kind == RefInput && !declared[r.Name]:
+			case r.Kind == planlang.RefInput && !declared[r.Name]:
 				problems = append(problems, fmt.Sprintf("step %q references input %q, which inputs.properties does not declare", s.ID, r.Name))
 			}
 		}
@@ -285,7 +286,7 @@ func (p *Planner) checkArguments(ctx context.Context, s agentsmcp.PlanStep) []st
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	doc, refAt, err := ArgumentsForValidation(args)
+	doc, refAt, err := planlang.ArgumentsForValidation(args)
 	if err != nil {
 		return []string{fmt.Sprintf("step %q: %s", s.ID, agentsmcp.ErrorMessage(err))}
 	}

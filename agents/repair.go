@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // This file repairs a plan within its task: when a step's tool fails for
@@ -619,14 +620,14 @@ var inputNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // the parameter's name, or prefixed with the step's when taken.
 func inputName(param, stepID string, taken []string) string {
 	name := strings.Trim(inputNameUnsafe.ReplaceAllString(param, "_"), "_-")
-	if name == "" || !InputNamePattern.MatchString(name) {
+	if name == "" || !planlang.InputNamePattern.MatchString(name) {
 		name = "value"
 	}
 	if !slices.Contains(taken, name) {
 		return name
 	}
 	prefixed := agentsmcp.TruncateUTF8(strings.ReplaceAll(stepID, "-", "_")+"_"+name, 60)
-	for n := 2; slices.Contains(taken, prefixed) || !InputNamePattern.MatchString(prefixed); n++ {
+	for n := 2; slices.Contains(taken, prefixed) || !planlang.InputNamePattern.MatchString(prefixed); n++ {
 		prefixed = fmt.Sprintf("%s_%d", agentsmcp.TruncateUTF8(name, 56), n)
 	}
 	return prefixed
@@ -678,7 +679,7 @@ func (r *runner) repairRequest(i int, errText string) RepairRequest {
 	for n := range declaredInputs(r.plan.Inputs) {
 		inputs = append(inputs, n)
 	}
-	for n := range inputNames(r.task.Inputs) {
+	for n := range planlang.InputNames(r.task.Inputs) {
 		inputs = append(inputs, n)
 	}
 	slices.Sort(inputs)
@@ -754,7 +755,7 @@ func (r *runner) applyRepair(ev stepRepairFound, now time.Time) {
 	s.RepairedTool, s.RepairedArguments = ev.repair.Tool, ev.repair.Arguments
 	s.Status, s.Error, s.Attempts, s.Confirmed = agentsmcp.StepPending, "", 0, false
 	s.StartedAt, s.EndedAt = time.Time{}, time.Time{}
-	r.refs[i], r.refErrs[i] = FindRefs(s.RepairedArguments)
+	r.refs[i], r.refErrs[i] = planlang.FindRefs(s.RepairedArguments)
 	r.askedConfirms = slices.DeleteFunc(r.askedConfirms, func(k int) bool { return k == i })
 	r.askedInput = false
 	msg := fmt.Sprintf("step %s failed with tool %s; repaired with tool %s", s.StepID, failedTool, s.RepairedTool)
@@ -801,9 +802,9 @@ func repairedPlan(p *agentsmcp.Plan, t *agentsmcp.Task) *agentsmcp.Plan {
 			continue
 		}
 		c.Steps[i].Tool, c.Steps[i].Arguments = s.RepairedTool, s.RepairedArguments
-		refs, _ := FindRefs(s.RepairedArguments)
+		refs, _ := planlang.FindRefs(s.RepairedArguments)
 		for _, ref := range refs {
-			if _, ok := inputs.properties[ref.Name]; ref.Kind == RefInput && !ok {
+			if _, ok := inputs.properties[ref.Name]; ref.Kind == planlang.RefInput && !ok {
 				inputs.properties[ref.Name] = json.RawMessage(fmt.Sprintf(`{"type":"string","title":%q}`, ref.Name))
 				inputs.required = append(inputs.required, ref.Name)
 			}

@@ -45,26 +45,3 @@ func (s *TaskSweeper) Sweep(ctx context.Context, endedBefore time.Time) (int64, 
 		return s.Tasks.DeleteEndedTasks(ctx, endedBefore, limit)
 	})
 }
-
-// expired reports whether task ended more than retention before now: such
-// a task is gone for MCP clients even before a sweep deletes it, as its
-// ttlMs promised. A zero retention keeps tasks forever.
-func expired(task *agentsmcp.Task, retention time.Duration, now time.Time) bool {
-	return retention > 0 && task.Status.Terminal() && !task.EndedAt.IsZero() && now.Sub(task.EndedAt) > retention
-}
-
-// taskTTLMs is the ttlMs of task under retention (ADR 0010, A8): from
-// CreatedAt to the end of its retention, counted from its end, or from now
-// while it runs, so that a task that has not ended is never past its
-// ttlMs. Nil (unlimited) when retention is zero.
-func taskTTLMs(task *agentsmcp.Task, retention time.Duration, now time.Time) *int64 {
-	if retention <= 0 {
-		return nil
-	}
-	end := now
-	if task.Status.Terminal() && !task.EndedAt.IsZero() {
-		end = task.EndedAt
-	}
-	ttl := (end.Sub(task.CreatedAt) + retention).Milliseconds()
-	return &ttl
-}

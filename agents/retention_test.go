@@ -9,6 +9,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 )
 
 func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
@@ -20,7 +21,7 @@ func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep := &agents.MCPTasks{Executor: h.exec, Plans: h.store}
+	keep := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	if v := waitMCP(t, keep, ctx, paused.ID, agentsmcp.MCPTaskWorking); v.Status != agentsmcp.MCPTaskInputRequired {
 		t.Fatalf("the task with inputs: %+v", v)
 	}
@@ -35,7 +36,7 @@ func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
 	// A retention: an ended task lives its run plus the retention, counted
 	// from CreatedAt.
 	const r = time.Hour
-	m := &agents.MCPTasks{Executor: h.exec, Plans: h.store, Retention: r}
+	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store, Retention: r}
 	v, err := m.GetTask(ctx, ended.ID)
 	if want := (ended.EndedAt.Sub(ended.CreatedAt) + r).Milliseconds(); err != nil || v.TTLMs == nil || *v.TTLMs != want {
 		t.Errorf("ended task: ttlMs %v, %v; want %d", v.TTLMs, err, want)
@@ -52,7 +53,7 @@ func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
 	// Past its retention a task is gone, as an unknown id, for get, update
 	// and cancel, even before a sweep deletes it; one that has not ended
 	// never is.
-	short := &agents.MCPTasks{Executor: h.exec, Plans: h.store, Retention: 50 * time.Millisecond}
+	short := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store, Retention: 50 * time.Millisecond}
 	time.Sleep(time.Until(ended.EndedAt.Add(60 * time.Millisecond)))
 	for name, err := range map[string]error{
 		"get":    func() error { _, err := short.GetTask(ctx, ended.ID); return err }(),

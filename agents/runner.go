@@ -13,6 +13,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // runner executes one task in this process. Its goroutine (run) owns the
@@ -29,8 +30,8 @@ type runner struct {
 	// step's tool. OnEnd, and so the task's learning, runs as it too.
 	creator *agentsmcp.Principal
 
-	refs    [][]Ref // per step, its argument references
-	refErrs []error // per step, a malformed argument
+	refs    [][]planlang.Ref // per step, its argument references
+	refErrs []error          // per step, a malformed argument
 	tools   map[string]*agentsmcp.ToolInfo
 	outputs map[string]json.RawMessage // full outputs; stored ones may be cut
 	// storedOutputBytes is the size of the outputs the task stores, kept
@@ -200,7 +201,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 	}
 	r := &runner{
 		e: e, task: t, plan: plan, creator: t.Creator(),
-		refs: make([][]Ref, len(plan.Steps)), refErrs: make([]error, len(plan.Steps)),
+		refs: make([][]planlang.Ref, len(plan.Steps)), refErrs: make([]error, len(plan.Steps)),
 		tools:   make(map[string]*agentsmcp.ToolInfo),
 		outputs: make(map[string]json.RawMessage),
 		index:   make(map[string]int, len(plan.Steps)),
@@ -214,7 +215,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s step %d is %q, plan step is %q", t.ID, i, t.Steps[i].StepID, s.ID)
 		}
 		r.index[s.ID] = i
-		r.refs[i], r.refErrs[i] = FindRefs(r.stepArguments(i))
+		r.refs[i], r.refErrs[i] = planlang.FindRefs(r.stepArguments(i))
 	}
 	for i := range t.Steps {
 		if s := t.Steps[i]; s.Status == agentsmcp.StepSucceeded && len(s.Output) > 0 {
@@ -603,10 +604,10 @@ func (r *runner) schedule() []launchStep {
 // passed as its text (see textForStringParams).
 func (r *runner) resolveArguments(i int) (json.RawMessage, error) {
 	args := r.stepArguments(i)
-	if len(r.refs[i]) == 0 && r.refErrs[i] == nil && len(args) <= MaxResolvedArgumentsBytes {
+	if len(r.refs[i]) == 0 && r.refErrs[i] == nil && len(args) <= planlang.MaxResolvedArgumentsBytes {
 		return args, nil
 	}
-	out, err := ResolveRefs(args, RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
+	out, err := planlang.ResolveRefs(args, planlang.RefValues{Steps: r.outputs, Inputs: r.task.Inputs})
 	if err != nil || r.refErrs[i] != nil {
 		return out, err
 	}
@@ -635,13 +636,13 @@ func (r *runner) dependencies(i int) (ready bool, blocked string) {
 
 // missingInputs lists the inputs step i references that the task lacks.
 func (r *runner) missingInputs(i int) []string {
-	if !slices.ContainsFunc(r.refs[i], func(ref Ref) bool { return ref.Kind == RefInput }) {
+	if !slices.ContainsFunc(r.refs[i], func(ref planlang.Ref) bool { return ref.Kind == planlang.RefInput }) {
 		return nil // most steps: no need to decode the inputs
 	}
-	have := inputNames(r.task.Inputs)
+	have := planlang.InputNames(r.task.Inputs)
 	var missing []string
 	for _, ref := range r.refs[i] {
-		if ref.Kind == RefInput && !have[ref.Name] && !slices.Contains(missing, ref.Name) {
+		if ref.Kind == planlang.RefInput && !have[ref.Name] && !slices.Contains(missing, ref.Name) {
 			missing = append(missing, ref.Name)
 		}
 	}
@@ -819,9 +820,9 @@ func (r *runner) apply(ev any) {
 		if !ev.ok {
 			return
 		}
-		merged, err := mergeInputs(r.task.Inputs, ev.values)
+		merged, err := planlang.MergeInputs(r.task.Inputs, ev.values)
 		if err == nil {
-			err = checkInputs(r.plan, merged, false)
+			err = planlang.CheckInputs(r.plan, merged, false)
 		}
 		if err != nil {
 			r.event(inputsRejected, "", agentsmcp.ErrorMessage(err))

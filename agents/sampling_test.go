@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
@@ -64,16 +65,16 @@ func (m *fakeClientModel) plans() int {
 // newStack.
 type samplingRig struct {
 	*stack
-	tools  *agents.Tools
+	tools  *mcptools.Tools
 	local  *localtools.Provider
-	states *agents.RequestStates
+	states *mcptools.RequestStates
 }
 
 func newSamplingRig(t *testing.T, mode string) *samplingRig {
 	t.Helper()
 	s := newStack(t, fetchTools(t))
-	states := &agents.RequestStates{Key: []byte(strings.Repeat("s", agents.RequestStateKeySize)), TTL: time.Minute}
-	tools := &agents.Tools{Thinker: s.thinker, Planner: s.planner, Executor: s.exec, Thoughts: s.db, Plans: s.db, Tasks: s.db,
+	states := &mcptools.RequestStates{Key: []byte(strings.Repeat("s", mcptools.RequestStateKeySize)), TTL: time.Minute}
+	tools := &mcptools.Tools{Thinker: s.thinker, Planner: s.planner, Executor: s.exec, Thoughts: s.db, Plans: s.db, Tasks: s.db,
 		LLM: agents.LLMChooser{Mode: mode}, RequestStates: states}
 	local := localtools.New()
 	if err := tools.Register(local); err != nil {
@@ -145,8 +146,8 @@ func (r *samplingRig) drive(t *testing.T, ctx context.Context, tool string, args
 	res, err := r.call2026(ctx, tool, args, samplingCaps, "", nil)
 	var rounds []round
 	for err == nil && asksInput(res) {
-		if len(rounds) > agents.MaxSamplingRounds {
-			t.Fatalf("more than %d rounds", agents.MaxSamplingRounds)
+		if len(rounds) > mcptools.MaxSamplingRounds {
+			t.Fatalf("more than %d rounds", mcptools.MaxSamplingRounds)
 		}
 		rd := sampleRequest(t, res, fmt.Sprintf("sample.%d", len(rounds)+1))
 		rounds = append(rounds, rd)
@@ -161,13 +162,13 @@ func (r *samplingRig) drive(t *testing.T, ctx context.Context, tool string, args
 	return res, rounds
 }
 
-func taskResult(t *testing.T, res *mcp.CallToolResult) *agents.TaskResult {
+func taskResult(t *testing.T, res *mcp.CallToolResult) *mcptools.TaskResult {
 	t.Helper()
 	if res.IsError {
 		b, _ := json.Marshal(res)
 		t.Fatalf("tool error: %s", b)
 	}
-	var out agents.TaskResult
+	var out mcptools.TaskResult
 	b, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, &out); err != nil || out.Task == nil {
 		t.Fatalf("result %s: %v", b, err)
@@ -370,7 +371,7 @@ func TestSamplingThroughMRTRIsBounded(t *testing.T) {
 	r := newSamplingRig(t, agents.LLMAuto)
 	args := map[string]any{"request": fetchRequest}
 	res, err := r.call2026(t.Context(), "run_task", args, samplingCaps, "", nil)
-	for n := 1; n <= agents.MaxSamplingRounds; n++ {
+	for n := 1; n <= mcptools.MaxSamplingRounds; n++ {
 		if err != nil {
 			t.Fatalf("round %d: %v", n, err)
 		}
@@ -379,7 +380,7 @@ func TestSamplingThroughMRTRIsBounded(t *testing.T) {
 	}
 	if err != nil || !res.IsError || !strings.Contains(fmt.Sprint(res.Content[0].(*mcp.TextContent).Text), "more than 16 sampling requests") {
 		b, _ := json.Marshal(res)
-		t.Fatalf("after %d rounds: %s %v, want a tool error about the bound", agents.MaxSamplingRounds, b, err)
+		t.Fatalf("after %d rounds: %s %v, want a tool error about the bound", mcptools.MaxSamplingRounds, b, err)
 	}
 }
 
@@ -402,13 +403,13 @@ func TestSamplingFor2026ClientsPerMode(t *testing.T) {
 
 	model := &fakeClientModel{}
 	res, rounds := auto.drive(t, t.Context(), "generate_thoughts", args, model, nil)
-	var th agents.ThoughtResult
+	var th mcptools.ThoughtResult
 	b, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, &th); err != nil || len(rounds) != 1 || th.Report.Backend != agents.LLMSampling || th.Thought.Reasoning != "one fetch" {
 		t.Fatalf("generate_thoughts: %d rounds, %s", len(rounds), b)
 	}
 	res, rounds = auto.drive(t, t.Context(), "generate_plan", map[string]any{"thoughtId": th.Thought.ID}, model, nil)
-	var pl agents.PlanResult
+	var pl mcptools.PlanResult
 	b, _ = json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, &pl); err != nil || len(rounds) != 1 || pl.Report.Backend != agents.LLMSampling || pl.Plan.Steps[0].Tool != "fetch_page" || pl.Plan.ThoughtID != th.Thought.ID {
 		t.Fatalf("generate_plan: %d rounds, %s", len(rounds), b)
@@ -439,7 +440,7 @@ func TestSamplingStateIsBoundedInSize(t *testing.T) {
 	}
 	plan := sampleRequest(t, res, "sample.2")
 	// Not a plan: the model is asked to repair it, which would carry it on.
-	huge := strings.Repeat("x", agents.MaxSamplingAnswerBytes+1)
+	huge := strings.Repeat("x", mcptools.MaxSamplingAnswerBytes+1)
 	res, err = r.call2026(t.Context(), "run_task", args, samplingCaps, plan.state, map[string]any{plan.key: modelAnswer(huge)})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "bytes in all") {
 		b, _ := json.Marshal(res)

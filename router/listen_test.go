@@ -31,7 +31,7 @@ import (
 // a backend whose tasks belong to principals, changed by the test.
 
 // ownedTasks is a task backend whose tasks ("own_…") are seen only by their
-// creator, as agents.MCPTasks does; set changes one and tells the hub, as
+// creator, as agents/mcptools.MCPTasks does; set changes one and tells the hub, as
 // the executor's OnChange does in cmd.
 type ownedTasks struct {
 	hub   *router.TaskHub

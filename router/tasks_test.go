@@ -17,7 +17,7 @@ import (
 
 // The Tasks extension on a real router, served over loopback HTTP, with
 // the conformance fixtures' in-memory task backend: these tests pin the
-// protocol layer (ADR 0010); agents.MCPTasks and cmd test the executor's.
+// protocol layer (ADR 0010); agents/mcptools.MCPTasks and cmd test the executor's.
 
 func newTasksServer(t *testing.T) string {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	agenttools "github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
@@ -44,7 +45,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 		return nil, err
 	}
 	a.states = states // the pool seals upstreams' requestState with it too
-	tools := &agents.Tools{
+	tools := &agenttools.Tools{
 		Thinker:  &agents.Thinker{Gatherer: gatherer, Thoughts: m.thoughts},
 		Planner:  &agents.Planner{Gatherer: gatherer, Validator: a.router, Plans: m.plans, Tasks: m.tasks},
 		Executor: executor, Thoughts: m.thoughts, Plans: m.plans, Tasks: m.tasks,
@@ -56,12 +57,12 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	// The discovery prompts read the same catalog and memory as the
 	// agents, and tool performance as the memory tools do (read-through,
 	// so that the calls just made count).
-	discovery := &agents.Discovery{Catalog: catalog, Memory: agentMemory, Performance: performance}
+	discovery := &agenttools.Discovery{Catalog: catalog, Memory: agentMemory, Performance: performance}
 	discovery.Register(a.router.Server())
-	a.router.AddPromptCompletion(agents.PromptHelpWithAPI, agents.PromptArgAPI, discovery.CompleteSource)
+	a.router.AddPromptCompletion(agenttools.PromptHelpWithAPI, agenttools.PromptArgAPI, discovery.CompleteSource)
 	// MCP Tasks (ADR 0010): run_task and execute_task become tasks for
 	// 2026-07-28 requests that declare the extension.
-	a.router.AddTaskBackend(&agents.MCPTasks{Executor: executor, Plans: m.plans, Retention: cfg.TaskRetention})
+	a.router.AddTaskBackend(&agenttools.MCPTasks{Executor: executor, Plans: m.plans, Retention: cfg.TaskRetention})
 	return executor, nil
 }
 
@@ -90,19 +91,19 @@ const RequestStateKeyFile = "request-state.key"
 // restart; else (MongoDB, several replicas, no shared key) a key of this
 // process, with a warning: a retry must then come back to this process
 // before it restarts.
-func openRequestStates(cfg *config.Config, logger *slog.Logger) (*agents.RequestStates, error) {
-	rs := &agents.RequestStates{Key: cfg.RequestStateKeyBytes(), TTL: cfg.RequestStateTTL}
+func openRequestStates(cfg *config.Config, logger *slog.Logger) (*agenttools.RequestStates, error) {
+	rs := &agenttools.RequestStates{Key: cfg.RequestStateKeyBytes(), TTL: cfg.RequestStateTTL}
 	switch {
 	case rs.Key != nil:
 	case cfg.MongoURI != "":
 		logger.Warn("tasks.request_state_key (AGENTS_MCP_REQUEST_STATE_KEY) is not set: the answers of 2026-07-28 clients to a task's questions, " +
 			"and the handles of upstream tasks, are accepted only by this process until it restarts (resume_task still answers the task anywhere); set the same key on every replica")
-		rs.Key = make([]byte, agents.RequestStateKeySize)
+		rs.Key = make([]byte, agenttools.RequestStateKeySize)
 		if _, err := rand.Read(rs.Key); err != nil {
 			return nil, fmt.Errorf("generate the request state key: %w", err)
 		}
 	default:
-		key, err := keyFile(filepath.Join(cfg.DataDir, RequestStateKeyFile), "request state key", agents.RequestStateKeySize,
+		key, err := keyFile(filepath.Join(cfg.DataDir, RequestStateKeyFile), "request state key", agenttools.RequestStateKeySize,
 			"requestStates issued with the old key are then refused")
 		if err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	agenttools "github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
@@ -61,7 +62,7 @@ type app struct {
 	// states is the key and TTL of the requestState of input_required
 	// answers: the agents' own and, sealed by the pool, upstreams'. The
 	// pool seals its upstream task handles with the key too.
-	states   *agents.RequestStates
+	states   *agenttools.RequestStates
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher

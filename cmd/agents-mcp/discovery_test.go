@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agents-mcp/agents-mcp/agents"
+	agenttools "github.com/agents-mcp/agents-mcp/agents/mcptools"
 )
 
 // clearedCalls counts the calls of the weather upstream's destructive
@@ -92,7 +92,7 @@ func TestServeDiscoveryPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{agents.PromptHelpMeStart, agents.PromptHelpWithAPI, agents.PromptHelpMeLearn} {
+	for _, want := range []string{agenttools.PromptHelpMeStart, agenttools.PromptHelpWithAPI, agenttools.PromptHelpMeLearn} {
 		if !slices.ContainsFunc(prompts.Prompts, func(p *mcp.Prompt) bool { return p.Name == want }) {
 			t.Errorf("prompts/list lacks %s", want)
 		}
@@ -109,14 +109,14 @@ func TestServeDiscoveryPrompts(t *testing.T) {
 		t.Fatalf("run_task: %v %+v", err, res)
 	}
 
-	start := promptText(t, cs, agents.PromptHelpMeStart, nil)
+	start := promptText(t, cs, agenttools.PromptHelpMeStart, nil)
 	for _, want := range []string{"- weather (3 tools, ready): weather__alerts weather__clear_alerts weather__forecast", "- local (", "weather__forecast: 100% of 4 calls succeeded", "search_tools"} {
 		if !strings.Contains(start, want) {
 			t.Errorf("help-me-start lacks %q:\n%s", want, start)
 		}
 	}
 
-	api := promptText(t, cs, agents.PromptHelpWithAPI, map[string]string{"api": "weather"})
+	api := promptText(t, cs, agenttools.PromptHelpWithAPI, map[string]string{"api": "weather"})
 	for _, want := range []string{"weather__forecast [read-only]: Weather forecast for the coming days.", "weather__alerts: Severe weather alerts in force.",
 		"weather__clear_alerts [destructive: asks for a confirmation in tasks]"} {
 		if !strings.Contains(api, want) {
@@ -126,18 +126,18 @@ func TestServeDiscoveryPrompts(t *testing.T) {
 	if strings.Contains(api, "search_tools") {
 		t.Errorf("help-with-api weather names a local tool:\n%s", api)
 	}
-	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: agents.PromptHelpWithAPI, Arguments: map[string]string{"api": "nowhere"}}); err == nil || !strings.Contains(err.Error(), "weather") {
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: agenttools.PromptHelpWithAPI, Arguments: map[string]string{"api": "nowhere"}}); err == nil || !strings.Contains(err.Error(), "weather") {
 		t.Errorf("help-with-api of an unknown source: %v; want an error naming the sources", err)
 	}
 	done, err := cs.Complete(ctx, &mcp.CompleteParams{
-		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: agents.PromptHelpWithAPI},
-		Argument: mcp.CompleteParamsArgument{Name: agents.PromptArgAPI, Value: "wea"},
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: agenttools.PromptHelpWithAPI},
+		Argument: mcp.CompleteParamsArgument{Name: agenttools.PromptArgAPI, Value: "wea"},
 	})
 	if err != nil || !slices.Equal(done.Completion.Values, []string{"weather"}) {
 		t.Errorf("completion of api \"wea\": %v %+v; want [weather]", err, done)
 	}
 
-	learn := promptText(t, cs, agents.PromptHelpMeLearn, map[string]string{"topic": "weather forecast"})
+	learn := promptText(t, cs, agenttools.PromptHelpMeLearn, map[string]string{"topic": "weather forecast"})
 	for _, want := range []string{"## Similar past tasks", request, "weather__forecast"} {
 		if !strings.Contains(learn, want) {
 			t.Errorf("help-me-learn lacks %q:\n%s", want, learn)

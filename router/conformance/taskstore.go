@@ -20,7 +20,7 @@ import (
 // fixtureTasks is the in-memory task backend of the Tasks fixtures: their
 // tasks live in this process only, as long as it runs (ttlMs null), and
 // anyone may see and change them. It tests the router's protocol layer;
-// the executor's tasks have their own backend (agents.MCPTasks).
+// the executor's tasks have their own backend (agents/mcptools.MCPTasks).
 type fixtureTasks struct {
 	mu    sync.Mutex
 	tasks map[string]*fixtureTask

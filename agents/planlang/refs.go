@@ -1,4 +1,4 @@
-package agents
+package planlang
 
 import (
 	"bytes"
@@ -193,7 +193,7 @@ func (r Ref) walk(root []byte) ([]byte, error) {
 		if cur[0] != '{' {
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: the task inputs are %s, not an object", r.prefix(0), kindOf(cur))
 		}
-		val, ok := objectField(cur, r.Name)
+		val, ok := ObjectField(cur, r.Name)
 		if !ok {
 			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: no input %q was supplied", r.prefix(0), r.Name)
 		}
@@ -205,7 +205,7 @@ func (r Ref) walk(root []byte) ([]byte, error) {
 			if cur[0] != '{' {
 				return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: cannot take field %q of %s", at, e.Field, kindOf(cur))
 			}
-			val, ok := objectField(cur, e.Field)
+			val, ok := ObjectField(cur, e.Field)
 			if !ok {
 				return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: field %q is missing", at, e.Field)
 			}
@@ -750,9 +750,12 @@ func decodeString(raw []byte) string {
 	return s
 }
 
-// objectField returns the value of key in the object obj; the last one
-// when the key occurs twice, as encoding/json would decode it.
-func objectField(obj []byte, key string) (val []byte, ok bool) {
+// ObjectField returns the value of key in the JSON object obj, such as
+// the arguments ResolveRefs returns; the last one when the key occurs
+// twice, as encoding/json would decode it. obj must be a valid JSON object
+// with no whitespace before its brace: it is read as it is, not checked.
+// val is a slice of obj.
+func ObjectField(obj []byte, key string) (val []byte, ok bool) {
 	for i := skipWS(obj, 1); obj[i] != '}'; {
 		end := skipString(obj, i)
 		k := obj[i:end]

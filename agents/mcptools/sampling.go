@@ -1,4 +1,4 @@
-package agents
+package mcptools
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -106,7 +107,7 @@ type mrtrLLM struct {
 }
 
 // Name implements the backend name of reports (backendOf).
-func (m *mrtrLLM) Name() string { return LLMSampling }
+func (m *mrtrLLM) Name() string { return agents.LLMSampling }
 
 // Complete implements agentsmcp.LLM: the recorded answer of the request
 // at this position, or errSamplingStop. A request for another purpose
@@ -117,14 +118,14 @@ func (m *mrtrLLM) Name() string { return LLMSampling }
 // request is asked again (see ADR 0009); the bound of MaxSamplingRounds
 // ends a run that keeps diverging.
 func (m *mrtrLLM) Complete(_ context.Context, req *agentsmcp.LLMRequest) (*agentsmcp.LLMResponse, error) {
-	params := createMessageParams(req)
+	params := agents.CreateMessageParams(req)
 	d := requestDigest(req.Purpose)
 	i := m.next
 	m.next++
 	if i < len(m.answers) {
 		if m.asked[i] == d {
 			a := m.answers[i]
-			return &agentsmcp.LLMResponse{Text: a.Text, Model: a.Model, Backend: LLMSampling}, nil
+			return &agentsmcp.LLMResponse{Text: a.Text, Model: a.Model, Backend: agents.LLMSampling}, nil
 		}
 		m.diverged = true
 	}
@@ -210,7 +211,7 @@ func (cm *callModel) context(ctx context.Context) context.Context {
 	if cm.st == nil {
 		return ctx
 	}
-	return withEstimatesAt(ctx, time.UnixMilli(cm.st.Started))
+	return agents.WithEstimatesAt(ctx, time.UnixMilli(cm.st.Started))
 }
 
 // stopped reports whether err is the stop of an MRTR run.

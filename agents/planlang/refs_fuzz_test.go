@@ -1,4 +1,4 @@
-package agents_test
+package planlang_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // FuzzResolveRefs checks, for any arguments, step output and inputs, that
@@ -33,12 +33,12 @@ func FuzzResolveRefs(f *testing.F) {
 		f.Add(seed[0], seed[1], seed[2])
 	}
 	f.Fuzz(func(t *testing.T, args, output, inputs string) {
-		v := agents.RefValues{
+		v := planlang.RefValues{
 			Steps:  map[string]json.RawMessage{"a": json.RawMessage(output), "b": json.RawMessage(output)},
 			Inputs: json.RawMessage(inputs),
 		}
-		refs, findErr := agents.FindRefs(json.RawMessage(args))
-		got, err := agents.ResolveRefs(json.RawMessage(args), v)
+		refs, findErr := planlang.FindRefs(json.RawMessage(args))
+		got, err := planlang.ResolveRefs(json.RawMessage(args), v)
 		if findErr != nil && err == nil {
 			t.Fatalf("FindRefs(%q) failed (%v) but ResolveRefs succeeded", args, findErr)
 		}
@@ -69,7 +69,7 @@ func FuzzResolveRefs(f *testing.F) {
 				t.Fatalf("ResolveRefs(%q) = %q, not JSON-equal", args, got)
 			}
 		}
-		_, pointers, err := agents.ArgumentsForValidation(json.RawMessage(args))
+		_, pointers, err := planlang.ArgumentsForValidation(json.RawMessage(args))
 		if err != nil {
 			t.Fatalf("ArgumentsForValidation(%q): %v", args, err)
 		}

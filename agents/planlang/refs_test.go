@@ -1,4 +1,4 @@
-package agents_test
+package planlang_test
 
 import (
 	"encoding/json"
@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // refValues are the outputs and inputs the resolution tests refer to.
-var refValues = agents.RefValues{
+var refValues = planlang.RefValues{
 	Steps: map[string]json.RawMessage{
 		"list": json.RawMessage(`{"files": ["a.txt", "b.txt"], "count": 2, "meta": {"z": 1, "a": [true, null], "my key": "spaced", "a\"b": "quoted", "日本": "語"}}`),
 		"big":  json.RawMessage(`{"id": 12345678901234567890, "f": 1.50e+300, "neg": -0.0}`),
@@ -77,7 +77,7 @@ func TestResolveRefs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := agents.ResolveRefs(json.RawMessage(tt.args), refValues)
+			got, err := planlang.ResolveRefs(json.RawMessage(tt.args), refValues)
 			if err != nil {
 				t.Fatalf("ResolveRefs(%s): %v", tt.args, err)
 			}
@@ -132,7 +132,7 @@ func TestResolveRefsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := agents.ResolveRefs(json.RawMessage(tt.args), refValues)
+			got, err := planlang.ResolveRefs(json.RawMessage(tt.args), refValues)
 			if err == nil {
 				t.Fatalf("ResolveRefs(%s) = %s, want an error", tt.args, got)
 			}
@@ -148,7 +148,7 @@ func TestResolveRefsErrors(t *testing.T) {
 
 func TestResolveRefsMessageTruncated(t *testing.T) {
 	args := `{"a":"{{steps.a.output ` + strings.Repeat("é", 100) + `"}`
-	_, err := agents.ResolveRefs(json.RawMessage(args), refValues)
+	_, err := planlang.ResolveRefs(json.RawMessage(args), refValues)
 	msg := agentsmcp.ErrorMessage(err)
 	if !strings.Contains(msg, `…"`) || len(msg) > 250 {
 		t.Errorf("message not truncated: %s", msg)
@@ -157,7 +157,7 @@ func TestResolveRefsMessageTruncated(t *testing.T) {
 
 func TestResolveRefsSizeGuard(t *testing.T) {
 	big := `"` + strings.Repeat("x", 60<<10) + `"`
-	v := agents.RefValues{Steps: map[string]json.RawMessage{"big": json.RawMessage(big)}}
+	v := planlang.RefValues{Steps: map[string]json.RawMessage{"big": json.RawMessage(big)}}
 	var parts []string
 	for i := range 20 {
 		parts = append(parts, `"k`+string(rune('a'+i))+`":"{{steps.big.output}}"`)
@@ -166,13 +166,13 @@ func TestResolveRefsSizeGuard(t *testing.T) {
 		"{" + strings.Join(parts, ",") + "}",                         // whole-value references
 		`{"k":"` + strings.Repeat("{{steps.big.output}}", 20) + `"}`, // embedded in one string
 	} {
-		_, err := agents.ResolveRefs(json.RawMessage(args), v)
+		_, err := planlang.ResolveRefs(json.RawMessage(args), v)
 		if agentsmcp.ErrorCode(err) != agentsmcp.EINVALID || !strings.Contains(agentsmcp.ErrorMessage(err), "resolved arguments would be over 1048576 bytes") {
 			t.Errorf("ResolveRefs of %d references to 60 KiB: err = %v, want the size guard", 20, err)
 		}
 	}
 	// Under the limit it works.
-	got, err := agents.ResolveRefs(json.RawMessage(`{"a":"{{steps.big.output}}","b":"{{steps.big.output}}"}`), v)
+	got, err := planlang.ResolveRefs(json.RawMessage(`{"a":"{{steps.big.output}}","b":"{{steps.big.output}}"}`), v)
 	if err != nil || len(got) != 2*len(big)+len(`{"a":,"b":}`) {
 		t.Errorf("two references: len %d, err %v", len(got), err)
 	}
@@ -180,15 +180,15 @@ func TestResolveRefsSizeGuard(t *testing.T) {
 
 func TestFindRefs(t *testing.T) {
 	args := `{"a": "{{ steps.list.output.files[-1] }}", "b": [{"c": "x {{inputs.q[\"my key\"][0]}} y {{steps.s.output}}"}], "{{inputs.k}}": "{{x}}", "e~/": "{{inputs.n}}"}`
-	got, err := agents.FindRefs(json.RawMessage(args))
+	got, err := planlang.FindRefs(json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []agents.Ref{
-		{Kind: agents.RefStep, Name: "list", Path: []agents.PathElem{{Field: "files"}, {Index: -1, IsIndex: true}}, Text: "{{ steps.list.output.files[-1] }}", Pointer: "/a", Whole: true},
-		{Kind: agents.RefInput, Name: "q", Path: []agents.PathElem{{Field: "my key"}, {Index: 0, IsIndex: true}}, Text: `{{inputs.q["my key"][0]}}`, Pointer: "/b/0/c"},
-		{Kind: agents.RefStep, Name: "s", Text: "{{steps.s.output}}", Pointer: "/b/0/c"},
-		{Kind: agents.RefInput, Name: "n", Text: "{{inputs.n}}", Pointer: "/e~0~1", Whole: true},
+	want := []planlang.Ref{
+		{Kind: planlang.RefStep, Name: "list", Path: []planlang.PathElem{{Field: "files"}, {Index: -1, IsIndex: true}}, Text: "{{ steps.list.output.files[-1] }}", Pointer: "/a", Whole: true},
+		{Kind: planlang.RefInput, Name: "q", Path: []planlang.PathElem{{Field: "my key"}, {Index: 0, IsIndex: true}}, Text: `{{inputs.q["my key"][0]}}`, Pointer: "/b/0/c"},
+		{Kind: planlang.RefStep, Name: "s", Text: "{{steps.s.output}}", Pointer: "/b/0/c"},
+		{Kind: planlang.RefInput, Name: "n", Text: "{{inputs.n}}", Pointer: "/e~0~1", Whole: true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FindRefs:\n got %+v\nwant %+v", got, want)
@@ -201,19 +201,19 @@ func TestFindRefs(t *testing.T) {
 	}
 
 	for _, args := range []string{``, ` `, `{}`, `{"a":"{{x}}","b":1}`} {
-		if refs, err := agents.FindRefs(json.RawMessage(args)); err != nil || len(refs) != 0 {
+		if refs, err := planlang.FindRefs(json.RawMessage(args)); err != nil || len(refs) != 0 {
 			t.Errorf("FindRefs(%q) = %v, %v; want none", args, refs, err)
 		}
 	}
 	for _, args := range []string{`[]`, `1`, `{`, `{"a":"{{steps.}}"}`} {
-		if _, err := agents.FindRefs(json.RawMessage(args)); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+		if _, err := planlang.FindRefs(json.RawMessage(args)); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
 			t.Errorf("FindRefs(%q): err = %v, want EINVALID", args, err)
 		}
 	}
 }
 
 func TestRefLookup(t *testing.T) {
-	refs, err := agents.FindRefs(json.RawMessage(`{"a":"{{steps.arr.output[0]}}","b":"{{steps.list.output.files[3]}}"}`))
+	refs, err := planlang.FindRefs(json.RawMessage(`{"a":"{{steps.arr.output[0]}}","b":"{{steps.list.output.files[3]}}"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +225,10 @@ func TestRefLookup(t *testing.T) {
 	if msg := agentsmcp.ErrorMessage(err); msg != "steps.list.output.files[3]: index 3 out of range (len 2)" {
 		t.Errorf("Lookup error = %q", msg)
 	}
-	if _, err := refs[0].Lookup(agents.RefValues{}); agentsmcp.ErrorMessage(err) != `steps.arr.output: step "arr" has no output` {
+	if _, err := refs[0].Lookup(planlang.RefValues{}); agentsmcp.ErrorMessage(err) != `steps.arr.output: step "arr" has no output` {
 		t.Errorf("Lookup without outputs: %v", err)
 	}
-	in := agents.Ref{Kind: agents.RefInput, Name: "q"}
+	in := planlang.Ref{Kind: planlang.RefInput, Name: "q"}
 	for inputs, want := range map[string]string{
 		``:        `inputs.q: no input "q" was supplied`,
 		`{}`:      `inputs.q: no input "q" was supplied`,
@@ -236,7 +236,7 @@ func TestRefLookup(t *testing.T) {
 		`{"q":`:   `inputs.q: the task inputs are not valid JSON`,
 		`{"q":1}`: ``,
 	} {
-		_, err := in.Lookup(agents.RefValues{Inputs: json.RawMessage(inputs)})
+		_, err := in.Lookup(planlang.RefValues{Inputs: json.RawMessage(inputs)})
 		if msg := agentsmcp.ErrorMessage(err); msg != want {
 			t.Errorf("Lookup with inputs %s: %q, want %q", inputs, msg, want)
 		}
@@ -244,7 +244,7 @@ func TestRefLookup(t *testing.T) {
 }
 
 func TestArgumentsForValidation(t *testing.T) {
-	doc, refs, err := agents.ArgumentsForValidation(json.RawMessage(`{"n":"{{steps.a.output.n}}","q":"find {{inputs.q}}","l":"{{x}}","o":{"p":["{{inputs.list}}"]}}`))
+	doc, refs, err := planlang.ArgumentsForValidation(json.RawMessage(`{"n":"{{steps.a.output.n}}","q":"find {{inputs.q}}","l":"{{x}}","o":{"p":["{{inputs.list}}"]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +255,11 @@ func TestArgumentsForValidation(t *testing.T) {
 	if string(doc) != `{"n":"{{steps.a.output.n}}","q":"find {{inputs.q}}","l":"{{x}}","o":{"p":["{{inputs.list}}"]}}` {
 		t.Errorf("doc = %s", doc)
 	}
-	doc, refs, err = agents.ArgumentsForValidation(nil)
+	doc, refs, err = planlang.ArgumentsForValidation(nil)
 	if err != nil || string(doc) != "{}" || len(refs) != 0 {
 		t.Errorf("empty args: %s, %v, %v", doc, refs, err)
 	}
-	if _, _, err := agents.ArgumentsForValidation(json.RawMessage(`{"a":"{{inputs.}}"}`)); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+	if _, _, err := planlang.ArgumentsForValidation(json.RawMessage(`{"a":"{{inputs.}}"}`)); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
 		t.Errorf("malformed: err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package agents
+package mcptools
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
 )
 
 // The discovery prompts: they lead a user to the right tools.
@@ -43,7 +44,7 @@ type Discovery struct {
 	// Catalog lists the tools the caller may use (the router's catalog).
 	Catalog agentsmcp.ToolCatalog
 	// Memory recalls learnings, insights and plan patterns.
-	Memory Memory
+	Memory agents.Memory
 	// Performance has the figures of the tools; nil leaves them out.
 	Performance agentsmcp.ToolPerformanceService
 }

@@ -1,4 +1,4 @@
-package agents
+package mcptools
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -24,10 +26,6 @@ import (
 // and the requestState, and whichever replica receives that call resumes
 // the task from the store. Clients of earlier revisions are asked through
 // elicitation while the call waits, as before.
-
-// MRTRProtocol is the first MCP revision whose clients are asked through
-// input_required results rather than elicitation requests.
-const MRTRProtocol = agentsmcp.ProtocolSessionless
 
 // DefaultRequestStateTTL is how long a requestState stays valid when
 // [RequestStates.TTL] is not set: as long as an elicitation waits for the
@@ -131,12 +129,6 @@ func callDigest(tool, salient string) string {
 	return seal.Digest(tool, salient)
 }
 
-// isMRTRClient reports whether the client of req is asked through
-// input_required results.
-func isMRTRClient(req *mcp.CallToolRequest) bool {
-	return req != nil && req.ProtocolVersion() >= MRTRProtocol
-}
-
 // isRetry reports whether req is the retry of an input_required result.
 func isRetry(req *mcp.CallToolRequest) bool {
 	return req != nil && req.Params != nil && (req.Params.RequestState != "" || len(req.Params.InputResponses) > 0)
@@ -150,7 +142,7 @@ func isRetry(req *mcp.CallToolRequest) bool {
 // question was declined in this round (declined: input names). note, when
 // set, prefixes the inputs question (why the last answer was refused).
 func (t *Tools) inputRequired(ctx context.Context, req *mcp.CallToolRequest, task *agentsmcp.Task, plan *agentsmcp.Plan, call string, declined []string, note string) (*mcp.CallToolResult, error) {
-	if t.RequestStates == nil || task.Status != agentsmcp.TaskPaused || !isMRTRClient(req) {
+	if t.RequestStates == nil || task.Status != agentsmcp.TaskPaused || !agents.IsMRTRClient(req) {
 		return nil, nil
 	}
 	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
@@ -163,8 +155,8 @@ func (t *Tools) inputRequired(ctx context.Context, req *mcp.CallToolRequest, tas
 	requests := mcp.InputRequestMap{}
 	missing := slices.DeleteFunc(missingTaskInputs(task, plan), func(n string) bool { return slices.Contains(declined, n) })
 	if len(missing) > 0 {
-		if schema, ok := elicitationSchema(plan.Inputs, missing); ok {
-			msg := inputsQuestion(task, missing)
+		if schema, ok := agents.ElicitationSchema(plan.Inputs, missing); ok {
+			msg := agents.InputsQuestion(task, missing)
 			if note != "" {
 				msg = note + " " + msg
 			}
@@ -175,7 +167,7 @@ func (t *Tools) inputRequired(ctx context.Context, req *mcp.CallToolRequest, tas
 	for i, s := range task.Steps {
 		if s.Status == agentsmcp.StepWaitingConfirmation && !s.Confirmed {
 			key := "confirm:" + s.StepID
-			requests[key] = &mcp.ElicitParams{Message: confirmQuestion(task, plan, i), RequestedSchema: confirmSchema}
+			requests[key] = &mcp.ElicitParams{Message: agents.ConfirmQuestion(task, plan, i), RequestedSchema: agents.ConfirmSchema}
 			asks[key] = stateAsk{Step: s.StepID}
 		}
 	}
@@ -192,19 +184,15 @@ func (t *Tools) inputRequired(ctx context.Context, req *mcp.CallToolRequest, tas
 // missingTaskInputs lists the inputs that the steps of t waiting for
 // inputs reference and t lacks, in step order.
 func missingTaskInputs(t *agentsmcp.Task, plan *agentsmcp.Plan) []string {
-	have := inputNames(t.Inputs)
+	have := planlang.InputNames(t.Inputs)
 	var missing []string
 	for i, s := range t.Steps {
 		if s.Status != agentsmcp.StepWaitingInput {
 			continue
 		}
-		refs, err := FindRefs(stepArgumentsOf(t, plan, i))
-		if err != nil {
-			continue
-		}
-		for _, ref := range refs {
-			if ref.Kind == RefInput && !have[ref.Name] && !slices.Contains(missing, ref.Name) {
-				missing = append(missing, ref.Name)
+		for _, name := range agents.StepMissingInputs(t, plan, i, have) {
+			if !slices.Contains(missing, name) {
+				missing = append(missing, name)
 			}
 		}
 	}
@@ -215,8 +203,8 @@ func missingTaskInputs(t *agentsmcp.Task, plan *agentsmcp.Plan) []string {
 // a resume request, and lists the inputs it declined. A question without
 // an answer is asked again; declining a confirmation refuses the step, as
 // declining the elicitation does.
-func answers(st *requestState, responses mcp.InputResponseMap) (ResumeRequest, []string) {
-	var rr ResumeRequest
+func answers(st *requestState, responses mcp.InputResponseMap) (agents.ResumeRequest, []string) {
+	var rr agents.ResumeRequest
 	var declined []string
 	keys := make([]string, 0, len(st.Asks))
 	for k := range st.Asks {
@@ -259,6 +247,7 @@ func answers(st *requestState, responses mcp.InputResponseMap) (ResumeRequest, [
 	return rr, declined
 }
 
-func (rr ResumeRequest) empty() bool {
+// emptyResume reports whether rr answers nothing.
+func emptyResume(rr agents.ResumeRequest) bool {
 	return len(rr.Inputs) == 0 && len(rr.Confirm) == 0 && len(rr.Reject) == 0
 }

@@ -1,4 +1,4 @@
-package agents
+package mcptools
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
@@ -25,13 +26,13 @@ import (
 // (to see them) or admin:write (to cancel or resume a task). Results show
 // secrets redacted ([agentsmcp.Task.Redacted]).
 type Tools struct {
-	Thinker  *Thinker
-	Planner  *Planner
-	Executor *Executor
+	Thinker  *agents.Thinker
+	Planner  *agents.Planner
+	Executor *agents.Executor
 	Thoughts agentsmcp.ThoughtService
 	Plans    agentsmcp.PlanService
 	Tasks    agentsmcp.TaskService
-	LLM      LLMChooser
+	LLM      agents.LLMChooser
 	// MaxWait bounds how long a call waits for its task; default 10
 	// minutes. The task goes on after it.
 	MaxWait time.Duration
@@ -78,7 +79,7 @@ func (t *Tools) Register(l *localtools.Provider) error {
 
 // objectInputs is the input schema inferred from T, with its "inputs"
 // property (a json.RawMessage, so any JSON value to the inference) declared
-// a JSON object: the executor refuses anything else (checkInputs), and a
+// a JSON object: the executor refuses anything else (planlang.CheckInputs), and a
 // client that maps schemas onto a
 // stricter dialect needs a type to tell the model what to send.
 func objectInputs[T any]() (*jsonschema.Schema, error) {
@@ -101,8 +102,8 @@ type GenerateThoughtsArgs struct {
 
 // ThoughtResult is the result of generate_thoughts.
 type ThoughtResult struct {
-	Thought *agentsmcp.Thought `json:"thought"`
-	Report  *ThoughtReport     `json:"report"`
+	Thought *agentsmcp.Thought    `json:"thought"`
+	Report  *agents.ThoughtReport `json:"report"`
 }
 
 func (t *Tools) generateThoughts(ctx context.Context, req *mcp.CallToolRequest, a GenerateThoughtsArgs) (*mcp.CallToolResult, *ThoughtResult, error) {
@@ -129,12 +130,12 @@ type GeneratePlanArgs struct {
 
 // PlanResult is the result of generate_plan.
 type PlanResult struct {
-	Plan   *agentsmcp.Plan `json:"plan"`
-	Report *PlanReport     `json:"report"`
+	Plan   *agentsmcp.Plan    `json:"plan"`
+	Report *agents.PlanReport `json:"report"`
 }
 
 func (t *Tools) generatePlan(ctx context.Context, req *mcp.CallToolRequest, a GeneratePlanArgs) (*mcp.CallToolResult, *PlanResult, error) {
-	pr := PlanRequest{Request: a.Request}
+	pr := agents.PlanRequest{Request: a.Request}
 	if a.ThoughtID != "" {
 		th, err := t.Thoughts.FindThoughtByID(ctx, a.ThoughtID)
 		if err != nil || !agentsmcp.PrincipalFrom(ctx).MaySee(th.Principal) {
@@ -210,7 +211,7 @@ func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agent
 		wait = false
 	}
 	var caller *SessionCaller
-	var c Caller
+	var c agents.Caller
 	if wait {
 		caller = NewSessionCaller(ctx, req, t.Logger)
 		defer caller.Detach()
@@ -280,7 +281,7 @@ func (t *Tools) retry(ctx context.Context, req *mcp.CallToolRequest, call string
 	}
 	rr, declined := answers(st, req.Params.InputResponses)
 	var note string
-	if !rr.empty() {
+	if !emptyResume(rr) {
 		caller := NewSessionCaller(ctx, req, t.Logger)
 		defer caller.Detach()
 		_, err := t.Executor.Resume(ctx, task.ID, rr, caller)
@@ -290,7 +291,7 @@ func (t *Tools) retry(ctx context.Context, req *mcp.CallToolRequest, call string
 			// saying why.
 			note = "The last answer was refused: " + agentsmcp.ErrorMessage(err) + "."
 			rr.Inputs, err = nil, nil
-			if !rr.empty() {
+			if !emptyResume(rr) {
 				_, err = t.Executor.Resume(ctx, task.ID, rr, caller)
 			}
 		}
@@ -363,7 +364,7 @@ func (t *Tools) runTask(ctx context.Context, req *mcp.CallToolRequest, a RunTask
 		}
 		cm.thoughtDone(th)
 	}
-	plan, _, err := t.Planner.Plan(pctx, PlanRequest{Request: a.Request, Thought: th, LLM: cm.model()})
+	plan, _, err := t.Planner.Plan(pctx, agents.PlanRequest{Request: a.Request, Thought: th, LLM: cm.model()})
 	if cm.stopped(err) {
 		ir, err := t.sampleRound(ctx, cm)
 		return ir, nil, err
@@ -480,7 +481,7 @@ func (t *Tools) resumeTask(ctx context.Context, _ *mcp.CallToolRequest, a Resume
 			return nil, nil, err
 		}
 	}
-	task, err := t.Executor.Resume(ctx, a.TaskID, ResumeRequest{Inputs: a.Inputs, Confirm: a.Confirm, Reject: a.Reject}, nil)
+	task, err := t.Executor.Resume(ctx, a.TaskID, agents.ResumeRequest{Inputs: a.Inputs, Confirm: a.Confirm, Reject: a.Reject}, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package agents
+package mcptools
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/agents/planlang"
 )
 
 // MCPTasks serves the executor's tasks as MCP tasks (the Tasks extension,
@@ -24,10 +26,10 @@ import (
 // admin:write, as for get_task, resume_task and cancel_task.
 //
 // With a Retention, a task is gone once it ended more than Retention ago,
-// as for an unknown id, even before a [TaskSweeper] deletes it, and ttlMs
+// as for an unknown id, even before a [agents.TaskSweeper] deletes it, and ttlMs
 // says when that will be.
 type MCPTasks struct {
-	Executor *Executor
+	Executor *agents.Executor
 	Plans    agentsmcp.PlanService
 	// Retention is tasks.retention: how long an ended task is kept; zero
 	// keeps tasks forever, and ttlMs is then null.
@@ -168,7 +170,7 @@ func progressMessage(task *agentsmcp.Task) string {
 	last := ""
 	lastAt := task.CreatedAt
 	for _, s := range task.Steps {
-		if stepEnded(s.Status) {
+		if agents.StepEnded(s.Status) {
 			ended++
 			if !s.EndedAt.Before(lastAt) {
 				lastAt, last = s.EndedAt, fmt.Sprintf("step %s %s", s.StepID, s.Status)
@@ -216,7 +218,7 @@ func refusedNote(task *agentsmcp.Task, step string) string {
 		if e.StepID != step {
 			continue
 		}
-		if e.Type == inputsRejected {
+		if e.Type == agents.EventInputsRejected {
 			return "The last answer was refused: " + e.Message + "."
 		}
 		return ""
@@ -224,22 +226,18 @@ func refusedNote(task *agentsmcp.Task, step string) string {
 	return ""
 }
 
-// inputsRejected is the event of an inputs answer the plan's schema
-// refused.
-const inputsRejected = "inputs_rejected"
-
 // questions lists the open questions of a paused task, in step order.
 func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 	if plan == nil {
 		return nil
 	}
-	have := inputNames(task.Inputs)
+	have := planlang.InputNames(task.Inputs)
 	var out []question
 	for i, s := range task.Steps {
 		if i >= len(plan.Steps) {
 			break
 		}
-		tool := stepToolOf(task, plan, i)
+		tool := agents.StepTool(task, plan, i)
 		switch s.Status {
 		case agentsmcp.StepWaitingConfirmation:
 			if s.Confirmed {
@@ -248,10 +246,10 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 			out = append(out, question{
 				key: questionKey(confirmKey, s), step: s.StepID,
 				what: fmt.Sprintf("confirmation of step %s (%s)", s.StepID, tool),
-				ask:  &mcp.ElicitParams{Message: confirmQuestion(task, plan, i), RequestedSchema: confirmSchema},
+				ask:  &mcp.ElicitParams{Message: agents.ConfirmQuestion(task, plan, i), RequestedSchema: agents.ConfirmSchema},
 			})
 		case agentsmcp.StepWaitingInput:
-			missing := stepMissingInputs(task, plan, i, have)
+			missing := agents.StepMissingInputs(task, plan, i, have)
 			if len(missing) == 0 {
 				continue
 			}
@@ -259,7 +257,7 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 				key: questionKey(inputsKey, s), step: s.StepID, inputs: missing,
 				what: fmt.Sprintf("inputs %s of step %s", strings.Join(missing, ", "), s.StepID),
 			}
-			schema, ok := elicitationSchema(plan.Inputs, missing)
+			schema, ok := agents.ElicitationSchema(plan.Inputs, missing)
 			if !ok {
 				// Not a flat form: each input is asked as JSON text.
 				props := map[string]any{}
@@ -269,7 +267,7 @@ func questions(task *agentsmcp.Task, plan *agentsmcp.Plan) []question {
 				schema, _ = json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
 				q.json = missing
 			}
-			msg := inputsQuestion(task, missing)
+			msg := agents.InputsQuestion(task, missing)
 			if note := refusedNote(task, s.StepID); note != "" {
 				msg = note + " " + msg
 			}
@@ -307,7 +305,7 @@ func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.Inpu
 	if err := mayRun(ctx, plan); err != nil {
 		return err
 	}
-	var req ResumeRequest
+	var req agents.ResumeRequest
 	inputs := map[string]any{}
 	var givers []string            // the steps whose answers gave inputs
 	refused := map[string]string{} // step -> why its inputs were refused
@@ -400,11 +398,11 @@ func checkGiven(task *agentsmcp.Task, plan *agentsmcp.Plan, given map[string]any
 	if err != nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "the inputs are not JSON values: %v", err)
 	}
-	merged, err := mergeInputs(task.Inputs, raw)
+	merged, err := planlang.MergeInputs(task.Inputs, raw)
 	if err != nil {
 		return err
 	}
-	return checkInputs(plan, merged, false)
+	return planlang.CheckInputs(plan, merged, false)
 }
 
 // CancelTask cancels the task; an ended task stays as it ended. It waits
@@ -426,3 +424,26 @@ func (m *MCPTasks) CancelTask(ctx context.Context, id string) error {
 
 // cancelWait bounds how long tasks/cancel waits for a runner to stop.
 const cancelWait = 2 * time.Second
+
+// expired reports whether task ended more than retention before now: such
+// a task is gone for MCP clients even before a sweep deletes it, as its
+// ttlMs promised. A zero retention keeps tasks forever.
+func expired(task *agentsmcp.Task, retention time.Duration, now time.Time) bool {
+	return retention > 0 && task.Status.Terminal() && !task.EndedAt.IsZero() && now.Sub(task.EndedAt) > retention
+}
+
+// taskTTLMs is the ttlMs of task under retention (ADR 0010, A8): from
+// CreatedAt to the end of its retention, counted from its end, or from now
+// while it runs, so that a task that has not ended is never past its
+// ttlMs. Nil (unlimited) when retention is zero.
+func taskTTLMs(task *agentsmcp.Task, retention time.Duration, now time.Time) *int64 {
+	if retention <= 0 {
+		return nil
+	}
+	end := now
+	if task.Status.Terminal() && !task.EndedAt.IsZero() {
+		end = task.EndedAt
+	}
+	ttl := (end.Sub(task.CreatedAt) + retention).Milliseconds()
+	return &ttl
+}

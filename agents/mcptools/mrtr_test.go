@@ -1,4 +1,4 @@
-package agents
+package mcptools
 
 import (
 	"errors"
@@ -79,7 +79,7 @@ func TestAnswersMapResponsesToAResume(t *testing.T) {
 		t.Errorf("answers = %s confirm %v reject %v declined %v", rr.Inputs, rr.Confirm, rr.Reject, declined)
 	}
 	rr, declined = answers(st, mcp.InputResponseMap{"inputs": &mcp.ElicitResult{Action: "cancel"}})
-	if !rr.empty() || strings.Join(declined, ",") != "bucket" {
+	if !emptyResume(rr) || strings.Join(declined, ",") != "bucket" {
 		t.Errorf("a declined inputs question: %+v, declined %v", rr, declined)
 	}
 }
