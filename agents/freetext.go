@@ -342,7 +342,7 @@ const filterPrepositions = `by|for|from|with|whose|where|of|in`
 // ("by the author ada") when that word ends the phrase: the request's end,
 // punctuation, or a word such as "and", "from", "in" follows. The word is
 // no word of a parameter's own name or description ("by the author name"
-// names no author).
+// names no author), nor a day or a pronoun ("in the city today").
 func (f *slotFinder) findFilter(i int) {
 	p := f.params[i]
 	for _, key := range p.keys {
@@ -353,7 +353,7 @@ func (f *slotFinder) findFilter(i int) {
 				continue
 			}
 			w := f.words[j]
-			if slices.Contains(slotValueStop, w.lower) || f.isReserved(w.start, w.end) || f.paramWord(w.lower) {
+			if slices.Contains(slotValueStop, w.lower) || slices.Contains(slotNotNames, w.lower) || f.isReserved(w.start, w.end) || f.paramWord(w.lower) {
 				continue
 			}
 			ends := j+1 == len(f.words) || strings.ContainsAny(f.text[w.end:f.words[j+1].start], ",;:.!?") ||
@@ -379,7 +379,8 @@ var sortedBefore = []string{"sort", "sorted", "order", "ordered", "group", "grou
 
 // statesConstraint reports whether text states a filter that parameter p
 // takes ("by the author …", "whose author is …", "with label …"): its
-// name after a preposition, and a word after it. When slot filling found
+// name after a preposition, and a word after it that is no day or
+// pronoun ("in the city today" states none). When slot filling found
 // no value for such an optional parameter, the plan asks for it rather
 // than run the tool without the filter.
 func statesConstraint(text string, p slotParam) bool {
@@ -390,7 +391,7 @@ func statesConstraint(text string, p slotParam) bool {
 		re := regexp.MustCompile(`(?i)(?:^|\s)(?:(\S+)\s+)?(?:` + filterPrepositions + `)\s+(?:(?:the|a|an|its|their)\s+)?` + regexp.QuoteMeta(key) + `(?:\s+(?:is|=|:)|\s*[:=])?\s+(\S+)`)
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
 			next := strings.ToLower(strings.Trim(m[2], slotTrimLeft+slotTrimRight))
-			if slices.Contains(sortedBefore, strings.ToLower(m[1])) || next == "" || slices.Contains([]string{"and", "or", "then"}, next) {
+			if slices.Contains(sortedBefore, strings.ToLower(m[1])) || next == "" || slices.Contains([]string{"and", "or", "then"}, next) || slices.Contains(slotNotNames, next) {
 				continue
 			}
 			return true

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // The input schemas of `make demo`'s upstreams (scripts/demo/run.sh), as
@@ -105,6 +107,7 @@ var wordingCases = []wordingCase{
 	{name: "filter, capitalised name as before", request: "List posts by Ada Lovelace", schema: demoListPosts, want: map[string]string{"author": `"Ada Lovelace"`}},
 	{name: "must not: a filter the request names but gives no word for is asked", request: "List posts by the author of the most read post", schema: demoListPosts, asked: []string{"author"}},
 	{name: "must not: sorted by is no filter", request: "List the posts sorted by author name", schema: demoListPosts},
+	{name: "must not: a day is no filter's value", request: "Weather in the city today", schema: props(`"city":{"type":"string"}`)},
 	{name: "must not: no filter, no author", request: "List the blog posts", schema: demoListPosts},
 	{name: "must not: a word of the parameter's description", request: "List posts by the author name", schema: demoListPosts, asked: []string{"author"}},
 	{name: "must not: a filter word that is none of the enum's is asked", request: "List the issues with state weird", schema: props(`"state":{"type":"string","enum":["open","closed"]}`), asked: []string{"state"}},
@@ -158,5 +161,45 @@ func TestValuesAsTheRequestWordsThem(t *testing.T) {
 	}
 	if len(wordingCases) < 30 || mustNot < 15 {
 		t.Errorf("%d cases, %d must-not-fill: too few", len(wordingCases), mustNot)
+	}
+}
+
+// TestBestToolReadsAFileAsAPersonWould: "Read the file todo.md" picks the
+// tool that reads one file and is not deprecated, with its path filled,
+// although the search ranks the tool that reads several files and the
+// deprecated one higher; several files go to the one that reads several;
+// a deprecated tool still serves when it is the only one.
+func TestBestToolReadsAFileAsAPersonWould(t *testing.T) {
+	facts := func(name, description, schema string) *ToolFacts {
+		return &ToolFacts{ToolInfo: agentsmcp.ToolInfo{Name: name, Description: description, Health: agentsmcp.HealthReady,
+			InputSchema: json.RawMessage(schema)}, SuccessRate: 0.9}
+	}
+	tools := map[string]*ToolFacts{
+		"filesystem__read_multiple_files": facts("filesystem__read_multiple_files", "Read the contents of multiple files simultaneously.", demoReadMany),
+		"filesystem__read_file":           facts("filesystem__read_file", "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.", demoReadText),
+		"filesystem__read_text_file":      facts("filesystem__read_text_file", "Read the complete contents of a file from the file system as text.", demoReadText),
+	}
+	ranked := []string{"filesystem__read_multiple_files", "filesystem__read_file", "filesystem__read_text_file"}
+	for _, c := range []struct {
+		goal   string
+		ranked []string
+		want   string
+	}{
+		{"Read the file todo.md", ranked, "filesystem__read_text_file"},
+		{"Read the files a.md and b.md", ranked, "filesystem__read_multiple_files"},
+		{"Read the file todo.md", []string{"filesystem__read_file"}, "filesystem__read_file"},
+	} {
+		k := &Knowledge{Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: tools}
+		for i, name := range c.ranked {
+			k.Candidates[c.goal] = append(k.Candidates[c.goal], &agentsmcp.ToolMatch{ToolInfo: tools[name].ToolInfo, Score: 1 - 0.1*float64(i)})
+		}
+		got, _ := bestTool(k, c.goal)
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if name != c.want {
+			t.Errorf("%q among %v: picked %q, want %q", c.goal, c.ranked, name, c.want)
+		}
 	}
 }
