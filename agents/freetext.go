@@ -121,6 +121,13 @@ func (f *slotFinder) findSpelledText(i int) {
 	}
 }
 
+// inSecret reports whether [start, end) lies within a secret of the
+// request (see secretSpans): such a value goes to no parameter of this
+// file's kinds, which are never secret ones.
+func (f *slotFinder) inSecret(start, end int) bool {
+	return slices.ContainsFunc(secretSpans(f.text), func(s [2]int) bool { return s[0] < end && start < s[1] })
+}
+
 // wholeReserved reports whether [start, end) is one URL, email, path or
 // date: that is a value of its own, not free text.
 func (f *slotFinder) wholeReserved(start, end int) bool {
@@ -233,6 +240,9 @@ func (f *slotFinder) calledValue() (string, int, int, bool) {
 					break
 				}
 			}
+			if f.inSecret(m[g], m[g]+len(v)) {
+				break
+			}
 			return v, m[g], m[g] + len(v), v != ""
 		}
 	}
@@ -270,7 +280,7 @@ func (f *slotFinder) objectFromRequest(items schemaItems) (map[string]any, [][2]
 	var notes []string
 	var others []slotParam
 	take := func(name string, v any, start, end int) bool {
-		if shapeOf(items.Properties[name]).problem(v) != "" {
+		if shapeOf(items.Properties[name]).problem(v) != "" || f.inSecret(start, end) {
 			return false
 		}
 		obj[name] = v
@@ -353,7 +363,7 @@ func (f *slotFinder) findFilter(i int) {
 				continue
 			}
 			w := f.words[j]
-			if slices.Contains(slotValueStop, w.lower) || slices.Contains(slotNotNames, w.lower) || f.isReserved(w.start, w.end) || f.paramWord(w.lower) {
+			if slices.Contains(slotValueStop, w.lower) || slices.Contains(slotNotNames, w.lower) || f.isReserved(w.start, w.end) || f.paramWord(w.lower) || f.inSecret(w.start, w.end) {
 				continue
 			}
 			ends := j+1 == len(f.words) || strings.ContainsAny(f.text[w.end:f.words[j+1].start], ",;:.!?") ||

@@ -98,6 +98,8 @@ var wordingCases = []wordingCase{
 	{name: "must not: observations that must not be empty", request: "Create an entity named x1 of type project", schema: strings.Replace(demoCreateEntities, `"items":{"type":"string"},"type":"array"`, `"items":{"type":"string"},"minItems":1,"type":"array"`, 1),
 		asked: []string{"entities"}},
 	{name: "must not: named the", request: "Create a project named the same as before", schema: propsReq(`"name":{"type":"string","description":"the project's name"}`, "name"), asked: []string{"name"}},
+	{name: "must not: a name from within a secret", request: "Create a project named password=hunter2", schema: propsReq(`"name":{"type":"string","description":"the project's name"}`, "name"), asked: []string{"name"}},
+	{name: "must not: a filter from within a secret", request: "List posts by the author password=hunter2", schema: demoListPosts, asked: []string{"author"}},
 	{name: "must not: a name into a user name", request: "Create a project named apollo", schema: propsReq(`"username":{"type":"string","description":"the user to add"}`, "username"), asked: []string{"username"}},
 
 	// Filters.
