@@ -400,7 +400,7 @@ func statesConstraint(text string, p slotParam) bool {
 	for _, key := range p.keys {
 		re := regexp.MustCompile(`(?i)(?:^|\s)(?:(\S+)\s+)?(?:` + filterPrepositions + `)\s+(?:(?:the|a|an|its|their)\s+)?` + regexp.QuoteMeta(key) + `(?:\s+(?:is|=|:)|\s*[:=])?\s+(\S+)`)
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
-			next := strings.ToLower(strings.Trim(m[2], slotTrimLeft+slotTrimRight))
+			next := strings.ToLower(strings.TrimRight(strings.TrimLeft(m[2], slotTrimLeft), slotTrimRight))
 			if slices.Contains(sortedBefore, strings.ToLower(m[1])) || next == "" || slices.Contains([]string{"and", "or", "then"}, next) || slices.Contains(slotNotNames, next) {
 				continue
 			}
