@@ -354,6 +354,10 @@ type schemaProperty struct {
 	Pattern  string `json:"pattern"`
 	Examples []any  `json:"examples"`
 	Example  any    `json:"example"`
+	// Items, MinItems and MaxItems describe a list (see freetext.go).
+	Items    json.RawMessage `json:"items"`
+	MinItems *int            `json:"minItems"`
+	MaxItems *int            `json:"maxItems"`
 }
 
 func (sp schemaProperty) is(t string) bool {

@@ -331,7 +331,8 @@ func fillStepArgumentsFlow(schema json.RawMessage, goal, request, stepID string,
 		case ok:
 			args[p.name] = fill.value
 			taken = append(taken, fill.note)
-		case !p.required:
+		case !p.required && !statesConstraint(text, p):
+			// A filter the request states is asked for, never dropped.
 		default:
 			if ref := wireParam(p, flow.sources); ref != "" {
 				args[p.name] = ref

@@ -645,6 +645,7 @@ func (f *slotFinder) find(i int) {
 	case slotIdentifier:
 		f.findCode(i)
 	}
+	f.findFromWording(i) // free text, file names, named things, filters (freetext.go)
 }
 
 func (f *slotFinder) overlapsURL(offset int) bool {

@@ -217,7 +217,7 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 		}
 		// Fit: a tool whose required values the sub-goal gives is the one
 		// it is about; one that would have everything asked is not.
-		score := m.Score * estimate * requestFit(f.InputSchema, goal)
+		score := m.Score * estimate * requestFit(f.InputSchema, goal) * toolWeight(f.Description)
 		if f.FailedInFamily != "" && !f.Reliability.ProbeDue {
 			// It failed on a request of this family before. A probe is the
 			// one call that may show it recovered: weighed as untried.

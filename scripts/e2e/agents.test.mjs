@@ -892,10 +892,7 @@ describe('agents: a step whose tool fails for good is repaired with another tool
 //   - everything (server-everything): "Add 3 and 4, then echo the result" is get-sum, then echo
 //     with the sum flowing in through {{steps.<id>.output}} (today it asks for the message).
 //
-// These failed on main when they were written: they are marked todo (they run and report, and do
-// not fail the suite); remove the todo as each fix lands.
-
-const TODO26 = (what) => `issue 26: ${what}`;
+// These failed on main when they were written (they were marked todo until each fix landed).
 
 /** The admin API's view of a task: the task, its steps, and its plan. */
 async function taskView(base, id) {
@@ -1057,7 +1054,6 @@ const DEMO_EXPECT = [
     request: 'Echo the words hello from the agents-mcp demo',
     tool: 'everything__echo',
     args: (a) => /hello from the agents-mcp demo/i.test(String(a.message)),
-    todo: TODO26('the demo: echo is chosen, but the words the request gives for its message are asked for'),
   },
   { request: 'Add the numbers 7 and 35', tool: 'everything__get-sum', args: (a) => Number(a.a) + Number(a.b) === 42 && [7, 35].includes(Number(a.a)) },
   { request: 'Add the numbers 12 and 30', tool: 'everything__get-sum', args: (a) => Number(a.a) + Number(a.b) === 42 && [12, 30].includes(Number(a.a)) },
@@ -1065,26 +1061,24 @@ const DEMO_EXPECT = [
     request: 'Create an entity named demo-project of type project in the knowledge graph',
     tool: 'memory__create_entities',
     args: (a) => Array.isArray(a.entities) && a.entities.some((e) => e?.name === 'demo-project' && e?.entityType === 'project'),
-    todo: TODO26('the demo: create_entities is chosen, but asks for the entities the request describes'),
   },
   { request: 'List the allowed directories of the file system', tool: 'filesystem__list_allowed_directories', args: () => true },
   {
     request: 'Read the file todo.md',
-    tool: ['filesystem__read_text_file', 'filesystem__read_file'],
+    // read_file says it is deprecated in favour of read_text_file; read_multiple_files is for several files.
+    tool: 'filesystem__read_text_file',
     args: (a) => /(^|\/)todo\.md$/.test(String(a.path)),
-    todo: TODO26('the demo: read_multiple_files is chosen and asks for the paths the request gives'),
   },
   {
     request: 'List the blog posts by the author ada',
     tool: 'blog__list_posts',
+    // Without the author, json-server lists every post: a success that answers another question.
     args: (a) => a.author === 'ada',
-    todo: TODO26('the demo: list_posts runs without the author and lists every post (a silently wrong success)'),
   },
   {
     request: 'Store an insight: the filesystem upstream serves only the demo folder',
     tool: 'store_insight',
     args: (a) => /the filesystem upstream serves only the demo folder/i.test(String(a.text)),
-    todo: TODO26('the demo: store_insight is chosen, but the text the request gives is asked for'),
   },
 ];
 
