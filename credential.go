@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -283,10 +284,10 @@ func (a *AppliedCredential) Apply(req *http.Request) {
 // or escaped, wherever it is, and the value after each of its query
 // parameter and header names, in URLs and in "name: value" pairs, so that
 // a parameter named "k" is hidden although no list of usual names knows
-// it (see [RedactNamed]). A nil a still cleans URLs, as [RedactMessage].
+// it (see [redact.Named]). A nil a still cleans URLs, as [redact.Message].
 func (a *AppliedCredential) Redact(text string) string {
 	if a == nil {
-		return RedactMessage(text)
+		return redact.Message(text)
 	}
 	var names, values []string
 	for k, vs := range a.Query {
@@ -302,7 +303,7 @@ func (a *AppliedCredential) Redact(text string) string {
 			}
 		}
 	}
-	return RedactNamed(text, names, values...)
+	return redact.Named(text, names, values...)
 }
 
 // CredentialSource resolves the credential an outgoing request to an

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // operation is one tool: how its arguments become a request, and how the
@@ -235,7 +236,7 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 func (p *Provider) sourceSecrets() *agentsmcp.AppliedCredential {
 	sent := &agentsmcp.AppliedCredential{Header: http.Header{}}
 	for k, v := range p.src.Headers {
-		if agentsmcp.IsSecretName(k) || agentsmcp.HasSecret(v) {
+		if redact.IsSecretName(k) || redact.HasSecret(v) {
 			sent.Header.Set(k, v)
 		}
 	}
@@ -279,7 +280,7 @@ func authErrorResult(err error) *mcp.CallToolResult {
 	if errors.As(err, &ar) {
 		return agentsmcp.AuthorizationRequiredResult(ar)
 	}
-	return errorResult("%s", agentsmcp.RedactMessage(err.Error()))
+	return errorResult("%s", redact.Message(err.Error()))
 }
 
 func errorResult(format string, args ...any) *mcp.CallToolResult {

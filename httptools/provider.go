@@ -21,6 +21,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Authorizer supplies the credentials of a source's requests: the
@@ -199,7 +200,7 @@ const egressLookupTimeout = 5 * time.Second
 func (p *Provider) setBase(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s is not an absolute http or https URL", agentsmcp.RedactURL(raw))
+		return fmt.Errorf("%s is not an absolute http or https URL", redact.URL(raw))
 	}
 	ctx, cancel := context.WithTimeout(ctx, egressLookupTimeout)
 	defer cancel()

@@ -18,6 +18,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -340,7 +341,7 @@ func (p *Pool) checkEgress(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithTimeout(ctx, egressLookupTimeout)
 	defer cancel()
 	if err := p.opts.Egress.CheckURL(ctx, cfg.URL); err != nil {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: url %s: %v", cfg.Name, agentsmcp.RedactURL(cfg.URL), err)
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: url %s: %v", cfg.Name, redact.URL(cfg.URL), err)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // upstream is one upstream MCP server: an [agentsmcp.ToolProvider] for the
@@ -99,7 +100,7 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 	u.st = Status{
 		Name:      cfg.Name,
 		Transport: cfg.Transport,
-		URL:       agentsmcp.RedactURL(cfg.URL),
+		URL:       redact.URL(cfg.URL),
 		Command:   cfg.Command,
 		Origin:    origin,
 		State:     StateConnecting,
@@ -274,9 +275,9 @@ func (u *upstream) setStateLocked(s State, reason string) {
 func (u *upstream) errorText(err error, max int) string {
 	msg := err.Error()
 	if u.cfg.URL != "" {
-		msg = strings.ReplaceAll(msg, u.cfg.URL, agentsmcp.RedactURL(u.cfg.URL))
+		msg = strings.ReplaceAll(msg, u.cfg.URL, redact.URL(u.cfg.URL))
 		if i := strings.IndexByte(u.cfg.URL, '?'); i >= 0 && i+1 < len(u.cfg.URL) {
-			msg = strings.ReplaceAll(msg, u.cfg.URL[i+1:], agentsmcp.Redacted)
+			msg = strings.ReplaceAll(msg, u.cfg.URL[i+1:], redact.Marker)
 		}
 	}
 	return agentsmcp.TruncateUTF8(msg, max)

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# rootsplit.sh: the identifier rewrites that moved behaviour out of the root
+# package (package agentsmcp) into packages with one job each. The moves of
+# code themselves are in the branch's commits; what this script holds is the
+# part that must be re-run over code written meanwhile on other branches:
+# every use of a moved name, qualified by its old package, is rewritten to
+# the new one, and goimports adds the import.
+#
+# Usage: scripts/dev/rootsplit.sh [step...]   (default: every step, in order)
+# Each step is idempotent: run it again after a merge to rewrite the new
+# uses. It only touches .go files outside the packages that define the names.
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+
+MOD=github.com/agents-mcp/agents-mcp
+GOIMPORTS=${GOIMPORTS:-go run golang.org/x/tools/cmd/goimports@v0.52.0}
+
+# rewrite PKGDIR OLDQUAL NEWQUAL IMPORT 'Old=New' ...: in every .go file of
+# the module outside PKGDIR, OLDQUAL.Old becomes NEWQUAL.New; files changed
+# get IMPORT (goimports removes an import left unused).
+rewrite() {
+	local pkgdir=$1 old=$2 new=$3 imp=$4
+	shift 4
+	local expr=() pair
+	for pair in "$@"; do
+		expr+=(-e "s/\\b${old}\\.${pair%%=*}\\b/${new}.${pair#*=}/g")
+	done
+	local files
+	files=$(git ls-files '*.go' | grep -v "^${pkgdir}/[^/]*\.go$" |
+		xargs grep -lE "\\b${old}\\.($(printf '%s|' "${@%%=*}" | sed 's/|$//'))\\b" || true)
+	[ -n "$files" ] || return 0
+	# shellcheck disable=SC2086
+	sed -i "${expr[@]}" $files
+	for f in $files; do
+		grep -q "\"$imp\"" "$f" && continue
+		if grep -q "^[[:space:]]agentsmcp \"$MOD\"$" "$f"; then # same group as the root's import
+			sed -i "s|^\tagentsmcp \"$MOD\"$|&\n\t\"$imp\"|" "$f"
+		else
+			sed -i "0,/^import (/s||import (\n\t\"$imp\"|" "$f"
+		fi
+	done
+	# shellcheck disable=SC2086
+	$GOIMPORTS -w $files
+}
+
+# rename_in PKGDIR 'Old=New' ...: unqualified renames inside the package that
+# now defines the names (its own files, tests included).
+rename_in() {
+	local pkgdir=$1
+	shift
+	local expr=() pair
+	for pair in "$@"; do
+		expr+=(-e "s/\\b${pair%%=*}\\b/${pair#*=}/g")
+	done
+	sed -i "${expr[@]}" "$pkgdir"/*.go
+}
+
+# Redaction: the root's redact.go, url.go and secret.go (but for the views
+# Task.Redacted, Plan.Redacted, Thought.Redacted, which stay on the types,
+# RedactError, which stays with Error, and CheckHTTPURL) are now
+# internal/redact, a leaf of the standard library only.
+REDACT_NAMES=(
+	RedactArguments=Arguments RedactText=Text RedactConnectionString=ConnectionString
+	RedactURL=URL RedactMessage=Message RedactNamed=Named RedactSecrets=Secrets
+	IsSecretName=IsSecretName HasSecret=HasSecret EditSecrets=EditSecrets
+	Redacted=Marker
+	ServerMessage=ServerMessage QuoteMessage=QuoteMessage MaxQuotedMessageBytes=MaxQuotedMessageBytes
+)
+# The move itself (done once, in the commit "root: redaction moves to
+# internal/redact"): git mv of redact.go and its tests; url.go and
+# secret.go split by hand; then inside internal/redact
+#   rename_in internal/redact "${REDACT_NAMES[@]}" MaxAuditArgumentsBytes=MaxArgumentsBytes \
+#     IDPattern=idPattern TruncateUTF8=truncateUTF8 agentsmcp=redact
+# and in the root's files the same names, unqualified, became redact.X.
+step_redact() {
+	rewrite internal/redact agentsmcp redact "$MOD/internal/redact" "${REDACT_NAMES[@]}"
+}
+
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(redact)
+for s in "${steps[@]}"; do
+	"step_$s"
+done
