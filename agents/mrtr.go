@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -27,7 +28,7 @@ import (
 
 // MRTRProtocol is the first MCP revision whose clients are asked through
 // input_required results rather than elicitation requests.
-const MRTRProtocol = agentsmcp.ProtocolSessionless
+const MRTRProtocol = mcpwire.ProtocolSessionless
 
 // DefaultRequestStateTTL is how long a requestState stays valid when
 // [RequestStates.TTL] is not set: as long as an elicitation waits for the

@@ -202,7 +202,7 @@ func (u *upstream) forwardLog(ctx context.Context, req *mcp.LoggingMessageReques
 	u.log.Info("upstream log message", "level", string(p.Level), "logger", p.Logger, "data", p.Data)
 }
 
-// QuietCall implements [agentsmcp.QuietCaller]: a call reaches its caller
+// QuietCall implements [mcpwire.QuietCaller]: a call reaches its caller
 // only through the handlers above, each of which the caller turns on
 // (a progress token, logging/setLevel, its sampling and elicitation
 // capabilities). Not so when the upstream's session is of 2026-07-28 or

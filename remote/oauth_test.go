@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -133,7 +134,7 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 	// A caller offering a raw result (a 2025-11-25 client over HTTP)
 	// gets the same: its call goes with the principal's token too.
 	u, _ := e.pool.get("prot")
-	rawCtx := agentsmcp.WithRawToolResult(agentsmcp.WithPrincipal(testCtx(t, 10*time.Second), &agentsmcp.Principal{ID: "jwt:alice"}), &agentsmcp.RawToolResult{})
+	rawCtx := mcpwire.WithRawToolResult(agentsmcp.WithPrincipal(testCtx(t, 10*time.Second), &agentsmcp.Principal{ID: "jwt:alice"}), &mcpwire.RawToolResult{})
 	if res, err := u.CallTool(rawCtx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "prot__whoami", Arguments: json.RawMessage(`{}`)}}); err != nil || res.IsError || resultText(res) != "alice" {
 		t.Fatalf("alice, raw result offered: %v %+v %s", err, res, resultText(res))
 	}

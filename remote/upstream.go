@@ -19,6 +19,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
@@ -416,7 +417,7 @@ func (u *upstream) connect() (*session, error) {
 // sessionlessVersion is the first protocol version without sessions, where
 // the log level travels in each request's _meta instead of being set once
 // with logging/setLevel.
-const sessionlessVersion = agentsmcp.ProtocolSessionless
+const sessionlessVersion = mcpwire.ProtocolSessionless
 
 // logsBySession reports whether cs is with an upstream that can log and
 // takes its log level from logging/setLevel.

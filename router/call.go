@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
@@ -70,7 +71,7 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// the values of the run_task call that started it) belongs to that
 	// outer call. A provider that set it would hand this caller an empty
 	// placeholder and the outer call this step's answer.
-	ctx = agentsmcp.WithRawToolResult(ctx, nil)
+	ctx = mcpwire.WithRawToolResult(ctx, nil)
 	res, refused, err := r.dispatchDirect(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)

@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
@@ -338,7 +338,7 @@ const (
 // later, which has no initialize handshake and no session.
 func usesSessionlessProtocol(req *http.Request) bool {
 	if v := req.Header.Get("Mcp-Protocol-Version"); v != "" {
-		return v >= agentsmcp.ProtocolSessionless
+		return v >= mcpwire.ProtocolSessionless
 	}
 	return false
 }

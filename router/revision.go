@@ -7,13 +7,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
 )
 
 // sessionlessRevision is the first MCP revision without sessions (and with
 // resultType, ttlMs and cacheScope on results).
-const sessionlessRevision = agentsmcp.ProtocolSessionless
+const sessionlessRevision = mcpwire.ProtocolSessionless
 
 // usesSessionlessRevision reports whether a request's params say it speaks
 // MCP 2026-07-28 or later: that revision carries the protocol version in

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
@@ -41,7 +42,7 @@ const (
 // tasksProtocol is the first protocol revision in which the Tasks
 // extension is defined; under older ones it does not exist (SEP-2663,
 // Backward Compatibility).
-const tasksProtocol = agentsmcp.ProtocolSessionless
+const tasksProtocol = mcpwire.ProtocolSessionless
 
 // Task poll intervals suggested to clients (ADR 0010, A3).
 const (

@@ -76,8 +76,33 @@ step_redact() {
 	rewrite internal/redact agentsmcp redact "$MOD/internal/redact" "${REDACT_NAMES[@]}"
 }
 
+# Transport hints: rawresult.go, bridged.go and protocol.go are now
+# internal/mcpwire, shared by router, remote and agents. The methods of a
+# bridged call's task became functions of the task.
+MCPWIRE_NAMES=(
+	RawToolResult=RawToolResult WithRawToolResult=WithRawToolResult RawToolResultFrom=RawToolResultFrom
+	QuietCaller=QuietCaller BridgedStepID=BridgedStepID BridgedQuestion=BridgedQuestion
+	BridgedError=BridgedError ProtocolSessionless=ProtocolSessionless
+)
+step_mcpwire() {
+	local files
+	files=$(git ls-files '*.go' | grep -v '^internal/mcpwire/' | grep -v '^[^/]*\.go$' |
+		xargs grep -lE '\.(IsBridgedCall|OpenQuestion|BridgedAnswers|BridgedOutcome|AnswerBridged)\(' || true)
+	if [ -n "$files" ]; then
+		# shellcheck disable=SC2086
+		sed -i -E -e 's/\b([A-Za-z_][A-Za-z0-9_]*)\.(IsBridgedCall|OpenQuestion|BridgedAnswers|BridgedOutcome)\(\)/mcpwire.\2(\1)/g' \
+			-e 's/\b([A-Za-z_][A-Za-z0-9_]*)\.AnswerBridged\(/mcpwire.AnswerBridged(\1, /g' $files
+		for f in $files; do
+			grep -q "\"$MOD/internal/mcpwire\"" "$f" || sed -i "s|^[[:space:]]agentsmcp \"$MOD\"$|&\n\t\"$MOD/internal/mcpwire\"|" "$f"
+		done
+		# shellcheck disable=SC2086
+		$GOIMPORTS -w $files
+	fi
+	rewrite internal/mcpwire agentsmcp mcpwire "$MOD/internal/mcpwire" "${MCPWIRE_NAMES[@]}"
+}
+
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(redact)
+[ ${#steps[@]} -gt 0 ] || steps=(redact mcpwire)
 for s in "${steps[@]}"; do
 	"step_$s"
 done
