@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // Caller is the client a task reports to while one of its requests waits
@@ -145,16 +146,16 @@ func (c *SessionCaller) Request() context.Context { return c.reqVals }
 
 func clientCanElicit(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && p.ProtocolVersion < MRTRProtocol
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && !mcpwire.Revision(p.ProtocolVersion).Sessionless()
 }
 
 // ClientCanSample reports whether the client of ss declared sampling and
 // can be sent a sampling request: not a client of MCP 2026-07-28 or later
-// (MRTRProtocol), which has no server-to-client requests.
+// (mcpwire.ProtocolSessionless), which has no server-to-client requests.
 func ClientCanSample(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil && p.ProtocolVersion < MRTRProtocol
+	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil && !mcpwire.Revision(p.ProtocolVersion).Sessionless()
 }

@@ -26,10 +26,6 @@ import (
 // the task from the store. Clients of earlier revisions are asked through
 // elicitation while the call waits, as before.
 
-// MRTRProtocol is the first MCP revision whose clients are asked through
-// input_required results rather than elicitation requests.
-const MRTRProtocol = mcpwire.ProtocolSessionless
-
 // DefaultRequestStateTTL is how long a requestState stays valid when
 // [RequestStates.TTL] is not set: as long as an elicitation waits for the
 // user (the task stays paused after it; resume_task still answers it).
@@ -135,7 +131,7 @@ func callDigest(tool, salient string) string {
 // isMRTRClient reports whether the client of req is asked through
 // input_required results.
 func isMRTRClient(req *mcp.CallToolRequest) bool {
-	return req != nil && req.ProtocolVersion() >= MRTRProtocol
+	return req != nil && mcpwire.Revision(req.ProtocolVersion()).Sessionless()
 }
 
 // isRetry reports whether req is the retry of an input_required result.

@@ -178,14 +178,14 @@ func (u *upstream) bridges(ctx context.Context, req *mcp.CallToolRequest) bool {
 	if strings.HasPrefix(req.Params.RequestState, bridgeStatePrefix) {
 		return true
 	}
-	if req.ProtocolVersion() < mcpwire.ProtocolSessionless {
+	if !mcpwire.Revision(req.ProtocolVersion()).Sessionless() {
 		return false
 	}
 	u.mu.Lock()
 	cs := u.session
 	u.mu.Unlock()
 	if cs != nil {
-		if r := cs.InitializeResult(); r != nil && r.ProtocolVersion >= mcpwire.ProtocolSessionless {
+		if r := cs.InitializeResult(); r != nil && mcpwire.Revision(r.ProtocolVersion).Sessionless() {
 			return false
 		}
 	}

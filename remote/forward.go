@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -221,5 +222,5 @@ func (u *upstream) QuietCall(string) bool {
 		return false
 	}
 	init := cs.InitializeResult()
-	return init != nil && init.ProtocolVersion < sessionlessVersion
+	return init != nil && !mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }

@@ -53,7 +53,7 @@ func (u *upstream) rawEligible(ctx context.Context, cs *mcp.ClientSession) bool 
 		return false
 	}
 	init := cs.InitializeResult()
-	return init != nil && init.ProtocolVersion < sessionlessVersion
+	return init != nil && !mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }
 
 // callOnce is one tools/call round on cs: on the raw path when it can be.

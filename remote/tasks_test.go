@@ -180,7 +180,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 			}
 			g := newGateway(t, key)
 			g.add(tc.cfg("tu", url))
-			if st := g.status("tu"); st.ProtocolVersion < mcpwire.ProtocolSessionless {
+			if st := g.status("tu"); !mcpwire.Revision(st.ProtocolVersion).Sessionless() {
 				t.Fatalf("the upstream negotiated %s, before the Tasks extension", st.ProtocolVersion)
 			}
 

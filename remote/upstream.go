@@ -414,23 +414,18 @@ func (u *upstream) connect() (*session, error) {
 	return s, nil
 }
 
-// sessionlessVersion is the first protocol version without sessions, where
-// the log level travels in each request's _meta instead of being set once
-// with logging/setLevel.
-const sessionlessVersion = mcpwire.ProtocolSessionless
-
 // logsBySession reports whether cs is with an upstream that can log and
 // takes its log level from logging/setLevel.
 func logsBySession(cs *mcp.ClientSession) bool {
 	init := cs.InitializeResult()
-	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && init.ProtocolVersion < sessionlessVersion
+	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && !mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }
 
 // logsByRequest reports whether cs is with an upstream that can log and
 // takes its log level from each request's _meta.
 func logsByRequest(cs *mcp.ClientSession) bool {
 	init := cs.InitializeResult()
-	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && init.ProtocolVersion >= sessionlessVersion
+	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }
 
 // fallbackVersions are proposed, in order, when an upstream refuses the

@@ -134,7 +134,7 @@ func newFastPath(r *Router, table *sessionTable, events mcp.EventStore) *fastPat
 // serves: those go-sdk's server supports (the router does not narrow them)
 // before the sessionless revision.
 var fastProtocolVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool {
-	return v >= mcpwire.ProtocolSessionless
+	return mcpwire.Revision(v).Sessionless()
 })
 
 // serve answers req if it is a fast-path call and reports whether it did;
@@ -228,7 +228,7 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	// and stops the timer, so nothing is written after the handler
 	// returned.
 	defer out.finish(nil)
-	if version >= "2025-11-25" {
+	if mcpwire.Revision(version).Primes() {
 		// go-sdk's priming event, with the event line transport.PrimingWriter
 		// removes (priming.go).
 		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {

@@ -338,7 +338,7 @@ const (
 // later, which has no initialize handshake and no session.
 func usesSessionlessProtocol(req *http.Request) bool {
 	if v := req.Header.Get("Mcp-Protocol-Version"); v != "" {
-		return v >= mcpwire.ProtocolSessionless
+		return mcpwire.Revision(v).Sessionless()
 	}
 	return false
 }
@@ -470,7 +470,7 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 		return 0, http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: request body is not valid JSON"
 	}
 	if body[0] == '[' {
-		if v := req.Header.Get("Mcp-Protocol-Version"); v >= "2025-06-18" {
+		if v := req.Header.Get("Mcp-Protocol-Version"); !mcpwire.Revision(v).Batches() {
 			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("Invalid Request: JSON-RPC batches are not supported in protocol version %s (removed in 2025-06-18)", v)
 		}

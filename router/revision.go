@@ -11,10 +11,6 @@ import (
 	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
 )
 
-// sessionlessRevision is the first MCP revision without sessions (and with
-// resultType, ttlMs and cacheScope on results).
-const sessionlessRevision = mcpwire.ProtocolSessionless
-
 // usesSessionlessRevision reports whether a request's params say it speaks
 // MCP 2026-07-28 or later: that revision carries the protocol version in
 // every request's _meta, which is how go-sdk tells the revisions apart too
@@ -26,7 +22,7 @@ func usesSessionlessRevision(p mcp.Params) bool {
 		return false
 	}
 	v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
-	return v >= sessionlessRevision
+	return mcpwire.Revision(v).Sessionless()
 }
 
 // CustomResultBase goes into the result of each of our custom methods

@@ -8,8 +8,8 @@
 //     [BridgedOutcome]): the stored form of a 2026-07-28 caller's call to a
 //     2025 upstream that asks in the middle of it (ADR 0010 D4), written by
 //     remote and read by the agents' task face;
-//   - [ProtocolSessionless], the first revision without sessions, and
-//     [Sessionless], the one comparison of revisions.
+//   - [Revision], whose methods say what a revision allows (sessionless,
+//     batches, priming): the one place where revisions are compared.
 //
 // It imports the root package only, so that each of its users may import it.
 package mcpwire

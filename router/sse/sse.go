@@ -441,7 +441,7 @@ func (t *transport) Connect(context.Context) (mcp.Connection, error) {
 
 // SupportsProtocolVersion implements [mcp.ProtocolVersionSupporter]:
 // MCP 2026-07-28 defines no HTTP+SSE binding, so it is not advertised.
-func (t *transport) SupportsProtocolVersion(v string) bool { return v < mcpwire.ProtocolSessionless }
+func (t *transport) SupportsProtocolVersion(v string) bool { return !mcpwire.Revision(v).Sessionless() }
 
 // conn is the [mcp.Connection] of one session: Read takes messages POSTed to
 // the session, Write sends 'message' events on the session's GET stream.

@@ -39,11 +39,6 @@ const (
 	MethodTasksCancel = "tasks/cancel"
 )
 
-// tasksProtocol is the first protocol revision in which the Tasks
-// extension is defined; under older ones it does not exist (SEP-2663,
-// Backward Compatibility).
-const tasksProtocol = mcpwire.ProtocolSessionless
-
 // Task poll intervals suggested to clients (ADR 0010, A3).
 const (
 	pollWorkingMs       = 1000
@@ -194,7 +189,7 @@ func protocolOf(ss *mcp.ServerSession, meta map[string]any) string {
 // declaresTasks reports whether a request of protocol version declares the
 // Tasks extension in its own _meta; before 2026-07-28 nothing does.
 func declaresTasks(version string, meta map[string]any) bool {
-	if version < tasksProtocol {
+	if !mcpwire.Revision(version).Sessionless() {
 		return false
 	}
 	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
@@ -222,7 +217,7 @@ func MissingTasksCapability(what string) *jsonrpc.Error {
 // extension declared, -32602 for an id no backend owns.
 func (r *Service) taskBackend(ss *mcp.ServerSession, method string, meta map[string]any, id string) (agentsmcp.TaskBackend, error) {
 	version := protocolOf(ss, meta)
-	if version < tasksProtocol {
+	if !mcpwire.Revision(version).Sessionless() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not defined in protocol version %s", method, version)}
 	}
 	if !declaresTasks(version, meta) {

@@ -101,8 +101,32 @@ step_mcpwire() {
 	rewrite internal/mcpwire agentsmcp mcpwire "$MOD/internal/mcpwire" "${MCPWIRE_NAMES[@]}"
 }
 
+# Revisions: every comparison of a revision with a date outside
+# internal/mcpwire becomes a method of mcpwire.Revision.
+REV_OPERAND='[A-Za-z_][A-Za-z0-9_.]*(\([A-Za-z0-9_.]*\))?'
+SESSIONLESS='(agentsmcp\.ProtocolSessionless|mcpwire\.ProtocolSessionless|sessionlessRevision|MRTRProtocol|tasksProtocol|sessionlessVersion)'
+step_revision() {
+	local files
+	files=$(git ls-files '*.go' | grep -v '^internal/mcpwire/' |
+		xargs grep -lE "$REV_OPERAND (>=|<) ($SESSIONLESS\b|\"20[0-9]{2}-[0-9]{2}-[0-9]{2}\")" || true)
+	[ -n "$files" ] || return 0
+	# shellcheck disable=SC2086
+	sed -i -E \
+		-e "s/\b($REV_OPERAND) >= $SESSIONLESS\b/mcpwire.Revision(\1).Sessionless()/g" \
+		-e "s/\b($REV_OPERAND) < $SESSIONLESS\b/!mcpwire.Revision(\1).Sessionless()/g" \
+		-e "s/\b($REV_OPERAND) >= \"2025-06-18\"/!mcpwire.Revision(\1).Batches()/g" \
+		-e "s/\b($REV_OPERAND) != \"\" \&\& \1 < \"2025-06-18\"/mcpwire.Revision(\1).Legacy()/g" \
+		-e "s/\b($REV_OPERAND) >= \"2025-11-25\"/mcpwire.Revision(\1).Primes()/g" \
+		$files
+	for f in $files; do
+		grep -q "\"$MOD/internal/mcpwire\"" "$f" || sed -i "s|^[[:space:]]agentsmcp \"$MOD\"$|&\n\t\"$MOD/internal/mcpwire\"|" "$f"
+	done
+	# shellcheck disable=SC2086
+	$GOIMPORTS -w $files
+}
+
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(redact mcpwire)
+[ ${#steps[@]} -gt 0 ] || steps=(redact mcpwire revision)
 for s in "${steps[@]}"; do
 	"step_$s"
 done
