@@ -160,13 +160,13 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		serve func(*testing.T, *mcp.Server) *httpUpstream // nil: stdio
-		cfg   func(name, url string) Config
+		cfg   func(name, url string) agentsmcp.UpstreamConfig
 		// headers: the upstream sees Mcp-Name (streamable HTTP only).
 		headers bool
 	}{
 		{"streamable-sse", serveTasks(false), streamableConfig, true},
 		{"streamable-json", serveTasks(true), streamableConfig, true},
-		{"stdio", nil, func(string, string) Config {
+		{"stdio", nil, func(string, string) agentsmcp.UpstreamConfig {
 			cfg := stdioConfig(t, "tu")
 			cfg.Env = map[string]string{stdioServerEnv: "tasks"}
 			return cfg

@@ -27,7 +27,7 @@ import (
 // registry, and the supervisor goroutine that keeps its session alive.
 type upstream struct {
 	pool   *Pool
-	cfg    Config
+	cfg    agentsmcp.UpstreamConfig
 	origin string
 	log    *slog.Logger
 	client *mcp.Client
@@ -79,7 +79,7 @@ type upstream struct {
 	tooLarge atomic.Int64
 }
 
-func newUpstream(p *Pool, cfg Config, origin string) *upstream {
+func newUpstream(p *Pool, cfg agentsmcp.UpstreamConfig, origin string) *upstream {
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &upstream{
 		pool:         p,

@@ -33,6 +33,7 @@ rewrite() {
 	sed -i "${expr[@]}" $files
 	for f in $files; do
 		grep -q "\"$imp\"" "$f" && continue
+		[ "$imp" = "$MOD" ] && continue # goimports adds the root as agentsmcp
 		if grep -q "^[[:space:]]agentsmcp \"$MOD\"$" "$f"; then # same group as the root's import
 			sed -i "s|^\tagentsmcp \"$MOD\"$|&\n\t\"$imp\"|" "$f"
 		else
@@ -125,8 +126,27 @@ step_revision() {
 	$GOIMPORTS -w $files
 }
 
+# One name for the upstream definition: remote's aliases Config,
+# ToolFilter and ConfigProblem of the root's types are gone.
+REMOTE_ALIASES=(Config=UpstreamConfig ToolFilter=UpstreamToolFilter ConfigProblem=UpstreamConfigProblem)
+step_vocabulary() {
+	local pair files
+	# Inside remote, unqualified (not a field, a key, a method or a doc
+	# link's method), once the alias declarations are gone.
+	sed -i -E '/^\t(\/\/ )?(Config|ToolFilter|ConfigProblem)\b.*(agentsmcp\.Upstream|\[agentsmcp)/d' remote/config.go
+	sed -i -z 's/\ntype (\n)\n//' remote/config.go
+	files=$(ls remote/*.go)
+	for pair in "${REMOTE_ALIASES[@]}"; do
+		# shellcheck disable=SC2086
+		sed -i -E "s/(^|[^.A-Za-z0-9_\"])${pair%%=*}\b([^:(]|$)/\1agentsmcp.${pair#*=}\2/g" $files
+	done
+	# shellcheck disable=SC2086
+	$GOIMPORTS -w $files
+	rewrite - remote agentsmcp "$MOD" "${REMOTE_ALIASES[@]}" # remote_test files too
+}
+
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(redact mcpwire revision)
+[ ${#steps[@]} -gt 0 ] || steps=(redact mcpwire revision vocabulary)
 for s in "${steps[@]}"; do
 	"step_$s"
 done
