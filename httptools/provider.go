@@ -31,7 +31,7 @@ type Authorizer interface {
 	// to the request (over the source's own Headers). Nil means the source
 	// has no credential. An error wrapping an
 	// [*agentsmcp.AuthorizationRequired] is answered with
-	// [agentsmcp.AuthorizationRequiredResult]; any other error is a tool
+	// [mcpwire.AuthorizationRequiredResult]; any other error is a tool
 	// error with its text, so it must not hold a secret.
 	Authorize(ctx context.Context, source string) (*agentsmcp.AppliedCredential, error)
 	// Refused is called when source answered 401 or 403 to a request that

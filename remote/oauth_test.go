@@ -148,7 +148,7 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 	// Bob has no authorization: an actionable result, not a failure, and
 	// never the server's token.
 	res := callAs("jwt:bob")
-	ar, ok := agentsmcp.AuthorizationRequiredFrom(res)
+	ar, ok := mcpwire.AuthorizationRequiredFrom(res)
 	if !ok || ar.Integration != "prot" || !strings.HasPrefix(ar.AuthorizeURL, "http://127.0.0.1:8080"+credentials.StartPath+"?flow=") ||
 		!strings.Contains(resultText(res), ar.AuthorizeURL) {
 		t.Fatalf("bob: %+v %s", res, resultText(res))
@@ -168,7 +168,7 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 	// and the refused token is no longer cached.
 	up.setToken("tok-alice", "")
 	res = callAs("jwt:alice")
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL == "" {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL == "" {
 		t.Fatalf("alice after revocation: %+v %s", res, resultText(res))
 	}
 	if own, err := store.FindCredential(t.Context(), "prot", "jwt:alice"); err != nil || own.Secret.AccessToken != "" {

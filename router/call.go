@@ -218,8 +218,8 @@ func (r *Router) callFailure(ctx context.Context, e *toolEntry, err error) error
 // see recover.go) become protocol errors.
 //
 // A result that asks a person to authorize (see
-// [agentsmcp.AuthorizationRequiredFrom]) is offered to the client as a
-// URL-mode elicitation when it supports them ([agentsmcp.OfferAuthorization]),
+// [mcpwire.AuthorizationRequiredFrom]) is offered to the client as a
+// URL-mode elicitation when it supports them ([mcpwire.OfferAuthorization]),
 // once per call: the retry that answers it is dispatched without that
 // answer, which is the router's and not the provider's, and gets the
 // result itself if the credential is still missing. In-process calls (the
@@ -250,8 +250,8 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			}
 			return errorResult(agentsmcp.ErrorMessage(err)), nil
 		}
-		if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); ok && !offered {
-			return agentsmcp.OfferAuthorization(req, ar), nil
+		if ar, ok := mcpwire.AuthorizationRequiredFrom(res); ok && !offered {
+			return mcpwire.OfferAuthorization(req, ar), nil
 		}
 		if c, ok := clientCallFrom(ctx); ok {
 			res = shapeResult(res, c.profile)
@@ -267,12 +267,12 @@ func withoutAuthorizeResponse(req *mcp.CallToolRequest) (*mcp.CallToolRequest, b
 	if req.Params == nil {
 		return req, false
 	}
-	if _, ok := req.Params.InputResponses[agentsmcp.AuthorizeInputKey]; !ok {
+	if _, ok := req.Params.InputResponses[mcpwire.AuthorizeInputKey]; !ok {
 		return req, false
 	}
 	params := *req.Params
 	params.InputResponses = maps.Clone(params.InputResponses)
-	delete(params.InputResponses, agentsmcp.AuthorizeInputKey)
+	delete(params.InputResponses, mcpwire.AuthorizeInputKey)
 	if len(params.InputResponses) == 0 {
 		params.InputResponses = nil
 	}

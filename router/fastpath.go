@@ -462,7 +462,7 @@ func (f *fastPath) awaitResumed(req *http.Request) {
 // asks for input (input_required, which it turns into requests to a 2025
 // client) is left out: no call the fast path takes produces one, because
 // the router offers authorization that way only to clients that declared
-// elicitation (agentsmcp.OfferAuthorization), and a quiet provider relays
+// elicitation (mcpwire.OfferAuthorization), and a quiet provider relays
 // no upstream's input_required.
 func (r *Router) callToolAsSDK(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 	call := req.(*mcp.CallToolRequest)

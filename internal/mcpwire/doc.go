@@ -8,6 +8,9 @@
 //     [BridgedOutcome]): the stored form of a 2026-07-28 caller's call to a
 //     2025 upstream that asks in the middle of it (ADR 0010 D4), written by
 //     remote and read by the agents' task face;
+//   - [AuthorizationRequiredResult], [OfferAuthorization] and
+//     [AuthorizationRequiredFrom]: a missing credential
+//     (agentsmcp.AuthorizationRequired) as a tool result and back;
 //   - [Revision], whose methods say what a revision allows (sessionless,
 //     batches, priming): the one place where revisions are compared.
 //

@@ -78,12 +78,16 @@ step_redact() {
 }
 
 # Transport hints: rawresult.go, bridged.go and protocol.go are now
-# internal/mcpwire, shared by router, remote and agents. The methods of a
+# internal/mcpwire, shared by router, remote and agents, with the MCP
+# results of credential.go (AuthorizationRequiredResult, OfferAuthorization,
+# AuthorizationRequiredFrom and their keys). The methods of a
 # bridged call's task became functions of the task.
 MCPWIRE_NAMES=(
 	RawToolResult=RawToolResult WithRawToolResult=WithRawToolResult RawToolResultFrom=RawToolResultFrom
 	QuietCaller=QuietCaller BridgedStepID=BridgedStepID BridgedQuestion=BridgedQuestion
 	BridgedError=BridgedError ProtocolSessionless=ProtocolSessionless
+	MetaAuthorizationRequired=MetaAuthorizationRequired AuthorizationRequiredResult=AuthorizationRequiredResult
+	AuthorizeInputKey=AuthorizeInputKey OfferAuthorization=OfferAuthorization AuthorizationRequiredFrom=AuthorizationRequiredFrom
 )
 step_mcpwire() {
 	local files
@@ -92,7 +96,8 @@ step_mcpwire() {
 	if [ -n "$files" ]; then
 		# shellcheck disable=SC2086
 		sed -i -E -e 's/\b([A-Za-z_][A-Za-z0-9_]*)\.(IsBridgedCall|OpenQuestion|BridgedAnswers|BridgedOutcome)\(\)/mcpwire.\2(\1)/g' \
-			-e 's/\b([A-Za-z_][A-Za-z0-9_]*)\.AnswerBridged\(/mcpwire.AnswerBridged(\1, /g' $files
+			-e 's/\b([A-Za-z_][A-Za-z0-9_]*)\.AnswerBridged\(/mcpwire.AnswerBridged(\1, /g' \
+			-e 's/mcpwire\.AnswerBridged\(mcpwire, /mcpwire.AnswerBridged(/g' $files
 		for f in $files; do
 			grep -q "\"$MOD/internal/mcpwire\"" "$f" || sed -i "s|^[[:space:]]agentsmcp \"$MOD\"$|&\n\t\"$MOD/internal/mcpwire\"|" "$f"
 		done
