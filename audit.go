@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // AuditEntry is one audited event: a tool call, an admin write, a failed
@@ -16,7 +18,7 @@ import (
 // Target is not empty; Principal, Target, RequestID and Transport are at
 // most MaxAuditFieldBytes and Error at most MaxAuditErrorBytes, all valid
 // UTF-8; Arguments, when set, is a JSON value of at most
-// MaxAuditArgumentsBytes that has already been through RedactArguments
+// MaxAuditArgumentsBytes that has already been through redact.Arguments
 // (stores never see a secret); Latency is not negative; ID, when set, is an
 // id with prefix AuditIDPrefix.
 type AuditEntry struct {
@@ -91,7 +93,7 @@ var AuditOutcomes = []AuditOutcome{AuditOK, AuditError, AuditDenied}
 const (
 	MaxAuditFieldBytes     = 512
 	MaxAuditErrorBytes     = 2 << 10
-	MaxAuditArgumentsBytes = 8 << 10
+	MaxAuditArgumentsBytes = redact.MaxArgumentsBytes
 	MaxAuditBatchEntries   = 1000
 )
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // DelegatedToken is the bearer token a caller authenticated with, kept for
@@ -15,7 +17,7 @@ import (
 //
 // It lives in the context of one request only. Its text is never logged,
 // stored, audited or shown: its String, GoString, LogValue and JSON forms
-// are [Redacted], and only [DelegatedToken.Value] gives the token.
+// are [redact.Marker], and only [DelegatedToken.Value] gives the token.
 type DelegatedToken struct {
 	principal string
 	token     string
@@ -38,10 +40,10 @@ func (t *DelegatedToken) Value() string { return t.token }
 // Expires is when the token expires (zero: unknown).
 func (t *DelegatedToken) Expires() time.Time { return t.expires }
 
-func (t *DelegatedToken) String() string               { return Redacted }
-func (t *DelegatedToken) GoString() string             { return Redacted }
-func (t *DelegatedToken) LogValue() slog.Value         { return slog.StringValue(Redacted) }
-func (t *DelegatedToken) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `"`), nil }
+func (t *DelegatedToken) String() string               { return redact.Marker }
+func (t *DelegatedToken) GoString() string             { return redact.Marker }
+func (t *DelegatedToken) LogValue() slog.Value         { return slog.StringValue(redact.Marker) }
+func (t *DelegatedToken) MarshalJSON() ([]byte, error) { return []byte(`"` + redact.Marker + `"`), nil }
 
 // TokenInfoDelegatedToken is the key of go-sdk's auth.TokenInfo.Extra
 // under which authentication hands a JWT caller's *DelegatedToken to the

@@ -123,3 +123,13 @@ func LastErrorClass(stored string) string {
 	}
 	return ToolErrorClass(stored)
 }
+
+// containsAny reports whether s holds one of subs.
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
 )
@@ -158,7 +159,7 @@ func (c *UpstreamConfig) Problems() []UpstreamConfigProblem {
 		if c.URL == "" {
 			bad("url", "required for transport %s", c.Transport)
 		} else if err := CheckHTTPURL(c.URL); err != nil {
-			bad("url", "%q %v", RedactURL(c.URL), err)
+			bad("url", "%q %v", redact.URL(c.URL), err)
 		}
 		if c.Command != "" {
 			bad("command", "only valid with transport stdio")
@@ -246,13 +247,13 @@ func (c UpstreamConfig) String() string {
 	redactMap := func(m map[string]string) string {
 		var kv []string
 		for _, k := range sortedStringKeys(m) {
-			kv = append(kv, k+":"+Redacted)
+			kv = append(kv, k+":"+redact.Marker)
 		}
 		return strings.Join(kv, ",")
 	}
 	add("name", c.Name)
 	add("transport", c.Transport)
-	add("url", RedactURL(c.URL))
+	add("url", redact.URL(c.URL))
 	add("headers", redactMap(c.Headers))
 	add("auth", c.Auth)
 	add("command", c.Command)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // A bridged call is a planless task that holds an upstream's request to a
@@ -36,7 +37,7 @@ func (e *Executor) failOrphanedBridged(ctx context.Context, t *agentsmcp.Task, l
 // store. A task that is not a bridged call is refused: the executor's
 // runner alone writes the tasks it runs.
 func (e *Executor) UpdateBridged(ctx context.Context, t *agentsmcp.Task) error {
-	if !t.IsBridgedCall() {
+	if !mcpwire.IsBridgedCall(t) {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "task %s is not a bridged call", t.ID)
 	}
 	return e.opts.Tasks.UpdateTask(ctx, t)

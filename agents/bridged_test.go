@@ -14,6 +14,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // storeBridged stores a bridged call's task as the pool's holder does
@@ -21,11 +22,11 @@ import (
 // step waiting on question call.1, an elicitation.
 func storeBridged(t *testing.T, h *harness, principal, owner string, expires time.Time) *agentsmcp.Task {
 	t.Helper()
-	q, _ := json.Marshal(agentsmcp.BridgedQuestion{Key: "call.1", Request: json.RawMessage(
+	q, _ := json.Marshal(mcpwire.BridgedQuestion{Key: "call.1", Request: json.RawMessage(
 		`{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)})
 	task := &agentsmcp.Task{
 		Request: "call up__ask (bridged)", Principal: principal, Status: agentsmcp.TaskRunning,
-		Steps: []agentsmcp.StepState{{StepID: agentsmcp.BridgedStepID, Status: agentsmcp.StepWaitingInput, Attempts: 1, Output: q, StartedAt: time.Now()}},
+		Steps: []agentsmcp.StepState{{StepID: mcpwire.BridgedStepID, Status: agentsmcp.StepWaitingInput, Attempts: 1, Output: q, StartedAt: time.Now()}},
 		Lease: agentsmcp.TaskLease{Owner: owner, ExpiresAt: expires},
 	}
 	if err := h.store.CreateTask(context.Background(), task); err != nil {
@@ -70,14 +71,14 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 		}
 	}
 	stored, _ := h.store.FindTaskByID(context.Background(), task.ID)
-	if len(stored.BridgedAnswers()) != 0 {
+	if len(mcpwire.BridgedAnswers(stored)) != 0 {
 		t.Fatalf("ignored answers were stored: %s", stored.Inputs)
 	}
 	if err := m.UpdateTask(alice, task.ID, mcp.InputResponseMap{"call.1": accept(map[string]any{"name": "Ann"})}); err != nil {
 		t.Fatal(err)
 	}
 	stored, _ = h.store.FindTaskByID(context.Background(), task.ID)
-	if got := string(stored.BridgedAnswers()["call.1"]); !strings.Contains(got, `"Ann"`) {
+	if got := string(mcpwire.BridgedAnswers(stored)["call.1"]); !strings.Contains(got, `"Ann"`) {
 		t.Fatalf("stored answer %q", got)
 	}
 	if v, _ := m.GetTask(alice, task.ID); v.Status != agentsmcp.MCPTaskWorking || len(v.InputRequests) != 0 {
@@ -119,7 +120,7 @@ func TestResumeLoopFailsOrphanedBridgedCall(t *testing.T) {
 	live := storeBridged(t, h, "alice", "holder-alive", time.Now().Add(time.Minute))
 	orphan := storeBridged(t, h, "alice", "holder-gone", time.Now().Add(-time.Second))
 
-	if _, err := h.exec.Resume(alice, orphan.ID, agents.ResumeRequest{Confirm: []string{agentsmcp.BridgedStepID}}, nil); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+	if _, err := h.exec.Resume(alice, orphan.ID, agents.ResumeRequest{Confirm: []string{mcpwire.BridgedStepID}}, nil); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
 		t.Errorf("resume_task on a bridged call: %v", err)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file is the builtin planner: deterministic and offline. It plans
@@ -251,7 +252,7 @@ func userData(v json.RawMessage, storedRequest string) bool {
 	if json.Unmarshal(v, &s) != nil {
 		return false
 	}
-	return agentsmcp.HasSecret(s) || strings.Contains(storedRequest, agentsmcp.Redacted)
+	return redact.HasSecret(s) || strings.Contains(storedRequest, redact.Marker)
 }
 
 // tune sets a step's timeout and retries from its tool's record: slow

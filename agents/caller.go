@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // Caller is the client a task reports to while one of its requests waits
@@ -35,24 +35,20 @@ type Caller interface {
 	Request() context.Context
 }
 
-// MRTRProtocol is the first MCP revision whose clients are asked through
-// input_required results rather than elicitation requests.
-const MRTRProtocol = agentsmcp.ProtocolSessionless
-
 // IsMRTRClient reports whether the client of req speaks MCP 2026-07-28
-// (MRTRProtocol) or later, and so is asked through input_required results:
+// (mcpwire.ProtocolSessionless) or later, and so is asked through input_required results:
 // a server cannot send it requests.
 func IsMRTRClient(req *mcp.CallToolRequest) bool {
-	return req != nil && req.ProtocolVersion() >= MRTRProtocol
+	return req != nil && mcpwire.Revision(req.ProtocolVersion()).Sessionless()
 }
 
 // ClientCanSample reports whether the client of ss declared sampling and
 // can be sent a sampling request: not a client of MCP 2026-07-28 or later
-// (MRTRProtocol), which has no server-to-client requests.
+// (mcpwire.ProtocolSessionless), which has no server-to-client requests.
 func ClientCanSample(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil && p.ProtocolVersion < MRTRProtocol
+	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil && !mcpwire.Revision(p.ProtocolVersion).Sessionless()
 }

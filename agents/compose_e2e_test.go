@@ -56,7 +56,7 @@ func fxUpstream(t *testing.T, s *stack, failingConvert bool) (received func() []
 	t.Cleanup(hs.Close)
 	pool := remote.NewPool(remote.Options{Registry: s.router})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(context.Background(), remote.Config{Name: "fx", Transport: remote.TransportStreamable, URL: hs.URL}); err != nil {
+	if err := pool.AddFromConfig(context.Background(), agentsmcp.UpstreamConfig{Name: "fx", Transport: remote.TransportStreamable, URL: hs.URL}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := pool.Status("fx"); st.Tools != tools {

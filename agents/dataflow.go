@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file is the builtin planner's data flow: how a value that the
@@ -180,7 +181,7 @@ func meaningFits(f outputField, p slotParam) bool {
 // (nearest first), or "" when none fits without guessing; see the file's
 // comment for the rules. Secret parameters are never wired.
 func wireParam(p slotParam, sources []flowSource) string {
-	if agentsmcp.IsSecretName(p.name) {
+	if redact.IsSecretName(p.name) {
 		return ""
 	}
 	for _, src := range sources {
@@ -248,7 +249,7 @@ var identifierNounStop = strings.Fields(`get set put list read fetch find show d
 // secret of the request, or that is one of takenValues (the values other
 // parameters took), is never taken.
 func requestIdentifier(text string, p slotParam, tool *agentsmcp.ToolInfo, takenValues ...any) (string, bool) {
-	if p.kind != slotIdentifier || !p.prop.is("string") || agentsmcp.IsSecretName(p.name) {
+	if p.kind != slotIdentifier || !p.prop.is("string") || redact.IsSecretName(p.name) {
 		return "", false
 	}
 	nouns := []string{"id", "identifier", "number", "no", "nr", "ref", "reference"}
@@ -412,7 +413,7 @@ func (p *Planner) lookupsFor(ctx context.Context, k *Knowledge, goal string, bes
 		switch a.kind {
 		case slotNone, slotText, slotEnum, slotEndpoint:
 		default:
-			if !agentsmcp.IsSecretName(a.name) {
+			if !redact.IsSecretName(a.name) {
 				wanted = append(wanted, a)
 			}
 		}

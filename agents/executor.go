@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // Executor runs plans as tasks: the DAG of each plan with bounded
@@ -278,7 +279,7 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 	case t.Status != agentsmcp.TaskPaused && t.Lease.Owner != "" && time.Now().Before(t.Lease.ExpiresAt):
 		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s is %s on replica %s; resume it once it pauses", id, t.Status, t.Lease.Owner)
 	}
-	if t.IsBridgedCall() {
+	if mcpwire.IsBridgedCall(t) {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s is a bridged upstream call, not a plan: answer it with tasks/update or by retrying its tools/call", id)
 	}
 	plan, err := e.opts.Plans.FindPlanByID(ctx, t.PlanID)
@@ -455,7 +456,7 @@ func (e *Executor) resumeOrphans(ctx context.Context) {
 			e.unclaim(t.ID)
 			continue
 		}
-		if leased.IsBridgedCall() { // bridged.go
+		if mcpwire.IsBridgedCall(leased) { // bridged.go
 			e.failOrphanedBridged(ctx, leased, t.Lease.Owner)
 			e.unclaim(t.ID)
 			continue

@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -144,7 +145,7 @@ func newToolbox(t testing.TB) (*toolbox, *router.Router) {
 		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
 			tb.count("needs_auth")
 			if !tb.authorized.Load() {
-				return agentsmcp.AuthorizationRequiredResult(&agentsmcp.AuthorizationRequired{Integration: "crm",
+				return mcpwire.AuthorizationRequiredResult(&agentsmcp.AuthorizationRequired{Integration: "crm",
 					AuthorizeURL: "http://127.0.0.1:9/authorize?state=s", Reason: "no authorization yet"}), nil, nil
 			}
 			return nil, map[string]any{"ok": true}, nil

@@ -87,7 +87,7 @@ func newFamilyStack(t *testing.T, up *weatherUpstream) *familyStack {
 	}})
 	pool := remote.NewPool(remote.Options{Registry: r})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "weather", Transport: remote.TransportStreamable, URL: srv.URL}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: "weather", Transport: remote.TransportStreamable, URL: srv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	index := vectors.NewFlat(embed.HashDimensions)

@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 )
 
@@ -252,7 +253,7 @@ func TestFamilyAndGoalHoldNoSecret(t *testing.T) {
 				t.Errorf("%s of %q = %q: want the secret as <secret>", what, c.request, key)
 			}
 		}
-		stored := agentsmcp.RedactText(c.request, agentsmcp.MaxQueryTextBytes)
+		stored := redact.Text(c.request, agentsmcp.MaxQueryTextBytes)
 		if got := agents.FamilyOf(stored); got != family {
 			t.Errorf("family of the stored request %q = %q, want the request's %q", stored, got, family)
 		}

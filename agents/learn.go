@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file is the learning loop: what a finished task leaves in memory for
@@ -262,7 +263,7 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 	// it.)
 	lr := &agentsmcp.Learning{
 		TaskID:  t.ID,
-		Query:   agentsmcp.RedactText(query, agentsmcp.MaxQueryTextBytes),
+		Query:   redact.Text(query, agentsmcp.MaxQueryTextBytes),
 		Goal:    goalOfTask(t, p),
 		Outcome: outcomeOf(t),
 	}
@@ -296,14 +297,14 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 	for _, s := range t.Steps {
 		lr.Retries += max(s.Attempts-1, 0)
 		if s.Status == agentsmcp.StepFailed && s.Error != "" {
-			e := agentsmcp.RedactText(s.Error, maxLearnedErrorBytes)
+			e := redact.Text(s.Error, maxLearnedErrorBytes)
 			if !slices.Contains(lr.Errors, e) {
 				lr.Errors = append(lr.Errors, e)
 			}
 		}
 	}
 	if len(lr.Errors) == 0 && t.Status == agentsmcp.TaskFailed && t.Error != "" {
-		lr.Errors = []string{agentsmcp.RedactText(t.Error, maxLearnedErrorBytes)}
+		lr.Errors = []string{redact.Text(t.Error, maxLearnedErrorBytes)}
 	}
 	end := t.EndedAt
 	if end.IsZero() {
@@ -609,26 +610,26 @@ const (
 	placeholderURL   = "<url>"
 	placeholderEmail = "<email>"
 	placeholderID    = "<id>"
-	// placeholderSecret stands for what agentsmcp.RedactText removes
+	// placeholderSecret stands for what redact.Text removes
 	// from a request (a password, a token): see withoutSecrets.
 	placeholderSecret = "<secret>"
 )
 
 // withoutSecrets is a request as GoalOf and FamilyOf read it: through the
-// redaction the stored request goes through (agentsmcp.RedactText, whole),
+// redaction the stored request goes through (redact.Text, whole),
 // each secret it removed a placeholderSecret. So a goal or a family, which
 // are stored, shown and shared as keys, never holds what the request's own
 // redaction hides, whatever the wording ("password=x", "my password is
 // x", "api key x"), and the family of a stored (redacted) request is the
 // family of the request it was.
 func withoutSecrets(request string) string {
-	s := agentsmcp.RedactText(request, 2*len(request)+64)
-	if !strings.Contains(s, agentsmcp.Redacted) {
+	s := redact.Text(request, 2*len(request)+64)
+	if !strings.Contains(s, redact.Marker) {
 		return s
 	}
 	// A space before, none after: punctuation that follows stays on the
 	// placeholder's token ("password=<secret>," ends a clause).
-	return strings.ReplaceAll(s, agentsmcp.Redacted, " "+placeholderSecret)
+	return strings.ReplaceAll(s, redact.Marker, " "+placeholderSecret)
 }
 
 // secretToken reports whether tok is the placeholder of a secret, with
@@ -646,7 +647,7 @@ func secretToken(tok string) (tail string, ok bool) {
 // Secrets (by RedactText's patterns) are redacted first.
 func ErrorClass(text string) string {
 	line, _, _ := strings.Cut(strings.ToValidUTF8(text, "\uFFFD"), "\n")
-	line = agentsmcp.RedactText(line, len(line)+8) // insights are shared: no secret a tool echoed (8: room for the cut marker, never used)
+	line = redact.Text(line, len(line)+8) // insights are shared: no secret a tool echoed (8: room for the cut marker, never used)
 	line = replaceQuoted(strings.TrimSpace(line), placeholderText)
 	line = classURL.ReplaceAllString(line, placeholderURL)
 	line = classPath.ReplaceAllString(line, "${1}"+placeholderPath)
@@ -789,7 +790,7 @@ const (
 // one request of a kind to the next replaced by placeholders: quoted
 // strings by <text>, URLs by <url>, e-mail addresses by <email>, numbers
 // (with a unit, a date, a time) by <num>, paths and file names by <path>,
-// and what agentsmcp.RedactText removes (a password, a token, whatever the
+// and what redact.Text removes (a password, a token, whatever the
 // wording) by <secret>, so that no goal holds a secret.
 // So "find the 3 largest files under /data" and "Find the 5 largest files
 // under /srv" both give "find <num> largest files <path>". Word order is

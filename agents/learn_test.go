@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -303,7 +304,7 @@ func TestLearnKeepsSecretsOutOfSharedKnowledge(t *testing.T) {
 		t.Fatalf("learnings %+v, insights %+v", ls, ins)
 	}
 	for what, text := range map[string]string{"query": ls[0].Query, "errors": strings.Join(ls[0].Errors, "\n"), "insight": ins[0].Text} {
-		if strings.Contains(text, secret) || !strings.Contains(text, agentsmcp.Redacted) {
+		if strings.Contains(text, secret) || !strings.Contains(text, redact.Marker) {
 			t.Errorf("%s %q: want the secret redacted", what, text)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file lists, beside a sub-goal's candidates, the tools a plan may
@@ -53,7 +54,7 @@ func (g *Gatherer) relatedTools(k *Knowledge, all []*agentsmcp.ToolInfo) {
 				case slotNone, slotText, slotEnum, slotEndpoint:
 					continue
 				}
-				if agentsmcp.IsSecretName(want.name) {
+				if redact.IsSecretName(want.name) {
 					continue
 				}
 				n := 0

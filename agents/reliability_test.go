@@ -71,7 +71,7 @@ func TestFailingToolIsAvoidedThenProbed(t *testing.T) {
 	url := up.serve(t) // closed after the pool (cleanups run last first)
 	pool := remote.NewPool(remote.Options{Registry: r})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "weather", Transport: remote.TransportStreamable, URL: url}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: "weather", Transport: remote.TransportStreamable, URL: url}); err != nil {
 		t.Fatal(err)
 	}
 	catalog := toolsearch.NewCatalog(r, nil, nil)

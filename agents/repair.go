@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file repairs a plan within its task: when a step's tool fails for
@@ -267,14 +268,14 @@ func (rp *Repairer) modelRepair(ctx context.Context, req RepairRequest, goal str
 	data := map[string]any{
 		"Request": req.Request, "StepID": req.StepID, "Goal": goal, "Tool": req.Tool,
 		"Error":     agentsmcp.TruncateUTF8(errorClassOf(stripGaveUp(req.Error)), 500),
-		"Arguments": string(agentsmcp.RedactArguments(req.Arguments)),
+		"Arguments": string(redact.Arguments(req.Arguments)),
 	}
 	var list []promptRepairCandidate
 	for _, c := range shown {
 		list = append(list, promptRepairCandidate{
 			Name: c.facts.Name, Health: c.facts.Health, Performance: c.facts.Performance(),
 			Description: agentsmcp.TruncateUTF8(c.facts.Description, 500), Schema: string(c.facts.InputSchema),
-			Proposed: string(agentsmcp.RedactArguments(c.repair.Arguments)), Asked: strings.Join(slices.Sorted(maps.Keys(c.repair.askedParams)), ", "),
+			Proposed: string(redact.Arguments(c.repair.Arguments)), Asked: strings.Join(slices.Sorted(maps.Keys(c.repair.askedParams)), ", "),
 		})
 	}
 	data["Candidates"] = list

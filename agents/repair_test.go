@@ -121,7 +121,7 @@ func newRepairHarnessNamed(t *testing.T, name string, tools ...repairTool) *repa
 	url := up.serve(t, tools...) // closed after the pool (cleanups run last first)
 	pool := remote.NewPool(remote.Options{Registry: r})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: name, Transport: remote.TransportStreamable, URL: url}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: name, Transport: remote.TransportStreamable, URL: url}); err != nil {
 		t.Fatal(err)
 	}
 	catalog := toolsearch.NewCatalog(r, nil, nil)

@@ -75,7 +75,7 @@ func newServerStack(t *testing.T, upstream string, server func() *mcp.Server, fa
 	}})
 	pool := remote.NewPool(remote.Options{Registry: r})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: upstream, Transport: remote.TransportStreamable, URL: srv.URL}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: upstream, Transport: remote.TransportStreamable, URL: srv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	index := vectors.NewFlat(embed.HashDimensions)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file is the builtin planner's slot filling: it finds in a request
@@ -427,7 +427,7 @@ const (
 
 // fillSlots returns the values that text gives for the parameters, by
 // name. Parameters the text does not clearly give are absent. A value taken
-// from within a secret of the text (what agentsmcp.RedactText removes: the
+// from within a secret of the text (what redact.Text removes: the
 // abc123 of "api key abc123") goes to a parameter whose name says it is
 // secret, never to another ("id"), which would send it where it does not
 // belong and keep it unsealed.
@@ -452,7 +452,7 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 		if _, done := out[p.name]; done {
 			continue
 		}
-		if !agentsmcp.IsSecretName(p.name) && inSecret(c) {
+		if !redact.IsSecretName(p.name) && inSecret(c) {
 			continue
 		}
 		spans := c.spans
@@ -467,7 +467,7 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 		used = append(used, spans...)
 		note := fmt.Sprintf("%s = %v", p.name, c.value)
 		switch {
-		case agentsmcp.IsSecretName(p.name) || agentsmcp.HasSecret(fmt.Sprint(c.value)):
+		case redact.IsSecretName(p.name) || redact.HasSecret(fmt.Sprint(c.value)):
 			// The argument is sealed at rest; its note must not repeat it.
 			note = p.name + " = a secret, not shown"
 		case c.start < 0:
@@ -486,13 +486,13 @@ func fillSlots(text string, params []slotParam) map[string]slotFill {
 	return out
 }
 
-// secretSpans are the spans of text that agentsmcp.RedactText replaces by
+// secretSpans are the spans of text that redact.Text replaces by
 // its marker, found by aligning the redacted text with text; nil when the
 // two cannot be aligned (a URL's password is replaced by another marker),
 // and then no candidate is refused for being in a secret.
 func secretSpans(text string) [][2]int {
-	redacted := agentsmcp.RedactText(text, 2*len(text)+64)
-	pieces := strings.Split(redacted, agentsmcp.Redacted)
+	redacted := redact.Text(text, 2*len(text)+64)
+	pieces := strings.Split(redacted, redact.Marker)
 	if len(pieces) < 2 || !strings.HasPrefix(text, pieces[0]) {
 		return nil
 	}

@@ -71,7 +71,7 @@ func slotUpstream(t *testing.T, s *stack) {
 	t.Cleanup(hs.Close)
 	pool := remote.NewPool(remote.Options{Registry: s.router})
 	t.Cleanup(func() { _ = pool.Close(context.Background()) })
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "up", Transport: remote.TransportStreamable, URL: hs.URL}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: "up", Transport: remote.TransportStreamable, URL: hs.URL}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := pool.Status("up"); st.Tools != 5 {

@@ -18,6 +18,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // runStep calls tool, the tool of step i, until it succeeds, fails for good or
@@ -106,7 +107,7 @@ func errorClassOf(errText string) string {
 // success, else the error, whether another attempt may succeed, and
 // whether the tool itself answered with the error (an isError result, not
 // a timeout or an unreachable upstream), and whether that error asks a
-// person to authorize an integration (agentsmcp.AuthorizationRequiredFrom):
+// person to authorize an integration (mcpwire.AuthorizationRequiredFrom):
 // needing input, not a failure.
 func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage, timeout time.Duration) (output json.RawMessage, errText string, retryable, answered, authorize bool) {
 	stepSpan := trace.SpanFromContext(ctx)
@@ -144,7 +145,7 @@ func (r *runner) callOnce(ctx context.Context, tool string, args json.RawMessage
 	if res == nil {
 		return json.RawMessage(`null`), "", false, true, false
 	}
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); ok {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); ok {
 		return nil, ar.Message(), false, true, true
 	}
 	if res.IsError {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Discovery is how an upstream MCP server protected by OAuth wants to be
@@ -39,19 +40,19 @@ func Discover(ctx context.Context, client *http.Client, resourceURL string) (*Di
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agents-mcp","version":"discovery"}}}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, resourceURL, bytes.NewReader([]byte(body)))
 	if err != nil {
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "discover %q: %v", agentsmcp.RedactURL(resourceURL), err)
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "discover %q: %v", redact.URL(resourceURL), err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: cannot reach it", agentsmcp.RedactURL(resourceURL)), err)
+		return nil, fmt.Errorf("%w: %w", agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: cannot reach it", redact.URL(resourceURL)), err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "discover %q: it answered HTTP %d without a token, not 401: it does not ask for OAuth",
-			agentsmcp.RedactURL(resourceURL), resp.StatusCode)
+			redact.URL(resourceURL), resp.StatusCode)
 	}
 	metadataURL := ""
 	if cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
@@ -70,15 +71,15 @@ func Discover(ctx context.Context, client *http.Client, resourceURL string) (*Di
 	}
 	prm, err := oauthex.GetProtectedResourceMetadata(ctx, metadataURL, resourceURL, client)
 	if err != nil {
-		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: protected resource metadata: %v", agentsmcp.RedactURL(resourceURL), err)
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: protected resource metadata: %v", redact.URL(resourceURL), err)
 	}
 	if len(prm.AuthorizationServers) == 0 {
-		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: its metadata names no authorization server", agentsmcp.RedactURL(resourceURL))
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: its metadata names no authorization server", redact.URL(resourceURL))
 	}
 	issuer := prm.AuthorizationServers[0]
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, client)
 	if err != nil || asm == nil {
-		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: authorization server metadata of %s: %v", agentsmcp.RedactURL(resourceURL), issuer, err)
+		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "discover %q: authorization server metadata of %s: %v", redact.URL(resourceURL), issuer, err)
 	}
 	return &Discovery{Resource: prm.Resource, Issuer: asm.Issuer, AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint,
 		RegistrationURL: asm.RegistrationEndpoint, Scopes: prm.ScopesSupported,

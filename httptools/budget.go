@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file bounds the work of loading one OpenAPI document, so that a
@@ -146,7 +146,7 @@ func (p *Provider) documentName() string {
 	case p.src.OpenAPIDocument != "":
 		return fmt.Sprintf("of http_tools %q (given inline)", p.src.Name)
 	case isURL(p.src.OpenAPI):
-		return fmt.Sprintf("%s of http_tools %q", agentsmcp.RedactURL(p.src.OpenAPI), p.src.Name)
+		return fmt.Sprintf("%s of http_tools %q", redact.URL(p.src.OpenAPI), p.src.Name)
 	}
 	return fmt.Sprintf("%s of http_tools %q", p.src.OpenAPI, p.src.Name)
 }

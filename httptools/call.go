@@ -19,6 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // operation is one tool: how its arguments become a request, and how the
@@ -131,7 +133,7 @@ func endpointOperation(e Endpoint) *operation {
 // tool is ENOTFOUND. A missing authorization, a 401 or 403 to a request
 // that carried a credential of the Authorizer, and for a source with
 // delegation a caller without a delegable token or a 401, are
-// [agentsmcp.AuthorizationRequiredResult]s.
+// [mcpwire.AuthorizationRequiredResult]s.
 func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	op, ok := p.ops[req.Params.Name]
 	if !ok {
@@ -204,7 +206,7 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if p.deleg != nil && resp.StatusCode == http.StatusUnauthorized {
 		// The caller's token (or the one exchanged for it) was refused. A
 		// 403 is the API's own answer: the identity is known, not allowed.
-		return agentsmcp.AuthorizationRequiredResult(p.deleg.refused(ctx)), nil
+		return mcpwire.AuthorizationRequiredResult(p.deleg.refused(ctx)), nil
 	}
 	if cred != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		// The credential was refused: the store drops a cached token and
@@ -213,7 +215,7 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		if err := p.opts.Auth.Refused(ctx, p.src.Name, resp.StatusCode); err != nil {
 			var ar *agentsmcp.AuthorizationRequired
 			if errors.As(err, &ar) {
-				return agentsmcp.AuthorizationRequiredResult(ar), nil
+				return mcpwire.AuthorizationRequiredResult(ar), nil
 			}
 			p.opts.Logger.WarnContext(ctx, "http_tools: reporting a refused credential failed", "source", p.src.Name, "err", err)
 		}
@@ -235,7 +237,7 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 func (p *Provider) sourceSecrets() *agentsmcp.AppliedCredential {
 	sent := &agentsmcp.AppliedCredential{Header: http.Header{}}
 	for k, v := range p.src.Headers {
-		if agentsmcp.IsSecretName(k) || agentsmcp.HasSecret(v) {
+		if redact.IsSecretName(k) || redact.HasSecret(v) {
 			sent.Header.Set(k, v)
 		}
 	}
@@ -277,9 +279,9 @@ func shortBody(b []byte) string {
 func authErrorResult(err error) *mcp.CallToolResult {
 	var ar *agentsmcp.AuthorizationRequired
 	if errors.As(err, &ar) {
-		return agentsmcp.AuthorizationRequiredResult(ar)
+		return mcpwire.AuthorizationRequiredResult(ar)
 	}
-	return errorResult("%s", agentsmcp.RedactMessage(err.Error()))
+	return errorResult("%s", redact.Message(err.Error()))
 }
 
 func errorResult(format string, args ...any) *mcp.CallToolResult {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Defaults of a [Source].
@@ -121,20 +122,20 @@ func (s Source) Redacted() Source {
 	if s.Headers != nil {
 		r.Headers = make(map[string]string, len(s.Headers))
 		for k := range s.Headers {
-			r.Headers[k] = agentsmcp.Redacted
+			r.Headers[k] = redact.Marker
 		}
 	}
-	r.BaseURL = agentsmcp.RedactURL(s.BaseURL)
+	r.BaseURL = redact.URL(s.BaseURL)
 	if s.Exchange != nil {
 		e := *s.Exchange
-		e.TokenEndpoint = agentsmcp.RedactURL(e.TokenEndpoint)
+		e.TokenEndpoint = redact.URL(e.TokenEndpoint)
 		if e.ClientSecret != "" {
-			e.ClientSecret = agentsmcp.Redacted
+			e.ClientSecret = redact.Marker
 		}
 		r.Exchange = &e
 	}
 	if isURL(s.OpenAPI) {
-		r.OpenAPI = agentsmcp.RedactURL(s.OpenAPI)
+		r.OpenAPI = redact.URL(s.OpenAPI)
 	}
 	if s.OpenAPIDocument != "" {
 		r.OpenAPIDocument = fmt.Sprintf("[inline, %d bytes]", len(s.OpenAPIDocument))

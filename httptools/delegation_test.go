@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/auth"
 	"github.com/agents-mcp/agents-mcp/httptools"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/oidctest"
 )
 
@@ -116,7 +117,7 @@ func TestDelegationForward(t *testing.T) {
 	} {
 		before := calls.Load()
 		res := callWho(t, p, ctx)
-		ar, ok := agentsmcp.AuthorizationRequiredFrom(res)
+		ar, ok := mcpwire.AuthorizationRequiredFrom(res)
 		if !ok || !ar.Delegated || ar.Integration != "crm" || !strings.Contains(resultText(res), "authenticates to agents-mcp with a token (JWT)") {
 			t.Errorf("%s: %v %s", name, ar, resultText(res))
 		}
@@ -163,7 +164,7 @@ func TestDelegationExchange(t *testing.T) {
 	// exchanges again.
 	refuse.Store(1)
 	res := callWho(t, p, asCaller(t.Context(), "alice", alice))
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || !ar.Delegated || !strings.Contains(ar.Reason, "401") {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || !ar.Delegated || !strings.Contains(ar.Reason, "401") {
 		t.Errorf("refused exchanged token: %v %s", ar, resultText(res))
 	}
 	if got := who(asCaller(t.Context(), "alice", alice)); got["caller"] != "jwt:alice" || as.Exchanges.Load() != 3 {
@@ -176,14 +177,14 @@ func TestDelegationExchange(t *testing.T) {
 	stranger := loadDelegating(t, apiURL, httptools.DelegationExchange, &httptools.Exchange{TokenEndpoint: as.TokenURL,
 		ClientID: oidctest.ExchangeClientID, ClientSecret: oidctest.ExchangeClientSecret, Audience: audience})
 	res = callWho(t, stranger, asCaller(t.Context(), "eve", "not-a-token"))
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || !ar.Delegated || !strings.Contains(ar.Reason, "refused to exchange") {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || !ar.Delegated || !strings.Contains(ar.Reason, "refused to exchange") {
 		t.Errorf("unexchangeable token: %v %s", ar, resultText(res))
 	}
 
 	wrong := *ex
 	wrong.ClientSecret = "wrong-s3cret"
 	res = callWho(t, loadDelegating(t, apiURL, httptools.DelegationExchange, &wrong), asCaller(t.Context(), "alice", alice))
-	if _, ok := agentsmcp.AuthorizationRequiredFrom(res); ok || !res.IsError || !strings.Contains(resultText(res), "token exchange was refused: invalid_client") ||
+	if _, ok := mcpwire.AuthorizationRequiredFrom(res); ok || !res.IsError || !strings.Contains(resultText(res), "token exchange was refused: invalid_client") ||
 		strings.Contains(resultText(res), "s3cret") || strings.Contains(resultText(res), alice) {
 		t.Errorf("wrong client secret: %s", resultText(res))
 	}

@@ -18,6 +18,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/httptools"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
@@ -477,7 +478,7 @@ func TestMissingAuthorizationIsOfferedAsURLElicitation(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
-		if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL != link || !strings.Contains(text(res), link) {
+		if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL != link || !strings.Contains(text(res), link) {
 			t.Errorf("%+v: the result is not the actionable authorization request: %s", tc, text(res))
 		}
 		mu.Lock()
@@ -547,7 +548,7 @@ func TestAuthorizedDuringTheOfferTheRetryCallsTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || len(res.InputRequests) != 0 {
+	if _, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || len(res.InputRequests) != 0 {
 		t.Errorf("an in-process call got %+v, want the actionable result", res)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 	"github.com/pb33f/libopenapi/orderedmap"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // maxDocumentBytes bounds an OpenAPI document fetched from a URL.
@@ -184,11 +184,11 @@ func (p *Provider) readDocument(ctx context.Context) (raw []byte, docURL *url.UR
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("fetch the OpenAPI document %s: %s", agentsmcp.RedactURL(u.String()), transportError(err, nil))
+		return nil, nil, fmt.Errorf("fetch the OpenAPI document %s: %s", redact.URL(u.String()), transportError(err, nil))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("fetch the OpenAPI document %s: HTTP %d", agentsmcp.RedactURL(u.String()), resp.StatusCode)
+		return nil, nil, fmt.Errorf("fetch the OpenAPI document %s: HTTP %d", redact.URL(u.String()), resp.StatusCode)
 	}
 	raw, err = io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes+1))
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Authorizer supplies the credentials of a source's requests: the
@@ -30,7 +31,7 @@ type Authorizer interface {
 	// to the request (over the source's own Headers). Nil means the source
 	// has no credential. An error wrapping an
 	// [*agentsmcp.AuthorizationRequired] is answered with
-	// [agentsmcp.AuthorizationRequiredResult]; any other error is a tool
+	// [mcpwire.AuthorizationRequiredResult]; any other error is a tool
 	// error with its text, so it must not hold a secret.
 	Authorize(ctx context.Context, source string) (*agentsmcp.AppliedCredential, error)
 	// Refused is called when source answered 401 or 403 to a request that
@@ -199,7 +200,7 @@ const egressLookupTimeout = 5 * time.Second
 func (p *Provider) setBase(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s is not an absolute http or https URL", agentsmcp.RedactURL(raw))
+		return fmt.Errorf("%s is not an absolute http or https URL", redact.URL(raw))
 	}
 	ctx, cancel := context.WithTimeout(ctx, egressLookupTimeout)
 	defer cancel()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -258,7 +259,7 @@ func relayBenchRelay(b *testing.B, name, upstreamURL string) string {
 	defer cancel()
 	r := router.New(router.Options{})
 	pool := remote.NewPool(remote.Options{Registry: r})
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: name, Transport: remote.TransportStreamable, URL: upstreamURL}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: name, Transport: remote.TransportStreamable, URL: upstreamURL}); err != nil {
 		b.Fatal(err)
 	}
 	if st, _ := pool.Status(name); st.State != remote.StateReady {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -148,8 +149,8 @@ type bridgedCall struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
 	task    *agentsmcp.Task
-	asked   int                        // questions asked so far: the n of key call.<n>
-	open    *agentsmcp.BridgedQuestion // the question the upstream waits on
+	asked   int                      // questions asked so far: the n of key call.<n>
+	open    *mcpwire.BridgedQuestion // the question the upstream waits on
 	done    bool
 	res     *mcp.CallToolResult
 	err     error
@@ -177,14 +178,14 @@ func (u *upstream) bridges(ctx context.Context, req *mcp.CallToolRequest) bool {
 	if strings.HasPrefix(req.Params.RequestState, bridgeStatePrefix) {
 		return true
 	}
-	if req.ProtocolVersion() < agentsmcp.ProtocolSessionless {
+	if !mcpwire.Revision(req.ProtocolVersion()).Sessionless() {
 		return false
 	}
 	u.mu.Lock()
 	cs := u.session
 	u.mu.Unlock()
 	if cs != nil {
-		if r := cs.InitializeResult(); r != nil && r.ProtocolVersion >= agentsmcp.ProtocolSessionless {
+		if r := cs.InitializeResult(); r != nil && mcpwire.Revision(r.ProtocolVersion).Sessionless() {
 			return false
 		}
 	}
@@ -257,7 +258,7 @@ func (b *bridge) first(ctx context.Context, bc *bridgedCall) (*mcp.CallToolResul
 
 // inputRequired is the input_required answer that asks q (none: the
 // load-shedding shape, ask again later) with state.
-func inputRequired(q *agentsmcp.BridgedQuestion, state string) (*mcp.CallToolResult, error) {
+func inputRequired(q *mcpwire.BridgedQuestion, state string) (*mcp.CallToolResult, error) {
 	reqs := mcp.InputRequestMap{}
 	if q != nil {
 		r, err := q.InputRequest()
@@ -287,7 +288,7 @@ func (b *bridge) retry(ctx context.Context, upstream string, req *mcp.CallToolRe
 		return nil, err
 	}
 	t, err := b.tasks.FindTaskByID(ctx, st.Task)
-	if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND || (err == nil && !t.IsBridgedCall()) {
+	if agentsmcp.ErrorCode(err) == agentsmcp.ENOTFOUND || (err == nil && !mcpwire.IsBridgedCall(t)) {
 		return nil, invalidBridgeState(fmt.Sprintf("the bridged call %s is no longer stored: call the tool again", st.Task))
 	}
 	if err != nil {
@@ -304,9 +305,9 @@ func (b *bridge) retry(ctx context.Context, upstream string, req *mcp.CallToolRe
 	defer tick.Stop()
 	for {
 		if t.Status.Terminal() {
-			return t.BridgedOutcome()
+			return mcpwire.BridgedOutcome(t)
 		}
-		if q := t.OpenQuestion(); q != nil {
+		if q := mcpwire.OpenQuestion(t); q != nil {
 			return inputRequired(q, state)
 		}
 		select {
@@ -328,7 +329,7 @@ func (b *bridge) retry(ctx context.Context, upstream string, req *mcp.CallToolRe
 // Answers to other keys are ignored, as for tasks/update.
 func (b *bridge) answer(ctx context.Context, t *agentsmcp.Task, responses mcp.InputResponseMap) (*agentsmcp.Task, error) {
 	for range 5 {
-		changed, err := t.AnswerBridged(responses, time.Now())
+		changed, err := mcpwire.AnswerBridged(t, responses, time.Now())
 		if err != nil || !changed {
 			return t, err
 		}
@@ -424,7 +425,7 @@ func (bc *bridgedCall) ask(ctx context.Context, what, method string, declared bo
 		return nil, refuse("agents-mcp: the upstream sent a %s request while another question of the same call waits for the client, which is asked one question at a time", what)
 	}
 	bc.asked++
-	q := &agentsmcp.BridgedQuestion{Key: fmt.Sprintf("call.%d", bc.asked), Request: request}
+	q := &mcpwire.BridgedQuestion{Key: fmt.Sprintf("call.%d", bc.asked), Request: request}
 	bc.mu.Unlock()
 	id, err := bc.storeQuestion(ctx, q)
 	if err != nil {
@@ -454,7 +455,7 @@ func (bc *bridgedCall) ask(ctx context.Context, what, method string, declared bo
 				bc.cancel()
 				return nil, refuse("agents-mcp: the call was %s: %s", t.Status, t.Error)
 			}
-			if raw, ok := t.BridgedAnswers()[q.Key]; ok {
+			if raw, ok := mcpwire.BridgedAnswers(t)[q.Key]; ok {
 				return raw, nil
 			}
 		}
@@ -481,7 +482,7 @@ func (bc *bridgedCall) keep(t *agentsmcp.Task) {
 // storeQuestion makes q the call's stored question: the first one creates
 // the task, leased to this replica, and starts renewing the lease. It
 // returns the task id.
-func (bc *bridgedCall) storeQuestion(ctx context.Context, q *agentsmcp.BridgedQuestion) (string, error) {
+func (bc *bridgedCall) storeQuestion(ctx context.Context, q *mcpwire.BridgedQuestion) (string, error) {
 	b := bc.b
 	out, err := json.Marshal(q)
 	if err != nil {
@@ -495,13 +496,13 @@ func (bc *bridgedCall) storeQuestion(ctx context.Context, q *agentsmcp.BridgedQu
 		t = &agentsmcp.Task{
 			Request: agentsmcp.TruncateUTF8(fmt.Sprintf("call %s (bridged: the upstream %s asks the client during the call)", bc.tool, bc.upstream), agentsmcp.MaxQueryTextBytes),
 			Status:  agentsmcp.TaskRunning,
-			Steps:   []agentsmcp.StepState{{StepID: agentsmcp.BridgedStepID, Status: agentsmcp.StepWaitingInput, Attempts: 1, Output: out, StartedAt: now}},
+			Steps:   []agentsmcp.StepState{{StepID: mcpwire.BridgedStepID, Status: agentsmcp.StepWaitingInput, Attempts: 1, Output: out, StartedAt: now}},
 			Lease:   agentsmcp.TaskLease{Owner: b.owner, ExpiresAt: now.Add(b.leaseTTL)},
 		}
 		if p := bc.principal; p != nil {
 			t.Principal, t.PrincipalTools = p.ID, slices.Clone(p.Tools)
 		}
-		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: agentsmcp.BridgedStepID, Message: "the upstream asks " + q.Key})
+		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: mcpwire.BridgedStepID, Message: "the upstream asks " + q.Key})
 		if err := b.tasks.CreateTask(ctx, t); err != nil {
 			return "", err
 		}
@@ -519,7 +520,7 @@ func (bc *bridgedCall) storeQuestion(ctx context.Context, q *agentsmcp.BridgedQu
 		next := *t
 		next.Steps = slices.Clone(t.Steps)
 		next.Steps[0].Status, next.Steps[0].Output = agentsmcp.StepWaitingInput, out
-		next.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: agentsmcp.BridgedStepID, Message: "the upstream asks " + q.Key})
+		next.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: mcpwire.BridgedStepID, Message: "the upstream asks " + q.Key})
 		err := b.tasks.UpdateTask(ctx, &next)
 		if err == nil {
 			bc.keep(&next)
@@ -629,7 +630,7 @@ func endBridged(t *agentsmcp.Task, res *mcp.CallToolResult, err error, now time.
 		default:
 			s.Status, s.Output, s.Error = agentsmcp.StepSucceeded, out, ""
 			t.Status, t.Error = agentsmcp.TaskSucceeded, ""
-			t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "succeeded", StepID: agentsmcp.BridgedStepID})
+			t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "succeeded", StepID: mcpwire.BridgedStepID})
 			return
 		}
 	}
@@ -643,11 +644,11 @@ func endBridged(t *agentsmcp.Task, res *mcp.CallToolResult, err error, now time.
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		// The code travels in the Output; ErrorCode is an application code.
-		s.Output, _ = json.Marshal(agentsmcp.BridgedError{Code: rpcErr.Code, Message: rpcErr.Message})
+		s.Output, _ = json.Marshal(mcpwire.BridgedError{Code: rpcErr.Code, Message: rpcErr.Message})
 		code = ""
 	}
 	t.Status, t.Error, t.ErrorCode = agentsmcp.TaskFailed, msg, code
-	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", StepID: agentsmcp.BridgedStepID, Message: msg})
+	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", StepID: mcpwire.BridgedStepID, Message: msg})
 }
 
 // elicit is forwardElicitation for a bridged call.

@@ -14,12 +14,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 )
 
 // sessionlessCaller is the protocol of a caller that cannot receive
 // server-to-client requests.
-const sessionlessCaller = agentsmcp.ProtocolSessionless
+const sessionlessCaller = mcpwire.ProtocolSessionless
 
 // testStateKey is the request-state key of the test pools.
 var testStateKey = []byte("0123456789abcdef0123456789abcdef")
@@ -349,7 +350,7 @@ func TestBridgedCallAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored, err := store.FindTaskByID(ctx, st.Task)
-	if err != nil || !stored.IsBridgedCall() || stored.Lease.Owner != "replica-a" || stored.OpenQuestion() == nil || stored.OpenQuestion().Key != "call.1" {
+	if err != nil || !mcpwire.IsBridgedCall(stored) || stored.Lease.Owner != "replica-a" || mcpwire.OpenQuestion(stored) == nil || mcpwire.OpenQuestion(stored).Key != "call.1" {
 		t.Fatalf("stored task: %v %s", err, asJSON(t, stored))
 	}
 

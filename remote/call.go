@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
@@ -149,7 +150,7 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			var release func()
 			ps, release, err = u.principalSession(ctx, principal)
 			if ar, ok := asAuthorization(err); ok {
-				return agentsmcp.AuthorizationRequiredResult(ar), nil
+				return mcpwire.AuthorizationRequiredResult(ar), nil
 			} else if err != nil {
 				return nil, err
 			}
@@ -192,7 +193,7 @@ func (u *upstream) call(ctx context.Context, req *mcp.CallToolRequest, name stri
 			if authErr := ps.tr.takeAuthErr(); authErr != nil {
 				u.dropPrincipalSession(principal, ps)
 				if ar, ok := asAuthorization(authErr); ok {
-					return agentsmcp.AuthorizationRequiredResult(ar), nil
+					return mcpwire.AuthorizationRequiredResult(ar), nil
 				}
 				return nil, authErr
 			}

@@ -2,9 +2,9 @@ package remote
 
 import agentsmcp "github.com/agents-mcp/agents-mcp"
 
-// The upstream definition lives in the root package, so that the admin API
-// and the config loader depend on it and not on this package. These names
-// are the ones this package's code uses for it.
+// The upstream definition, agentsmcp.UpstreamConfig, lives in the root
+// package, so that the admin API and the config loader depend on it and
+// not on this package.
 
 // Upstream transports.
 const (
@@ -13,7 +13,7 @@ const (
 	TransportStdio      = agentsmcp.UpstreamStdio
 )
 
-// Defaults applied by [Config.WithDefaults].
+// Defaults applied by [agentsmcp.UpstreamConfig.WithDefaults].
 const (
 	DefaultTimeout        = agentsmcp.DefaultUpstreamTimeout
 	DefaultMaxConcurrency = agentsmcp.DefaultUpstreamMaxConcurrency
@@ -22,12 +22,3 @@ const (
 
 // NamePattern is [agentsmcp.UpstreamNamePattern].
 const NamePattern = agentsmcp.UpstreamNamePattern
-
-type (
-	// Config is [agentsmcp.UpstreamConfig].
-	Config = agentsmcp.UpstreamConfig
-	// ToolFilter is [agentsmcp.UpstreamToolFilter].
-	ToolFilter = agentsmcp.UpstreamToolFilter
-	// ConfigProblem is [agentsmcp.UpstreamConfigProblem].
-	ConfigProblem = agentsmcp.UpstreamConfigProblem
-)

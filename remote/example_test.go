@@ -36,7 +36,7 @@ func ExampleNewPool() {
 
 	// Upstreams from the config file may use any transport; Add (the admin
 	// API) refuses stdio.
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "weather", Transport: remote.TransportStreamable, URL: srv.URL}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: "weather", Transport: remote.TransportStreamable, URL: srv.URL}); err != nil {
 		panic(err)
 	}
 	st, _ := pool.Status("weather")
@@ -44,7 +44,7 @@ func ExampleNewPool() {
 	for _, t := range r.Tools() {
 		fmt.Println(t.Name)
 	}
-	err := pool.Add(ctx, remote.Config{Name: "shell", Transport: remote.TransportStdio, Command: "sh"})
+	err := pool.Add(ctx, agentsmcp.UpstreamConfig{Name: "shell", Transport: remote.TransportStdio, Command: "sh"})
 	fmt.Println(agentsmcp.ErrorCode(err))
 
 	// A client of the router calls the upstream's tool.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -202,7 +203,7 @@ func (u *upstream) forwardLog(ctx context.Context, req *mcp.LoggingMessageReques
 	u.log.Info("upstream log message", "level", string(p.Level), "logger", p.Logger, "data", p.Data)
 }
 
-// QuietCall implements [agentsmcp.QuietCaller]: a call reaches its caller
+// QuietCall implements [mcpwire.QuietCaller]: a call reaches its caller
 // only through the handlers above, each of which the caller turns on
 // (a progress token, logging/setLevel, its sampling and elicitation
 // capabilities). Not so when the upstream's session is of 2026-07-28 or
@@ -221,5 +222,5 @@ func (u *upstream) QuietCall(string) bool {
 		return false
 	}
 	init := cs.InitializeResult()
-	return init != nil && init.ProtocolVersion < sessionlessVersion
+	return init != nil && !mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -423,12 +424,12 @@ func newEnv(t *testing.T, opts Options) *env {
 }
 
 // streamableConfig is an upstream config with test-sized limits.
-func streamableConfig(name, url string) Config {
-	return Config{Name: name, Transport: TransportStreamable, URL: url, Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
+func streamableConfig(name, url string) agentsmcp.UpstreamConfig {
+	return agentsmcp.UpstreamConfig{Name: name, Transport: TransportStreamable, URL: url, Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
 }
 
 // add adds an upstream and waits until it is ready.
-func (e *env) add(cfg Config) {
+func (e *env) add(cfg agentsmcp.UpstreamConfig) {
 	e.t.Helper()
 	ctx := testCtx(e.t, 10*time.Second)
 	if err := e.pool.AddFromConfig(ctx, cfg); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -320,13 +321,13 @@ func TestOversizedAnswersOverLegacySSEAndStdio(t *testing.T) {
 			opts := fastOptions()
 			opts.MaxResultBytes = 256 << 10
 			e := newEnv(t, opts)
-			var cfg Config
+			var cfg agentsmcp.UpstreamConfig
 			if kind == "sse" {
 				fx := newFixture("sse")
 				hs := serveSSE(t, fx.server)
-				cfg = Config{Name: "old", Transport: TransportSSE, URL: hs.URL(), Timeout: 10 * time.Second, MaxBackoff: 300 * time.Millisecond}
+				cfg = agentsmcp.UpstreamConfig{Name: "old", Transport: TransportSSE, URL: hs.URL(), Timeout: 10 * time.Second, MaxBackoff: 300 * time.Millisecond}
 			} else {
-				cfg = Config{Name: "old", Transport: TransportStdio, Command: exe, Env: map[string]string{stdioServerEnv: "1"}, Timeout: 10 * time.Second, MaxBackoff: 300 * time.Millisecond}
+				cfg = agentsmcp.UpstreamConfig{Name: "old", Transport: TransportStdio, Command: exe, Env: map[string]string{stdioServerEnv: "1"}, Timeout: 10 * time.Second, MaxBackoff: 300 * time.Millisecond}
 			}
 			e.add(cfg)
 			u, _ := e.pool.get("old")

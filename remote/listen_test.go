@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 	"github.com/agents-mcp/agents-mcp/internal/taskfixture"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -154,7 +155,7 @@ func openListen(t *testing.T, url, principal, id string) *listened {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": map[string]any{
 		"_meta": map[string]any{
-			mcp.MetaKeyProtocolVersion:    agentsmcp.ProtocolSessionless,
+			mcp.MetaKeyProtocolVersion:    mcpwire.ProtocolSessionless,
 			mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{agentsmcp.TasksExtension: map[string]any{}}},
 			mcp.MetaKeyClientInfo:         map[string]any{"name": "listen-test", "version": "1"},
 		},
@@ -165,7 +166,7 @@ func openListen(t *testing.T, url, principal, id string) *listened {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", agentsmcp.ProtocolSessionless)
+	req.Header.Set("Mcp-Protocol-Version", mcpwire.ProtocolSessionless)
 	req.Header.Set("Mcp-Method", "subscriptions/listen")
 	req.Header.Set("X-Test-Principal", principal)
 	resp, err := http.DefaultClient.Do(req)

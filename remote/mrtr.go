@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -122,7 +123,7 @@ type rounds struct {
 func (u *upstream) newRounds(ctx context.Context, req *mcp.CallToolRequest, tool string) (*rounds, error) {
 	r := &rounds{u: u, tool: tool}
 	switch {
-	case requestProtocol(req) >= sessionlessVersion:
+	case mcpwire.Revision(requestProtocol(req)).Sessionless():
 		r.via = askRequest
 		r.caps = req.ClientCapabilities()
 		r.principal = seal.Digest(agentsmcp.PrincipalIDFrom(ctx))
@@ -132,7 +133,7 @@ func (u *upstream) newRounds(ctx context.Context, req *mcp.CallToolRequest, tool
 				return nil, err
 			}
 		}
-	case req.Session != nil && sessionProtocol(req.Session) < sessionlessVersion:
+	case req.Session != nil && !mcpwire.Revision(sessionProtocol(req.Session)).Sessionless():
 		r.via = askSession
 		r.session = req.Session
 		if p := req.Session.InitializeParams(); p != nil {
@@ -141,7 +142,7 @@ func (u *upstream) newRounds(ctx context.Context, req *mcp.CallToolRequest, tool
 	case req.Session != nil:
 		// An executor step of a task that a 2026-07-28 request started:
 		// its session exists but cannot receive requests.
-		r.nobody = "the call was made inside agents-mcp (a task step) for a client of MCP " + sessionlessVersion + ", which cannot be asked in the middle of a call"
+		r.nobody = "the call was made inside agents-mcp (a task step) for a client of MCP " + mcpwire.ProtocolSessionless + ", which cannot be asked in the middle of a call"
 	default:
 		r.nobody = "the call was made inside agents-mcp (a task step), with no client to ask"
 	}
@@ -197,7 +198,7 @@ func invalidState(msg string) error {
 // the pool relays, and handles input_required answers as the caller
 // allows (see the top of this file).
 func (r *rounds) call(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if init := cs.InitializeResult(); init != nil && init.ProtocolVersion >= sessionlessVersion {
+	if init := cs.InitializeResult(); init != nil && mcpwire.Revision(init.ProtocolVersion).Sessionless() {
 		// Per request, in place of the pool client's own capabilities
 		// (go-sdk keeps a key that is already set).
 		meta := params.GetMeta()

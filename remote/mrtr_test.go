@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // The multi round-trip bridge (mrtr.go, ADR 0010 D1 and D2) against a real
@@ -153,8 +154,8 @@ func newMRTREnv(t *testing.T, hold int32) (*env, *mrtrFixture) {
 	fx := startMRTRFixture(t, hold)
 	e := newEnv(t, fastOptions())
 	e.add(streamableConfig("dep", fx.url))
-	if v := e.status("dep").ProtocolVersion; v != agentsmcp.ProtocolSessionless {
-		t.Fatalf("the pool reached the fixture at %q, want %s", v, agentsmcp.ProtocolSessionless)
+	if v := e.status("dep").ProtocolVersion; v != mcpwire.ProtocolSessionless {
+		t.Fatalf("the pool reached the fixture at %q, want %s", v, mcpwire.ProtocolSessionless)
 	}
 	return e, fx
 }
@@ -171,7 +172,7 @@ func (e *env) caller2026() *mcp.ClientSession {
 			return nil, fmt.Errorf("not asked this way")
 		},
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-	}, agentsmcp.ProtocolSessionless)
+	}, mcpwire.ProtocolSessionless)
 }
 
 // TestMRTRPassThrough: a 2026-07-28 caller gets the upstream's
@@ -244,7 +245,7 @@ func TestMRTRPassThroughRefusals(t *testing.T) {
 	call2026 := func(p *agentsmcp.Principal, tool, state string) (*mcp.CallToolResult, error) {
 		params := &mcp.CallToolParamsRaw{Name: tool, Arguments: json.RawMessage(`{}`), RequestState: state}
 		params.Meta = mcp.Meta{
-			mcp.MetaKeyProtocolVersion:    agentsmcp.ProtocolSessionless,
+			mcp.MetaKeyProtocolVersion:    mcpwire.ProtocolSessionless,
 			mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}},
 		}
 		if state != "" {

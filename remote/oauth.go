@@ -34,7 +34,7 @@ import (
 //     at once. A 401 or 403 drops the cached token
 //     ([agentsmcp.CredentialSource.Refused]) and the session.
 //   - A missing or refused credential ends the call with an actionable
-//     result (agentsmcp.AuthorizationRequiredResult), not an error: it names
+//     result (mcpwire.AuthorizationRequiredResult), not an error: it names
 //     the upstream and the link to authorize, which the router also offers
 //     to a client that supports URL-mode elicitation. resources/read and
 //     prompts/get go over the caller's session too (callerSession), and

@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -133,7 +134,7 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 	// A caller offering a raw result (a 2025-11-25 client over HTTP)
 	// gets the same: its call goes with the principal's token too.
 	u, _ := e.pool.get("prot")
-	rawCtx := agentsmcp.WithRawToolResult(agentsmcp.WithPrincipal(testCtx(t, 10*time.Second), &agentsmcp.Principal{ID: "jwt:alice"}), &agentsmcp.RawToolResult{})
+	rawCtx := mcpwire.WithRawToolResult(agentsmcp.WithPrincipal(testCtx(t, 10*time.Second), &agentsmcp.Principal{ID: "jwt:alice"}), &mcpwire.RawToolResult{})
 	if res, err := u.CallTool(rawCtx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "prot__whoami", Arguments: json.RawMessage(`{}`)}}); err != nil || res.IsError || resultText(res) != "alice" {
 		t.Fatalf("alice, raw result offered: %v %+v %s", err, res, resultText(res))
 	}
@@ -147,7 +148,7 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 	// Bob has no authorization: an actionable result, not a failure, and
 	// never the server's token.
 	res := callAs("jwt:bob")
-	ar, ok := agentsmcp.AuthorizationRequiredFrom(res)
+	ar, ok := mcpwire.AuthorizationRequiredFrom(res)
 	if !ok || ar.Integration != "prot" || !strings.HasPrefix(ar.AuthorizeURL, "http://127.0.0.1:8080"+credentials.StartPath+"?flow=") ||
 		!strings.Contains(resultText(res), ar.AuthorizeURL) {
 		t.Fatalf("bob: %+v %s", res, resultText(res))
@@ -167,7 +168,7 @@ func TestOAuthUpstreamPerPrincipalSessions(t *testing.T) {
 	// and the refused token is no longer cached.
 	up.setToken("tok-alice", "")
 	res = callAs("jwt:alice")
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL == "" {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL == "" {
 		t.Fatalf("alice after revocation: %+v %s", res, resultText(res))
 	}
 	if own, err := store.FindCredential(t.Context(), "prot", "jwt:alice"); err != nil || own.Secret.AccessToken != "" {

@@ -18,6 +18,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -245,7 +246,7 @@ func NewPool(opts Options) *Pool {
 // error (the pool keeps retrying and [Pool.Status] says why). Errors:
 // EINVALID for a bad config, ECONFLICT for a name in use, EUNAVAILABLE after
 // Close.
-func (p *Pool) Add(ctx context.Context, cfg Config) error {
+func (p *Pool) Add(ctx context.Context, cfg agentsmcp.UpstreamConfig) error {
 	if cfg.Transport == TransportStdio {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: stdio upstreams can only be defined in the config file", cfg.Name)
 	}
@@ -254,11 +255,11 @@ func (p *Pool) Add(ctx context.Context, cfg Config) error {
 
 // AddFromConfig is [Pool.Add] for upstreams from the config file, which may
 // use any transport, stdio included.
-func (p *Pool) AddFromConfig(ctx context.Context, cfg Config) error {
+func (p *Pool) AddFromConfig(ctx context.Context, cfg agentsmcp.UpstreamConfig) error {
 	return p.add(ctx, cfg, OriginConfig)
 }
 
-func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
+func (p *Pool) add(ctx context.Context, cfg agentsmcp.UpstreamConfig, origin string) error {
 	cfg = cfg.WithDefaults()
 	if err := configError(cfg); err != nil {
 		return err
@@ -316,7 +317,7 @@ func (p *Pool) add(ctx context.Context, cfg Config, origin string) error {
 }
 
 // configError is EINVALID with every problem of cfg, or nil.
-func configError(cfg Config) error {
+func configError(cfg agentsmcp.UpstreamConfig) error {
 	problems := cfg.Problems()
 	if len(problems) == 0 {
 		return nil
@@ -333,14 +334,14 @@ const egressLookupTimeout = 5 * time.Second
 
 // checkEgress checks an upstream's URL against the egress policy before
 // anything connects to it: EINVALID when refused.
-func (p *Pool) checkEgress(ctx context.Context, cfg Config) error {
+func (p *Pool) checkEgress(ctx context.Context, cfg agentsmcp.UpstreamConfig) error {
 	if cfg.URL == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, egressLookupTimeout)
 	defer cancel()
 	if err := p.opts.Egress.CheckURL(ctx, cfg.URL); err != nil {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: url %s: %v", cfg.Name, agentsmcp.RedactURL(cfg.URL), err)
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream %q: url %s: %v", cfg.Name, redact.URL(cfg.URL), err)
 	}
 	return nil
 }

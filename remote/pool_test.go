@@ -34,7 +34,7 @@ func forEachHTTPTransport(t *testing.T, f func(t *testing.T, transport string, s
 	})
 }
 
-func httpConfig(name, transport, url string) Config {
+func httpConfig(name, transport, url string) agentsmcp.UpstreamConfig {
 	cfg := streamableConfig(name, url)
 	cfg.Transport = transport
 	return cfg
@@ -130,7 +130,7 @@ func TestToolFilters(t *testing.T) {
 	fx := newFixture("up")
 	hs := serveStreamable(t, fx.server)
 	cfg := streamableConfig("filtered", hs.URL())
-	cfg.Tools = ToolFilter{Allow: []string{"echo", "person", "fail", "missing"}, Deny: []string{"fail", "sample"}}
+	cfg.Tools = agentsmcp.UpstreamToolFilter{Allow: []string{"echo", "person", "fail", "missing"}, Deny: []string{"fail", "sample"}}
 	e.add(cfg)
 
 	got := e.routerToolNames("filtered__")
@@ -432,7 +432,7 @@ func TestAddRemoveRefreshErrors(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
 
 	// stdio is refused at run time: it would be remote code execution.
-	err := e.pool.Add(ctx, Config{Name: "evil", Transport: TransportStdio, Command: "/bin/sh", Args: []string{"-c", "touch /tmp/pwned"}})
+	err := e.pool.Add(ctx, agentsmcp.UpstreamConfig{Name: "evil", Transport: TransportStdio, Command: "/bin/sh", Args: []string{"-c", "touch /tmp/pwned"}})
 	if agentsmcp.ErrorCode(err) != agentsmcp.EINVALID || !strings.Contains(agentsmcp.ErrorMessage(err), "config file") {
 		t.Errorf("Add(stdio) = %v, want EINVALID about the config file", err)
 	}
@@ -440,7 +440,7 @@ func TestAddRemoveRefreshErrors(t *testing.T) {
 		t.Error("refused stdio upstream exists")
 	}
 	// Invalid configs are EINVALID with every problem named.
-	err = e.pool.Add(ctx, Config{Name: "Bad_Name", Transport: TransportStreamable, URL: "ftp://x"})
+	err = e.pool.Add(ctx, agentsmcp.UpstreamConfig{Name: "Bad_Name", Transport: TransportStreamable, URL: "ftp://x"})
 	if agentsmcp.ErrorCode(err) != agentsmcp.EINVALID || !strings.Contains(err.Error(), "name") || !strings.Contains(err.Error(), "url") {
 		t.Errorf("Add(invalid) = %v", err)
 	}

@@ -18,13 +18,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // The raw relay path: a tools/call to a streamable HTTP upstream
 // is posted on the pool's session by this small client rather than by
 // go-sdk's, and the upstream's result is handed to the router as the JSON it
-// is ([agentsmcp.RawToolResult]), never decoded into a CallToolResult and
+// is ([mcpwire.RawToolResult]), never decoded into a CallToolResult and
 // encoded again. go-sdk decodes every message with a fresh decoder and a
 // 32 KiB buffer, and its client's path decodes a call's answer three times
 // (the message, the result, the result's content) and its request once more
@@ -49,11 +49,11 @@ import (
 // its sessions (the pool's and each principal's) authenticate through their
 // credential transports (oauth.go), which it does not have.
 func (u *upstream) rawEligible(ctx context.Context, cs *mcp.ClientSession) bool {
-	if u.cfg.Transport != TransportStreamable || u.usesOAuth() || agentsmcp.RawToolResultFrom(ctx) == nil || taskCaptureFrom(ctx) != nil || cs.ID() == "" {
+	if u.cfg.Transport != TransportStreamable || u.usesOAuth() || mcpwire.RawToolResultFrom(ctx) == nil || taskCaptureFrom(ctx) != nil || cs.ID() == "" {
 		return false
 	}
 	init := cs.InitializeResult()
-	return init != nil && init.ProtocolVersion < sessionlessVersion
+	return init != nil && !mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }
 
 // callOnce is one tools/call round on cs: on the raw path when it can be.
@@ -173,7 +173,7 @@ func (u *upstream) rawToolCall(ctx context.Context, cs *mcp.ClientSession, param
 		return nil, fmt.Errorf("tools/call: the answer has no result object")
 	}
 	if rawPlain(answer.Result) {
-		return agentsmcp.RawToolResultFrom(ctx).Set(answer.Result), nil
+		return mcpwire.RawToolResultFrom(ctx).Set(answer.Result), nil
 	}
 	res := new(mcp.CallToolResult)
 	if err := json.Unmarshal(answer.Result, res); err != nil {

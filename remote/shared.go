@@ -88,7 +88,7 @@ func NewSharedUpstreams(pool *Pool, store agentsmcp.UpstreamService, logger *slo
 // ended or ctx is done, as [Pool.Add]. Errors: EINVALID for a bad or stdio
 // config or for a URL the pool's egress policy refuses (nothing stored),
 // ECONFLICT for a name in use here or in the store, and the store's errors.
-func (s *SharedUpstreams) Add(ctx context.Context, cfg Config) error {
+func (s *SharedUpstreams) Add(ctx context.Context, cfg agentsmcp.UpstreamConfig) error {
 	cfg = cfg.WithDefaults()
 	raw, err := encodeStoredConfig(cfg)
 	if err != nil {
@@ -260,7 +260,7 @@ func (s *SharedUpstreams) Sync(ctx context.Context) error {
 		}
 		s.logger.Info("upstream removed from the store by another replica", "upstream", name)
 	}
-	var toAdd []Config
+	var toAdd []agentsmcp.UpstreamConfig
 	var revisions []string
 	for _, d := range defs {
 		if _, ok := s.applied[d.Name]; ok || s.busy[d.Name] {
@@ -353,7 +353,7 @@ func (s *SharedUpstreams) Tools(ctx context.Context, name string) ([]*mcp.Tool, 
 	return s.pool.Tools(ctx, name)
 }
 
-// storedConfig is the stored form of a run-time upstream's [Config]. It has
+// storedConfig is the stored form of a run-time upstream's [agentsmcp.UpstreamConfig]. It has
 // no stdio fields, and decoding refuses unknown ones, so a stored
 // definition can never name a command.
 type storedConfig struct {
@@ -376,7 +376,7 @@ type storedConfig struct {
 const tombstoneConfig = `{"removed":true}`
 
 // encodeStoredConfig checks cfg as [Pool.Add] would and encodes it.
-func encodeStoredConfig(cfg Config) (json.RawMessage, error) {
+func encodeStoredConfig(cfg agentsmcp.UpstreamConfig) (json.RawMessage, error) {
 	if cfg.Transport != TransportStreamable && cfg.Transport != TransportSSE {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID,
 			"upstream %q: only streamable and sse upstreams can be added at run time; stdio upstreams belong in the config file", cfg.Name)
@@ -401,19 +401,19 @@ func encodeStoredConfig(cfg Config) (json.RawMessage, error) {
 // decodeStoredConfig is the inverse of encodeStoredConfig, with the same
 // checks (the store is trusted no more than the API), or reports a
 // tombstone.
-func decodeStoredConfig(d *agentsmcp.UpstreamDefinition) (cfg Config, tombstone bool, err error) {
+func decodeStoredConfig(d *agentsmcp.UpstreamDefinition) (cfg agentsmcp.UpstreamConfig, tombstone bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(d.Config))
 	dec.DisallowUnknownFields()
 	var sc storedConfig
 	if err := dec.Decode(&sc); err != nil {
-		return Config{}, false, agentsmcp.Errorf(agentsmcp.EINVALID, "stored upstream %q: %v", d.Name, err)
+		return agentsmcp.UpstreamConfig{}, false, agentsmcp.Errorf(agentsmcp.EINVALID, "stored upstream %q: %v", d.Name, err)
 	}
 	if sc.Removed {
-		return Config{}, true, nil
+		return agentsmcp.UpstreamConfig{}, true, nil
 	}
-	cfg = Config{
+	cfg = agentsmcp.UpstreamConfig{
 		Name: d.Name, Transport: sc.Transport, URL: sc.URL, Headers: sc.Headers, Auth: sc.Auth,
-		Tools:           ToolFilter{Allow: sc.Allow, Deny: sc.Deny},
+		Tools:           agentsmcp.UpstreamToolFilter{Allow: sc.Allow, Deny: sc.Deny},
 		ProtocolVersion: sc.ProtocolVersion, MaxConcurrency: sc.MaxConcurrency,
 	}
 	for _, f := range []struct {
@@ -425,12 +425,12 @@ func decodeStoredConfig(d *agentsmcp.UpstreamDefinition) (cfg Config, tombstone 
 		}
 		v, err := time.ParseDuration(f.value)
 		if err != nil {
-			return Config{}, false, agentsmcp.Errorf(agentsmcp.EINVALID, "stored upstream %q: %s: %v", d.Name, f.name, err)
+			return agentsmcp.UpstreamConfig{}, false, agentsmcp.Errorf(agentsmcp.EINVALID, "stored upstream %q: %s: %v", d.Name, f.name, err)
 		}
 		*f.into = v
 	}
 	if cfg.Transport != TransportStreamable && cfg.Transport != TransportSSE {
-		return Config{}, false, agentsmcp.Errorf(agentsmcp.EINVALID, "stored upstream %q: transport %q cannot be started from the store", d.Name, cfg.Transport)
+		return agentsmcp.UpstreamConfig{}, false, agentsmcp.Errorf(agentsmcp.EINVALID, "stored upstream %q: transport %q cannot be started from the store", d.Name, cfg.Transport)
 	}
 	cfg = cfg.WithDefaults()
 	return cfg, false, configError(cfg)

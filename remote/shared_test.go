@@ -72,7 +72,7 @@ func TestSharedUpstreamsReachEveryReplicaAndOutliveRestarts(t *testing.T) {
 	a, b := newReplica(t, store), newReplica(t, store)
 
 	cfg := streamableConfig("shared", up.URL())
-	cfg.Tools = ToolFilter{Allow: []string{"echo", "person"}}
+	cfg.Tools = agentsmcp.UpstreamToolFilter{Allow: []string{"echo", "person"}}
 	cfg.Headers = map[string]string{"X-Token": "s3cret"}
 	ctx := agentsmcp.WithPrincipal(testCtx(t, 10*time.Second), &agentsmcp.Principal{ID: "key:abc"})
 	if err := a.shared.Add(ctx, cfg); err != nil {
@@ -149,7 +149,7 @@ func TestSharedUpstreamStoredAgainIsRestartedWithItsNewDefinition(t *testing.T) 
 	if err := a.shared.Remove(testCtx(t, 10*time.Second), "moving"); err != nil {
 		t.Fatal(err)
 	}
-	moved := Config{Name: "moving", Transport: TransportSSE, URL: second.URL(), Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
+	moved := agentsmcp.UpstreamConfig{Name: "moving", Transport: TransportSSE, URL: second.URL(), Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
 	if err := a.shared.Add(testCtx(t, 10*time.Second), moved); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestConfigFileUpstreamRemovedThroughTheAPIStaysRemovedEverywhere(t *testing
 
 	// Added through the API under that name: it replaces the tombstone and
 	// reaches every replica.
-	moved := Config{Name: "fixed", Transport: TransportSSE, URL: other.URL(), Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
+	moved := agentsmcp.UpstreamConfig{Name: "fixed", Transport: TransportSSE, URL: other.URL(), Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
 	if err := b.shared.Add(testCtx(t, 10*time.Second), moved); err != nil {
 		t.Fatalf("Add over a tombstone: %v", err)
 	}
@@ -238,7 +238,7 @@ func TestStoredUpstreamShadowedByAConfigFileUpstream(t *testing.T) {
 func TestSharedUpstreamsNeverStoreOrStartCommands(t *testing.T) {
 	store := newStore(t)
 	a := newReplica(t, store)
-	stdio := Config{Name: "cmd", Transport: TransportStdio, Command: "/bin/sh", Args: []string{"-c", "true"}}
+	stdio := agentsmcp.UpstreamConfig{Name: "cmd", Transport: TransportStdio, Command: "/bin/sh", Args: []string{"-c", "true"}}
 	if err := a.shared.Add(testCtx(t, 5*time.Second), stdio); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
 		t.Errorf("Add of a stdio upstream: %v, want EINVALID", err)
 	}
@@ -296,10 +296,10 @@ func TestSharedUpstreamNotStartedIsNotKept(t *testing.T) {
 }
 
 func TestStoredConfigRoundTrip(t *testing.T) {
-	cfg := Config{
+	cfg := agentsmcp.UpstreamConfig{
 		Name: "rt", Transport: TransportSSE, URL: "https://example.com/sse?x=1",
 		Headers:         map[string]string{"Authorization": "Bearer t"},
-		Tools:           ToolFilter{Allow: []string{"a"}, Deny: []string{"b"}},
+		Tools:           agentsmcp.UpstreamToolFilter{Allow: []string{"a"}, Deny: []string{"b"}},
 		Timeout:         7 * time.Second,
 		ProtocolVersion: "2025-06-18", MaxConcurrency: 3, MaxBackoff: 2500 * time.Millisecond,
 	}

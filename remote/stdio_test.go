@@ -25,7 +25,7 @@ import (
 // Environment of the re-executed test binary (see TestMain).
 const (
 	grandchildEnv = "REMOTE_TEST_GRANDCHILD"  // "1": also start `sleep 300` in the same process group
-	configuredEnv = "REMOTE_TEST_CONFIGURED"  // set through Config.Env
+	configuredEnv = "REMOTE_TEST_CONFIGURED"  // set through agentsmcp.UpstreamConfig.Env
 	secretEnv     = "AGENTS_MCP_TEST_API_KEY" // set in the parent only; must not reach the child
 )
 
@@ -72,13 +72,13 @@ func runStdioServer() int {
 	return 0
 }
 
-func stdioConfig(t *testing.T, name string) Config {
+func stdioConfig(t *testing.T, name string) agentsmcp.UpstreamConfig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{
+	return agentsmcp.UpstreamConfig{
 		Name:      name,
 		Transport: TransportStdio,
 		Command:   exe,
@@ -277,7 +277,7 @@ func TestStdioChildrenAreStoppedOnClose(t *testing.T) {
 func TestStdioCommandThatFailsIsDown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fastOptions())
-	cfg := Config{Name: "broken", Transport: TransportStdio, Command: "/nonexistent/mcp-server", Timeout: 2 * time.Second, MaxBackoff: 300 * time.Millisecond}
+	cfg := agentsmcp.UpstreamConfig{Name: "broken", Transport: TransportStdio, Command: "/nonexistent/mcp-server", Timeout: 2 * time.Second, MaxBackoff: 300 * time.Millisecond}
 	if err := e.pool.AddFromConfig(testCtx(t, 5*time.Second), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestStdioCommandThatFailsIsDown(t *testing.T) {
 	// A command that exits at once (here: the test binary without the
 	// server variable, which runs no test and exits) is down too.
 	exe, _ := os.Executable()
-	cfg = Config{Name: "exits", Transport: TransportStdio, Command: exe, Args: []string{"-test.run=^$"}, Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
+	cfg = agentsmcp.UpstreamConfig{Name: "exits", Transport: TransportStdio, Command: exe, Args: []string{"-test.run=^$"}, Timeout: 5 * time.Second, MaxBackoff: 300 * time.Millisecond}
 	if err := e.pool.AddFromConfig(testCtx(t, 10*time.Second), cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -145,7 +146,7 @@ func (u *upstream) taskCall(ctx context.Context, cs *mcp.ClientSession) *taskCap
 // that advertises the Tasks extension.
 func offersTasks(cs *mcp.ClientSession) bool {
 	init := cs.InitializeResult()
-	if init == nil || init.ProtocolVersion < sessionlessVersion || init.Capabilities == nil {
+	if init == nil || !mcpwire.Revision(init.ProtocolVersion).Sessionless() || init.Capabilities == nil {
 		return false
 	}
 	_, ok := init.Capabilities.Extensions[agentsmcp.TasksExtension]

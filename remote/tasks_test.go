@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 	"github.com/agents-mcp/agents-mcp/internal/taskfixture"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -93,7 +94,7 @@ func (g *gateway) call(principal, method string, params map[string]any, ext bool
 		caps["extensions"] = map[string]any{agentsmcp.TasksExtension: map[string]any{}}
 	}
 	params["_meta"] = map[string]any{
-		mcp.MetaKeyProtocolVersion:    agentsmcp.ProtocolSessionless,
+		mcp.MetaKeyProtocolVersion:    mcpwire.ProtocolSessionless,
 		mcp.MetaKeyClientCapabilities: caps,
 		mcp.MetaKeyClientInfo:         map[string]any{"name": "tasks-test", "version": "1"},
 	}
@@ -101,7 +102,7 @@ func (g *gateway) call(principal, method string, params map[string]any, ext bool
 	req, _ := http.NewRequest(http.MethodPost, g.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", agentsmcp.ProtocolSessionless)
+	req.Header.Set("Mcp-Protocol-Version", mcpwire.ProtocolSessionless)
 	req.Header.Set("Mcp-Method", method)
 	req.Header.Set("X-Test-Principal", principal)
 	if name, ok := params["name"].(string); ok {
@@ -159,13 +160,13 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		serve func(*testing.T, *mcp.Server) *httpUpstream // nil: stdio
-		cfg   func(name, url string) Config
+		cfg   func(name, url string) agentsmcp.UpstreamConfig
 		// headers: the upstream sees Mcp-Name (streamable HTTP only).
 		headers bool
 	}{
 		{"streamable-sse", serveTasks(false), streamableConfig, true},
 		{"streamable-json", serveTasks(true), streamableConfig, true},
-		{"stdio", nil, func(string, string) Config {
+		{"stdio", nil, func(string, string) agentsmcp.UpstreamConfig {
 			cfg := stdioConfig(t, "tu")
 			cfg.Env = map[string]string{stdioServerEnv: "tasks"}
 			return cfg
@@ -179,7 +180,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 			}
 			g := newGateway(t, key)
 			g.add(tc.cfg("tu", url))
-			if st := g.status("tu"); st.ProtocolVersion < agentsmcp.ProtocolSessionless {
+			if st := g.status("tu"); !mcpwire.Revision(st.ProtocolVersion).Sessionless() {
 				t.Fatalf("the upstream negotiated %s, before the Tasks extension", st.ProtocolVersion)
 			}
 

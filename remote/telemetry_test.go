@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
@@ -34,7 +35,7 @@ func upstreamNoopSpan(ctx context.Context, u *upstream, req *mcp.CallToolRequest
 }
 
 func upstreamSpanFixture() (*upstream, *mcp.CallToolRequest, *mcp.CallToolResult) {
-	return &upstream{cfg: Config{Name: "upstream"}}, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "echo"}}, &mcp.CallToolResult{}
+	return &upstream{cfg: agentsmcp.UpstreamConfig{Name: "upstream"}}, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "echo"}}, &mcp.CallToolResult{}
 }
 
 // TestUpstreamCallSpanFreeWhenTracingOff fails if the span of an upstream

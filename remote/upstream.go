@@ -19,13 +19,15 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // upstream is one upstream MCP server: an [agentsmcp.ToolProvider] for the
 // registry, and the supervisor goroutine that keeps its session alive.
 type upstream struct {
 	pool   *Pool
-	cfg    Config
+	cfg    agentsmcp.UpstreamConfig
 	origin string
 	log    *slog.Logger
 	client *mcp.Client
@@ -77,7 +79,7 @@ type upstream struct {
 	tooLarge atomic.Int64
 }
 
-func newUpstream(p *Pool, cfg Config, origin string) *upstream {
+func newUpstream(p *Pool, cfg agentsmcp.UpstreamConfig, origin string) *upstream {
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &upstream{
 		pool:         p,
@@ -99,7 +101,7 @@ func newUpstream(p *Pool, cfg Config, origin string) *upstream {
 	u.st = Status{
 		Name:      cfg.Name,
 		Transport: cfg.Transport,
-		URL:       agentsmcp.RedactURL(cfg.URL),
+		URL:       redact.URL(cfg.URL),
 		Command:   cfg.Command,
 		Origin:    origin,
 		State:     StateConnecting,
@@ -274,9 +276,9 @@ func (u *upstream) setStateLocked(s State, reason string) {
 func (u *upstream) errorText(err error, max int) string {
 	msg := err.Error()
 	if u.cfg.URL != "" {
-		msg = strings.ReplaceAll(msg, u.cfg.URL, agentsmcp.RedactURL(u.cfg.URL))
+		msg = strings.ReplaceAll(msg, u.cfg.URL, redact.URL(u.cfg.URL))
 		if i := strings.IndexByte(u.cfg.URL, '?'); i >= 0 && i+1 < len(u.cfg.URL) {
-			msg = strings.ReplaceAll(msg, u.cfg.URL[i+1:], agentsmcp.Redacted)
+			msg = strings.ReplaceAll(msg, u.cfg.URL[i+1:], redact.Marker)
 		}
 	}
 	return agentsmcp.TruncateUTF8(msg, max)
@@ -412,23 +414,18 @@ func (u *upstream) connect() (*session, error) {
 	return s, nil
 }
 
-// sessionlessVersion is the first protocol version without sessions, where
-// the log level travels in each request's _meta instead of being set once
-// with logging/setLevel.
-const sessionlessVersion = agentsmcp.ProtocolSessionless
-
 // logsBySession reports whether cs is with an upstream that can log and
 // takes its log level from logging/setLevel.
 func logsBySession(cs *mcp.ClientSession) bool {
 	init := cs.InitializeResult()
-	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && init.ProtocolVersion < sessionlessVersion
+	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && !mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }
 
 // logsByRequest reports whether cs is with an upstream that can log and
 // takes its log level from each request's _meta.
 func logsByRequest(cs *mcp.ClientSession) bool {
 	init := cs.InitializeResult()
-	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && init.ProtocolVersion >= sessionlessVersion
+	return init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && mcpwire.Revision(init.ProtocolVersion).Sessionless()
 }
 
 // fallbackVersions are proposed, in order, when an upstream refuses the

@@ -103,7 +103,7 @@ func newCrashFixture(t *testing.T) *crashFixture {
 		defer cancel()
 		_ = pool.Close(ctx)
 	})
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "up", Transport: remote.TransportStreamable, URL: upSrv.URL, Timeout: 5 * time.Second}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: "up", Transport: remote.TransportStreamable, URL: upSrv.URL, Timeout: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

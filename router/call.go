@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
@@ -70,7 +71,7 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// the values of the run_task call that started it) belongs to that
 	// outer call. A provider that set it would hand this caller an empty
 	// placeholder and the outer call this step's answer.
-	ctx = agentsmcp.WithRawToolResult(ctx, nil)
+	ctx = mcpwire.WithRawToolResult(ctx, nil)
 	res, refused, err := r.dispatchDirect(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)
@@ -217,8 +218,8 @@ func (r *Router) callFailure(ctx context.Context, e *toolEntry, err error) error
 // see recover.go) become protocol errors.
 //
 // A result that asks a person to authorize (see
-// [agentsmcp.AuthorizationRequiredFrom]) is offered to the client as a
-// URL-mode elicitation when it supports them ([agentsmcp.OfferAuthorization]),
+// [mcpwire.AuthorizationRequiredFrom]) is offered to the client as a
+// URL-mode elicitation when it supports them ([mcpwire.OfferAuthorization]),
 // once per call: the retry that answers it is dispatched without that
 // answer, which is the router's and not the provider's, and gets the
 // result itself if the credential is still missing. In-process calls (the
@@ -249,8 +250,8 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			}
 			return errorResult(agentsmcp.ErrorMessage(err)), nil
 		}
-		if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); ok && !offered {
-			return agentsmcp.OfferAuthorization(req, ar), nil
+		if ar, ok := mcpwire.AuthorizationRequiredFrom(res); ok && !offered {
+			return mcpwire.OfferAuthorization(req, ar), nil
 		}
 		if c, ok := clientCallFrom(ctx); ok {
 			res = shapeResult(res, c.profile)
@@ -266,12 +267,12 @@ func withoutAuthorizeResponse(req *mcp.CallToolRequest) (*mcp.CallToolRequest, b
 	if req.Params == nil {
 		return req, false
 	}
-	if _, ok := req.Params.InputResponses[agentsmcp.AuthorizeInputKey]; !ok {
+	if _, ok := req.Params.InputResponses[mcpwire.AuthorizeInputKey]; !ok {
 		return req, false
 	}
 	params := *req.Params
 	params.InputResponses = maps.Clone(params.InputResponses)
-	delete(params.InputResponses, agentsmcp.AuthorizeInputKey)
+	delete(params.InputResponses, mcpwire.AuthorizeInputKey)
 	if len(params.InputResponses) == 0 {
 		params.InputResponses = nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -236,13 +237,13 @@ func TestCallToolInProcessIsNeverATaskModeCall(t *testing.T) {
 func TestCallToolInProcessGetsADecodedResult(t *testing.T) {
 	c := newCallRouter(t)
 	c.up.run["up__any"] = func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if h := agentsmcp.RawToolResultFrom(ctx); h != nil {
+		if h := mcpwire.RawToolResultFrom(ctx); h != nil {
 			return h.Set(json.RawMessage(`{"content":[{"type":"text","text":"raw"}]}`)), nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "decoded"}}}, nil
 	}
-	outer := &agentsmcp.RawToolResult{}
-	ctx := agentsmcp.WithRawToolResult(context.Background(), outer)
+	outer := &mcpwire.RawToolResult{}
+	ctx := mcpwire.WithRawToolResult(context.Background(), outer)
 	res, err := c.r.CallTool(ctx, callReq("up__any", `{}`))
 	if err != nil {
 		t.Fatal(err)

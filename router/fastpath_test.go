@@ -82,7 +82,7 @@ func newFastFixture(t *testing.T, opts router.HTTPOptions) *fastFixture {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "up", Transport: remote.TransportStreamable, URL: upSrv.URL, Timeout: 5 * time.Second}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: "up", Transport: remote.TransportStreamable, URL: upSrv.URL, Timeout: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	for {

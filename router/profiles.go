@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,7 +53,7 @@ var ClientProfiles = []profileRule{
 	{
 		ClientProfile: ClientProfile{ID: ProfileLegacy},
 		Why:           "structuredContent and resource_link content appeared in MCP 2025-06-18; an older client knows neither",
-		match:         func(_, _, protocol string) bool { return protocol != "" && protocol < "2025-06-18" },
+		match:         func(_, _, protocol string) bool { return mcpwire.Revision(protocol).Legacy() },
 	},
 	{
 		ClientProfile: ClientProfile{ID: ProfileStandard, StructuredContent: true, ResourceLinks: true},

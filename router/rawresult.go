@@ -7,10 +7,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // rawResultMiddleware offers the providers of a client's tools/call an
-// [agentsmcp.RawToolResult], and writes the JSON a provider set there as the
+// [mcpwire.RawToolResult], and writes the JSON a provider set there as the
 // answer, unchanged: a relayed upstream's result is then neither decoded
 // into a CallToolResult nor encoded again (each costs CPU per call). It does so only for
 // callers with a session of a protocol before 2026-07-28, which expect the
@@ -19,7 +20,7 @@ import (
 // runs as on any call: validation, allowlists and rate limits before it,
 // the recording after it, which sees the placeholder, an empty successful
 // result (a provider sets only successful results: see
-// [agentsmcp.RawToolResult]).
+// [mcpwire.RawToolResult]).
 func rawResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
@@ -27,11 +28,11 @@ func rawResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		call, ok := req.(*mcp.CallToolRequest)
 		if !ok || call.Session == nil || call.Params == nil || agentsmcp.TaskModeFrom(ctx) != nil ||
-			call.ProtocolVersion() >= agentsmcp.ProtocolSessionless {
+			mcpwire.Revision(call.ProtocolVersion()).Sessionless() {
 			return next(ctx, method, req)
 		}
-		h := &agentsmcp.RawToolResult{}
-		res, err := next(agentsmcp.WithRawToolResult(ctx, h), method, req)
+		h := &mcpwire.RawToolResult{}
+		res, err := next(mcpwire.WithRawToolResult(ctx, h), method, req)
 		if err == nil {
 			if raw, ok := h.Take(res); ok {
 				return rawCallResult{CallToolResult: res.(*mcp.CallToolResult), raw: raw}, nil

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -67,7 +67,7 @@ func TestRawToolResultIsWrittenVerbatim(t *testing.T) {
 	p := &scriptedProvider{name: "up", tools: []*mcp.Tool{{Name: "raw", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		run: map[string]func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error){
 			"raw": func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				if h := agentsmcp.RawToolResultFrom(ctx); h != nil {
+				if h := mcpwire.RawToolResultFrom(ctx); h != nil {
 					return h.Set(json.RawMessage(rawAnswer)), nil
 				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "decoded"}}}, nil
@@ -112,9 +112,9 @@ func TestRawToolResultIsWrittenVerbatim(t *testing.T) {
 	}
 	recMu.Unlock()
 
-	res, _ = callAt(agentsmcp.ProtocolSessionless)
+	res, _ = callAt(mcpwire.ProtocolSessionless)
 	if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "decoded" {
-		t.Errorf("a %s caller got %+v, want the decoded result", agentsmcp.ProtocolSessionless, res)
+		t.Errorf("a %s caller got %+v, want the decoded result", mcpwire.ProtocolSessionless, res)
 	}
 
 	res, err := r.CallTool(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "raw", Arguments: json.RawMessage(`{}`)}})

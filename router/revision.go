@@ -7,13 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
 )
-
-// sessionlessRevision is the first MCP revision without sessions (and with
-// resultType, ttlMs and cacheScope on results).
-const sessionlessRevision = agentsmcp.ProtocolSessionless
 
 // usesSessionlessRevision reports whether a request's params say it speaks
 // MCP 2026-07-28 or later: that revision carries the protocol version in
@@ -26,7 +22,7 @@ func usesSessionlessRevision(p mcp.Params) bool {
 		return false
 	}
 	v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
-	return v >= sessionlessRevision
+	return mcpwire.Revision(v).Sessionless()
 }
 
 // CustomResultBase goes into the result of each of our custom methods

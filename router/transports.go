@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/tasks"
 	"github.com/agents-mcp/agents-mcp/router/transport"
@@ -127,7 +127,7 @@ func (t transportSide) QuietTool(name string) bool {
 	if !ok {
 		return false
 	}
-	q, ok := e.provider.(agentsmcp.QuietCaller)
+	q, ok := e.provider.(mcpwire.QuietCaller)
 	return ok && q.QuietCall(name)
 }
 
@@ -144,7 +144,7 @@ func (t transportSide) CallWithoutSession(ctx context.Context, req *mcp.CallTool
 // asks for input (input_required, which it turns into requests to a 2025
 // client) is left out: no call the fast path takes produces one, because
 // the router offers authorization that way only to clients that declared
-// elicitation (agentsmcp.OfferAuthorization), and a quiet provider relays
+// elicitation (mcpwire.OfferAuthorization), and a quiet provider relays
 // no upstream's input_required.
 func (r *Router) callToolAsSDK(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 	call := req.(*mcp.CallToolRequest)

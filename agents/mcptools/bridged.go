@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // This file serves the tasks of bridged calls (ADR 0010 D4; the stored
@@ -23,7 +24,7 @@ func bridgedTaskView(task *agentsmcp.Task) *agentsmcp.MCPTask {
 	switch task.Status {
 	case agentsmcp.TaskPending, agentsmcp.TaskRunning:
 		v.Status, v.StatusMessage, v.PollIntervalMs = agentsmcp.MCPTaskWorking, "the upstream call is running", 1000
-		if q := task.OpenQuestion(); q != nil {
+		if q := mcpwire.OpenQuestion(task); q != nil {
 			if req, err := q.InputRequest(); err == nil {
 				v.Status, v.PollIntervalMs = agentsmcp.MCPTaskInputRequired, 1000
 				v.InputRequests = mcp.InputRequestMap{q.Key: req}
@@ -31,14 +32,14 @@ func bridgedTaskView(task *agentsmcp.Task) *agentsmcp.MCPTask {
 			}
 		}
 	case agentsmcp.TaskSucceeded:
-		res, err := task.BridgedOutcome()
+		res, err := mcpwire.BridgedOutcome(task)
 		if err != nil {
 			v.Status, v.Error = agentsmcp.MCPTaskFailed, err
 			break
 		}
 		v.Status, v.Result = agentsmcp.MCPTaskCompleted, res
 	case agentsmcp.TaskFailed:
-		_, err := task.BridgedOutcome()
+		_, err := mcpwire.BridgedOutcome(task)
 		v.Status, v.Error, v.StatusMessage = agentsmcp.MCPTaskFailed, err, task.Error
 	default: // cancelled
 		v.Status, v.StatusMessage = agentsmcp.MCPTaskCancelled, task.Error
@@ -46,7 +47,7 @@ func bridgedTaskView(task *agentsmcp.Task) *agentsmcp.MCPTask {
 	return v
 }
 
-func bridgedMethod(q *agentsmcp.BridgedQuestion) string {
+func bridgedMethod(q *mcpwire.BridgedQuestion) string {
 	var m struct {
 		Method string `json:"method"`
 	}
@@ -61,7 +62,7 @@ func bridgedMethod(q *agentsmcp.BridgedQuestion) string {
 // newer state.
 func (m *MCPTasks) updateBridged(ctx context.Context, task *agentsmcp.Task, responses mcp.InputResponseMap) error {
 	for range 5 {
-		changed, err := task.AnswerBridged(responses, time.Now())
+		changed, err := mcpwire.AnswerBridged(task, responses, time.Now())
 		if err != nil || !changed {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // elicitTimeout bounds how long a question waits for the user before the
@@ -120,5 +121,5 @@ func (c *SessionCaller) Request() context.Context { return c.reqVals }
 
 func clientCanElicit(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && p.ProtocolVersion < agents.MRTRProtocol
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && !mcpwire.Revision(p.ProtocolVersion).Sessionless()
 }

@@ -14,6 +14,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // MCPTasks serves the executor's tasks as MCP tasks (the Tasks extension,
@@ -70,7 +71,7 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 	if err != nil {
 		return nil, err
 	}
-	if task.IsBridgedCall() { // bridged.go
+	if mcpwire.IsBridgedCall(task) { // bridged.go
 		v := bridgedTaskView(task)
 		v.TTLMs = taskTTLMs(task, m.Retention, time.Now())
 		return v, nil
@@ -292,7 +293,7 @@ func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.Inpu
 	if err != nil {
 		return err
 	}
-	if task.IsBridgedCall() { // bridged.go
+	if mcpwire.IsBridgedCall(task) { // bridged.go
 		return m.updateBridged(ctx, task, responses)
 	}
 	if task.Status != agentsmcp.TaskPaused || len(responses) == 0 {

@@ -38,7 +38,7 @@ type Tools struct {
 	MaxWait time.Duration
 	// RequestStates seals the requestState of the input_required results
 	// that run_task and execute_task give clients of MCP 2026-07-28 (see
-	// MRTRProtocol) when their task waits for inputs or confirmations,
+	// 2026-07-28) when their task waits for inputs or confirmations,
 	// and of the rounds that ask such a client's model (sampling.go).
 	// Nil: those clients get the paused task, answered with resume_task,
 	// and are never asked for their model.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
@@ -102,7 +103,7 @@ var _ agentsmcp.LLM = (*Client)(nil)
 func New(cfg Config) (*Client, error) {
 	base := strings.TrimRight(cmp.Or(cfg.BaseURL, DefaultBaseURL), "/")
 	if err := agentsmcp.CheckHTTPURL(base); err != nil {
-		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "openai LLM: base URL %s %v", agentsmcp.RedactURL(base), err)
+		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "openai LLM: base URL %s %v", redact.URL(base), err)
 	}
 	if cfg.Timeout < 0 {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "openai LLM: the timeout must not be negative")
@@ -129,7 +130,7 @@ func New(cfg Config) (*Client, error) {
 	u, _ := url.Parse(base) // checked above
 	c := &Client{
 		model:            model,
-		name:             "openai LLM (" + model + " at " + agentsmcp.RedactURL(base) + ")",
+		name:             "openai LLM (" + model + " at " + redact.URL(base) + ")",
 		apiKey:           cfg.APIKey,
 		log:              logger,
 		timeout:          timeout,

@@ -10,11 +10,12 @@ import (
 	"net/url"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/openai/openai-go/v3/option"
 )
 
 // Error bodies are only quoted, so a little is plenty; the quote itself is
-// cut to agentsmcp.MaxQuotedMessageBytes.
+// cut to redact.MaxQuotedMessageBytes.
 const maxErrorBytes = 64 << 10
 
 // attempts is what one library call's HTTP attempts saw. The library's
@@ -40,7 +41,7 @@ func (a *attempts) record(req *http.Request, next option.MiddlewareNext) (*http.
 	_ = res.Body.Close()
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	a.status = res.StatusCode
-	a.message = agentsmcp.ServerMessage(body)
+	a.message = redact.ServerMessage(body)
 	return res, nil
 }
 
@@ -68,9 +69,9 @@ func (c *Client) mapError(ctx context.Context, err error, a attempts) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		// url.Error's own text starts with the URL; its cause does not.
-		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: cannot reach the server after %s (%s); try again later", c.name, attemptsText(a.count), c.scrub(agentsmcp.QuoteMessage(ue.Err.Error())))
+		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: cannot reach the server after %s (%s); try again later", c.name, attemptsText(a.count), c.scrub(redact.QuoteMessage(ue.Err.Error())))
 	}
-	return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: the server's answer is unusable (%s)", c.name, c.scrub(agentsmcp.QuoteMessage(err.Error())))
+	return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s: the server's answer is unusable (%s)", c.name, c.scrub(redact.QuoteMessage(err.Error())))
 }
 
 func attemptsText(n int) string {
@@ -89,4 +90,4 @@ func statusText(status int, msg string) string {
 
 // scrub removes the API key and URL credentials from text quoted from
 // elsewhere.
-func (c *Client) scrub(s string) string { return agentsmcp.RedactMessage(s, c.apiKey) }
+func (c *Client) scrub(s string) string { return redact.Message(s, c.apiKey) }

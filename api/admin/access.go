@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file holds what every route goes through: the scope check, the body
@@ -87,9 +88,9 @@ func (h *Handler) writeLimit(limit int64, next handlerFunc, scrub func(json.RawM
 		}
 		if len(body) > 0 {
 			if scrub != nil {
-				st.arguments = agentsmcp.RedactArguments(scrub(body))
+				st.arguments = redact.Arguments(scrub(body))
 			} else {
-				st.arguments = agentsmcp.RedactArguments(body)
+				st.arguments = redact.Arguments(body)
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -141,7 +142,7 @@ func checkNotCrossSite(r *http.Request) error {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
 		if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
-			return errorf(http.StatusForbidden, CodeForbidden, "admin writes are refused from another origin (Origin %s, Host %s)", strconv.Quote(agentsmcp.QuoteMessage(origin)), strconv.Quote(agentsmcp.QuoteMessage(r.Host)))
+			return errorf(http.StatusForbidden, CodeForbidden, "admin writes are refused from another origin (Origin %s, Host %s)", strconv.Quote(redact.QuoteMessage(origin)), strconv.Quote(redact.QuoteMessage(r.Host)))
 		}
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))

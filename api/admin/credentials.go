@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file serves the credentials agents-mcp presents to integrations
@@ -87,7 +88,7 @@ func scrubCredentialBody(body json.RawMessage) json.RawMessage {
 	}
 	for _, k := range credentialSecretFields {
 		if _, ok := m[k]; ok {
-			m[k] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+			m[k] = json.RawMessage(`"` + redact.Marker + `"`)
 		}
 	}
 	out, err := json.Marshal(m)
@@ -310,7 +311,7 @@ func scrubOAuthDiscoveryBody(body json.RawMessage) json.RawMessage {
 	}
 	var u string
 	if err := json.Unmarshal(m["url"], &u); err == nil && u != "" {
-		m["url"], _ = json.Marshal(agentsmcp.RedactURL(u))
+		m["url"], _ = json.Marshal(redact.URL(u))
 	}
 	out, err := json.Marshal(m)
 	if err != nil {
@@ -337,7 +338,7 @@ func (h *Handler) oauthDiscoveryInput(r *http.Request, register bool) (OAuthDisc
 		return in, invalidf("method is a field of POST /credentials/register")
 	case in.URL != "":
 		if err := agentsmcp.CheckHTTPURL(in.URL); err != nil {
-			return in, invalidf("url %q %v", agentsmcp.RedactURL(in.URL), err)
+			return in, invalidf("url %q %v", redact.URL(in.URL), err)
 		}
 	}
 	return in, nil

@@ -29,7 +29,7 @@
 //   - Every write (POST, DELETE), refused or not, is recorded through
 //     [Options.Audit] as an [agentsmcp.AuditEntry] of kind admin_write with
 //     the route pattern as target and the request body redacted by
-//     [agentsmcp.RedactArguments] (and upstream header values removed
+//     [redact.Arguments] (and upstream header values removed
 //     before that).
 //   - Long operations (refreshing an upstream, rebuilding the vector index)
 //     answer 202 Accepted with {"operation":{…}} and a Location header

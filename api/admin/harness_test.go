@@ -245,7 +245,7 @@ func (e *env) addFixtureUpstream(name string) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cfg := remote.Config{Name: name, Transport: remote.TransportStreamable, URL: e.fx.url, Timeout: 5 * time.Second,
+	cfg := agentsmcp.UpstreamConfig{Name: name, Transport: remote.TransportStreamable, URL: e.fx.url, Timeout: 5 * time.Second,
 		Headers: map[string]string{"Authorization": "Bearer " + upstreamToken}}
 	if err := e.pool.AddFromConfig(ctx, cfg.WithDefaults()); err != nil {
 		e.t.Fatal(err)

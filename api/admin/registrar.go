@@ -5,6 +5,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // ManagerRegistrar is the [Registrar] of a credentials.Manager: cmd and
@@ -40,7 +41,7 @@ func (o ManagerRegistrar) DiscoverOAuth(ctx context.Context, integration, u stri
 	if err != nil {
 		return nil, err
 	}
-	out := &OAuthDiscovery{Integration: integration, URL: agentsmcp.RedactURL(u), Resource: d.Resource, Issuer: d.Issuer,
+	out := &OAuthDiscovery{Integration: integration, URL: redact.URL(u), Resource: d.Resource, Issuer: d.Issuer,
 		AuthorizationEndpoint: d.AuthURL, TokenEndpoint: d.TokenURL, RegistrationEndpoint: d.RegistrationURL,
 		ScopesSupported: d.Scopes, ClientIDMetadataDocumentSupported: d.ClientIDMetadata}
 	if method, err := o.Manager.ChooseRegistration(integration, d, ""); err != nil {

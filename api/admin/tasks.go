@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file serves tasks, and the plans and thoughts they come from.
@@ -249,11 +250,11 @@ func scrubResumeBody(body json.RawMessage) json.RawMessage {
 	var inputs map[string]json.RawMessage
 	if err := json.Unmarshal(m["inputs"], &inputs); err == nil && inputs != nil {
 		for k := range inputs {
-			inputs[k] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+			inputs[k] = json.RawMessage(`"` + redact.Marker + `"`)
 		}
 		m["inputs"], _ = json.Marshal(inputs)
 	} else if _, ok := m["inputs"]; ok {
-		m["inputs"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+		m["inputs"] = json.RawMessage(`"` + redact.Marker + `"`)
 	}
 	out, err := json.Marshal(m)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // This file serves the upstream MCP servers.
@@ -134,7 +135,7 @@ func apiFieldName(f string) string {
 func scrubUpstreamBody(body json.RawMessage) json.RawMessage {
 	return scrubHeaders(body, func(m map[string]json.RawMessage) {
 		if _, ok := m["env"]; ok {
-			m["env"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+			m["env"] = json.RawMessage(`"` + redact.Marker + `"`)
 		}
 	})
 }
@@ -151,11 +152,11 @@ func scrubHeaders(body json.RawMessage, more func(m map[string]json.RawMessage))
 	var headers map[string]json.RawMessage
 	if err := json.Unmarshal(m["headers"], &headers); err == nil && headers != nil {
 		for k := range headers {
-			headers[k] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+			headers[k] = json.RawMessage(`"` + redact.Marker + `"`)
 		}
 		m["headers"], _ = json.Marshal(headers)
 	} else if _, ok := m["headers"]; ok {
-		m["headers"] = json.RawMessage(`"` + agentsmcp.Redacted + `"`)
+		m["headers"] = json.RawMessage(`"` + redact.Marker + `"`)
 	}
 	more(m)
 	out, err := json.Marshal(m)

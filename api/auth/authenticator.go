@@ -13,6 +13,7 @@ import (
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Config configures an [Authenticator]. With no Keys and JWT not enabled,
@@ -120,7 +121,7 @@ func (a *Authenticator) RefreshJWKS(ctx context.Context) error {
 		return nil
 	}
 	if !a.jwt.keys.refresh(ctx, false) && !a.jwt.keys.loaded() {
-		return fmt.Errorf("auth: fetching JWKS from %s failed", agentsmcp.RedactURL(a.jwtCfg.JWKSURL))
+		return fmt.Errorf("auth: fetching JWKS from %s failed", redact.URL(a.jwtCfg.JWKSURL))
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // DefaultScopesClaim is the claim read for scopes when [JWTConfig] names
@@ -91,7 +92,7 @@ func (c *JWTConfig) Problems() []Problem {
 		if v == "" {
 			bad(field, "required when JWT authentication is configured")
 		} else if err := agentsmcp.CheckHTTPURL(v); err != nil {
-			bad(field, "%q %v", agentsmcp.RedactURL(v), err)
+			bad(field, "%q %v", redact.URL(v), err)
 		}
 	}
 	checkURL("jwks_url", c.JWKSURL)

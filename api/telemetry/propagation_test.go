@@ -87,7 +87,7 @@ func TestTracePropagation(t *testing.T) {
 		defer cancel()
 		_ = pool.Close(cctx)
 	}()
-	if err := pool.AddFromConfig(ctx, remote.Config{Name: "up", Transport: remote.TransportStreamable, URL: srv.URL + "/mcp"}); err != nil {
+	if err := pool.AddFromConfig(ctx, agentsmcp.UpstreamConfig{Name: "up", Transport: remote.TransportStreamable, URL: srv.URL + "/mcp"}); err != nil {
 		t.Fatalf("add upstream: %v", err)
 	}
 	if st, _ := pool.Status("up"); st.State != remote.StateReady {

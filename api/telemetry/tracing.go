@@ -19,7 +19,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
@@ -113,7 +113,7 @@ func SetupTracing(ctx context.Context, cfg TracingConfig) (shutdown func(context
 	}))
 	attrs := []any{"exporter", exporter}
 	if e := otlpEndpoint(os.Getenv); e != "" && exporter == "otlp" {
-		attrs = append(attrs, "endpoint", agentsmcp.RedactURL(e)) // OTEL_EXPORTER_OTLP_HEADERS, which hold credentials, never
+		attrs = append(attrs, "endpoint", redact.URL(e)) // OTEL_EXPORTER_OTLP_HEADERS, which hold credentials, never
 	}
 	logger.Info("tracing enabled", attrs...)
 	return tp.Shutdown, nil

@@ -17,6 +17,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/httptools"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
@@ -100,14 +101,14 @@ func TestCredentialAuthorizer(t *testing.T) {
 		t.Errorf("alice (her own bearer): %s", text(res))
 	}
 	res := call("key:alice", "open")
-	if _, ok := agentsmcp.AuthorizationRequiredFrom(res); ok || !res.IsError || !strings.Contains(text(res), "HTTP 401") ||
+	if _, ok := mcpwire.AuthorizationRequiredFrom(res); ok || !res.IsError || !strings.Contains(text(res), "HTTP 401") ||
 		!strings.Contains(text(res), "denied by the API") {
 		t.Errorf("a 401 of a source without credential: %+v %s", res.Meta, text(res))
 	}
 
 	before := calls.Load()
 	res = call("key:alice", "crm")
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.Integration != "crm" ||
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || ar.Integration != "crm" ||
 		!strings.HasPrefix(ar.AuthorizeURL, "http://127.0.0.1:8080"+credentials.StartPath+"?flow=") {
 		t.Errorf("crm without authorization: %v %s", ar, text(res))
 	} else if asURL := oauthtest.StartInProcess(t, manager, ar.AuthorizeURL); !strings.HasPrefix(asURL, "http://127.0.0.1:9/authorize?") {
@@ -119,7 +120,7 @@ func TestCredentialAuthorizer(t *testing.T) {
 
 	// The first token is refused: dropped, and the next call fetches one.
 	res = call("key:alice", "cc")
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.Integration != "cc" || !strings.Contains(ar.Reason, "401") {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || ar.Integration != "cc" || !strings.Contains(ar.Reason, "401") {
 		t.Errorf("cc with a refused token: %v %s", ar, text(res))
 	}
 	if res := call("key:alice", "cc"); res.IsError || issued.Load() != 2 {
@@ -129,7 +130,7 @@ func TestCredentialAuthorizer(t *testing.T) {
 	// A refused api key asks an administrator; once one that works is
 	// stored, the call succeeds.
 	res = call("key:alice", "keyed")
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL != "" || !strings.Contains(text(res), "POST /admin/v1/credentials") {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || ar.AuthorizeURL != "" || !strings.Contains(text(res), "POST /admin/v1/credentials") {
 		t.Errorf("keyed with a refused key: %v %s", ar, text(res))
 	}
 	old, err := store.FindCredential(t.Context(), "keyed", "")

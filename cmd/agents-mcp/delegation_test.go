@@ -17,6 +17,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/auth"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/oidctest"
 )
 
@@ -171,7 +172,7 @@ http_tools:
 	before := len(forwardLog.seen)
 	forwardLog.mu.Unlock()
 	res := call(ops, "mail__who")
-	if ar, ok := agentsmcp.AuthorizationRequiredFrom(res); !ok || !ar.Delegated || ar.Integration != "mail" {
+	if ar, ok := mcpwire.AuthorizationRequiredFrom(res); !ok || !ar.Delegated || ar.Integration != "mail" {
 		t.Errorf("mail__who with an API key: %v %+v", ar, res.Content)
 	}
 	if a := bridgePost(t, base, "ops-key-0123456789", "application/json", `{"tool":"crm__who"}`); a.status != http.StatusOK || !a.IsError ||

@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
@@ -150,7 +150,7 @@ http_tools:
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}
-		ar, ok := agentsmcp.AuthorizationRequiredFrom(res)
+		ar, ok := mcpwire.AuthorizationRequiredFrom(res)
 		if !ok {
 			if res.IsError {
 				t.Fatalf("%s: %s", tool, res.Content[0].(*mcp.TextContent).Text)

@@ -28,6 +28,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	"github.com/agents-mcp/agents-mcp/internal/batch"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // DefaultRetention is the retention period agents-mcp recommends: 30 days.
@@ -153,9 +154,9 @@ func setDefault[T int | time.Duration](p *T, v T) {
 //
 // Record makes e fit the invariants of [agentsmcp.AuditEntry] rather than
 // lose it: e.Arguments may be the raw arguments or request body, which
-// Record passes through [agentsmcp.RedactArguments] (redacting twice is
+// Record passes through [redact.Arguments] (redacting twice is
 // harmless); e.Error, and e.Principal of an auth failure, through
-// [agentsmcp.RedactText]; every text field is cut to its limit and made
+// [redact.Text]; every text field is cut to its limit and made
 // valid UTF-8; a negative Latency becomes 0; a zero At becomes now and an
 // empty ID a new one. An entry still invalid after that (an unknown Kind
 // or Outcome, no Target) is a bug of the caller: it is dropped, counted,
@@ -180,16 +181,16 @@ func (r *Recorder) Record(e *agentsmcp.AuditEntry) {
 // guessing; see Record.
 func prepare(e *agentsmcp.AuditEntry) {
 	if e.Kind == agentsmcp.AuditAuthFailure {
-		e.Principal = agentsmcp.RedactText(e.Principal, agentsmcp.MaxAuditFieldBytes)
+		e.Principal = redact.Text(e.Principal, agentsmcp.MaxAuditFieldBytes)
 	}
 	e.Principal = clip(e.Principal, agentsmcp.MaxAuditFieldBytes)
 	e.Target = clip(e.Target, agentsmcp.MaxAuditFieldBytes)
 	e.RequestID = clip(e.RequestID, agentsmcp.MaxAuditFieldBytes)
 	e.Transport = clip(e.Transport, agentsmcp.MaxAuditFieldBytes)
 	if e.Error != "" {
-		e.Error = agentsmcp.RedactText(e.Error, agentsmcp.MaxAuditErrorBytes)
+		e.Error = redact.Text(e.Error, agentsmcp.MaxAuditErrorBytes)
 	}
-	e.Arguments = agentsmcp.RedactArguments(e.Arguments)
+	e.Arguments = redact.Arguments(e.Arguments)
 	e.Latency = max(e.Latency, 0)
 	if e.At.IsZero() {
 		e.At = time.Now()

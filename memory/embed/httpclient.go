@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // postJSON sends one JSON request and decodes a 2xx answer into out. A
@@ -45,7 +45,7 @@ func (r *remote) postJSON(ctx context.Context, path string, in, out any) error {
 		// A read error here loses only the message, not the status.
 		data, _ := io.ReadAll(io.LimitReader(res.Body, r.maxError))
 		wait, _ := parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-		return &statusError{status: res.StatusCode, retryAfter: wait, message: r.redactString(agentsmcp.ServerMessage(data))}
+		return &statusError{status: res.StatusCode, retryAfter: wait, message: r.redactString(redact.ServerMessage(data))}
 	}
 	data, err := io.ReadAll(io.LimitReader(res.Body, r.maxBody+1))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Defaults of [Config] for every remote embedder.
@@ -126,7 +127,7 @@ func newRemote(provider string, cfg Config, defaultURL, defaultModel string, def
 	if base != "" {
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: base URL %q is not an http(s) URL", name, agentsmcp.RedactURL(cfg.BaseURL))
+			return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s: base URL %q is not an http(s) URL", name, redact.URL(cfg.BaseURL))
 		}
 	}
 	if cfg.Dimensions < 0 || cfg.BatchSize < 0 || cfg.Timeout < 0 {
@@ -341,7 +342,7 @@ func short(err error) string {
 
 // redactString removes the API key and URL credentials from text quoted
 // from elsewhere.
-func (r *remote) redactString(s string) string { return agentsmcp.RedactMessage(s, r.apiKey) }
+func (r *remote) redactString(s string) string { return redact.Message(s, r.apiKey) }
 
 // redact keeps err's chain unless its text holds the API key or URL
 // credentials, and flattens it, keeping the application code, if it does.

@@ -51,6 +51,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -144,13 +145,13 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*DB, error
 	cs, err := connstring.ParseAndValidate(uri)
 	if err != nil {
 		// The parser's message may quote the URI; keep only a scrubbed text.
-		return nil, fmt.Errorf("mongodb: invalid connection URI: %s", agentsmcp.RedactMessage(err.Error()))
+		return nil, fmt.Errorf("mongodb: invalid connection URI: %s", redact.Message(err.Error()))
 	}
 	hosts := strings.Join(cs.Hosts, ",")
 	fail := func(what string, err error) error {
 		// The driver's errors are flattened into scrubbed text on purpose:
 		// wrapping them would let a careless %+v print whatever they hold.
-		return fmt.Errorf("mongodb: %s %s: %s", what, hosts, agentsmcp.RedactMessage(err.Error(), cs.Password))
+		return fmt.Errorf("mongodb: %s %s: %s", what, hosts, redact.Message(err.Error(), cs.Password))
 	}
 	if database == "" {
 		database = cs.Database

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	pc "github.com/pinecone-io/go-pinecone/v5/pinecone"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -321,5 +322,5 @@ func serverMessage(err error, secret string) string {
 	} else if st, ok := status.FromError(err); ok {
 		msg = st.Message()
 	}
-	return agentsmcp.QuoteMessage(agentsmcp.RedactMessage(msg, secret))
+	return redact.QuoteMessage(redact.Message(msg, secret))
 }

@@ -6,17 +6,17 @@
 // after a restart; nobody else needs them.
 //
 // [Tasks], [Plans] and [Thoughts] wrap a store's services. On the way in,
-// every value that may hold a secret ([agentsmcp.EditSecrets]: the value
+// every value that may hold a secret ([redact.EditSecrets]: the value
 // of a secret-looking name such as api_key or password, and every string
-// in which [agentsmcp.HasSecret] finds one) is sealed by a [Sealer]; on the
+// in which [redact.HasSecret] finds one) is sealed by a [Sealer]; on the
 // way out it is opened, so that the executor sees the values it was given.
 // Free texts (requests, goals, descriptions, a thought's texts) are stored
-// through [agentsmcp.RedactText]: nothing runs from them.
+// through [redact.Text]: nothing runs from them.
 //
 // A Sealer with a key encrypts each value with AES-256-GCM (a random nonce
 // per value) into a string "agents-mcp:sealed:v1:<base64url>", which holds
 // the value's JSON. A Sealer without a key (see [Redacting]) stores
-// [agentsmcp.Redacted] instead: the value is lost, and a paused task whose
+// [redact.Marker] instead: the value is lost, and a paused task whose
 // inputs held it asks for them again. Values that cannot be opened (the key
 // changed, the bytes were altered) are read as redacted.
 //
@@ -32,12 +32,14 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // KeySize is the size of a Sealer's key: AES-256.
@@ -69,7 +71,7 @@ func New(key []byte) (*Sealer, error) {
 }
 
 // Redacting returns a Sealer without a key: it stores secret values as
-// [agentsmcp.Redacted], losing them.
+// [redact.Marker], losing them.
 func Redacting() *Sealer { return &Sealer{} }
 
 // Encrypts reports whether s keeps the values (true) or redacts them.
@@ -79,13 +81,21 @@ func (s *Sealer) Encrypts() bool { return s != nil && s.aead != nil }
 // name that looks secret, its value whatever its type; elsewhere, the
 // strings that hold a secret. Values sealed already stay as they are.
 func (s *Sealer) Seal(raw json.RawMessage) (json.RawMessage, error) {
-	return agentsmcp.EditSecrets(raw, func(v json.RawMessage, named bool) (json.RawMessage, error) {
+	out, err := s.sealValues(raw)
+	if inv := (*redact.InvalidError)(nil); errors.As(err, &inv) {
+		return out, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", inv.Msg)
+	}
+	return out, err
+}
+
+func (s *Sealer) sealValues(raw json.RawMessage) (json.RawMessage, error) {
+	return redact.EditSecrets(raw, func(v json.RawMessage, named bool) (json.RawMessage, error) {
 		var str string
 		isString := json.Unmarshal(v, &str) == nil && len(v) > 0 && v[0] == '"'
 		switch {
-		case isString && (strings.HasPrefix(str, sealedPrefix) || str == agentsmcp.Redacted):
+		case isString && (strings.HasPrefix(str, sealedPrefix) || str == redact.Marker):
 			return nil, nil
-		case !named && (!isString || !agentsmcp.HasSecret(str)):
+		case !named && (!isString || !redact.HasSecret(str)):
 			return nil, nil
 		}
 		return s.seal(v)
@@ -94,7 +104,7 @@ func (s *Sealer) Seal(raw json.RawMessage) (json.RawMessage, error) {
 
 func (s *Sealer) seal(v json.RawMessage) (json.RawMessage, error) {
 	if !s.Encrypts() {
-		return quote(agentsmcp.Redacted), nil
+		return quote(redact.Marker), nil
 	}
 	nonce := make([]byte, s.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
@@ -106,10 +116,10 @@ func (s *Sealer) seal(v json.RawMessage) (json.RawMessage, error) {
 
 // Open returns raw with its sealed values opened. A value that cannot be
 // opened (no key, another key, altered bytes) becomes
-// [agentsmcp.Redacted]; opened reports whether every one was.
+// [redact.Marker]; opened reports whether every one was.
 func (s *Sealer) Open(raw json.RawMessage) (out json.RawMessage, opened bool) {
 	opened = true
-	out, err := agentsmcp.EditSecrets(raw, func(v json.RawMessage, _ bool) (json.RawMessage, error) {
+	out, err := redact.EditSecrets(raw, func(v json.RawMessage, _ bool) (json.RawMessage, error) {
 		var str string
 		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &str) != nil || !strings.HasPrefix(str, sealedPrefix) {
 			return nil, nil
@@ -117,7 +127,7 @@ func (s *Sealer) Open(raw json.RawMessage) (out json.RawMessage, opened bool) {
 		plain, ok := s.open(strings.TrimPrefix(str, sealedPrefix))
 		if !ok {
 			opened = false
-			return quote(agentsmcp.Redacted), nil
+			return quote(redact.Marker), nil
 		}
 		return plain, nil
 	})
@@ -144,10 +154,10 @@ func (s *Sealer) open(b64 string) (json.RawMessage, bool) {
 
 // openInputs opens a task's inputs and drops the values that were
 // redacted (or cannot be opened): the task then asks for them again,
-// rather than running with [agentsmcp.Redacted] as a value.
+// rather than running with [redact.Marker] as a value.
 func (s *Sealer) openInputs(raw json.RawMessage) json.RawMessage {
 	out, _ := s.Open(raw)
-	if !bytes.Contains(out, []byte(agentsmcp.Redacted)) {
+	if !bytes.Contains(out, []byte(redact.Marker)) {
 		return out
 	}
 	var m map[string]json.RawMessage
@@ -157,7 +167,7 @@ func (s *Sealer) openInputs(raw json.RawMessage) json.RawMessage {
 	dropped := false
 	for k, v := range m {
 		var str string
-		if json.Unmarshal(v, &str) == nil && str == agentsmcp.Redacted && agentsmcp.IsSecretName(k) {
+		if json.Unmarshal(v, &str) == nil && str == redact.Marker && redact.IsSecretName(k) {
 			delete(m, k)
 			dropped = true
 		}
@@ -175,18 +185,18 @@ func (s *Sealer) openInputs(raw json.RawMessage) json.RawMessage {
 // textWithin is text cut to max bytes, for the fields whose size the
 // store checks: a redaction mark may be longer than what it replaced.
 func textWithin(s string, limit int) string {
-	if s == "" || !agentsmcp.HasSecret(s) {
+	if s == "" || !redact.HasSecret(s) {
 		return s
 	}
-	return agentsmcp.RedactText(s, max(limit, 0))
+	return redact.Text(s, max(limit, 0))
 }
 
 // text is how a free text is stored: without what RedactText finds.
 func text(s string) string {
-	if s == "" || !agentsmcp.HasSecret(s) {
+	if s == "" || !redact.HasSecret(s) {
 		return s
 	}
-	return agentsmcp.RedactText(s, 2*len(s)+64)
+	return redact.Text(s, 2*len(s)+64)
 }
 
 func quote(s string) json.RawMessage {
@@ -265,7 +275,7 @@ func (w *Tasks) sealedChange(t *agentsmcp.Task, steps []int, events int) (*agent
 		if len(out) > agentsmcp.MaxStepOutputBytes {
 			// Sealing grew it past the limit: what the store may hold is
 			// the output with its secrets redacted.
-			out = agentsmcp.RedactArguments(s.Output)
+			out = redact.Arguments(s.Output)
 		}
 		s.Output = out
 	}

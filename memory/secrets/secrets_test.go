@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/memory/secrets"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 )
@@ -320,7 +321,7 @@ func testStepOutputsSealed(t *testing.T, perStep bool) {
 	}
 	leaks(t, "the task's view", mustJSON(t, got.Redacted()))
 	for _, s := range []string{got.Error, got.Steps[1].Error, got.History[len(got.History)-1].Message} {
-		if strings.Contains(s, password) || !strings.Contains(s, agentsmcp.Redacted) {
+		if strings.Contains(s, password) || !strings.Contains(s, redact.Marker) {
 			t.Errorf("stored text %q: want the password redacted", s)
 		}
 	}
@@ -344,7 +345,7 @@ func TestInsightsAreStoredRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Text != in.Text || !strings.Contains(got.Text, "rotates monthly") || !strings.Contains(got.Text, agentsmcp.Redacted) {
+	if got.Text != in.Text || !strings.Contains(got.Text, "rotates monthly") || !strings.Contains(got.Text, redact.Marker) {
 		t.Errorf("stored %q, returned %q; want the text with its secrets marked redacted", got.Text, in.Text)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -175,7 +176,7 @@ func (fx *fixtureTasks) slowCompute(ctx context.Context, req *mcp.CallToolReques
 func (fx *fixtureTasks) failingJob(ctx context.Context, req *mcp.CallToolRequest, in any) (*mcp.CallToolResult, any, error) {
 	mode := agentsmcp.TaskModeFrom(ctx)
 	if mode == nil {
-		if req.ProtocolVersion() >= agentsmcp.ProtocolSessionless {
+		if mcpwire.Revision(req.ProtocolVersion()).Sessionless() {
 			// Task support "required": without the extension it cannot
 			// be served at all (SEP-2663, Required Capabilities).
 			return nil, nil, router.MissingTasksCapability("failing_job")

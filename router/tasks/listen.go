@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // Task status notifications (SEP-2663, ADR 0010 D5). A 2026-07-28
@@ -98,7 +99,7 @@ func ParseListen(req *http.Request, body []byte) *ListenRequest {
 	if version == "" {
 		version = req.Header.Get("Mcp-Protocol-Version")
 	}
-	if version < tasksProtocol {
+	if !mcpwire.Revision(version).Sessionless() {
 		return nil
 	}
 	return &l
@@ -173,7 +174,7 @@ func (l *Listener) Close() {
 // acknowledged: a client listens for them on a second stream, which go-sdk
 // serves.
 func (l *Listener) Serve(w http.ResponseWriter, req *http.Request, lr *ListenRequest) {
-	if v := req.Header.Get("Mcp-Protocol-Version"); v >= tasksProtocol {
+	if v := req.Header.Get("Mcp-Protocol-Version"); mcpwire.Revision(v).Sessionless() {
 		// go-sdk checks this for the requests it serves (SEP-2243).
 		if m := req.Header.Get("Mcp-Method"); m != methodListen {
 			writeListenError(w, http.StatusBadRequest, lr.ID, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch,

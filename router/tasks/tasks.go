@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
@@ -37,11 +38,6 @@ const (
 	MethodTasksUpdate = "tasks/update"
 	MethodTasksCancel = "tasks/cancel"
 )
-
-// tasksProtocol is the first protocol revision in which the Tasks
-// extension is defined; under older ones it does not exist (SEP-2663,
-// Backward Compatibility).
-const tasksProtocol = agentsmcp.ProtocolSessionless
 
 // Task poll intervals suggested to clients (ADR 0010, A3).
 const (
@@ -193,7 +189,7 @@ func protocolOf(ss *mcp.ServerSession, meta map[string]any) string {
 // declaresTasks reports whether a request of protocol version declares the
 // Tasks extension in its own _meta; before 2026-07-28 nothing does.
 func declaresTasks(version string, meta map[string]any) bool {
-	if version < tasksProtocol {
+	if !mcpwire.Revision(version).Sessionless() {
 		return false
 	}
 	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
@@ -221,7 +217,7 @@ func MissingTasksCapability(what string) *jsonrpc.Error {
 // extension declared, -32602 for an id no backend owns.
 func (r *Service) taskBackend(ss *mcp.ServerSession, method string, meta map[string]any, id string) (agentsmcp.TaskBackend, error) {
 	version := protocolOf(ss, meta)
-	if version < tasksProtocol {
+	if !mcpwire.Revision(version).Sessionless() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not defined in protocol version %s", method, version)}
 	}
 	if !declaresTasks(version, meta) {

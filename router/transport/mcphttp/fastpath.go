@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/panicerr"
 	"github.com/agents-mcp/agents-mcp/router/internal/testknob"
 	"github.com/agents-mcp/agents-mcp/router/transport/session"
@@ -65,7 +65,7 @@ import (
 //     relayed to the client (remote/forward.go refuses such requests
 //     without contacting it, and a log message is dropped by go-sdk for a
 //     session without a level), so nothing but the answer is written;
-//   - the tool is a [agentsmcp.QuietCaller]'s that reports a quiet call
+//   - the tool is a [mcpwire.QuietCaller]'s that reports a quiet call
 //     now (a relayed upstream that will not ask the client for roots or
 //     anything else on its own).
 //
@@ -137,7 +137,7 @@ func newFastPath(r Router, table *session.Table, events mcp.EventStore) *fastPat
 // serves: those go-sdk's server supports (the router does not narrow them)
 // before the sessionless revision.
 var fastProtocolVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool {
-	return v >= agentsmcp.ProtocolSessionless
+	return mcpwire.Revision(v).Sessionless()
 })
 
 // serve answers req if it is a fast-path call and reports whether it did;
@@ -173,7 +173,7 @@ func (f *fastPath) serve(w http.ResponseWriter, req *http.Request, body []byte) 
 // quiet reports whether a call of tool name in ss, an initialized session
 // whose client set no log level, can only produce its answer: the client
 // declared neither sampling nor elicitation, and the tool is a
-// [agentsmcp.QuietCaller]'s that reports a quiet call now.
+// [mcpwire.QuietCaller]'s that reports a quiet call now.
 func (f *fastPath) quiet(ss *mcp.ServerSession, name string) bool {
 	init := ss.InitializeParams()
 	if init == nil || (init.Capabilities != nil && (init.Capabilities.Sampling != nil || init.Capabilities.Elicitation != nil)) {
@@ -226,7 +226,7 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 	// and stops the timer, so nothing is written after the handler
 	// returned.
 	defer out.finish(nil)
-	if version >= "2025-11-25" {
+	if mcpwire.Revision(version).Primes() {
 		// go-sdk's priming event, with the event line transport.PrimingWriter
 		// removes (router/transport/priming.go).
 		if err := f.events.Append(ctx, sid, streamID, nil); err != nil {

@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/jsonnum"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
@@ -372,7 +372,7 @@ const (
 // later, which has no initialize handshake and no session.
 func usesSessionlessProtocol(req *http.Request) bool {
 	if v := req.Header.Get("Mcp-Protocol-Version"); v != "" {
-		return v >= agentsmcp.ProtocolSessionless
+		return mcpwire.Revision(v).Sessionless()
 	}
 	return false
 }
@@ -504,7 +504,7 @@ func (g *JSONRPCGuard) check(req *http.Request, body []byte) (messages, status i
 		return 0, http.StatusBadRequest, id, jsonrpc.CodeParseError, "Parse error: request body is not valid JSON"
 	}
 	if body[0] == '[' {
-		if v := req.Header.Get("Mcp-Protocol-Version"); v >= "2025-06-18" {
+		if v := req.Header.Get("Mcp-Protocol-Version"); !mcpwire.Revision(v).Batches() {
 			return 0, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("Invalid Request: JSON-RPC batches are not supported in protocol version %s (removed in 2025-06-18)", v)
 		}

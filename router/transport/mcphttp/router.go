@@ -40,7 +40,7 @@ type Router interface {
 	CallTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error)
 	// QuietTool reports whether a call of the named tool, made now by a
 	// client that can receive nothing but the answer, can only produce
-	// its answer: the tool is an agentsmcp.QuietCaller's that reports
+	// its answer: the tool is an mcpwire.QuietCaller's that reports
 	// a quiet call.
 	QuietTool(name string) bool
 

@@ -28,7 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcid"
 
 	"github.com/agents-mcp/agents-mcp/router/internal/pending"
@@ -441,7 +441,7 @@ func (t *transport) Connect(context.Context) (mcp.Connection, error) {
 
 // SupportsProtocolVersion implements [mcp.ProtocolVersionSupporter]:
 // MCP 2026-07-28 defines no HTTP+SSE binding, so it is not advertised.
-func (t *transport) SupportsProtocolVersion(v string) bool { return v < agentsmcp.ProtocolSessionless }
+func (t *transport) SupportsProtocolVersion(v string) bool { return !mcpwire.Revision(v).Sessionless() }
 
 // conn is the [mcp.Connection] of one session: Read takes messages POSTed to
 // the session, Write sends 'message' events on the session's GET stream.

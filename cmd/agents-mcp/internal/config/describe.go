@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Redaction markers. They are fixed strings, never derived from the secret,
 // so that not even the length of a secret leaks.
-const redacted = agentsmcp.Redacted
+const redacted = redact.Marker
 
 // Setting is one effective setting as shown to operators: Value is already
 // redacted and safe to log.
@@ -160,6 +160,6 @@ func redactKeys(n int) string {
 
 // redactMongoURI keeps what helps diagnose a connection (user, hosts,
 // options) and hides the password.
-func redactMongoURI(s string) string { return agentsmcp.RedactConnectionString(s) }
+func redactMongoURI(s string) string { return redact.ConnectionString(s) }
 
-func redactURL(s string) string { return agentsmcp.RedactURL(s) }
+func redactURL(s string) string { return redact.URL(s) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/remote"
 )
 
@@ -24,10 +25,10 @@ const MinUpstreamSyncInterval = 100 * time.Millisecond
 
 // Upstream is a remote MCP server whose tools are re-exported; the remote
 // pool owns its definition and validation.
-type Upstream = remote.Config
+type Upstream = agentsmcp.UpstreamConfig
 
 // ToolFilter selects the upstream tools that are exposed.
-type ToolFilter = remote.ToolFilter
+type ToolFilter = agentsmcp.UpstreamToolFilter
 
 // resolve turns a file entry into an Upstream: ${VAR} references in header and
 // env values are expanded through getenv and the timeout is parsed. Structural

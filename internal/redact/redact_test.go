@@ -1,4 +1,4 @@
-package agentsmcp
+package redact
 
 import (
 	"encoding/json"
@@ -8,16 +8,16 @@ import (
 	"unicode/utf8"
 )
 
-// redacted runs RedactArguments on in and fails t unless the result is
+// redacted runs Arguments on in and fails t unless the result is
 // valid JSON within the size limit.
 func redacted(t testing.TB, in string) string {
 	t.Helper()
-	out := RedactArguments(json.RawMessage(in))
-	if len(out) > MaxAuditArgumentsBytes {
-		t.Fatalf("RedactArguments(%.80q): %d bytes, over the limit %d", in, len(out), MaxAuditArgumentsBytes)
+	out := Arguments(json.RawMessage(in))
+	if len(out) > MaxArgumentsBytes {
+		t.Fatalf("Arguments(%.80q): %d bytes, over the limit %d", in, len(out), MaxArgumentsBytes)
 	}
 	if len(out) > 0 && !json.Valid(out) {
-		t.Fatalf("RedactArguments(%.80q) = %.200q: not valid JSON", in, out)
+		t.Fatalf("Arguments(%.80q) = %.200q: not valid JSON", in, out)
 	}
 	return string(out)
 }
@@ -112,7 +112,7 @@ func TestRedactArgumentsPatterns(t *testing.T) {
 			if strings.Contains(got, tt.secret) {
 				t.Errorf("%s\n got %s\nwhich keeps the secret %q", in, got, tt.secret)
 			}
-			if !strings.Contains(got, Redacted) && !strings.Contains(got, "xxxxx") {
+			if !strings.Contains(got, Marker) && !strings.Contains(got, "xxxxx") {
 				t.Errorf("%s\n got %s\nwith no redaction marker", in, got)
 			}
 			if len(in) < redactMaxKey && !strings.Contains(got, tt.kept) {
@@ -222,8 +222,8 @@ func TestRedactArgumentsBounds(t *testing.T) {
 		if !strings.Contains(got, markTruncated) {
 			t.Errorf("expected a truncated marker in %d bytes", len(got))
 		}
-		if len(got) < MaxAuditArgumentsBytes-redactReserve-300 { // one item of about 260 bytes may not fit
-			t.Errorf("only %d bytes used of %d", len(got), MaxAuditArgumentsBytes)
+		if len(got) < MaxArgumentsBytes-redactReserve-300 { // one item of about 260 bytes may not fit
+			t.Errorf("only %d bytes used of %d", len(got), MaxArgumentsBytes)
 		}
 	})
 }
@@ -240,7 +240,7 @@ func TestRedactArgumentsNotJSON(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "   ", "\n\t"} {
-		if got := RedactArguments(json.RawMessage(in)); got != nil {
+		if got := Arguments(json.RawMessage(in)); got != nil {
 			t.Errorf("%q: got %s, want nil", in, got)
 		}
 	}
@@ -302,17 +302,17 @@ func FuzzRedactArguments(f *testing.F) {
 
 func TestRedactText(t *testing.T) {
 	msg := "upstream said: 401 for https://bob:hunter2@api.example.com/v1?api_key=k3y (Bearer abc123) \xff"
-	got := RedactText(msg, 0)
+	got := Text(msg, 0)
 	for _, secret := range []string{"hunter2", "k3y", "abc123"} {
 		if strings.Contains(got, secret) {
-			t.Errorf("RedactText kept %q: %s", secret, got)
+			t.Errorf("Text kept %q: %s", secret, got)
 		}
 	}
 	if !strings.HasPrefix(got, "upstream said: 401 for https://bob:") || !utf8.ValidString(got) {
-		t.Errorf("RedactText = %q", got)
+		t.Errorf("Text = %q", got)
 	}
 	for _, limit := range []int{1, 10, 300, 2048} {
-		got := RedactText(strings.Repeat("é", 3000), limit)
+		got := Text(strings.Repeat("é", 3000), limit)
 		if len(got) > limit && !(limit < len(markEllipsis)+1 && len(got) <= len(markEllipsis)+1) {
 			t.Errorf("limit %d: %d bytes", limit, len(got))
 		}
@@ -320,7 +320,7 @@ func TestRedactText(t *testing.T) {
 			t.Errorf("limit %d: %q is not valid UTF-8 marked as cut", limit, got)
 		}
 	}
-	if got := RedactText("short", 10); got != "short" {
+	if got := Text("short", 10); got != "short" {
 		t.Errorf("short text changed to %q", got)
 	}
 }
@@ -339,18 +339,18 @@ func BenchmarkRedactArguments(b *testing.B) {
 	huge := json.RawMessage(big.String())
 	b.Run("small", func(b *testing.B) {
 		for b.Loop() {
-			RedactArguments(small)
+			Arguments(small)
 		}
 	})
 	b.Run(fmt.Sprintf("%dKiB", len(huge)>>10), func(b *testing.B) {
 		for b.Loop() {
-			RedactArguments(huge)
+			Arguments(huge)
 		}
 	})
 	oneString := json.RawMessage(quote(strings.Repeat("x", 1<<20)))
 	b.Run("1MiB string", func(b *testing.B) {
 		for b.Loop() {
-			RedactArguments(oneString)
+			Arguments(oneString)
 		}
 	})
 }
@@ -377,12 +377,12 @@ func TestRedactTextProseSecrets(t *testing.T) {
 		{"pin is 4321", "4321", "pin is [redacted]"},
 		{"with credentials admin:hunter2", "hunter2", "with credentials [redacted]"},
 	} {
-		got := RedactText(tt.in, 1000)
+		got := Text(tt.in, 1000)
 		if strings.Contains(got, tt.secret) || got != tt.want {
-			t.Errorf("RedactText(%q) = %q, want %q", tt.in, got, tt.want)
+			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		if again := RedactText(got, 1000); again != got {
-			t.Errorf("RedactText twice: %q then %q", got, again)
+		if again := Text(got, 1000); again != got {
+			t.Errorf("Text twice: %q then %q", got, again)
 		}
 		if !HasSecret(tt.in) {
 			t.Errorf("HasSecret(%q) = false", tt.in)
@@ -406,8 +406,8 @@ func TestRedactTextProseSecrets(t *testing.T) {
 		"delete post <num> password <secret>",
 		"bad token for https://example.com/x",
 	} {
-		if got := RedactText(s, 1000); got != s {
-			t.Errorf("prose changed: RedactText(%q) = %q", s, got)
+		if got := Text(s, 1000); got != s {
+			t.Errorf("prose changed: Text(%q) = %q", s, got)
 		}
 	}
 }

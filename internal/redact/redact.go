@@ -1,4 +1,4 @@
-package agentsmcp
+package redact
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"unicode"
 )
 
-// RedactArguments returns what the audit trail keeps of a tool call's
+// Arguments returns what the audit trail keeps of a tool call's
 // arguments or of an admin request's body: the shape of the JSON value,
 // with secrets removed and its size bounded. The result is always valid
-// JSON of at most MaxAuditArgumentsBytes, or nil for empty input; it never
+// JSON of at most MaxArgumentsBytes, or nil for empty input; it never
 // holds the input's bytes unexamined. Redaction is best effort against
 // accidents, layered so that one miss is caught by the next:
 //
@@ -25,7 +25,7 @@ import (
 //     password, passwd, passphrase, secret, token, api key, authorization,
 //     auth, credential(s), private key, access key, session, cookie, bearer,
 //     client secret, jwt, pin, otp, signature, and the like — becomes
-//     [Redacted], whatever its type, except booleans, null, and the numbers
+//     [Marker], whatever its type, except booleans, null, and the numbers
 //     of counting keys such as max_tokens or session_timeout.
 //   - By pattern, in every string (object keys included): Bearer and
 //     Authorization values, name=value and --flag value pairs for secret
@@ -33,11 +33,11 @@ import (
 //     gho_ ghu_ ghs_ ghr_ github_pat_, GitLab glpat-, AWS AKIA/ASIA, Slack
 //     xox?- and webhooks, Stripe, Google AIza, npm, Hugging Face), JWTs, PEM
 //     private keys, and URLs (passwords, bare user names and
-//     credential-like query values, as [RedactURL] does).
+//     credential-like query values, as [URL] does).
 //   - By shape: a run of at least 24 token characters that looks random
 //     (letters and digits that change class often, with high entropy), or
 //     a hex string of at least 32 digits with both letters and digits, is
-//     replaced as a whole; UUIDs and agents-mcp ids ([IDPattern]) are kept,
+//     replaced as a whole; UUIDs and agents-mcp ids ([idPattern]) are kept,
 //     and a path is judged segment by segment. This also hides commit hashes
 //     and digests: the audit trail prefers losing a hash to keeping a key.
 //
@@ -56,14 +56,14 @@ import (
 // Redacting a result again returns it unchanged (up to the counts of cut
 // containers), so a caller need not track whether it already did. The cost
 // is about 10 µs for a small object, and linear in the input's size.
-func RedactArguments(raw json.RawMessage) json.RawMessage {
+func Arguments(raw json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
 	r := &redactor{
 		dec:   json.NewDecoder(bytes.NewReader(raw)),
-		limit: MaxAuditArgumentsBytes - redactReserve,
-		out:   make([]byte, 0, min(len(raw)+16, MaxAuditArgumentsBytes)),
+		limit: MaxArgumentsBytes - redactReserve,
+		out:   make([]byte, 0, min(len(raw)+16, MaxArgumentsBytes)),
 	}
 	r.dec.UseNumber()
 	tok, err := r.dec.Token()
@@ -81,7 +81,7 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 	return r.out
 }
 
-// Bounds of RedactArguments; see its doc comment.
+// Bounds of Arguments; see its doc comment.
 const (
 	redactMaxDepth    = 12
 	redactMaxString   = 256
@@ -96,7 +96,7 @@ const (
 	redactReserve = 64
 )
 
-// Markers RedactArguments writes in place of what it leaves out.
+// Markers Arguments writes in place of what it leaves out.
 const (
 	markTruncated = "[truncated]"
 	markTooDeep   = "[too deep]"
@@ -331,7 +331,7 @@ func quote(s string) []byte {
 
 // secretValue is what stands for the value v of the secret key k: null and
 // booleans as they are (they cannot hold a secret), the numbers of counting
-// keys (max_tokens, session_timeout) as they are, and else [Redacted].
+// keys (max_tokens, session_timeout) as they are, and else [Marker].
 func secretValue(k string, v json.RawMessage) []byte {
 	switch {
 	case bytes.Equal(v, []byte("null")), bytes.Equal(v, []byte("true")), bytes.Equal(v, []byte("false")):
@@ -339,7 +339,7 @@ func secretValue(k string, v json.RawMessage) []byte {
 	case len(v) > 0 && len(v) <= redactMaxNumber && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') && isCountKey(normalizeKey(k)):
 		return v
 	}
-	return quote(Redacted)
+	return quote(Marker)
 }
 
 // normalizeKey folds a key for matching: lower case, without '-', '_', '.'
@@ -433,7 +433,7 @@ var secretPatterns = []struct {
 	{re: regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z]*[0-9\-._~+/][A-Za-z0-9\-._~+/]*=*`), keep: true, hints: []string{"bearer"}},
 	// name=value and name: value for secret names; a value redacted
 	// already is taken whole, so that redacting again changes nothing.
-	{re: regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])?(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?|session[_-]?id|cookie)["']?\s*[:=]\s*["']?)(?:` + regexp.QuoteMeta(Redacted) + `|[^\s"',;&}\]]+)`),
+	{re: regexp.MustCompile(`(?i)\b((?:[a-z0-9]+[_-])?(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?|session[_-]?id|cookie)["']?\s*[:=]\s*["']?)(?:` + regexp.QuoteMeta(Marker) + `|[^\s"',;&}\]]+)`),
 		keep: true, hints: []string{"pass", "pwd", "secret", "token", "key", "credential", "session", "cookie"}, needs: ":="},
 	// --password value, --token=value.
 	{re: regexp.MustCompile(`(?i)((?:^|\s)--?(?:password|passwd|pass|token|secret|api-?key|access-?token|auth-?token|client-?secret)[= ]+)[^\s"']+`),
@@ -512,8 +512,8 @@ func redactProseSecrets(s string) string {
 		g := proseSecret.FindStringSubmatch(m)
 		word, join, value := g[1], g[2], g[3]
 		core := strings.TrimRight(value, ".!?)]}")
-		if core == "" || strings.HasPrefix(value, Redacted) || strings.HasPrefix(value, redactedPassword) ||
-			strings.HasPrefix(value, "//") { // "token for https://…": a URL, which RedactURL cleans
+		if core == "" || strings.HasPrefix(value, Marker) || strings.HasPrefix(value, redactedPassword) ||
+			strings.HasPrefix(value, "//") { // "token for https://…": a URL, which URL cleans
 			return m
 		}
 		quoted := strings.ContainsAny(core[:1], `"'“`)
@@ -534,7 +534,7 @@ func redactProseSecrets(s string) string {
 				return m
 			}
 		}
-		return word + join + Redacted + value[len(core):]
+		return word + join + Marker + value[len(core):]
 	})
 }
 
@@ -557,15 +557,15 @@ func looksLikeValue(w string) bool {
 	return false
 }
 
-// urlPattern finds URLs in free text, which RedactURL then cleans.
+// urlPattern finds URLs in free text, which URL then cleans.
 var urlPattern = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>` + "`" + `]+`)
 
-// RedactText removes from free text (an error message, what an unknown
-// caller presented) the secrets that RedactArguments finds by pattern and
+// Text removes from free text (an error message, what an unknown
+// caller presented) the secrets that Arguments finds by pattern and
 // by shape in strings, and cuts it to at most limit bytes at a character
 // boundary, marked "…" (a limit ≤ 0 means 256). Invalid UTF-8 becomes
-// U+FFFD. Key names play no part: use RedactArguments for JSON.
-func RedactText(s string, limit int) string {
+// U+FFFD. Key names play no part: use Arguments for JSON.
+func Text(s string, limit int) string {
 	if limit <= 0 {
 		limit = redactMaxString
 	}
@@ -585,20 +585,20 @@ func redactString(s string, limit int) string {
 			continue
 		}
 		if p.keep {
-			s = p.re.ReplaceAllString(s, "${1}"+Redacted)
+			s = p.re.ReplaceAllString(s, "${1}"+Marker)
 		} else {
-			s = p.re.ReplaceAllLiteralString(s, Redacted)
+			s = p.re.ReplaceAllLiteralString(s, Marker)
 		}
 	}
 	if containsAny(lower, proseSecretHints) {
 		s = redactProseSecrets(s)
 	}
 	if strings.Contains(s, "://") {
-		s = urlPattern.ReplaceAllStringFunc(s, RedactURL)
+		s = urlPattern.ReplaceAllStringFunc(s, URL)
 	}
 	s = redactRandomTokens(s)
 	if cut || len(s) > limit {
-		return TruncateUTF8(s, limit) + markEllipsis
+		return truncateUTF8(s, limit) + markEllipsis
 	}
 	return s
 }
@@ -616,7 +616,7 @@ func containsAny(s string, subs []string) bool {
 // cutAtToken cuts s to at most n bytes, dropping a run of token characters
 // that the cut would split, so that no secret is ever half kept.
 func cutAtToken(s string, n int) string {
-	s = TruncateUTF8(s, n)
+	s = truncateUTF8(s, n)
 	if len(s) == 0 || !isTokenByte(s[len(s)-1]) {
 		return s
 	}
@@ -650,7 +650,7 @@ func redactRandomTokens(s string) string {
 		}
 		if j-i >= redactMinTokenLen && looksSecret(s[i:j]) {
 			b.WriteString(s[last:i])
-			b.WriteString(Redacted)
+			b.WriteString(Marker)
 			last = j
 		}
 		i = j
@@ -663,7 +663,7 @@ func redactRandomTokens(s string) string {
 }
 
 // uuidPattern is a UUID, an identifier rather than a secret, like the ids
-// of IDPattern.
+// of idPattern.
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // looksSecret reports whether a token looks generated: a long hex string,
@@ -684,7 +684,7 @@ func looksSecret(tok string) bool {
 
 // looksRandom applies the shape test to one token.
 func looksRandom(tok string) bool {
-	if uuidPattern.MatchString(tok) || IDPattern.MatchString(tok) {
+	if uuidPattern.MatchString(tok) || idPattern.MatchString(tok) {
 		return false
 	}
 	var letters, digits, hex, alnum, pairs, changes int

@@ -1,8 +1,6 @@
-package agentsmcp
+package redact
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -66,37 +64,9 @@ func TestRedactMessage(t *testing.T) {
 		{"ordinary URL kept", "GET https://api.example/v1/models: 404", []string{"sk-x"}, "GET https://api.example/v1/models: 404"},
 	}
 	for _, tt := range tests {
-		if got := RedactMessage(tt.in, tt.secrets...); got != tt.want {
-			t.Errorf("%s: RedactMessage(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
+		if got := Message(tt.in, tt.secrets...); got != tt.want {
+			t.Errorf("%s: Message(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
 		}
-	}
-}
-
-func TestRedactError(t *testing.T) {
-	const key = "sk-abc123"
-	sentinel := errors.New("schema too new")
-	if RedactError(nil, key) != nil {
-		t.Error("nil error not kept nil")
-	}
-
-	clean := fmt.Errorf("prepare: %w", sentinel)
-	if got := RedactError(clean, key); got != clean {
-		t.Errorf("an error without secrets was replaced: %v", got)
-	}
-
-	plain := fmt.Errorf("call %s: %w", key, sentinel)
-	got := RedactError(plain, key)
-	if got.Error() != "call [redacted]: schema too new" || ErrorCode(got) != EINTERNAL {
-		t.Errorf("plain error: %q (code %s)", got, ErrorCode(got))
-	}
-
-	app := fmt.Errorf("%w: %w", Errorf(EUNAVAILABLE, "service at https://%s@api.example down", key), sentinel)
-	got = RedactError(app, key)
-	if strings.Contains(got.Error(), key) || ErrorCode(got) != EUNAVAILABLE {
-		t.Errorf("application error: %q (code %s)", got, ErrorCode(got))
-	}
-	if msg := ErrorMessage(got); msg != "service at https://xxxxx@api.example down" {
-		t.Errorf("application message: %q", msg)
 	}
 }
 
@@ -114,36 +84,8 @@ func TestRedactURLParameters(t *testing.T) {
 		{"https://api.example/search?q=mcp+servers&page=2&author=ann", "https://api.example/search?q=mcp+servers&page=2&author=ann"},
 		{"mongodb://u:p@h/db?authSource=admin&authMechanism=SCRAM-SHA-256", "mongodb://u:xxxxx@h/db?authSource=admin&authMechanism=SCRAM-SHA-256"},
 	} {
-		if got := RedactURL(tt.in); got != tt.want {
-			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-// A credential sent under a name of its own ("k", "X-Thing") is hidden by
-// that name in URLs and in name: value pairs, and by its value anywhere.
-func TestAppliedCredentialRedact(t *testing.T) {
-	const key, token = "plain", "opaque-bearer"
-	inQuery := &AppliedCredential{Query: map[string][]string{"k": {key}}}
-	inHeader := &AppliedCredential{Header: map[string][]string{"X-Thing": {key}, "Authorization": {"Bearer " + token}}}
-	for _, tt := range []struct {
-		cred      *AppliedCredential
-		in, want  string
-		forbidden string
-	}{
-		{inQuery, `Get "http://127.0.0.1:1/items?id=7&k=plain": EOF`, `Get "http://127.0.0.1:1/items?id=7&k=xxxxx": EOF`, key},
-		{inQuery, `Get "http://127.0.0.1:1/items?id=7&K=other": EOF`, `Get "http://127.0.0.1:1/items?id=7&K=xxxxx": EOF`, "other"},
-		{inQuery, `{"error":"bad key plain for k=plain"}`, `{"error":"bad key [redacted] for k=[redacted]"}`, key},
-		{inHeader, "echo: x-thing: whatever; authorization=Bearer opaque-bearer", "echo: x-thing: [redacted]; authorization=[redacted] [redacted]", token},
-		{inHeader, "token opaque-bearer refused", "token [redacted] refused", token},
-		{nil, "GET https://u:pw@h/x?api_key=1", "GET https://u:xxxxx@h/x?api_key=xxxxx", "pw"},
-	} {
-		got := tt.cred.Redact(tt.in)
-		if got != tt.want || strings.Contains(got, tt.forbidden) {
-			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-		if again := tt.cred.Redact(got); again != got {
-			t.Errorf("Redact twice: %q then %q", got, again)
+		if got := URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

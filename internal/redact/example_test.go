@@ -1,13 +1,13 @@
-package agentsmcp_test
+package redact_test
 
 import (
 	"encoding/json"
 	"fmt"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
-func ExampleRedactArguments() {
+func ExampleArguments() {
 	args := json.RawMessage(`{
 		"url": "https://deploy:hunter2@git.example.com/repo.git",
 		"headers": {"Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"},
@@ -15,8 +15,8 @@ func ExampleRedactArguments() {
 		"max_tokens": 512,
 		"paths": ["/srv/data/report.csv"]
 	}`)
-	fmt.Println(string(agentsmcp.RedactArguments(args)))
-	fmt.Println(string(agentsmcp.RedactArguments(json.RawMessage(`{"password": "hunter2"`))))
+	fmt.Println(string(redact.Arguments(args)))
+	fmt.Println(string(redact.Arguments(json.RawMessage(`{"password": "hunter2"`))))
 	// Output:
 	// {"url":"https://deploy:xxxxx@git.example.com/repo.git","headers":{"Authorization":"[redacted]"},"note":"use key [redacted] for the call","max_tokens":512,"paths":["/srv/data/report.csv"]}
 	// "[not valid JSON: 22 bytes]"

@@ -1,4 +1,4 @@
-package agentsmcp
+package mcpwire
 
 import (
 	"context"

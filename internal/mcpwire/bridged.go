@@ -1,9 +1,10 @@
-package agentsmcp
+package mcpwire
 
 import (
 	"encoding/json"
 	"time"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -12,13 +13,13 @@ import (
 // 2026-07-28, which cannot receive server-to-client requests, to an
 // upstream of an earlier revision that sends one (elicitation/create,
 // sampling/createMessage) in the middle of the call. The replica that
-// holds the upstream request stores the call as a [Task] with no plan and
+// holds the upstream request stores the call as an [agentsmcp.Task] with no plan and
 // one step, [BridgedStepID], and holds the task's lease while it holds the
 // request. The stored task is how the other replicas see and answer the
 // call:
 //
 //   - while the upstream waits for an answer, the task is running and its
-//     step is [StepWaitingInput], with the question, a [BridgedQuestion],
+//     step is [agentsmcp.StepWaitingInput], with the question, a [BridgedQuestion],
 //     as the step's Output;
 //   - an answer is stored in the task's Inputs, under the question's key
 //     (a JSON object of key to the client's response), by whichever
@@ -31,14 +32,14 @@ import (
 //     loop fails the task: a planless task cannot be resumed.
 //
 // Remote (the holder) and agents (tasks/get, tasks/update) share this
-// format through the root, as ADR 0008 requires.
+// format through this package.
 
 // BridgedStepID is the id of the one step of a bridged call's task.
 const BridgedStepID = "call"
 
 // IsBridgedCall reports whether t is a bridged call's task: no plan, and
 // the one step BridgedStepID.
-func (t *Task) IsBridgedCall() bool {
+func IsBridgedCall(t *agentsmcp.Task) bool {
 	return t != nil && t.PlanID == "" && len(t.Steps) == 1 && t.Steps[0].StepID == BridgedStepID
 }
 
@@ -64,15 +65,15 @@ type BridgedError struct {
 // OpenQuestion returns the question a bridged call waits for, or nil: the
 // task is not a bridged call, is not running, or its step does not wait,
 // or the question was answered already (its answer is stored).
-func (t *Task) OpenQuestion() *BridgedQuestion {
-	if !t.IsBridgedCall() || t.Status != TaskRunning || t.Steps[0].Status != StepWaitingInput {
+func OpenQuestion(t *agentsmcp.Task) *BridgedQuestion {
+	if !IsBridgedCall(t) || t.Status != agentsmcp.TaskRunning || t.Steps[0].Status != agentsmcp.StepWaitingInput {
 		return nil
 	}
 	var q BridgedQuestion
 	if json.Unmarshal(t.Steps[0].Output, &q) != nil || q.Key == "" {
 		return nil
 	}
-	if _, answered := t.BridgedAnswers()[q.Key]; answered {
+	if _, answered := BridgedAnswers(t)[q.Key]; answered {
 		return nil
 	}
 	return &q
@@ -89,7 +90,7 @@ func (q *BridgedQuestion) InputRequest() (mcp.InputRequest, error) {
 
 // BridgedAnswers returns the stored answers of a bridged call, by key
 // (the raw responses of the client).
-func (t *Task) BridgedAnswers() map[string]json.RawMessage {
+func BridgedAnswers(t *agentsmcp.Task) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	if len(t.Inputs) > 0 {
 		_ = json.Unmarshal(t.Inputs, &out)
@@ -99,34 +100,34 @@ func (t *Task) BridgedAnswers() map[string]json.RawMessage {
 
 // BridgedOutcome returns the end of a bridged call that ended: the tool's
 // result when it succeeded, the protocol error when it failed (a
-// *jsonrpc.Error, else an error with the task's ErrorCode, EUNAVAILABLE
+// *jsonrpc.Error, else an error with the task's ErrorCode, agentsmcp.EUNAVAILABLE
 // when it has none: the holder stopped, or could not reach the upstream).
-// A cancelled call is an ECONFLICT error. Both are nil while the call
+// A cancelled call is an agentsmcp.ECONFLICT error. Both are nil while the call
 // runs.
-func (t *Task) BridgedOutcome() (*mcp.CallToolResult, error) {
-	if !t.IsBridgedCall() {
+func BridgedOutcome(t *agentsmcp.Task) (*mcp.CallToolResult, error) {
+	if !IsBridgedCall(t) {
 		return nil, nil
 	}
 	out := t.Steps[0].Output
 	switch t.Status {
-	case TaskSucceeded:
+	case agentsmcp.TaskSucceeded:
 		var res mcp.CallToolResult
 		if err := json.Unmarshal(out, &res); err != nil {
-			return nil, Errorf(EINTERNAL, "the stored result of bridged call %s cannot be read: %v", t.ID, err)
+			return nil, agentsmcp.Errorf(agentsmcp.EINTERNAL, "the stored result of bridged call %s cannot be read: %v", t.ID, err)
 		}
 		return &res, nil
-	case TaskFailed:
+	case agentsmcp.TaskFailed:
 		var e BridgedError
 		if json.Unmarshal(out, &e) == nil && e.Code != 0 {
 			return nil, &jsonrpc.Error{Code: e.Code, Message: e.Message}
 		}
 		code := t.ErrorCode
 		if code == "" {
-			code = EUNAVAILABLE
+			code = agentsmcp.EUNAVAILABLE
 		}
-		return nil, Errorf(code, "%s", t.Error)
-	case TaskCancelled:
-		return nil, Errorf(ECONFLICT, "bridged call %s was cancelled: %s", t.ID, t.Error)
+		return nil, agentsmcp.Errorf(code, "%s", t.Error)
+	case agentsmcp.TaskCancelled:
+		return nil, agentsmcp.Errorf(agentsmcp.ECONFLICT, "bridged call %s was cancelled: %s", t.ID, t.Error)
 	}
 	return nil, nil
 }
@@ -155,8 +156,8 @@ func (q *BridgedQuestion) Accepts(r mcp.InputResponse) bool {
 // responses has no answer of the right kind under its key (other keys are
 // answers to questions that are no longer open, and are ignored). The
 // caller stores t.
-func (t *Task) AnswerBridged(responses mcp.InputResponseMap, now time.Time) (bool, error) {
-	q := t.OpenQuestion()
+func AnswerBridged(t *agentsmcp.Task, responses mcp.InputResponseMap, now time.Time) (bool, error) {
+	q := OpenQuestion(t)
 	if q == nil {
 		return false, nil
 	}
@@ -168,11 +169,11 @@ func (t *Task) AnswerBridged(responses mcp.InputResponseMap, now time.Time) (boo
 	if err != nil {
 		return false, err
 	}
-	answers := t.BridgedAnswers()
+	answers := BridgedAnswers(t)
 	answers[q.Key] = raw
 	if t.Inputs, err = json.Marshal(answers); err != nil {
 		return false, err
 	}
-	t.AddEvent(TaskEvent{At: now, Type: "answered", StepID: BridgedStepID, Message: "the client answered " + q.Key})
+	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "answered", StepID: BridgedStepID, Message: "the client answered " + q.Key})
 	return true, nil
 }
