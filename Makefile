@@ -22,7 +22,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run demo test test-unit lint compose-check test-go e2e-deps fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
+.PHONY: all build run demo test test-unit lint compose-check test-go test-measures e2e-deps fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
 
 all: build
 
@@ -46,10 +46,11 @@ demo: build
 	scripts/demo/run.sh
 
 # Every check and test: lint, Go unit tests under the race detector, the
-# learning benchmark (without race), a bounded run of each fuzz target, then the e2e suite against the built binary
-# (official MCP conformance suite + TypeScript SDK client over SSE, streamable
-# HTTP, stdio).
-test: lint compose-check test-go bench-learning fuzz e2e
+# measurements that go test -race skips (test-measures, without race), a
+# bounded run of each fuzz target, then the e2e suite against the built
+# binary (official MCP conformance suite + TypeScript SDK client over SSE,
+# streamable HTTP, stdio).
+test: lint compose-check test-go test-measures fuzz e2e
 
 # The fast loop: the Go tests without the race detector, fuzzing, e2e or
 # lint; packages that did not change answer from Go's test cache.
@@ -85,6 +86,14 @@ vet:
 # reached, so the limit is 20 minutes.
 test-go: e2e-deps
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# The measurements that are tests too, run without the race detector, which
+# slows them some tenfold and which go test -race therefore skips: the
+# learning benchmark (bench-learning) and the retrieval measures (search
+# quality on the real catalog, recall on the paraphrase sets, families joined
+# by meaning). Each fails when its figure falls below its floor.
+test-measures: bench-learning
+	$(GO) test -count=1 -run '^(TestSearchQuality|TestSemanticRetrieval|TestFamilyJoinsByMeaning)$$' ./router/toolsearch/ ./agents/
 
 e2e-deps:
 	scripts/e2e/install.sh
@@ -181,8 +190,8 @@ bench-vectors-scale:
 # the whole server with real go-sdk upstreams, for the builtin planner and a
 # scripted sampling model; per family the success rate, failed tool calls in
 # the first vs second half, repairs, elicitations and silently wrong
-# successes. A minute or two; make test runs it after test-go (which skips it:
-# under the race detector it takes ten times longer), and a family that
+# successes. A minute or two; make test runs it after test-go (test-measures;
+# go test -race skips it: under race it takes ten times longer), and a family that
 # misses its goal, or any silently wrong success, fails the build.
 # docs/benchmarks.md says how to read it. Output in bench-learning.out; the
 # exit status is the test's.

@@ -57,6 +57,9 @@ func meaningCatalog(t *testing.T) agentsmcp.ToolCatalog {
 // family's evidence, where a wrong join would cost a wrong plan. Through the real Gatherer, over
 // SQLite, with the semantic embedder for the search and the families.
 func TestFamilyJoinsByMeaning(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a measurement: make test runs it without the race detector (make test-measures)")
+	}
 	catalog := meaningCatalog(t)
 	pairs := []struct {
 		past, request string

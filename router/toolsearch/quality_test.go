@@ -307,6 +307,9 @@ func catalogRankers(t testing.TB, servers []catalogServer) []ranker {
 // change that makes retrieval worse fails here. SEARCH_MISSES=<ranker name>
 // with -v lists that ranker's top-3 misses.
 func TestSearchQuality(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a measurement: make test runs it without the race detector (make test-measures)")
+	}
 	servers := loadCatalog(t)
 	queries := loadQueries(t)
 	tools := 0

@@ -162,6 +162,9 @@ const (
 // measured (the goal of 0.90 is not reached; see below).
 // SEARCH_MISSES=<set>/<ranker> with -v lists that ranker's misses.
 func TestSemanticRetrieval(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a measurement: make test runs it without the race detector (make test-measures)")
+	}
 	servers := loadParaphraseCatalog(t)
 	tools := map[string]*mcp.Tool{}
 	for _, s := range servers {
