@@ -165,8 +165,9 @@ bench-relay-inproc:
 # corpora of different sources (Debian/Go, man pages, Python docstrings) x
 # the hash and the default semantic embedder, the first
 # VECTORS_BENCH_CORPORA_N of each (the Python one holds fewer: all of it),
-# recall@10 and p50/p95 against Flat in the same run; six index builds, about
-# 10 min on a quiet 2-core machine at 100k, several times that under load.
+# recall@10 and p50/p95 against Flat in the same run; six index builds:
+# 6.5 min at 20k on the shared 2-core box at load 8-12, 100k several times
+# that (VECTORS_BENCH_CORPORA_N=20000 for a quick look).
 # docs/benchmarks.md says how to read both. Output in bench-vectors.out.
 VECTORS_BENCH_REAL_N ?= 100000
 VECTORS_BENCH_CORPORA_N ?= 100000
