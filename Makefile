@@ -166,8 +166,8 @@ bench-relay-inproc:
 # the hash and the default semantic embedder, the first
 # VECTORS_BENCH_CORPORA_N of each (the Python one holds fewer: all of it),
 # recall@10 and p50/p95 against Flat in the same run; six index builds:
-# 6.5 min at 20k on the shared 2-core box at load 8-12, 100k several times
-# that (VECTORS_BENCH_CORPORA_N=20000 for a quick look).
+# 6.5 min at 20k on the shared 2-core box at load 8-12, 14.5 min at 100k
+# at load 8 falling to 4 (VECTORS_BENCH_CORPORA_N=20000 for a quick look).
 # docs/benchmarks.md says how to read both. Output in bench-vectors.out.
 VECTORS_BENCH_REAL_N ?= 100000
 VECTORS_BENCH_CORPORA_N ?= 100000
