@@ -170,11 +170,19 @@ bench-relay-inproc:
 # the first VECTORS_BENCH_REAL_N descriptions of the committed corpus indexed
 # (it holds about 161k; a larger N uses them all), 1,000 held-out ones as
 # queries, HNSW vs exact Flat in one run, recall@10 and latency per ef, for the
-# hash embedder and a dense one. docs/benchmarks.md says how to read it.
-# Output in bench-vectors.out.
+# hash embedder and a dense one. Then BenchmarkQueryRealCorpora: three
+# corpora of different sources (Debian/Go, man pages, Python docstrings) x
+# the hash and the default semantic embedder, the first
+# VECTORS_BENCH_CORPORA_N of each (the Python one holds fewer: all of it),
+# recall@10 and p50/p95 against Flat in the same run; six index builds:
+# 6.5 min at 20k on the shared 2-core box at load 8-12, 14.5 min at 100k
+# at load 8 falling to 4 (VECTORS_BENCH_CORPORA_N=20000 for a quick look).
+# docs/benchmarks.md says how to read both. Output in bench-vectors.out.
 VECTORS_BENCH_REAL_N ?= 100000
+VECTORS_BENCH_CORPORA_N ?= 100000
 bench-vectors:
 	VECTORS_BENCH_REAL_N=$(VECTORS_BENCH_REAL_N) $(GO) test -run '^$$' -bench 'QueryReal$$' -benchtime 1x -count 3 -timeout 60m ./memory/vectors/ | tee bench-vectors.out
+	VECTORS_BENCH_CORPORA_N=$(VECTORS_BENCH_CORPORA_N) $(GO) test -run '^$$' -bench 'QueryRealCorpora$$' -benchtime 1x -count 1 -timeout 120m ./memory/vectors/ | tee -a bench-vectors.out
 
 # The same index grown to 1M on text generated from the corpus
 # (memory/vectors.BenchmarkQueryRealScale), measured at each size of

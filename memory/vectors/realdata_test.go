@@ -21,43 +21,57 @@ import (
 // The real-text corpus: short descriptions of public software (Debian
 // packages, Go doc comments), deduplicated and shuffled, one per line. It is
 // written by scripts/vectorcorpus. The last realQueries lines are held out as
-// queries: they are never indexed.
+// queries: they are never indexed. corpora_test.go adds two corpora of other
+// sources in the same format.
 const (
 	realCorpusPath = "testdata/descriptions.txt.gz"
 	realQueries    = 1000
 )
 
-var (
-	realOnce  sync.Once
-	realLines []string
-	realErr   error
-)
-
+// realCorpus is the Debian/Go corpus, split into indexed documents and
+// held-out queries.
 func realCorpus(t testing.TB) (docs, queries []string) {
 	t.Helper()
-	realOnce.Do(func() {
-		f, err := os.Open(realCorpusPath)
-		if err != nil {
-			realErr = err
-			return
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			realErr = err
-			return
-		}
-		sc := bufio.NewScanner(zr)
-		for sc.Scan() {
-			realLines = append(realLines, sc.Text())
-		}
-		realErr = sc.Err()
-	})
-	if realErr != nil {
-		t.Fatalf("read %s: %v", realCorpusPath, realErr)
+	lines, err := corpusLines(realCorpusPath)
+	if err != nil {
+		t.Fatalf("read %s: %v", realCorpusPath, err)
 	}
-	n := len(realLines) - realQueries
-	return realLines[:n:n], realLines[n:]
+	n := len(lines) - realQueries
+	return lines[:n:n], lines[n:]
+}
+
+var (
+	corpusMu    sync.Mutex
+	corpusCache = map[string][]string{}
+)
+
+// corpusLines reads the gzip-compressed corpus at path, one text per line,
+// once per process.
+func corpusLines(path string) ([]string, error) {
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	if lines, ok := corpusCache[path]; ok {
+		return lines, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	corpusCache[path] = lines
+	return lines, nil
 }
 
 // realEmbedder turns texts into vectors for the real-text benchmark.
@@ -109,9 +123,16 @@ func denseEmbedder() realEmbedder {
 	}}
 }
 
-// realVectors embeds the first n documents and all held-out queries.
+// realVectors embeds the first n documents and all held-out queries of the
+// Debian/Go corpus.
 func realVectors(t testing.TB, e realEmbedder, n int) ([]agentsmcp.Vector, [][]float32) {
 	docs, queries := realCorpus(t)
+	return embedCorpus(t, e, docs, queries, n)
+}
+
+// embedCorpus embeds the first n of docs (all of them if there are fewer)
+// and all queries, on two goroutines.
+func embedCorpus(t testing.TB, e realEmbedder, docs, queries []string, n int) ([]agentsmcp.Vector, [][]float32) {
 	if n > len(docs) {
 		t.Logf("the corpus has %d documents; using all of them instead of %d", len(docs), n)
 		n = len(docs)
@@ -176,8 +197,16 @@ func realData(b *testing.B, e realEmbedder, n int) *realSet {
 	if s := realSets[key]; s != nil {
 		return s
 	}
-	ctx := context.Background()
 	vs, qs := realVectors(b, e, n)
+	s := buildRealSet(b, e, vs, qs)
+	realSets[key] = s
+	return s
+}
+
+// buildRealSet indexes vs in Flat and in a default HNSW (timing the build
+// and a separate tuning), and keeps Flat's exact answer to each of qs.
+func buildRealSet(b *testing.B, e realEmbedder, vs []agentsmcp.Vector, qs [][]float32) *realSet {
+	ctx := context.Background()
 	s := &realSet{n: len(vs), qs: qs, flat: NewFlat(e.dims), hnsw: NewHNSW(e.dims, HNSWOptions{Seed: 1})}
 	if err := s.flat.Upsert(ctx, "ns", vs); err != nil {
 		b.Fatal(err)
@@ -199,7 +228,6 @@ func realData(b *testing.B, e realEmbedder, n int) *realSet {
 		}
 		s.truth = append(s.truth, got)
 	}
-	realSets[key] = s
 	return s
 }
 
