@@ -644,7 +644,7 @@ func secretToken(tok string) (tail string, ok bool) {
 // URLs, paths, long ids, numbers) replaced by placeholders, space
 // collapsed, cut to MaxErrorClassBytes; "error" when nothing is left. So
 // `open "/a/b.txt": 3 retries` and `open "/c.txt": 5 retries` are one class.
-// Secrets (by RedactText's patterns) are redacted first.
+// Secrets (by redact.Text's patterns) are redacted first.
 func ErrorClass(text string) string {
 	line, _, _ := strings.Cut(strings.ToValidUTF8(text, "\uFFFD"), "\n")
 	line = redact.Text(line, len(line)+8) // insights are shared: no secret a tool echoed (8: room for the cut marker, never used)

@@ -245,7 +245,7 @@ func getByID[T any](h *Handler, w http.ResponseWriter, r *http.Request, prefix, 
 func scrubResumeBody(body json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {
-		return body // not an object: RedactArguments records only its size
+		return body // not an object: redact.Arguments records only its size
 	}
 	var inputs map[string]json.RawMessage
 	if err := json.Unmarshal(m["inputs"], &inputs); err == nil && inputs != nil {

@@ -143,7 +143,7 @@ func scrubUpstreamBody(body json.RawMessage) json.RawMessage {
 // scrubHeaders is body, a JSON object, with the values of its "headers"
 // object redacted, and then whatever more changes: any header may carry a
 // credential, whatever its name. A body that is not an object is
-// returned as it is: RedactArguments records only its size.
+// returned as it is: redact.Arguments records only its size.
 func scrubHeaders(body json.RawMessage, more func(m map[string]json.RawMessage)) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {

@@ -191,7 +191,7 @@ func textWithin(s string, limit int) string {
 	return redact.Text(s, max(limit, 0))
 }
 
-// text is how a free text is stored: without what RedactText finds.
+// text is how a free text is stored: without what redact.Text finds.
 func text(s string) string {
 	if s == "" || !redact.HasSecret(s) {
 		return s
