@@ -106,13 +106,7 @@ func BenchmarkQueryRealCorpora(b *testing.B) {
 				vs, qs := embedCorpus(b, e, docs, queries, m)
 				s := buildRealSet(b, e, vs, qs)
 				for _, ef := range []int{-1, 0, 64, 128, 256} {
-					name := "hnsw"
-					switch {
-					case ef < 0:
-						name = "flat"
-					case ef > 0:
-						name = "hnsw-ef" + strconv.Itoa(ef)
-					}
+					name := queryVariant(ef)
 					b.Run(name, func(b *testing.B) { measureRealQueries(b, s, ef) })
 				}
 			})

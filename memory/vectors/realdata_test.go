@@ -7,8 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -261,66 +259,28 @@ func realHits(got, truth []agentsmcp.VectorMatch) int {
 //
 //	go test -run '^$' -bench QueryReal -benchtime 1x ./memory/vectors/
 func BenchmarkQueryReal(b *testing.B) {
-	ctx := context.Background()
 	docs, _ := realCorpus(b)
 	n := min(realSizeFromEnv(b), len(docs))
 	for _, e := range []realEmbedder{hashEmbedder(), denseEmbedder()} {
 		for _, ef := range []int{-1, 0, 32, 64, 96, 128, 256} {
-			name := "hnsw"
-			switch {
-			case ef < 0:
-				name = "flat"
-			case ef > 0:
-				name = "hnsw-ef" + strconv.Itoa(ef)
-			}
+			name := queryVariant(ef)
 			b.Run(e.name+"/"+sizeName(n)+"/"+name, func(b *testing.B) {
-				s := realData(b, e, n)
-				runtime.LockOSThread() // for threadCPU
-				defer runtime.UnlockOSThread()
-				var lat, cpu []time.Duration
-				hits := 0
-				for b.Loop() {
-					for i, q := range s.qs {
-						c0, start := threadCPU(), time.Now()
-						var got []agentsmcp.VectorMatch
-						var err error
-						if ef < 0 {
-							got, err = s.flat.Query(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10})
-						} else {
-							got, err = s.hnsw.QueryEf(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10}, ef)
-						}
-						lat, cpu = append(lat, time.Since(start)), append(cpu, threadCPU()-c0)
-						if err != nil {
-							b.Fatal(err)
-						}
-						hits += realHits(got, s.truth[i])
-					}
-				}
-				slices.Sort(lat)
-				slices.Sort(cpu)
-				p50, p99 := percentile(lat, 0.5), percentile(lat, 0.99)
-				b.ReportMetric(float64(p50.Nanoseconds())/1e3, "p50-µs")
-				b.ReportMetric(float64(percentile(cpu, 0.5).Nanoseconds())/1e3, "cpu-p50-µs")
-				b.ReportMetric(float64(p99.Nanoseconds())/1e3, "p99-µs")
-				b.ReportMetric(float64(hits)/float64(10*len(lat)), "recall@10")
-				b.ReportMetric(float64(s.n), "docs")
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				if ef < 0 {
-					s.flatP50 = p50
-					return
-				}
-				if ef == 0 {
-					b.ReportMetric(float64(s.hnsw.EfSearch("ns")), "ef")
-					b.ReportMetric(s.build.Seconds(), "build-s")
-					b.ReportMetric(s.tune.Seconds(), "tune-s")
-				}
-				if s.flatP50 > 0 {
-					b.ReportMetric(float64(p50)/float64(s.flatP50), "p50/flat")
-				}
+				measureRealQueries(b, realData(b, e, n), ef)
 			})
 		}
 	}
+}
+
+// queryVariant names a benchmark's query variant by its ef: "flat" is exact
+// search (ef < 0), "hnsw" the tuned beam width (ef 0), "hnsw-efN" a fixed one.
+func queryVariant(ef int) string {
+	switch {
+	case ef < 0:
+		return "flat"
+	case ef > 0:
+		return "hnsw-ef" + strconv.Itoa(ef)
+	}
+	return "hnsw"
 }
 
 // TestHNSWRecallRealText: HNSW finds at least 95 % of the true 10 nearest

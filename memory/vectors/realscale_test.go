@@ -107,13 +107,7 @@ func BenchmarkQueryRealScale(b *testing.B) {
 		truth := make([][]agentsmcp.VectorMatch, len(qs))
 		var flatP50 time.Duration
 		for _, ef := range []int{-1, 0, 64, 128, 192, 256} {
-			name := "hnsw"
-			switch {
-			case ef < 0:
-				name = "flat"
-			case ef > 0:
-				name = "hnsw-ef" + strconv.Itoa(ef)
-			}
+			name := queryVariant(ef)
 			b.Run("dense-mix/"+sizeName(n)+"/"+name, func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
