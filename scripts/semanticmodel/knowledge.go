@@ -494,7 +494,7 @@ func entityNames(wn *wordNet, dataDir string) (map[string][]string, error) {
 		if !plainWord(name) || len(name) < 3 || slices.Contains(out[name], kind) {
 			return
 		}
-		if _, known := wn.senses[name]; known && !wn.entitySense(name, kind != "city" && kind != "country", wnKinds...) {
+		if _, known := wn.senses[name]; known && !wn.entitySense(name, kind, wnKinds...) {
 			return
 		}
 		out[name] = append(out[name], kind)
@@ -544,34 +544,48 @@ func entityNames(wn *wordNet, dataDir string) (map[string][]string, error) {
 		return nil, err
 	}
 	for _, code := range sortedKeys(langs) {
-		add(langs[code].Name, "language", "language", "natural_language")
+		// "Tagalog / Filipino", "Ossetian, Ossetic"
+		for _, n := range strings.FieldsFunc(langs[code].Name, func(r rune) bool { return r == '/' || r == ',' || r == ';' }) {
+			add(n, "language", "language", "natural_language")
+		}
 	}
 	return out, nil
 }
 
-// entitySense reports whether WordNet's first noun sense of word is one
-// of kinds (see isA), and, unless otherSenses, whether word has no sense
-// but nouns: "Nice" and "Mobile" are adjectives first, so stay words.
-func (wn *wordNet) entitySense(word string, otherSenses bool, kinds ...string) bool {
-	first := ""
+// entitySense reports whether WordNet knows word as an entity of kind
+// (one of kinds, see isA). For a place its first noun sense must be one,
+// and it must have no sense but nouns: "Nice" and "Mobile" are adjectives
+// first, so they stay words. For a currency its first noun sense must be
+// one ("pound" is, "real" is not). For a language any noun sense may be
+// ("Japanese" is first a person of Japan, then the language).
+func (wn *wordNet) entitySense(word, kind string, kinds ...string) bool {
+	place := kind == "city" || kind == "country"
 	for _, k := range wn.senses[word] {
-		if strings.HasPrefix(k, "n:") {
-			if first == "" {
-				first = k
-			}
-		} else if !otherSenses {
+		if place && !strings.HasPrefix(k, "n:") {
 			return false
 		}
 	}
-	return first != "" && wn.isA(first, kinds...)
+	for _, k := range wn.senses[word] {
+		if !strings.HasPrefix(k, "n:") {
+			continue
+		}
+		if wn.isA(k, kinds...) {
+			return true
+		}
+		if kind != "language" {
+			return false
+		}
+	}
+	return false
 }
 
-// isA reports whether the synset key is, within four hypernym or
-// instance-hypernym steps, one of the lemmas kinds.
+// isA reports whether the synset key is, within six hypernym or
+// instance-hypernym steps, one of the lemmas kinds ("Spanish" is four
+// steps below "natural language").
 func (wn *wordNet) isA(key string, kinds ...string) bool {
 	seen := map[string]bool{}
 	frontier := []string{key}
-	for range 5 {
+	for range 7 {
 		var next []string
 		for _, k := range frontier {
 			s := wn.synsets[k]
