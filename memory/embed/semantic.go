@@ -11,7 +11,7 @@ import (
 // SemanticModelVersion names the embedded model; it is part of
 // [Semantic]'s ID, so that stores re-embed when the model changes.
 // TestSemanticModelVersion holds it to the embedded file's checksum.
-const SemanticModelVersion = "bc0faccfe9"
+const SemanticModelVersion = "7654ebd18f"
 
 // Sizes of the parts of a [Semantic] vector.
 const (
@@ -31,9 +31,11 @@ const (
 // the meaning of the text (the weighted mean of its words' vectors, a
 // frequent word weighing less) and its words (feature hashing of their base
 // forms, as [Hash] does, and of the words WordNet relates to them: synonyms,
-// derivations, hypernyms two levels up, gloss words), which keeps exact
-// words, names and words the model does not know, and lets "rain" meet
-// "weather" through "precipitation". The cosine of two vectors is then 0.7 ×
+// derivations, hypernyms two levels up, gloss words; and the topics and
+// entity types the model learnt from emoji keywords and gazetteers:
+// "sunny" → weather, "dakar" → city), which keeps exact words, names and
+// words the model does not know, and lets "rain" meet "weather" through
+// "precipitation". The cosine of two vectors is then 0.7 ×
 // the cosine of their meanings + 0.3 × that of their words.
 //
 // The model is parsed on first use (see TestSemanticModelLoadCost); Embed

@@ -25,8 +25,10 @@ var semanticModelData []byte
 // documents the layout).
 const semanticModelMagic = "AMSEMB01"
 
-// semanticModel is the loaded model: a sorted vocabulary with a vector and
-// a unigram probability per word, and WordNet's irregular inflections.
+// semanticModel is the loaded model: a vocabulary (the corpus words in
+// order, then the names of cities, currencies and languages that the
+// knowledge step added) with a vector and a unigram probability per word,
+// and WordNet's irregular inflections.
 type semanticModel struct {
 	dim   int
 	words []string
@@ -38,7 +40,9 @@ type semanticModel struct {
 	vecs  []byte
 	irreg map[string]string
 	// related[i] are the words WordNet relates to word i (synonyms,
-	// derivations, hypernyms, gloss words), with weights in (0, 1].
+	// derivations, hypernyms, gloss words), then the topics and entity
+	// types the knowledge step adds (emoji keywords: "umbrella" → weather;
+	// gazetteers: "dakar" → city), with weights in (0, 1].
 	related [][]relatedWord
 }
 

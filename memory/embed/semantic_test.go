@@ -183,3 +183,46 @@ func TestSemanticLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestSemanticModelKnowsTopicsAndEntities checks what the model's
+// knowledge step adds to WordNet (docs/adr/0015, "Fourth round"): emoji
+// topics tie everyday words to a subject, gazetteers give names their
+// type, and a name that is first a common word does not become a place.
+func TestSemanticModelKnowsTopicsAndEntities(t *testing.T) {
+	m, err := semanticModelLoaded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	related := func(a, b string) float32 {
+		i, j := m.lookup(a), m.lookup(b)
+		if i < 0 || j < 0 {
+			return 0
+		}
+		return m.relationWeight(i, j)
+	}
+	for _, p := range [][2]string{
+		{"sunny", "weather"}, {"umbrella", "weather"}, {"snowflake", "weather"},
+		{"dakar", "city"}, {"oslo", "city"}, {"lima", "city"},
+		{"usd", "currency"}, {"eur", "money"}, {"chf", "currency"},
+		{"tagalog", "language"}, {"spanish", "language"},
+	} {
+		if w := related(p[0], p[1]); w == 0 {
+			t.Errorf("%s and %s are not related", p[0], p[1])
+		}
+	}
+	// "Nice", "Mobile" and "Reading" stay words ("city" is theirs from
+	// WordNet, not from the gazetteer); "weather" gains no relation to
+	// each of its keywords: a topic is one-way, so that a common word does
+	// not collect thousands.
+	for _, p := range [][2]string{{"nice", "location"}, {"mobile", "location"}, {"reading", "location"}, {"weather", "sunny"}} {
+		i, j := m.lookup(p[0]), m.lookup(p[1])
+		for _, r := range m.related[i] {
+			if r.word == j {
+				t.Errorf("%s relates to %s (%.2f)", p[0], p[1], r.weight)
+			}
+		}
+	}
+	if m.lookup("dakar") < 0 || m.lookup("usd") < 0 {
+		t.Error("the gazetteer names are not in the vocabulary")
+	}
+}

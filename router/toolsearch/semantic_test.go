@@ -21,8 +21,9 @@ import (
 // The paraphrase sets: testdata/paraphrase/catalog.json is a
 // catalog of 151 tools over 34 domains; heldout.json (held out: written
 // before the second round of tuning, nothing is tuned on it), heldout2.json
-// (held out: written in the third round before any ranking of it was
-// seen, none of its requests sharing a word with the right tool), dev.json and
+// and heldout3.json (held out: written in the third and fourth rounds
+// before any ranking of them was seen, none of their requests sharing a
+// word with the right tool), dev.json and
 // dev2.json (for tuning; dev2.json was the first round's test set, looked
 // at during that round) are requests worded as people word them, most
 // sharing no content word with the right tool.
@@ -155,51 +156,69 @@ const (
 )
 
 // TestSemanticRetrieval measures recall@1/3/10 of the right tool on the
-// paraphrase sets, for search_tools with the hash embedder (BM25 fused with
-// hashed words), with the semantic default, and for the parts alone, all in
-// the same run, and holds the semantic default to its retrieval goals on the
-// held-out sets: ≥ 0.10 above hash + BM25 in recall@3, and no worse than
-// measured (the goal of 0.90 is not reached; see below).
+// paraphrase sets and on the real catalog of TestSearchQuality, for
+// search_tools with the hash embedder (BM25 fused with hashed words), with
+// the semantic default, and for the parts alone, all in the same run, and
+// holds the semantic default to its retrieval goals on the held-out sets:
+// ≥ 0.10 above hash + BM25 in recall@3, and no worse than measured (the
+// goal of 0.90 is not reached; see below).
 // SEARCH_MISSES=<set>/<ranker> with -v lists that ranker's misses.
 func TestSemanticRetrieval(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a measurement: make test runs it without the race detector (make test-measures)")
 	}
-	servers := loadParaphraseCatalog(t)
-	tools := map[string]*mcp.Tool{}
-	for _, s := range servers {
-		for _, tool := range s.Tools {
-			tools[tool.Name] = tool
+	type catalog struct {
+		servers []catalogServer
+		tools   map[string]*mcp.Tool
+		rankers []struct {
+			name string
+			rank func(string) []string
 		}
 	}
-	r := catalogRouter(t, servers)
-	semVecs := semanticRanker(t, servers)
-	rankers := []struct {
-		name string
-		rank func(string) []string
-	}{
-		{rankLexicalOnly, func(q string) []string { return matchNames(SearchLexical(r, q, "all", 10)) }},
-		{rankHashBM25, searchRanker(t, r, embed.Hash{})},
-		{rankSemanticOnly, semVecs},
-		{rankSemantic, searchRanker(t, r, embed.Semantic{})},
+	newCatalog := func(servers []catalogServer) *catalog {
+		c := &catalog{servers: servers, tools: map[string]*mcp.Tool{}}
+		for _, s := range servers {
+			for _, tool := range s.Tools {
+				c.tools[tool.Name] = tool
+			}
+		}
+		r := catalogRouter(t, servers)
+		c.rankers = []struct {
+			name string
+			rank func(string) []string
+		}{
+			{rankLexicalOnly, func(q string) []string { return matchNames(SearchLexical(r, q, "all", 10)) }},
+			{rankHashBM25, searchRanker(t, r, embed.Hash{})},
+			{rankSemanticOnly, semanticRanker(t, servers)},
+			{rankSemantic, searchRanker(t, r, embed.Semantic{})},
+		}
+		return c
 	}
+	para, real := newCatalog(loadParaphraseCatalog(t)), newCatalog(loadCatalog(t))
 	results := map[string]recall{}
-	for _, set := range []string{"heldout", "heldout2", "dev2", "dev"} {
-		queries := loadParaphraseQueries(t, set)
+	// "real" is the catalog of real MCP servers of TestSearchQuality, whose
+	// requests mostly share words with their tool: what users send today.
+	for _, set := range []string{"heldout", "heldout2", "heldout3", "dev2", "dev", "real"} {
+		c, queries := para, []labelledQuery(nil)
+		if set == "real" {
+			c, queries = real, loadQueries(t)
+		} else {
+			queries = loadParaphraseQueries(t, set)
+		}
 		noShared := 0
 		for _, q := range queries {
 			for _, w := range q.Want {
-				if tools[w] == nil {
+				if c.tools[w] == nil {
 					t.Fatalf("%s: %q wants unknown tool %s", set, q.Query, w)
 				}
 			}
-			if len(sharedWords(q.Query, tools[q.Want[0]])) == 0 {
+			if len(sharedWords(q.Query, c.tools[q.Want[0]])) == 0 {
 				noShared++
 			}
 		}
-		t.Logf("%s set: %d queries over %d tools of %d servers; %d (%.0f%%) share no word with the right tool", set, len(queries), len(tools), len(servers), noShared, 100*float64(noShared)/float64(len(queries)))
+		t.Logf("%s set: %d queries over %d tools of %d servers; %d (%.0f%%) share no word with the right tool", set, len(queries), len(c.tools), len(c.servers), noShared, 100*float64(noShared)/float64(len(queries)))
 		t.Logf("| %-36s | set | recall@1 | recall@3 | recall@10 |", "ranker")
-		for _, rk := range rankers {
+		for _, rk := range c.rankers {
 			res := measureRecall(queries, rk.rank)
 			results[set+"/"+rk.name] = res
 			t.Logf("| %-36s | %s | %.3f | %.3f | %.3f |", rk.name, set, res.at1, res.at3, res.at10)
@@ -213,37 +232,41 @@ func TestSemanticRetrieval(t *testing.T) {
 			t.Log("miss:", m)
 		}
 	}
-	sem, hash := results["heldout/"+rankSemantic], results["heldout/"+rankHashBM25]
-	// The goal is recall@3 ≥ 0.90; the semantic default reaches
-	// 0.333 on the held-out set (hash + BM25 0.170), so the goal is open
-	// (docs/adr/0015-offline-semantic-model.md). The floor below holds what
-	// was measured, minus two queries, so that a change that makes it worse
-	// fails; the margin over hash + BM25 is the goal's.
-	if sem.at3 < 0.90 {
-		t.Logf("goal not met: semantic recall@3 %.3f on the held-out set, goal ≥ 0.90", sem.at3)
+	// The goal is recall@3 ≥ 0.90 on every held-out set, ≥ 0.10 above hash
+	// + BM25; the semantic default reaches 0.379, 0.372 and 0.332 on the
+	// three held-out sets (fourth round's model; hash + BM25 0.170, 0.106,
+	// 0.126), so the goal is open (docs/adr/0015-offline-semantic-model.md).
+	// Each floor holds what was measured minus two queries, so that a
+	// change that makes it worse fails; the margin is the goal's.
+	for _, f := range []struct {
+		set      string
+		floor    float64
+		measured float64
+		margin   bool
+	}{
+		{"heldout", 56.0 / 153, 58.0 / 153, true},
+		{"heldout2", 40.0 / 113, 42.0 / 113, true},
+		{"heldout3", 61.0 / 190, 63.0 / 190, true},
+		// dev2 holds the word alignment's and the knowledge step's gains
+		// (0.357 without the alignment, 0.401 with it, 0.412 with the
+		// topics and entity types).
+		{"dev2", 73.0 / 182, 75.0 / 182, false},
+	} {
+		sem, hash := results[f.set+"/"+rankSemantic], results[f.set+"/"+rankHashBM25]
+		if f.margin && sem.at3 < 0.90 {
+			t.Logf("goal not met: semantic recall@3 %.3f on %s, goal ≥ 0.90", sem.at3, f.set)
+		}
+		if sem.at3 < f.floor-1e-9 {
+			t.Errorf("semantic default: recall@3 %.3f on %s, want ≥ %.3f (measured %.3f)", sem.at3, f.set, f.floor, f.measured)
+		}
+		if f.margin && sem.at3 < hash.at3+0.10 {
+			t.Errorf("semantic default: recall@3 %.3f on %s, want ≥ 0.10 above hash + BM25's %.3f", sem.at3, f.set, hash.at3)
+		}
 	}
-	if s2 := results["heldout2/"+rankSemantic]; s2.at3 < 0.90 {
-		t.Logf("goal not met: semantic recall@3 %.3f on heldout2, goal ≥ 0.90", s2.at3)
-	}
-	if sem.at3 < 0.320 {
-		t.Errorf("semantic default: recall@3 %.3f on the held-out set, want ≥ 0.320 (measured 0.333)", sem.at3)
-	}
-	// The dev sets hold the word alignment's gain (dev2 0.357 without it,
-	// 0.401 with it), minus two queries.
-	if d2 := results["dev2/"+rankSemantic]; d2.at3 < 0.39 {
-		t.Errorf("semantic default: recall@3 %.3f on dev2, want ≥ 0.39 (measured 0.401)", d2.at3)
-	}
-	if sem.at3 < hash.at3+0.10 {
-		t.Errorf("semantic default: recall@3 %.3f, want ≥ 0.10 above hash + BM25's %.3f", sem.at3, hash.at3)
-	}
-	// The second held-out set: measured 0.354 (hash + BM25 0.106); the
-	// floor is that minus two queries, and the goal's margin holds here too.
-	sem2, hash2 := results["heldout2/"+rankSemantic], results["heldout2/"+rankHashBM25]
-	if sem2.at3 < 0.336 {
-		t.Errorf("semantic default: recall@3 %.3f on heldout2, want ≥ 0.336 (measured 0.354)", sem2.at3)
-	}
-	if sem2.at3 < hash2.at3+0.10 {
-		t.Errorf("semantic default: recall@3 %.3f on heldout2, want ≥ 0.10 above hash + BM25's %.3f", sem2.at3, hash2.at3)
+	// The real catalog: the knowledge must not cost what users send today
+	// (measured 0.754; the floor is that minus two queries).
+	if r := results["real/"+rankSemantic]; r.at3 < 148.0/199-1e-9 {
+		t.Errorf("semantic default: recall@3 %.3f on the real catalog, want ≥ %.3f (measured 0.754)", r.at3, 148.0/199)
 	}
 }
 

@@ -6,6 +6,7 @@
 //
 //	semanticmodel corpus -wordnet DIR -out corpus.txt
 //	semanticmodel pack -wordnet DIR -corpus corpus.txt -vectors vectors.vec -out model.bin
+//	semanticmodel knowledge -wordnet DIR -base model.bin -data DIR -out model.bin
 package main
 
 import (
@@ -17,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: semanticmodel corpus|pack [flags]")
+		fmt.Fprintln(os.Stderr, "usage: semanticmodel corpus|pack|knowledge [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -26,6 +27,8 @@ func main() {
 	corpus := fs.String("corpus", "corpus.txt", "training corpus (pack: for word frequencies)")
 	vectors := fs.String("vectors", "vectors.vec", "word vectors in fastText .vec text format")
 	goroot := fs.String("goroot", runtime.GOROOT(), "Go tree whose doc comments join the corpus")
+	base := fs.String("base", "", "knowledge: the packed model to add knowledge to")
+	data := fs.String("data", "", "knowledge: directory of the unpacked npm packages")
 	_ = fs.Parse(os.Args[2:])
 	wn, err := loadWordNet(*wnDir)
 	if err != nil {
@@ -36,6 +39,8 @@ func main() {
 		err = writeCorpus(*out, wn, *goroot)
 	case "pack":
 		err = pack(wn, *corpus, *vectors, *out)
+	case "knowledge":
+		err = knowledge(wn, *base, *data, *out)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
