@@ -102,6 +102,9 @@ func (s *Server) controlPlane() http.Handler {
 		}
 		op := operation(r)
 		s.countCall(op)
+		if s.opts.Logger != nil {
+			s.opts.Logger.Info("pinecone control", "operation", op, "path", r.URL.Path)
+		}
 		if errs := s.validate.request(clone()); len(errs) > 0 {
 			msg := describeErrors(errs)
 			s.protocolError("%s %s: request does not match the OpenAPI document: %s", r.Method, r.URL.Path, msg)
