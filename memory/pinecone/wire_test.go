@@ -253,8 +253,9 @@ func TestWireOutboxLosesNothing(t *testing.T) {
 // refused key, without the key in any error or log line.
 func TestWireOpenChecksTheIndex(t *testing.T) {
 	var stdlog bytes.Buffer
+	prev := log.Writer()
 	log.SetOutput(&stdlog) // go-pinecone logs through the standard logger
-	t.Cleanup(func() { log.SetOutput(nil) })
+	t.Cleanup(func() { log.SetOutput(prev) })
 	tests := []struct {
 		name  string
 		opts  pineconetest.Options
