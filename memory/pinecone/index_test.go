@@ -20,8 +20,10 @@ import (
 )
 
 // fakePlane stands in for a Pinecone data-plane connection of one
-// namespace: it records requests and answers from a script. Pinecone is a
-// paid service that cannot run here; the live test covers the real one.
+// namespace: it records requests and answers from a script, for the
+// timing and batching cases a server cannot easily stage. wire_test.go runs
+// the same code through go-pinecone on Pinecone's published protocols, and
+// the live test against a real index.
 type fakePlane struct {
 	ns string
 

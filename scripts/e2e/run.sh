@@ -3,8 +3,9 @@
 #
 #  1. install.sh: `npm ci` here if node_modules is missing or does not match package.json/package-lock.json;
 #  2. builds bin/agents-mcp (go build -o bin/agents-mcp ./cmd/agents-mcp), bin/ferretdb (a test
-#     MongoDB wire-protocol server, for mongo.test.mjs) and bin/mrtr-upstream (a go-sdk upstream
-#     answering input_required, for bridge.test.mjs);
+#     MongoDB wire-protocol server, for mongo.test.mjs), bin/mrtr-upstream (a go-sdk upstream
+#     answering input_required, for bridge.test.mjs) and bin/pineconeserver (Pinecone's wire
+#     protocols over an in-memory index, for pinecone.test.mjs);
 #  3. starts `agents-mcp serve --conformance-fixtures` (and a second `serve --stateless`) on free
 #     loopback ports with temp data dirs, and waits for /healthz;
 #  4. runs the official conformance suite (conformance.sh: 0.1.16's active suite, and
@@ -42,13 +43,14 @@ log "node $(node --version)"
 
 # --- 2. build --------------------------------------------------------------------------------
 if [[ "${E2E_SKIP_BUILD:-0}" != 1 ]]; then
-  log "go build -o bin/agents-mcp ./cmd/agents-mcp; go build -o bin/ferretdb ./scripts/ferretdb; go build -o bin/mrtr-upstream ./scripts/mrtrupstream"
+  log "go build -o bin/agents-mcp ./cmd/agents-mcp; go build -o bin/ferretdb ./scripts/ferretdb; go build -o bin/mrtr-upstream ./scripts/mrtrupstream; go build -o bin/pineconeserver ./scripts/pineconeserver"
   (cd "$ROOT" && go build -o bin/agents-mcp ./cmd/agents-mcp && go build -o bin/ferretdb ./scripts/ferretdb &&
-    go build -o bin/mrtr-upstream ./scripts/mrtrupstream)
+    go build -o bin/mrtr-upstream ./scripts/mrtrupstream && go build -o bin/pineconeserver ./scripts/pineconeserver)
 fi
 [[ -x "$BIN" ]] || { log "missing $BIN"; exit 1; }
 export FERRETDB_BIN="$ROOT/bin/ferretdb" # mongo.test.mjs runs agents-mcp with MONGODB_URI on it
 export MRTR_UPSTREAM_BIN="$ROOT/bin/mrtr-upstream" # bridge.test.mjs: a go-sdk upstream answering input_required
+export PINECONESERVER_BIN="$ROOT/bin/pineconeserver" # pinecone.test.mjs: Pinecone's wire protocols on loopback
 
 # --- 3. servers ------------------------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/agents-mcp-e2e.XXXXXX")
