@@ -13,24 +13,26 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/mock"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// resultProvider answers each of its tools with a fixed result.
-type resultProvider struct {
-	results map[string]*mcp.CallToolResult
-}
-
-func (p *resultProvider) Name() string { return "up" }
-func (p *resultProvider) Tools(context.Context) ([]*mcp.Tool, error) {
-	var out []*mcp.Tool
-	for name := range p.results {
-		out = append(out, rawTool(name, `{"type":"object"}`))
+// resultProvider answers each of its tools, provider "up"'s, with a
+// fixed result.
+func resultProvider(results map[string]*mcp.CallToolResult) *mock.ToolProvider {
+	return &mock.ToolProvider{
+		NameFn: func() string { return "up" },
+		ToolsFn: func(context.Context) ([]*mcp.Tool, error) {
+			var out []*mcp.Tool
+			for name := range results {
+				out = append(out, rawTool(name, `{"type":"object"}`))
+			}
+			return out, nil
+		},
+		CallToolFn: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return results[req.Params.Name], nil
+		},
 	}
-	return out, nil
-}
-func (p *resultProvider) CallTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return p.results[req.Params.Name], nil
 }
 
 // TestClientProfilesShapeResultsAndAreRecorded calls a tool that answers
@@ -47,11 +49,11 @@ func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 		mu.Unlock()
 	}})
 	link := &mcp.ResourceLink{URI: "upstream://up/file:///report.txt", Name: "report.txt", Description: "the report"}
-	up := &resultProvider{map[string]*mcp.CallToolResult{
+	up := resultProvider(map[string]*mcp.CallToolResult{
 		"up__link":       {Content: []mcp.Content{&mcp.TextContent{Text: "see the report"}, link}},
 		"up__structured": {StructuredContent: map[string]any{"temperature": 21, "conditions": "sunny"}},
 		"up__summary":    {Content: []mcp.Content{&mcp.TextContent{Text: "sunny, 21°"}}, StructuredContent: map[string]any{"temperature": 21}},
-	}}
+	})
 	if err := r.AddProvider(context.Background(), up); err != nil {
 		t.Fatal(err)
 	}
