@@ -15,6 +15,7 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/mock"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // resultProvider answers each of its tools, provider "up"'s, with a
@@ -64,17 +65,17 @@ func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 
 	// session opens a session as client name speaking protocol.
 	session := func(name, protocol string) map[string]string {
-		resp, data := post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":%q,"version":"9.1"}}}`, protocol, name), nil)
+		resp, data := routertest.Post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":%q,"version":"9.1"}}}`, protocol, name), nil)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
 			t.Fatalf("initialize %s: %d %s", protocol, resp.StatusCode, data)
 		}
 		hdr := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": protocol}
-		post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), hdr)
+		routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), hdr)
 		return hdr
 	}
 	call := func(hdr map[string]string, tool string) (content []map[string]any, structured any) {
-		resp, data := post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, tool), hdr)
-		reply := decodeReply(t, resp, data)
+		resp, data := routertest.Post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, tool), hdr)
+		reply := routertest.DecodeReply(t, resp, data)
 		var res struct {
 			Content           []map[string]any `json:"content"`
 			StructuredContent any              `json:"structuredContent"`
@@ -124,11 +125,11 @@ func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 
 	// A client of MCP 2026-07-28 has no session: its request's _meta
 	// names it and its protocol version.
-	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__link","arguments":{},"_meta":{`+
+	resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__link","arguments":{},"_meta":{`+
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
 		`"io.modelcontextprotocol/clientInfo":{"name":"sessionless-client","version":"9.1"}}}}`),
 		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "up__link"})
-	if reply := decodeReply(t, resp, data); reply.Error != nil || !strings.Contains(string(reply.Result), `"resource_link"`) {
+	if reply := routertest.DecodeReply(t, resp, data); reply.Error != nil || !strings.Contains(string(reply.Result), `"resource_link"`) {
 		t.Errorf("2026-07-28 tools/call: %d %s; want the resource link kept", resp.StatusCode, data)
 	}
 
