@@ -58,6 +58,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the retention loop serves the task and insight sweepers alike, so it depends on neither"},
 	{From: "internal/batch", Leaf: true,
 		Why: "the batching queue serves the recorders of memory, so it depends on none of them"},
+	{From: "mock", Leaf: true,
+		Why: "the test doubles of the root's interfaces serve the tests of every package, so they depend on the root alone"},
 	{From: "internal/testutil", Leaf: true,
 		Why: "test support serves every package's tests, so it depends on none"},
 	{From: "internal/jsonnum", Leaf: true,
@@ -139,6 +141,9 @@ func TestDependenciesPointInward(t *testing.T) {
 				if slices.ContainsFunc(r.Forbid, func(f string) bool { return within(to, f) }) {
 					t.Errorf("%s imports %s: %s", show(from), show(to), r.Why)
 				}
+			}
+			if within(to, "mock") && !within(from, "mock") {
+				t.Errorf("%s imports %s: test doubles are for tests only", show(from), show(to))
 			}
 			for _, w := range wiredOnlyByCmd {
 				if within(to, w) && !within(from, w) && !within(from, "cmd") {

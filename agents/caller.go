@@ -35,11 +35,13 @@ type Caller interface {
 	Request() context.Context
 }
 
-// IsMRTRClient reports whether the client of req speaks MCP 2026-07-28
-// (mcpwire.ProtocolSessionless) or later, and so is asked through input_required results:
-// a server cannot send it requests.
-func IsMRTRClient(req *mcp.CallToolRequest) bool {
-	return req != nil && mcpwire.Revision(req.ProtocolVersion()).Sessionless()
+// IsMRTRClient reports whether the client of the request in ctx, req,
+// speaks MCP 2026-07-28 (mcpwire.ProtocolSessionless) or later, and so is
+// asked through input_required results: a server cannot send it requests.
+// Its protocol capabilities are those the edge put in ctx
+// ([mcpwire.CallCapabilities]).
+func IsMRTRClient(ctx context.Context, req *mcp.CallToolRequest) bool {
+	return req != nil && mcpwire.CallCapabilities(ctx, req).Sessionless()
 }
 
 // ClientCanSample reports whether the client of ss declared sampling and
@@ -49,6 +51,5 @@ func ClientCanSample(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
-	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil && !mcpwire.Revision(p.ProtocolVersion).Sessionless()
+	return mcpwire.SessionCapabilities(ss.InitializeParams()).CanSample()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // The LLM backends, as AGENTS_MCP_LLM names them.
@@ -112,7 +113,7 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 	return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "unknown LLM backend %q", c.Mode)
 }
 
-// ForCall returns the model of a tool call whose client waits while the
+// ForCall returns the model of a tool call (req, with ctx its context) whose client waits while the
 // model is asked (generate_thoughts, generate_plan, run_task), and whether
 // that model is the client's asked through MRTR: a request of MCP
 // 2026-07-28 or later that declares sampling in its own capabilities gets
@@ -120,8 +121,8 @@ func (c LLMChooser) Choose(session *mcp.ServerSession) (agentsmcp.LLM, error) {
 // mrtrLLM), when mrtr says the server can seal their requestState. Every other
 // request gets Choose of its session. With AGENTS_MCP_LLM sampling, a
 // 2026-07-28 request that does not declare sampling is refused.
-func (c LLMChooser) ForCall(req *mcp.CallToolRequest, mrtr bool) (llm agentsmcp.LLM, viaMRTR bool, err error) {
-	if !IsMRTRClient(req) || (c.Mode != LLMSampling && c.Mode != LLMAuto && c.Mode != "") {
+func (c LLMChooser) ForCall(ctx context.Context, req *mcp.CallToolRequest, mrtr bool) (llm agentsmcp.LLM, viaMRTR bool, err error) {
+	if !IsMRTRClient(ctx, req) || (c.Mode != LLMSampling && c.Mode != LLMAuto && c.Mode != "") {
 		var ss *mcp.ServerSession
 		if req != nil {
 			ss = req.Session
@@ -129,8 +130,7 @@ func (c LLMChooser) ForCall(req *mcp.CallToolRequest, mrtr bool) (llm agentsmcp.
 		llm, err := c.Choose(ss)
 		return llm, false, err
 	}
-	caps := req.ClientCapabilities()
-	declared := caps != nil && caps.Sampling != nil
+	declared := mcpwire.CallCapabilities(ctx, req).Sampling()
 	switch {
 	case declared && mrtr:
 		return nil, true, nil

@@ -15,6 +15,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
+	"github.com/agents-mcp/agents-mcp/mock"
 )
 
 func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
@@ -416,34 +417,27 @@ func TestMCPTaskFailedByTheExecutorIsFailed(t *testing.T) {
 	}
 }
 
-// refusingStore is the real store, which refuses (EINVALID) the first
-// state of a task with a running step: as if the executor had produced a
-// state that breaks an invariant of the store.
-type refusingStore struct {
-	agentsmcp.TaskService
-	refused atomic.Bool
-}
-
-func (s *refusingStore) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
-	if slices.ContainsFunc(t.Steps, func(st agentsmcp.StepState) bool { return st.Status == agentsmcp.StepRunning }) && s.refused.CompareAndSwap(false, true) {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "task holds too much")
-	}
-	return s.TaskService.UpdateTask(ctx, t)
-}
-
 // A task whose state the store refused is failed by the executor, with
 // EINTERNAL: MCP shows it failed, with an error.
 func TestMCPTaskRefusedByTheStoreIsFailed(t *testing.T) {
-	var store *refusingStore
+	// The real store, which refuses (EINVALID) the first state of a task
+	// with a running step: as if the executor had produced a state that
+	// breaks an invariant of the store.
+	var refused atomic.Bool
 	h := newHarness(t, func(o *agents.ExecutorOptions) {
-		store = &refusingStore{TaskService: o.Tasks}
-		o.Tasks = store
+		real := o.Tasks
+		o.Tasks = &mock.TaskService{TaskService: real, UpdateTaskFn: func(ctx context.Context, t *agentsmcp.Task) error {
+			if slices.ContainsFunc(t.Steps, func(st agentsmcp.StepState) bool { return st.Status == agentsmcp.StepRunning }) && refused.CompareAndSwap(false, true) {
+				return agentsmcp.Errorf(agentsmcp.EINVALID, "task holds too much")
+			}
+			return real.UpdateTask(ctx, t)
+		}}
 	})
 	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
 	ctx := context.Background()
 	task := h.run(h.plan("", step("s1", "echo", `{"value":1}`)), "", nil)
-	if !store.refused.Load() || task.Status != agentsmcp.TaskFailed || task.ErrorCode != agentsmcp.EINTERNAL {
-		t.Fatalf("refused %v; task %s, code %q: %s", store.refused.Load(), task.Status, task.ErrorCode, task.Error)
+	if !refused.Load() || task.Status != agentsmcp.TaskFailed || task.ErrorCode != agentsmcp.EINTERNAL {
+		t.Fatalf("refused %v; task %s, code %q: %s", refused.Load(), task.Status, task.ErrorCode, task.Error)
 	}
 	v, err := m.GetTask(ctx, task.ID)
 	var ae *agentsmcp.Error

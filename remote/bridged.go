@@ -178,7 +178,7 @@ func (u *upstream) bridges(ctx context.Context, req *mcp.CallToolRequest) bool {
 	if strings.HasPrefix(req.Params.RequestState, bridgeStatePrefix) {
 		return true
 	}
-	if !mcpwire.Revision(req.ProtocolVersion()).Sessionless() {
+	if !mcpwire.CallCapabilities(ctx, req).Sessionless() {
 		return false
 	}
 	u.mu.Lock()
@@ -202,7 +202,7 @@ func (u *upstream) callBridged(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	bc := &bridgedCall{
 		b: b, upstream: u.cfg.Name, tool: req.Params.Name, principal: agentsmcp.PrincipalFrom(ctx),
-		caps: req.ClientCapabilities(), changed: make(chan struct{}), stop: make(chan struct{}),
+		caps: mcpwire.CallCapabilities(ctx, req).Declared(), changed: make(chan struct{}), stop: make(chan struct{}),
 	}
 	// The background call keeps the request's values (principal, trace,
 	// the request id its notifications travel by) but not its end: once

@@ -27,6 +27,9 @@ type inflightCall struct {
 	// it travel on that request's stream (streamable HTTP).
 	ctx     context.Context
 	session *mcp.ServerSession // the caller; nil for in-process callers
+	// caps are the protocol capabilities of the caller, as the edge that
+	// received its request computed them.
+	caps mcpwire.Capabilities
 	// bridged is set when the caller is asked through input_required
 	// answers instead (bridged.go).
 	bridged *bridgedCall
@@ -41,7 +44,7 @@ func newCallTracker() *callTracker {
 }
 
 func (t *callTracker) begin(ctx context.Context, req *mcp.CallToolRequest) *inflightCall {
-	c := &inflightCall{ctx: ctx, session: req.Session, bridged: bridgedFrom(ctx)}
+	c := &inflightCall{ctx: ctx, session: req.Session, caps: mcpwire.CallCapabilities(ctx, req), bridged: bridgedFrom(ctx)}
 	if req.Params != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			c.callerToken = tok
@@ -143,7 +146,7 @@ func (u *upstream) forwardSampling(ctx context.Context, req *mcp.CreateMessageRe
 	if c.bridged != nil {
 		return c.bridged.sample(ctx, req.Params)
 	}
-	if p := c.session.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Sampling == nil {
+	if c.caps.Channel() != mcpwire.ChannelSession || !c.caps.Sampling() {
 		return nil, refuse("agents-mcp: the calling client does not support sampling")
 	}
 	ctx, cancel := callerContext(ctx, c)
@@ -159,7 +162,7 @@ func (u *upstream) forwardElicitation(ctx context.Context, req *mcp.ElicitReques
 	if c.bridged != nil {
 		return c.bridged.elicit(ctx, req.Params)
 	}
-	if p := c.session.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+	if c.caps.Channel() != mcpwire.ChannelSession || !c.caps.Elicitation() {
 		return nil, refuse("agents-mcp: the calling client does not support elicitation")
 	}
 	ctx, cancel := callerContext(ctx, c)

@@ -122,10 +122,11 @@ type rounds struct {
 // for another tool or to another caller is refused with -32602.
 func (u *upstream) newRounds(ctx context.Context, req *mcp.CallToolRequest, tool string) (*rounds, error) {
 	r := &rounds{u: u, tool: tool}
+	caps := mcpwire.CallCapabilities(ctx, req)
 	switch {
-	case mcpwire.Revision(requestProtocol(req)).Sessionless():
+	case caps.Channel() == mcpwire.ChannelInputRequired:
 		r.via = askRequest
-		r.caps = req.ClientCapabilities()
+		r.caps = caps.Declared()
 		r.principal = seal.Digest(agentsmcp.PrincipalIDFrom(ctx))
 		r.responses = req.Params.InputResponses
 		if req.Params.RequestState != "" {
@@ -133,13 +134,11 @@ func (u *upstream) newRounds(ctx context.Context, req *mcp.CallToolRequest, tool
 				return nil, err
 			}
 		}
-	case req.Session != nil && !mcpwire.Revision(sessionProtocol(req.Session)).Sessionless():
+	case caps.Channel() == mcpwire.ChannelSession && req.Session != nil:
 		r.via = askSession
 		r.session = req.Session
-		if p := req.Session.InitializeParams(); p != nil {
-			r.caps = p.Capabilities
-		}
-	case req.Session != nil:
+		r.caps = caps.Declared()
+	case caps.Sessionless():
 		// An executor step of a task that a 2026-07-28 request started:
 		// its session exists but cannot receive requests.
 		r.nobody = "the call was made inside agents-mcp (a task step) for a client of MCP " + mcpwire.ProtocolSessionless + ", which cannot be asked in the middle of a call"
@@ -147,26 +146,6 @@ func (u *upstream) newRounds(ctx context.Context, req *mcp.CallToolRequest, tool
 		r.nobody = "the call was made inside agents-mcp (a task step), with no client to ask"
 	}
 	return r, nil
-}
-
-// requestProtocol is the protocol revision that req's own _meta names, or
-// "": unlike req.ProtocolVersion it does not fall back to the session, so
-// that an in-process call on behalf of a 2026-07-28 session (which carries
-// no _meta) is not taken for a request that can get input_required.
-func requestProtocol(req *mcp.CallToolRequest) string {
-	if req == nil || req.Params == nil {
-		return ""
-	}
-	v, _ := req.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	return v
-}
-
-// sessionProtocol is the protocol revision of a caller's session.
-func sessionProtocol(ss *mcp.ServerSession) string {
-	if p := ss.InitializeParams(); p != nil {
-		return p.ProtocolVersion
-	}
-	return ""
 }
 
 // open checks a 2026-07-28 caller's requestState and keeps what it says.

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -10,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
+	"github.com/agents-mcp/agents-mcp/mock"
 )
 
 // Two "replicas" here are two pools, each with its own router, sharing one
@@ -283,7 +281,7 @@ func TestSharedUpstreamNotStartedIsNotKept(t *testing.T) {
 	a := newReplica(t, store)
 	// The router already has a provider of that name, so the pool cannot
 	// register the upstream.
-	taken := &namedProvider{name: "taken"}
+	taken := &mock.ToolProvider{NameFn: func() string { return "taken" }} // no tools
 	if err := a.router.AddProvider(testCtx(t, 5*time.Second), taken); err != nil {
 		t.Fatal(err)
 	}
@@ -314,13 +312,4 @@ func TestStoredConfigRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, cfg) {
 		t.Errorf("round trip:\n got %#v\nwant %#v", got, cfg)
 	}
-}
-
-// namedProvider is a tool provider with no tools, holding a name.
-type namedProvider struct{ name string }
-
-func (p *namedProvider) Name() string                               { return p.name }
-func (p *namedProvider) Tools(context.Context) ([]*mcp.Tool, error) { return nil, nil }
-func (p *namedProvider) CallTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "no tools")
 }

@@ -132,7 +132,7 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = agentsmcp.WithDelegatedToken(ctx, delegatedTokenOf(req))
 			// The client's profile shapes the result (toolHandler) and is
 			// recorded with the call, refused or not.
-			ctx = withClientCall(ctx, profileOf(req))
+			ctx = withClientCall(ctx, profileOf(ctx, req))
 			if req.Params != nil && !p.MayUseTool(req.Params.Name) {
 				r.recordRefusal(ctx, req.Params.Name, req.Params.Arguments, "not allowed")
 				return nil, notAllowed(req.Params.Name)

@@ -20,6 +20,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
@@ -130,7 +131,7 @@ func (f *capabilityFixture) dial(t *testing.T, token string, updated *atomic.Int
 // whose clients subscribe with subscriptions/listen.
 func (f *capabilityFixture) dialVersion(t *testing.T, token string, updated *atomic.Int32, version string) *mcp.ClientSession {
 	t.Helper()
-	client := &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}
+	client := &http.Client{Transport: routertest.Bearer{Token: token, Base: http.DefaultTransport}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "capability-test", Version: "1"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { updated.Add(1) },
 	})

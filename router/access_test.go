@@ -22,6 +22,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
@@ -144,7 +145,7 @@ func TestAllowlistOfTheRequestsPrincipalOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); srv.CloseClientConnections(); srv.Close() })
 	dial := func(token string) *mcp.ClientSession {
-		client := &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}
+		client := &http.Client{Transport: routertest.Bearer{Token: token, Base: http.DefaultTransport}}
 		c := mcp.NewClient(&mcp.Implementation{Name: "access-test", Version: "1"}, nil)
 		if err := mcp.AddSendingCustomMethod[*validateParams, *validateResult](c, router.MethodValidate); err != nil {
 			t.Fatal(err)
@@ -160,17 +161,6 @@ func TestAllowlistOfTheRequestsPrincipalOverHTTP(t *testing.T) {
 	if got := toolNames(t, dial("wide")); len(got) != 3 {
 		t.Errorf("a principal without an allowlist sees %v; want every tool", got)
 	}
-}
-
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }
 
 func TestAdmitRefusesWithAnActionableError(t *testing.T) {

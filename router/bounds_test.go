@@ -26,6 +26,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // The huge-number attack: one number whose exponent math/big
@@ -145,7 +146,7 @@ type crashTransport struct {
 }
 
 func crashTransports() []crashTransport {
-	hc := &http.Client{Transport: bearer{token: "alice", base: http.DefaultTransport}}
+	hc := &http.Client{Transport: routertest.Bearer{Token: "alice", Base: http.DefaultTransport}}
 	over := func(tr func(f *crashFixture) mcp.Transport, version string) func(*testing.T, *crashFixture, *mcp.Client) *mcp.ClientSession {
 		return func(t *testing.T, f *crashFixture, c *mcp.Client) *mcp.ClientSession {
 			t.Helper()
@@ -273,14 +274,14 @@ func TestHugeNumberIsRefusedOnEveryPath(t *testing.T) {
 // and the next call is served.
 func TestHugeNumberIsRefusedOnTheStatelessPath(t *testing.T) {
 	f := newCrashFixture(t)
-	send := func(method, name, params string) rpcReply {
+	send := func(method, name, params string) routertest.RPCReply {
 		t.Helper()
 		headers := map[string]string{"Authorization": "Bearer alice", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name}
 		if method != "tools/call" {
 			delete(headers, "Mcp-Name")
 		}
-		resp, data := post(t, f.base+"/mcp", []byte(`{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{`+sessionlessMeta+`,`+params+`}}`), headers)
-		return decodeReply(t, resp, data)
+		resp, data := routertest.Post(t, f.base+"/mcp", []byte(`{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{`+sessionlessMeta+`,`+params+`}}`), headers)
+		return routertest.DecodeReply(t, resp, data)
 	}
 	const want = "the number 1e9999999 at /confidence is out of range"
 	for _, tool := range []string{mcptools.StoreInsightName, "up__rate"} {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/transport/rest"
 )
 
@@ -34,6 +35,8 @@ func (r *Router) callWithoutSession(ctx context.Context, req *mcp.CallToolReques
 	// caller (ADR 0012 D7b), exactly as over /mcp.
 	ctx = agentsmcp.WithDelegatedToken(ctx, delegatedTokenOf(req))
 	ctx = withClientCall(ctx, clientCall{profile: restProfile})
+	// No MCP client: no revision, nothing it can be asked.
+	ctx = mcpwire.WithCapabilities(ctx, mcpwire.Capabilities{})
 	if !own && p != nil && r.access.Admit != nil {
 		if ok, wait := r.access.Admit(p); !ok {
 			r.recordRefusal(ctx, tool, args, "rate limited")

@@ -72,6 +72,10 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// outer call. A provider that set it would hand this caller an empty
 	// placeholder and the outer call this step's answer.
 	ctx = mcpwire.WithRawToolResult(ctx, nil)
+	// In-process calls are an edge of their own: the client they can ask
+	// is that of req (its session, or none), not that of the outer
+	// request whose values ctx may carry.
+	ctx = mcpwire.WithCapabilities(ctx, mcpwire.RequestCapabilities(req))
 	res, refused, err := r.dispatchDirect(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)

@@ -9,27 +9,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/mock"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// tokenProbe is a provider that records whether its calls saw the
-// caller's delegated token; accepts says whether it opted in.
-type tokenProbe struct {
-	name    string
-	accepts bool
-	saw     atomic.Int32
-}
-
-func (p *tokenProbe) Name() string { return p.name }
-func (p *tokenProbe) Tools(context.Context) ([]*mcp.Tool, error) {
-	return []*mcp.Tool{rawTool(p.name+"__t", `{"type":"object"}`)}, nil
-}
-func (p *tokenProbe) AcceptsDelegation() bool { return p.accepts }
-func (p *tokenProbe) CallTool(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if agentsmcp.DelegatedTokenFrom(ctx) != nil {
-		p.saw.Add(1)
+// tokenProbe is a provider of one tool, name+"__t", that counts in saw
+// the calls that saw the caller's delegated token; accepts says whether
+// it opted in.
+func tokenProbe(name string, accepts bool, saw *atomic.Int32) *mock.ToolProvider {
+	return &mock.ToolProvider{
+		NameFn: func() string { return name },
+		ToolsFn: func(context.Context) ([]*mcp.Tool, error) {
+			return []*mcp.Tool{rawTool(name+"__t", `{"type":"object"}`)}, nil
+		},
+		AcceptsDelegationFn: func() bool { return accepts },
+		CallToolFn: func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if agentsmcp.DelegatedTokenFrom(ctx) != nil {
+				saw.Add(1)
+			}
+			return &mcp.CallToolResult{}, nil
+		},
 	}
-	return &mcp.CallToolResult{}, nil
 }
 
 // The caller's delegated token reaches only the providers that opted in
@@ -37,8 +37,8 @@ func (p *tokenProbe) CallTool(ctx context.Context, _ *mcp.CallToolRequest) (*mcp
 // never sees it in its context.
 func TestDelegatedTokenOnlyForProvidersThatOptIn(t *testing.T) {
 	r := router.New(router.Options{})
-	optedIn, other := &tokenProbe{name: "crm", accepts: true}, &tokenProbe{name: "up"}
-	for _, p := range []agentsmcp.ToolProvider{optedIn, other} {
+	var optedInSaw, otherSaw atomic.Int32
+	for _, p := range []agentsmcp.ToolProvider{tokenProbe("crm", true, &optedInSaw), tokenProbe("up", false, &otherSaw)} {
 		if err := r.AddProvider(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestDelegatedTokenOnlyForProvidersThatOptIn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if optedIn.saw.Load() != 1 || other.saw.Load() != 0 {
-		t.Errorf("saw the token: opted in %d, other %d; want 1 and 0", optedIn.saw.Load(), other.saw.Load())
+	if optedInSaw.Load() != 1 || otherSaw.Load() != 0 {
+		t.Errorf("saw the token: opted in %d, other %d; want 1 and 0", optedInSaw.Load(), otherSaw.Load())
 	}
 }

@@ -21,6 +21,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // fastFixture is a router with a task backend and a real upstream "up" (a go-sdk server over
@@ -271,7 +272,7 @@ func TestFastPathServesGoSDKClients(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFastFixture(t, router.HTTPOptions{})
 			c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-			cs, err := c.Connect(context.Background(), tc.transport(f, &http.Client{Transport: bearer{token: "alice", base: http.DefaultTransport}}), tc.opts)
+			cs, err := c.Connect(context.Background(), tc.transport(f, &http.Client{Transport: routertest.Bearer{Token: "alice", Base: http.DefaultTransport}}), tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/conformance"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // subscriptions/listen for task ids (ADR 0010, D5) on a real router over
@@ -467,7 +468,7 @@ func TestListenForTaskIDsOverStdioAcksNone(t *testing.T) {
 	outR, outW := io.Pipe()
 	transport := &router.StdioTransport{
 		Grace: 5 * time.Second,
-		Inner: &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(input)), Writer: nopWriteCloser{outW}},
+		Inner: &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(input)), Writer: routertest.NopWriteCloser{Writer: outW}},
 	}
 	runDone := make(chan error, 1)
 	go func() {

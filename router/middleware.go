@@ -64,10 +64,14 @@ func (r *Router) Use(mw ...mcp.Middleware) { r.use(true, mw...) }
 // session. Every receiving middleware of the router's server is added
 // through use.
 //
-// Each group is wrapped in [Router.recoverMiddleware], outermost, so that
+// Each group starts with [capabilitiesMiddleware], so that whichever
+// group go-sdk runs first computes the request's protocol capabilities
+// for all of them, and is wrapped in [Router.recoverMiddleware],
+// outermost, so that
 // the outermost middleware of the chain contains panics whatever group
 // is added last (recover.go); the inner ones cost a deferred call each.
 func (r *Router) use(everyEntry bool, mw ...mcp.Middleware) {
+	mw = append([]mcp.Middleware{capabilitiesMiddleware}, mw...)
 	r.server.AddReceivingMiddleware(append([]mcp.Middleware{r.recoverMiddleware}, mw...)...)
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // TestUseReachesEveryEntryPoint: a middleware added with Router.Use sees
@@ -126,7 +127,7 @@ func TestUseReachesEveryEntryPoint(t *testing.T) {
 			outR, outW := io.Pipe()
 			transport := &router.StdioTransport{
 				Grace: 5 * time.Second,
-				Inner: &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(input)), Writer: nopWriteCloser{outW}},
+				Inner: &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(input)), Writer: routertest.NopWriteCloser{Writer: outW}},
 			}
 			runDone := make(chan error, 1)
 			go func() {

@@ -40,8 +40,8 @@ type profileRule struct {
 	// Why the row exists; docs/interface.md quotes it.
 	Why string
 	// match reports whether a client, by its clientInfo name and version
-	// and its protocol version ("" when unknown), has this profile.
-	match func(name, version, protocol string) bool
+	// and its protocol revision ("" when unknown), has this profile.
+	match func(name, version string, protocol mcpwire.Revision) bool
 }
 
 // ClientProfiles is the table of client profiles, first match wins. It is
@@ -53,12 +53,12 @@ var ClientProfiles = []profileRule{
 	{
 		ClientProfile: ClientProfile{ID: ProfileLegacy},
 		Why:           "structuredContent and resource_link content appeared in MCP 2025-06-18; an older client knows neither",
-		match:         func(_, _, protocol string) bool { return mcpwire.Revision(protocol).Legacy() },
+		match:         func(_, _ string, protocol mcpwire.Revision) bool { return protocol.Legacy() },
 	},
 	{
 		ClientProfile: ClientProfile{ID: ProfileStandard, StructuredContent: true, ResourceLinks: true},
 		Why:           "a client of MCP 2025-06-18 or later, or of an unknown version",
-		match:         func(_, _, _ string) bool { return true },
+		match:         func(_, _ string, _ mcpwire.Revision) bool { return true },
 	},
 }
 
@@ -85,11 +85,12 @@ func clientCallFrom(ctx context.Context) (clientCall, bool) {
 	return c, ok
 }
 
-// profileOf finds the profile of the client of req.
-func profileOf(req *mcp.CallToolRequest) clientCall {
+// profileOf finds the profile of the client of req, whose protocol
+// capabilities ctx carries.
+func profileOf(ctx context.Context, req *mcp.CallToolRequest) clientCall {
 	var c clientCall
 	c.name, c.version = clientInfoOf(req)
-	protocol := req.ProtocolVersion()
+	protocol := capabilitiesOf(ctx, req).Revision()
 	for _, rule := range ClientProfiles {
 		if rule.match(c.name, c.version, protocol) {
 			c.profile = rule.ClientProfile

@@ -13,24 +13,27 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agents-mcp/agents-mcp/mock"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
-// resultProvider answers each of its tools with a fixed result.
-type resultProvider struct {
-	results map[string]*mcp.CallToolResult
-}
-
-func (p *resultProvider) Name() string { return "up" }
-func (p *resultProvider) Tools(context.Context) ([]*mcp.Tool, error) {
-	var out []*mcp.Tool
-	for name := range p.results {
-		out = append(out, rawTool(name, `{"type":"object"}`))
+// resultProvider answers each of its tools, provider "up"'s, with a
+// fixed result.
+func resultProvider(results map[string]*mcp.CallToolResult) *mock.ToolProvider {
+	return &mock.ToolProvider{
+		NameFn: func() string { return "up" },
+		ToolsFn: func(context.Context) ([]*mcp.Tool, error) {
+			var out []*mcp.Tool
+			for name := range results {
+				out = append(out, rawTool(name, `{"type":"object"}`))
+			}
+			return out, nil
+		},
+		CallToolFn: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return results[req.Params.Name], nil
+		},
 	}
-	return out, nil
-}
-func (p *resultProvider) CallTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return p.results[req.Params.Name], nil
 }
 
 // TestClientProfilesShapeResultsAndAreRecorded calls a tool that answers
@@ -47,11 +50,11 @@ func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 		mu.Unlock()
 	}})
 	link := &mcp.ResourceLink{URI: "upstream://up/file:///report.txt", Name: "report.txt", Description: "the report"}
-	up := &resultProvider{map[string]*mcp.CallToolResult{
+	up := resultProvider(map[string]*mcp.CallToolResult{
 		"up__link":       {Content: []mcp.Content{&mcp.TextContent{Text: "see the report"}, link}},
 		"up__structured": {StructuredContent: map[string]any{"temperature": 21, "conditions": "sunny"}},
 		"up__summary":    {Content: []mcp.Content{&mcp.TextContent{Text: "sunny, 21°"}}, StructuredContent: map[string]any{"temperature": 21}},
-	}}
+	})
 	if err := r.AddProvider(context.Background(), up); err != nil {
 		t.Fatal(err)
 	}
@@ -62,17 +65,17 @@ func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 
 	// session opens a session as client name speaking protocol.
 	session := func(name, protocol string) map[string]string {
-		resp, data := post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":%q,"version":"9.1"}}}`, protocol, name), nil)
+		resp, data := routertest.Post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":%q,"version":"9.1"}}}`, protocol, name), nil)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
 			t.Fatalf("initialize %s: %d %s", protocol, resp.StatusCode, data)
 		}
 		hdr := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": protocol}
-		post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), hdr)
+		routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), hdr)
 		return hdr
 	}
 	call := func(hdr map[string]string, tool string) (content []map[string]any, structured any) {
-		resp, data := post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, tool), hdr)
-		reply := decodeReply(t, resp, data)
+		resp, data := routertest.Post(t, url, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, tool), hdr)
+		reply := routertest.DecodeReply(t, resp, data)
 		var res struct {
 			Content           []map[string]any `json:"content"`
 			StructuredContent any              `json:"structuredContent"`
@@ -122,11 +125,11 @@ func TestClientProfilesShapeResultsAndAreRecorded(t *testing.T) {
 
 	// A client of MCP 2026-07-28 has no session: its request's _meta
 	// names it and its protocol version.
-	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__link","arguments":{},"_meta":{`+
+	resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__link","arguments":{},"_meta":{`+
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
 		`"io.modelcontextprotocol/clientInfo":{"name":"sessionless-client","version":"9.1"}}}}`),
 		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "up__link"})
-	if reply := decodeReply(t, resp, data); reply.Error != nil || !strings.Contains(string(reply.Result), `"resource_link"`) {
+	if reply := routertest.DecodeReply(t, resp, data); reply.Error != nil || !strings.Contains(string(reply.Result), `"resource_link"`) {
 		t.Errorf("2026-07-28 tools/call: %d %s; want the resource link kept", resp.StatusCode, data)
 	}
 

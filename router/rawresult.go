@@ -28,7 +28,7 @@ func rawResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		call, ok := req.(*mcp.CallToolRequest)
 		if !ok || call.Session == nil || call.Params == nil || agentsmcp.TaskModeFrom(ctx) != nil ||
-			mcpwire.Revision(call.ProtocolVersion()).Sessionless() {
+			capabilitiesOf(ctx, call).Sessionless() {
 			return next(ctx, method, req)
 		}
 		h := &mcpwire.RawToolResult{}

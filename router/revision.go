@@ -3,27 +3,11 @@ package router
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/resulttype"
 )
-
-// usesSessionlessRevision reports whether a request's params say it speaks
-// MCP 2026-07-28 or later: that revision carries the protocol version in
-// every request's _meta, which is how go-sdk tells the revisions apart too
-// (the request is refused before it gets here when the rest of that _meta
-// is missing).
-func usesSessionlessRevision(p mcp.Params) bool {
-	// A request without params has a nil pointer of its params type.
-	if p == nil || reflect.ValueOf(p).IsNil() {
-		return false
-	}
-	v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
-	return mcpwire.Revision(v).Sessionless()
-}
 
 // CustomResultBase goes into the result of each of our custom methods
 // (see [resulttype.Base]): the revision middleware sets its resultType.
@@ -42,11 +26,11 @@ func revisionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch r := res.(type) {
 		case mcp.CacheableResult:
-			if !usesSessionlessRevision(req.GetParams()) {
+			if !capabilitiesOf(ctx, req).Sessionless() {
 				return withoutCacheHints{r}, nil
 			}
 		case resulttype.Carrier:
-			if b := r.ResultTypeBase(); b.ResultType == "" && usesSessionlessRevision(req.GetParams()) {
+			if b := r.ResultTypeBase(); b.ResultType == "" && capabilitiesOf(ctx, req).Sessionless() {
 				b.ResultType = resulttype.Complete
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // sessionlessMeta is the _meta every request of MCP 2026-07-28 carries.
@@ -23,7 +24,7 @@ const sessionlessMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"202
 func callBoth(t *testing.T, url, method, params string, headers map[string]string) (sessionless, session map[string]json.RawMessage) {
 	t.Helper()
 	decode := func(resp *http.Response, data []byte) map[string]json.RawMessage {
-		r := decodeReply(t, resp, data)
+		r := routertest.DecodeReply(t, resp, data)
 		if r.Error != nil {
 			t.Fatalf("%s: %d %s", method, r.Error.Code, r.Error.Message)
 		}
@@ -39,10 +40,10 @@ func callBoth(t *testing.T, url, method, params string, headers map[string]strin
 	}
 	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
 	maps.Copy(h, headers)
-	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":{`+sessionlessMeta+sep+params+`}}`), h)
+	resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":{`+sessionlessMeta+sep+params+`}}`), h)
 	sessionless = decode(resp, data)
-	sid := initialize(t, url)
-	resp, data = post(t, url, []byte(`{"jsonrpc":"2.0","id":8,"method":"`+method+`","params":{`+params+`}}`),
+	sid := routertest.Initialize(t, url)
+	resp, data = routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":8,"method":"`+method+`","params":{`+params+`}}`),
 		map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
 	session = decode(resp, data)
 	return sessionless, session
@@ -84,10 +85,10 @@ func TestCacheHintsOnlyOnTheSessionlessRevision(t *testing.T) {
 		}
 		if method == "tools/list" {
 			// Without params (a nil params pointer in the SDK).
-			sid := initialize(t, srv.URL+"/mcp")
-			resp, data := post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`),
+			sid := routertest.Initialize(t, srv.URL+"/mcp")
+			resp, data := routertest.Post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`),
 				map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
-			if reply := decodeReply(t, resp, data); reply.Error != nil || bytes.Contains(reply.Result, []byte("ttlMs")) {
+			if reply := routertest.DecodeReply(t, resp, data); reply.Error != nil || bytes.Contains(reply.Result, []byte("ttlMs")) {
 				t.Errorf("tools/list without params on 2025-11-25: %s", data)
 			}
 			if _, ok := before["tools"]; !ok {

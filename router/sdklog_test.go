@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 type lockedBuffer struct {
@@ -43,9 +44,9 @@ func TestRemovedMethodIsAWarning(t *testing.T) {
 		r.CloseSessions(context.Background())
 		srv.Close()
 	}()
-	resp, data := post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{`+sessionlessMeta+`}}`),
+	resp, data := routertest.Post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{`+sessionlessMeta+`}}`),
 		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"})
-	if reply := decodeReply(t, resp, data); reply.Error == nil || reply.Error.Code != -32601 {
+	if reply := routertest.DecodeReply(t, resp, data); reply.Error == nil || reply.Error.Code != -32601 {
 		t.Fatalf("ping on 2026-07-28: %d %s", resp.StatusCode, data)
 	}
 	found := false

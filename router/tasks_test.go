@@ -13,6 +13,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/conformance"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // The Tasks extension on a real router, served over loopback HTTP, with
@@ -88,8 +89,8 @@ func call2026(t *testing.T, url, method string, params map[string]any, ext bool,
 			headers[k] = v
 		}
 	}
-	resp, data := post(t, url, body, headers)
-	r := decodeReply(t, resp, data)
+	resp, data := routertest.Post(t, url, body, headers)
+	r := routertest.DecodeReply(t, resp, data)
 	out := taskReply{status: resp.StatusCode}
 	out.Result = map[string]any{}
 	if len(r.Result) > 0 {
@@ -160,8 +161,8 @@ func TestTasksAreAdvertisedInServerDiscoverOnly(t *testing.T) {
 		t.Error("a v1-style capabilities.tasks is advertised")
 	}
 	// 2025-11-25 defines no Tasks extension: initialize does not offer it.
-	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
-	if init := decodeReply(t, resp, data); strings.Contains(string(init.Result), "io.modelcontextprotocol/tasks") {
+	resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	if init := routertest.DecodeReply(t, resp, data); strings.Contains(string(init.Result), "io.modelcontextprotocol/tasks") {
 		t.Errorf("initialize (2025-11-25) advertises the Tasks extension: %s", init.Result)
 	}
 }
@@ -308,10 +309,10 @@ func TestTasksGating(t *testing.T) {
 	}
 
 	// 2025-11-25 defines no Tasks: the methods are not served there.
-	sid := initialize(t, url)
-	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`"}}`),
+	sid := routertest.Initialize(t, url)
+	resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`"}}`),
 		map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
-	if r := decodeReply(t, resp, data); r.Error == nil || r.Error.Code != -32601 {
+	if r := routertest.DecodeReply(t, resp, data); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("tasks/get in a 2025-11-25 session: %s", data)
 	}
 }

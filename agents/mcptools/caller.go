@@ -30,6 +30,8 @@ type SessionCaller struct {
 	// mrtr: the client speaks MCP 2026-07-28 or later, where a server
 	// cannot send it requests; the call asks with input_required instead.
 	mrtr bool
+	// caps are the protocol capabilities of the call's client.
+	caps mcpwire.Capabilities
 
 	mu      sync.Mutex
 	last    float64 // progress must increase
@@ -41,7 +43,7 @@ type SessionCaller struct {
 // Call Detach when the request returns: progress notifications are only
 // valid while it is in flight.
 func NewSessionCaller(ctx context.Context, req *mcp.CallToolRequest, logger *slog.Logger) *SessionCaller {
-	c := &SessionCaller{session: req.Session, logger: logger, reqVals: context.WithoutCancel(ctx), mrtr: agents.IsMRTRClient(req)}
+	c := &SessionCaller{session: req.Session, logger: logger, reqVals: context.WithoutCancel(ctx), mrtr: agents.IsMRTRClient(ctx, req), caps: mcpwire.CallCapabilities(ctx, req)}
 	if req.Params != nil {
 		c.token = req.Params.GetProgressToken()
 	}
@@ -86,7 +88,7 @@ func (c *SessionCaller) Elicit(ctx context.Context, message string, schema json.
 		// input_required result (Tools.inputRequired).
 		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "the client is asked through input_required results, not elicitation")
 	}
-	if c.session == nil || !clientCanElicit(c.session) {
+	if c.session == nil || c.caps.Channel() != mcpwire.ChannelSession || !c.caps.Elicitation() {
 		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "the client does not support elicitation")
 	}
 	c.mu.Lock()
@@ -118,8 +120,3 @@ func (c *SessionCaller) Session() *mcp.ServerSession { return c.session }
 
 // Request implements [agents.Caller].
 func (c *SessionCaller) Request() context.Context { return c.reqVals }
-
-func clientCanElicit(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && !mcpwire.Revision(p.ProtocolVersion).Sessionless()
-}

@@ -14,6 +14,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 )
 
@@ -142,10 +143,10 @@ func isRetry(req *mcp.CallToolRequest) bool {
 // question was declined in this round (declined: input names). note, when
 // set, prefixes the inputs question (why the last answer was refused).
 func (t *Tools) inputRequired(ctx context.Context, req *mcp.CallToolRequest, task *agentsmcp.Task, plan *agentsmcp.Plan, call string, declined []string, note string) (*mcp.CallToolResult, error) {
-	if t.RequestStates == nil || task.Status != agentsmcp.TaskPaused || !agents.IsMRTRClient(req) {
+	if t.RequestStates == nil || task.Status != agentsmcp.TaskPaused || !agents.IsMRTRClient(ctx, req) {
 		return nil, nil
 	}
-	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+	if !mcpwire.CallCapabilities(ctx, req).Elicitation() {
 		return nil, nil
 	}
 	if len(task.Steps) != len(plan.Steps) {

@@ -169,7 +169,7 @@ func (t *Tools) modelFor(ctx context.Context, req *mcp.CallToolRequest, call str
 		}
 		return &callModel{mrtr: &mrtrLLM{asked: st.Asked, answers: st.Answers}, st: st}, nil
 	}
-	llm, viaMRTR, err := t.LLM.ForCall(req, t.RequestStates != nil)
+	llm, viaMRTR, err := t.LLM.ForCall(ctx, req, t.RequestStates != nil)
 	if err != nil {
 		return nil, err
 	}

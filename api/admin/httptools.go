@@ -43,7 +43,7 @@ func (h *Handler) listHTTPTools(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.HTTPTools == nil {
 		return unavailable("http_tools management")
 	}
-	return writeStatusPage(w, r, h.opts.HTTPTools.Statuses)
+	return writeOffsetPage(w, r, h.opts.HTTPTools.Statuses)
 }
 
 // POST /http-tools: 201 with the new source's status once it is loaded

@@ -344,18 +344,7 @@ func (h *Handler) reindex(w http.ResponseWriter, r *http.Request) error {
 
 // GET /operations: newest first.
 func (h *Handler) listOperations(w http.ResponseWriter, r *http.Request) error {
-	p, err := queryParams(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
-	pg, err := offsetPageOf(p)
-	if err != nil {
-		return err
-	}
-	all := h.ops.list()
-	from, to, next := pg.cutOffset(len(all))
-	writeJSON(w, http.StatusOK, newPage(all[from:to], next, ""))
-	return nil
+	return writeOffsetPage(w, r, h.ops.list)
 }
 
 // GET /operations/{id}

@@ -90,13 +90,9 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) error {
 	if _, err := queryParams(r); err != nil {
 		return err
 	}
-	id, err := pathID(r, agentsmcp.TaskIDPrefix, "task")
-	if err != nil {
-		return err
-	}
 	ctx, cancel := h.requestContext(r)
 	defer cancel()
-	t, err := h.opts.Tasks.FindTaskByID(ctx, id)
+	t, err := h.taskAt(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -126,16 +122,13 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	if err := noBody(r); err != nil {
 		return err
 	}
-	id, err := pathID(r, agentsmcp.TaskIDPrefix, "task")
-	if err != nil {
-		return err
-	}
 	ctx, cancel := h.requestContext(r)
 	defer cancel()
-	t, err := h.opts.Tasks.FindTaskByID(ctx, id)
+	t, err := h.taskAt(ctx, r)
 	if err != nil {
 		return err
 	}
+	id := t.ID
 	if t.Status.Terminal() && t.Status != agentsmcp.TaskCancelled {
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %s has already ended: %s", id, t.Status)
 	}
@@ -261,4 +254,14 @@ func scrubResumeBody(body json.RawMessage) json.RawMessage {
 		return body
 	}
 	return out
+}
+
+// taskAt reads the task whose id r's path names: EINVALID for an id that
+// is not a task's, ENOTFOUND for an unknown one.
+func (h *Handler) taskAt(ctx context.Context, r *http.Request) (*agentsmcp.Task, error) {
+	id, err := pathID(r, agentsmcp.TaskIDPrefix, "task")
+	if err != nil {
+		return nil, err
+	}
+	return h.opts.Tasks.FindTaskByID(ctx, id)
 }

@@ -171,12 +171,13 @@ func (h *Handler) listUpstreams(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Upstreams == nil {
 		return unavailable("upstream management")
 	}
-	return writeStatusPage(w, r, h.opts.Upstreams.Statuses)
+	return writeOffsetPage(w, r, h.opts.Upstreams.Statuses)
 }
 
-// writeStatusPage answers a GET of every upstream's or HTTP tool source's
-// status, paged by offset (limit, cursor).
-func writeStatusPage[T any](w http.ResponseWriter, r *http.Request, statuses func() []T) error {
+// writeOffsetPage answers a GET of a list held in memory (the upstreams'
+// or HTTP tool sources' statuses, the operations), paged by offset
+// (limit, cursor).
+func writeOffsetPage[T any](w http.ResponseWriter, r *http.Request, list func() []T) error {
 	p, err := queryParams(r, "limit", "cursor")
 	if err != nil {
 		return err
@@ -185,7 +186,7 @@ func writeStatusPage[T any](w http.ResponseWriter, r *http.Request, statuses fun
 	if err != nil {
 		return err
 	}
-	all := statuses()
+	all := list()
 	from, to, next := pg.cutOffset(len(all))
 	writeJSON(w, http.StatusOK, newPage(all[from:to], next, ""))
 	return nil

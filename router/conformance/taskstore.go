@@ -176,7 +176,7 @@ func (fx *fixtureTasks) slowCompute(ctx context.Context, req *mcp.CallToolReques
 func (fx *fixtureTasks) failingJob(ctx context.Context, req *mcp.CallToolRequest, in any) (*mcp.CallToolResult, any, error) {
 	mode := agentsmcp.TaskModeFrom(ctx)
 	if mode == nil {
-		if mcpwire.Revision(req.ProtocolVersion()).Sessionless() {
+		if mcpwire.CallCapabilities(ctx, req).Sessionless() {
 			// Task support "required": without the extension it cannot
 			// be served at all (SEP-2663, Required Capabilities).
 			return nil, nil, router.MissingTasksCapability("failing_job")

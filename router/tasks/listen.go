@@ -70,6 +70,9 @@ type ListenRequest struct {
 		Notifications map[string]json.RawMessage `json:"notifications"`
 	} `json:"params"`
 	id jsonrpc.ID
+	// caps are the protocol capabilities of the request's client, which
+	// ParseListen, the edge of listen requests, computes once.
+	caps mcpwire.Capabilities
 }
 
 // ParseListen returns body as a listen request for task ids of protocol
@@ -95,11 +98,8 @@ func ParseListen(req *http.Request, body []byte) *ListenRequest {
 		return nil
 	}
 	l.id = id
-	version, _ := l.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	if version == "" {
-		version = req.Header.Get("Mcp-Protocol-Version")
-	}
-	if !mcpwire.Revision(version).Sessionless() {
+	l.caps = mcpwire.MetaCapabilities(l.Params.Meta, req.Header.Get("Mcp-Protocol-Version"))
+	if !l.caps.Sessionless() {
 		return nil
 	}
 	return &l
@@ -182,11 +182,7 @@ func (l *Listener) Serve(w http.ResponseWriter, req *http.Request, lr *ListenReq
 			return
 		}
 	}
-	version, _ := lr.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	if version == "" {
-		version = req.Header.Get("Mcp-Protocol-Version")
-	}
-	if !declaresTasks(version, lr.Params.Meta) {
+	if !lr.caps.Tasks() {
 		writeListenError(w, http.StatusBadRequest, lr.ID, MissingTasksCapability("subscriptions/listen for taskIds"))
 		return
 	}
@@ -248,7 +244,7 @@ func (l *Listener) Serve(w http.ResponseWriter, req *http.Request, lr *ListenReq
 		return
 	}
 	notify := func(t *agentsmcp.MCPTask) error {
-		d := renderTask(t, lr.Params.Meta)
+		d := renderTask(t, lr.caps)
 		d.Meta = meta
 		return s.send(map[string]any{"jsonrpc": "2.0", "method": notificationTasks, "params": d})
 	}

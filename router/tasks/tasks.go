@@ -148,7 +148,7 @@ func (r *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		case "tools/call":
 			call, ok := req.(*mcp.CallToolRequest)
-			if !ok || call.Params == nil || !declaresTasks(call.ProtocolVersion(), call.Params.GetMeta()) {
+			if !ok || call.Params == nil || !mcpwire.CallCapabilities(ctx, call).Tasks() {
 				// A call made inside a task-mode call is not one.
 				return next(agentsmcp.WithTaskMode(ctx, nil), method, req)
 			}
@@ -172,32 +172,6 @@ func (r *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// protocolOf is the protocol revision of a request: the one in its _meta
-// (2026-07-28 and later send it on every request), else the session's.
-func protocolOf(ss *mcp.ServerSession, meta map[string]any) string {
-	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
-		return v
-	}
-	if ss != nil {
-		if p := ss.InitializeParams(); p != nil {
-			return p.ProtocolVersion
-		}
-	}
-	return ""
-}
-
-// declaresTasks reports whether a request of protocol version declares the
-// Tasks extension in its own _meta; before 2026-07-28 nothing does.
-func declaresTasks(version string, meta map[string]any) bool {
-	if !mcpwire.Revision(version).Sessionless() {
-		return false
-	}
-	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
-	exts, _ := caps["extensions"].(map[string]any)
-	_, ok := exts[agentsmcp.TasksExtension]
-	return ok
-}
-
 // MissingTasksCapability is the -32021 error of a request that needs the
 // Tasks extension and did not declare it, with the data shape of the
 // 2026-07-28 schema (MissingRequiredClientCapabilityError).
@@ -214,13 +188,13 @@ func MissingTasksCapability(what string) *jsonrpc.Error {
 
 // taskBackend gates a tasks/* request and finds the backend of its task:
 // -32601 under protocols without the extension, -32021 without the
-// extension declared, -32602 for an id no backend owns.
-func (r *Service) taskBackend(ss *mcp.ServerSession, method string, meta map[string]any, id string) (agentsmcp.TaskBackend, error) {
-	version := protocolOf(ss, meta)
-	if !mcpwire.Revision(version).Sessionless() {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not defined in protocol version %s", method, version)}
+// extension declared, -32602 for an id no backend owns. caps are those
+// the router's middleware put in the request's context.
+func (r *Service) taskBackend(caps mcpwire.Capabilities, method, id string) (agentsmcp.TaskBackend, error) {
+	if !caps.Sessionless() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not defined in protocol version %s", method, caps.Revision())}
 	}
-	if !declaresTasks(version, meta) {
+	if !caps.Tasks() {
 		return nil, MissingTasksCapability(method)
 	}
 	if id == "" {
@@ -257,7 +231,7 @@ func (r *Service) HandleGet(ctx context.Context, ss *mcp.ServerSession, p *TaskI
 	if p == nil {
 		p = &TaskIDParams{}
 	}
-	b, err := r.taskBackend(ss, MethodTasksGet, p.GetMeta(), p.TaskID)
+	b, err := r.taskBackend(capabilitiesFrom(ctx), MethodTasksGet, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -265,14 +239,14 @@ func (r *Service) HandleGet(ctx context.Context, ss *mcp.ServerSession, p *TaskI
 	if err != nil {
 		return nil, taskError(err)
 	}
-	return renderTask(task, p.GetMeta()), nil
+	return renderTask(task, capabilitiesFrom(ctx)), nil
 }
 
 // renderTask is the DetailedTask that tasks/get answers, and that
-// notifications/tasks carries (listen.go), for a request with meta.
-func renderTask(task *agentsmcp.MCPTask, meta map[string]any) *DetailedTask {
+// notifications/tasks carries (listen.go), for a client of caps.
+func renderTask(task *agentsmcp.MCPTask, caps mcpwire.Capabilities) *DetailedTask {
 	d := detailedTask(task)
-	if d.InputRequests != nil && !declaresElicitation(meta) {
+	if d.InputRequests != nil && !caps.Elicitation() {
 		// A client may be sent only the requests it declared (2026-07-28):
 		// the status message alone says what the task waits for.
 		d.InputRequests = &mcp.InputRequestMap{}
@@ -280,12 +254,12 @@ func renderTask(task *agentsmcp.MCPTask, meta map[string]any) *DetailedTask {
 	return d
 }
 
-// declaresElicitation reports whether a 2026-07-28 request declares the
-// elicitation capability in its own _meta.
-func declaresElicitation(meta map[string]any) bool {
-	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
-	_, ok := caps["elicitation"]
-	return ok
+// capabilitiesFrom returns the protocol capabilities of the client of a
+// tasks/* request, which the router's middleware puts in its context (the
+// zero value, a client of no revision, when none did).
+func capabilitiesFrom(ctx context.Context) mcpwire.Capabilities {
+	c, _ := mcpwire.CapabilitiesFrom(ctx)
+	return c
 }
 
 // HandleUpdate serves tasks/update.
@@ -293,7 +267,7 @@ func (r *Service) HandleUpdate(ctx context.Context, ss *mcp.ServerSession, p *Ta
 	if p == nil {
 		p = &TaskUpdateParams{}
 	}
-	b, err := r.taskBackend(ss, MethodTasksUpdate, p.GetMeta(), p.TaskID)
+	b, err := r.taskBackend(capabilitiesFrom(ctx), MethodTasksUpdate, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +293,7 @@ func (r *Service) HandleCancel(ctx context.Context, ss *mcp.ServerSession, p *Ta
 	if p == nil {
 		p = &TaskIDParams{}
 	}
-	b, err := r.taskBackend(ss, MethodTasksCancel, p.GetMeta(), p.TaskID)
+	b, err := r.taskBackend(capabilitiesFrom(ctx), MethodTasksCancel, p.TaskID)
 	if err != nil {
 		return nil, err
 	}

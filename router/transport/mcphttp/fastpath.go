@@ -160,32 +160,42 @@ func (f *fastPath) serve(w http.ResponseWriter, req *http.Request, body []byte) 
 		return false
 	}
 	ss, owner, initialized, logs, ended := f.table.Streamable(sid)
-	if ss == nil || !initialized || logs || owner != session.Owner(req) || !f.quiet(ss, call.name) {
+	if ss == nil || !initialized || logs || owner != session.Owner(req) {
+		return false
+	}
+	caps, quiet := f.quiet(ss, call.name)
+	if !quiet {
 		return false
 	}
 	f.table.StartPOST(sid)
 	defer f.table.EndPOST(sid)
 	f.taken.Add(1)
-	f.answer(w, req, sid, ss, ended, version, call)
+	f.answer(w, req, sid, ss, caps, ended, version, call)
 	return true
 }
 
 // quiet reports whether a call of tool name in ss, an initialized session
 // whose client set no log level, can only produce its answer: the client
 // declared neither sampling nor elicitation, and the tool is a
-// [mcpwire.QuietCaller]'s that reports a quiet call now.
-func (f *fastPath) quiet(ss *mcp.ServerSession, name string) bool {
+// [mcpwire.QuietCaller]'s that reports a quiet call now. caps are the
+// session's protocol capabilities, computed here once for the call: the
+// fast path is the edge of its requests.
+func (f *fastPath) quiet(ss *mcp.ServerSession, name string) (caps mcpwire.Capabilities, ok bool) {
 	init := ss.InitializeParams()
-	if init == nil || (init.Capabilities != nil && (init.Capabilities.Sampling != nil || init.Capabilities.Elicitation != nil)) {
-		return false
+	if init == nil {
+		return caps, false
 	}
-	return f.router.QuietTool(name)
+	caps = mcpwire.SessionCapabilities(init)
+	if caps.Sampling() || caps.Elicitation() {
+		return caps, false
+	}
+	return caps, f.router.QuietTool(name)
 }
 
 // answer runs call and writes its answer as go-sdk's servePOST and
 // streamableServerConn.Write would for a stateful, SSE-mode handler with
 // an event store.
-func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, ss *mcp.ServerSession,
+func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, ss *mcp.ServerSession, caps mcpwire.Capabilities,
 	ended context.Context, version string, call fastToolCall) {
 	streamID := rand.Text()
 	ctx := req.Context()
@@ -236,7 +246,7 @@ func (f *fastPath) answer(w http.ResponseWriter, req *http.Request, sid string, 
 		idx = 1
 	}
 
-	data := f.invoke(callCtx, ss, &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: req.Header}, call)
+	data := f.invoke(callCtx, ss, caps, &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: req.Header}, call)
 	if data == nil {
 		return
 	}
@@ -335,14 +345,14 @@ func (a *fastAnswer) finish(answer []byte) {
 // and returns the encoded answer; nil only if not even an error answer
 // could be encoded. A panic on the way (the chain contains its own, so
 // this is the encoding's) answers -32603 for the call's id (as router/recover.go describes).
-func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, call fastToolCall) (data []byte) {
+func (f *fastPath) invoke(ctx context.Context, ss *mcp.ServerSession, caps mcpwire.Capabilities, extra *mcp.RequestExtra, call fastToolCall) (data []byte) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicerr.Log(f.router.Logger(), panicerr.Recovered(v), "method", "tools/call", "tool", call.name, "in", "the fast path")
 			data, _ = encodeResponse(call.id, nil, panicerr.Internal())
 		}
 	}()
-	res, err := f.router.CallTool(ctx, &mcp.CallToolRequest{
+	res, err := f.router.CallTool(mcpwire.WithCapabilities(ctx, caps), &mcp.CallToolRequest{
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},
 		Extra:   extra,

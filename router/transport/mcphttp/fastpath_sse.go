@@ -60,7 +60,11 @@ func (f *fastPath) serveSSE(req *http.Request, sid string, body []byte, start fu
 		return false
 	}
 	ss, owner, initialized, logs := f.table.LegacySSE(sid)
-	if ss == nil || !initialized || logs || owner != session.Owner(req) || !f.quiet(ss, call.name) {
+	if ss == nil || !initialized || logs || owner != session.Owner(req) {
+		return false
+	}
+	caps, quiet := f.quiet(ss, call.name)
+	if !quiet {
 		return false
 	}
 	// Registered before the 202, so that a notifications/cancelled the
@@ -81,7 +85,7 @@ func (f *fastPath) serveSSE(req *http.Request, sid string, body []byte, start fu
 		callCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		defer context.AfterFunc(cancelled, stop)()
-		return f.invoke(callCtx, ss, extra, call)
+		return f.invoke(callCtx, ss, caps, extra, call)
 	}) {
 		f.taken.Add(^uint64(0))
 		f.end(key, "", fc)

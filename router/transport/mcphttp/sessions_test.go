@@ -1,4 +1,4 @@
-package router_test
+package mcphttp_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // newSessionServer serves a router whose callers are the principals named
@@ -198,7 +199,7 @@ func TestSDKClientSessionIsNotReaped(t *testing.T) {
 	srv := newSessionServer(t, router.HTTPOptions{SessionInitTimeout: 200 * time.Millisecond})
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: "alice", base: http.DefaultTransport}},
+		Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: routertest.Bearer{Token: "alice", Base: http.DefaultTransport}},
 	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a protocol with sessions
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
-package router_test
+package mcphttp_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,104 +13,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
-	"github.com/agents-mcp/agents-mcp/router/toolsearch"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
+	"github.com/agents-mcp/agents-mcp/router/transport/mcphttp"
 )
-
-// newHTTPServer serves a router with search_tools over real HTTP on loopback.
-func newHTTPServer(t testing.TB, opts router.HTTPOptions) (*router.Router, *httptest.Server) {
-	t.Helper()
-	r := router.New(router.Options{Version: "test"})
-	local := localtools.New()
-	if err := toolsearch.AddSearchTools(local, toolsearch.NewIndex(r, toolsearch.Options{})); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddProvider(context.Background(), local); err != nil {
-		t.Fatal(err)
-	}
-	h := r.HTTPHandler(opts)
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close()
-		r.CloseSessions(context.Background())
-		srv.Close()
-	})
-	return r, srv
-}
-
-type rpcReply struct {
-	ID     any             `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func post(t testing.TB, url string, body []byte, headers map[string]string) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp, data
-}
-
-// decodeReply reads a JSON-RPC reply from a JSON body or the first SSE
-// message event.
-func decodeReply(t testing.TB, resp *http.Response, data []byte) rpcReply {
-	t.Helper()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			// Skip the empty priming event that precedes resumable streams.
-			if line, ok := strings.CutPrefix(sc.Text(), "data:"); ok && strings.TrimSpace(line) != "" {
-				data = []byte(strings.TrimSpace(line))
-				break
-			}
-		}
-	}
-	var r rpcReply
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatalf("reply is not JSON-RPC: %v: %q", err, data)
-	}
-	return r
-}
-
-func initialize(t testing.TB, url string) string {
-	t.Helper()
-	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, data)
-	}
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatal("no session id")
-	}
-	post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
-	return sid
-}
 
 func TestGuardAnswersMalformedInputWithJSONRPCErrors(t *testing.T) {
 	_, srv := newHTTPServer(t, router.HTTPOptions{MaxBodyBytes: 1 << 20})
 	url := srv.URL + "/mcp"
-	sid := initialize(t, url)
+	sid := routertest.Initialize(t, url)
 	session := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
 
 	tests := []struct {
@@ -142,14 +51,14 @@ func TestGuardAnswersMalformedInputWithJSONRPCErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, data := post(t, url, tt.body, tt.headers)
+			resp, data := routertest.Post(t, url, tt.body, tt.headers)
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status = %d, want %d (body %q)", resp.StatusCode, tt.wantStatus, data)
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type = %q", ct)
 			}
-			r := decodeReply(t, resp, data)
+			r := routertest.DecodeReply(t, resp, data)
 			if r.Error == nil || r.Error.Code != tt.wantCode {
 				t.Fatalf("error = %+v, want code %d", r.Error, tt.wantCode)
 			}
@@ -163,12 +72,12 @@ func TestGuardAnswersMalformedInputWithJSONRPCErrors(t *testing.T) {
 	}
 
 	// The session still works after all that.
-	resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`), session)
-	if r := decodeReply(t, resp, data); r.Error != nil || !bytes.Contains(r.Result, []byte("search_tools")) {
+	resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`), session)
+	if r := routertest.DecodeReply(t, resp, data); r.Error != nil || !bytes.Contains(r.Result, []byte("search_tools")) {
 		t.Fatalf("tools/list after bad input: %d %s", resp.StatusCode, data)
 	}
 	// An unknown notification is accepted and dropped.
-	if resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/whatever"}`), session); resp.StatusCode != http.StatusAccepted {
+	if resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","method":"notifications/whatever"}`), session); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("unknown notification: %d %s", resp.StatusCode, data)
 	}
 }
@@ -179,18 +88,18 @@ func TestKnownMethodsMatchTheSDKServer(t *testing.T) {
 	// method check (which would answer 400 "unsupported").
 	_, srv := newHTTPServer(t, router.HTTPOptions{})
 	url := srv.URL + "/mcp"
-	sid := initialize(t, url)
+	sid := routertest.Initialize(t, url)
 	session := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
-	for method, kind := range router.KnownMethodsForTest() {
+	for method, kind := range mcphttp.KnownMethods() {
 		if kind != "call" || method == "initialize" || method == "subscriptions/listen" || method == "server/discover" ||
 			strings.HasPrefix(method, "tasks/") {
 			continue // initialize is done; the others belong to the sessionless protocol
 		}
-		resp, data := post(t, url, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{}}`), session)
+		resp, data := routertest.Post(t, url, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{}}`), session)
 		if resp.StatusCode == http.StatusBadRequest && bytes.Contains(data, []byte("unsupported")) {
 			t.Errorf("%s: the SDK does not know it: %s", method, data)
 		}
-		if r := decodeReply(t, resp, data); r.Error != nil && r.Error.Code == -32601 {
+		if r := routertest.DecodeReply(t, resp, data); r.Error != nil && r.Error.Code == -32601 {
 			t.Errorf("%s: method not found: %s", method, data)
 		}
 	}
@@ -202,8 +111,8 @@ func TestSessionlessProtocolIsServedStatelessly(t *testing.T) {
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 		`"io.modelcontextprotocol/clientCapabilities":{},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`
-	resp, data := post(t, srv.URL+"/mcp", []byte(body), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
-	r := decodeReply(t, resp, data)
+	resp, data := routertest.Post(t, srv.URL+"/mcp", []byte(body), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+	r := routertest.DecodeReply(t, resp, data)
 	if r.Error != nil || !bytes.Contains(r.Result, []byte("search_tools")) {
 		t.Fatalf("2026-07-28 tools/list on a stateful endpoint: %d %s", resp.StatusCode, data)
 	}
@@ -243,8 +152,8 @@ func TestSessionlessPOSTToSSEGetsPlainJSON(t *testing.T) {
 		t.Errorf("no /limit minimum issue in %s", data)
 	}
 
-	resp2, data2 := post(t, srv.URL+"/sse", []byte(`{"jsonrpc":"2.0","id":2,"method":"nope"}`), nil)
-	if r := decodeReply(t, resp2, data2); r.Error == nil || r.Error.Code != -32601 {
+	resp2, data2 := routertest.Post(t, srv.URL+"/sse", []byte(`{"jsonrpc":"2.0","id":2,"method":"nope"}`), nil)
+	if r := routertest.DecodeReply(t, resp2, data2); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("unknown method via POST /sse: %s", data2)
 	}
 }
@@ -277,27 +186,27 @@ func TestBatchesAreChargedPerMessage(t *testing.T) {
 	}
 	// A session of protocol 2025-03-26, which allows batches, and a
 	// header-less client that leaves out MCP-Protocol-Version.
-	resp, data := post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	resp, data := routertest.Post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != 200 || sid == "" {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, data)
 	}
-	post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), map[string]string{"Mcp-Session-Id": sid})
+	routertest.Post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), map[string]string{"Mcp-Session-Id": sid})
 	session := map[string]string{"Mcp-Session-Id": sid}
 
-	if resp, data := post(t, srv.URL+"/sse", batch(5), nil); resp.StatusCode != 200 || bytes.Count(data, []byte(`"result"`)) != 5 {
+	if resp, data := routertest.Post(t, srv.URL+"/sse", batch(5), nil); resp.StatusCode != 200 || bytes.Count(data, []byte(`"result"`)) != 5 {
 		t.Fatalf("batch of 5 on POST /sse: %d %s", resp.StatusCode, data)
 	}
-	if resp, data := post(t, srv.URL+"/mcp", batch(4), session); resp.StatusCode != 200 {
+	if resp, data := routertest.Post(t, srv.URL+"/mcp", batch(4), session); resp.StatusCode != 200 {
 		t.Fatalf("batch of 4 on /mcp: %d %s", resp.StatusCode, data)
 	}
-	post(t, srv.URL+"/sse", batch(1), nil) // one message: charged by the HTTP limit alone
+	routertest.Post(t, srv.URL+"/sse", batch(1), nil) // one message: charged by the HTTP limit alone
 	if want := []int{4, 3}; !slices.Equal(charged, want) {
 		t.Fatalf("charged %v, want %v", charged, want)
 	}
 	refuse = true
 	for _, path := range []string{"/sse", "/mcp"} {
-		if resp, data := post(t, srv.URL+path, batch(3), session); resp.StatusCode != http.StatusTooManyRequests || bytes.Contains(data, []byte(`"result"`)) {
+		if resp, data := routertest.Post(t, srv.URL+path, batch(3), session); resp.StatusCode != http.StatusTooManyRequests || bytes.Contains(data, []byte(`"result"`)) {
 			t.Errorf("refused batch on %s: %d %s, want 429 and no call run", path, resp.StatusCode, data)
 		}
 	}
@@ -355,7 +264,7 @@ func TestRebindingProtection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, path := range []string{"/sse", "/mcp"} {
-				resp, data := post(t, srv.URL+path, ping, tt.headers)
+				resp, data := routertest.Post(t, srv.URL+path, ping, tt.headers)
 				// /mcp without a session answers ping in a fresh session: 200.
 				if resp.StatusCode != tt.want {
 					t.Errorf("%s: status %d, want %d: %s", path, resp.StatusCode, tt.want, data)
@@ -411,8 +320,8 @@ func TestRebindingProtectionOnNonLoopbackListener(t *testing.T) {
 // TestStatelessOption checks that --stateless serves /mcp without sessions.
 func TestStatelessOption(t *testing.T) {
 	_, srv := newHTTPServer(t, router.HTTPOptions{Stateless: true})
-	resp, data := post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"search"}}}`), nil)
-	r := decodeReply(t, resp, data)
+	resp, data := routertest.Post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"search"}}}`), nil)
+	r := routertest.DecodeReply(t, resp, data)
 	if r.Error != nil || resp.Header.Get("Mcp-Session-Id") != "" {
 		t.Fatalf("stateless call: %d %s (session %q)", resp.StatusCode, data, resp.Header.Get("Mcp-Session-Id"))
 	}

@@ -1,4 +1,4 @@
-package router_test
+package transport_test
 
 import (
 	"bufio"
@@ -12,13 +12,8 @@ import (
 
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
-
-// nopWriteCloser keeps the test's pipe writer open after the SDK closes
-// the transport, so the reader can drain what was written.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 func TestStdioAnswersRequestsReadBeforeEOF(t *testing.T) {
 	local := localtools.New()
@@ -30,7 +25,10 @@ func TestStdioAnswersRequestsReadBeforeEOF(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "finished"}}}, nil, nil
 	})
-	r := newRouterWith(t, local)
+	r := router.New(router.Options{Version: "test"})
+	if err := r.AddProvider(t.Context(), local); err != nil {
+		t.Fatal(err)
+	}
 
 	input := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
@@ -40,7 +38,7 @@ func TestStdioAnswersRequestsReadBeforeEOF(t *testing.T) {
 	outR, outW := io.Pipe()
 	transport := &router.StdioTransport{
 		Grace: 5 * time.Second,
-		Inner: &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(input)), Writer: nopWriteCloser{outW}},
+		Inner: &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(input)), Writer: routertest.NopWriteCloser{Writer: outW}},
 	}
 	runDone := make(chan error, 1)
 	go func() {

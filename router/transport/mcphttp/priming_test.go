@@ -1,4 +1,4 @@
-package router_test
+package mcphttp_test
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 type sseEvent struct {
@@ -55,9 +56,9 @@ func readEvents(t *testing.T, r io.Reader) []sseEvent {
 // replays the answer.
 func TestPrimingEventIsAMessageEventWithAnID(t *testing.T) {
 	_, srv := newHTTPServer(t, router.HTTPOptions{})
-	sid := initialize(t, srv.URL+"/mcp")
+	sid := routertest.Initialize(t, srv.URL+"/mcp")
 	headers := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
-	resp, body := post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`), headers)
+	resp, body := routertest.Post(t, srv.URL+"/mcp", []byte(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`), headers)
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("tools/list answered %s, not a stream: %s", ct, body)
 	}

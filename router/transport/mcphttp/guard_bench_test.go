@@ -1,4 +1,4 @@
-package router_test
+package mcphttp_test
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package router_test
+package rest_test
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/mock"
 	"github.com/agents-mcp/agents-mcp/router"
+	"github.com/agents-mcp/agents-mcp/router/internal/routertest"
 )
 
 // TestRESTBridgeAnswersWhatTheProviderDid serves a scripted upstream-like
@@ -40,20 +42,25 @@ func TestRESTBridgeAnswersWhatTheProviderDid(t *testing.T) {
 			},
 		},
 	})
-	up := &scriptedProvider{name: "up", tools: []*mcp.Tool{
-		rawTool("up__ok", `{"type":"object"}`), rawTool("up__rpc", `{"type":"object"}`),
-		rawTool("up__down", `{"type":"object"}`), rawTool("up__links", `{"type":"object"}`),
-	}, run: map[string]func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error){
-		"up__rpc": func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return nil, &jsonrpc.Error{Code: -32042, Message: "upstream says no"}
+	tools := []*mcp.Tool{}
+	for _, name := range []string{"up__ok", "up__rpc", "up__down", "up__links"} {
+		tools = append(tools, &mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)})
+	}
+	up := &mock.ToolProvider{
+		NameFn:  func() string { return "up" },
+		ToolsFn: func(context.Context) ([]*mcp.Tool, error) { return tools, nil },
+		CallToolFn: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			switch req.Params.Name {
+			case "up__rpc":
+				return nil, &jsonrpc.Error{Code: -32042, Message: "upstream says no"}
+			case "up__down":
+				return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q is down", "up")
+			case "up__links":
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "see"}, &mcp.ResourceLink{URI: "upstream://up/x", Name: "x"}}}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + req.Params.Name + " " + string(req.Params.Arguments)}}}, nil
 		},
-		"up__down": func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q is down", "up")
-		},
-		"up__links": func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "see"}, &mcp.ResourceLink{URI: "upstream://up/x", Name: "x"}}}, nil
-		},
-	}}
+	}
 	if err := r.AddProvider(context.Background(), up); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +69,7 @@ func TestRESTBridgeAnswersWhatTheProviderDid(t *testing.T) {
 	t.Cleanup(func() { h.Close(); srv.Close() })
 
 	call := func(body string) (int, http.Header, map[string]any) {
-		resp, data := post(t, srv.URL+router.RESTBridgePath, []byte(body), nil)
+		resp, data := routertest.Post(t, srv.URL+router.RESTBridgePath, []byte(body), nil)
 		var out map[string]any
 		if err := json.Unmarshal(data, &out); err != nil {
 			t.Fatalf("%s: %d %s: not JSON", body, resp.StatusCode, data)
