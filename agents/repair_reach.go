@@ -94,13 +94,14 @@ func unusable(f *ToolFacts) string {
 // mayAsk says why a candidate that does not take the failed call's values
 // (all of them, for a sibling) cannot replace it even with the user's
 // help, or "" when it can: found by the search, the family or the
-// sub-goal's values (not by its upstream alone), of the effect the
-// sub-goal asks for (see requestEffect), about what the sub-goal is about
-// when only the search found it (see sharesObject), taking something from
-// the request or the user, and asking at most maxRepairAsked values.
-func mayAsk(origin candidateOrigin, f *ToolFacts, repair *StepRepair, goal string) string {
-	if origin == fromSibling {
-		return "another tool of its upstream that does not take every value the failed call was given, each by its meaning"
+// sub-goal's values, or a sibling worded like the failed tool (nearFailed:
+// see nearTool), not by its upstream alone; of the effect the sub-goal
+// asks for (see requestEffect), about what the sub-goal is about when only
+// the search found it (see sharesObject), taking something from the
+// request or the user, and asking at most maxRepairAsked values.
+func mayAsk(origin candidateOrigin, nearFailed bool, f *ToolFacts, repair *StepRepair, goal string) string {
+	if origin == fromSibling && !nearFailed {
+		return "another tool of its upstream, worded unlike the failed tool, that does not take every value the failed call was given, each by its meaning"
 	}
 	want, has := requestEffect(goal), toolEffects(f.Name, f.Description)
 	if !servesIntent(want, has) {
@@ -182,4 +183,54 @@ func sharesObject(goal string, f *ToolFacts) bool {
 		}
 	}
 	return false
+}
+
+// nearTools is how many tools the search for the failed tool's own words
+// weighs (see nearTool).
+const nearTools = 8
+
+// nearTool are the tools the catalog's search ranks for the failed tool's
+// own text (its name's words and its description), the failed tool aside,
+// each with 1/(1+rank): what is worded like the tool the plan chose for
+// the sub-goal. A sibling among them is a replacement that may ask for
+// what it lacks ("latitude and longitude of a place" for "coordinates of
+// a street address"), where a sibling worded otherwise (another need of
+// the same upstream) is not.
+func (rp *Repairer) nearTool(ctx context.Context, failed *agentsmcp.ToolInfo) (map[string]float64, error) {
+	name := failed.Name
+	if i := strings.LastIndex(name, agentsmcp.NamespaceSeparator); i >= 0 {
+		name = name[i+len(agentsmcp.NamespaceSeparator):]
+	}
+	text := strings.TrimSpace(strings.Join(nameWords(name), " ") + ": " + failed.Description)
+	matches, err := rp.Gatherer.Catalog.SearchTools(ctx, agentsmcp.TruncateUTF8(text, agentsmcp.MaxQueryTextBytes), nearTools+1)
+	if err != nil {
+		return nil, err
+	}
+	near := map[string]float64{}
+	rank := 0
+	for _, m := range matches {
+		if m.Name == failed.Name {
+			continue
+		}
+		rank++
+		near[m.Name] = 1 / float64(1+rank)
+	}
+	return near, nil
+}
+
+// serverToolRank scales the score of a server tool turned down (see
+// serverToolFor) among the closest tools a replacement_not_found names:
+// after the tools of the upstreams.
+const serverToolRank = 0.01
+
+// serverToolFor says why candidate, one of the server's own tools (memory,
+// insights, tool search: Gatherer.ServerTools), never replaces failed, a
+// tool of another kind; "" when candidate is not one of them or failed is
+// one too. Those tools take any text: a repair onto one "succeeds" with
+// nothing of what the step asked done.
+func serverToolFor(g *Gatherer, failed, candidate string) string {
+	if !slices.Contains(g.ServerTools, candidate) || slices.Contains(g.ServerTools, failed) {
+		return ""
+	}
+	return "one of this server's own tools (memory, insights, tool search), never a replacement for a tool of an upstream"
 }

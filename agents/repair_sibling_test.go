@@ -1,0 +1,97 @@
+package agents_test
+
+import (
+	"strings"
+	"testing"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
+
+// TestRepairTakesTheFailedToolsSibling: the failed tool's upstream has
+// another tool for the same need, worded like the failed tool but not
+// like the request ("every line of a song, as sung"), and a third for
+// another need. The search for the sub-goal finds neither, and the
+// sibling's parameter ("track") is not the failed one's ("song"): the
+// value would move by its type alone. The repair takes the sibling worded
+// like the failed tool and asks for its value, as a first plan of that
+// tool would, instead of ending with replacement_not_found; the other
+// sibling is never called.
+func TestRepairTakesTheFailedToolsSibling(t *testing.T) {
+	h := newRepairHarnessNamed(t, "music",
+		repairTool{name: "song_lyrics", description: "the lyrics of a song", param: "song", fails: true},
+		repairTool{name: "sung_verses", description: "every line of a song, as sung", param: "track"},
+		repairTool{name: "artist_biography", description: "the life story of a musician", param: "artist"},
+	)
+	plan, task := h.run("Show the lyrics of Yesterday", "Yesterday")
+	if plan.Steps[0].Tool != "music__song_lyrics" {
+		t.Fatalf("the plan uses %s; the test needs music__song_lyrics first", plan.Steps[0].Tool)
+	}
+	s := task.Steps[0]
+	if why := replacementNotFound(task); why != "" || s.RepairedTool != "music__sung_verses" || s.Status != agentsmcp.StepWaitingInput || !strings.Contains(s.Error, "track") {
+		t.Fatalf("task %s, step %+v, replacement_not_found %q; want it repaired with music__sung_verses, asking for track", task.Status, s, why)
+	}
+	task = h.resumeWith(task, `{"track":"Yesterday"}`)
+	if task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("after the answer: task %s: %s", task.Status, task.Error)
+	}
+	if got := h.up.callsOf("sung_verses"); len(got) != 1 || got[0] != "Yesterday" {
+		t.Errorf("calls of the sibling: %q; want one with the track the user gave", got)
+	}
+	if got := h.up.callsOf("artist_biography"); len(got) != 0 {
+		t.Errorf("the sibling of another need was called: %q", got)
+	}
+}
+
+// TestRepairNeverLandsOnAMetaTool: the request shares a word with one of
+// the server's own tools ("tasks" and get_similar_tasks), which takes any
+// text and would "succeed" with the request as its query. The failed
+// upstream tool is not replaced by it: the step fails with
+// replacement_not_found, which names it and why.
+func TestRepairNeverLandsOnAMetaTool(t *testing.T) {
+	h := newRepairHarnessWith(t, "tracker", true,
+		repairTool{name: "project_tasks", description: "open tasks of a project", param: "project", fails: true},
+	)
+	plan, task := h.run("List the open tasks of project Apollo", "Apollo")
+	if plan.Steps[0].Tool != "tracker__project_tasks" {
+		t.Fatalf("the plan uses %s; the test needs tracker__project_tasks first", plan.Steps[0].Tool)
+	}
+	for _, s := range task.Steps {
+		if s.RepairedTool != "" {
+			t.Fatalf("step %s repaired with %s; want no replacement (history %+v)", s.StepID, s.RepairedTool, task.History)
+		}
+	}
+	why := replacementNotFound(task)
+	if task.Status != agentsmcp.TaskFailed || !strings.Contains(why, "get_similar_tasks: one of this server's own tools") {
+		t.Fatalf("task %s, replacement_not_found %q; want failed, naming get_similar_tasks as one of the server's own tools", task.Status, why)
+	}
+}
+
+// TestReplacementNotFoundNamesTheClosestTools: nothing can take the
+// request, even with the user's help. replacement_not_found names the
+// closest tools and why each was turned down: the sibling worded unlike
+// the failed tool (another need of its upstream), and the server's own
+// tool that shares the request's word.
+func TestReplacementNotFoundNamesTheClosestTools(t *testing.T) {
+	h := newRepairHarnessWith(t, "tracker", true,
+		repairTool{name: "project_tasks", description: "open tasks of a project", param: "project", fails: true},
+		repairTool{name: "billing_rates", description: "hourly rates of a consultant", param: "consultant"},
+	)
+	_, task := h.run("List the open tasks of project Apollo", "Apollo")
+	why := replacementNotFound(task)
+	t.Log(why)
+	if task.Status != agentsmcp.TaskFailed {
+		t.Fatalf("task %s; want failed (history %+v)", task.Status, task.History)
+	}
+	for _, want := range []string{
+		"closest:",
+		"tracker__billing_rates: another tool of its upstream, worded unlike the failed tool",
+		"get_similar_tasks: one of this server's own tools",
+	} {
+		if !strings.Contains(why, want) {
+			t.Errorf("replacement_not_found %q does not say %q", why, want)
+		}
+	}
+	if n := len(h.up.callsOf("billing_rates")); n != 0 {
+		t.Errorf("billing_rates was called %d time(s)", n)
+	}
+}
