@@ -213,7 +213,11 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 			continue
 		}
 		sibling := slices.Contains(siblings, m)
+		// Of the failed tool's upstream, worded like it and taking the
+		// same inputs, however found: the search may find it by its
+		// server's name alone.
 		_, nearFailed := near[m.Name]
+		nearSibling := nearFailed && source != "" && source != localSource && m.Source == source && sameInputs(old, m.InputSchema)
 		f := g.newFacts(m.ToolInfo)
 		g.addRecord(ctx, f)
 		if why := unusable(f); why != "" {
@@ -245,7 +249,7 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 		takesNone := len(oldArgs) > 0 && len(repair.Known) == 0
 		partialSibling := sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs) || repair.guessed)
 		if takesNone || partialSibling {
-			if why := mayAsk(origin(m), nearFailed, f, repair, goal); why != "" {
+			if why := mayAsk(origin(m), nearSibling, f, repair, goal); why != "" {
 				rejected.add(f.Name, m.Score, why)
 				continue
 			}

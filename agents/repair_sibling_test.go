@@ -84,7 +84,7 @@ func TestReplacementNotFoundNamesTheClosestTools(t *testing.T) {
 	}
 	for _, want := range []string{
 		"closest:",
-		"tracker__billing_rates: another tool of its upstream, worded unlike the failed tool",
+		"tracker__billing_rates: another tool of its upstream, not worded like the failed tool",
 		"get_similar_tasks: one of this server's own tools",
 	} {
 		if !strings.Contains(why, want) {
@@ -93,5 +93,29 @@ func TestReplacementNotFoundNamesTheClosestTools(t *testing.T) {
 	}
 	if n := len(h.up.callsOf("billing_rates")); n != 0 {
 		t.Errorf("billing_rates was called %d time(s)", n)
+	}
+}
+
+// TestRepairTakesASiblingTheSearchFoundByItsServer: the request names the
+// upstream ("music"), so the search for the sub-goal finds the sibling by
+// its server's name, though its own words share none with the request.
+// Worded like the failed tool, it is still the sibling that serves the
+// same need, and the repair asks for the two values it lacks.
+func TestRepairTakesASiblingTheSearchFoundByItsServer(t *testing.T) {
+	h := newRepairHarnessNamed(t, "music",
+		repairTool{name: "song_lyrics", description: "the lyrics of a song in a language", param: "song", extra: "language", fails: true},
+		repairTool{name: "sung_verses", description: "every line of a song, as sung in a tongue", param: "track", extra: "tongue"},
+	)
+	plan, task := h.run("Show the music lyrics of 'Yesterday' in Greek", "Greek")
+	if plan.Steps[0].Tool != "music__song_lyrics" {
+		t.Fatalf("the plan uses %s; the test needs music__song_lyrics first", plan.Steps[0].Tool)
+	}
+	s := task.Steps[0]
+	if why := replacementNotFound(task); why != "" || s.RepairedTool != "music__sung_verses" || s.Status != agentsmcp.StepWaitingInput {
+		t.Fatalf("task %s, step %+v, replacement_not_found %q; want it repaired with music__sung_verses, asking for what it lacks", task.Status, s, why)
+	}
+	task = h.resumeWith(task, `{"track":"Yesterday","tongue":"Greek"}`)
+	if got := h.up.callsOf("sung_verses"); task.Status != agentsmcp.TaskSucceeded || len(got) != 1 || got[0] != "Yesterday Greek" {
+		t.Fatalf("after the answer: task %s (%s), calls of the sibling %q; want one with the values the user gave", task.Status, task.Error, got)
 	}
 }
