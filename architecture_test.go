@@ -72,6 +72,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the test OpenID provider (zitadel/oidc, a test dependency) serves the tests of httptools, agents and cmd, so it depends on none of them"},
 	{From: "internal/oauthtest", Leaf: true,
 		Why: "the test authorization server and browser serve the tests of credentials, api/admin, remote and cmd, so it depends on none of them"},
+	{From: "internal/agentstest", Forbid: []string{"cmd", "api", "remote"},
+		Why: "test support for the tests of the agents' engine and of its MCP face: it assembles the engine on real parts (the router, SQLite), which only tests may do, and nothing of the HTTP face, the pool or the commands"},
 	{From: "internal/taskfixture", Leaf: true,
 		Why: "the test upstream of the Tasks extension serves the tests of remote and cmd, so it depends on none of them"},
 	{From: "credentials", Forbid: []string{"router", "remote", "api", "agents", "memory", "cmd"},
@@ -101,6 +103,10 @@ var dependencyRules = []dependencyRule{
 // wiredOnlyByCmd are the implementations that only cmd/ may import
 // (besides their own subpackages): the MCP face and the upstream pool.
 var wiredOnlyByCmd = []string{"router", "remote"}
+
+// wiresForTests are the test-support packages that wire the router as cmd
+// does, for tests only (no shipped package imports them).
+var wiresForTests = []string{"internal/agentstest"}
 
 // TestDependenciesPointInward reads the imports of every package of the
 // module as go/build sees them on this platform, and fails on each one that
@@ -137,7 +143,7 @@ func TestDependenciesPointInward(t *testing.T) {
 				}
 			}
 			for _, w := range wiredOnlyByCmd {
-				if within(to, w) && !within(from, w) && !within(from, "cmd") {
+				if within(to, w) && !within(from, w) && !within(from, "cmd") && !slices.Contains(wiresForTests, from) {
 					t.Errorf("%s imports %s: only cmd/ wires %s", show(from), show(to), w)
 				}
 			}

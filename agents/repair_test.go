@@ -134,7 +134,7 @@ func newRepairHarnessWith(t *testing.T, name string, serverTools bool, tools ...
 		t.Fatal(err)
 	}
 	catalog := toolsearch.NewCatalog(r, nil, nil)
-	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
+	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{DB: db}, Performance: db}
 	if serverTools {
 		l := localtools.New()
 		if err := (&mcptools.MemoryTools{}).Register(l); err != nil {
