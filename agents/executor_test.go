@@ -26,7 +26,6 @@ import (
 // the MCP face (agents/mcptools): internal/agentstest.
 type (
 	toolbox = agentstest.Toolbox
-	echoIn  = agentstest.EchoIn
 	pathIn  = agentstest.PathIn
 )
 
