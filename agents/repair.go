@@ -240,7 +240,14 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 			rejected.add(f.Name, m.Score, why)
 			continue
 		}
-		c := repairCandidate{repair: repair, facts: f, score: m.Score * estimate * fit}
+		score := m.Score
+		if i := slices.IndexFunc(served, func(s *agentsmcp.ToolMatch) bool { return s.Name == m.Name }); i >= 0 {
+			// It served the family: scored as the family's tool however
+			// the search ranked it, and preferred to a tool never seen
+			// to serve it (evidence over words, as a pattern's tool).
+			score = max(score, served[i].Score) * familyRepairBonus
+		}
+		c := repairCandidate{repair: repair, facts: f, score: score * estimate * fit}
 		// It takes none of the values the step was given: it may serve
 		// another need that happens to share words with this one. Found
 		// by its server alone, a tool must take every value the failed
@@ -400,6 +407,10 @@ func (rp *Repairer) siblings(ctx context.Context, source string, matches []*agen
 	slices.SortStableFunc(out, func(a, b *agentsmcp.ToolMatch) int { return cmp.Compare(b.Score, a.Score) })
 	return out, nil
 }
+
+// familyRepairBonus weighs a candidate that served the request's family
+// before, as the planner weighs a tool of a proven pattern.
+const familyRepairBonus = 1.5
 
 // localSource is the ToolInfo.Source of the tools of this process.
 const localSource = "local"

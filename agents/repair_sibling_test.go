@@ -1,10 +1,12 @@
 package agents_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
 )
 
 // TestRepairTakesTheFailedToolsSibling: the failed tool's upstream has
@@ -117,5 +119,34 @@ func TestRepairTakesASiblingTheSearchFoundByItsServer(t *testing.T) {
 	task = h.resumeWith(task, `{"track":"Yesterday","tongue":"Greek"}`)
 	if got := h.up.callsOf("sung_verses"); task.Status != agentsmcp.TaskSucceeded || len(got) != 1 || got[0] != "Yesterday Greek" {
 		t.Fatalf("after the answer: task %s (%s), calls of the sibling %q; want one with the values the user gave", task.Status, task.Error, got)
+	}
+}
+
+// TestRepairPrefersTheFamilysServingTool: two tools could replace the
+// failed one and both take its city: one worded like the request, never
+// tried, and one worded apart that served the request's family before.
+// The family's evidence outweighs the words: the repair takes the tool
+// that served it.
+func TestRepairPrefersTheFamilysServingTool(t *testing.T) {
+	h := newRepairHarnessNamed(t, "meteo",
+		repairTool{name: "current_weather", description: "What is the weather in a city today: the current weather of a city", param: "city", fails: true},
+		repairTool{name: "weather_conditions", description: "weather conditions", param: "city"},
+		repairTool{name: "sky_report", description: "sky cover and readings, now", param: "city"},
+	)
+	ctx := context.Background()
+	const lima = "What is the weather in Lima today?"
+	if err := h.db.CreateLearning(ctx, &agentsmcp.Learning{Query: lima, Goal: agents.FamilyOf(lima), Steps: []string{"meteo__sky_report"},
+		Tools: []string{"meteo__sky_report"}, Upstreams: []string{"meteo"}, Outcome: agentsmcp.OutcomeSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	plan, task := h.run("What is the weather in Paris today?", "Paris")
+	if plan.Steps[0].Tool != "meteo__current_weather" {
+		t.Fatalf("the plan uses %s; the test needs meteo__current_weather first", plan.Steps[0].Tool)
+	}
+	if s := task.Steps[0]; s.RepairedTool != "meteo__sky_report" || task.Status != agentsmcp.TaskSucceeded {
+		t.Fatalf("task %s, step repaired with %q; want it repaired with the family's tool meteo__sky_report (history %+v)", task.Status, s.RepairedTool, task.History)
+	}
+	if got := h.up.callsOf("weather_conditions"); len(got) != 0 {
+		t.Errorf("the tool the family never used was called: %q", got)
 	}
 }
