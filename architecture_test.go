@@ -62,6 +62,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the test doubles of the root's interfaces serve the tests of every package, so they depend on the root alone"},
 	{From: "internal/testutil", Leaf: true,
 		Why: "test support serves every package's tests, so it depends on none"},
+	{From: "internal/agentstest", Forbid: []string{"cmd", "api", "remote"},
+		Why: "test support for the tests of the agents' engine and of its MCP face: it assembles the engine on real parts (the router, SQLite), which only tests may do, and nothing of the HTTP face, the pool or the commands"},
 	{From: "internal/jsonnum", Leaf: true,
 		Why: "the bounds on JSON numbers serve the router, the agents and httptools alike, so they depend on none of them"},
 	{From: "internal/mcpwire", Leaf: true,
@@ -108,6 +110,10 @@ var dependencyRules = []dependencyRule{
 // (besides their own subpackages): the MCP face and the upstream pool.
 var wiredOnlyByCmd = []string{"router", "remote"}
 
+// wiresForTests are the test-support packages that wire the router as cmd
+// does, for tests only (no shipped package imports them).
+var wiresForTests = []string{"internal/agentstest"}
+
 // TestDependenciesPointInward reads the imports of every package of the
 // module as go/build sees them on this platform, and fails on each one that
 // breaks a rule above. docs/architecture.md gives a go list command that
@@ -146,7 +152,7 @@ func TestDependenciesPointInward(t *testing.T) {
 				t.Errorf("%s imports %s: test doubles are for tests only", show(from), show(to))
 			}
 			for _, w := range wiredOnlyByCmd {
-				if within(to, w) && !within(from, w) && !within(from, "cmd") {
+				if within(to, w) && !within(from, w) && !within(from, "cmd") && !slices.Contains(wiresForTests, from) {
 					t.Errorf("%s imports %s: only cmd/ wires %s", show(from), show(to), w)
 				}
 			}

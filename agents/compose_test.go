@@ -184,7 +184,7 @@ func TestRepairNeverMovesAValueToAnotherMeaning(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var old map[string]json.RawMessage
 			_ = json.Unmarshal([]byte(c.args), &old)
-			repair, _ := mapArguments(json.RawMessage(c.schema), json.RawMessage(c.old), old, c.goal, c.goal, "step", nil)
+			repair, _ := mapArguments(json.RawMessage(c.schema), json.RawMessage(c.old), old, c.goal, c.goal, "step", nil, true)
 			var got map[string]any
 			_ = json.Unmarshal(repair.Arguments, &got)
 			for k, v := range c.want {
@@ -204,7 +204,7 @@ func TestRepairNeverMovesAValueToAnotherMeaning(t *testing.T) {
 	// shape too, even when it is text of the request.
 	var old map[string]json.RawMessage
 	_ = json.Unmarshal([]byte(`{"amount":100,"from":"USD","to":"{{inputs.to}}"}`), &old)
-	repair, _ := mapArguments(json.RawMessage(fx), json.RawMessage(convert), old, "Convert 100 USD", "Convert 100 USD", "step", nil)
+	repair, _ := mapArguments(json.RawMessage(fx), json.RawMessage(convert), old, "Convert 100 USD", "Convert 100 USD", "step", nil, true)
 	if _, err := withRequestValues(repair, map[string]string{"pair": "USD"}, "Convert 100 USD"); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID || !strings.Contains(agentsmcp.ErrorMessage(err), "USD/EUR") {
 		t.Errorf("a model's pair = USD: err %v; want EINVALID naming the shape", err)
 	}

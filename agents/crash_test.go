@@ -20,6 +20,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router/toolsearch"
@@ -150,9 +151,7 @@ func describeTask(task *agentsmcp.Task) string {
 	return b.String()
 }
 
-func hasEvent(task *agentsmcp.Task, typ, stepID string) bool {
-	return slices.ContainsFunc(task.History, func(e agentsmcp.TaskEvent) bool { return e.Type == typ && e.StepID == stepID })
-}
+var hasEvent = agentstest.HasEvent
 
 // leaseRecorder remembers the lease owner of a task as the store shows it
 // while a tool of the task runs.

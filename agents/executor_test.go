@@ -3,9 +3,7 @@ package agents_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,145 +15,23 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
-	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
-	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
-// toolbox is a set of real local tools behind a real router, with counters
-// the tests read.
-type toolbox struct {
-	mu        sync.Mutex
-	calls     map[string]int // tool → calls
-	running   int
-	maxSeen   int
-	flakyLeft map[string]int // key → failures still to give
-	cancelled atomic.Int32   // block calls that saw their context end
-	// authorized ends the authorization requests of needs_auth.
-	authorized atomic.Bool
-}
+// The toolbox, the harness and the steps are shared with the tests of
+// the MCP face (agents/mcptools): internal/agentstest.
+type (
+	toolbox = agentstest.Toolbox
+	pathIn  = agentstest.PathIn
+)
 
-type echoIn struct {
-	Value any `json:"value"`
-}
-
-type sleepIn struct {
-	Ms    int    `json:"ms"`
-	Label string `json:"label,omitempty"`
-}
-
-type flakyIn struct {
-	Key      string `json:"key"`
-	Failures int    `json:"failures"`
-}
-
-type pathIn struct {
-	Path string `json:"path"`
-}
-
-func (tb *toolbox) count(name string) {
-	tb.mu.Lock()
-	tb.calls[name]++
-	tb.mu.Unlock()
-}
-
-func (tb *toolbox) callsOf(name string) int {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	return tb.calls[name]
-}
-
-func newToolbox(t testing.TB) (*toolbox, *router.Router) {
-	t.Helper()
-	tb := &toolbox{calls: map[string]int{}, flakyLeft: map[string]int{}}
-	local := localtools.New()
-	yes := true
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(localtools.Add(local, &mcp.Tool{Name: "echo", Description: "returns its value", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("echo")
-			return nil, map[string]any{"value": in.Value}, nil
-		}))
-	must(localtools.Add(local, &mcp.Tool{Name: "sleep", Description: "sleeps", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("sleep")
-			tb.mu.Lock()
-			tb.running++
-			tb.maxSeen = max(tb.maxSeen, tb.running)
-			tb.mu.Unlock()
-			defer func() {
-				tb.mu.Lock()
-				tb.running--
-				tb.mu.Unlock()
-			}()
-			select {
-			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
-			case <-ctx.Done():
-				return nil, nil, ctx.Err()
-			}
-			return nil, map[string]any{"slept": in.Ms, "label": in.Label}, nil
-		}))
-	must(localtools.Add(local, &mcp.Tool{Name: "flaky", Description: "fails a few times, then works"},
-		func(_ context.Context, _ *mcp.CallToolRequest, in flakyIn) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("flaky")
-			tb.mu.Lock()
-			left, seen := tb.flakyLeft[in.Key]
-			if !seen {
-				left = in.Failures
-			}
-			tb.flakyLeft[in.Key] = left - 1
-			tb.mu.Unlock()
-			if left > 0 {
-				// Each failure says something new (how long to wait): the
-				// same error twice in a row would be a permanent one.
-				return nil, nil, fmt.Errorf("service temporarily unavailable, try again in %d s", left)
-			}
-			return nil, map[string]any{"ok": true}, nil
-		}))
-	must(localtools.Add(local, &mcp.Tool{Name: "broken", Description: "always fails"},
-		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("broken")
-			return nil, nil, errors.New("bad argument: path is empty")
-		}))
-	must(localtools.Add(local, &mcp.Tool{Name: "outage", Description: "answers that its service is unavailable, every time"},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("outage")
-			return nil, nil, errors.New("service unavailable (503)")
-		}))
-	must(localtools.Add(local, &mcp.Tool{Name: "delete_all", Description: "deletes everything", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
-		func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("delete_all")
-			return nil, map[string]any{"deleted": in.Path}, nil
-		}))
-	must(localtools.Add(local, &mcp.Tool{Name: "block", Description: "blocks until cancelled"},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("block")
-			<-ctx.Done()
-			tb.cancelled.Add(1)
-			return nil, nil, ctx.Err()
-		}))
-	must(localtools.Add(local, &mcp.Tool{Name: "needs_auth", Description: "answers that a person must authorize, until authorized"},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]any, error) {
-			tb.count("needs_auth")
-			if !tb.authorized.Load() {
-				return mcpwire.AuthorizationRequiredResult(&agentsmcp.AuthorizationRequired{Integration: "crm",
-					AuthorizeURL: "http://127.0.0.1:9/authorize?state=s", Reason: "no authorization yet"}), nil, nil
-			}
-			return nil, map[string]any{"ok": true}, nil
-		}))
-	r := router.New(router.Options{Version: "test"})
-	must(r.AddProvider(context.Background(), local))
-	return tb, r
-}
-
+// harness is agentstest.Harness under the names these tests use.
 type harness struct {
+	*agentstest.Harness
 	t      testing.TB
 	store  *sqlite.DB
 	tools  *toolbox
@@ -165,92 +41,28 @@ type harness struct {
 
 func newHarness(t testing.TB, tune func(*agents.ExecutorOptions)) *harness {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	tb, r := newToolbox(t)
-	opts := agents.ExecutorOptions{
-		Tasks: db, Plans: db, Tools: r, Catalog: toolsearch.NewCatalog(r, nil, nil),
-		Retry: agentsmcp.RetryPolicy{MaxAttempts: 3, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond},
-	}
-	if tune != nil {
-		tune(&opts)
-	}
-	ex := agents.NewExecutor(opts)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = ex.Close(ctx)
-	})
-	return &harness{t: t, store: db, tools: tb, router: r, exec: ex}
+	h := agentstest.NewHarness(t, tune)
+	return &harness{Harness: h, t: t, store: h.Store, tools: h.Tools, router: h.Router, exec: h.Exec}
 }
 
-// plan stores a plan built from steps.
 func (h *harness) plan(inputs string, steps ...agentsmcp.PlanStep) *agentsmcp.Plan {
 	h.t.Helper()
-	p := &agentsmcp.Plan{Request: "test request", Steps: steps}
-	if inputs != "" {
-		p.Inputs = json.RawMessage(inputs)
-	}
-	if err := h.store.CreatePlan(context.Background(), p); err != nil {
-		h.t.Fatal(err)
-	}
-	return p
+	return h.Plan(inputs, steps...)
 }
 
 func (h *harness) run(p *agentsmcp.Plan, inputs string, caller agents.Caller) *agentsmcp.Task {
 	h.t.Helper()
-	var in json.RawMessage
-	if inputs != "" {
-		in = json.RawMessage(inputs)
-	}
-	t, err := h.exec.Start(context.Background(), p, in, nil, caller)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return h.wait(t.ID)
+	return h.Run(p, inputs, caller)
 }
 
 func (h *harness) wait(id string) *agentsmcp.Task {
 	h.t.Helper()
-	// A guard against a hang, not a speed goal: under -race on a busy
-	// machine the large-output tests take tens of seconds.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	t, err := h.exec.Wait(ctx, id)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if ctx.Err() != nil {
-		// Step states only: outputs can be megabytes.
-		var states []string
-		for _, s := range t.Steps {
-			states = append(states, s.StepID+":"+string(s.Status))
-		}
-		h.t.Fatalf("task %s still %s after a minute: %s", id, t.Status, strings.Join(states, " "))
-	}
-	return t
+	return h.Wait(id)
 }
 
-func step(id, tool, args string, deps ...string) agentsmcp.PlanStep {
-	s := agentsmcp.PlanStep{ID: id, Tool: tool, DependsOn: deps}
-	if args != "" {
-		s.Arguments = json.RawMessage(args)
-	}
-	return s
-}
+var step = agentstest.Step
 
-func stateOf(t *agentsmcp.Task, id string) agentsmcp.StepState {
-	for _, s := range t.Steps {
-		if s.StepID == id {
-			return s
-		}
-	}
-	return agentsmcp.StepState{}
-}
+var stateOf = agentstest.StateOf
 
 func TestParallelBranchesAndReferences(t *testing.T) {
 	h := newHarness(t, nil)
@@ -266,8 +78,8 @@ func TestParallelBranchesAndReferences(t *testing.T) {
 	if task.Status != agentsmcp.TaskSucceeded {
 		t.Fatalf("task %s: %s %+v", task.Status, task.Error, task.Steps)
 	}
-	if h.tools.maxSeen < 2 {
-		t.Errorf("the two independent branches never ran at the same time (max %d at once)", h.tools.maxSeen)
+	if h.tools.MaxSeen() < 2 {
+		t.Errorf("the two independent branches never ran at the same time (max %d at once)", h.tools.MaxSeen())
 	}
 	if took > 280*time.Millisecond*3 { // two sequential sleeps would be 300 ms; allow a loaded machine
 		t.Logf("took %v", took)
@@ -322,7 +134,7 @@ func TestRetriesTransientFailuresOnly(t *testing.T) {
 			t.Errorf("%s: %s %q, want skipped naming its dependency", id, s.Status, s.Error)
 		}
 	}
-	if h.tools.callsOf("echo") != 0 {
+	if h.tools.CallsOf("echo") != 0 {
 		t.Error("a skipped step ran")
 	}
 	if !strings.Contains(task.Error, "broken") {
@@ -336,8 +148,8 @@ func TestTheSameToolErrorTwiceStopsRetrying(t *testing.T) {
 	s.Retry = &agentsmcp.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond}
 	task := h.run(h.plan("", s), "", nil)
 	st := stateOf(task, "outage")
-	if st.Status != agentsmcp.StepFailed || st.Attempts != 2 || h.tools.callsOf("outage") != 2 {
-		t.Errorf("outage: %s after %d attempts (%d calls), want failed after 2 of the 5 allowed", st.Status, st.Attempts, h.tools.callsOf("outage"))
+	if st.Status != agentsmcp.StepFailed || st.Attempts != 2 || h.tools.CallsOf("outage") != 2 {
+		t.Errorf("outage: %s after %d attempts (%d calls), want failed after 2 of the 5 allowed", st.Status, st.Attempts, h.tools.CallsOf("outage"))
 	}
 	if !strings.Contains(st.Error, "service unavailable (503)") || !strings.Contains(st.Error, "permanent") {
 		t.Errorf("outage error %q, want the tool's error classed permanent", st.Error)
@@ -377,7 +189,7 @@ func TestCancelStopsRunningSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 10*time.Second, "block is called", func() bool { return h.tools.callsOf("block") == 1 })
+	testutil.Eventually(t, 10*time.Second, "block is called", func() bool { return h.tools.CallsOf("block") == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	got, err := h.exec.Cancel(ctx, task.ID)
@@ -387,7 +199,7 @@ func TestCancelStopsRunningSteps(t *testing.T) {
 	if got.Status != agentsmcp.TaskCancelled {
 		t.Fatalf("status %s after Cancel", got.Status)
 	}
-	if h.tools.cancelled.Load() != 1 {
+	if h.tools.Cancelled.Load() != 1 {
 		t.Error("the running tool call was not cancelled")
 	}
 	if s := stateOf(got, "block"); s.Status != agentsmcp.StepCancelled {
@@ -439,8 +251,8 @@ func TestPausesForInputsAndResumeReturnsAtOnce(t *testing.T) {
 	if got := string(stateOf(done, "use").Output); got != `{"value":"/data"}` {
 		t.Errorf("use output %s", got)
 	}
-	if h.tools.callsOf("echo") != 2 {
-		t.Errorf("echo called %d times, want 2 (no step twice)", h.tools.callsOf("echo"))
+	if h.tools.CallsOf("echo") != 2 {
+		t.Errorf("echo called %d times, want 2 (no step twice)", h.tools.CallsOf("echo"))
 	}
 	if _, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{}, nil); agentsmcp.ErrorCode(err) != agentsmcp.ECONFLICT {
 		t.Errorf("resuming an ended task: %v, want ECONFLICT", err)
@@ -458,16 +270,16 @@ func TestAuthorizationRequestPausesTheStep(t *testing.T) {
 		!strings.Contains(s.Error, "http://127.0.0.1:9/authorize?state=s") || s.Attempts != 1 {
 		t.Fatalf("status %s, fetch %+v: want paused for authorization", task.Status, s)
 	}
-	if n := h.tools.callsOf("needs_auth"); n != 1 {
+	if n := h.tools.CallsOf("needs_auth"); n != 1 {
 		t.Errorf("the tool was called %d times: an authorization request is not retried", n)
 	}
-	h.tools.authorized.Store(true)
+	h.tools.Authorized.Store(true)
 	if _, err := h.exec.Resume(context.Background(), task.ID, agents.ResumeRequest{Confirm: []string{"fetch"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := h.wait(task.ID)
-	if done.Status != agentsmcp.TaskSucceeded || h.tools.callsOf("needs_auth") != 2 {
-		t.Fatalf("after authorizing: %s, %d calls", done.Status, h.tools.callsOf("needs_auth"))
+	if done.Status != agentsmcp.TaskSucceeded || h.tools.CallsOf("needs_auth") != 2 {
+		t.Fatalf("after authorizing: %s, %d calls", done.Status, h.tools.CallsOf("needs_auth"))
 	}
 }
 
@@ -481,15 +293,15 @@ func TestDestructiveStepsNeedConfirmation(t *testing.T) {
 	if task.Status != agentsmcp.TaskPaused || stateOf(task, "wipe").Status != agentsmcp.StepWaitingConfirmation {
 		t.Fatalf("status %s, wipe %s: want paused for confirmation", task.Status, stateOf(task, "wipe").Status)
 	}
-	if h.tools.callsOf("delete_all") != 0 {
+	if h.tools.CallsOf("delete_all") != 0 {
 		t.Fatal("the destructive tool ran without confirmation")
 	}
 	if _, err := h.exec.Resume(context.Background(), task.ID, agents.ResumeRequest{Confirm: []string{"wipe"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := h.wait(task.ID)
-	if done.Status != agentsmcp.TaskSucceeded || h.tools.callsOf("delete_all") != 1 || !stateOf(done, "wipe").Confirmed {
-		t.Fatalf("after confirm: %s, %d calls", done.Status, h.tools.callsOf("delete_all"))
+	if done.Status != agentsmcp.TaskSucceeded || h.tools.CallsOf("delete_all") != 1 || !stateOf(done, "wipe").Confirmed {
+		t.Fatalf("after confirm: %s, %d calls", done.Status, h.tools.CallsOf("delete_all"))
 	}
 
 	// Rejected: skipped with its dependents, and never called.
@@ -504,7 +316,7 @@ func TestDestructiveStepsNeedConfirmation(t *testing.T) {
 	if s := stateOf(done, "report"); s.Status != agentsmcp.StepSkipped {
 		t.Errorf("dependent of a rejected step: %s", s.Status)
 	}
-	if h.tools.callsOf("delete_all") != 1 {
+	if h.tools.CallsOf("delete_all") != 1 {
 		t.Error("a rejected destructive step ran")
 	}
 
@@ -614,15 +426,15 @@ func TestInterruptedStepRunsOnlyOnceConfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := h.wait(task.ID)
-	if h.tools.callsOf("flaky") != 0 || stateOf(done, "charge").Status != agentsmcp.StepWaitingConfirmation || done.Status != agentsmcp.TaskPaused {
-		t.Fatalf("a resume without its confirmation: %d calls, step %s, task %s", h.tools.callsOf("flaky"), stateOf(done, "charge").Status, done.Status)
+	if h.tools.CallsOf("flaky") != 0 || stateOf(done, "charge").Status != agentsmcp.StepWaitingConfirmation || done.Status != agentsmcp.TaskPaused {
+		t.Fatalf("a resume without its confirmation: %d calls, step %s, task %s", h.tools.CallsOf("flaky"), stateOf(done, "charge").Status, done.Status)
 	}
 	if _, err := h.exec.Resume(ctx, task.ID, agents.ResumeRequest{Confirm: []string{"charge"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	done = h.wait(task.ID)
-	if h.tools.callsOf("flaky") != 1 || done.Status != agentsmcp.TaskSucceeded || h.tools.callsOf("echo") != 0 {
-		t.Fatalf("after the confirmation: %d calls, task %s, echo rerun %d times", h.tools.callsOf("flaky"), done.Status, h.tools.callsOf("echo"))
+	if h.tools.CallsOf("flaky") != 1 || done.Status != agentsmcp.TaskSucceeded || h.tools.CallsOf("echo") != 0 {
+		t.Fatalf("after the confirmation: %d calls, task %s, echo rerun %d times", h.tools.CallsOf("flaky"), done.Status, h.tools.CallsOf("echo"))
 	}
 }
 
@@ -689,8 +501,8 @@ func TestAsksTheCallerInsteadOfPausing(t *testing.T) {
 	// A user who says no: the step is skipped, never called.
 	caller = &scriptedCaller{inputs: json.RawMessage(`{"path":"/srv"}`), confirm: false}
 	task = h.run(h.plan("", step("wipe", "delete_all", `{"path":"/"}`)), "", caller)
-	if s := stateOf(task, "wipe"); s.Status != agentsmcp.StepSkipped || h.tools.callsOf("delete_all") != 1 {
-		t.Errorf("declined: %+v, %d calls", s, h.tools.callsOf("delete_all"))
+	if s := stateOf(task, "wipe"); s.Status != agentsmcp.StepSkipped || h.tools.CallsOf("delete_all") != 1 {
+		t.Errorf("declined: %+v, %d calls", s, h.tools.CallsOf("delete_all"))
 	}
 }
 
@@ -722,8 +534,8 @@ func TestBoundedParallelism(t *testing.T) {
 	if task.Status != agentsmcp.TaskSucceeded {
 		t.Fatal(task.Status)
 	}
-	if h.tools.maxSeen != 3 {
-		t.Errorf("at most %d steps ran at once, want exactly MaxParallel 3", h.tools.maxSeen)
+	if h.tools.MaxSeen() != 3 {
+		t.Errorf("at most %d steps ran at once, want exactly MaxParallel 3", h.tools.MaxSeen())
 	}
 }
 
@@ -751,7 +563,7 @@ func TestTwoExecutorsNeverRunATaskTwice(t *testing.T) {
 			t.Errorf("task %s: %s, attempts %d", id, done.Status, stateOf(done, "a").Attempts)
 		}
 	}
-	if n := h.tools.callsOf("sleep"); n != 10 {
+	if n := h.tools.CallsOf("sleep"); n != 10 {
 		t.Errorf("sleep called %d times for 10 tasks", n)
 	}
 }

@@ -93,7 +93,7 @@ func TestFamilyJoinsByMeaning(t *testing.T) {
 			Tools: []string{best[0].Name}, Outcome: agentsmcp.OutcomeSuccess}); err != nil {
 			t.Fatal(err)
 		}
-		g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Families: &agents.Families{Embedder: embed.Semantic{}, MinSimilarity: agents.SemanticFamilySimilarity}}
+		g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{DB: db}, Families: &agents.Families{Embedder: embed.Semantic{}, MinSimilarity: agents.SemanticFamilySimilarity}}
 		k, err := g.Gather(ctx, p.request, nil)
 		if err != nil {
 			t.Fatal(err)

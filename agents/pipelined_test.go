@@ -138,8 +138,8 @@ func TestTransitionsDuringAWriteShareTheNextOne(t *testing.T) {
 		steps = append(steps, step(id, "echo", `{"value":"{{steps.`+prev+`.output.value}}"}`, prev))
 	}
 	done := h.run(h.plan("", steps...), "", nil)
-	if done.Status != agentsmcp.TaskSucceeded || h.tools.callsOf("echo") != 8 {
-		t.Fatalf("task %s (%s), echo called %d times", done.Status, done.Error, h.tools.callsOf("echo"))
+	if done.Status != agentsmcp.TaskSucceeded || h.tools.CallsOf("echo") != 8 {
+		t.Fatalf("task %s (%s), echo called %d times", done.Status, done.Error, h.tools.CallsOf("echo"))
 	}
 	if n := slow.writes.Load(); n >= 8 {
 		t.Errorf("%d writes for a chain of 8 steps; want fewer: transitions made during a write go in the next one", n)

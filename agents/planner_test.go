@@ -2,76 +2,27 @@ package agents_test
 
 import (
 	"context"
-	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
 	"github.com/agents-mcp/agents-mcp/agents/openai/openaitest"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
-	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
-// storeMemory recalls from the store by words. It stands for the server's
-// semantic recall (cmd/agents-mcp wires recall.AgentMemory), which needs an
-// embedder and a vector index this test does not start.
-type storeMemory struct{ db *sqlite.DB }
+// storeMemory and the stack are shared with the tests of the MCP face:
+// internal/agentstest.
+type storeMemory = agentstest.StoreMemory
 
-func (m storeMemory) SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error) {
-	ls, _, err := m.db.FindLearnings(ctx, agentsmcp.LearningFilter{Text: agents.GoalOf(text), Limit: max})
-	return ls, err
-}
-
-func (m storeMemory) RecentLearnings(ctx context.Context, max int) ([]*agentsmcp.Learning, error) {
-	ls, _, err := m.db.FindLearnings(ctx, agentsmcp.LearningFilter{Limit: max})
-	return ls, err
-}
-
-func (m storeMemory) FamilyPatterns(ctx context.Context, family string, max int) ([]*agentsmcp.PlanPattern, error) {
-	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: family, Limit: agentsmcp.MaxPageSize})
-	var out []*agentsmcp.PlanPattern
-	for _, p := range ps {
-		if p.Goal == family && p.Successes > 0 && p.SuccessRate() >= 0.5 && len(out) < max {
-			out = append(out, p)
-		}
-	}
-	return out, err
-}
-
-func (m storeMemory) RelevantInsights(ctx context.Context, _ string, tools []string, max int) ([]*agentsmcp.Insight, error) {
-	var out []*agentsmcp.Insight
-	for _, t := range tools {
-		ins, _, err := m.db.FindInsights(ctx, agentsmcp.InsightFilter{AppliesTo: t, Limit: max})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ins...)
-	}
-	return out, nil
-}
-
-func (m storeMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
-	ps, _, err := m.db.FindPatterns(ctx, agentsmcp.PatternFilter{Text: agents.FamilyOf(text), Limit: max})
-	var out []*agentsmcp.PlanPattern
-	for _, p := range ps {
-		if p.Successes > 0 && p.SuccessRate() >= 0.5 {
-			out = append(out, p)
-		}
-	}
-	return out, err
-}
-
-// stack is the whole agents assembly over real parts: SQLite, a router
-// with local tools recording their performance, the learner.
+// stack is agentstest.Stack under the names these tests use.
 type stack struct {
+	*agentstest.Stack
 	db      *sqlite.DB
 	router  *router.Router
 	thinker *agents.Thinker
@@ -81,29 +32,8 @@ type stack struct {
 
 func newStack(t *testing.T, register func(*localtools.Provider)) *stack {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	r := router.New(router.Options{Version: "test", OnToolCall: func(c router.ToolCallRecord) {
-		_ = db.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: c.Tool, Duration: c.Duration, Error: c.Error})
-	}})
-	local := localtools.New()
-	register(local)
-	if err := r.AddProvider(ctx, local); err != nil {
-		t.Fatal(err)
-	}
-	catalog := toolsearch.NewCatalog(r, nil, nil)
-	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
-	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
-	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
-		Retry: agentsmcp.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond}})
-	t.Cleanup(func() { _ = ex.Close(context.Background()) })
-	return &stack{db: db, router: r, exec: ex,
-		thinker: &agents.Thinker{Gatherer: g, Thoughts: db},
-		planner: &agents.Planner{Gatherer: g, Validator: r, Plans: db, Tasks: db}}
+	s := agentstest.NewStack(t, register)
+	return &stack{Stack: s, db: s.DB, router: s.Router, thinker: s.Thinker, planner: s.Planner, exec: s.Exec}
 }
 
 // runRequest is run_task without MCP: think, plan, execute, wait.
@@ -131,28 +61,9 @@ func (s *stack) runRequest(t *testing.T, request string, llm agentsmcp.LLM) (*ag
 	return th, plan, report, task
 }
 
-type urlIn struct {
-	URL string `json:"url"`
-}
+type urlIn = agentstest.URLIn
 
-// fetchTools: two tools for the same job; the one that ranks first for
-// the request always fails.
-func fetchTools(t *testing.T) func(*localtools.Provider) {
-	return func(l *localtools.Provider) {
-		if err := localtools.Add(l, &mcp.Tool{Name: "fetch_web_page_fast", Description: "fetch the web page at a url, fast web page fetch"},
-			func(context.Context, *mcp.CallToolRequest, urlIn) (*mcp.CallToolResult, map[string]any, error) {
-				return nil, nil, errors.New("fetch failed: HTTP 400 bad request")
-			}); err != nil {
-			t.Fatal(err)
-		}
-		if err := localtools.Add(l, &mcp.Tool{Name: "fetch_page", Description: "download a web page by url"},
-			func(_ context.Context, _ *mcp.CallToolRequest, in urlIn) (*mcp.CallToolResult, map[string]any, error) {
-				return nil, map[string]any{"status": 200, "url": in.URL}, nil
-			}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+var fetchTools = agentstest.FetchTools
 
 func TestLearningLoopImprovesTheNextPlan(t *testing.T) {
 	s := newStack(t, fetchTools(t))

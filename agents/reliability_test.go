@@ -75,7 +75,7 @@ func TestFailingToolIsAvoidedThenProbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	catalog := toolsearch.NewCatalog(r, nil, nil)
-	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db, Now: clock}
+	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{DB: db}, Performance: db, Now: clock}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	ex := agents.NewExecutor(agents.ExecutorOptions{Tasks: db, Plans: db, Tools: r, Catalog: catalog, OnEnd: learner.Learn,
 		// Repair, as in production: the tool a repair leaves is a pitfall of

@@ -174,12 +174,16 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 	}
 	var old json.RawMessage
 	var source string
+	var near map[string]float64
 	if info, err := g.Catalog.Tool(ctx, req.Tool); err == nil {
 		old, source = info.InputSchema, info.Source
+		if near, err = rp.nearTool(ctx, info); err != nil {
+			return nil, nil, err
+		}
 	}
 	var oldArgs map[string]json.RawMessage
 	_ = json.Unmarshal(req.Arguments, &oldArgs)
-	siblings, err := rp.siblings(ctx, source, matches)
+	siblings, err := rp.siblings(ctx, source, matches, near)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +208,16 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 			slices.ContainsFunc(asking, func(c repairCandidate) bool { return c.facts.Name == m.Name }) {
 			continue
 		}
+		if why := serverToolFor(g, req.Tool, m.Name); why != "" {
+			rejected.add(m.Name, m.Score*serverToolRank, why)
+			continue
+		}
 		sibling := slices.Contains(siblings, m)
+		// Of the failed tool's upstream, worded like it and taking the
+		// same inputs, however found: the search may find it by its
+		// server's name alone.
+		_, nearFailed := near[m.Name]
+		nearSibling := nearFailed && source != "" && source != localSource && m.Source == source && sameInputs(old, m.InputSchema)
 		f := g.newFacts(m.ToolInfo)
 		g.addRecord(ctx, f)
 		if why := unusable(f); why != "" {
@@ -215,13 +228,26 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 		if f.Reliability.ProbeDue {
 			estimate = g.Reliability.Prior()
 		}
-		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs)
+		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs, true)
+		if sibling && repair.guessed {
+			// A sibling found by its server alone is not known to take
+			// the value the way the failed tool did: the user is asked
+			// for it, as a first plan of that tool would ask.
+			repair, fit = mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs, false)
+		}
 		repair.Tool = f.Name
 		if why := movedOffMeaning(origin(m), f, repair, goal, source); why != "" {
 			rejected.add(f.Name, m.Score, why)
 			continue
 		}
-		c := repairCandidate{repair: repair, facts: f, score: m.Score * estimate * fit}
+		score := m.Score
+		if i := slices.IndexFunc(served, func(s *agentsmcp.ToolMatch) bool { return s.Name == m.Name }); i >= 0 {
+			// It served the family: scored as the family's tool however
+			// the search ranked it, and preferred to a tool never seen
+			// to serve it (evidence over words, as a pattern's tool).
+			score = max(score, served[i].Score) * familyRepairBonus
+		}
+		c := repairCandidate{repair: repair, facts: f, score: score * estimate * fit}
 		// It takes none of the values the step was given: it may serve
 		// another need that happens to share words with this one. Found
 		// by its server alone, a tool must take every value the failed
@@ -230,7 +256,7 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 		takesNone := len(oldArgs) > 0 && len(repair.Known) == 0
 		partialSibling := sibling && (len(oldArgs) == 0 || len(repair.Known) < len(oldArgs) || repair.guessed)
 		if takesNone || partialSibling {
-			if why := mayAsk(origin(m), f, repair, goal); why != "" {
+			if why := mayAsk(origin(m), nearSibling, f, repair, goal); why != "" {
 				rejected.add(f.Name, m.Score, why)
 				continue
 			}
@@ -353,7 +379,7 @@ func withRequestValues(repair *StepRepair, values map[string]string, request str
 // alternative that would serve it. RepairStep keeps one only when it takes
 // every value the failed call was given. None for local tools, whose
 // source is not one server's.
-func (rp *Repairer) siblings(ctx context.Context, source string, matches []*agentsmcp.ToolMatch) ([]*agentsmcp.ToolMatch, error) {
+func (rp *Repairer) siblings(ctx context.Context, source string, matches []*agentsmcp.ToolMatch, near map[string]float64) ([]*agentsmcp.ToolMatch, error) {
 	if source == "" || source == localSource {
 		return nil, nil
 	}
@@ -370,10 +396,21 @@ func (rp *Repairer) siblings(ctx context.Context, source string, matches []*agen
 		if info.Source != source || slices.ContainsFunc(matches, func(m *agentsmcp.ToolMatch) bool { return m.Name == info.Name }) {
 			continue
 		}
-		out = append(out, &agentsmcp.ToolMatch{ToolInfo: *info, Score: score, Why: "another tool of " + source})
+		m := &agentsmcp.ToolMatch{ToolInfo: *info, Score: score, Why: "another tool of " + source}
+		if s, ok := near[info.Name]; ok {
+			// Worded like the failed tool: the nearer, the better, and
+			// still below every match of the sub-goal.
+			m.Score, m.Why = score*(1+s), m.Why+", worded like the failed tool"
+		}
+		out = append(out, m)
 	}
+	slices.SortStableFunc(out, func(a, b *agentsmcp.ToolMatch) int { return cmp.Compare(b.Score, a.Score) })
 	return out, nil
 }
+
+// familyRepairBonus weighs a candidate that served the request's family
+// before, as the planner weighs a tool of a proven pattern.
+const familyRepairBonus = 1.5
 
 // localSource is the ToolInfo.Source of the tools of this process.
 const localSource = "local"
@@ -402,7 +439,10 @@ func stepGoal(description, request string) string {
 // missing). A tool that
 // needs values nobody gave, or leaves aside what the failed call was given,
 // most likely does something else.
-func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessage, goal, request, stepID string, inputs []string) (*StepRepair, float64) {
+//
+// With guess false, no value moves by its type alone: the parameter it
+// would fill is asked instead.
+func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessage, goal, request, stepID string, inputs []string, guess bool) (*StepRepair, float64) {
 	params, required := schemaParams(schema)
 	oldParams, _ := schemaParams(old)
 	oldKinds := map[string]slotParam{}
@@ -482,7 +522,7 @@ func mapArguments(schema, old json.RawMessage, oldArgs map[string]json.RawMessag
 			unused = append(unused, n)
 		}
 	}
-	if missing := slices.DeleteFunc(slices.Clone(rest), func(p slotParam) bool { return !p.required }); len(missing) == 1 && len(unused) == 1 &&
+	if missing := slices.DeleteFunc(slices.Clone(rest), func(p slotParam) bool { return !p.required }); guess && len(missing) == 1 && len(unused) == 1 &&
 		sameType(missing[0], oldKinds[unused[0]]) && fits(missing[0], unused[0]) {
 		take(missing[0], unused[0])
 		repair.guessed = true

@@ -64,7 +64,7 @@ func TestRepairMapsArgumentsByMeaning(t *testing.T) {
 			var old map[string]json.RawMessage
 			_ = json.Unmarshal([]byte(c.args), &old)
 			goal := cmp.Or(c.goal, "do it")
-			repair, _ := mapArguments(json.RawMessage(c.schema), json.RawMessage(c.old), old, goal, goal, "step", nil)
+			repair, _ := mapArguments(json.RawMessage(c.schema), json.RawMessage(c.old), old, goal, goal, "step", nil, true)
 			var got map[string]any
 			_ = json.Unmarshal(repair.Arguments, &got)
 			if len(got) != len(c.want) || len(repair.Asked) != c.asked || len(repair.Filled) != c.filled {

@@ -3,6 +3,7 @@ package agents
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -94,19 +95,21 @@ func unusable(f *ToolFacts) string {
 // mayAsk says why a candidate that does not take the failed call's values
 // (all of them, for a sibling) cannot replace it even with the user's
 // help, or "" when it can: found by the search, the family or the
-// sub-goal's values (not by its upstream alone), of the effect the
-// sub-goal asks for (see requestEffect), about what the sub-goal is about
-// when only the search found it (see sharesObject), taking something from
-// the request or the user, and asking at most maxRepairAsked values.
-func mayAsk(origin candidateOrigin, f *ToolFacts, repair *StepRepair, goal string) string {
-	if origin == fromSibling {
-		return "another tool of its upstream that does not take every value the failed call was given, each by its meaning"
+// sub-goal's values, or a tool of the failed tool's upstream worded like
+// the failed tool (nearSibling: see nearTool), not by its upstream alone;
+// of the effect the sub-goal asks for (see requestEffect), about what the
+// sub-goal is about when only the search found it and it is no such
+// sibling (see sharesObject), taking something from the request or the
+// user, and asking at most maxRepairAsked values.
+func mayAsk(origin candidateOrigin, nearSibling bool, f *ToolFacts, repair *StepRepair, goal string) string {
+	if origin == fromSibling && !nearSibling {
+		return "another tool of its upstream, not worded like the failed tool with the same inputs, that does not take every value the failed call was given, each by its meaning"
 	}
 	want, has := requestEffect(goal), toolEffects(f.Name, f.Description)
 	if !servesIntent(want, has) {
 		return fmt.Sprintf("it %s, and the request asks for a tool that %s", effectName(has), effectName(want))
 	}
-	if origin == fromSearch && !sharesObject(goal, f) {
+	if origin == fromSearch && !nearSibling && !sharesObject(goal, f) {
 		return "its name and description share no word with the request but a verb (the search found it by its server or a synonym of the verb)"
 	}
 	asked := slices.Sorted(maps.Keys(repair.askedParams))
@@ -182,4 +185,89 @@ func sharesObject(goal string, f *ToolFacts) bool {
 		}
 	}
 	return false
+}
+
+// nearTools is how many tools the search for the failed tool's own words
+// weighs (see nearTool).
+const nearTools = 8
+
+// nearTool are the tools the catalog's search ranks for the failed tool's
+// own text (its name's words and its description), the failed tool aside,
+// each with 1/(1+rank): what is worded like the tool the plan chose for
+// the sub-goal. A sibling among them that takes the same inputs (see
+// sameInputs) is a replacement that may ask for what it lacks ("latitude
+// and longitude of a place" for "coordinates of a street address"), where
+// a sibling worded or shaped otherwise (another need of the same
+// upstream) is not. The search may rank every tool of an upstream whose
+// name the failed tool's text holds ("translate"): the inputs then tell.
+func (rp *Repairer) nearTool(ctx context.Context, failed *agentsmcp.ToolInfo) (map[string]float64, error) {
+	name := failed.Name
+	if i := strings.LastIndex(name, agentsmcp.NamespaceSeparator); i >= 0 {
+		name = name[i+len(agentsmcp.NamespaceSeparator):]
+	}
+	text := strings.TrimSpace(strings.Join(nameWords(name), " ") + ": " + failed.Description)
+	matches, err := rp.Gatherer.Catalog.SearchTools(ctx, agentsmcp.TruncateUTF8(text, agentsmcp.MaxQueryTextBytes), nearTools+1)
+	if err != nil {
+		return nil, err
+	}
+	near := map[string]float64{}
+	rank := 0
+	for _, m := range matches {
+		if m.Name == failed.Name {
+			continue
+		}
+		rank++
+		near[m.Name] = 1 / float64(1+rank)
+	}
+	return near, nil
+}
+
+// serverToolRank scales the score of a server tool turned down (see
+// serverToolFor) among the closest tools a replacement_not_found names:
+// after the tools of the upstreams.
+const serverToolRank = 0.01
+
+// serverToolFor says why candidate, one of the server's own tools (memory,
+// insights, tool search: Gatherer.ServerTools), never replaces failed, a
+// tool of another kind; "" when candidate is not one of them or failed is
+// one too. Those tools take any text: a repair onto one "succeeds" with
+// nothing of what the step asked done.
+func serverToolFor(g *Gatherer, failed, candidate string) string {
+	if !slices.Contains(g.ServerTools, candidate) || slices.Contains(g.ServerTools, failed) {
+		return ""
+	}
+	return "one of this server's own tools (memory, insights, tool search), never a replacement for a tool of an upstream"
+}
+
+// sameInputs reports whether two input schemas require as many values, of
+// the same JSON types (a string for a string, a number for a number),
+// whatever their names: the shape of a tool that serves the same need in
+// other words ("address" and "place"; "text, target_language" and
+// "phrase, tongue"), where another need of the upstream asks for other
+// inputs ("network" for "city, units").
+func sameInputs(a, b json.RawMessage) bool {
+	types := func(schema json.RawMessage) []string {
+		params, _ := schemaParams(schema)
+		var out []string
+		for _, p := range params {
+			if !p.required {
+				continue
+			}
+			t := "other"
+			for _, name := range []string{"string", "integer", "number", "boolean", "array", "object"} {
+				if p.prop.is(name) {
+					t = name
+					break
+				}
+			}
+			if t == "integer" {
+				t = "number"
+			}
+			out = append(out, t)
+		}
+		slices.Sort(out)
+		return out
+	}
+	ta, tb := types(a), types(b)
+	return len(ta) > 0 && slices.Equal(ta, tb)
 }

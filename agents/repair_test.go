@@ -18,6 +18,8 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/openai"
 	"github.com/agents-mcp/agents-mcp/agents/openai/openaitest"
+	"github.com/agents-mcp/agents-mcp/localtools"
+	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -108,6 +110,13 @@ func newRepairHarness(t *testing.T, tools ...repairTool) *repairHarness {
 // newRepairHarnessNamed is newRepairHarness with an upstream named name:
 // its tools are name__<tool>.
 func newRepairHarnessNamed(t *testing.T, name string, tools ...repairTool) *repairHarness {
+	return newRepairHarnessWith(t, name, false, tools...)
+}
+
+// newRepairHarnessWith is newRepairHarnessNamed; with serverTools, the
+// router also serves the real memory tools (their handlers read an empty
+// memory), listed as the Gatherer's ServerTools as cmd lists them.
+func newRepairHarnessWith(t *testing.T, name string, serverTools bool, tools ...repairTool) *repairHarness {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
@@ -125,7 +134,18 @@ func newRepairHarnessNamed(t *testing.T, name string, tools ...repairTool) *repa
 		t.Fatal(err)
 	}
 	catalog := toolsearch.NewCatalog(r, nil, nil)
-	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{db}, Performance: db}
+	g := &agents.Gatherer{Catalog: catalog, Memory: storeMemory{DB: db}, Performance: db}
+	if serverTools {
+		l := localtools.New()
+		if err := (&mcptools.MemoryTools{}).Register(l); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.AddProvider(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		g.ServerTools = []string{mcptools.QueryMemoryName, mcptools.StoreInsightName, mcptools.GetSimilarTasksName,
+			mcptools.GetSuccessfulPlansName, mcptools.GetToolPerformanceName}
+	}
 	learner := &agents.Learner{Learnings: db, Patterns: db, Insights: db, Catalog: catalog}
 	h := &repairHarness{t: t, db: db, up: up}
 	replica := func() *agents.Executor {

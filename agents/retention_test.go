@@ -5,72 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
-	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 )
-
-func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
-	h := newHarness(t, nil)
-	ctx := context.Background()
-	ended := h.run(h.plan("", step("a", "echo", `{"value":"x"}`)), "", nil)
-	paused, err := h.exec.Start(ctx, h.plan(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`,
-		step("use", "echo", `{"value":"{{inputs.path}}"}`)), nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keep := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
-	if v := waitMCP(t, keep, ctx, paused.ID, agentsmcp.MCPTaskWorking); v.Status != agentsmcp.MCPTaskInputRequired {
-		t.Fatalf("the task with inputs: %+v", v)
-	}
-
-	// No retention: tasks are kept, ttlMs is null.
-	for _, id := range []string{ended.ID, paused.ID} {
-		if v, err := keep.GetTask(ctx, id); err != nil || v.TTLMs != nil {
-			t.Errorf("no retention, task %s: ttlMs %v, %v; want null", id, v.TTLMs, err)
-		}
-	}
-
-	// A retention: an ended task lives its run plus the retention, counted
-	// from CreatedAt.
-	const r = time.Hour
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store, Retention: r}
-	v, err := m.GetTask(ctx, ended.ID)
-	if want := (ended.EndedAt.Sub(ended.CreatedAt) + r).Milliseconds(); err != nil || v.TTLMs == nil || *v.TTLMs != want {
-		t.Errorf("ended task: ttlMs %v, %v; want %d", v.TTLMs, err, want)
-	}
-	// A task that has not ended: its TTL runs from now, so it grows and
-	// never lapses while the task waits.
-	before := time.Since(paused.CreatedAt)
-	v, err = m.GetTask(ctx, paused.ID)
-	after := time.Since(paused.CreatedAt)
-	if err != nil || v.TTLMs == nil || *v.TTLMs < (before+r).Milliseconds()-1 || *v.TTLMs > (after+r).Milliseconds()+1 {
-		t.Errorf("paused task: ttlMs %v, %v; want between %d and %d", v.TTLMs, err, (before + r).Milliseconds(), (after + r).Milliseconds())
-	}
-
-	// Past its retention a task is gone, as an unknown id, for get, update
-	// and cancel, even before a sweep deletes it; one that has not ended
-	// never is.
-	short := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store, Retention: 50 * time.Millisecond}
-	time.Sleep(time.Until(ended.EndedAt.Add(60 * time.Millisecond)))
-	for name, err := range map[string]error{
-		"get":    func() error { _, err := short.GetTask(ctx, ended.ID); return err }(),
-		"cancel": short.CancelTask(ctx, ended.ID),
-		"update": short.UpdateTask(ctx, ended.ID, mcp.InputResponseMap{}),
-	} {
-		if agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
-			t.Errorf("%s of a task past its retention: %v, want ENOTFOUND", name, err)
-		}
-	}
-	if _, err := h.store.FindTaskByID(ctx, ended.ID); err != nil {
-		t.Errorf("the expired task is hidden, not deleted, before a sweep: %v", err)
-	}
-	if v, err := short.GetTask(ctx, paused.ID); err != nil || v.Status != agentsmcp.MCPTaskInputRequired {
-		t.Errorf("a paused task older than the retention: %+v, %v; want it kept", v, err)
-	}
-}
 
 func TestTaskSweeperDeletesOnlyEndedTasksPastTheRetention(t *testing.T) {
 	h := newHarness(t, nil)

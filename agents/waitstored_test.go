@@ -3,33 +3,16 @@ package agents_test
 import (
 	"context"
 	"reflect"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 )
 
-// readCountingTasks counts the reads of a task by id, and says whether
-// its store stores tasks verbatim as told.
-type readCountingTasks struct {
-	agentsmcp.TaskService
-	verbatim bool
-	reads    atomic.Int64
-}
-
-func (c *readCountingTasks) FindTaskByID(ctx context.Context, id string) (*agentsmcp.Task, error) {
-	c.reads.Add(1)
-	return c.TaskService.FindTaskByID(ctx, id)
-}
-
-func (c *readCountingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
-	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
-}
-
-func (c *readCountingTasks) TasksVerbatim() bool { return c.verbatim }
+type readCountingTasks = agentstest.ReadCountingTasks
 
 // TestWaitReturnsTheStoredTaskWithoutReading: when the runner of this
 // process stored a task's end or pause, Wait (and Cancel) return what
@@ -68,7 +51,7 @@ func TestWaitReturnsTheStoredTaskWithoutReading(t *testing.T) {
 			t.Run(tc.name+map[bool]string{true: "/verbatim", false: "/not-verbatim"}[verbatim], func(t *testing.T) {
 				var counting *readCountingTasks
 				h := newHarness(t, func(o *agents.ExecutorOptions) {
-					counting = &readCountingTasks{TaskService: o.Tasks, verbatim: verbatim}
+					counting = &readCountingTasks{TaskService: o.Tasks, Verbatim: verbatim}
 					o.Tasks = counting
 					o.OnChange = func(*agentsmcp.Task) {} // as in the server: the reporter passes the answer on
 				})
@@ -79,10 +62,10 @@ func TestWaitReturnsTheStoredTaskWithoutReading(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				before := counting.reads.Load()
+				before := counting.Reads.Load()
 				var got *agentsmcp.Task
 				if tc.cancel {
-					testutil.Eventually(t, 10*time.Second, "block is called", func() bool { return h.tools.callsOf("block") == 1 })
+					testutil.Eventually(t, 10*time.Second, "block is called", func() bool { return h.tools.CallsOf("block") == 1 })
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					defer cancel()
 					if got, err = h.exec.Cancel(ctx, task.ID); err != nil {
@@ -91,7 +74,7 @@ func TestWaitReturnsTheStoredTaskWithoutReading(t *testing.T) {
 				} else {
 					got = h.wait(task.ID)
 				}
-				reads := counting.reads.Load() - before
+				reads := counting.Reads.Load() - before
 				if got.Status != tc.status {
 					t.Fatalf("status %s (%s), want %s", got.Status, got.Error, tc.status)
 				}

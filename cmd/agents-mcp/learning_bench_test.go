@@ -1081,6 +1081,25 @@ func textOf(res *mcp.CallToolResult) string {
 	return strings.Join(parts, " ")
 }
 
+// benchOnly reads LEARNING_BENCH_ONLY, a comma-separated list of planners
+// and worded families ("builtin,geo,translate") to run while working on
+// them: the first four families are then skipped, and so is every planner
+// and worded family not named. Nil (run everything) when unset.
+func benchOnly() map[string]bool {
+	v := os.Getenv("LEARNING_BENCH_ONLY")
+	if v == "" {
+		return nil
+	}
+	only := map[string]bool{}
+	for _, name := range strings.Split(v, ",") {
+		only[strings.TrimSpace(name)] = true
+	}
+	if !only["builtin"] && !only["sampling"] {
+		only["builtin"], only["sampling"] = true, true
+	}
+	return only
+}
+
 // TestLearningBenchmark runs every family with each planner and reports,
 // per family and planner, the success rate, the failed tool calls of the
 // first and second half of the requests, repairs, elicitations and
@@ -1101,17 +1120,23 @@ func TestLearningBenchmark(t *testing.T) {
 	}
 	started := time.Now()
 	var results, resultsWorded []familyResult
+	only := benchOnly()
 	for _, planner := range []string{"builtin", "sampling"} {
+		if only != nil && !only[planner] {
+			continue
+		}
 		// The first four families on a server of their own, as their
 		// figures in docs/benchmarks.md were measured; the worded ones on
 		// another.
 		families := learningFamilies()
-		bs := startBenchServer(t, families, planner == "sampling")
-		for i := range families {
-			results = append(results, bs.runFamily(t, planner, &families[i]))
+		if only == nil {
+			bs := startBenchServer(t, families, planner == "sampling")
+			for i := range families {
+				results = append(results, bs.runFamily(t, planner, &families[i]))
+			}
 		}
-		families = wordedFamilies()
-		bs = startBenchServer(t, families, planner == "sampling")
+		families = slices.DeleteFunc(wordedFamilies(), func(f benchFamily) bool { return only != nil && !only[f.name] })
+		bs := startBenchServer(t, families, planner == "sampling")
 		for i := range families {
 			r := bs.runFamily(t, planner, &families[i])
 			r.probeAllowed = true

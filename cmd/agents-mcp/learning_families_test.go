@@ -61,18 +61,23 @@ import (
 // then post the short link), a request to send is served by a tool that
 // sends with the address looked up first, and the model prompts list the
 // tools that take the request's values or return what a candidate lacks.
+// On branch rows the same day, the repairs these rows waited for land (the
+// first 503s of geo onto place_position, the 400 on Greek onto
+// render_phrase: the failed tool's sibling, worded like it with the same
+// inputs, asking for what it lacks) and no server tool replaces an
+// upstream's; what keeps them open is search by meaning.
 // The brackets name the part of the agents the failures point at: meaning
 // (search by meaning), values (composed or asked, never wrong), data flow
 // (between steps), repair, reuse (by intent), model prompts.
 var openGoal = map[string]string{
-	"builtin/glossary":   "[meaning, repair] most wordings share no word with the tools (query_memory, store_insight, stock_level planned); the failing define_word is repaired onto links__shorten_url",
-	"builtin/translate":  "[meaning, repair] wordings without \"translate\" find no tool or run get_tool_performance; the 400 on Greek is repaired onto get_similar_tasks",
-	"builtin/geo":        "[meaning, repair] wordings without the tools' words plan search_fares or lexicon_entry and ask for what the request does not hold; the first 503s end the task (a repair onto lexicon_entry is refused as of another meaning; place_position, the sibling, is not taken)",
-	"builtin/stock":      "[meaning, reuse] \"Tarps on hand?\" runs get_tool_performance; \"count of drills in the warehouse\" plans repos__repo_open_issues",
-	"sampling/glossary":  "[meaning, repair, model prompts] lexicon_entry is not a candidate for most wordings; define_word on cool-down is then the only fit",
-	"sampling/translate": "[meaning, repair, model prompts] five wordings find no tool; the 400 on Greek is not repaired onto render_phrase, which served the family",
-	"sampling/geo":       "[meaning, repair, model prompts] three wordings find no tool; the first 503s are not repaired onto place_position",
-	"sampling/stock":     "[meaning, model prompts] \"on the shelves\", \"on hand\" find no stock tool among the candidates",
+	"builtin/glossary":   "[meaning] \"I keep reading liminal …\" (its sub-goal \"What is that?\") finds no tool; \"Look up petrichor in the dictionary\" plans directory__find_person and \"what obsequious signifies\" links__post_to_channel, which ask for what the request does not hold (the failing define_word is repaired onto lexicon_entry)",
+	"builtin/translate":  "[meaning] wordings without \"translate\" plan directory__send_email, links__post_to_channel or glossary__lexicon_entry, or find no tool (\"What is … in Korean?\"); the 400 on Greek is repaired onto render_phrase, the sibling, which asks for the phrase and the tongue. Its one failed call falls in the second half with none in the first, so the ratio misses even when every request is served",
+	"builtin/geo":        "[meaning] \"Where exactly on the map is …\" plans flights__search_fares and \"Which map point matches …\" glossary__lexicon_entry, which ask for what the request does not hold (the first 503s are repaired onto place_position, the sibling)",
+	"builtin/stock":      "[meaning] \"Do we still have ladders on the shelves?\" and \"Tarps on hand?\" find no tool; no request runs a tool of the other intent",
+	"sampling/glossary":  "[meaning, model prompts] \"What is that?\" and \"… signifies?\" have no fitting candidate, so the model answers without steps (define_word's 503 is repaired onto lexicon_entry by the model)",
+	"sampling/translate": "[meaning] three wordings (\"Put … into Spanish\", \"What is … in Korean?\", \"turn … into Portuguese\") have no fitting candidate; the 400 on Greek is repaired onto render_phrase by the model. Its one failed call falls in the second half with none in the first, so the ratio misses even when every request is served",
+	"sampling/geo":       "[meaning, model prompts] \"Which map point matches …\" has no fitting candidate; for \"Where exactly on the map is …\" geocode_address on cool-down is sent back with alternatives (flights__search_fares, stock__…) that leave out place_position, which replaced it in the first request's repair",
+	"sampling/stock":     "[meaning] \"on the shelves\" and \"on hand\" find no stock tool among the candidates; no request runs a tool of the other intent",
 }
 
 // silentlyWrongCeiling is, per planner/family, the most silently wrong

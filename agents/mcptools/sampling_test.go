@@ -1,4 +1,4 @@
-package agents_test
+package mcptools_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
@@ -64,7 +65,7 @@ func (m *fakeClientModel) plans() int {
 // samplingRig is the agents' tools, registered on a local provider, over
 // newStack.
 type samplingRig struct {
-	*stack
+	*agentstest.Stack
 	tools  *mcptools.Tools
 	local  *localtools.Provider
 	states *mcptools.RequestStates
@@ -72,15 +73,15 @@ type samplingRig struct {
 
 func newSamplingRig(t *testing.T, mode string) *samplingRig {
 	t.Helper()
-	s := newStack(t, fetchTools(t))
+	s := agentstest.NewStack(t, agentstest.FetchTools(t))
 	states := &mcptools.RequestStates{Key: []byte(strings.Repeat("s", mcptools.RequestStateKeySize)), TTL: time.Minute}
-	tools := &mcptools.Tools{Thinker: s.thinker, Planner: s.planner, Executor: s.exec, Thoughts: s.db, Plans: s.db, Tasks: s.db,
+	tools := &mcptools.Tools{Thinker: s.Thinker, Planner: s.Planner, Executor: s.Exec, Thoughts: s.DB, Plans: s.DB, Tasks: s.DB,
 		LLM: agents.LLMChooser{Mode: mode}, RequestStates: states}
 	local := localtools.New()
 	if err := tools.Register(local); err != nil {
 		t.Fatal(err)
 	}
-	return &samplingRig{stack: s, tools: tools, local: local, states: states}
+	return &samplingRig{Stack: s, tools: tools, local: local, states: states}
 }
 
 const fetchRequest = "fetch the web page https://example.com/a"
@@ -200,15 +201,15 @@ func TestRunTaskAsksA2026ClientsModelThroughMRTR(t *testing.T) {
 				t.Errorf("the repair request does not show the model its answer and the problem: %d messages", len(repair))
 			}
 			out := taskResult(t, res)
-			plan, err := r.db.FindPlanByID(t.Context(), out.PlanID)
+			plan, err := r.DB.FindPlanByID(t.Context(), out.PlanID)
 			if err != nil || plan.Steps[0].Tool != "fetch_page" || out.Task.Status != agentsmcp.TaskSucceeded || !strings.Contains(string(out.Task.Steps[0].Output), "example.com/a") {
 				t.Fatalf("task %s (%s) of plan %+v: %v", out.Task.Status, out.Task.Error, plan, err)
 			}
-			th, err := r.db.FindThoughtByID(t.Context(), out.ThoughtID)
+			th, err := r.DB.FindThoughtByID(t.Context(), out.ThoughtID)
 			if err != nil || len(th.RecommendedTools) != 1 || th.RecommendedTools[0].Tool != "fetch_page" || th.Reasoning != "one fetch" {
 				t.Errorf("thought %+v, %v: want the client model's", th, err)
 			}
-			all, _, err := r.db.FindThoughts(t.Context(), agentsmcp.ThoughtFilter{})
+			all, _, err := r.DB.FindThoughts(t.Context(), agentsmcp.ThoughtFilter{})
 			if err != nil || len(all) != 1 {
 				t.Errorf("%d thoughts stored (%v), want 1", len(all), err)
 			}
@@ -295,7 +296,7 @@ func TestSamplingRoundsSurviveChangingRecords(t *testing.T) {
 	r := newSamplingRig(t, agents.LLMAuto)
 	model := &fakeClientModel{}
 	res, rounds := r.drive(t, t.Context(), "run_task", map[string]any{"request": fetchRequest}, model, func(n int) {
-		if err := r.db.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: "fetch_page", Duration: time.Second}); err != nil {
+		if err := r.DB.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: "fetch_page", Duration: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -322,13 +323,13 @@ func TestSamplingRoundsAreDeterministic(t *testing.T) {
 	rig := func() (*samplingRig, func(time.Duration)) {
 		r := newSamplingRig(t, agents.LLMAuto)
 		for range 3 {
-			if err := r.db.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: "fetch_page", Duration: time.Second}); err != nil {
+			if err := r.DB.RecordToolCall(context.Background(), agentsmcp.ToolCall{Tool: "fetch_page", Duration: time.Second}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var mu sync.Mutex
 		clock := time.Now()
-		r.thinker.Gatherer.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+		r.Thinker.Gatherer.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 		return r, func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
 	}
 	r, _ := rig()

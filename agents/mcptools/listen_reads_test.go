@@ -1,4 +1,4 @@
-package agents_test
+package mcptools_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -99,26 +100,26 @@ func TestListenReadsEachPausedTaskOncePerBackoff(t *testing.T) {
 		maxPoll = 400 * time.Millisecond
 		window  = 3 * time.Second
 	)
-	var counting *readCountingTasks
-	h := newHarness(t, func(o *agents.ExecutorOptions) {
-		counting = &readCountingTasks{TaskService: o.Tasks, verbatim: true}
+	var counting *agentstest.ReadCountingTasks
+	h := agentstest.NewHarness(t, func(o *agents.ExecutorOptions) {
+		counting = &agentstest.ReadCountingTasks{TaskService: o.Tasks, Verbatim: true}
 		o.Tasks = counting
 	})
 	alice := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "alice"})
-	p := h.plan("", step("wipe", "delete_all", `{"path":"/tmp/x"}`))
+	p := h.Plan("", agentstest.Step("wipe", "delete_all", `{"path":"/tmp/x"}`))
 	var ids []string
 	for range tasks {
-		task, err := h.exec.Start(alice, p, nil, nil, nil)
+		task, err := h.Exec.Start(alice, p, nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if done := h.wait(task.ID); done.Status != agentsmcp.TaskPaused {
+		if done := h.Wait(task.ID); done.Status != agentsmcp.TaskPaused {
 			t.Fatalf("task %s is %s, want paused on the confirmation", task.ID, done.Status)
 		}
 		ids = append(ids, task.ID)
 	}
 
-	h.router.AddTaskBackend(&mcptools.MCPTasks{Executor: h.exec, Plans: h.store})
+	h.Router.AddTaskBackend(&mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store})
 	hub := router.NewTaskHub()
 	opts := router.HTTPOptions{TaskHub: hub, TaskPollInterval: poll, TaskPollMaxInterval: maxPoll,
 		Authenticate: func(next http.Handler) http.Handler {
@@ -126,7 +127,7 @@ func TestListenReadsEachPausedTaskOncePerBackoff(t *testing.T) {
 				next.ServeHTTP(w, req.WithContext(agentsmcp.WithPrincipal(req.Context(), &agentsmcp.Principal{ID: "alice"})))
 			})
 		}}
-	handler := h.router.HTTPHandler(opts)
+	handler := h.Router.HTTPHandler(opts)
 	srv := httptest.NewServer(handler)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
@@ -152,9 +153,9 @@ func TestListenReadsEachPausedTaskOncePerBackoff(t *testing.T) {
 		t.Fatal("a stream: " + e)
 	}
 
-	before := counting.reads.Load()
+	before := counting.Reads.Load()
 	time.Sleep(window)
-	reads := counting.reads.Load() - before
+	reads := counting.Reads.Load() - before
 	// Each task is read at most once per interval of its backoff (50 ms,
 	// doubled up to 400 ms) in the window; the slack covers a read in
 	// flight at each end and the backoff still growing.

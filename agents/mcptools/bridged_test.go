@@ -1,4 +1,4 @@
-package agents_test
+package mcptools_test
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // storeBridged stores a bridged call's task as the pool's holder does
 // (remote/bridged.go): running, leased to owner until expires, its one
 // step waiting on question call.1, an elicitation.
-func storeBridged(t *testing.T, h *harness, principal, owner string, expires time.Time) *agentsmcp.Task {
+func storeBridged(t *testing.T, h *agentstest.Harness, principal, owner string, expires time.Time) *agentsmcp.Task {
 	t.Helper()
 	q, _ := json.Marshal(mcpwire.BridgedQuestion{Key: "call.1", Request: json.RawMessage(
 		`{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)})
@@ -29,7 +30,7 @@ func storeBridged(t *testing.T, h *harness, principal, owner string, expires tim
 		Steps: []agentsmcp.StepState{{StepID: mcpwire.BridgedStepID, Status: agentsmcp.StepWaitingInput, Attempts: 1, Output: q, StartedAt: time.Now()}},
 		Lease: agentsmcp.TaskLease{Owner: owner, ExpiresAt: expires},
 	}
-	if err := h.store.CreateTask(context.Background(), task); err != nil {
+	if err := h.Store.CreateTask(context.Background(), task); err != nil {
 		t.Fatal(err)
 	}
 	return task
@@ -40,8 +41,8 @@ func storeBridged(t *testing.T, h *harness, principal, owner string, expires tim
 // for the holder (others are ignored), and the stored end is rendered as
 // the call's result or protocol error.
 func TestMCPTasksServeBridgedCalls(t *testing.T) {
-	h := newHarness(t, nil)
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	h := agentstest.NewHarness(t, nil)
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	alice := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "alice", Scopes: []string{agentsmcp.ScopeMCP}})
 	bob := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "bob", Scopes: []string{agentsmcp.ScopeMCP}})
 	task := storeBridged(t, h, "alice", "holder", time.Now().Add(time.Minute))
@@ -70,14 +71,14 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stored, _ := h.store.FindTaskByID(context.Background(), task.ID)
+	stored, _ := h.Store.FindTaskByID(context.Background(), task.ID)
 	if len(mcpwire.BridgedAnswers(stored)) != 0 {
 		t.Fatalf("ignored answers were stored: %s", stored.Inputs)
 	}
 	if err := m.UpdateTask(alice, task.ID, mcp.InputResponseMap{"call.1": accept(map[string]any{"name": "Ann"})}); err != nil {
 		t.Fatal(err)
 	}
-	stored, _ = h.store.FindTaskByID(context.Background(), task.ID)
+	stored, _ = h.Store.FindTaskByID(context.Background(), task.ID)
 	if got := string(mcpwire.BridgedAnswers(stored)["call.1"]); !strings.Contains(got, `"Ann"`) {
 		t.Fatalf("stored answer %q", got)
 	}
@@ -88,7 +89,7 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 	// The holder stores the result: completed, with it.
 	stored.Status, stored.EndedAt = agentsmcp.TaskSucceeded, time.Now()
 	stored.Steps[0].Status, stored.Steps[0].Output = agentsmcp.StepSucceeded, json.RawMessage(`{"content":[{"type":"text","text":"hello Ann"}]}`)
-	if err := h.store.UpdateTask(context.Background(), stored); err != nil {
+	if err := h.Store.UpdateTask(context.Background(), stored); err != nil {
 		t.Fatal(err)
 	}
 	v, _ = m.GetTask(alice, task.ID)
@@ -100,7 +101,7 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 	failed := storeBridged(t, h, "alice", "holder", time.Now().Add(time.Minute))
 	failed.Status, failed.EndedAt, failed.Error = agentsmcp.TaskFailed, time.Now(), "bad argument"
 	failed.Steps[0].Status, failed.Steps[0].Output = agentsmcp.StepFailed, json.RawMessage(`{"code":-32602,"message":"bad argument"}`)
-	if err := h.store.UpdateTask(context.Background(), failed); err != nil {
+	if err := h.Store.UpdateTask(context.Background(), failed); err != nil {
 		t.Fatal(err)
 	}
 	v, _ = m.GetTask(alice, failed.ID)
@@ -114,19 +115,19 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 // resume loop of any replica, with an EUNAVAILABLE error that says so:
 // tasks/get answers failed. resume_task is refused on a bridged call.
 func TestResumeLoopFailsOrphanedBridgedCall(t *testing.T) {
-	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	h := agentstest.NewHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	alice := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "alice", Scopes: []string{agentsmcp.ScopeMCP}})
 	live := storeBridged(t, h, "alice", "holder-alive", time.Now().Add(time.Minute))
 	orphan := storeBridged(t, h, "alice", "holder-gone", time.Now().Add(-time.Second))
 
-	if _, err := h.exec.Resume(alice, orphan.ID, agents.ResumeRequest{Confirm: []string{mcpwire.BridgedStepID}}, nil); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
+	if _, err := h.Exec.Resume(alice, orphan.ID, agents.ResumeRequest{Confirm: []string{mcpwire.BridgedStepID}}, nil); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
 		t.Errorf("resume_task on a bridged call: %v", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); h.exec.Run(ctx) }()
+	go func() { defer close(done); h.Exec.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
 	v := waitMCP(t, m, alice, orphan.ID, agentsmcp.MCPTaskInputRequired)

@@ -1,4 +1,4 @@
-package agents_test
+package mcptools_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
+	"github.com/agents-mcp/agents-mcp/internal/agentstest"
 	"github.com/agents-mcp/agents-mcp/mock"
 )
 
@@ -115,15 +116,15 @@ func waitMCP(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string,
 }
 
 func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
-	h := newHarness(t, nil)
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	h := agentstest.NewHarness(t, nil)
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	alice := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "alice", Scopes: []string{agentsmcp.ScopeMCP}})
 	bob := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "bob", Scopes: []string{agentsmcp.ScopeMCP}})
 	reader := agentsmcp.WithPrincipal(context.Background(), &agentsmcp.Principal{ID: "ops", Scopes: []string{agentsmcp.ScopeAdminRead}})
 
-	p := h.plan(`{"type":"object","properties":{"path":{"type":"string","minLength":1}},"required":["path"]}`,
-		step("use", "echo", `{"value":"{{inputs.path}}"}`))
-	started, err := h.exec.Start(alice, p, nil, nil, nil)
+	p := h.Plan(`{"type":"object","properties":{"path":{"type":"string","minLength":1}},"required":["path"]}`,
+		agentstest.Step("use", "echo", `{"value":"{{inputs.path}}"}`))
+	started, err := h.Exec.Start(alice, p, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 	if done.Status != agentsmcp.MCPTaskCompleted || done.Result.IsError || !strings.Contains(jsonOf(done.Result.StructuredContent), `/data`) {
 		t.Fatalf("after the inputs: %+v", done)
 	}
-	stored, _ := h.exec.Task(context.Background(), id)
+	stored, _ := h.Exec.Task(context.Background(), id)
 	if strings.Contains(string(stored.Inputs), "other") {
 		t.Errorf("an input that was not asked for was taken: %s", stored.Inputs)
 	}
@@ -196,11 +197,11 @@ func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 }
 
 func TestMCPTasksDeclinedConfirmationSkipsTheStep(t *testing.T) {
-	h := newHarness(t, nil)
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	h := agentstest.NewHarness(t, nil)
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	ctx := context.Background()
-	p := h.plan("", step("wipe", "delete_all", `{}`), step("after", "echo", `{"value":"x"}`, "wipe"))
-	started, err := h.exec.Start(ctx, p, nil, nil, nil)
+	p := h.Plan("", agentstest.Step("wipe", "delete_all", `{}`), agentstest.Step("after", "echo", `{"value":"x"}`, "wipe"))
+	started, err := h.Exec.Start(ctx, p, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +212,9 @@ func TestMCPTasksDeclinedConfirmationSkipsTheStep(t *testing.T) {
 	if err := m.UpdateTask(ctx, started.ID, mcp.InputResponseMap{"confirm.wipe.1": &mcp.ElicitResult{Action: "decline"}}); err != nil {
 		t.Fatal(err)
 	}
-	task := h.wait(started.ID)
-	if s := stateOf(task, "wipe"); s.Status != agentsmcp.StepSkipped || h.tools.callsOf("delete_all") != 0 {
-		t.Fatalf("declined step: %+v, %d calls", s, h.tools.callsOf("delete_all"))
+	task := h.Wait(started.ID)
+	if s := agentstest.StateOf(task, "wipe"); s.Status != agentsmcp.StepSkipped || h.Tools.CallsOf("delete_all") != 0 {
+		t.Fatalf("declined step: %+v, %d calls", s, h.Tools.CallsOf("delete_all"))
 	}
 	if v, _ := m.GetTask(ctx, started.ID); !v.Status.Terminal() {
 		t.Errorf("after the decline: %+v", v)
@@ -262,13 +263,13 @@ func settle(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string) 
 // partial answer, or one the plan refuses. An answer to an old key is
 // ignored.
 func TestMCPTaskKeysChangeOnlyWhenAnswered(t *testing.T) {
-	h := newHarness(t, nil)
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	h := agentstest.NewHarness(t, nil)
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	ctx := context.Background()
-	p := h.plan(`{"type":"object","properties":{"path":{"type":"string","minLength":1},"mode":{"type":"string","minLength":1}}}`,
-		step("wipe", "delete_all", `{"path":"/tmp/x"}`),
-		step("use", "echo", `{"value":["{{inputs.path}}","{{inputs.mode}}"]}`))
-	started, err := h.exec.Start(ctx, p, nil, nil, nil)
+	p := h.Plan(`{"type":"object","properties":{"path":{"type":"string","minLength":1},"mode":{"type":"string","minLength":1}}}`,
+		agentstest.Step("wipe", "delete_all", `{"path":"/tmp/x"}`),
+		agentstest.Step("use", "echo", `{"value":["{{inputs.path}}","{{inputs.mode}}"]}`))
+	started, err := h.Exec.Start(ctx, p, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestMCPTaskKeysChangeOnlyWhenAnswered(t *testing.T) {
 	// The confirmation is answered: its step runs; the inputs question
 	// was not answered and keeps its key.
 	want(update(mcp.InputResponseMap{"confirm.wipe.1": accept(map[string]any{"confirm": true})}), "inputs.use.1")
-	if n := h.tools.callsOf("delete_all"); n != 1 {
+	if n := h.Tools.CallsOf("delete_all"); n != 1 {
 		t.Fatalf("delete_all called %d times, want 1", n)
 	}
 
@@ -304,9 +305,9 @@ func TestMCPTaskKeysChangeOnlyWhenAnswered(t *testing.T) {
 	if msg := v.InputRequests["inputs.use.2"].(*mcp.ElicitParams).Message; !strings.HasPrefix(msg, "The last answer was refused: ") {
 		t.Errorf("question after a refusal: %q", msg)
 	}
-	task, _ := h.exec.Task(ctx, id)
-	if !hasEvent(task, "inputs_rejected", "use") || stateOf(task, "use").Asks != 2 {
-		t.Errorf("after a refusal: asks %d, history %+v", stateOf(task, "use").Asks, task.History)
+	task, _ := h.Exec.Task(ctx, id)
+	if !agentstest.HasEvent(task, "inputs_rejected", "use") || agentstest.StateOf(task, "use").Asks != 2 {
+		t.Errorf("after a refusal: asks %d, history %+v", agentstest.StateOf(task, "use").Asks, task.History)
 	}
 
 	// A partial answer is taken: the rest is a new question, without the
@@ -353,19 +354,19 @@ func runResumeLoop(t *testing.T, ex *agents.Executor) {
 // have had its effect, is asked again under a new key: the confirmation
 // given before was for the run that was cut.
 func TestMCPTaskInterruptedStepAsksUnderANewKey(t *testing.T) {
-	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	h := agentstest.NewHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	ctx := context.Background()
-	p := h.plan("", step("wipe", "delete_all", `{"path":"/tmp/x"}`))
+	p := h.Plan("", agentstest.Step("wipe", "delete_all", `{"path":"/tmp/x"}`))
 	// As the dead replica left it: confirmed under confirm.wipe.1, running,
 	// its lease free.
 	orphan := &agentsmcp.Task{PlanID: p.ID, Request: p.Request, Status: agentsmcp.TaskRunning, Steps: []agentsmcp.StepState{
 		{StepID: "wipe", Status: agentsmcp.StepRunning, Attempts: 1, Confirmed: true, Asks: 1, StartedAt: time.Now()},
 	}}
-	if err := h.store.CreateTask(ctx, orphan); err != nil {
+	if err := h.Store.CreateTask(ctx, orphan); err != nil {
 		t.Fatal(err)
 	}
-	runResumeLoop(t, h.exec)
+	runResumeLoop(t, h.Exec)
 	v := settle(t, m, ctx, orphan.ID)
 	if got := keysOf(v); v.Status != agentsmcp.MCPTaskInputRequired || !slices.Equal(got, []string{"confirm.wipe.2"}) {
 		t.Fatalf("interrupted step: %s with keys %v, want input_required with confirm.wipe.2", v.Status, got)
@@ -373,41 +374,41 @@ func TestMCPTaskInterruptedStepAsksUnderANewKey(t *testing.T) {
 	if err := m.UpdateTask(ctx, orphan.ID, mcp.InputResponseMap{"confirm.wipe.1": accept(map[string]any{"confirm": true})}); err != nil {
 		t.Fatal(err)
 	}
-	if v := settle(t, m, ctx, orphan.ID); !slices.Equal(keysOf(v), []string{"confirm.wipe.2"}) || h.tools.callsOf("delete_all") != 0 {
-		t.Fatalf("the old key was taken: %s %v, %d calls", v.Status, keysOf(v), h.tools.callsOf("delete_all"))
+	if v := settle(t, m, ctx, orphan.ID); !slices.Equal(keysOf(v), []string{"confirm.wipe.2"}) || h.Tools.CallsOf("delete_all") != 0 {
+		t.Fatalf("the old key was taken: %s %v, %d calls", v.Status, keysOf(v), h.Tools.CallsOf("delete_all"))
 	}
 	if err := m.UpdateTask(ctx, orphan.ID, mcp.InputResponseMap{"confirm.wipe.2": accept(map[string]any{"confirm": true})}); err != nil {
 		t.Fatal(err)
 	}
-	if v := settle(t, m, ctx, orphan.ID); v.Status != agentsmcp.MCPTaskCompleted || v.Result.IsError || h.tools.callsOf("delete_all") != 1 {
-		t.Fatalf("after the new confirmation: %+v, %d calls", v, h.tools.callsOf("delete_all"))
+	if v := settle(t, m, ctx, orphan.ID); v.Status != agentsmcp.MCPTaskCompleted || v.Result.IsError || h.Tools.CallsOf("delete_all") != 1 {
+		t.Fatalf("after the new confirmation: %+v, %d calls", v, h.Tools.CallsOf("delete_all"))
 	}
 }
 
 // A task the executor itself could not run is failed, with an error; a
 // task whose steps failed is completed, with a tool error.
 func TestMCPTaskFailedByTheExecutorIsFailed(t *testing.T) {
-	h := newHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	h := agentstest.NewHarness(t, func(o *agents.ExecutorOptions) { o.ResumeInterval = 50 * time.Millisecond })
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	ctx := context.Background()
 
 	// Its plan is gone: the resume loop cannot run it.
 	lost := &agentsmcp.Task{PlanID: agentsmcp.NewID(agentsmcp.PlanIDPrefix), Request: "lost plan", Status: agentsmcp.TaskPending,
 		Steps: []agentsmcp.StepState{{StepID: "s1", Status: agentsmcp.StepPending}}}
-	if err := h.store.CreateTask(ctx, lost); err != nil {
+	if err := h.Store.CreateTask(ctx, lost); err != nil {
 		t.Fatal(err)
 	}
-	runResumeLoop(t, h.exec)
+	runResumeLoop(t, h.Exec)
 	v := settle(t, m, ctx, lost.ID)
 	var ae *agentsmcp.Error
 	if v.Status != agentsmcp.MCPTaskFailed || v.Result != nil || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "cannot resume") {
 		t.Fatalf("task with a lost plan: %+v", v)
 	}
-	if stored, _ := h.exec.Task(ctx, lost.ID); stored.Status != agentsmcp.TaskFailed || stored.ErrorCode != agentsmcp.EINTERNAL {
+	if stored, _ := h.Exec.Task(ctx, lost.ID); stored.Status != agentsmcp.TaskFailed || stored.ErrorCode != agentsmcp.EINTERNAL {
 		t.Errorf("stored: %s, code %q", stored.Status, stored.ErrorCode)
 	}
 
-	failed := h.run(h.plan("", step("s1", "broken", `{"path":""}`)), "", nil)
+	failed := h.Run(h.Plan("", agentstest.Step("s1", "broken", `{"path":""}`)), "", nil)
 	v, err := m.GetTask(ctx, failed.ID)
 	if err != nil || failed.Status != agentsmcp.TaskFailed || failed.ErrorCode != "" {
 		t.Fatalf("task with a broken step: %v, %s, code %q", err, failed.Status, failed.ErrorCode)
@@ -424,7 +425,7 @@ func TestMCPTaskRefusedByTheStoreIsFailed(t *testing.T) {
 	// with a running step: as if the executor had produced a state that
 	// breaks an invariant of the store.
 	var refused atomic.Bool
-	h := newHarness(t, func(o *agents.ExecutorOptions) {
+	h := agentstest.NewHarness(t, func(o *agents.ExecutorOptions) {
 		real := o.Tasks
 		o.Tasks = &mock.TaskService{TaskService: real, UpdateTaskFn: func(ctx context.Context, t *agentsmcp.Task) error {
 			if slices.ContainsFunc(t.Steps, func(st agentsmcp.StepState) bool { return st.Status == agentsmcp.StepRunning }) && refused.CompareAndSwap(false, true) {
@@ -433,9 +434,9 @@ func TestMCPTaskRefusedByTheStoreIsFailed(t *testing.T) {
 			return real.UpdateTask(ctx, t)
 		}}
 	})
-	m := &mcptools.MCPTasks{Executor: h.exec, Plans: h.store}
+	m := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
 	ctx := context.Background()
-	task := h.run(h.plan("", step("s1", "echo", `{"value":1}`)), "", nil)
+	task := h.Run(h.Plan("", agentstest.Step("s1", "echo", `{"value":1}`)), "", nil)
 	if !refused.Load() || task.Status != agentsmcp.TaskFailed || task.ErrorCode != agentsmcp.EINTERNAL {
 		t.Fatalf("refused %v; task %s, code %q: %s", refused.Load(), task.Status, task.ErrorCode, task.Error)
 	}
