@@ -21,9 +21,6 @@ import (
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
-// keepAlive is how often sessions are pinged; three misses close a session.
-const keepAlive = 30 * time.Second
-
 func serveCommand(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	cfg, err := config.Load(args, getenv)
 	if err != nil {
