@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,10 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		AllowedOrigins: publicOrigins(cfg),
 		Logger:         logger,
 		TaskHub:        a.taskHub,
+		// Zero in the config is "never" / "no pings"; negative is that for
+		// the handler.
+		SessionTimeout: cmp.Or(cfg.SessionIdleTimeout, -1),
+		KeepAlive:      cmp.Or(cfg.SessionKeepAlive, -1),
 	}
 	// Always: without credentials every request gets the anonymous
 	// principal, so that the router sees one caller model.
