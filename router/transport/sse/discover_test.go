@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -18,8 +19,12 @@ func TestDiscoverIsNotServedOnTheLegacyTransport(t *testing.T) {
 		t.Fatalf("server/discover before initialize: result %s, error %+v", m.Result, m.Error)
 	}
 	s.mustPost(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	if m := s.response(2); m.Error != nil || len(m.Result) == 0 {
-		t.Fatalf("initialize after the refused discover: %+v", m)
+	m := s.response(2)
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if m.Error != nil || json.Unmarshal(m.Result, &init) != nil || init.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("initialize after the refused discover: result %s, error %+v; want protocol 2025-11-25", m.Result, m.Error)
 	}
 	s.mustPost(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	s.mustPost(`{"jsonrpc":"2.0","id":3,"method":"server/discover"}`)
