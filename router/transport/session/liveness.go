@@ -76,30 +76,6 @@ func (t *Table) streamOpen(id string) (closed func()) {
 	}
 }
 
-// CanReceive reports whether the client of the open session id has, now,
-// a stream that carries requests of the server (a ping, an elicitation,
-// a sampling request) outside the answer to one of its own requests:
-// true for a legacy SSE session (its one stream), and for a streamable
-// session while a GET stream is open. An unknown id reports false.
-func (t *Table) CanReceive(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := t.byID[id]
-	return e != nil && (e.legacy || e.live.streams > 0)
-}
-
-// AnswersRequests reports whether the client of the open session id
-// answers the server's requests, as far as its pings tell: false once it
-// has missed a ping without ever answering one (its transport drops them),
-// true otherwise (answered, or not asked yet). An unknown id reports true:
-// the table knows nothing against it.
-func (t *Table) AnswersRequests(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := t.byID[id]
-	return e == nil || e.live.answered || e.live.missed == 0
-}
-
 // keepAlive pings ss, the session of e, while it is idle and its client
 // has a stream for the ping (see the top of this file), until it ends.
 func (t *Table) keepAlive(ss *mcp.ServerSession, e *sessionEntry, l Limits) {
