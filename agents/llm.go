@@ -44,6 +44,9 @@ func (s *SamplingLLM) Complete(ctx context.Context, req *agentsmcp.LLMRequest) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if !ClientAnswers(ctx, s.Session) {
+		return nil, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "the client declared sampling but does not answer the server's requests on its transport")
+	}
 	params := createMessageParams(req)
 	res, err := s.Session.CreateMessage(ctx, params)
 	if err != nil {

@@ -47,9 +47,6 @@ type Options struct {
 	// PageSize bounds list results (tools/list, resources/list, …); zero
 	// means the SDK default.
 	PageSize int
-	// KeepAlive, if positive, pings each session at this interval and closes
-	// sessions that stop answering, so dead legacy-SSE clients are reaped.
-	KeepAlive time.Duration
 	// OnToolCall, if set, is told about every tools/call, from a client or
 	// in-process, after it ended or was refused (Refused says why). It runs
 	// on the call's goroutine before the answer is sent, so it must not
@@ -169,13 +166,14 @@ func New(opts Options) *Router {
 	r.server = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "Agents MCP Server", Version: version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		// Clients' protocol mistakes are warnings (see peerMistakes).
-		Logger:    slog.New(sdkLogHandler{logger.Handler()}),
-		PageSize:  opts.PageSize,
-		KeepAlive: opts.KeepAlive,
-		// Three misses before a session is closed: one slow answer from a
-		// busy client must not end its session.
-		KeepAliveFailureThreshold: 3,
-		CompletionHandler:         r.complete,
+		Logger:   slog.New(sdkLogHandler{logger.Handler()}),
+		PageSize: opts.PageSize,
+		// No KeepAlive: go-sdk would ping every session, busy or not,
+		// whether or not its client can receive the ping, and close it
+		// after missed pings. The HTTP transports ping idle sessions that
+		// can receive one (router/transport/session); a stdio session ends
+		// with its input.
+		CompletionHandler: r.complete,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			r.sessionInitialized(req.Session.ID())
 		},

@@ -101,6 +101,12 @@ func (c *SessionCaller) Elicit(ctx context.Context, message string, schema json.
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
+	if !agents.ClientAnswers(rctx, c.session) {
+		// Declared, but not reachable: the task pauses, as for a client
+		// without elicitation, rather than wait for an answer that
+		// cannot come.
+		return nil, false, agentsmcp.Errorf(agentsmcp.ENOTIMPLEMENTED, "the client declared elicitation but does not answer the server's requests on its transport")
+	}
 	res, err := c.session.Elicit(rctx, &mcp.ElicitParams{Message: message, RequestedSchema: schema})
 	if err != nil {
 		return nil, false, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "elicitation failed: %v", err)

@@ -115,14 +115,17 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 	case agentsmcp.TaskPaused:
 		v.Status = agentsmcp.MCPTaskInputRequired
 		v.InputRequests = mcp.InputRequestMap{}
-		var waiting []string
+		var waiting, keys []string
 		for _, q := range questions(task, plan) {
 			v.InputRequests[q.key] = q.ask
 			waiting = append(waiting, q.what)
+			keys = append(keys, q.key)
 		}
-		// A client that cannot be sent the questions (no elicitation)
-		// learns from the message what to answer, and how.
-		v.StatusMessage = "waiting for: " + strings.Join(waiting, "; ") + " (tasks/update or resume_task answers it)"
+		// The questions are in inputRequests whether or not the client
+		// declared elicitation; one that shows no form learns from the
+		// message what to answer, and how.
+		v.StatusMessage = "waiting for: " + strings.Join(waiting, "; ") +
+			" (answer with tasks/update, inputResponses keyed " + strings.Join(keys, ", ") + "; or call resume_task)"
 		if len(waiting) == 0 {
 			v.StatusMessage = "paused; resume_task answers it"
 		}

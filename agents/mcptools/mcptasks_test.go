@@ -50,12 +50,12 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 		{task: base(agentsmcp.TaskPaused,
 			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded},
 			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepWaitingConfirmation}),
-			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (tasks/update or resume_task answers it)", asks: []string{"confirm.s2.1"}},
+			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (answer with tasks/update, inputResponses keyed confirm.s2.1; or call resume_task)", asks: []string{"confirm.s2.1"}},
 		// The key counts the step's questions: the third ask is .3.
 		{task: base(agentsmcp.TaskPaused,
 			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded},
 			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepWaitingConfirmation, Asks: 3}),
-			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (tasks/update or resume_task answers it)", asks: []string{"confirm.s2.3"}},
+			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (answer with tasks/update, inputResponses keyed confirm.s2.3; or call resume_task)", asks: []string{"confirm.s2.3"}},
 		{task: base(agentsmcp.TaskSucceeded), want: agentsmcp.MCPTaskCompleted},
 		// The executor's own fault is a protocol-level failure.
 		{task: fault, want: agentsmcp.MCPTaskFailed, message: fault.Error},

@@ -167,7 +167,6 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		Version:      version,
 		Logger:       logger,
 		Instructions: "agents-mcp routes tool calls to local and remote MCP tools. Use search_tools to find a tool by what it does; tools/validate checks arguments without calling a tool; query_memory recalls past tasks, insights and plans.",
-		KeepAlive:    keepAlive,
 		OnToolCall: func(c router.ToolCallRecord) {
 			if c.Refused == "" { // tool performance counts calls that ran
 				recorder.Record(c.Tool, c.Duration, c.Error)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,9 +21,6 @@ import (
 	"github.com/agents-mcp/agents-mcp/credentials"
 	"github.com/agents-mcp/agents-mcp/router"
 )
-
-// keepAlive is how often sessions are pinged; three misses close a session.
-const keepAlive = 30 * time.Second
 
 func serveCommand(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	cfg, err := config.Load(args, getenv)
@@ -59,6 +57,10 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		AllowedOrigins: publicOrigins(cfg),
 		Logger:         logger,
 		TaskHub:        a.taskHub,
+		// Zero in the config is "never" / "no pings"; negative is that for
+		// the handler.
+		SessionTimeout: cmp.Or(cfg.SessionIdleTimeout, -1),
+		KeepAlive:      cmp.Or(cfg.SessionKeepAlive, -1),
 	}
 	// Always: without credentials every request gets the anonymous
 	// principal, so that the router sees one caller model.

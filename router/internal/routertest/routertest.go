@@ -133,3 +133,7 @@ type NopWriteCloser struct{ io.Writer }
 
 // Close implements io.Closer.
 func (NopWriteCloser) Close() error { return nil }
+
+// InitializeBody is the initialize request of a 2025-11-25 client that
+// declares no capability: the first message of a stateful session.
+const InitializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

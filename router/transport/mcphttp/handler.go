@@ -48,6 +48,15 @@ const DefaultMaxBodyBytes = 4 << 20
 // bound keeps one POST from queueing thousands of calls.
 const DefaultMaxBatchMessages = 32
 
+// Liveness defaults of [Options].
+const (
+	// DefaultSessionTimeout is how long a session may receive no request
+	// (nor answer a ping) before it is closed.
+	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultKeepAlive is the interval of the pings to idle sessions.
+	DefaultKeepAlive = 30 * time.Second
+)
+
 // Options configure [New].
 type Options struct {
 	// Stateless serves /mcp without sessions: every POST is a complete
@@ -58,10 +67,16 @@ type Options struct {
 	Stateless bool
 	// MaxBodyBytes bounds request bodies; zero means [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
-	// SessionTimeout closes stateful /mcp sessions idle for this long, so
-	// clients that vanish without DELETE do not leak sessions. Zero means 30
-	// minutes; negative disables the timeout.
+	// SessionTimeout closes stateful /mcp and legacy SSE sessions that
+	// received no request, and whose client answered no ping, for this
+	// long, so clients that vanish without DELETE do not leak sessions.
+	// Zero means [DefaultSessionTimeout]; negative disables the timeout.
 	SessionTimeout time.Duration
+	// KeepAlive pings each stateful /mcp and legacy SSE session idle for
+	// this long whose client has a stream for the ping, and closes it when
+	// a client that answered pings stops (see package session's
+	// liveness). Zero means [DefaultKeepAlive]; negative disables pings.
+	KeepAlive time.Duration
 	// MaxSessionsPerPrincipal bounds the sessions (streamable and legacy
 	// SSE together) one principal holds open; a request that would open
 	// one more is answered 429. Zero means
@@ -151,10 +166,11 @@ func New(r Router, opts Options) *Handler {
 	}
 	timeout := opts.SessionTimeout
 	if timeout == 0 {
-		timeout = 30 * time.Minute
+		timeout = DefaultSessionTimeout
 	} else if timeout < 0 {
 		timeout = 0
 	}
+	keepAlive := cmp.Or(opts.KeepAlive, DefaultKeepAlive)
 	server := r.Server()
 	getServer := func(*http.Request) *mcp.Server { return server }
 	table := session.NewTable()
@@ -195,6 +211,8 @@ func New(r Router, opts Options) *Handler {
 		Max:         cmp.Or(opts.MaxSessionsPerPrincipal, session.DefaultMaxPerPrincipal),
 		InitTimeout: cmp.Or(opts.SessionInitTimeout, session.DefaultInitTimeout),
 		Idle:        timeout,
+		KeepAlive:   keepAlive,
+		Logger:      logger,
 	}
 	poll := cmp.Or(opts.TaskPollInterval, tasks.DefaultTaskPollInterval)
 	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, tasks.DefaultMaxListenTaskIDsPerPrincipal)
@@ -262,6 +280,7 @@ func New(r Router, opts Options) *Handler {
 		Logger:              logger,
 		OnSessionlessPOST:   compatEndpoint.ServeHTTP,
 		Sessions:            limits,
+		OnMessage:           table.Touch,
 		FastCall:            fast.serveSSE,
 	})
 

@@ -40,8 +40,6 @@ func newSessionServer(t *testing.T, opts router.HTTPOptions) *httptest.Server {
 	return srv
 }
 
-const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-
 // sessionRequest sends one request as token, in session sid if not "".
 func sessionRequest(t *testing.T, srv *httptest.Server, token, method, sid, body string) (status int, respBody, newSID string) {
 	t.Helper()
@@ -69,7 +67,7 @@ func sessionRequest(t *testing.T, srv *httptest.Server, token, method, sid, body
 // sends notifications/initialized.
 func openSession(t *testing.T, srv *httptest.Server, token string, complete bool) string {
 	t.Helper()
-	status, body, sid := sessionRequest(t, srv, token, http.MethodPost, "", initializeBody)
+	status, body, sid := sessionRequest(t, srv, token, http.MethodPost, "", routertest.InitializeBody)
 	if status != http.StatusOK || sid == "" {
 		t.Fatalf("initialize as %s: %d %s", token, status, body)
 	}
@@ -110,7 +108,7 @@ func TestSessionsPerPrincipalAreCapped(t *testing.T) {
 	for range 3 {
 		sids = append(sids, openSession(t, srv, "alice", true))
 	}
-	status, body, sid := sessionRequest(t, srv, "alice", http.MethodPost, "", initializeBody)
+	status, body, sid := sessionRequest(t, srv, "alice", http.MethodPost, "", routertest.InitializeBody)
 	if status != http.StatusTooManyRequests || sid != "" || !strings.Contains(body, "too many open sessions") {
 		t.Fatalf("4th session of alice: %d %q %s, want 429 and no session", status, sid, body)
 	}
@@ -129,7 +127,7 @@ func TestSessionsPerPrincipalAreCapped(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		status, _, sid := sessionRequest(t, srv, "alice", http.MethodPost, "", initializeBody)
+		status, _, sid := sessionRequest(t, srv, "alice", http.MethodPost, "", routertest.InitializeBody)
 		if status == http.StatusOK && sid != "" {
 			break
 		}

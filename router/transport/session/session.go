@@ -16,6 +16,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -62,10 +63,9 @@ type sessionEntry struct {
 
 	// The session itself, for the tools/call fast path (router/transport/mcphttp),
 	// which also needs to know whether the client set a log level, and
-	// whether it is a legacy SSE session (legacy). For the stateful
-	// streamable transport only (nil/zero for legacy SSE sessions): the
-	// idle timeout, kept here rather than by go-sdk so that POSTs the
-	// fast path answers count as activity too.
+	// whether it is a legacy SSE session (legacy). The idle timeout is
+	// kept here rather than by go-sdk so that POSTs the fast path answers
+	// count as activity too.
 	ss      *mcp.ServerSession
 	legacy  bool
 	logs    bool
@@ -74,6 +74,7 @@ type sessionEntry struct {
 	idle    time.Duration // zero: no idle timeout
 	posts   int           // POSTs being served; the idle timer runs at zero
 	idleEnd *time.Timer   // nil once the session has ended
+	live    liveness      // liveness.go
 }
 
 func NewTable() *Table {
@@ -106,35 +107,38 @@ func (t *Table) release(owner string) {
 	}
 }
 
-// opened records ss, for which owner reserved a slot. Unless the session
-// has initialized within initTimeout, it is closed then. The slot is
-// given back when ss ends, whoever ends it: a goroutine waits for that,
-// so it lives exactly as long as the session.
-func (t *Table) opened(ss *mcp.ServerSession, owner string, initTimeout time.Duration) {
-	t.open(ss, &sessionEntry{owner: owner, ss: ss, legacy: true}, initTimeout)
+// opened records the legacy SSE session ss, for which owner reserved a
+// slot. Unless the session has initialized within initTimeout, it is
+// closed then. The slot is given back when ss ends, whoever ends it: a
+// goroutine waits for that, so it lives exactly as long as the session.
+// Its liveness is [Limits]' (see liveness.go).
+func (t *Table) opened(ss *mcp.ServerSession, owner string, l Limits) {
+	e := &sessionEntry{owner: owner, ss: ss, legacy: true}
+	t.open(ss, e, l)
 }
 
 // OpenedStreamable is opened for a session of the stateful streamable
 // transport, called while the POST that opens it is being served (it
 // counts as one in [Table.StartPOST]'s sense: the caller ends it
-// with endPOST). The session is closed once it has served no POST for
-// idle (go-sdk's SessionTimeout, which the transport leaves at zero);
-// zero means never.
-func (t *Table) OpenedStreamable(ss *mcp.ServerSession, owner string, initTimeout, idle time.Duration) {
-	e := &sessionEntry{owner: owner, ss: ss, idle: idle, posts: 1}
-	e.ended, e.end = context.WithCancel(context.Background())
-	if idle > 0 {
-		e.idleEnd = time.AfterFunc(idle, func() { _ = ss.Close() })
-		e.idleEnd.Stop()
-	}
-	t.open(ss, e, initTimeout)
+// with endPOST).
+func (t *Table) OpenedStreamable(ss *mcp.ServerSession, owner string, l Limits) {
+	t.open(ss, &sessionEntry{owner: owner, ss: ss, posts: 1}, l)
 }
 
-func (t *Table) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout time.Duration) {
+func (t *Table) open(ss *mcp.ServerSession, e *sessionEntry, l Limits) {
 	id := ss.ID()
+	e.ended, e.end = context.WithCancel(context.Background())
+	e.idle = l.Idle
+	if e.idle > 0 {
+		e.idleEnd = time.AfterFunc(e.idle, func() { _ = ss.Close() })
+		if e.posts > 0 {
+			e.idleEnd.Stop()
+		}
+	}
+	e.live.lastRequest = time.Now()
 	t.mu.Lock()
 	t.byID[id] = e
-	e.reaper = time.AfterFunc(initTimeout, func() {
+	e.reaper = time.AfterFunc(l.InitTimeout, func() {
 		t.mu.Lock()
 		stale := !e.initialized
 		t.mu.Unlock()
@@ -143,6 +147,9 @@ func (t *Table) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout time.Du
 		}
 	})
 	t.mu.Unlock()
+	if l.KeepAlive > 0 {
+		go t.keepAlive(ss, e, l)
+	}
 	go func() {
 		_ = ss.Wait()
 		e.reaper.Stop()
@@ -152,9 +159,7 @@ func (t *Table) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout time.Du
 			e.idleEnd.Stop()
 			e.idleEnd = nil
 		}
-		if e.end != nil {
-			e.end()
-		}
+		e.end()
 		delete(t.byID, id)
 		t.release(e.owner)
 	}()
@@ -162,13 +167,14 @@ func (t *Table) open(ss *mcp.ServerSession, e *sessionEntry, initTimeout time.Du
 
 // StartPOST and EndPOST bracket each POST served for the streamable
 // session id, as go-sdk's own idle timer does: the timer is stopped while
-// any runs and restarted when the last ends. They do nothing for other
-// sessions.
+// any runs and restarted when the last ends; both count as requests
+// (liveness.go). They do nothing for other sessions.
 func (t *Table) StartPOST(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e := t.byID[id]; e != nil && e.idleEnd != nil {
-		if e.posts == 0 {
+	if e := t.byID[id]; e != nil && !e.legacy {
+		e.live.request()
+		if e.posts == 0 && e.idleEnd != nil {
 			e.idleEnd.Stop()
 		}
 		e.posts++
@@ -178,8 +184,9 @@ func (t *Table) StartPOST(id string) {
 func (t *Table) EndPOST(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e := t.byID[id]; e != nil && e.idleEnd != nil {
-		if e.posts--; e.posts == 0 {
+	if e := t.byID[id]; e != nil && !e.legacy {
+		e.live.request()
+		if e.posts--; e.posts == 0 && e.idleEnd != nil {
 			e.idleEnd.Reset(e.idle)
 		}
 	}
@@ -314,9 +321,17 @@ type Limits struct {
 	// InitTimeout closes a session that has not initialized this long
 	// after it opened.
 	InitTimeout time.Duration
-	// Idle closes a streamable session that served no POST for this
-	// long; zero means never.
+	// Idle closes a session (streamable or legacy SSE) that received no
+	// request, and whose client answered no ping, for this long; zero
+	// means never.
 	Idle time.Duration
+	// KeepAlive pings, at this interval, each session that has been idle
+	// for as long, when its client has a stream that carries the ping
+	// (see liveness.go); zero or negative: no pings.
+	KeepAlive time.Duration
+	// Logger receives the reason a session is closed for its client's
+	// silence; nil discards it.
+	Logger *slog.Logger
 }
 
 // ServeStateful serves a request of the stateful streamable transport
@@ -330,9 +345,12 @@ func (l Limits) ServeStateful(next http.Handler, w http.ResponseWriter, req *htt
 			WriteNotFound(w)
 			return
 		}
-		if req.Method == http.MethodPost {
+		switch req.Method {
+		case http.MethodPost:
 			l.Table.StartPOST(sid)
 			defer l.Table.EndPOST(sid)
+		case http.MethodGet:
+			defer l.Table.streamOpen(sid)()
 		}
 		next.ServeHTTP(w, req)
 		return
@@ -347,7 +365,7 @@ func (l Limits) ServeStateful(next http.Handler, w http.ResponseWriter, req *htt
 	tracked := ""
 	cw := &sessionCapture{ResponseWriter: w, onHeader: func(id string) {
 		if ss := find(l.Server, id); id != "" && ss != nil {
-			l.Table.OpenedStreamable(ss, owner, l.InitTimeout, l.Idle)
+			l.Table.OpenedStreamable(ss, owner, l)
 			tracked = id
 		}
 	}}
@@ -377,5 +395,5 @@ func (l Limits) Cancel(owner string) { l.Table.cancel(owner) }
 
 // Opened tracks the session opened in a slot taken by Reserve.
 func (l Limits) Opened(ss *mcp.ServerSession, owner string) {
-	l.Table.opened(ss, owner, l.InitTimeout)
+	l.Table.opened(ss, owner, l)
 }

@@ -72,6 +72,11 @@ type Options struct {
 	// of each one opened.
 	Sessions SessionTracker
 
+	// OnMessage, if set, is told the session id of each message POSTed
+	// to a live session, before the message is served: the client is
+	// active. It must not block.
+	OnMessage func(sessionID string)
+
 	// FastCall, if set, is offered each message POSTed to a live session
 	// of the POST's principal, as it came (valid JSON, not a batch),
 	// before it is decoded. If it reports false, having called nothing,
@@ -368,6 +373,17 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if data[0] == '[' {
 		writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "batches are not supported on this transport")
+		return
+	}
+	if h.opts.OnMessage != nil {
+		h.opts.OnMessage(id)
+	}
+	if taken, ended := c.refuseDiscover(data, h.log); taken { // discover.go
+		if ended {
+			writeError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if h.opts.FastCall != nil {

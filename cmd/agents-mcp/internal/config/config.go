@@ -144,6 +144,12 @@ type Config struct {
 	// past it (see agents.SweepTasks), and MCP tasks carry it in ttlMs. At
 	// least [MinTaskRetention] when not 0.
 	TaskRetention time.Duration
+	// SessionIdleTimeout closes an HTTP session that received no request,
+	// and whose client answered no ping, for this long; 0: never.
+	SessionIdleTimeout time.Duration
+	// SessionKeepAlive is the interval of the pings to idle HTTP sessions
+	// whose client has a stream for them; 0: no pings.
+	SessionKeepAlive time.Duration
 	// SecretsKey is the base64 AES-256 key (SecretsKeySize bytes) that
 	// seals the secret inputs of tasks and arguments of plans at rest
 	// (memory/secrets). Empty: with SQLite, a key generated into the data
@@ -247,6 +253,8 @@ func Default() *Config {
 		AuditCalls:       AuditCallsDB,
 
 		TaskLeaseTTL:       DefaultTaskLeaseTTL,
+		SessionIdleTimeout: DefaultSessionIdleTimeout,
+		SessionKeepAlive:   DefaultSessionKeepAlive,
 		TaskResumeInterval: DefaultTaskResumeInterval,
 		RequestStateTTL:    DefaultRequestStateTTL,
 

@@ -73,6 +73,7 @@ func (c *Config) Describe() []Setting {
 	add("conformance_fixtures", strconv.FormatBool(c.ConformanceFixtures))
 	c.describeAuth(add, func(s Setting) { out = append(out, s) })
 	c.describeTasks(add)
+	c.describeSessions(add)
 	add("egress.allow", strings.Join(c.Egress.Allow, ","))
 	add("egress.deny", strings.Join(c.Egress.Deny, ","))
 	c.describeMemory(add)

@@ -40,6 +40,7 @@ type fileConfig struct {
 	RateLimit       *fileRateLimit `yaml:"rate_limit"`
 	Audit           *fileAudit     `yaml:"audit"`
 	Tasks           *fileTasks     `yaml:"tasks"`
+	Sessions        *fileSessions  `yaml:"sessions"`
 	Egress          *fileEgress    `yaml:"egress"`
 	Memory          *fileMemory    `yaml:"memory"`
 	Quotas          *fileQuotas    `yaml:"quotas"`
@@ -121,6 +122,7 @@ var yamlSections = map[string]string{
 	"config.fileRateLimit": "rate_limit",
 	"config.fileAudit":     "audit",
 	"config.fileTasks":     "tasks",
+	"config.fileSessions":  "sessions",
 	"config.fileEgress":    "egress",
 	"config.fileMemory":    "memory",
 	"config.fileLimits":    "limits",
@@ -264,6 +266,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	}
 	l.applyFileAuth(f)
 	l.applyFileTasks(f)
+	l.applyFileSessions(f) // sessions.go
 	l.applyFileEgress(f)
 	l.applyFileMemory(f)
 	l.applyFileQuotas(f)
@@ -341,6 +344,7 @@ func (l *loader) applyEnv() {
 	l.envString("log_level", "AGENTS_MCP_LOG_LEVEL", &c.LogLevel)
 	l.applyEnvAuth()
 	l.applyEnvTasks()
+	l.applyEnvSessions()
 	l.applyEnvEgress()
 	l.applyEnvMemory()
 	l.applyEnvQuotas()

@@ -87,6 +87,7 @@ func (c *Config) validate() []error {
 	errs = append(errs, c.validateAuth(bad)...)
 	errs = append(errs, c.validateHTTPSources()...)
 	c.validateTasks(bad)
+	c.validateSessions(bad)
 	c.validateEgress(bad)
 	c.validateMemory(bad)
 	c.validateQuotas(bad)
