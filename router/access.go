@@ -140,12 +140,14 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, notAllowed(req.Params.Name)
 			}
 		case *mcp.ListToolsRequest:
-			if mode == agentsmcp.CatalogDiscovery {
-				res := r.discoveryList(p)
-				r.countListing(mode, res)
-				return res, nil
-			}
 			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && mode == agentsmcp.CatalogDiscovery {
+				// go-sdk's page, for what go-sdk sets on it (the cache
+				// hints of 2026-07-28), with the discovery list in one page.
+				lr.Tools, lr.NextCursor = r.discoveryList(p).Tools, ""
+				r.countListing(mode, lr)
+				return lr, nil
+			}
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && p.Restricted() {
 				lr.Tools = visible(lr.Tools, func(t *mcp.Tool) bool { return p.MayUseTool(t.Name) })
 			}

@@ -408,7 +408,8 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams, HTTPTools: a.sharedHTTPTools,
 		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, ranker: a.toolIndex},
-		Credentials: credentialService(m.credentials), Authorizer: authorizer(a.credentials),
+		ListingCosts: adminListingCosts{router: a.router, counts: &a.listings},
+		Credentials:  credentialService(m.credentials), Authorizer: authorizer(a.credentials),
 		Registrar: registrar(a.credentials, a.pool, m.credentials),
 		Audit:     a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {

@@ -7,6 +7,8 @@ package main
 import (
 	"sync"
 
+	"github.com/agents-mcp/agents-mcp/api/admin"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -79,4 +81,23 @@ func (l *listingCosts) counts() map[agentsmcp.CatalogMode]listingCount {
 		out[m] = *c
 	}
 	return out
+}
+
+// adminListingCosts is GET /tools/listing-cost: the router's figures now
+// for a caller without an allowlist, and the counts of what was answered.
+type adminListingCosts struct {
+	router *router.Router
+	counts *listingCosts
+}
+
+func (a adminListingCosts) ListingCosts() admin.ListingCostPage {
+	counts := a.counts.counts()
+	page := admin.ListingCostPage{Tokenizer: "approximate: one token per 4 bytes of JSON (OpenAI's rule of thumb; JSON with schemas is nearer one per 3 to 3.5 bytes)"}
+	for _, mode := range []agentsmcp.CatalogMode{agentsmcp.CatalogFull, agentsmcp.CatalogDiscovery} {
+		now := a.router.ListingCost(nil, mode)
+		c := counts[mode]
+		page.Modes = append(page.Modes, admin.ModeCost{Mode: string(mode), Tools: now.Tools, Bytes: now.Bytes, Tokens: now.Tokens,
+			Listed: admin.ListedCount{Pages: c.Pages, Bytes: c.Bytes, Tokens: c.Tokens}})
+	}
+	return page
 }
