@@ -44,9 +44,8 @@ type FindArgs struct {
 // FindResult is the structured result of find_tools.
 type FindResult struct {
 	Tools []FoundTool `json:"tools"`
-	// Total is how many tools matched (for this caller and source).
-	Total int `json:"total"`
-	// NextOffset, when set, is the offset of the next page.
+	// NextOffset, when set, is the offset of the next page: more tools
+	// matched.
 	NextOffset *int `json:"nextOffset,omitempty"`
 	// Mode and Note are the ranking's (see [Result]).
 	Mode string `json:"mode"`
@@ -109,12 +108,20 @@ func (f *Finder) Find(ctx context.Context, args FindArgs) *FindResult {
 	offset := min(max(args.Offset, 0), MaxFindOffset)
 	p := agentsmcp.PrincipalFrom(ctx)
 	source := strings.TrimSpace(args.Source)
-	ranked := f.Ranker.Search(ctx, args.Need, "all", math.MaxInt32)
+	// Ranked: the page, the one after it (to know there is one) and the
+	// tools never returned; everything when some of the ranking may be
+	// dropped (a restricted caller, a source filter), so that a hidden
+	// tool is neither shown nor counted.
+	want := offset + limit + 1 + 1 + len(f.Skip)
+	if p.Restricted() || source != "" {
+		want = math.MaxInt32
+	}
+	ranked := f.Ranker.Search(ctx, args.Need, "all", want)
 	matches := slices.DeleteFunc(ranked.Tools, func(m Match) bool {
 		return !p.MayUseTool(m.Name) || m.Name == FindToolName || slices.Contains(f.Skip, m.Name) ||
 			source != "" && m.Source != source
 	})
-	out := &FindResult{Tools: []FoundTool{}, Total: len(matches), Mode: ranked.Mode, Note: ranked.Note}
+	out := &FindResult{Tools: []FoundTool{}, Mode: ranked.Mode, Note: ranked.Note}
 	page := matches[min(offset, len(matches)):min(offset+limit, len(matches))]
 	names := make([]string, 0, len(page))
 	for _, m := range page {
@@ -146,10 +153,9 @@ func (r *FindResult) text(need string) string {
 	for i, t := range r.Tools {
 		fmt.Fprintf(&sb, "%d. %s (%s): %s\n   why: %s\n   inputSchema: %s\n", i+1, t.Name, t.Source, t.Description, t.Why, t.InputSchema)
 	}
-	fmt.Fprintf(&sb, "%d tools matched", r.Total)
 	if r.NextOffset != nil {
-		fmt.Fprintf(&sb, "; more with offset %d", *r.NextOffset)
+		fmt.Fprintf(&sb, "More tools match: ask again with offset %d. ", *r.NextOffset)
 	}
-	sb.WriteString(". Call one directly or with call_tool {\"name\": …, \"arguments\": {…}}.\n")
+	sb.WriteString("Call one directly or with call_tool {\"name\": …, \"arguments\": {…}}.\n")
 	return sb.String()
 }
