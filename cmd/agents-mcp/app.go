@@ -181,7 +181,9 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		OnToolCall: func(c router.ToolCallRecord) {
 			if c.Refused == "" { // tool performance counts calls that ran
 				recorder.Record(c.Tool, c.Duration, c.Error)
-				if c.Method == "" {
+				// The searches themselves serve no request: what they
+				// return is learned from the calls that follow them.
+				if c.Method == "" && c.Tool != toolsearch.ToolName && c.Tool != toolsearch.FindToolName {
 					outcomes.Record(c.Principal, c.Tool, c.Error != "")
 				}
 			}
