@@ -38,8 +38,8 @@ const oasExamples = "../../scripts/e2e/node_modules/@readme/oas-examples"
 // It runs in a network namespace with only loopback: a document's servers
 // or remote $refs must not be reached.
 func TestDiscoveryOnALargeCatalog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads every OpenAPI example document")
+	if testing.Short() || raceEnabled {
+		t.Skip("a measurement: make test runs it without the race detector (make test-measures)")
 	}
 	if !netnstest.Isolate(t) {
 		return
