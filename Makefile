@@ -93,7 +93,7 @@ test-go: e2e-deps
 # quality on the real catalog, recall on the paraphrase sets, families joined
 # by meaning). Each fails when its figure falls below its floor.
 test-measures: bench-learning
-	$(GO) test -count=1 -run '^(TestSearchQuality|TestSemanticRetrieval|TestFamilyJoinsByMeaning)$$' ./router/toolsearch/ ./agents/
+	$(GO) test -count=1 -run '^(TestSearchQuality|TestSemanticRetrieval|TestFamilyJoinsByMeaning|TestDiscoveryOnALargeCatalog)$$' ./router/toolsearch/ ./agents/
 
 e2e-deps:
 	scripts/e2e/install.sh

@@ -57,6 +57,11 @@ type Principal struct {
 	// caller (requests per second, with Burst); zero keeps the default.
 	RateLimit float64
 	Burst     int
+	// CatalogMode, when set, is how this caller's tools/list shows the
+	// catalog (the key's catalog_mode, the JWT's catalog mode claim); empty
+	// keeps the server's default. An endpoint's own mode (a virtual
+	// server's) wins over it.
+	CatalogMode CatalogMode
 }
 
 // MaxPrincipalIDBytes bounds the principal ID stored with the thoughts,

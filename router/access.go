@@ -109,13 +109,15 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if p != nil {
 			ctx = agentsmcp.WithPrincipal(ctx, p)
 		}
+		mode := r.catalogMode(ctx, req, p)
+		ctx = agentsmcp.WithCatalogMode(ctx, mode)
 		if id := requestIDOf(req); id != "" {
 			ctx = agentsmcp.WithRequestID(ctx, id)
 		}
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 			ctx = requestTraceContext(ctx, extra.Header)
 		}
-		if !own && p != nil && r.access.Admit != nil && !isNotification(method) {
+		if !own && p != nil && r.access.Admit != nil && !isNotification(method) && !redispatched(ctx) {
 			if ok, wait := r.access.Admit(p); !ok {
 				if call, isCall := req.(*mcp.CallToolRequest); isCall && call.Params != nil {
 					r.recordRefusal(ctx, call.Params.Name, call.Params.Arguments, "rate limited")
@@ -133,14 +135,24 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// The client's profile shapes the result (toolHandler) and is
 			// recorded with the call, refused or not.
 			ctx = withClientCall(ctx, profileOf(ctx, req))
-			if req.Params != nil && !p.MayUseTool(req.Params.Name) {
+			if req.Params != nil && !r.mayUseInMode(p, mode, req.Params.Name) {
 				r.recordRefusal(ctx, req.Params.Name, req.Params.Arguments, "not allowed")
 				return nil, notAllowed(req.Params.Name)
 			}
 		case *mcp.ListToolsRequest:
 			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && mode == agentsmcp.CatalogDiscovery {
+				// go-sdk's page, for what go-sdk sets on it (the cache
+				// hints of 2026-07-28), with the discovery list in one page.
+				lr.Tools, lr.NextCursor = r.discoveryList(p).Tools, ""
+				r.countListing(mode, lr)
+				return lr, nil
+			}
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && p.Restricted() {
 				lr.Tools = visible(lr.Tools, func(t *mcp.Tool) bool { return p.MayUseTool(t.Name) })
+			}
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				r.countListing(mode, lr)
 			}
 			return res, err
 		case *mcp.ListResourcesRequest:

@@ -37,14 +37,17 @@ func (r *Router) callWithoutSession(ctx context.Context, req *mcp.CallToolReques
 	ctx = withClientCall(ctx, clientCall{profile: restProfile})
 	// No MCP client: no revision, nothing it can be asked.
 	ctx = mcpwire.WithCapabilities(ctx, mcpwire.Capabilities{})
-	if !own && p != nil && r.access.Admit != nil {
+	ctx = withEntry(ctx, entryBridge)
+	mode := r.catalogMode(ctx, req, p)
+	ctx = agentsmcp.WithCatalogMode(ctx, mode)
+	if !own && p != nil && r.access.Admit != nil && !redispatched(ctx) {
 		if ok, wait := r.access.Admit(p); !ok {
 			r.recordRefusal(ctx, tool, args, "rate limited")
 			return nil, &rest.RateLimited{Wait: wait}
 		}
 	}
 	e, known := r.entry(tool)
-	if !known || !p.MayUseTool(tool) {
+	if !known || !r.mayUseInMode(p, mode, tool) {
 		if known {
 			r.recordRefusal(ctx, tool, args, "not allowed")
 		}

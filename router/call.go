@@ -76,6 +76,7 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// is that of req (its session, or none), not that of the outer
 	// request whose values ctx may carry.
 	ctx = mcpwire.WithCapabilities(ctx, mcpwire.RequestCapabilities(req))
+	ctx = withEntry(ctx, entryInProcess)
 	res, refused, err := r.dispatchDirect(ctx, e, req)
 	if refused != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "%s", refused.msg)
@@ -138,7 +139,9 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	start := time.Now()
 	res, err := r.callProvider(ctx, e, req)
 	setCallOutcome(span, res, err)
-	if r.onToolCall != nil {
+	// The call tool's own call is not recorded: the call it dispatched
+	// again is, under the real tool's name (call_tool.go).
+	if r.onToolCall != nil && e.tool.Name != CallToolName {
 		rec := callRecord(ctx, e.tool.Name, req.Params.Arguments)
 		rec.Provider, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
 		r.onToolCall(rec)

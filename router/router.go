@@ -59,6 +59,13 @@ type Options struct {
 	// Access controls which principal may use which tool, resource and
 	// prompt.
 	Access AccessOptions
+	// Catalog configures the catalog modes: what tools/list shows
+	// (catalog_mode.go).
+	Catalog CatalogOptions
+	// OnToolsList, if set, is told about every page of tools/list answered
+	// to a client, with its size (catalog_cost.go). It runs on the
+	// request's goroutine and must not block.
+	OnToolsList func(ToolsListRecord)
 }
 
 // ToolCallRecord describes one finished or refused tools/call, or one
@@ -125,6 +132,8 @@ type Router struct {
 
 	onToolCall  func(ToolCallRecord)
 	access      AccessOptions
+	catalog     CatalogOptions
+	onToolsList func(ToolsListRecord)
 	observers   sessionObservers // the HTTP transports' session tables
 	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
@@ -158,6 +167,8 @@ func New(opts Options) *Router {
 		onToolCall:  opts.OnToolCall,
 		onTaskWrite: opts.OnTaskWrite,
 		access:      opts.Access,
+		catalog:     opts.Catalog,
+		onToolsList: opts.OnToolsList,
 	}
 	version := opts.Version
 	if version == "" {

@@ -83,6 +83,8 @@ type Options struct {
 	Thoughts        agentsmcp.ThoughtService
 	// Catalog serves GET /tools.
 	Catalog ToolCatalog
+	// ListingCosts serves GET /tools/listing-cost.
+	ListingCosts ListingCosts
 	// TaskCounter and OutboxBacklog serve GET /summary.
 	TaskCounter   agentsmcp.TaskCounter
 	OutboxBacklog func(ctx context.Context) (pending int64, oldest time.Time, err error)
@@ -216,6 +218,7 @@ func (h *Handler) routes() chi.Router {
 		r.Get("/learnings/{id}", h.read(h.getLearning))
 		r.Get("/tools", h.read(h.listTools))
 		r.Get("/tools/performance", h.read(h.listToolPerformance))
+		r.Get("/tools/listing-cost", h.read(h.listingCost))
 		r.Get("/patterns", h.read(h.listPatterns))
 		r.Get("/insights", h.read(h.listInsights))
 		r.Post("/insights", h.write(h.createInsight, nil))

@@ -60,7 +60,12 @@ type JWTConfig struct {
 	// with a claim of another type, with an invalid pattern, or whose claim
 	// holds no pattern at all is rejected (401 invalid_token), so that every
 	// accepted token is restricted. It must differ from the scopes claim.
-	ToolsClaim           string
+	ToolsClaim string
+	// CatalogModeClaim, when set, names the claim holding the caller's
+	// catalog mode ([agentsmcp.Principal.CatalogMode]): "full" or
+	// "discovery". A token without it keeps the server's default; a token
+	// whose claim holds anything else is rejected (401 invalid_token).
+	CatalogModeClaim     string
 	Resource             string
 	AuthorizationServers []string // empty means [Issuer]
 
@@ -114,6 +119,13 @@ func (c *JWTConfig) Problems() []Problem {
 			bad("tools_claim", "%q is already the scopes claim; name a different claim", c.ToolsClaim)
 		}
 	}
+	if c.CatalogModeClaim != "" {
+		if strings.TrimSpace(c.CatalogModeClaim) != c.CatalogModeClaim {
+			bad("catalog_mode_claim", "%q must not have surrounding spaces", c.CatalogModeClaim)
+		} else if c.CatalogModeClaim == c.scopesClaim() || c.CatalogModeClaim == c.ToolsClaim {
+			bad("catalog_mode_claim", "%q is already the scopes or tools claim; name a different claim", c.CatalogModeClaim)
+		}
+	}
 	checkURL("resource", c.Resource)
 	for i, s := range c.AuthorizationServers {
 		checkURL(fmt.Sprintf("authorization_servers[%d]", i), s)
@@ -161,6 +173,7 @@ func (c *JWTConfig) authorizationServers() []string {
 type jwtVerifier struct {
 	scopesClaim string
 	toolsClaim  string // "": no allowlist from tokens
+	modeClaim   string // "": no catalog mode from tokens
 	parser      *jwt.Parser
 	keys        *jwks
 }
@@ -169,6 +182,7 @@ func newJWTVerifier(cfg *JWTConfig, client *http.Client, logger *slog.Logger) *j
 	return &jwtVerifier{
 		scopesClaim: cfg.scopesClaim(),
 		toolsClaim:  cfg.ToolsClaim,
+		modeClaim:   cfg.CatalogModeClaim,
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(signingAlgs),
 			jwt.WithIssuer(cfg.Issuer),
@@ -214,11 +228,24 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*agentsmcp.Prin
 			return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:" + sanitizeHint(sub), Reason: reason, presented: true}
 		}
 	}
+	var mode agentsmcp.CatalogMode
+	if v.modeClaim != "" {
+		if raw, ok := claims[v.modeClaim]; ok && raw != nil {
+			s, isString := raw.(string)
+			m, err := agentsmcp.ParseCatalogMode(s)
+			if !isString || err != nil {
+				return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:" + sanitizeHint(sub),
+					Reason: fmt.Sprintf("the %s claim must be %q or %q", v.modeClaim, agentsmcp.CatalogFull, agentsmcp.CatalogDiscovery), presented: true}
+			}
+			mode = m
+		}
+	}
 	exp, _ := claims.GetExpirationTime() // present: the parser requires it
 	return &agentsmcp.Principal{
-		ID:     "jwt:" + sub,
-		Scopes: scopesOf(claims[v.scopesClaim]),
-		Tools:  tools,
+		ID:          "jwt:" + sub,
+		Scopes:      scopesOf(claims[v.scopesClaim]),
+		Tools:       tools,
+		CatalogMode: mode,
 	}, exp.Time, nil
 }
 

@@ -21,15 +21,17 @@ import (
 // secret) is set. Scopes is not empty and holds only [agentsmcp.Scopes].
 // Tools is an optional allowlist of path.Match patterns on exposed tool
 // names. RateLimit (requests per second) and Burst override the server's
-// default for this key when positive.
+// default for this key when positive. CatalogMode, when set, is the
+// key's own catalog mode ([agentsmcp.Principal.CatalogMode]).
 type Key struct {
-	Name      string // display name, optional; unique among named keys
-	Secret    string
-	SHA256    string
-	Scopes    []string
-	Tools     []string
-	RateLimit float64
-	Burst     int
+	Name        string // display name, optional; unique among named keys
+	Secret      string
+	SHA256      string
+	Scopes      []string
+	Tools       []string
+	RateLimit   float64
+	Burst       int
+	CatalogMode agentsmcp.CatalogMode
 }
 
 // Problem is one invalid field of a [Key] list or of a [JWTConfig].
@@ -93,6 +95,9 @@ func (k Key) String() string {
 	if k.Burst > 0 {
 		fmt.Fprintf(&b, " burst=%d", k.Burst)
 	}
+	if k.CatalogMode != "" {
+		fmt.Fprintf(&b, " catalog_mode=%s", k.CatalogMode)
+	}
 	return b.String()
 }
 
@@ -103,12 +108,13 @@ func (k Key) GoString() string { return "auth.Key{" + k.String() + "}" }
 // that nothing outside can change what a key grants.
 func (k *Key) principal(h [sha256.Size]byte) *agentsmcp.Principal {
 	return &agentsmcp.Principal{
-		ID:        keyID(h),
-		Name:      k.Name,
-		Scopes:    slices.Clone(k.Scopes),
-		Tools:     slices.Clone(k.Tools),
-		RateLimit: k.RateLimit,
-		Burst:     k.Burst,
+		ID:          keyID(h),
+		Name:        k.Name,
+		Scopes:      slices.Clone(k.Scopes),
+		Tools:       slices.Clone(k.Tools),
+		RateLimit:   k.RateLimit,
+		Burst:       k.Burst,
+		CatalogMode: k.CatalogMode,
 	}
 }
 
@@ -184,6 +190,9 @@ func CheckKeys(keys []Key, label func(i int) string) []Problem {
 		}
 		if k.Burst < 0 {
 			bad("burst", "must not be negative, got %d", k.Burst)
+		}
+		if _, err := agentsmcp.ParseCatalogMode(string(k.CatalogMode)); err != nil || strings.TrimSpace(string(k.CatalogMode)) != string(k.CatalogMode) {
+			bad("catalog_mode", "%q is not one of %s, %s", k.CatalogMode, agentsmcp.CatalogFull, agentsmcp.CatalogDiscovery)
 		}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
+	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/toolsearch"
 )
 
@@ -125,7 +126,9 @@ func familySimilarity(embedder string) float64 {
 }
 
 // serverToolNames are the server's own tools besides the agents' (the
-// memory tools and search_tools): the agents plan on them only for a goal
-// that names what they hold (agents.Gatherer.ServerTools).
+// memory tools, search_tools and the discovery meta-tools): the agents plan
+// on them only for a goal that names what they hold
+// (agents.Gatherer.ServerTools).
 var serverToolNames = []string{mcptools.QueryMemoryName, mcptools.StoreInsightName, mcptools.GetSimilarTasksName,
-	mcptools.GetSuccessfulPlansName, mcptools.GetToolPerformanceName, toolsearch.ToolName}
+	mcptools.GetSuccessfulPlansName, mcptools.GetToolPerformanceName, toolsearch.ToolName,
+	toolsearch.FindToolName, router.CallToolName}

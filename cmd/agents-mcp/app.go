@@ -71,6 +71,9 @@ type app struct {
 	toolIndex *toolsearch.Index
 	// toolPerf writes tool performance in batches.
 	toolPerf *mcptools.Recorder
+	// listings counts what tools/list answers cost, per catalog mode
+	// (catalog.go).
+	listings listingCosts
 	// admin is the admin REST API (serve only); its operations are
 	// stopped before the pool.
 	admin *admin.Handler
@@ -135,6 +138,10 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	a := &app{cancel: cancel, security: sec, metrics: telemetry.NewMetrics(telemetry.MetricsOptions{Version: version, Logger: logger}),
 		taskHub: router.NewTaskHub()}
 	sec.metrics = a.metrics
+	if err := a.listings.register(a.metrics.Registerer()); err != nil {
+		cancel()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	fail := func(err error) (*app, error) {
 		a.stop()
 		return nil, err
@@ -163,24 +170,46 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		sec.authFailures.Run(bg)
 	})
 
+	// What callers' tool calls taught the ranking of search_tools and
+	// find_tools, under memory.visibility.
+	outcomes := &toolsearch.Outcomes{Family: agents.FamilyOf, Visibility: cfg.MemoryVisibility}
 	a.router = router.New(router.Options{
 		Version:      version,
 		Logger:       logger,
-		Instructions: "agents-mcp routes tool calls to local and remote MCP tools. Use search_tools to find a tool by what it does; tools/validate checks arguments without calling a tool; query_memory recalls past tasks, insights and plans.",
+		Instructions: "agents-mcp routes tool calls to local and remote MCP tools. Use search_tools (find_tools when only the discovery tools are listed: then call any tool found, directly or with call_tool) to find a tool by what it does; tools/validate checks arguments without calling a tool; query_memory recalls past tasks, insights and plans.",
 		OnToolCall: func(c router.ToolCallRecord) {
 			if c.Refused == "" { // tool performance counts calls that ran
 				recorder.Record(c.Tool, c.Duration, c.Error)
+				// The searches themselves serve no request: what they
+				// return is learned from the calls that follow them.
+				if c.Method == "" && c.Tool != toolsearch.ToolName && c.Tool != toolsearch.FindToolName {
+					outcomes.Record(c.Principal, c.Tool, c.Error != "")
+				}
 			}
 			sec.toolCalled(c)
 		},
 		OnTaskWrite: sec.taskWritten,
 		Access:      sec.routerAccess(),
+		Catalog: router.CatalogOptions{Mode: cfg.CatalogMode, Pinned: cfg.CatalogPinned,
+			MetaTools: []string{toolsearch.FindToolName}},
+		OnToolsList: a.listings.record,
 	})
 	a.local = localtools.New()
 	search := toolsearch.NewIndex(a.router, toolsearch.Options{Embedder: m.queryEmbedder, Logger: logger})
 	a.closers = append(a.closers, search.Close)
 	a.toolIndex = search
-	if err := toolsearch.AddSearchTools(a.local, search); err != nil {
+	// search_tools and find_tools weigh what worked (ranking.go); the
+	// agents and the admin API rank by the words (the agents weigh
+	// reliability themselves).
+	learned := &toolsearch.Learned{Inner: search, Evidence: outcomes}
+	if err := toolsearch.AddSearchTools(a.local, learned); err != nil {
+		return fail(err)
+	}
+	if err := toolsearch.AddFindTools(a.local, &toolsearch.Finder{Registry: a.router, Ranker: learned,
+		Skip: []string{router.CallToolName}, Found: outcomes.Found}); err != nil {
+		return fail(err)
+	}
+	if err := a.router.AddCallTool(a.local); err != nil {
 		return fail(err)
 	}
 	searcher := &recall.Searcher{Index: m.index, Embedder: m.queryEmbedder, Learnings: m.store, Insights: m.insights, Patterns: m.store, Logger: logger}
@@ -380,7 +409,8 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams, HTTPTools: a.sharedHTTPTools,
 		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, ranker: a.toolIndex},
-		Credentials: credentialService(m.credentials), Authorizer: authorizer(a.credentials),
+		ListingCosts: adminListingCosts{router: a.router, counts: &a.listings},
+		Credentials:  credentialService(m.credentials), Authorizer: authorizer(a.credentials),
 		Registrar: registrar(a.credentials, a.pool, m.credentials),
 		Audit:     a.security.audit, Written: m.syncer.Notify, Logger: logger,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {

@@ -64,6 +64,9 @@ type Match struct {
 	// field ("name: create, issue; description: ticket→issue"), and in hybrid
 	// mode the vector similarity.
 	Why string `json:"why,omitempty"`
+	// Reliability is what a ranker that weighs outcomes ([Learned]) knew
+	// of the tool; nil from an [Index] alone.
+	Reliability *ToolReliability `json:"reliability,omitempty"`
 }
 
 // AddSearchTools registers search_tools on l, ranking with ranker (an

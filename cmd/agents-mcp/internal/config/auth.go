@@ -52,6 +52,8 @@ type fileAPIKey struct {
 	Tools     []string `yaml:"tools"`
 	RateLimit float64  `yaml:"rate_limit"`
 	Burst     int      `yaml:"burst"`
+	// CatalogMode is the key's own catalog mode ("full", "discovery").
+	CatalogMode string `yaml:"catalog_mode"`
 }
 
 type fileJWT struct {
@@ -60,6 +62,7 @@ type fileJWT struct {
 	Audience             *string   `yaml:"audience"`
 	ScopesClaim          *string   `yaml:"scopes_claim"`
 	ToolsClaim           *string   `yaml:"tools_claim"`
+	CatalogModeClaim     *string   `yaml:"catalog_mode_claim"`
 	Resource             *string   `yaml:"resource"`
 	AuthorizationServers *[]string `yaml:"authorization_servers"`
 }
@@ -97,6 +100,8 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 					Tools:     cleanList(fk.Tools),
 					RateLimit: fk.RateLimit,
 					Burst:     fk.Burst,
+					// Checked with the key (auth.CheckKeys).
+					CatalogMode: agentsmcp.CatalogMode(strings.ToLower(strings.TrimSpace(fk.CatalogMode))),
 				}
 				if k.Name == "" {
 					l.errorf(field+".name", "required: it names the key in logs and the audit trail")
@@ -115,6 +120,7 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 			l.fileString("auth.jwt.audience", j.Audience, &c.JWT.Audience)
 			l.fileString("auth.jwt.scopes_claim", j.ScopesClaim, &c.JWT.ScopesClaim)
 			l.fileString("auth.jwt.tools_claim", j.ToolsClaim, &c.JWT.ToolsClaim)
+			l.fileString("auth.jwt.catalog_mode_claim", j.CatalogModeClaim, &c.JWT.CatalogModeClaim)
 			l.fileString("auth.jwt.resource", j.Resource, &c.JWT.Resource)
 			l.fileList("auth.jwt.authorization_servers", j.AuthorizationServers, &c.JWT.AuthorizationServers)
 		}
@@ -163,6 +169,7 @@ func (l *loader) applyEnvAuth() {
 	l.envString("auth.jwt.audience", "AGENTS_MCP_JWT_AUDIENCE", &c.JWT.Audience)
 	l.envString("auth.jwt.scopes_claim", "AGENTS_MCP_JWT_SCOPES_CLAIM", &c.JWT.ScopesClaim)
 	l.envString("auth.jwt.tools_claim", "AGENTS_MCP_JWT_TOOLS_CLAIM", &c.JWT.ToolsClaim)
+	l.envString("auth.jwt.catalog_mode_claim", "AGENTS_MCP_JWT_CATALOG_MODE_CLAIM", &c.JWT.CatalogModeClaim)
 	l.envString("auth.jwt.resource", "AGENTS_MCP_JWT_RESOURCE", &c.JWT.Resource)
 	l.envList("auth.jwt.authorization_servers", "AGENTS_MCP_JWT_AUTHORIZATION_SERVERS", &c.JWT.AuthorizationServers)
 	l.envString("stdio.api_key", auth.StdioKeyEnv, &c.StdioAPIKey)
@@ -289,6 +296,7 @@ func (c *Config) describeAuth(add func(name, value string), addSetting func(Sett
 	add("auth.jwt.audience", c.JWT.Audience)
 	add("auth.jwt.scopes_claim", c.JWT.ScopesClaim)
 	add("auth.jwt.tools_claim", c.JWT.ToolsClaim)
+	add("auth.jwt.catalog_mode_claim", c.JWT.CatalogModeClaim)
 	add("auth.jwt.resource", c.JWT.Resource)
 	add("auth.jwt.authorization_servers", strings.Join(c.JWT.AuthorizationServers, ","))
 	add("stdio.api_key", redactSecret(c.StdioAPIKey))

@@ -226,6 +226,14 @@ type Config struct {
 	// OpenAPIBudget bounds the loading of each OpenAPI document of the
 	// http_tools sources, from the file and the admin API alike.
 	OpenAPIBudget httptools.Budget
+	// CatalogMode is how tools/list shows the catalog to a caller whose
+	// key, token or endpoint does not choose: every tool, or the discovery
+	// meta-tools and CatalogPinned.
+	CatalogMode agentsmcp.CatalogMode
+	// CatalogPinned are path.Match patterns of the tools that discovery
+	// mode lists besides the meta-tools (a caller still sees only those its
+	// allowlist admits).
+	CatalogPinned []string
 
 	sources map[string]Source
 }
@@ -268,6 +276,7 @@ func Default() *Config {
 
 		UpstreamSyncInterval: remote.DefaultSyncInterval,
 		OpenAPIBudget:        defaultOpenAPIBudget(),
+		CatalogMode:          DefaultCatalogMode,
 	}
 }
 

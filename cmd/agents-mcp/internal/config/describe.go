@@ -80,6 +80,7 @@ func (c *Config) Describe() []Setting {
 	c.describeQuotas(add)
 	c.describeLimits(add)
 	c.describeOpenAPI(add)
+	c.describeCatalog(add)
 	add("upstream_sync_interval", c.UpstreamSyncInterval.String())
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {

@@ -46,6 +46,7 @@ type fileConfig struct {
 	Quotas          *fileQuotas    `yaml:"quotas"`
 	Limits          *fileLimits    `yaml:"limits"`
 	OpenAPI         *fileOpenAPI   `yaml:"openapi"`
+	Catalog         *fileCatalog   `yaml:"catalog"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -126,6 +127,7 @@ var yamlSections = map[string]string{
 	"config.fileEgress":    "egress",
 	"config.fileMemory":    "memory",
 	"config.fileLimits":    "limits",
+	"config.fileCatalog":   "catalog",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -272,6 +274,7 @@ func (l *loader) applyFile(f *fileConfig) {
 	l.applyFileQuotas(f)
 	l.applyFileLimits(f)
 	l.applyFileOpenAPI(f)
+	l.applyFileCatalog(f)
 	l.fileDuration("upstream_sync_interval", f.UpstreamSyncInterval, &c.UpstreamSyncInterval)
 	// Enumerations are case-insensitive for users but compared exactly by
 	// consumers.
@@ -350,6 +353,7 @@ func (l *loader) applyEnv() {
 	l.applyEnvQuotas()
 	l.applyEnvLimits()
 	l.applyEnvOpenAPI()
+	l.applyEnvCatalog()
 	l.envDuration("upstream_sync_interval", "AGENTS_MCP_UPSTREAM_SYNC_INTERVAL", &c.UpstreamSyncInterval)
 	c.Embedder = strings.ToLower(c.Embedder)
 	c.LLM = strings.ToLower(c.LLM)

@@ -93,6 +93,7 @@ func (c *Config) validate() []error {
 	c.validateQuotas(bad)
 	c.validateLimits(bad)
 	c.validateOpenAPI(bad)
+	c.validateCatalog(bad)
 	if c.UpstreamSyncInterval < MinUpstreamSyncInterval {
 		bad("upstream_sync_interval", "must be at least %s, got %s", MinUpstreamSyncInterval, c.UpstreamSyncInterval)
 	}

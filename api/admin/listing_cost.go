@@ -1,0 +1,51 @@
+package admin
+
+import "net/http"
+
+// This file serves what a tools/list costs clients' models per catalog
+// mode: what operators look at to see what discovery mode saves.
+
+// ListingCosts is the source of GET /tools/listing-cost: the server passes
+// the router's figures.
+type ListingCosts interface {
+	ListingCosts() ListingCostPage
+}
+
+// ListingCostPage is the answer of GET /tools/listing-cost.
+type ListingCostPage struct {
+	// Tokenizer says how tokens are approximated.
+	Tokenizer string `json:"tokenizer"`
+	// Modes has one entry per catalog mode.
+	Modes []ModeCost `json:"modes"`
+}
+
+// ModeCost is what a whole tools/list costs now in one mode for a caller
+// without an allowlist, and what the pages answered in that mode cost
+// since the server started.
+type ModeCost struct {
+	Mode   string      `json:"mode"`
+	Tools  int         `json:"tools"`
+	Bytes  int         `json:"bytes"`
+	Tokens int         `json:"tokens"`
+	Listed ListedCount `json:"listed"`
+}
+
+// ListedCount is what the tools/list pages answered in a mode cost, on
+// this replica since it started.
+type ListedCount struct {
+	Pages  int64 `json:"pages"`
+	Bytes  int64 `json:"bytes"`
+	Tokens int64 `json:"tokens"`
+}
+
+// GET /tools/listing-cost
+func (h *Handler) listingCost(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.ListingCosts == nil {
+		return unavailable("the tool listing costs")
+	}
+	if _, err := queryParams(r); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h.opts.ListingCosts.ListingCosts())
+	return nil
+}
