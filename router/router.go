@@ -128,6 +128,7 @@ type Router struct {
 
 	onToolCall  func(ToolCallRecord)
 	access      AccessOptions
+	virtual     virtualSet       // the virtual servers (virtual_servers.go)
 	observers   sessionObservers // the HTTP transports' session tables
 	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
@@ -197,6 +198,9 @@ func New(opts Options) *Router {
 	// after the tool handler, before any other middleware sees it.
 	r.use(false, rawResultMiddleware)
 	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.logLevelMiddleware)
+	// Outside access control: it sees the registry's names of a virtual
+	// server's tools (virtual_servers.go).
+	r.use(false, r.virtualMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}

@@ -20,16 +20,20 @@ import (
 // uppercase hex SHA-256 of the key, so that a config file need not hold the
 // secret) is set. Scopes is not empty and holds only [agentsmcp.Scopes].
 // Tools is an optional allowlist of path.Match patterns on exposed tool
-// names. RateLimit (requests per second) and Burst override the server's
+// names. VirtualServers optionally limits the key to the virtual servers
+// whose names match one of its path.Match patterns
+// ([agentsmcp.Principal.VirtualServers]). RateLimit (requests per second) and Burst override the server's
 // default for this key when positive.
 type Key struct {
-	Name      string // display name, optional; unique among named keys
-	Secret    string
-	SHA256    string
-	Scopes    []string
-	Tools     []string
-	RateLimit float64
-	Burst     int
+	Name   string // display name, optional; unique among named keys
+	Secret string
+	SHA256 string
+	Scopes []string
+	Tools  []string
+	// VirtualServers: see [agentsmcp.Principal.VirtualServers].
+	VirtualServers []string
+	RateLimit      float64
+	Burst          int
 }
 
 // Problem is one invalid field of a [Key] list or of a [JWTConfig].
@@ -87,6 +91,9 @@ func (k Key) String() string {
 	if len(k.Tools) > 0 {
 		fmt.Fprintf(&b, " tools=%s", strings.Join(k.Tools, ","))
 	}
+	if len(k.VirtualServers) > 0 {
+		fmt.Fprintf(&b, " virtual_servers=%s", strings.Join(k.VirtualServers, ","))
+	}
 	if k.RateLimit > 0 {
 		fmt.Fprintf(&b, " rate_limit=%s", strconv.FormatFloat(k.RateLimit, 'g', -1, 64))
 	}
@@ -103,12 +110,14 @@ func (k Key) GoString() string { return "auth.Key{" + k.String() + "}" }
 // that nothing outside can change what a key grants.
 func (k *Key) principal(h [sha256.Size]byte) *agentsmcp.Principal {
 	return &agentsmcp.Principal{
-		ID:        keyID(h),
-		Name:      k.Name,
-		Scopes:    slices.Clone(k.Scopes),
-		Tools:     slices.Clone(k.Tools),
-		RateLimit: k.RateLimit,
-		Burst:     k.Burst,
+		ID:     keyID(h),
+		Name:   k.Name,
+		Scopes: slices.Clone(k.Scopes),
+		Tools:  slices.Clone(k.Tools),
+		// The key's virtual servers, cloned for the same reason.
+		VirtualServers: slices.Clone(k.VirtualServers),
+		RateLimit:      k.RateLimit,
+		Burst:          k.Burst,
 	}
 }
 
@@ -179,6 +188,11 @@ func CheckKeys(keys []Key, label func(i int) string) []Problem {
 				bad(fmt.Sprintf("tools[%d]", j), "%q is not a valid pattern (path.Match syntax)", t)
 			}
 		}
+		for j, v := range k.VirtualServers {
+			if _, err := path.Match(v, ""); err != nil || strings.TrimSpace(v) == "" {
+				bad(fmt.Sprintf("virtual_servers[%d]", j), "%q is not a valid pattern (path.Match syntax)", v)
+			}
+		}
 		if k.RateLimit < 0 {
 			bad("rate_limit", "must not be negative, got %v", k.RateLimit)
 		}
@@ -224,6 +238,6 @@ func (s *keySet) lookup(token string) (*agentsmcp.Principal, [sha256.Size]byte) 
 	}
 	// A copy: callers may keep or change the principal they are given.
 	p := *s.principals[match]
-	p.Scopes, p.Tools = slices.Clone(p.Scopes), slices.Clone(p.Tools)
+	p.Scopes, p.Tools, p.VirtualServers = slices.Clone(p.Scopes), slices.Clone(p.Tools), slices.Clone(p.VirtualServers)
 	return &p, got
 }

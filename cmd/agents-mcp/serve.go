@@ -76,7 +76,8 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	mcpHTTP := a.router.HTTPHandler(httpOpts)
 	a.mcpHTTP.Store(mcpHTTP)
 	mux := http.NewServeMux()
-	for _, p := range []string{"/mcp", "/sse", "/messages", router.RESTBridgePath} {
+	// "/mcp/" and the like: the virtual servers' endpoints.
+	for _, p := range []string{"/mcp", "/sse", "/messages", "/mcp/", "/sse/", "/messages/", router.RESTBridgePath} {
 		mux.Handle(p, mcpHTTP)
 	}
 	sec.authn.RegisterMetadata(mux)

@@ -50,8 +50,10 @@ type fileAPIKey struct {
 	KeySHA256 string   `yaml:"key_sha256"` // so that the file holds no secret
 	Scopes    []string `yaml:"scopes"`
 	Tools     []string `yaml:"tools"`
-	RateLimit float64  `yaml:"rate_limit"`
-	Burst     int      `yaml:"burst"`
+	// VirtualServers limits the key to these virtual servers.
+	VirtualServers []string `yaml:"virtual_servers"`
+	RateLimit      float64  `yaml:"rate_limit"`
+	Burst          int      `yaml:"burst"`
 }
 
 type fileJWT struct {
@@ -90,13 +92,15 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 					l.errorf(field+".key", "%v", err)
 				}
 				k := APIKey{
-					Name:      strings.TrimSpace(fk.Name),
-					Secret:    secret,
-					SHA256:    strings.TrimSpace(fk.KeySHA256),
-					Scopes:    cleanList(fk.Scopes),
-					Tools:     cleanList(fk.Tools),
-					RateLimit: fk.RateLimit,
-					Burst:     fk.Burst,
+					Name:   strings.TrimSpace(fk.Name),
+					Secret: secret,
+					SHA256: strings.TrimSpace(fk.KeySHA256),
+					Scopes: cleanList(fk.Scopes),
+					Tools:  cleanList(fk.Tools),
+					// Patterns on virtual server names: /mcp/<name> only.
+					VirtualServers: cleanList(fk.VirtualServers),
+					RateLimit:      fk.RateLimit,
+					Burst:          fk.Burst,
 				}
 				if k.Name == "" {
 					l.errorf(field+".name", "required: it names the key in logs and the audit trail")
@@ -183,7 +187,7 @@ func (c *Config) allKeys() []auth.Key {
 		keys = append(keys, auth.Key{Secret: k, Scopes: slices.Clone(agentsmcp.Scopes)})
 	}
 	for _, k := range c.AuthKeys {
-		k.Scopes, k.Tools = slices.Clone(k.Scopes), slices.Clone(k.Tools)
+		k.Scopes, k.Tools, k.VirtualServers = slices.Clone(k.Scopes), slices.Clone(k.Tools), slices.Clone(k.VirtualServers)
 		keys = append(keys, k)
 	}
 	return keys

@@ -80,6 +80,7 @@ func (c *Config) Describe() []Setting {
 	c.describeLimits(add)
 	c.describeOpenAPI(add)
 	add("upstream_sync_interval", c.UpstreamSyncInterval.String())
+	c.describeVirtualServers(add)
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {
 		names[i] = u.Name
