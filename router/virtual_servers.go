@@ -249,9 +249,10 @@ func unknownPrompt(name string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
 }
 
-// virtualMiddleware serves requests to a virtual server: the outermost of
-// the router's own middleware, so that access control, the audit and the
-// providers see registry names. Requests to the whole catalog pass
+// virtualMiddleware serves requests to a virtual server: it runs outside
+// access control (and inside the revision middleware, which must see the
+// final result), so that access control, the audit and the providers see
+// registry names. Requests to the whole catalog pass
 // through unchanged, unless their caller may use virtual servers only.
 func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
