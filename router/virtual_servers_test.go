@@ -228,6 +228,25 @@ func TestVirtualServerPerKeyAccess(t *testing.T) {
 	if status, _ := post("wide", "/mcp", nil); status != http.StatusOK {
 		t.Errorf("a key without virtual servers at /mcp: %d", status)
 	}
+	// Nor does the header narrow /mcp to a view for anyone.
+	client := &http.Client{Transport: bearer{token: "wide", base: headerTransport{"Agents-Mcp-Virtual-Server", "dev"}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "forger", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp", HTTPClient: client, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := toolNames(t, cs); len(got) != 7 {
+		t.Errorf("/mcp with a forged virtual server header lists %v, want the whole catalog", got)
+	}
+}
+
+// headerTransport sets one header on every request.
+type headerTransport struct{ name, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestVirtualServerAliasesStableWhenAnUpstreamIsAdded: adding an upstream
