@@ -247,7 +247,6 @@ func (h *Handler) routes() chi.Router {
 		r.Get("/virtual-servers", h.read(h.listVirtualServers))
 		r.Post("/virtual-servers", h.write(h.createVirtualServer, nil))
 		r.Get("/virtual-servers/{name}", h.read(h.getVirtualServer))
-		r.Put("/virtual-servers/{name}", h.write(h.replaceVirtualServer, nil))
 		r.Delete("/virtual-servers/{name}", h.write(h.deleteVirtualServer, nil))
 
 		r.Get("/credentials", h.read(h.listCredentials))

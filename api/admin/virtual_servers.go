@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -70,23 +69,17 @@ func (h *Handler) listVirtualServers(w http.ResponseWriter, r *http.Request) err
 	})
 }
 
-// namedVirtualServer is the {name} of a /virtual-servers/{name} route.
+// namedVirtualServer is the {name} of a /virtual-servers/{name} route,
+// checked as routeName does before anything else.
 func (h *Handler) namedVirtualServer(r *http.Request) (string, error) {
+	name, err := routeName(r, agentsmcp.VirtualServerNamePattern, "virtual server")
+	if err != nil {
+		return "", err
+	}
 	if h.opts.VirtualServers == nil {
 		return "", unavailable("virtual servers")
 	}
-	if r.Method == http.MethodPut {
-		// routeName refuses a body on writes: PUT has one.
-		if _, err := queryParams(r); err != nil {
-			return "", err
-		}
-		name := chi.URLParam(r, "name")
-		if !agentsmcp.VirtualServerNamePattern.MatchString(name) {
-			return "", notFoundf("no virtual server named %q", agentsmcp.TruncateUTF8(name, 64))
-		}
-		return name, nil
-	}
-	return routeName(r, agentsmcp.VirtualServerNamePattern, "virtual server")
+	return name, nil
 }
 
 // GET /virtual-servers/{name}: the definition and the tools it exposes now.
@@ -152,35 +145,6 @@ func (h *Handler) createVirtualServer(w http.ResponseWriter, r *http.Request) er
 	h.opts.Logger.Info("virtual server added through the admin API", "virtual_server", in.Name, "principal", in.CreatedBy)
 	w.Header().Set("Location", Prefix+"/virtual-servers/"+in.Name)
 	writeJSON(w, http.StatusCreated, VirtualServerView{VirtualServer: &in, Source: virtualSourceStore})
-	return nil
-}
-
-// PUT /virtual-servers/{name}: 200 with the definition that replaced the
-// stored one.
-func (h *Handler) replaceVirtualServer(w http.ResponseWriter, r *http.Request) error {
-	name, err := h.namedVirtualServer(r)
-	if err != nil {
-		return err
-	}
-	var in agentsmcp.VirtualServer
-	if err := decodeBody(r, &in); err != nil {
-		return err
-	}
-	if in.Name == "" {
-		in.Name = name
-	} else if in.Name != name {
-		return invalidf("the body names %q, the path %q", agentsmcp.TruncateUTF8(in.Name, 64), name)
-	}
-	if err := h.storeWrite(name); err != nil {
-		return err
-	}
-	ctx, cancel := h.requestContext(r)
-	defer cancel()
-	if err := h.opts.VirtualServerStore.ReplaceVirtualServer(ctx, &in); err != nil {
-		return err
-	}
-	h.synced(ctx)
-	writeJSON(w, http.StatusOK, VirtualServerView{VirtualServer: &in, Source: virtualSourceStore})
 	return nil
 }
 
