@@ -53,6 +53,11 @@ type Principal struct {
 	Name   string // a display name from the configuration, optional
 	Scopes []string
 	Tools  []string
+	// VirtualServers, when not empty, limits the caller to the virtual
+	// servers whose names match one of these path.Match patterns (see
+	// [Principal.MayUseVirtualServer]); the whole catalog (/mcp) and other
+	// virtual servers are then answered as unknown.
+	VirtualServers []string
 	// RateLimit overrides the server's default request rate for this
 	// caller (requests per second, with Burst); zero keeps the default.
 	RateLimit float64

@@ -36,6 +36,10 @@ type AccessOptions struct {
 	// [CodeRateLimited], saying to retry after retryAfter. HTTP requests
 	// are rate limited in front of the transports instead.
 	Admit func(p *agentsmcp.Principal) (ok bool, retryAfter time.Duration)
+	// VirtualServer is the virtual server served to requests that come
+	// through no HTTP layer (stdio's --server); "" serves the whole
+	// catalog.
+	VirtualServer string
 }
 
 // CodeRateLimited is the JSON-RPC error code of a request refused by a rate

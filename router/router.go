@@ -134,6 +134,7 @@ type Router struct {
 	access      AccessOptions
 	catalog     CatalogOptions
 	onToolsList func(ToolsListRecord)
+	virtual     virtualSet       // the virtual servers (virtual_servers.go)
 	observers   sessionObservers // the HTTP transports' session tables
 	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
@@ -205,7 +206,10 @@ func New(opts Options) *Router {
 	// Added first, so innermost: the raw answer replaces the placeholder
 	// after the tool handler, before any other middleware sees it.
 	r.use(false, rawResultMiddleware)
-	r.use(false, revisionMiddleware, r.drain.middleware, r.accessMiddleware, r.logLevelMiddleware)
+	// virtualMiddleware outside access control, so that access control
+	// sees the registry's names of a virtual server's tools
+	// (virtual_servers.go).
+	r.use(false, revisionMiddleware, r.drain.middleware, r.virtualMiddleware, r.accessMiddleware, r.logLevelMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method
 	}

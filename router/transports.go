@@ -42,6 +42,9 @@ type JSONRPCGuard = mcphttp.JSONRPCGuard
 // HTTPHandler builds the HTTP face of r: /mcp, /sse and /messages, and the
 // REST bridge (see [mcphttp.Handler]).
 func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
+	if opts.AdmitVirtual == nil {
+		opts.AdmitVirtual = r.admitsVirtual
+	}
 	return mcphttp.New(transportSide{r}, opts)
 }
 

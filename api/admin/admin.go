@@ -101,6 +101,10 @@ type Options struct {
 	// httptools.SharedSources, which keeps additions and removals in the
 	// store for every replica.
 	HTTPTools HTTPTools
+	// VirtualServers serves GET /virtual-servers; VirtualServerStore the
+	// writes, kept in the store for every replica.
+	VirtualServers     VirtualServers
+	VirtualServerStore agentsmcp.VirtualServerService
 	// Credentials serves /credentials: the store behind its sealing layer
 	// (memory/secrets.Credentials). Authorizer serves
 	// /credentials/authorize; AuthorizationTTL is how long the flows it
@@ -242,6 +246,11 @@ func (h *Handler) routes() chi.Router {
 		r.Post("/http-tools", h.writeLimit(max(h.opts.MaxBodyBytes, agentsmcp.MaxHTTPSourceConfigBytes), h.addHTTPTools, scrubHTTPToolsBody))
 		r.Get("/http-tools/{name}", h.read(h.getHTTPTools))
 		r.Delete("/http-tools/{name}", h.write(h.removeHTTPTools, nil))
+
+		r.Get("/virtual-servers", h.read(h.listVirtualServers))
+		r.Post("/virtual-servers", h.write(h.createVirtualServer, nil))
+		r.Get("/virtual-servers/{name}", h.read(h.getVirtualServer))
+		r.Delete("/virtual-servers/{name}", h.write(h.deleteVirtualServer, nil))
 
 		r.Get("/credentials", h.read(h.listCredentials))
 		r.Post("/credentials", h.write(h.createCredential, scrubCredentialBody))

@@ -198,6 +198,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	opts := admin.Options{
 		Learnings: db, Insights: db, Patterns: db, ToolPerformance: db, Tasks: db, Plans: db, Thoughts: db,
 		AuditLog: db, Executor: e.executor, Resumer: executorResumer{e.executor}, Upstreams: e.pool, HTTPTools: e.httpTools, Audit: e.audit, Written: syncer.Notify,
+		VirtualServers: e.router, VirtualServerStore: db,
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			return syncer.Reconcile(ctx, true, func(p vectorsync.Progress) {
 				report(admin.Progress{Stage: p.Namespace, Done: p.Done, Total: p.Total})
@@ -416,7 +417,11 @@ var freeFormPaths = []string{
 	"$.body.aliases.*", // upstream aliases: exposed name → upstream tool name
 	"$.body.items[*].aliases.*",
 	"$.body.headers**", // upstream headers: name → value
-	"$.body.info**",    // the OpenAPI document itself
+	"$.body.rename.*",  // virtual servers: registry name → exposed name or description
+	"$.body.descriptions.*",
+	"$.body.items[*].rename.*",
+	"$.body.items[*].descriptions.*",
+	"$.body.info**", // the OpenAPI document itself
 	"$.body.paths**",
 	"$.body.components**",
 	"$.body.servers**",

@@ -32,6 +32,10 @@ type Key struct {
 	RateLimit   float64
 	Burst       int
 	CatalogMode agentsmcp.CatalogMode
+	// VirtualServers optionally limits the key to the virtual servers whose
+	// names match one of its path.Match patterns
+	// ([agentsmcp.Principal.VirtualServers]).
+	VirtualServers []string
 }
 
 // Problem is one invalid field of a [Key] list or of a [JWTConfig].
@@ -89,6 +93,9 @@ func (k Key) String() string {
 	if len(k.Tools) > 0 {
 		fmt.Fprintf(&b, " tools=%s", strings.Join(k.Tools, ","))
 	}
+	if len(k.VirtualServers) > 0 {
+		fmt.Fprintf(&b, " virtual_servers=%s", strings.Join(k.VirtualServers, ","))
+	}
 	if k.RateLimit > 0 {
 		fmt.Fprintf(&b, " rate_limit=%s", strconv.FormatFloat(k.RateLimit, 'g', -1, 64))
 	}
@@ -115,6 +122,8 @@ func (k *Key) principal(h [sha256.Size]byte) *agentsmcp.Principal {
 		RateLimit:   k.RateLimit,
 		Burst:       k.Burst,
 		CatalogMode: k.CatalogMode,
+		// The key's virtual servers, cloned for the same reason.
+		VirtualServers: slices.Clone(k.VirtualServers),
 	}
 }
 
@@ -185,6 +194,11 @@ func CheckKeys(keys []Key, label func(i int) string) []Problem {
 				bad(fmt.Sprintf("tools[%d]", j), "%q is not a valid pattern (path.Match syntax)", t)
 			}
 		}
+		for j, v := range k.VirtualServers {
+			if _, err := path.Match(v, ""); err != nil || strings.TrimSpace(v) == "" {
+				bad(fmt.Sprintf("virtual_servers[%d]", j), "%q is not a valid pattern (path.Match syntax)", v)
+			}
+		}
 		if k.RateLimit < 0 {
 			bad("rate_limit", "must not be negative, got %v", k.RateLimit)
 		}
@@ -233,6 +247,6 @@ func (s *keySet) lookup(token string) (*agentsmcp.Principal, [sha256.Size]byte) 
 	}
 	// A copy: callers may keep or change the principal they are given.
 	p := *s.principals[match]
-	p.Scopes, p.Tools = slices.Clone(p.Scopes), slices.Clone(p.Tools)
+	p.Scopes, p.Tools, p.VirtualServers = slices.Clone(p.Scopes), slices.Clone(p.Tools), slices.Clone(p.VirtualServers)
 	return &p, got
 }

@@ -189,11 +189,14 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 			sec.toolCalled(c)
 		},
 		OnTaskWrite: sec.taskWritten,
-		Access:      sec.routerAccess(),
+		Access:      sec.routerAccess(cfg.StdioServer),
 		Catalog: router.CatalogOptions{Mode: cfg.CatalogMode, Pinned: cfg.CatalogPinned,
 			MetaTools: []string{toolsearch.FindToolName}},
 		OnToolsList: a.listings.record,
 	})
+	if err := a.router.SetVirtualServers(cfg.VirtualServers); err != nil {
+		return fail(err)
+	}
 	a.local = localtools.New()
 	search := toolsearch.NewIndex(a.router, toolsearch.Options{Embedder: m.queryEmbedder, Logger: logger})
 	a.closers = append(a.closers, search.Close)
@@ -320,6 +323,13 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	}
 	cancelSync()
 	a.wg.Go(func() { a.sharedHTTPTools.Run(bg, cfg.UpstreamSyncInterval) })
+	// The virtual servers of the store, followed like its upstreams.
+	syncCtx, cancelSync = context.WithTimeout(ctx, upstreamStartWait)
+	if err := a.router.SyncVirtualServers(syncCtx, m.store); err != nil {
+		logger.Warn("the virtual servers added through the admin API are not served yet", "error", err)
+	}
+	cancelSync()
+	a.wg.Go(func() { a.router.RunVirtualServerSync(bg, m.store, cfg.UpstreamSyncInterval, logger) })
 	// Tasks left running by a crash or a stop are resumed once the
 	// upstreams are back.
 	a.wg.Go(func() { executor.Run(bg) })
@@ -408,6 +418,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Learnings: m.store, Insights: m.insights, Patterns: m.store, ToolPerformance: a.toolPerf.ReadThrough(m.store, 0),
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams, HTTPTools: a.sharedHTTPTools,
+		VirtualServers: a.router, VirtualServerStore: a.memory.store,
 		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, ranker: a.toolIndex},
 		ListingCosts: adminListingCosts{router: a.router, counts: &a.listings},
 		Credentials:  credentialService(m.credentials), Authorizer: authorizer(a.credentials),

@@ -40,6 +40,7 @@ type store interface {
 	agentsmcp.TaskService
 	agentsmcp.AuditService
 	agentsmcp.UpstreamService
+	agentsmcp.VirtualServerService
 	agentsmcp.CredentialService
 	agentsmcp.UsageService
 	agentsmcp.InsightPruner

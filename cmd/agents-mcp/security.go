@@ -82,13 +82,14 @@ func (s *security) record(e *agentsmcp.AuditEntry) {
 	}
 }
 
-// routerAccess is the router's part: stdio's principal and its rate limit
-// (HTTP requests are limited in front of the transports).
-func (s *security) routerAccess() router.AccessOptions {
+// routerAccess is the router's part: stdio's principal, its rate limit
+// (HTTP requests are limited in front of the transports) and the virtual
+// server it serves (--server; "" under serve).
+func (s *security) routerAccess(stdioServer string) router.AccessOptions {
 	if s.stdio == nil {
-		return router.AccessOptions{}
+		return router.AccessOptions{VirtualServer: stdioServer}
 	}
-	access := router.AccessOptions{Default: s.stdio}
+	access := router.AccessOptions{Default: s.stdio, VirtualServer: stdioServer}
 	if s.authn.Configured() {
 		access.Admit = s.limiter.Allow
 	}

@@ -13,9 +13,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agents-mcp/agents-mcp/api"
 	"github.com/agents-mcp/agents-mcp/api/admin"
 	"github.com/agents-mcp/agents-mcp/api/console"
+	"github.com/agents-mcp/agents-mcp/api/registry"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
 	"github.com/agents-mcp/agents-mcp/credentials"
@@ -78,9 +81,22 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	mcpHTTP := a.router.HTTPHandler(httpOpts)
 	a.mcpHTTP.Store(mcpHTTP)
 	mux := http.NewServeMux()
-	for _, p := range []string{"/mcp", "/sse", "/messages", router.RESTBridgePath} {
+	// "/mcp/" and the like: the virtual servers' endpoints.
+	for _, p := range []string{"/mcp", "/sse", "/messages", "/mcp/", "/sse/", "/messages/", router.RESTBridgePath} {
 		mux.Handle(p, mcpHTTP)
 	}
+	// The MCP Registry API's read routes and the Server Cards of the
+	// virtual servers, behind the MCP endpoints' credentials.
+	publish := sec.mcpHTTP(registry.New(registry.Options{
+		Servers: a.router, PublicURL: cfg.PublicURL,
+		Tools: func(name string) []*mcp.Tool {
+			tools, _, _ := a.router.VirtualServerTools(name)
+			return tools
+		},
+	}))
+	mux.Handle("GET "+registry.ServersPath, publish)
+	mux.Handle("GET "+registry.ServersPath+"/", publish)
+	mux.Handle("GET "+registry.ServerCardsPath, publish)
 	sec.authn.RegisterMetadata(mux)
 	mux.Handle("GET /metrics", sec.metricsHTTP(a.metrics.Handler()))
 	// The admin API checks the scope of each route itself.

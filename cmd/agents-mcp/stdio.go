@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -39,5 +40,14 @@ func stdioCommand(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer a.stop()
+	if cfg.StdioServer != "" {
+		// Checked once the store's virtual servers are read: an unknown
+		// name, or one the key may not use, serves nothing.
+		if _, ok := a.router.VirtualServer(cfg.StdioServer); !ok || !sec.stdio.MayUseVirtualServer(cfg.StdioServer) {
+			return fmt.Errorf("--server: virtual server %q not found", cfg.StdioServer)
+		}
+	} else if !sec.stdio.MayUseVirtualServer("") {
+		return fmt.Errorf("this key may use only its virtual servers: name one with --server")
+	}
 	return a.router.Server().Run(agentsmcp.WithTransport(agentsmcp.WithPrincipal(ctx, sec.stdio), telemetry.TransportStdio), &router.StdioTransport{Grace: cfg.ShutdownTimeout})
 }

@@ -43,7 +43,7 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Services {
 		db := openTest(t)
 		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db, Outbox: db,
-			Thoughts: db, Plans: db, Tasks: db, TaskCounts: db, Audit: db, Upstreams: db,
+			Thoughts: db, Plans: db, Tasks: db, TaskCounts: db, Audit: db, Upstreams: db, VirtualServers: db,
 			Credentials: db, RawCredentials: db.rawCredentials, Usage: db, InsightPruner: db}
 	})
 }

@@ -33,6 +33,7 @@ type Services struct {
 	Outbox          agentsmcp.OutboxService
 	Audit           agentsmcp.AuditService
 	Upstreams       agentsmcp.UpstreamService
+	VirtualServers  agentsmcp.VirtualServerService
 	Credentials     agentsmcp.CredentialService
 	// Usage and InsightPruner, when set, are tested (usage.go).
 	Usage         agentsmcp.UsageService

@@ -635,9 +635,16 @@ function upstreamsPage(root, name) {
     }
   });
   const list = region();
-  root.append(h('h1', { text: 'Upstreams' }), canWrite() ? section('Add an upstream', form) : null, section('Configured', list));
+  // The virtual servers: curated views of the catalog at /mcp/<name>, read-only here.
+  const virtuals = region();
+  root.append(h('h1', { text: 'Upstreams' }), canWrite() ? section('Add an upstream', form) : null, section('Configured', list),
+    section('Virtual servers', virtuals));
   return {
     async refresh() {
+      const vs = await api('/virtual-servers');
+      virtuals.set(vs.items, (items) => table('Virtual servers', ['Name', 'Endpoint', 'Title', 'Catalog mode', 'Source'], items.map((v) => [
+        v.name, h('code', { text: '/mcp/' + v.name }), v.title || '—', v.catalog_mode || 'default', v.source,
+      ]), 'No virtual server is defined.'));
       const res = await api('/upstreams');
       list.set(res.items, (items) => table('Upstreams', ['Upstream', 'Transport', 'Address', 'State', 'Tools', 'Origin', 'Last error', 'Actions'], items.map((u) => [
         link('#/upstreams/' + encodeURIComponent(u.name), u.name), u.transport, h('code', { text: u.url || u.command || '—' }), badge(u.state),

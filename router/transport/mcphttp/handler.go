@@ -124,7 +124,13 @@ type Options struct {
 	// limit charged the HTTP request once, and each message of a batch is a
 	// request of its own. It reports false after writing the refusal.
 	ChargeBatch func(w http.ResponseWriter, r *http.Request, extra int) bool
-	Logger      *slog.Logger
+	// AdmitVirtual, if set, reports whether the caller of an
+	// authenticated request may use the virtual server name ("" is the
+	// whole catalog) and whether it exists; false is answered 404. Nil
+	// serves no virtual server (/mcp/<name> is 404) and the whole catalog
+	// to everyone.
+	AdmitVirtual func(r *http.Request, name string) bool
+	Logger       *slog.Logger
 }
 
 // Handler serves the MCP HTTP endpoints of one [Router]:
@@ -282,6 +288,7 @@ func New(r Router, opts Options) *Handler {
 		Sessions:            limits,
 		OnMessage:           table.Touch,
 		FastCall:            fast.serveSSE,
+		MessagesPathFor:     virtualMessagesPath,
 	})
 
 	protect := transport.RebindingProtection{AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins}
@@ -292,14 +299,19 @@ func New(r Router, opts Options) *Handler {
 		return protect.Wrap(h)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", wrap(mcpEndpoint))
-	mux.Handle("/sse", wrap(sseHandler))
-	mux.Handle("/messages", wrap(sseHandler))
+	admit := opts.AdmitVirtual
+	mux.Handle("/mcp", wrap(wholeCatalog(mcpEndpoint, admit)))
+	mux.Handle("/sse", wrap(wholeCatalog(sseHandler, admit)))
+	mux.Handle("/messages", wrap(wholeCatalog(sseHandler, admit)))
+	// The virtual servers' endpoints (virtual.go).
+	mux.Handle("/mcp/{name}", wrap(virtualRoute(mcpEndpoint, "/mcp", admit)))
+	mux.Handle("/sse/{name}", wrap(virtualRoute(sseHandler, "/sse", admit)))
+	mux.Handle("/messages/{name}", wrap(virtualRoute(sseHandler, "/messages", admit)))
 	bridge := rest.New(r, maxBody, r.Logger()) // the router's log, as for its calls
-	mux.Handle(rest.Path, wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	mux.Handle(rest.Path, wrap(wholeCatalog(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		defer h.posts.Add()() // shutdown waits for its answer, as for /mcp
 		bridge.ServeHTTP(w, req)
-	})))
+	}), admit)))
 	h.mux, h.sse, h.fast = mux, sseHandler, fast
 	return h
 }
@@ -309,7 +321,11 @@ func New(r Router, opts Options) *Handler {
 func (h *Handler) FastPathCalls() uint64 { return h.fast.taken.Load() }
 
 // ServeHTTP implements http.Handler for the paths listed on [Handler].
-func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.mux.ServeHTTP(w, req) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// Only the virtual servers' routes set it (virtual.go).
+	req.Header.Del(VirtualServerHeader)
+	h.mux.ServeHTTP(w, req)
+}
 
 // Close ends every open legacy SSE stream at once and refuses new ones.
 // Streamable sessions end with the router's CloseSessions.

@@ -12,6 +12,7 @@ package sse
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -53,6 +54,11 @@ type Options struct {
 	// their messages to MessagesPath?sessionId=<id>. The Handler must be
 	// reachable at that path. Default [DefaultMessagesPath].
 	MessagesPath string
+
+	// MessagesPathFor, if set, gives the path announced to the stream
+	// opened by a GET; "" announces MessagesPath. The Handler must be
+	// reachable at every path it gives.
+	MessagesPathFor func(*http.Request) string
 
 	// MaxRequestBodyBytes limits a POSTed message; larger bodies are answered
 	// with 413. Zero means [DefaultMaxRequestBodyBytes]; negative disables the
@@ -301,7 +307,11 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	// The endpoint is announced only after Server.Connect has returned, so the
 	// client cannot send anything to a half-initialized session.
-	if err := c.writeEvent("endpoint", []byte(h.opts.MessagesPath+"?sessionId="+c.id)); err != nil {
+	messages := h.opts.MessagesPath
+	if h.opts.MessagesPathFor != nil {
+		messages = cmp.Or(h.opts.MessagesPathFor(r), messages)
+	}
+	if err := c.writeEvent("endpoint", []byte(messages+"?sessionId="+c.id)); err != nil {
 		return
 	}
 	close(c.ready)

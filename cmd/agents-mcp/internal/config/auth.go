@@ -54,6 +54,8 @@ type fileAPIKey struct {
 	Burst     int      `yaml:"burst"`
 	// CatalogMode is the key's own catalog mode ("full", "discovery").
 	CatalogMode string `yaml:"catalog_mode"`
+	// VirtualServers limits the key to these virtual servers.
+	VirtualServers []string `yaml:"virtual_servers"`
 }
 
 type fileJWT struct {
@@ -102,6 +104,8 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 					Burst:     fk.Burst,
 					// Checked with the key (auth.CheckKeys).
 					CatalogMode: agentsmcp.CatalogMode(strings.ToLower(strings.TrimSpace(fk.CatalogMode))),
+					// Patterns on virtual server names: /mcp/<name> only.
+					VirtualServers: cleanList(fk.VirtualServers),
 				}
 				if k.Name == "" {
 					l.errorf(field+".name", "required: it names the key in logs and the audit trail")
@@ -190,7 +194,7 @@ func (c *Config) allKeys() []auth.Key {
 		keys = append(keys, auth.Key{Secret: k, Scopes: slices.Clone(agentsmcp.Scopes)})
 	}
 	for _, k := range c.AuthKeys {
-		k.Scopes, k.Tools = slices.Clone(k.Scopes), slices.Clone(k.Tools)
+		k.Scopes, k.Tools, k.VirtualServers = slices.Clone(k.Scopes), slices.Clone(k.Tools), slices.Clone(k.VirtualServers)
 		keys = append(keys, k)
 	}
 	return keys

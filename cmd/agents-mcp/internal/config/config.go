@@ -216,6 +216,12 @@ type Config struct {
 	ConformanceFixtures bool // add the conformance-suite fixtures
 
 	Upstreams []Upstream
+	// VirtualServers are the virtual_servers of the config file: curated
+	// views of the catalog at /mcp/<name> (config file only).
+	VirtualServers []*agentsmcp.VirtualServer
+	// StdioServer is the virtual server `agents-mcp stdio` serves
+	// (--server); "" serves the whole catalog.
+	StdioServer string
 	// HTTPTools are the http_tools sources: HTTP APIs whose endpoints or
 	// OpenAPI operations become tools (config file only).
 	HTTPTools []HTTPSource
@@ -362,6 +368,7 @@ var hiddenFlags = map[string]bool{"conformance-fixtures": true}
 type flagValues struct {
 	addr, config, dataDir, logLevel string
 	stateless, insecure, fixtures   bool
+	server                          string
 }
 
 func newFlagSet(out io.Writer) (*flag.FlagSet, *flagValues) {
@@ -375,6 +382,7 @@ func newFlagSet(out io.Writer) (*flag.FlagSet, *flagValues) {
 	fs.BoolVar(&v.insecure, "insecure", false, "allow a non-loopback listen address without credentials")
 	fs.StringVar(&v.logLevel, "log-level", DefaultLogLevel, "debug, info, warn or error (env AGENTS_MCP_LOG_LEVEL)")
 	fs.BoolVar(&v.fixtures, "conformance-fixtures", false, "add the MCP conformance-suite fixtures")
+	fs.StringVar(&v.server, "server", "", "stdio: serve the virtual server `name` in place of the whole catalog")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: agents-mcp serve|stdio [flags]\n\nFlags:\n")
@@ -457,6 +465,10 @@ func load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	if setFlags["conformance-fixtures"] {
 		c.ConformanceFixtures = fv.fixtures
 		c.setSource("conformance_fixtures", flagSource("conformance-fixtures"))
+	}
+	if setFlags["server"] {
+		c.StdioServer = strings.TrimSpace(fv.server)
+		c.setSource("stdio.server", flagSource("server"))
 	}
 
 	l.errs = append(l.errs, c.validate()...)

@@ -82,6 +82,7 @@ func (c *Config) Describe() []Setting {
 	c.describeOpenAPI(add)
 	c.describeCatalog(add)
 	add("upstream_sync_interval", c.UpstreamSyncInterval.String())
+	c.describeVirtualServers(add)
 	names := make([]string, len(c.Upstreams))
 	for i, u := range c.Upstreams {
 		names[i] = u.Name

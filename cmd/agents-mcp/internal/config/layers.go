@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // fileConfig is the YAML shape. Scalars are pointers so that a key present in
@@ -20,33 +22,34 @@ import (
 // from an absent one and recorded as coming from the file. Durations are
 // strings so that a bad one is reported with its key.
 type fileConfig struct {
-	Addr            *string        `yaml:"addr"`
-	DataDir         *string        `yaml:"data_dir"`
-	MongoDB         *fileMongo     `yaml:"mongodb"`
-	Pinecone        *filePinecone  `yaml:"pinecone"`
-	Embedder        *fileEmbedder  `yaml:"embedder"`
-	LLM             *fileLLM       `yaml:"llm"`
-	APIKeys         *[]string      `yaml:"api_keys"`
-	Stateless       *bool          `yaml:"stateless"`
-	MaxBodyBytes    *int64         `yaml:"max_body_bytes"`
-	ShutdownTimeout *string        `yaml:"shutdown_timeout"`
-	AllowedOrigins  *[]string      `yaml:"allowed_origins"`
-	AllowedHosts    *[]string      `yaml:"allowed_hosts"`
-	LogLevel        *string        `yaml:"log_level"`
-	PublicURL       *string        `yaml:"public_url"`
-	Upstreams       []fileUpstream `yaml:"upstreams"`
-	HTTPTools       []fileHTTPSrc  `yaml:"http_tools"`
-	Auth            *fileAuth      `yaml:"auth"`
-	RateLimit       *fileRateLimit `yaml:"rate_limit"`
-	Audit           *fileAudit     `yaml:"audit"`
-	Tasks           *fileTasks     `yaml:"tasks"`
-	Sessions        *fileSessions  `yaml:"sessions"`
-	Egress          *fileEgress    `yaml:"egress"`
-	Memory          *fileMemory    `yaml:"memory"`
-	Quotas          *fileQuotas    `yaml:"quotas"`
-	Limits          *fileLimits    `yaml:"limits"`
-	OpenAPI         *fileOpenAPI   `yaml:"openapi"`
-	Catalog         *fileCatalog   `yaml:"catalog"`
+	Addr            *string                    `yaml:"addr"`
+	DataDir         *string                    `yaml:"data_dir"`
+	MongoDB         *fileMongo                 `yaml:"mongodb"`
+	Pinecone        *filePinecone              `yaml:"pinecone"`
+	Embedder        *fileEmbedder              `yaml:"embedder"`
+	LLM             *fileLLM                   `yaml:"llm"`
+	APIKeys         *[]string                  `yaml:"api_keys"`
+	Stateless       *bool                      `yaml:"stateless"`
+	MaxBodyBytes    *int64                     `yaml:"max_body_bytes"`
+	ShutdownTimeout *string                    `yaml:"shutdown_timeout"`
+	AllowedOrigins  *[]string                  `yaml:"allowed_origins"`
+	AllowedHosts    *[]string                  `yaml:"allowed_hosts"`
+	LogLevel        *string                    `yaml:"log_level"`
+	PublicURL       *string                    `yaml:"public_url"`
+	Upstreams       []fileUpstream             `yaml:"upstreams"`
+	HTTPTools       []fileHTTPSrc              `yaml:"http_tools"`
+	Auth            *fileAuth                  `yaml:"auth"`
+	RateLimit       *fileRateLimit             `yaml:"rate_limit"`
+	Audit           *fileAudit                 `yaml:"audit"`
+	Tasks           *fileTasks                 `yaml:"tasks"`
+	Sessions        *fileSessions              `yaml:"sessions"`
+	Egress          *fileEgress                `yaml:"egress"`
+	Memory          *fileMemory                `yaml:"memory"`
+	Quotas          *fileQuotas                `yaml:"quotas"`
+	Limits          *fileLimits                `yaml:"limits"`
+	OpenAPI         *fileOpenAPI               `yaml:"openapi"`
+	Catalog         *fileCatalog               `yaml:"catalog"`
+	VirtualServers  []*agentsmcp.VirtualServer `yaml:"virtual_servers"`
 
 	UpstreamSyncInterval *string `yaml:"upstream_sync_interval"`
 }
@@ -105,29 +108,31 @@ type fileTools struct {
 // yamlSections turns the Go type names in yaml.v3 messages into the YAML
 // section the user wrote.
 var yamlSections = map[string]string{
-	"config.fileConfig":    "",
-	"config.fileMongo":     "mongodb",
-	"config.filePinecone":  "pinecone",
-	"config.fileEmbedder":  "embedder",
-	"config.fileLLM":       "llm",
-	"config.fileUpstream":  "upstreams entry",
-	"config.fileTools":     "upstreams[].tools",
-	"config.fileHTTPSrc":   "http_tools entry",
-	"config.fileExchange":  "http_tools[].exchange",
-	"httptools.Endpoint":   "http_tools[].endpoints entry",
-	"httptools.Shape":      "http_tools[].endpoints[].response",
-	"httptools.Table":      "http_tools[].endpoints[].response.table",
-	"config.fileAuth":      "auth",
-	"config.fileAPIKey":    "auth.api_keys entry",
-	"config.fileJWT":       "auth.jwt",
-	"config.fileRateLimit": "rate_limit",
-	"config.fileAudit":     "audit",
-	"config.fileTasks":     "tasks",
-	"config.fileSessions":  "sessions",
-	"config.fileEgress":    "egress",
-	"config.fileMemory":    "memory",
-	"config.fileLimits":    "limits",
-	"config.fileCatalog":   "catalog",
+	"config.fileConfig":          "",
+	"config.fileMongo":           "mongodb",
+	"config.filePinecone":        "pinecone",
+	"config.fileEmbedder":        "embedder",
+	"config.fileLLM":             "llm",
+	"config.fileUpstream":        "upstreams entry",
+	"config.fileTools":           "upstreams[].tools",
+	"config.fileHTTPSrc":         "http_tools entry",
+	"config.fileExchange":        "http_tools[].exchange",
+	"httptools.Endpoint":         "http_tools[].endpoints entry",
+	"httptools.Shape":            "http_tools[].endpoints[].response",
+	"httptools.Table":            "http_tools[].endpoints[].response.table",
+	"config.fileAuth":            "auth",
+	"config.fileAPIKey":          "auth.api_keys entry",
+	"config.fileJWT":             "auth.jwt",
+	"config.fileRateLimit":       "rate_limit",
+	"config.fileAudit":           "audit",
+	"config.fileTasks":           "tasks",
+	"config.fileSessions":        "sessions",
+	"config.fileEgress":          "egress",
+	"config.fileMemory":          "memory",
+	"config.fileLimits":          "limits",
+	"config.fileCatalog":         "catalog",
+	"agentsmcp.VirtualServer":    "virtual_servers entry",
+	"agentsmcp.VirtualSelection": "virtual_servers[].tools, resources or prompts entry",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
@@ -266,6 +271,7 @@ func (l *loader) applyFile(f *fileConfig) {
 			c.HTTPTools = append(c.HTTPTools, s)
 		}
 	}
+	l.applyFileVirtualServers(f)
 	l.applyFileAuth(f)
 	l.applyFileTasks(f)
 	l.applyFileSessions(f) // sessions.go
