@@ -50,6 +50,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the egress policy is a leaf that remote, httptools and memory/embed share"},
 	{From: "httptools", Leaf: true, Allow: []string{"egress", "internal/syncloop", "internal/jsonnum", "internal/redact", "internal/mcpwire"},
 		Why: "HTTP tools are a tool provider like an upstream: the root, the egress policy, the store's sync loop, the number bounds, redaction and the authorization results of internal/mcpwire only; cmd hands them the router and the pool's transport (ADR 0011)"},
+	{From: "internal/validate", Leaf: true, Allow: []string{"internal/redact"},
+		Why: "the invariants of the root's types are checked by the stores, the agents, the config loader and the admin API alike, so their checks depend on none of them"},
 	{From: "internal/backoff", Leaf: true,
 		Why: "the one retry wait serves every package that retries, so it depends on none"},
 	{From: "internal/syncloop", Leaf: true,

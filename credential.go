@@ -2,14 +2,12 @@ package agentsmcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
@@ -115,67 +113,6 @@ type CredentialSecret struct {
 
 // MaxCredentialSettingsBytes bounds a credential's settings once encoded.
 const MaxCredentialSettingsBytes = 16 << 10
-
-// ValidateForStore is what a store checks before it creates c: c is
-// given, valid, and its secret sealed (Sealed set, Secret nil), since
-// stores keep secrets only sealed; EINVALID otherwise.
-func ValidateForStore(c *Credential) error {
-	if c == nil {
-		return Errorf(EINVALID, "credential is required")
-	}
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if c.Secret != nil || c.Sealed == "" {
-		return Errorf(EINVALID, "credential %q: its secret must be sealed before it is stored", c.Integration)
-	}
-	return nil
-}
-
-// Validate checks c's invariants, except the one about Secret and Sealed,
-// which is the store's; EINVALID names the first one broken.
-func (c *Credential) Validate() error {
-	switch {
-	case c.Integration == "":
-		return Errorf(EINVALID, "credential: integration is required")
-	case len(c.Integration) > MaxUpstreamNameBytes || !utf8.ValidString(c.Integration):
-		return Errorf(EINVALID, "credential: integration is longer than %d bytes", MaxUpstreamNameBytes)
-	case len(c.Principal) > MaxPrincipalIDBytes || !utf8.ValidString(c.Principal):
-		return Errorf(EINVALID, "credential %q: principal is longer than %d bytes", c.Integration, MaxPrincipalIDBytes)
-	case !slices.Contains(CredentialKinds, c.Kind):
-		return Errorf(EINVALID, "credential %q: kind %q is not one of %v", c.Integration, c.Kind, CredentialKinds)
-	}
-	s := c.Settings
-	switch c.Kind {
-	case CredentialAPIKey:
-		if s.Header != "" && s.Query != "" {
-			return Errorf(EINVALID, "credential %q: an api_key goes in a header or a query parameter, not both", c.Integration)
-		}
-	case CredentialBasic:
-		if s.Username == "" {
-			return Errorf(EINVALID, "credential %q: basic needs a username", c.Integration)
-		}
-	case CredentialClientCredentials, CredentialAuthorizationCode:
-		if s.ClientID == "" || s.TokenURL == "" {
-			return Errorf(EINVALID, "credential %q: %s needs client_id and token_url", c.Integration, c.Kind)
-		}
-		if c.Kind == CredentialAuthorizationCode && s.AuthURL == "" {
-			return Errorf(EINVALID, "credential %q: %s needs auth_url", c.Integration, c.Kind)
-		}
-		for _, u := range []string{s.AuthURL, s.TokenURL} {
-			if u == "" {
-				continue
-			}
-			if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-				return Errorf(EINVALID, "credential %q: %q is not an http(s) URL", c.Integration, u)
-			}
-		}
-	}
-	if b, _ := json.Marshal(s); len(b) > MaxCredentialSettingsBytes {
-		return Errorf(EINVALID, "credential %q: settings are larger than %d bytes", c.Integration, MaxCredentialSettingsBytes)
-	}
-	return nil
-}
 
 // Redacted returns the view of c shown over the admin API: without its
 // secret, clear or sealed. c is unchanged.

@@ -2,9 +2,6 @@ package agentsmcp
 
 import (
 	"context"
-	"math"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -385,67 +382,4 @@ type PatternService interface {
 	// FindPatterns lists patterns matching f ordered by Successes, highest
 	// first (ties by id, higher id first), not newest first.
 	FindPatterns(ctx context.Context, f PatternFilter) (items []*PlanPattern, next string, err error)
-}
-
-// Validate checks the invariants of an Insight (ID and CreatedAt may be
-// empty: the store assigns them).
-func (in *Insight) Validate() error {
-	switch {
-	case in == nil:
-		return Errorf(EINVALID, "insight is required")
-	case len(in.Text) == 0:
-		return Errorf(EINVALID, "insight text is required")
-	case len(in.Text) > MaxInsightTextBytes:
-		return Errorf(EINVALID, "insight text is %d bytes; the limit is %d", len(in.Text), MaxInsightTextBytes)
-	case !slices.Contains(InsightTypes, in.Type):
-		return Errorf(EINVALID, "insight type %q is not one of %v", in.Type, InsightTypes)
-	case in.Confidence < 0 || in.Confidence > 1 || math.IsNaN(in.Confidence):
-		return Errorf(EINVALID, "insight confidence %v is not in [0, 1]", in.Confidence)
-	case in.ID != "" && !IDPattern.MatchString(in.ID):
-		return Errorf(EINVALID, "insight id %q is malformed", in.ID)
-	}
-	return checkLists(map[string][]string{"appliesTo": in.AppliesTo, "evidence": in.Evidence})
-}
-
-// Validate checks the invariants of a Learning (ID and CreatedAt may be
-// empty: the store assigns them).
-func (l *Learning) Validate() error {
-	switch {
-	case l == nil:
-		return Errorf(EINVALID, "learning is required")
-	case len(l.Query) == 0:
-		return Errorf(EINVALID, "learning query is required")
-	case len(l.Query) > MaxQueryTextBytes || len(l.Goal) > MaxQueryTextBytes:
-		return Errorf(EINVALID, "learning query and goal are limited to %d bytes", MaxQueryTextBytes)
-	case !slices.Contains(Outcomes, l.Outcome):
-		return Errorf(EINVALID, "learning outcome %q is not one of %v", l.Outcome, Outcomes)
-	case l.Duration < 0 || l.Retries < 0:
-		return Errorf(EINVALID, "learning duration and retries must not be negative")
-	case l.ID != "" && !IDPattern.MatchString(l.ID):
-		return Errorf(EINVALID, "learning id %q is malformed", l.ID)
-	}
-	return checkLists(map[string][]string{"steps": l.Steps, "tools": l.Tools, "upstreams": l.Upstreams, "errors": l.Errors})
-}
-
-// ValidatePatternUse checks the arguments of RecordPatternUse: a goal that
-// is not blank and at most MaxQueryTextBytes, and at most MaxListItems steps.
-func ValidatePatternUse(goal string, steps []string) error {
-	switch {
-	case strings.TrimSpace(goal) == "":
-		return Errorf(EINVALID, "pattern goal is required")
-	case len(goal) > MaxQueryTextBytes:
-		return Errorf(EINVALID, "pattern goal is %d bytes; the limit is %d", len(goal), MaxQueryTextBytes)
-	case len(steps) > MaxListItems:
-		return Errorf(EINVALID, "pattern has %d steps; the limit is %d", len(steps), MaxListItems)
-	}
-	return nil
-}
-
-func checkLists(lists map[string][]string) error {
-	for name, list := range lists {
-		if len(list) > MaxListItems {
-			return Errorf(EINVALID, "%s has %d entries; the limit is %d", name, len(list), MaxListItems)
-		}
-	}
-	return nil
 }

@@ -10,32 +10,6 @@ import (
 // transaction.
 const MaxToolCallBatch = 1000
 
-// Validate checks a ToolCall: EINVALID for an empty Tool or a negative
-// Duration.
-func (c ToolCall) Validate() error {
-	switch {
-	case c.Tool == "":
-		return Errorf(EINVALID, "tool call: tool is required")
-	case c.Duration < 0:
-		return Errorf(EINVALID, "tool call %q: duration %v is negative", c.Tool, c.Duration)
-	}
-	return nil
-}
-
-// ValidateToolCalls checks a batch for RecordToolCalls: at most
-// MaxToolCallBatch calls, each valid.
-func ValidateToolCalls(calls []ToolCall) error {
-	if len(calls) > MaxToolCallBatch {
-		return Errorf(EINVALID, "tool call batch has %d calls; the limit is %d", len(calls), MaxToolCallBatch)
-	}
-	for i, c := range calls {
-		if err := c.Validate(); err != nil {
-			return Errorf(EINVALID, "tool call %d: %s", i, ErrorMessage(err))
-		}
-	}
-	return nil
-}
-
 // ToolCallTotals are the calls of one tool in a batch, summed so that a
 // store counts the batch with one update per tool, and ends with the same
 // figures as if it had recorded the calls one by one in their order.
@@ -77,7 +51,7 @@ type ErrorClassCount struct {
 
 // SumToolCalls sums calls by tool, in the order each tool first appears. A
 // call with a zero At counts at now; an error text counts under its
-// [ToolErrorClass]. The calls must be valid (see ValidateToolCalls).
+// [ToolErrorClass]. The calls must be valid (see internal/validate.ToolCalls).
 func SumToolCalls(calls []ToolCall, now time.Time) []*ToolCallTotals {
 	var out []*ToolCallTotals
 	byTool := map[string]*ToolCallTotals{}

@@ -9,6 +9,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // This file serves the credentials agents-mcp presents to integrations
@@ -150,7 +151,7 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) error
 		Secret: &agentsmcp.CredentialSecret{Value: in.Value, ClientSecret: in.ClientSecret,
 			AccessToken: in.AccessToken, RefreshToken: in.RefreshToken},
 		CreatedBy: agentsmcp.PrincipalIDFrom(r.Context())}
-	if err := c.Validate(); err != nil {
+	if err := validate.Credential(c); err != nil {
 		return err
 	}
 	switch c.Kind {

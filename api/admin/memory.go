@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
 )
 
@@ -233,7 +234,7 @@ func (h *Handler) createInsight(w http.ResponseWriter, r *http.Request) error {
 		ins.Source = p.ID
 	}
 	ins.Principal = agentsmcp.MemoryOwnerFrom(r.Context())
-	if err := ins.Validate(); err != nil {
+	if err := validate.Insight(ins); err != nil {
 		return err
 	}
 	ctx, cancel := h.requestContext(r)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -52,7 +53,7 @@ func (d *learningDoc) learning() *agentsmcp.Learning {
 // returns; on success l holds the stored ID, Principal and CreatedAt (UTC, millisecond
 // precision). EINVALID for a broken invariant, ECONFLICT for a taken ID.
 func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
-	if err := l.Validate(); err != nil {
+	if err := validate.Learning(l); err != nil {
 		return err
 	}
 	d := learningDoc{

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -125,7 +126,7 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 // counted in Errors but in no class. MongoDB has no transactions on every
 // deployment, so a batch that fails part-way may be counted in part.
 func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) error {
-	if err := agentsmcp.ValidateToolCalls(calls); err != nil {
+	if err := validate.ToolCalls(calls); err != nil {
 		return err
 	}
 	for _, t := range agentsmcp.SumToolCalls(calls, db.nowMs()) {

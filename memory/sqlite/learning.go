@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 const learningColumns = "l.id, l.task_id, l.plan_id, l.query, l.goal, l.steps, l.tools, l.upstreams, l.outcome, l.duration_ns, l.errors, l.retries, l.principal, l.created_at"
@@ -27,7 +28,7 @@ const findLearningByIDSQL = "SELECT " + learningColumns + " FROM learnings l WHE
 // the stored ID, Principal and CreatedAt (UTC, at millisecond precision); the learning
 // is committed to the WAL, which survives a crash of the process.
 func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
-	if err := l.Validate(); err != nil {
+	if err := validate.Learning(l); err != nil {
 		return err
 	}
 	id, created := l.ID, l.CreatedAt

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // keptErrorClasses is how many error classes a tool keeps counting. It is
@@ -97,7 +98,7 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 // epoch is read, in that transaction, so no other write comes between the
 // read and the update.
 func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) error {
-	if err := agentsmcp.ValidateToolCalls(calls); err != nil {
+	if err := validate.ToolCalls(calls); err != nil {
 		return err
 	}
 	if len(calls) == 0 {
