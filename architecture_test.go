@@ -52,6 +52,8 @@ var dependencyRules = []dependencyRule{
 		Why: "HTTP tools are a tool provider like an upstream: the root, the egress policy, the store's sync loop, the number bounds, redaction and the authorization results of internal/mcpwire only; cmd hands them the router and the pool's transport (ADR 0011)"},
 	{From: "internal/validate", Leaf: true, Allow: []string{"internal/redact"},
 		Why: "the invariants of the root's types are checked by the stores, the agents, the config loader and the admin API alike, so their checks depend on none of them"},
+	{From: "internal/toolperf", Leaf: true,
+		Why: "the arithmetic of tool performance (sums, error classes, the reliability estimate) serves the stores that record calls and the agents that weigh tools, so it depends on neither"},
 	{From: "internal/backoff", Leaf: true,
 		Why: "the one retry wait serves every package that retries, so it depends on none"},
 	{From: "internal/syncloop", Leaf: true,

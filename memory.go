@@ -292,31 +292,6 @@ func (p *ToolPerformance) SuccessRate() float64 {
 	return float64(p.Calls-p.Errors) / float64(p.Calls)
 }
 
-// Percentile estimates the q-quantile (0 < q ≤ 1) of latency as the upper
-// bound of the histogram bucket that contains it; the open last bucket
-// reports the largest bound. Zero with no calls.
-func (p *ToolPerformance) Percentile(q float64) time.Duration {
-	var total int64
-	for _, n := range p.Buckets {
-		total += n
-	}
-	if total == 0 {
-		return 0
-	}
-	rank := int64(q*float64(total) + 0.999999)
-	var seen int64
-	for i, n := range p.Buckets {
-		seen += n
-		if seen >= rank {
-			if i < len(LatencyBucketBounds) {
-				return LatencyBucketBounds[i]
-			}
-			break
-		}
-	}
-	return LatencyBucketBounds[len(LatencyBucketBounds)-1]
-}
-
 // ToolPerformanceService keeps per-tool counters. Recording is concurrent-
 // safe across replicas: stores update counters atomically, never by
 // read-modify-write.
@@ -327,7 +302,7 @@ type ToolPerformanceService interface {
 	// RecordToolCalls counts every call of calls, with the same figures as
 	// RecordToolCall on each in order, as one batch: SQLite writes it in
 	// one transaction; MongoDB with one counter update per tool of the
-	// batch (see [SumToolCalls]). EINVALID, with nothing counted, for more
+	// batch (see internal/toolperf.SumCalls). EINVALID, with nothing counted, for more
 	// than MaxToolCallBatch calls or an invalid one; an empty batch is a
 	// no-op.
 	RecordToolCalls(ctx context.Context, calls []ToolCall) error

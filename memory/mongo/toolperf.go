@@ -12,6 +12,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -73,7 +74,7 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 		ConsecutiveFailures: d.ConsecutiveFailures,
 		LastSuccessAt:       utcOrZero(d.LastSuccessAt),
 		LastFailureAt:       utcOrZero(d.LastFailureAt),
-		LastErrorClass:      agentsmcp.LastErrorClass(d.LastErrorClass),
+		LastErrorClass:      toolperf.LastErrorClass(d.LastErrorClass),
 	}
 	for k, n := range d.Buckets {
 		if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(p.Buckets) {
@@ -95,13 +96,13 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 	slices.SortFunc(counts, func(a, b count) int {
 		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.class, b.class))
 	})
-	counted := make([]agentsmcp.ErrorClassCount, len(counts))
+	counted := make([]toolperf.ErrorClassCount, len(counts))
 	for i, c := range counts {
-		counted[i] = agentsmcp.ErrorClassCount{Class: c.class, Count: c.n}
+		counted[i] = toolperf.ErrorClassCount{Class: c.class, Count: c.n}
 	}
 	// Documents written before classes were normalised hold error texts:
 	// they are served as classes.
-	p.CommonErrors = agentsmcp.CommonErrorClasses(counted)
+	p.CommonErrors = toolperf.CommonErrors(counted)
 	return p
 }
 
@@ -129,7 +130,7 @@ func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) e
 	if err := validate.ToolCalls(calls); err != nil {
 		return err
 	}
-	for _, t := range agentsmcp.SumToolCalls(calls, db.nowMs()) {
+	for _, t := range toolperf.SumCalls(calls, db.nowMs()) {
 		if err := db.recordTotals(ctx, t); err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) e
 }
 
 // recordTotals counts the calls of one tool of a batch.
-func (db *DB) recordTotals(ctx context.Context, t *agentsmcp.ToolCallTotals) error {
+func (db *DB) recordTotals(ctx context.Context, t *toolperf.CallTotals) error {
 	at := ms(t.LastCallAt)
 	inc := bson.D{{Key: "calls", Value: t.Calls}}
 	for i, n := range t.Buckets {

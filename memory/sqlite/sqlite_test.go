@@ -21,6 +21,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 )
 
@@ -654,10 +655,10 @@ func TestCursor(t *testing.T) {
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func TestLatencyBucket(t *testing.T) {
-	if got := agentsmcp.LatencyBucket(agentsmcp.LatencyBucketBounds[0]); got != 0 {
+	if got := toolperf.LatencyBucket(agentsmcp.LatencyBucketBounds[0]); got != 0 {
 		t.Errorf("agentsmcp.LatencyBucket(first bound) = %d", got)
 	}
-	if got := agentsmcp.LatencyBucket(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
+	if got := toolperf.LatencyBucket(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
 		t.Errorf("agentsmcp.LatencyBucket(1h) = %d", got)
 	}
 }
