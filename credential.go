@@ -114,15 +114,6 @@ type CredentialSecret struct {
 // MaxCredentialSettingsBytes bounds a credential's settings once encoded.
 const MaxCredentialSettingsBytes = 16 << 10
 
-// Redacted returns the view of c shown over the admin API: without its
-// secret, clear or sealed. c is unchanged.
-func (c *Credential) Redacted() *Credential {
-	r := *c
-	r.Secret, r.Sealed = nil, ""
-	r.Settings.Scopes = slices.Clone(c.Settings.Scopes)
-	return &r
-}
-
 // CredentialFilter selects credentials to list. Empty fields match all.
 type CredentialFilter struct {
 	Integration string

@@ -50,7 +50,8 @@ type VerbatimTaskStore interface {
 	// as its last write (CreateTask, UpdateTask, UpdateTaskSteps, with
 	// the Version and UpdatedAt they set, and its lease as the last
 	// AcquireTaskLease or ReleaseTaskLease left it) gave it, in the stored
-	// form common to the stores: t.StoredForm() of the task t written. A
+	// form common to the stores: internal/storedform.Task(t) of the task t
+	// written. A
 	// wrapper that changes what it stores (sealing, redaction) reports
 	// false or does not implement it.
 	TasksVerbatim() bool

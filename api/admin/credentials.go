@@ -10,6 +10,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
 // This file serves the credentials agents-mcp presents to integrations
@@ -71,7 +72,7 @@ type CredentialView struct {
 }
 
 func credentialView(c *agentsmcp.Credential) CredentialView {
-	r := c.Redacted()
+	r := view.Credential(c)
 	v := CredentialView{ID: r.ID, Integration: r.Integration, Principal: r.Principal, Kind: r.Kind, Settings: r.Settings,
 		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if !r.ExpiresAt.IsZero() {

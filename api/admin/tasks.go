@@ -9,6 +9,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
 // This file serves tasks, and the plans and thoughts they come from.
@@ -34,7 +35,7 @@ type TaskSummary struct {
 
 // summarize lists t as shown to people, secrets redacted.
 func summarize(t *agentsmcp.Task) TaskSummary {
-	t = t.Redacted()
+	t = view.Task(t)
 	steps := map[agentsmcp.StepStatus]int{}
 	for _, s := range t.Steps {
 		steps[s.Status]++
@@ -100,14 +101,14 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := TaskDetail{Task: t.Redacted()}
+	d := TaskDetail{Task: view.Task(t)}
 	if t.PlanID != "" && h.opts.Plans != nil {
 		plan, err := h.opts.Plans.FindPlanByID(ctx, t.PlanID)
 		if err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
 			return err
 		}
 		if plan != nil {
-			d.Plan = plan.Redacted()
+			d.Plan = view.Plan(plan)
 		}
 	}
 	writeJSON(w, http.StatusOK, d)
@@ -142,7 +143,7 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	if t, err = h.opts.Executor.Cancel(ctx, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, t.Redacted())
+	writeJSON(w, http.StatusOK, view.Task(t))
 	return nil
 }
 
@@ -186,7 +187,7 @@ func (h *Handler) resumeTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, t.Redacted())
+	writeJSON(w, http.StatusOK, view.Task(t))
 	return nil
 }
 
@@ -200,7 +201,7 @@ func (h *Handler) getPlan(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
-		return p.Redacted(), nil
+		return view.Plan(p), nil
 	})
 }
 
@@ -214,7 +215,7 @@ func (h *Handler) getThought(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
-		return th.Redacted(), nil
+		return view.Thought(th), nil
 	})
 }
 
