@@ -182,13 +182,13 @@ type Learning struct {
 	Query  string `json:"query"`          // the user's request
 	Goal   string `json:"goal,omitempty"` // the generalised goal
 	// Steps is the plan's shape: the tools of its steps in execution order.
-	Steps     []string      `json:"steps"`
-	Tools     []string      `json:"tools"`     // distinct tools used
-	Upstreams []string      `json:"upstreams"` // distinct upstreams used
-	Outcome   Outcome       `json:"outcome"`
-	Duration  time.Duration `json:"durationNs"`
-	Errors    []string      `json:"errors"`
-	Retries   int           `json:"retries"`
+	Steps    []string      `json:"steps"`
+	Tools    []string      `json:"tools"`     // distinct tools used
+	Sources  []string      `json:"upstreams"` // distinct sources of the tools used (see doc.go, Vocabulary)
+	Outcome  Outcome       `json:"outcome"`
+	Duration time.Duration `json:"durationNs"`
+	Errors   []string      `json:"errors"`
+	Retries  int           `json:"retries"`
 	// Principal is whose task it was (see MemoryVisibility); stores record
 	// AnonymousPrincipal for an empty one.
 	Principal string    `json:"principal"`
@@ -211,12 +211,12 @@ var Outcomes = []Outcome{OutcomeSuccess, OutcomePartial, OutcomeFailure, Outcome
 
 // LearningFilter selects learnings; zero fields select everything.
 type LearningFilter struct {
-	Tool     string  // used this tool
-	Upstream string  // used this upstream
-	Outcome  Outcome // ended this way
-	Since    time.Time
-	Until    time.Time // exclusive
-	Text     string    // all words occur in Query or Goal
+	Tool    string  // used this tool
+	Source  string  // used a tool of this source ("local" or an upstream)
+	Outcome Outcome // ended this way
+	Since   time.Time
+	Until   time.Time // exclusive
+	Text    string    // all words occur in Query or Goal
 	// Principal selects the learnings of this principal's tasks.
 	Principal string
 	Cursor    string
@@ -242,6 +242,11 @@ var LatencyBucketBounds = []time.Duration{
 	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
 	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
 }
+
+// MaxToolCallBatch bounds one call of
+// [ToolPerformanceService.RecordToolCalls], and so the size of one store
+// transaction.
+const MaxToolCallBatch = 1000
 
 // ToolCall is one observed tool call, the input of tool performance.
 type ToolCall struct {

@@ -22,6 +22,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 )
 
 // Authorizer supplies the credentials of a source's requests: the
@@ -235,16 +236,16 @@ func (p *Provider) publish(ctx context.Context, ops []*operation) {
 		}
 		op.tool.Name = toolName(name)
 		taken[op.tool.Name] = true
-		if err := agentsmcp.CheckTool(op.tool); err != nil {
+		if err := toolschema.Check(op.tool); err != nil {
 			p.problems = append(p.problems, fmt.Sprintf("operation %q: %v", op.id, err))
 			continue
 		}
-		if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.InputSchema)); err != nil {
+		if err := compileSchema(toolschema.JSON(op.tool.InputSchema)); err != nil {
 			p.problems = append(p.problems, fmt.Sprintf("operation %q: the input schema does not compile: %v", op.id, firstLine(err)))
 			continue
 		}
 		if op.tool.OutputSchema != nil {
-			if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.OutputSchema)); err != nil {
+			if err := compileSchema(toolschema.JSON(op.tool.OutputSchema)); err != nil {
 				p.problems = append(p.problems, fmt.Sprintf("operation %q: the output schema does not compile and is left out: %v", op.id, firstLine(err)))
 				op.tool.OutputSchema, op.wrapOutput = nil, false
 			}

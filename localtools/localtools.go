@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 )
 
 // ProviderName is the provider name of the tools of this process, the
@@ -148,7 +149,7 @@ func Add[In, Out any](l *Provider, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) e
 		}
 		tt.OutputSchema = s
 	}
-	if err := agentsmcp.CheckTool(&tt); err != nil {
+	if err := toolschema.Check(&tt); err != nil {
 		return err
 	}
 	l.add(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

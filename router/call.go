@@ -136,7 +136,7 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	setCallOutcome(span, res, err)
 	if r.onToolCall != nil {
 		rec := callRecord(ctx, e.tool.Name, req.Params.Arguments)
-		rec.Provider, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
+		rec.Source, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
 		r.onToolCall(rec)
 	}
 	if err != nil {

@@ -56,7 +56,7 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := agentsmcp.LearningFilter{Tool: p.str("tool"), Upstream: p.str("upstream"), Principal: p.str("principal")}
+	f := agentsmcp.LearningFilter{Tool: p.str("tool"), Source: p.str("upstream"), Principal: p.str("principal")}
 	if f.Outcome, err = oneOf(p, "status", agentsmcp.Outcomes); err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func Learning(l *agentsmcp.Learning) error {
 	case l.ID != "" && !agentsmcp.IDPattern.MatchString(l.ID):
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "learning id %q is malformed", l.ID)
 	}
-	return checkLists(map[string][]string{"steps": l.Steps, "tools": l.Tools, "upstreams": l.Upstreams, "errors": l.Errors})
+	return checkLists(map[string][]string{"steps": l.Steps, "tools": l.Tools, "upstreams": l.Sources, "errors": l.Errors})
 }
 
 // PatternUse checks the arguments of RecordPatternUse: a goal that
