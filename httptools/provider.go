@@ -215,7 +215,7 @@ func (p *Provider) setBase(ctx context.Context, raw string) error {
 
 // publish names the operations' tools ("<source>__<name>", aliased when
 // longer than 64 characters; a name met twice gets "_2", "_3"…) and keeps
-// those whose input schema passes [agentsmcp.CheckTool] and compiles; an
+// those whose input schema passes [toolschema.Check] and compiles; an
 // output schema that does not compile is dropped. When ctx ends first,
 // no tool is kept and p.failed says why.
 func (p *Provider) publish(ctx context.Context, ops []*operation) {

@@ -120,7 +120,7 @@ func (l *Provider) add(t *mcp.Tool, h mcp.ToolHandler) {
 // when t has no InputSchema (or OutputSchema, for a non-any Out) it is
 // inferred from In (Out). The router validates arguments against the input
 // schema before h runs, so h receives a decoded, valid In. A tool the
-// router would refuse ([agentsmcp.CheckTool]) is an error, and nothing is
+// router would refuse ([toolschema.Check]) is an error, and nothing is
 // registered.
 //
 // An error returned by h becomes a result with isError set and the error's

@@ -113,7 +113,7 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 }
 
 // RecordToolCalls counts calls, summed by tool first
-// ([agentsmcp.SumToolCalls]): for each tool, calls, errors, the latency
+// ([toolperf.SumCalls]): for each tool, calls, errors, the latency
 // buckets, and the times of the latest call (c.At, or now when zero) and
 // of each outcome. A failed call also counts under its error class (see
 // errorClass), if the tool has room for it ([KeptErrorClasses]). EINVALID,

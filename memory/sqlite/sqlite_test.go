@@ -656,10 +656,10 @@ func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s
 
 func TestLatencyBucket(t *testing.T) {
 	if got := toolperf.LatencyBucket(agentsmcp.LatencyBucketBounds[0]); got != 0 {
-		t.Errorf("agentsmcp.LatencyBucket(first bound) = %d", got)
+		t.Errorf("toolperf.LatencyBucket(first bound) = %d", got)
 	}
 	if got := toolperf.LatencyBucket(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
-		t.Errorf("agentsmcp.LatencyBucket(1h) = %d", got)
+		t.Errorf("toolperf.LatencyBucket(1h) = %d", got)
 	}
 }
 

@@ -27,7 +27,7 @@ const trimErrorsSQL = `DELETE FROM tool_errors WHERE tool = ?1 AND class NOT IN 
 	ORDER BY count DESC, last_at DESC, class LIMIT ?2)`
 
 // Counter UPSERTs of RecordToolCalls, one set per tool of a batch
-// (agentsmcp.ToolCallTotals). recordCallsSQL's parameters: the tool, the
+// (toolperf.CallTotals). recordCallsSQL's parameters: the tool, the
 // calls, the failures, the latest call (ms), 1 when the batch has a
 // success (the failure streak restarts), the failures after the last
 // success, the latest success and failure (ms, NULL for none), the class of
