@@ -3,10 +3,7 @@ package agentsmcp
 import (
 	"context"
 	"encoding/json"
-	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
@@ -140,76 +137,4 @@ type AuditService interface {
 	// transactions; entries written meanwhile are newer, and stay. EINVALID
 	// for a negative keep.
 	DeleteOldestAuditEntries(ctx context.Context, keep int64) (int64, error)
-}
-
-// Validate checks the invariants of an AuditEntry (ID and At may be empty:
-// the store assigns them). It checks that Arguments is valid JSON within
-// its size limit, which it cannot tell from redacted.
-func (e *AuditEntry) Validate() error {
-	if e == nil {
-		return Errorf(EINVALID, "audit entry is required")
-	}
-	switch {
-	case e.ID != "" && (!IDPattern.MatchString(e.ID) || !strings.HasPrefix(e.ID, AuditIDPrefix+"_")):
-		return Errorf(EINVALID, "audit entry id %q is malformed", TruncateUTF8(e.ID, 64))
-	case !slices.Contains(AuditKinds, e.Kind):
-		return Errorf(EINVALID, "audit kind %q is not one of %v", TruncateUTF8(string(e.Kind), 64), AuditKinds)
-	case !slices.Contains(AuditOutcomes, e.Outcome):
-		return Errorf(EINVALID, "audit outcome %q is not one of %v", TruncateUTF8(string(e.Outcome), 64), AuditOutcomes)
-	case e.Target == "":
-		return Errorf(EINVALID, "audit target is required")
-	case e.Latency < 0:
-		return Errorf(EINVALID, "audit latency %v is negative", e.Latency)
-	case len(e.Arguments) > MaxAuditArgumentsBytes:
-		return Errorf(EINVALID, "audit arguments are %d bytes; the limit is %d", len(e.Arguments), MaxAuditArgumentsBytes)
-	case len(e.Arguments) > 0 && !json.Valid(e.Arguments):
-		return Errorf(EINVALID, "audit arguments are not valid JSON")
-	}
-	for _, f := range []struct {
-		name, value string
-		limit       int
-	}{
-		{"principal", e.Principal, MaxAuditFieldBytes},
-		{"target", e.Target, MaxAuditFieldBytes},
-		{"requestId", e.RequestID, MaxAuditFieldBytes},
-		{"transport", e.Transport, MaxAuditFieldBytes},
-		{"client", e.Client, MaxAuditFieldBytes},
-		{"clientProfile", e.ClientProfile, MaxAuditFieldBytes},
-		{"error", e.Error, MaxAuditErrorBytes},
-	} {
-		if len(f.value) > f.limit {
-			return Errorf(EINVALID, "audit %s is %d bytes; the limit is %d", f.name, len(f.value), f.limit)
-		}
-		if !utf8.ValidString(f.value) {
-			return Errorf(EINVALID, "audit %s is not valid UTF-8", f.name)
-		}
-	}
-	return nil
-}
-
-// ValidateAuditBatch checks a batch for CreateAuditEntries: at most
-// MaxAuditBatchEntries entries, each valid.
-func ValidateAuditBatch(entries []*AuditEntry) error {
-	if len(entries) > MaxAuditBatchEntries {
-		return Errorf(EINVALID, "audit batch has %d entries; the limit is %d", len(entries), MaxAuditBatchEntries)
-	}
-	for i, e := range entries {
-		if err := e.Validate(); err != nil {
-			return Errorf(EINVALID, "audit entry %d: %s", i, ErrorMessage(err))
-		}
-	}
-	return nil
-}
-
-// Validate checks the enumerated fields of a filter: a Kind or Outcome,
-// when set, must be one of the valid values (a typo would otherwise
-// silently match nothing).
-func (f AuditFilter) Validate() error {
-	switch {
-	case f.Kind != "" && !slices.Contains(AuditKinds, f.Kind):
-		return Errorf(EINVALID, "audit kind %q is not one of %v", TruncateUTF8(string(f.Kind), 64), AuditKinds)
-	case f.Outcome != "" && !slices.Contains(AuditOutcomes, f.Outcome):
-		return Errorf(EINVALID, "audit outcome %q is not one of %v", TruncateUTF8(string(f.Outcome), 64), AuditOutcomes)
-	}
-	return nil
 }

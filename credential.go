@@ -2,16 +2,10 @@ package agentsmcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Credential kinds: how a credential authorizes a request to an
@@ -116,76 +110,6 @@ type CredentialSecret struct {
 // MaxCredentialSettingsBytes bounds a credential's settings once encoded.
 const MaxCredentialSettingsBytes = 16 << 10
 
-// ValidateForStore is what a store checks before it creates c: c is
-// given, valid, and its secret sealed (Sealed set, Secret nil), since
-// stores keep secrets only sealed; EINVALID otherwise.
-func ValidateForStore(c *Credential) error {
-	if c == nil {
-		return Errorf(EINVALID, "credential is required")
-	}
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if c.Secret != nil || c.Sealed == "" {
-		return Errorf(EINVALID, "credential %q: its secret must be sealed before it is stored", c.Integration)
-	}
-	return nil
-}
-
-// Validate checks c's invariants, except the one about Secret and Sealed,
-// which is the store's; EINVALID names the first one broken.
-func (c *Credential) Validate() error {
-	switch {
-	case c.Integration == "":
-		return Errorf(EINVALID, "credential: integration is required")
-	case len(c.Integration) > MaxUpstreamNameBytes || !utf8.ValidString(c.Integration):
-		return Errorf(EINVALID, "credential: integration is longer than %d bytes", MaxUpstreamNameBytes)
-	case len(c.Principal) > MaxPrincipalIDBytes || !utf8.ValidString(c.Principal):
-		return Errorf(EINVALID, "credential %q: principal is longer than %d bytes", c.Integration, MaxPrincipalIDBytes)
-	case !slices.Contains(CredentialKinds, c.Kind):
-		return Errorf(EINVALID, "credential %q: kind %q is not one of %v", c.Integration, c.Kind, CredentialKinds)
-	}
-	s := c.Settings
-	switch c.Kind {
-	case CredentialAPIKey:
-		if s.Header != "" && s.Query != "" {
-			return Errorf(EINVALID, "credential %q: an api_key goes in a header or a query parameter, not both", c.Integration)
-		}
-	case CredentialBasic:
-		if s.Username == "" {
-			return Errorf(EINVALID, "credential %q: basic needs a username", c.Integration)
-		}
-	case CredentialClientCredentials, CredentialAuthorizationCode:
-		if s.ClientID == "" || s.TokenURL == "" {
-			return Errorf(EINVALID, "credential %q: %s needs client_id and token_url", c.Integration, c.Kind)
-		}
-		if c.Kind == CredentialAuthorizationCode && s.AuthURL == "" {
-			return Errorf(EINVALID, "credential %q: %s needs auth_url", c.Integration, c.Kind)
-		}
-		for _, u := range []string{s.AuthURL, s.TokenURL} {
-			if u == "" {
-				continue
-			}
-			if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-				return Errorf(EINVALID, "credential %q: %q is not an http(s) URL", c.Integration, u)
-			}
-		}
-	}
-	if b, _ := json.Marshal(s); len(b) > MaxCredentialSettingsBytes {
-		return Errorf(EINVALID, "credential %q: settings are larger than %d bytes", c.Integration, MaxCredentialSettingsBytes)
-	}
-	return nil
-}
-
-// Redacted returns the view of c shown over the admin API: without its
-// secret, clear or sealed. c is unchanged.
-func (c *Credential) Redacted() *Credential {
-	r := *c
-	r.Secret, r.Sealed = nil, ""
-	r.Settings.Scopes = slices.Clone(c.Settings.Scopes)
-	return &r
-}
-
 // CredentialFilter selects credentials to list. Empty fields match all.
 type CredentialFilter struct {
 	Integration string
@@ -259,50 +183,6 @@ type CredentialService interface {
 type AppliedCredential struct {
 	Header http.Header
 	Query  url.Values
-}
-
-// Apply adds a's headers and query parameters to req.
-func (a *AppliedCredential) Apply(req *http.Request) {
-	if a == nil {
-		return
-	}
-	for k, vs := range a.Header {
-		req.Header[k] = slices.Clone(vs)
-	}
-	if len(a.Query) > 0 {
-		q := req.URL.Query()
-		for k, vs := range a.Query {
-			q[k] = slices.Clone(vs)
-		}
-		req.URL.RawQuery = q.Encode()
-	}
-}
-
-// Redact removes a's secrets from text, a text derived from a request that
-// carried a (an error, an answer quoted in one): every value a adds, raw
-// or escaped, wherever it is, and the value after each of its query
-// parameter and header names, in URLs and in "name: value" pairs, so that
-// a parameter named "k" is hidden although no list of usual names knows
-// it (see [redact.Named]). A nil a still cleans URLs, as [redact.Message].
-func (a *AppliedCredential) Redact(text string) string {
-	if a == nil {
-		return redact.Message(text)
-	}
-	var names, values []string
-	for k, vs := range a.Query {
-		names = append(names, k)
-		values = append(values, vs...)
-	}
-	for k, vs := range a.Header {
-		names = append(names, k)
-		for _, v := range vs {
-			values = append(values, v)
-			if _, token, ok := strings.Cut(v, " "); ok { // "Bearer <token>", "Basic <base64>"
-				values = append(values, strings.TrimSpace(token))
-			}
-		}
-	}
-	return redact.Named(text, names, values...)
 }
 
 // CredentialSource resolves the credential an outgoing request to an

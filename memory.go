@@ -2,9 +2,6 @@ package agentsmcp
 
 import (
 	"context"
-	"math"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -185,13 +182,13 @@ type Learning struct {
 	Query  string `json:"query"`          // the user's request
 	Goal   string `json:"goal,omitempty"` // the generalised goal
 	// Steps is the plan's shape: the tools of its steps in execution order.
-	Steps     []string      `json:"steps"`
-	Tools     []string      `json:"tools"`     // distinct tools used
-	Upstreams []string      `json:"upstreams"` // distinct upstreams used
-	Outcome   Outcome       `json:"outcome"`
-	Duration  time.Duration `json:"durationNs"`
-	Errors    []string      `json:"errors"`
-	Retries   int           `json:"retries"`
+	Steps    []string      `json:"steps"`
+	Tools    []string      `json:"tools"`     // distinct tools used
+	Sources  []string      `json:"upstreams"` // distinct sources of the tools used (see doc.go, Vocabulary)
+	Outcome  Outcome       `json:"outcome"`
+	Duration time.Duration `json:"durationNs"`
+	Errors   []string      `json:"errors"`
+	Retries  int           `json:"retries"`
 	// Principal is whose task it was (see MemoryVisibility); stores record
 	// AnonymousPrincipal for an empty one.
 	Principal string    `json:"principal"`
@@ -214,12 +211,12 @@ var Outcomes = []Outcome{OutcomeSuccess, OutcomePartial, OutcomeFailure, Outcome
 
 // LearningFilter selects learnings; zero fields select everything.
 type LearningFilter struct {
-	Tool     string  // used this tool
-	Upstream string  // used this upstream
-	Outcome  Outcome // ended this way
-	Since    time.Time
-	Until    time.Time // exclusive
-	Text     string    // all words occur in Query or Goal
+	Tool    string  // used this tool
+	Source  string  // used a tool of this source ("local" or an upstream)
+	Outcome Outcome // ended this way
+	Since   time.Time
+	Until   time.Time // exclusive
+	Text    string    // all words occur in Query or Goal
 	// Principal selects the learnings of this principal's tasks.
 	Principal string
 	Cursor    string
@@ -245,6 +242,11 @@ var LatencyBucketBounds = []time.Duration{
 	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
 	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
 }
+
+// MaxToolCallBatch bounds one call of
+// [ToolPerformanceService.RecordToolCalls], and so the size of one store
+// transaction.
+const MaxToolCallBatch = 1000
 
 // ToolCall is one observed tool call, the input of tool performance.
 type ToolCall struct {
@@ -295,31 +297,6 @@ func (p *ToolPerformance) SuccessRate() float64 {
 	return float64(p.Calls-p.Errors) / float64(p.Calls)
 }
 
-// Percentile estimates the q-quantile (0 < q ≤ 1) of latency as the upper
-// bound of the histogram bucket that contains it; the open last bucket
-// reports the largest bound. Zero with no calls.
-func (p *ToolPerformance) Percentile(q float64) time.Duration {
-	var total int64
-	for _, n := range p.Buckets {
-		total += n
-	}
-	if total == 0 {
-		return 0
-	}
-	rank := int64(q*float64(total) + 0.999999)
-	var seen int64
-	for i, n := range p.Buckets {
-		seen += n
-		if seen >= rank {
-			if i < len(LatencyBucketBounds) {
-				return LatencyBucketBounds[i]
-			}
-			break
-		}
-	}
-	return LatencyBucketBounds[len(LatencyBucketBounds)-1]
-}
-
 // ToolPerformanceService keeps per-tool counters. Recording is concurrent-
 // safe across replicas: stores update counters atomically, never by
 // read-modify-write.
@@ -330,7 +307,7 @@ type ToolPerformanceService interface {
 	// RecordToolCalls counts every call of calls, with the same figures as
 	// RecordToolCall on each in order, as one batch: SQLite writes it in
 	// one transaction; MongoDB with one counter update per tool of the
-	// batch (see [SumToolCalls]). EINVALID, with nothing counted, for more
+	// batch (see internal/toolperf.SumCalls). EINVALID, with nothing counted, for more
 	// than MaxToolCallBatch calls or an invalid one; an empty batch is a
 	// no-op.
 	RecordToolCalls(ctx context.Context, calls []ToolCall) error
@@ -385,67 +362,4 @@ type PatternService interface {
 	// FindPatterns lists patterns matching f ordered by Successes, highest
 	// first (ties by id, higher id first), not newest first.
 	FindPatterns(ctx context.Context, f PatternFilter) (items []*PlanPattern, next string, err error)
-}
-
-// Validate checks the invariants of an Insight (ID and CreatedAt may be
-// empty: the store assigns them).
-func (in *Insight) Validate() error {
-	switch {
-	case in == nil:
-		return Errorf(EINVALID, "insight is required")
-	case len(in.Text) == 0:
-		return Errorf(EINVALID, "insight text is required")
-	case len(in.Text) > MaxInsightTextBytes:
-		return Errorf(EINVALID, "insight text is %d bytes; the limit is %d", len(in.Text), MaxInsightTextBytes)
-	case !slices.Contains(InsightTypes, in.Type):
-		return Errorf(EINVALID, "insight type %q is not one of %v", in.Type, InsightTypes)
-	case in.Confidence < 0 || in.Confidence > 1 || math.IsNaN(in.Confidence):
-		return Errorf(EINVALID, "insight confidence %v is not in [0, 1]", in.Confidence)
-	case in.ID != "" && !IDPattern.MatchString(in.ID):
-		return Errorf(EINVALID, "insight id %q is malformed", in.ID)
-	}
-	return checkLists(map[string][]string{"appliesTo": in.AppliesTo, "evidence": in.Evidence})
-}
-
-// Validate checks the invariants of a Learning (ID and CreatedAt may be
-// empty: the store assigns them).
-func (l *Learning) Validate() error {
-	switch {
-	case l == nil:
-		return Errorf(EINVALID, "learning is required")
-	case len(l.Query) == 0:
-		return Errorf(EINVALID, "learning query is required")
-	case len(l.Query) > MaxQueryTextBytes || len(l.Goal) > MaxQueryTextBytes:
-		return Errorf(EINVALID, "learning query and goal are limited to %d bytes", MaxQueryTextBytes)
-	case !slices.Contains(Outcomes, l.Outcome):
-		return Errorf(EINVALID, "learning outcome %q is not one of %v", l.Outcome, Outcomes)
-	case l.Duration < 0 || l.Retries < 0:
-		return Errorf(EINVALID, "learning duration and retries must not be negative")
-	case l.ID != "" && !IDPattern.MatchString(l.ID):
-		return Errorf(EINVALID, "learning id %q is malformed", l.ID)
-	}
-	return checkLists(map[string][]string{"steps": l.Steps, "tools": l.Tools, "upstreams": l.Upstreams, "errors": l.Errors})
-}
-
-// ValidatePatternUse checks the arguments of RecordPatternUse: a goal that
-// is not blank and at most MaxQueryTextBytes, and at most MaxListItems steps.
-func ValidatePatternUse(goal string, steps []string) error {
-	switch {
-	case strings.TrimSpace(goal) == "":
-		return Errorf(EINVALID, "pattern goal is required")
-	case len(goal) > MaxQueryTextBytes:
-		return Errorf(EINVALID, "pattern goal is %d bytes; the limit is %d", len(goal), MaxQueryTextBytes)
-	case len(steps) > MaxListItems:
-		return Errorf(EINVALID, "pattern has %d steps; the limit is %d", len(steps), MaxListItems)
-	}
-	return nil
-}
-
-func checkLists(lists map[string][]string) error {
-	for name, list := range lists {
-		if len(list) > MaxListItems {
-			return Errorf(EINVALID, "%s has %d entries; the limit is %d", name, len(list), MaxListItems)
-		}
-	}
-	return nil
 }

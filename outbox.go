@@ -98,23 +98,6 @@ type OutboxService interface {
 	ListDocumentIDs(ctx context.Context, namespace, after string, limit int) ([]string, error)
 }
 
-// ValidateOutboxRequest checks the arguments of EnqueueOutbox; stores call
-// it so that both reject the same requests.
-func ValidateOutboxRequest(namespace string, op OutboxOp, docIDs []string) error {
-	if namespace == "" {
-		return Errorf(EINVALID, "outbox namespace is required")
-	}
-	if op != OutboxUpsert && op != OutboxDelete {
-		return Errorf(EINVALID, "outbox op %q is not upsert or delete", op)
-	}
-	for _, id := range docIDs {
-		if id == "" {
-			return Errorf(EINVALID, "outbox document id is required")
-		}
-	}
-	return nil
-}
-
 // CutOutboxError applies MaxOutboxErrorBytes to an error text, on a UTF-8
 // boundary.
 func CutOutboxError(s string) string { return TruncateUTF8(s, MaxOutboxErrorBytes) }

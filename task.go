@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -14,7 +13,7 @@ import (
 // last completed step. One replica at a time executes a task: the one that
 // holds its lease (see TaskService).
 //
-// Invariants (see Validate): Request is non-empty, at most
+// Invariants (checked by internal/validate.Task): Request is non-empty, at most
 // MaxQueryTextBytes; Principal is at most MaxPrincipalIDBytes, and
 // PrincipalTools holds at most MaxListItems patterns of at most
 // MaxListEntryBytes; PlanID is empty or a plan id; Status is one of
@@ -217,7 +216,7 @@ type TaskService interface {
 	// its newest MaxTaskHistory events. Every field is stored but ID,
 	// Principal, PrincipalTools, CreatedAt and Lease. ECONFLICT when the stored Version differs (the
 	// task changed since t was read), ENOTFOUND for an unknown id, EINVALID
-	// when t fails ValidateUpdate; t is unchanged then.
+	// when t fails internal/validate.TaskUpdate; t is unchanged then.
 	UpdateTask(ctx context.Context, t *Task) error
 	// AcquireTaskLease gives owner the lease of task id until now + ttl,
 	// provided the lease is free, expired, or held by owner already (a
@@ -245,65 +244,6 @@ type TaskService interface {
 	DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error)
 }
 
-// Validate checks the invariants of a Task (ID, CreatedAt, UpdatedAt,
-// Status and Version may be empty: the store assigns them; a History
-// longer than MaxTaskHistory is accepted, stores trim it).
-func (t *Task) Validate() error {
-	switch {
-	case t == nil:
-		return Errorf(EINVALID, "task is required")
-	case strings.TrimSpace(t.Request) == "":
-		return Errorf(EINVALID, "task request is required")
-	case len(t.Request) > MaxQueryTextBytes:
-		return Errorf(EINVALID, "task request is %d bytes; the limit is %d", len(t.Request), MaxQueryTextBytes)
-	case t.ID != "" && !validID(t.ID, TaskIDPrefix):
-		return Errorf(EINVALID, "task id %q is malformed", t.ID)
-	case t.PlanID != "" && !validID(t.PlanID, PlanIDPrefix):
-		return Errorf(EINVALID, "task plan id %q is malformed", t.PlanID)
-	case t.Status != "" && !slices.Contains(TaskStatuses, t.Status):
-		return Errorf(EINVALID, "task status %q is not one of %v", t.Status, TaskStatuses)
-	case len(t.Steps) > MaxPlanSteps:
-		return Errorf(EINVALID, "task has %d steps; the limit is %d", len(t.Steps), MaxPlanSteps)
-	case len(t.Error) > MaxTaskErrorBytes:
-		return Errorf(EINVALID, "task error is %d bytes; the limit is %d", len(t.Error), MaxTaskErrorBytes)
-	case t.ErrorCode != "" && t.Status != TaskFailed:
-		return Errorf(EINVALID, "task error code %q on a task that is %q; only a failed task has one", t.ErrorCode, t.Status)
-	case !validErrorCode(t.ErrorCode):
-		return Errorf(EINVALID, "task error code %q is not up to %d lower-case letters and underscores", t.ErrorCode, MaxErrorCodeBytes)
-	case t.Version < 0:
-		return Errorf(EINVALID, "task version %d is negative", t.Version)
-	case len(t.Lease.Owner) > MaxLeaseOwnerBytes:
-		return Errorf(EINVALID, "lease owner is %d bytes; the limit is %d", len(t.Lease.Owner), MaxLeaseOwnerBytes)
-	}
-	if err := checkPrincipal(t.Principal, t.PrincipalTools, "task"); err != nil {
-		return err
-	}
-	if err := checkJSONObject(t.Inputs, MaxPlanInputsBytes, "task inputs"); err != nil {
-		return err
-	}
-	seen := make(map[string]bool, len(t.Steps))
-	for i := range t.Steps {
-		s := &t.Steps[i]
-		if seen[s.StepID] {
-			return Errorf(EINVALID, "task step %q has two states", s.StepID)
-		}
-		if err := validateStepState(s); err != nil {
-			return err
-		}
-		seen[s.StepID] = true
-	}
-	for _, e := range t.History {
-		n := len(e.Type) + len(e.StepID) + len(e.Message)
-		if n > MaxTaskEventBytes {
-			return Errorf(EINVALID, "a task event is %d bytes; the limit is %d", n, MaxTaskEventBytes)
-		}
-	}
-	if size := t.StoredBytes(); size > MaxTaskBytes {
-		return Errorf(EINVALID, "task holds %d bytes; the limit is %d", size, MaxTaskBytes)
-	}
-	return nil
-}
-
 // StoredBytes is the size of what t holds, as MaxTaskBytes and the task
 // quotas count it: its request, inputs and error, its steps' ids,
 // outputs, errors and repairs, and the newest MaxTaskHistory events of
@@ -319,35 +259,6 @@ func (t *Task) StoredBytes() int64 {
 		size += len(e.Type) + len(e.StepID) + len(e.Message)
 	}
 	return int64(size)
-}
-
-// validErrorCode reports whether code is empty or has the form of the
-// codes of error.go.
-func validErrorCode(code string) bool {
-	if len(code) > MaxErrorCodeBytes {
-		return false
-	}
-	for _, c := range code {
-		if (c < 'a' || c > 'z') && c != '_' {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidateUpdate checks t as UpdateTask takes it: valid, with a Status and
-// the Version it was read at (at least 1).
-func (t *Task) ValidateUpdate() error {
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	switch {
-	case t.Status == "":
-		return Errorf(EINVALID, "task status is required")
-	case t.Version < 1:
-		return Errorf(EINVALID, "task version %d is not a stored version", t.Version)
-	}
-	return nil
 }
 
 // AddEvent appends an event to t's history, its Message cut to fit
@@ -366,19 +277,6 @@ func TrimTaskHistory(h []TaskEvent) []TaskEvent {
 		return h
 	}
 	return slices.Clone(h[len(h)-MaxTaskHistory:])
-}
-
-// ValidateLease checks the arguments of AcquireTaskLease.
-func ValidateLease(owner string, ttl time.Duration) error {
-	switch {
-	case owner == "":
-		return Errorf(EINVALID, "lease owner is required")
-	case len(owner) > MaxLeaseOwnerBytes:
-		return Errorf(EINVALID, "lease owner is %d bytes; the limit is %d", len(owner), MaxLeaseOwnerBytes)
-	case ttl < time.Millisecond:
-		return Errorf(EINVALID, "lease ttl %v is under a millisecond", ttl)
-	}
-	return nil
 }
 
 // TruncateUTF8 cuts s to at most n bytes without splitting a character:

@@ -2,9 +2,6 @@ package agentsmcp
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -102,48 +99,4 @@ type ValidationIssue struct {
 // EINVALID.
 type ToolValidator interface {
 	ValidateToolArguments(ctx context.Context, tool string, args []byte) (*ValidationResult, error)
-}
-
-// CheckTool rejects a tool that go-sdk would panic on or clients would
-// refuse: a name that does not match [ToolNamePattern], or an input schema
-// that is not a JSON object with "type": "object". The router checks every
-// provider's tools with it, and localtools checks a tool when it is added.
-func CheckTool(t *mcp.Tool) error {
-	if t == nil {
-		return errors.New("nil tool")
-	}
-	if !ToolNamePattern.MatchString(t.Name) {
-		return fmt.Errorf("tool name %q does not match %s", t.Name, ToolNamePattern)
-	}
-	raw := ToolSchemaJSON(t.InputSchema)
-	var probe struct {
-		Type any `json:"type"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &probe) != nil {
-		return fmt.Errorf("tool %q: input schema is not a JSON object", t.Name)
-	}
-	if probe.Type != "object" {
-		return fmt.Errorf("tool %q: input schema must have \"type\": \"object\" (got %v)", t.Name, probe.Type)
-	}
-	return nil
-}
-
-// ToolSchemaJSON returns a schema (as an [mcp.Tool] holds it) as JSON,
-// passing json.RawMessage and []byte through unchanged, so that upstream
-// bytes are what gets compiled and served; nil when it does not encode.
-func ToolSchemaJSON(schema any) json.RawMessage {
-	switch s := schema.(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
-		return s
-	case []byte:
-		return s
-	default:
-		b, err := json.Marshal(s)
-		if err != nil {
-			return nil
-		}
-		return b
-	}
 }

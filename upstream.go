@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-	"unicode/utf8"
 )
 
 // UpstreamDefinition is a tool provider added at run time, through the
@@ -57,38 +56,12 @@ const (
 	MaxUpstreamDefinitions = 256
 )
 
-// Validate checks d's invariants; EINVALID names the first one broken.
-func (d *UpstreamDefinition) Validate() error {
-	switch {
-	case d.Name == "":
-		return Errorf(EINVALID, "upstream definition: name is required")
-	case len(d.Name) > MaxUpstreamNameBytes:
-		return Errorf(EINVALID, "upstream definition: name is longer than %d bytes", MaxUpstreamNameBytes)
-	case d.Kind != "" && d.Kind != UpstreamKindMCP && d.Kind != UpstreamKindHTTP:
-		return Errorf(EINVALID, "upstream definition %q: kind %q is not %s or %s", d.Name, TruncateUTF8(d.Kind, 32), UpstreamKindMCP, UpstreamKindHTTP)
-	case len(d.Config) > d.maxConfigBytes():
-		return Errorf(EINVALID, "upstream definition %q: config is larger than %d bytes", d.Name, d.maxConfigBytes())
-	}
-	var obj map[string]json.RawMessage
-	if !utf8.Valid(d.Config) || json.Unmarshal(d.Config, &obj) != nil || obj == nil {
-		return Errorf(EINVALID, "upstream definition %q: config must be a JSON object", d.Name)
-	}
-	return nil
-}
-
 // KindOrMCP is d's Kind, with "" read as [UpstreamKindMCP].
 func (d *UpstreamDefinition) KindOrMCP() string {
 	if d.Kind == "" {
 		return UpstreamKindMCP
 	}
 	return d.Kind
-}
-
-func (d *UpstreamDefinition) maxConfigBytes() int {
-	if d.Kind == UpstreamKindHTTP {
-		return MaxHTTPSourceConfigBytes
-	}
-	return MaxUpstreamConfigBytes
 }
 
 // UpstreamService stores the tool providers added at run time, of both

@@ -2,18 +2,15 @@ package agentsmcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/net/http/httpguts"
 )
 
 // This file holds the upstream MCP servers as the rest of the server sees
@@ -44,11 +41,6 @@ const (
 // the separator's characters: no two upstreams can produce the same tool
 // name.
 const UpstreamNamePattern = `^[a-z0-9-]{1,32}$`
-
-var (
-	upstreamNameRE    = regexp.MustCompile(UpstreamNamePattern)
-	protocolVersionRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
-)
 
 // UpstreamConfig describes one upstream MCP server. Header and Env values have their
 // ${VAR} references already expanded and are secrets: String, GoString and
@@ -134,107 +126,6 @@ type UpstreamConfigProblem struct {
 
 func (p UpstreamConfigProblem) Error() string { return p.Field + ": " + p.Message }
 
-// Validate checks one upstream on its own; uniqueness of names across
-// upstreams is the pool's business. The error joins every [UpstreamConfigProblem].
-func (c *UpstreamConfig) Validate() error {
-	var errs []error
-	for _, p := range c.Problems() {
-		errs = append(errs, p)
-	}
-	return errors.Join(errs...)
-}
-
-// Problems lists every invalid field of c, in field order. Zero limits are
-// problems: call [UpstreamConfig.WithDefaults] first to accept the defaults.
-func (c *UpstreamConfig) Problems() []UpstreamConfigProblem {
-	var out []UpstreamConfigProblem
-	bad := func(field, format string, args ...any) {
-		out = append(out, UpstreamConfigProblem{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
-	if !upstreamNameRE.MatchString(c.Name) {
-		bad("name", "%q must match %s", c.Name, UpstreamNamePattern)
-	}
-	switch c.Transport {
-	case UpstreamStreamable, UpstreamSSE:
-		if c.URL == "" {
-			bad("url", "required for transport %s", c.Transport)
-		} else if err := CheckHTTPURL(c.URL); err != nil {
-			bad("url", "%q %v", redact.URL(c.URL), err)
-		}
-		if c.Command != "" {
-			bad("command", "only valid with transport stdio")
-		}
-		if len(c.Args) > 0 {
-			bad("args", "only valid with transport stdio")
-		}
-		if len(c.Env) > 0 {
-			bad("env", "only valid with transport stdio")
-		}
-		switch c.Auth {
-		case "":
-		case UpstreamAuthOAuth:
-			if c.Transport != UpstreamStreamable {
-				bad("auth", "oauth needs transport streamable")
-			}
-		default:
-			bad("auth", "%q is not oauth", TruncateUTF8(c.Auth, 32))
-		}
-		for _, k := range sortedStringKeys(c.Headers) {
-			if !isHeaderToken(k) {
-				bad("headers", "%q is not a valid header name", TruncateUTF8(k, 64))
-			} else if !httpguts.ValidHeaderFieldValue(c.Headers[k]) {
-				// The value is a secret: only its name is quoted.
-				bad("headers", "the value of %s contains a control character (CR, LF, NUL or another): refused, since it could inject headers", k)
-			}
-		}
-	case UpstreamStdio:
-		if strings.TrimSpace(c.Command) == "" {
-			bad("command", "required for transport stdio")
-		}
-		if c.URL != "" {
-			bad("url", "not allowed with transport stdio")
-		}
-		if len(c.Headers) > 0 {
-			bad("headers", "not allowed with transport stdio")
-		}
-		if c.Auth != "" {
-			bad("auth", "not allowed with transport stdio")
-		}
-		for _, k := range sortedStringKeys(c.Env) {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				bad("env", "%q is not a valid variable name", k)
-			}
-		}
-	case "":
-		bad("transport", "required: one of streamable, sse, stdio")
-	default:
-		bad("transport", "%q is not one of streamable, sse, stdio", c.Transport)
-	}
-	for i, t := range c.Tools.Allow {
-		if strings.TrimSpace(t) == "" {
-			bad(fmt.Sprintf("tools.allow[%d]", i), "empty tool name")
-		}
-	}
-	for i, t := range c.Tools.Deny {
-		if strings.TrimSpace(t) == "" {
-			bad(fmt.Sprintf("tools.deny[%d]", i), "empty tool name")
-		}
-	}
-	if c.Timeout <= 0 {
-		bad("timeout", "must be positive, got %s", c.Timeout)
-	}
-	if c.ProtocolVersion != "" && !protocolVersionRE.MatchString(c.ProtocolVersion) {
-		bad("protocol_version", "%q is not a YYYY-MM-DD protocol version", c.ProtocolVersion)
-	}
-	if c.MaxConcurrency <= 0 {
-		bad("max_concurrency", "must be positive, got %d", c.MaxConcurrency)
-	}
-	if c.MaxBackoff <= 0 {
-		bad("max_backoff", "must be positive, got %s", c.MaxBackoff)
-	}
-	return out
-}
-
 // String describes the upstream with header and env values, URL
 // credentials and URL query values redacted.
 func (c UpstreamConfig) String() string {
@@ -281,22 +172,6 @@ func (c UpstreamConfig) GoString() string { return "agentsmcp.UpstreamConfig{" +
 
 // LogValue makes slog.Any("upstream", c) log the redacted form.
 func (c UpstreamConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
-
-// isHeaderToken reports whether s is an RFC 9110 token, the syntax of header names.
-func isHeaderToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("!#$%&'*+-.^_`|~", r):
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 func sortedStringKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 

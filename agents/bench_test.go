@@ -20,6 +20,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -521,7 +522,7 @@ func copyTask(t *agentsmcp.Task) *agentsmcp.Task {
 }
 
 func (m *memTasks) CreateTask(_ context.Context, t *agentsmcp.Task) error {
-	if err := t.Validate(); err != nil {
+	if err := validate.Task(t); err != nil {
 		return err
 	}
 	c := copyTask(t)
@@ -574,7 +575,7 @@ func (m *memTasks) FindTasks(_ context.Context, f agentsmcp.TaskFilter) ([]*agen
 }
 
 func (m *memTasks) UpdateTask(_ context.Context, t *agentsmcp.Task) error {
-	if err := t.ValidateUpdate(); err != nil {
+	if err := validate.TaskUpdate(t); err != nil {
 		return err
 	}
 	c := copyTask(t)
@@ -597,7 +598,7 @@ func (m *memTasks) UpdateTask(_ context.Context, t *agentsmcp.Task) error {
 // UpdateTaskSteps copies into the stored task only the step states and
 // events of c, as the SQLite store writes only those.
 func (m *memTasks) UpdateTaskSteps(_ context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
-	if err := t.ValidateChange(c); err != nil {
+	if err := validate.TaskChange(t, c); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -632,7 +633,7 @@ func (m *memTasks) UpdateTaskSteps(_ context.Context, t *agentsmcp.Task, c agent
 }
 
 func (m *memTasks) AcquireTaskLease(_ context.Context, id, owner string, ttl time.Duration) (*agentsmcp.Task, error) {
-	if err := agentsmcp.ValidateLease(owner, ttl); err != nil {
+	if err := validate.Lease(owner, ttl); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -718,7 +719,7 @@ func copyPlan(p *agentsmcp.Plan) *agentsmcp.Plan {
 }
 
 func (m *memTasks) CreatePlan(_ context.Context, p *agentsmcp.Plan) error {
-	if err := p.Validate(); err != nil {
+	if err := validate.Plan(p); err != nil {
 		return err
 	}
 	c := copyPlan(p)

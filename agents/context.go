@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 // Memory is what the agents recall before thinking and planning: past
@@ -202,7 +203,7 @@ func (g *Gatherer) claimProbe(f *ToolFacts) bool {
 
 // newFacts are the facts of info before its record is read.
 func (g *Gatherer) newFacts(info agentsmcp.ToolInfo) *ToolFacts {
-	prior := g.Reliability.Prior()
+	prior := toolperf.Prior(g.Reliability)
 	return &ToolFacts{ToolInfo: info, SuccessRate: prior, Reliability: agentsmcp.Reliability{Estimate: prior}}
 }
 
@@ -218,10 +219,10 @@ func (g *Gatherer) addRecord(ctx context.Context, f *ToolFacts) {
 		return
 	}
 	f.Calls = p.Calls
-	f.Reliability = g.Reliability.Estimate(p.Evidence(), g.now(ctx))
+	f.Reliability = toolperf.Estimate(g.Reliability, p.Evidence(), g.now(ctx))
 	f.SuccessRate = f.Reliability.Estimate
 	f.lastFailureAt = p.LastFailureAt
-	f.P95 = p.Percentile(0.95)
+	f.P95 = toolperf.Percentile(p, 0.95)
 }
 
 // now is the clock of the estimates under ctx: the instant
@@ -260,7 +261,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	if per <= 0 {
 		per = 5
 	}
-	k := &Knowledge{Request: request, SubGoals: subGoals, Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: map[string]*ToolFacts{}, prior: g.Reliability.Prior()}
+	k := &Knowledge{Request: request, SubGoals: subGoals, Candidates: map[string][]*agentsmcp.ToolMatch{}, Tools: map[string]*ToolFacts{}, prior: toolperf.Prior(g.Reliability)}
 	var all []*agentsmcp.ToolInfo // the catalog, listed when a sub-goal needs it
 	for _, goal := range subGoals {
 		matches, err := g.Catalog.SearchTools(ctx, goal, per+3)
@@ -385,7 +386,7 @@ func (g *Gatherer) addFamilyRecord(ctx context.Context, k *Knowledge) {
 		}
 	}
 	for tool, e := range evidence {
-		r := g.Reliability.Estimate(*e, g.now(ctx))
+		r := toolperf.Estimate(g.Reliability, *e, g.now(ctx))
 		k.Tools[tool].InFamily = &r
 	}
 }

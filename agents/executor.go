@@ -17,6 +17,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // Executor runs plans as tasks: the DAG of each plan with bounded
@@ -157,7 +158,7 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 	if plan == nil || plan.ID == "" {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "a stored plan is required")
 	}
-	if err := plan.Validate(); err != nil {
+	if err := validate.Plan(plan); err != nil {
 		return nil, err
 	}
 	if err := planlang.CheckInputs(plan, inputs, false); err != nil {

@@ -281,8 +281,8 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 		if !slices.Contains(lr.Tools, r.tool) {
 			lr.Tools = append(lr.Tools, r.tool)
 			up := l.upstreamOf(ctx, r.tool, sources)
-			if up != "" && !slices.Contains(lr.Upstreams, up) {
-				lr.Upstreams = append(lr.Upstreams, up)
+			if up != "" && !slices.Contains(lr.Sources, up) {
+				lr.Sources = append(lr.Sources, up)
 			}
 		}
 	}
@@ -316,7 +316,7 @@ func (l *Learner) learningOf(ctx context.Context, t *agentsmcp.Task, p *agentsmc
 	steps := lr.Steps
 	lr.Steps = capList(lr.Steps)
 	lr.Tools = capList(lr.Tools)
-	lr.Upstreams = capList(lr.Upstreams)
+	lr.Sources = capList(lr.Sources)
 	lr.Errors = capList(lr.Errors)
 	return lr, steps
 }

@@ -152,10 +152,10 @@ func TestLearnSucceededTask(t *testing.T) {
 	}
 	want := agentsmcp.Learning{
 		ID: l.ID, TaskID: task.ID, PlanID: task.PlanID, Query: plan.Request, Goal: goal,
-		Steps:     []string{"files__read_file", "files__write_file", "echo"},
-		Tools:     []string{"files__read_file", "files__write_file", "echo"},
-		Upstreams: []string{"files"},
-		Outcome:   agentsmcp.OutcomeSuccess, Duration: 5 * time.Second, Retries: 0, CreatedAt: l.CreatedAt,
+		Steps:   []string{"files__read_file", "files__write_file", "echo"},
+		Tools:   []string{"files__read_file", "files__write_file", "echo"},
+		Sources: []string{"files"},
+		Outcome: agentsmcp.OutcomeSuccess, Duration: 5 * time.Second, Retries: 0, CreatedAt: l.CreatedAt,
 	}
 	if !learningEqual(l, &want) {
 		t.Errorf("learning\n got %+v\nwant %+v", *l, want)
@@ -203,7 +203,7 @@ func TestLearnRepairedTaskRecordsNoPlan(t *testing.T) {
 
 func learningEqual(a, b *agentsmcp.Learning) bool {
 	return a.ID == b.ID && a.TaskID == b.TaskID && a.PlanID == b.PlanID && a.Query == b.Query && a.Goal == b.Goal &&
-		slices.Equal(a.Steps, b.Steps) && slices.Equal(a.Tools, b.Tools) && slices.Equal(a.Upstreams, b.Upstreams) &&
+		slices.Equal(a.Steps, b.Steps) && slices.Equal(a.Tools, b.Tools) && slices.Equal(a.Sources, b.Sources) &&
 		a.Outcome == b.Outcome && a.Duration == b.Duration && slices.Equal(a.Errors, b.Errors) &&
 		a.Retries == b.Retries && a.CreatedAt.Equal(b.CreatedAt)
 }
@@ -220,7 +220,7 @@ func TestLearnUpstreamsWithoutCatalog(t *testing.T) {
 	)
 	f.learn(t, task, plan)
 	ls := f.learnings(t)
-	if len(ls) != 1 || !slices.Equal(ls[0].Upstreams, []string{"gh"}) || ls[0].Goal != "search issues" {
+	if len(ls) != 1 || !slices.Equal(ls[0].Sources, []string{"gh"}) || ls[0].Goal != "search issues" {
 		t.Fatalf("learnings %+v", ls)
 	}
 }
@@ -598,7 +598,7 @@ func TestLearnFromTheExecutor(t *testing.T) {
 
 	ls := f.learnings(t)
 	if len(ls) != 1 || ls[0].TaskID != task.ID || ls[0].Outcome != agentsmcp.OutcomePartial || ls[0].Retries != 1 ||
-		!slices.Equal(ls[0].Steps, []string{"learn_flaky", "learn_broken"}) || len(ls[0].Upstreams) != 0 {
+		!slices.Equal(ls[0].Steps, []string{"learn_flaky", "learn_broken"}) || len(ls[0].Sources) != 0 {
 		t.Errorf("learnings %+v", ls)
 	}
 	texts := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // Planner composes a stored Plan for a request: a DAG of tool calls over
@@ -235,7 +236,7 @@ func (p *Planner) planOf(ctx context.Context, l *agentsmcp.Learning) *agentsmcp.
 // parameter shows (see shapeProblems). It reports every problem at
 // once, as EINVALID.
 func (p *Planner) Check(ctx context.Context, plan *agentsmcp.Plan) error {
-	if err := plan.Validate(); err != nil {
+	if err := validate.Plan(plan); err != nil {
 		return err
 	}
 	declared := declaredInputs(plan.Inputs)

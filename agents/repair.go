@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 // This file repairs a plan within its task: when a step's tool fails for
@@ -226,7 +227,7 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 		}
 		estimate := f.SuccessRate
 		if f.Reliability.ProbeDue {
-			estimate = g.Reliability.Prior()
+			estimate = toolperf.Prior(g.Reliability)
 		}
 		repair, fit := mapArguments(f.InputSchema, old, oldArgs, goal, req.Request, req.StepID, req.Inputs, true)
 		if sibling && repair.guessed {

@@ -136,7 +136,7 @@ func TestRepairPrefersTheFamilysServingTool(t *testing.T) {
 	ctx := context.Background()
 	const lima = "What is the weather in Lima today?"
 	if err := h.db.CreateLearning(ctx, &agentsmcp.Learning{Query: lima, Goal: agents.FamilyOf(lima), Steps: []string{"meteo__sky_report"},
-		Tools: []string{"meteo__sky_report"}, Upstreams: []string{"meteo"}, Outcome: agentsmcp.OutcomeSuccess}); err != nil {
+		Tools: []string{"meteo__sky_report"}, Sources: []string{"meteo"}, Outcome: agentsmcp.OutcomeSuccess}); err != nil {
 		t.Fatal(err)
 	}
 	plan, task := h.run("What is the weather in Paris today?", "Paris")

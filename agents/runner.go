@@ -14,6 +14,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // runner executes one task in this process. Its goroutine (run) owns the
@@ -957,7 +958,7 @@ func (r *runner) pause() {
 // Wait (see ended), when the store stores tasks verbatim.
 func (r *runner) keepEnded() {
 	if agentsmcp.TasksVerbatim(r.e.opts.Tasks) {
-		r.ended = r.task.StoredForm()
+		r.ended = storedform.Task(r.task)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // Thinker is the thought agent: it analyses a request into a stored
@@ -77,7 +78,7 @@ func (th *Thinker) attempts() int {
 // or breaks the Thought invariants.
 func (th *Thinker) checkAnswer(ctx context.Context, t *agentsmcp.Thought, request string) error {
 	t.Request = request
-	if err := t.Validate(); err != nil {
+	if err := validate.Thought(t); err != nil {
 		return err
 	}
 	var unknown []string

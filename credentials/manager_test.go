@@ -11,6 +11,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/credentials"
+	"github.com/agents-mcp/agents-mcp/internal/credapply"
 	"github.com/agents-mcp/agents-mcp/internal/oauthtest"
 )
 
@@ -23,7 +24,7 @@ func call(t *testing.T, m *credentials.Manager, api *protectedAPI, integration, 
 		return 0, err
 	}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, api.URL+"/posts", nil)
-	applied.Apply(req)
+	credapply.Apply(applied, req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +119,7 @@ func TestStaticKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/x?a=1", nil)
-		a.Apply(req)
+		credapply.Apply(a, req)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

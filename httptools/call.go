@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/credapply"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
@@ -175,7 +176,7 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		if cred, err = p.opts.Auth.Authorize(ctx, p.src.Name); err != nil {
 			return authErrorResult(err), nil
 		}
-		cred.Apply(httpReq)
+		credapply.Apply(cred, httpReq)
 		if cred != nil {
 			for k, vs := range cred.Header {
 				sent.Header[k] = vs
@@ -223,7 +224,7 @@ func (p *Provider) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if resp.StatusCode >= 400 {
 		// Only the start is quoted, so a long error body is no error. An
 		// API may echo the request (its URL, its headers) in its answer.
-		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), sent.Redact(shortBody(body))), nil
+		return errorResult("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), credapply.Redact(sent, shortBody(body))), nil
 	}
 	if int64(len(body)) > limit {
 		return errorResult("%s %s: the answer is larger than the limit of %d bytes (%s)", op.method, op.path, limit, setting), nil
@@ -253,7 +254,7 @@ func transportError(err error, cred *agentsmcp.AppliedCredential) string {
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	return cred.Redact(err.Error())
+	return credapply.Redact(cred, err.Error())
 }
 
 // maxErrorBody is how much of an error answer's body a result quotes.

@@ -11,6 +11,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 )
 
 // Defaults of a [Source].
@@ -261,7 +262,7 @@ func (e Endpoint) problems() []Problem {
 		// The body fields' schemas come from the config: check that the
 		// whole input schema compiles as the router will compile it.
 		op := endpointOperation(e)
-		if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.InputSchema)); err != nil {
+		if err := compileSchema(toolschema.JSON(op.tool.InputSchema)); err != nil {
 			add("body", "the input schema does not compile: %v", firstLine(err))
 		}
 	}

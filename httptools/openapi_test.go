@@ -19,9 +19,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/httptools"
 	"github.com/agents-mcp/agents-mcp/internal/netnstest"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 	"github.com/agents-mcp/agents-mcp/router"
 )
 
@@ -172,7 +172,7 @@ func TestOpenAPIExamplesAllLoad(t *testing.T) {
 				t.Errorf("%s (%s): the input schema does not compile: %v", tl.Name, names[src], err)
 			}
 			if tl.OutputSchema != nil {
-				out := agentsmcp.ToolSchemaJSON(tl.OutputSchema)
+				out := toolschema.JSON(tl.OutputSchema)
 				if err := compileSchema(out); err != nil {
 					t.Errorf("%s (%s): the output schema does not compile: %v", tl.Name, names[src], err)
 				}
@@ -291,12 +291,12 @@ func TestOpenAPIOperations(t *testing.T) {
 		Required   []string                   `json:"required"`
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
-	_ = json.Unmarshal(agentsmcp.ToolSchemaJSON(get.InputSchema), &in)
+	_ = json.Unmarshal(toolschema.JSON(get.InputSchema), &in)
 	slices.Sort(in.Required)
 	if !slices.Equal(in.Required, []string{"limit", "petId"}) {
 		t.Errorf("required = %v", in.Required)
 	}
-	out := string(agentsmcp.ToolSchemaJSON(get.OutputSchema))
+	out := string(toolschema.JSON(get.OutputSchema))
 	if !strings.Contains(out, `"parent":{"description":"(recursive: the same shape as Pet)","type":"object"}`) || !strings.Contains(out, `"null"`) {
 		t.Errorf("the output schema does not cut the cycle or lost nullable: %s", out)
 	}
@@ -500,7 +500,7 @@ func TestSwagger2DocumentsAreUpgraded(t *testing.T) {
 	for _, tl := range s.router.Tools() {
 		tools[tl.Name] = tl
 	}
-	in := string(agentsmcp.ToolSchemaJSON(tools["sw__addPet"].InputSchema))
+	in := string(toolschema.JSON(tools["sw__addPet"].InputSchema))
 	if !strings.Contains(in, `"required":["body"]`) || !strings.Contains(in, `"name":{"type":"string"}`) {
 		t.Errorf("addPet input schema = %s", in)
 	}

@@ -22,6 +22,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 )
 
 // Authorizer supplies the credentials of a source's requests: the
@@ -214,7 +215,7 @@ func (p *Provider) setBase(ctx context.Context, raw string) error {
 
 // publish names the operations' tools ("<source>__<name>", aliased when
 // longer than 64 characters; a name met twice gets "_2", "_3"…) and keeps
-// those whose input schema passes [agentsmcp.CheckTool] and compiles; an
+// those whose input schema passes [toolschema.Check] and compiles; an
 // output schema that does not compile is dropped. When ctx ends first,
 // no tool is kept and p.failed says why.
 func (p *Provider) publish(ctx context.Context, ops []*operation) {
@@ -235,16 +236,16 @@ func (p *Provider) publish(ctx context.Context, ops []*operation) {
 		}
 		op.tool.Name = toolName(name)
 		taken[op.tool.Name] = true
-		if err := agentsmcp.CheckTool(op.tool); err != nil {
+		if err := toolschema.Check(op.tool); err != nil {
 			p.problems = append(p.problems, fmt.Sprintf("operation %q: %v", op.id, err))
 			continue
 		}
-		if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.InputSchema)); err != nil {
+		if err := compileSchema(toolschema.JSON(op.tool.InputSchema)); err != nil {
 			p.problems = append(p.problems, fmt.Sprintf("operation %q: the input schema does not compile: %v", op.id, firstLine(err)))
 			continue
 		}
 		if op.tool.OutputSchema != nil {
-			if err := compileSchema(agentsmcp.ToolSchemaJSON(op.tool.OutputSchema)); err != nil {
+			if err := compileSchema(toolschema.JSON(op.tool.OutputSchema)); err != nil {
 				p.problems = append(p.problems, fmt.Sprintf("operation %q: the output schema does not compile and is left out: %v", op.id, firstLine(err)))
 				op.tool.OutputSchema, op.wrapOutput = nil, false
 			}

@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/httptools"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -218,7 +219,7 @@ func TestInlineDocumentReadsNoFile(t *testing.T) {
 		tools, _ := p.Tools(t.Context())
 		var schemas []string
 		for _, tool := range tools {
-			schemas = append(schemas, string(agentsmcp.ToolSchemaJSON(tool.InputSchema)))
+			schemas = append(schemas, string(toolschema.JSON(tool.InputSchema)))
 		}
 		if got := strings.Contains(strings.Join(schemas, " "), "from_the_file"); got != tt.readFile {
 			t.Errorf("%s: the schema file was read: %v, want %v (status %+v, schemas %s)", tt.what, got, tt.readFile, p.Status(), schemas)

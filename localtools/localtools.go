@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 )
 
 // ProviderName is the provider name of the tools of this process, the
@@ -119,7 +120,7 @@ func (l *Provider) add(t *mcp.Tool, h mcp.ToolHandler) {
 // when t has no InputSchema (or OutputSchema, for a non-any Out) it is
 // inferred from In (Out). The router validates arguments against the input
 // schema before h runs, so h receives a decoded, valid In. A tool the
-// router would refuse ([agentsmcp.CheckTool]) is an error, and nothing is
+// router would refuse ([toolschema.Check]) is an error, and nothing is
 // registered.
 //
 // An error returned by h becomes a result with isError set and the error's
@@ -148,7 +149,7 @@ func Add[In, Out any](l *Provider, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) e
 		}
 		tt.OutputSchema = s
 	}
-	if err := agentsmcp.CheckTool(&tt); err != nil {
+	if err := toolschema.Check(&tt); err != nil {
 		return err
 	}
 	l.add(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/netnstest"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // headerRecorder is an HTTP server that records the requests it gets and
@@ -276,7 +277,7 @@ func TestHeaderValuesWithControlCharactersAreRefused(t *testing.T) {
 	}
 	cfg := streamableConfig("tab", "http://127.0.0.1:1/mcp").WithDefaults()
 	cfg.Headers = map[string]string{"X-Api-Key": "a\tb"}
-	if problems := cfg.Problems(); len(problems) > 0 {
+	if problems := validate.UpstreamConfigProblems(&cfg); len(problems) > 0 {
 		t.Errorf("a tab in a header value is valid (RFC 9110), got %v", problems)
 	}
 }

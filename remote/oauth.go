@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/egress"
+	"github.com/agents-mcp/agents-mcp/internal/credapply"
 )
 
 // This file serves upstreams protected by OAuth ([agentsmcp.UpstreamAuthOAuth],
@@ -85,7 +86,7 @@ func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	// The credential wins over a static header of the same name, and an
 	// Authorization is only ever what the store holds.
 	req.Header.Del("Authorization")
-	applied.Apply(req)
+	credapply.Apply(applied, req)
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		t.setAuthErr(t.source.Refused(req.Context(), t.integration, t.principal, resp.StatusCode))

@@ -20,6 +20,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // Registry is where a [Pool] publishes its upstreams: the router. Each
@@ -318,7 +319,7 @@ func (p *Pool) add(ctx context.Context, cfg agentsmcp.UpstreamConfig, origin str
 
 // configError is EINVALID with every problem of cfg, or nil.
 func configError(cfg agentsmcp.UpstreamConfig) error {
-	problems := cfg.Problems()
+	problems := validate.UpstreamConfigProblems(&cfg)
 	if len(problems) == 0 {
 		return nil
 	}

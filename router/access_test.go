@@ -112,10 +112,10 @@ func checkAllowlist(t *testing.T, f *accessFixture, cs *mcp.ClientSession, princ
 			denied = &rec
 		}
 	}
-	if allowed == nil || allowed.Principal != principalID || !strings.Contains(string(allowed.Arguments), "hunter2") || allowed.Provider != "up" {
+	if allowed == nil || allowed.Principal != principalID || !strings.Contains(string(allowed.Arguments), "hunter2") || allowed.Source != "up" {
 		t.Errorf("record of the allowed call: %+v", allowed)
 	}
-	if denied == nil || denied.Refused != "not allowed" || denied.Principal != principalID || denied.Provider != "" {
+	if denied == nil || denied.Refused != "not allowed" || denied.Principal != principalID || denied.Source != "" {
 		t.Errorf("record of the refused call: %+v", denied)
 	}
 }

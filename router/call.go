@@ -143,7 +143,7 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	// again is, under the real tool's name (call_tool.go).
 	if r.onToolCall != nil && e.tool.Name != CallToolName {
 		rec := callRecord(ctx, e.tool.Name, req.Params.Arguments)
-		rec.Provider, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
+		rec.Source, rec.Duration, rec.Error = e.provider.Name(), time.Since(start), callError(res, err)
 		r.onToolCall(rec)
 	}
 	if err != nil {

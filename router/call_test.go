@@ -290,7 +290,7 @@ func TestCallToolInProcessRefusesInvalidArguments(t *testing.T) {
 		t.Errorf("provider was called with invalid arguments %d times", len(calls))
 	}
 	for _, rec := range c.takeRecords() {
-		if rec.Provider != "" || !strings.HasPrefix(rec.Refused, "invalid arguments: ") {
+		if rec.Source != "" || !strings.HasPrefix(rec.Refused, "invalid arguments: ") {
 			t.Errorf("a call refused for its arguments is recorded as %+v; want Refused set and no provider", rec)
 		}
 	}
@@ -362,7 +362,7 @@ func TestCallToolInProcessIsRecordedLikeMCPCalls(t *testing.T) {
 		}
 		for i, w := range want {
 			got := recs[i]
-			if got.Tool != w.tool || got.Provider != w.provider || got.Error != w.err || got.Duration <= 0 {
+			if got.Tool != w.tool || got.Source != w.provider || got.Error != w.err || got.Duration <= 0 {
 				t.Errorf("%s record %d = %+v, want %+v", name, i, got, w)
 			}
 		}

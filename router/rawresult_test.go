@@ -107,7 +107,7 @@ func TestRawToolResultIsWrittenVerbatim(t *testing.T) {
 		t.Errorf("2025-11-25 caller decoded %+v", res)
 	}
 	recMu.Lock()
-	if len(recs) != 1 || recs[0].Tool != "raw" || recs[0].Error != "" || recs[0].Provider != "up" {
+	if len(recs) != 1 || recs[0].Tool != "raw" || recs[0].Error != "" || recs[0].Source != "up" {
 		t.Errorf("recorded %+v, want one successful call of raw by up", recs)
 	}
 	recMu.Unlock()

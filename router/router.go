@@ -29,6 +29,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 	"github.com/agents-mcp/agents-mcp/router/tasks"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
@@ -79,7 +80,7 @@ type ToolCallRecord struct {
 	// method: resources/read, resources/subscribe, subscriptions/listen
 	// (one record per refused URI), prompts/get or completion/complete.
 	Method   string
-	Provider string // empty when refused
+	Source   string // the provider's name, "local" or an upstream; empty when refused
 	Duration time.Duration
 	// Error is empty on success; otherwise the error result's text, or the
 	// provider's error message.
@@ -305,7 +306,7 @@ func (r *Router) Refresh(ctx context.Context, providerName string) error {
 	seen := map[string]bool{}
 	changed := false
 	for _, t := range listed {
-		if err := agentsmcp.CheckTool(t); err != nil {
+		if err := toolschema.Check(t); err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
@@ -424,7 +425,7 @@ func (r *Router) entry(name string) (*toolEntry, bool) {
 // inputSchemaJSON returns the tool's input schema as JSON without
 // re-encoding a json.RawMessage, so upstream bytes are what gets compiled.
 func inputSchemaJSON(t *mcp.Tool) json.RawMessage {
-	return agentsmcp.ToolSchemaJSON(t.InputSchema)
+	return toolschema.JSON(t.InputSchema)
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

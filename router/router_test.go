@@ -530,11 +530,11 @@ func TestOnToolCallSeesEveryCallAndWhyItWasRefused(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 3 || got[1].Refused == "" || got[1].Provider != "" {
+	if len(got) != 3 || got[1].Refused == "" || got[1].Source != "" {
 		t.Fatalf("records = %+v, want the two calls that reached the provider and the refused one between them", got)
 	}
 	got = ran(got)
-	if got[0].Tool != "up__person" || got[0].Provider != "up" || got[0].Error != "" || got[0].Duration <= 0 {
+	if got[0].Tool != "up__person" || got[0].Source != "up" || got[0].Error != "" || got[0].Duration <= 0 {
 		t.Errorf("success record = %+v", got[0])
 	}
 	if got[1].Tool != "up__fail" || got[1].Error != "internal error" {

@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 // The discovery prompts: they lead a user to the right tools.
@@ -255,7 +256,7 @@ func (d *Discovery) bestTools(ctx context.Context, names []string) string {
 		if i == discoveryBestTools {
 			break
 		}
-		fmt.Fprintf(&sb, "- %s: %.0f%% of %d calls succeeded, p50 %s\n", p.Tool, 100*p.SuccessRate(), p.Calls, p.Percentile(0.5))
+		fmt.Fprintf(&sb, "- %s: %.0f%% of %d calls succeeded, p50 %s\n", p.Tool, 100*p.SuccessRate(), p.Calls, toolperf.Percentile(p, 0.5))
 	}
 	return sb.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
 // MCPTasks serves the executor's tasks as MCP tasks (the Tasks extension,
@@ -139,7 +140,7 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 		}
 		// Not the plan's outcome but the executor's fault: a protocol
 		// error, mapped by the router as any error of this code.
-		msg := task.Redacted().Error
+		msg := view.Task(task).Error
 		v.Status, v.StatusMessage = agentsmcp.MCPTaskFailed, msg
 		v.Error = &agentsmcp.Error{Code: task.ErrorCode, Message: msg}
 	case agentsmcp.TaskSucceeded:
@@ -156,7 +157,7 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 // the redacted task as structured content, and as text. The thought is
 // the plan's, as for the retry of an input_required answer.
 func taskToolResult(task *agentsmcp.Task, plan *agentsmcp.Plan) *mcp.CallToolResult {
-	res := &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}
+	res := &TaskResult{Task: view.Task(task), PlanID: task.PlanID}
 	if plan != nil {
 		res.ThoughtID = plan.ThoughtID
 	}

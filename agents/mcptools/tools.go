@@ -15,6 +15,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
@@ -119,7 +120,7 @@ func (t *Tools) generateThoughts(ctx context.Context, req *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &ThoughtResult{Thought: th.Redacted(), Report: report}, nil
+	return nil, &ThoughtResult{Thought: view.Thought(th), Report: report}, nil
 }
 
 // GeneratePlanArgs are the arguments of generate_plan.
@@ -156,7 +157,7 @@ func (t *Tools) generatePlan(ctx context.Context, req *mcp.CallToolRequest, a Ge
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &PlanResult{Plan: plan.Redacted(), Report: report}, nil
+	return nil, &PlanResult{Plan: view.Plan(plan), Report: report}, nil
 }
 
 // ExecuteTaskArgs are the arguments of execute_task.
@@ -224,7 +225,7 @@ func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agent
 	if mode != nil {
 		mode.Created(task.ID) // Start stored it: tasks/get finds it
 	}
-	res := &TaskResult{Task: task.Redacted(), PlanID: plan.ID, ThoughtID: thoughtID}
+	res := &TaskResult{Task: view.Task(task), PlanID: plan.ID, ThoughtID: thoughtID}
 	if !wait {
 		return nil, res, nil
 	}
@@ -240,7 +241,7 @@ func (t *Tools) outcome(ctx context.Context, req *mcp.CallToolRequest, plan *age
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Task, res.Waiting = done.Redacted(), waiting
+	res.Task, res.Waiting = view.Task(done), waiting
 	ir, err := t.inputRequired(ctx, req, done, plan, call, declined, note)
 	if err != nil {
 		return nil, nil, err
@@ -275,7 +276,7 @@ func (t *Tools) retry(ctx context.Context, req *mcp.CallToolRequest, call string
 	if err := mayRun(ctx, plan); err != nil {
 		return nil, nil, err
 	}
-	res := &TaskResult{Task: task.Redacted(), PlanID: plan.ID, ThoughtID: plan.ThoughtID}
+	res := &TaskResult{Task: view.Task(task), PlanID: plan.ID, ThoughtID: plan.ThoughtID}
 	if task.Status.Terminal() {
 		return nil, res, nil
 	}
@@ -385,7 +386,7 @@ func (t *Tools) getTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskIDArg
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}, nil
+	return nil, &TaskResult{Task: view.Task(task), PlanID: task.PlanID}, nil
 }
 
 // visibleTask returns task id if the caller may see it: its creator, or a
@@ -454,7 +455,7 @@ func (t *Tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, a ListTas
 		tasks = []*agentsmcp.Task{}
 	}
 	for i, task := range tasks {
-		tasks[i] = task.Redacted()
+		tasks[i] = view.Task(task)
 	}
 	return nil, &ListTasksResult{Tasks: tasks, NextCursor: next}, nil
 }
@@ -485,7 +486,7 @@ func (t *Tools) resumeTask(ctx context.Context, _ *mcp.CallToolRequest, a Resume
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}, nil
+	return nil, &TaskResult{Task: view.Task(task), PlanID: task.PlanID}, nil
 }
 
 func (t *Tools) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
@@ -496,7 +497,7 @@ func (t *Tools) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, a TaskID
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, &TaskResult{Task: task.Redacted(), PlanID: task.PlanID}, nil
+	return nil, &TaskResult{Task: view.Task(task), PlanID: task.PlanID}, nil
 }
 
 // mayRun refuses a plan that calls a tool the caller may not use: the

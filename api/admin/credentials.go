@@ -9,6 +9,8 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
 // This file serves the credentials agents-mcp presents to integrations
@@ -70,7 +72,7 @@ type CredentialView struct {
 }
 
 func credentialView(c *agentsmcp.Credential) CredentialView {
-	r := c.Redacted()
+	r := view.Credential(c)
 	v := CredentialView{ID: r.ID, Integration: r.Integration, Principal: r.Principal, Kind: r.Kind, Settings: r.Settings,
 		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if !r.ExpiresAt.IsZero() {
@@ -150,7 +152,7 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) error
 		Secret: &agentsmcp.CredentialSecret{Value: in.Value, ClientSecret: in.ClientSecret,
 			AccessToken: in.AccessToken, RefreshToken: in.RefreshToken},
 		CreatedBy: agentsmcp.PrincipalIDFrom(r.Context())}
-	if err := c.Validate(); err != nil {
+	if err := validate.Credential(c); err != nil {
 		return err
 	}
 	switch c.Kind {

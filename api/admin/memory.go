@@ -6,6 +6,8 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
 )
 
@@ -54,7 +56,7 @@ func (h *Handler) listLearnings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := agentsmcp.LearningFilter{Tool: p.str("tool"), Upstream: p.str("upstream"), Principal: p.str("principal")}
+	f := agentsmcp.LearningFilter{Tool: p.str("tool"), Source: p.str("upstream"), Principal: p.str("principal")}
 	if f.Outcome, err = oneOf(p, "status", agentsmcp.Outcomes); err != nil {
 		return err
 	}
@@ -131,7 +133,7 @@ func (h *Handler) listToolPerformance(w http.ResponseWriter, r *http.Request) er
 
 func statsOf(p *agentsmcp.ToolPerformance) ToolStats {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return ToolStats{ToolPerformance: p, SuccessRate: p.SuccessRate(), P50Ms: ms(p.Percentile(0.5)), P95Ms: ms(p.Percentile(0.95))}
+	return ToolStats{ToolPerformance: p, SuccessRate: p.SuccessRate(), P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95))}
 }
 
 // GET /patterns: q ranks goals by meaning (patterns that succeeded at
@@ -233,7 +235,7 @@ func (h *Handler) createInsight(w http.ResponseWriter, r *http.Request) error {
 		ins.Source = p.ID
 	}
 	ins.Principal = agentsmcp.MemoryOwnerFrom(r.Context())
-	if err := ins.Validate(); err != nil {
+	if err := validate.Insight(ins); err != nil {
 		return err
 	}
 	ctx, cancel := h.requestContext(r)

@@ -54,7 +54,7 @@ func (e *env) seedLearnings(base time.Time) []*agentsmcp.Learning {
 	}
 	var out []*agentsmcp.Learning
 	for i, s := range specs {
-		l := &agentsmcp.Learning{Query: s.query, Tools: s.tools, Upstreams: s.ups, Steps: s.tools, Outcome: s.outcome,
+		l := &agentsmcp.Learning{Query: s.query, Tools: s.tools, Sources: s.ups, Steps: s.tools, Outcome: s.outcome,
 			Duration: time.Duration(i+1) * time.Second, CreatedAt: base.Add(time.Duration(i) * time.Hour)}
 		if err := e.db.CreateLearning(context.Background(), l); err != nil {
 			e.t.Fatal(err)

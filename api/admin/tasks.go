@@ -9,6 +9,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
 // This file serves tasks, and the plans and thoughts they come from.
@@ -34,7 +35,7 @@ type TaskSummary struct {
 
 // summarize lists t as shown to people, secrets redacted.
 func summarize(t *agentsmcp.Task) TaskSummary {
-	t = t.Redacted()
+	t = view.Task(t)
 	steps := map[agentsmcp.StepStatus]int{}
 	for _, s := range t.Steps {
 		steps[s.Status]++
@@ -96,14 +97,14 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := TaskDetail{Task: t.Redacted()}
+	d := TaskDetail{Task: view.Task(t)}
 	if t.PlanID != "" && h.opts.Plans != nil {
 		plan, err := h.opts.Plans.FindPlanByID(ctx, t.PlanID)
 		if err != nil && agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
 			return err
 		}
 		if plan != nil {
-			d.Plan = plan.Redacted()
+			d.Plan = view.Plan(plan)
 		}
 	}
 	writeJSON(w, http.StatusOK, d)
@@ -135,7 +136,7 @@ func (h *Handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	if t, err = h.opts.Executor.Cancel(ctx, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, t.Redacted())
+	writeJSON(w, http.StatusOK, view.Task(t))
 	return nil
 }
 
@@ -179,7 +180,7 @@ func (h *Handler) resumeTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, t.Redacted())
+	writeJSON(w, http.StatusOK, view.Task(t))
 	return nil
 }
 
@@ -193,7 +194,7 @@ func (h *Handler) getPlan(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
-		return p.Redacted(), nil
+		return view.Plan(p), nil
 	})
 }
 
@@ -207,7 +208,7 @@ func (h *Handler) getThought(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
-		return th.Redacted(), nil
+		return view.Thought(th), nil
 	})
 }
 

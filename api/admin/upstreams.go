@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // This file serves the upstream MCP servers.
@@ -108,7 +109,7 @@ func (in *UpstreamInput) config() (agentsmcp.UpstreamConfig, error) {
 		return agentsmcp.UpstreamConfig{}, invalidf("maxConcurrency must be positive, got %d", cfg.MaxConcurrency)
 	}
 	cfg = cfg.WithDefaults()
-	if problems := cfg.Problems(); len(problems) > 0 {
+	if problems := validate.UpstreamConfigProblems(&cfg); len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
 			msgs[i] = apiFieldName(p.Field) + ": " + p.Message

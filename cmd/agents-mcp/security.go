@@ -188,7 +188,7 @@ func (s *security) taskWritten(c router.TaskWriteRecord) {
 // toolCalled turns a router record into an audit entry and metrics.
 func (s *security) toolCalled(c router.ToolCallRecord) {
 	if c.Refused == "" {
-		s.metrics.ObserveToolCall(telemetry.ToolCall{Tool: c.Tool, Source: c.Provider, Duration: c.Duration, Failed: c.Error != ""})
+		s.metrics.ObserveToolCall(telemetry.ToolCall{Tool: c.Tool, Source: c.Source, Duration: c.Duration, Failed: c.Error != ""})
 	}
 	e := &agentsmcp.AuditEntry{
 		Kind: agentsmcp.AuditToolCall, Principal: c.Principal, Target: c.Tool, RequestID: c.RequestID,

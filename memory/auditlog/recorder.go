@@ -29,6 +29,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	"github.com/agents-mcp/agents-mcp/internal/batch"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // DefaultRetention is the retention period agents-mcp recommends: 30 days.
@@ -170,7 +171,7 @@ func (r *Recorder) Record(e *agentsmcp.AuditEntry) {
 		return
 	}
 	prepare(e)
-	if err := e.Validate(); err != nil {
+	if err := validate.AuditEntry(e); err != nil {
 		r.drop(1, "invalid audit entry dropped", err)
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -405,7 +406,7 @@ func statsOf(p *agentsmcp.ToolPerformance) ToolFigures {
 	}
 	return ToolFigures{
 		Tool: p.Tool, Calls: p.Calls, Errors: p.Errors, SuccessRate: p.SuccessRate(),
-		P50Ms: ms(p.Percentile(0.5)), P95Ms: ms(p.Percentile(0.95)), CommonErrors: errs, LastCallAt: p.LastCallAt,
+		P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95)), CommonErrors: errs, LastCallAt: p.LastCallAt,
 	}
 }
 

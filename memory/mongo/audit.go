@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -68,7 +69,7 @@ func (d *auditDoc) entry() *agentsmcp.AuditEntry {
 // ID already stored counts as stored, so retrying the same entries
 // completes the batch without duplicates.
 func (db *DB) CreateAuditEntries(ctx context.Context, entries []*agentsmcp.AuditEntry) error {
-	if err := agentsmcp.ValidateAuditBatch(entries); err != nil {
+	if err := validate.AuditBatch(entries); err != nil {
 		return err
 	}
 	if len(entries) == 0 {
@@ -116,7 +117,7 @@ func onlyDuplicates(err error) bool {
 // by id, highest first), Since inclusive, Until exclusive; each filter
 // field has an index ending in (createdAt, _id).
 func (db *DB) FindAuditEntries(ctx context.Context, f agentsmcp.AuditFilter) ([]*agentsmcp.AuditEntry, string, error) {
-	if err := f.Validate(); err != nil {
+	if err := validate.AuditFilter(f); err != nil {
 		return nil, "", err
 	}
 	var clauses []bson.D

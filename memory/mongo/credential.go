@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -64,7 +65,7 @@ func (d *credentialDoc) credential() (*agentsmcp.Credential, error) {
 
 // CreateCredential implements [agentsmcp.CredentialService].
 func (db *DB) CreateCredential(ctx context.Context, c *agentsmcp.Credential) error {
-	if err := agentsmcp.ValidateForStore(c); err != nil {
+	if err := validate.StoredCredential(c); err != nil {
 		return err
 	}
 	settings, err := json.Marshal(c.Settings)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/memory/mongo"
 )
 
@@ -37,5 +38,5 @@ func ExampleOpen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(p.Calls, p.Percentile(0.95))
+	fmt.Println(p.Calls, toolperf.Percentile(p, 0.95))
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -44,7 +45,7 @@ func (d *insightDoc) insight() *agentsmcp.Insight {
 // millisecond precision). EINVALID for a broken invariant, ECONFLICT for a
 // taken ID.
 func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
-	if err := in.Validate(); err != nil {
+	if err := validate.Insight(in); err != nil {
 		return err
 	}
 	d := insightDoc{

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -37,7 +38,7 @@ func (d *learningDoc) learning() *agentsmcp.Learning {
 		Goal:      d.Goal,
 		Steps:     d.Steps,
 		Tools:     d.Tools,
-		Upstreams: d.Upstreams,
+		Sources:   d.Upstreams,
 		Outcome:   agentsmcp.Outcome(d.Outcome),
 		Duration:  time.Duration(d.DurationNs),
 		Errors:    d.Errors,
@@ -52,7 +53,7 @@ func (d *learningDoc) learning() *agentsmcp.Learning {
 // returns; on success l holds the stored ID, Principal and CreatedAt (UTC, millisecond
 // precision). EINVALID for a broken invariant, ECONFLICT for a taken ID.
 func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
-	if err := l.Validate(); err != nil {
+	if err := validate.Learning(l); err != nil {
 		return err
 	}
 	d := learningDoc{
@@ -63,7 +64,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 		Goal:       l.Goal,
 		Steps:      orEmpty(l.Steps),
 		Tools:      orEmpty(l.Tools),
-		Upstreams:  orEmpty(l.Upstreams),
+		Upstreams:  orEmpty(l.Sources),
 		Outcome:    string(l.Outcome),
 		DurationNs: int64(l.Duration),
 		Errors:     orEmpty(l.Errors),
@@ -108,8 +109,8 @@ func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]
 	if f.Tool != "" {
 		clauses = append(clauses, bson.D{{Key: "tools", Value: f.Tool}})
 	}
-	if f.Upstream != "" {
-		clauses = append(clauses, bson.D{{Key: "upstreams", Value: f.Upstream}})
+	if f.Source != "" {
+		clauses = append(clauses, bson.D{{Key: "upstreams", Value: f.Source}})
 	}
 	if f.Outcome != "" {
 		clauses = append(clauses, bson.D{{Key: "outcome", Value: string(f.Outcome)}})

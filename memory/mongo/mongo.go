@@ -23,7 +23,7 @@
 // words, folding case and accents (see text.go); a tool keeps the counts of
 // its first [KeptErrorClasses] error classes, of which the
 // [agentsmcp.MaxCommonErrors] most frequent are reported. Error texts are
-// counted under their [agentsmcp.ToolErrorClass], and so are the texts of
+// counted under their internal/toolperf.ErrorClass, and so are the texts of
 // documents written before classes were normalised, when they are read.
 //
 // Collections (all in the database given to [Open]):

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -63,7 +64,7 @@ func (db *DB) enqueue(ctx context.Context, namespace string, op agentsmcp.Outbox
 
 // EnqueueOutbox implements [agentsmcp.OutboxService].
 func (db *DB) EnqueueOutbox(ctx context.Context, namespace string, op agentsmcp.OutboxOp, docIDs ...string) error {
-	if err := agentsmcp.ValidateOutboxRequest(namespace, op, docIDs); err != nil {
+	if err := validate.OutboxRequest(namespace, op, docIDs); err != nil {
 		return err
 	}
 	return db.enqueue(ctx, namespace, op, docIDs...)

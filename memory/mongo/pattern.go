@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -46,7 +47,7 @@ func (d *patternDoc) pattern() *agentsmcp.PlanPattern {
 // (at, or now when zero), so concurrent uses are all counted. EINVALID for
 // an empty or overlong goal or too many steps.
 func (db *DB) RecordPatternUse(ctx context.Context, principal, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
-	if err := agentsmcp.ValidatePatternUse(goal, steps); err != nil {
+	if err := validate.PatternUse(goal, steps); err != nil {
 		return nil, err
 	}
 	if at.IsZero() {

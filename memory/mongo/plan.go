@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -59,7 +60,7 @@ func (d *thoughtDoc) thought() *agentsmcp.Thought {
 // millisecond precision). EINVALID for a broken invariant, ECONFLICT for a
 // taken ID.
 func (db *DB) CreateThought(ctx context.Context, th *agentsmcp.Thought) error {
-	if err := th.Validate(); err != nil {
+	if err := validate.Thought(th); err != nil {
 		return err
 	}
 	d := thoughtDoc{
@@ -184,7 +185,7 @@ func (d *planDoc) plan() *agentsmcp.Plan {
 // it; on success p holds the stored ID and CreatedAt. EINVALID for a broken
 // invariant, ECONFLICT for a taken ID.
 func (db *DB) CreatePlan(ctx context.Context, p *agentsmcp.Plan) error {
-	if err := p.Validate(); err != nil {
+	if err := validate.Plan(p); err != nil {
 		return err
 	}
 	d := planDoc{

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -148,7 +149,7 @@ func taskState(t *agentsmcp.Task) (steps []stepStateDoc, history []eventDoc, tri
 // CreateTask validates t, assigns ID, CreatedAt and Status when empty, and
 // inserts it with Version 1 and t.Lease; see [agentsmcp.TaskService].
 func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
-	if err := t.Validate(); err != nil {
+	if err := validate.Task(t); err != nil {
 		return err
 	}
 	steps, history, trimmed := taskState(t)
@@ -220,7 +221,7 @@ func (db *DB) FindTasks(ctx context.Context, f agentsmcp.TaskFilter) ([]*agentsm
 // matches nothing, a read by id tells ENOTFOUND from ECONFLICT. See
 // [agentsmcp.TaskService].
 func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
-	if err := t.ValidateUpdate(); err != nil {
+	if err := validate.TaskUpdate(t); err != nil {
 		return err
 	}
 	steps, history, trimmed := taskState(t)
@@ -241,7 +242,7 @@ func (db *DB) TasksVerbatim() bool { return true }
 // position (steps.<i>) and whose $push appends the new events, so that the
 // rest of the document is not sent. See [agentsmcp.TaskService].
 func (db *DB) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
-	if err := t.ValidateChange(c); err != nil {
+	if err := validate.TaskChange(t, c); err != nil {
 		return err
 	}
 	var set bson.D
@@ -324,7 +325,7 @@ func (db *DB) taskExists(ctx context.Context, id string) error {
 // AcquireTaskLease takes the lease in one findOneAndUpdate whose filter
 // says the lease is free, expired or owner's: [agentsmcp.TaskService].
 func (db *DB) AcquireTaskLease(ctx context.Context, id, owner string, ttl time.Duration) (*agentsmcp.Task, error) {
-	if err := agentsmcp.ValidateLease(owner, ttl); err != nil {
+	if err := validate.Lease(owner, ttl); err != nil {
 		return nil, err
 	}
 	defer db.lockKey(colTasks + "\x00" + id)()

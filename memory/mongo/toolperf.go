@@ -12,6 +12,8 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -72,7 +74,7 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 		ConsecutiveFailures: d.ConsecutiveFailures,
 		LastSuccessAt:       utcOrZero(d.LastSuccessAt),
 		LastFailureAt:       utcOrZero(d.LastFailureAt),
-		LastErrorClass:      agentsmcp.LastErrorClass(d.LastErrorClass),
+		LastErrorClass:      toolperf.LastErrorClass(d.LastErrorClass),
 	}
 	for k, n := range d.Buckets {
 		if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(p.Buckets) {
@@ -94,13 +96,13 @@ func (d *toolPerfDoc) performance() *agentsmcp.ToolPerformance {
 	slices.SortFunc(counts, func(a, b count) int {
 		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.class, b.class))
 	})
-	counted := make([]agentsmcp.ErrorClassCount, len(counts))
+	counted := make([]toolperf.ErrorClassCount, len(counts))
 	for i, c := range counts {
-		counted[i] = agentsmcp.ErrorClassCount{Class: c.class, Count: c.n}
+		counted[i] = toolperf.ErrorClassCount{Class: c.class, Count: c.n}
 	}
 	// Documents written before classes were normalised hold error texts:
 	// they are served as classes.
-	p.CommonErrors = agentsmcp.CommonErrorClasses(counted)
+	p.CommonErrors = toolperf.CommonErrors(counted)
 	return p
 }
 
@@ -111,7 +113,7 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 }
 
 // RecordToolCalls counts calls, summed by tool first
-// ([agentsmcp.SumToolCalls]): for each tool, calls, errors, the latency
+// ([toolperf.SumCalls]): for each tool, calls, errors, the latency
 // buckets, and the times of the latest call (c.At, or now when zero) and
 // of each outcome. A failed call also counts under its error class (see
 // errorClass), if the tool has room for it ([KeptErrorClasses]). EINVALID,
@@ -125,10 +127,10 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 // counted in Errors but in no class. MongoDB has no transactions on every
 // deployment, so a batch that fails part-way may be counted in part.
 func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) error {
-	if err := agentsmcp.ValidateToolCalls(calls); err != nil {
+	if err := validate.ToolCalls(calls); err != nil {
 		return err
 	}
-	for _, t := range agentsmcp.SumToolCalls(calls, db.nowMs()) {
+	for _, t := range toolperf.SumCalls(calls, db.nowMs()) {
 		if err := db.recordTotals(ctx, t); err != nil {
 			return err
 		}
@@ -137,7 +139,7 @@ func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) e
 }
 
 // recordTotals counts the calls of one tool of a batch.
-func (db *DB) recordTotals(ctx context.Context, t *agentsmcp.ToolCallTotals) error {
+func (db *DB) recordTotals(ctx context.Context, t *toolperf.CallTotals) error {
 	at := ms(t.LastCallAt)
 	inc := bson.D{{Key: "calls", Value: t.Calls}}
 	for i, n := range t.Buckets {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -61,7 +62,7 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 	if d == nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream definition is required")
 	}
-	if err := d.Validate(); err != nil {
+	if err := validate.UpstreamDefinition(d); err != nil {
 		return err
 	}
 	col := db.db.Collection(colUpstreams)

@@ -226,7 +226,7 @@ func matchesLearning(l *agentsmcp.Learning, f agentsmcp.LearningFilter) bool {
 	case f.Principal != "" && l.Principal != f.Principal,
 		f.Outcome != "" && l.Outcome != f.Outcome,
 		f.Tool != "" && !slices.Contains(l.Tools, f.Tool),
-		f.Upstream != "" && !slices.Contains(l.Upstreams, f.Upstream),
+		f.Source != "" && !slices.Contains(l.Sources, f.Source),
 		!f.Since.IsZero() && l.CreatedAt.Before(f.Since),
 		!f.Until.IsZero() && !l.CreatedAt.Before(f.Until):
 		return false

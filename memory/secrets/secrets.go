@@ -40,6 +40,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
 // KeySize is the size of a Sealer's key: AES-256.
@@ -448,7 +449,7 @@ func (w *Thoughts) CreateThought(ctx context.Context, th *agentsmcp.Thought) err
 		return w.ThoughtService.CreateThought(ctx, th)
 	}
 	c := *th
-	c.RedactTexts()
+	view.RedactThought(&c)
 	if err := w.ThoughtService.CreateThought(ctx, &c); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 var _ agentsmcp.AuditService = (*DB)(nil)
@@ -61,7 +62,7 @@ func init() {
 // so a retried entry is found by it; two entries with one id and different
 // times, which only a caller choosing ids could write, are both kept.
 func (db *DB) CreateAuditEntries(ctx context.Context, entries []*agentsmcp.AuditEntry) error {
-	if err := agentsmcp.ValidateAuditBatch(entries); err != nil {
+	if err := validate.AuditBatch(entries); err != nil {
 		return err
 	}
 	if len(entries) == 0 {
@@ -212,7 +213,7 @@ func (db *DB) DeleteOldestAuditEntries(ctx context.Context, keep int64) (int64, 
 
 // auditQuery builds the page query of f.
 func auditQuery(f agentsmcp.AuditFilter) (*listQuery, error) {
-	if err := f.Validate(); err != nil {
+	if err := validate.AuditFilter(f); err != nil {
 		return nil, err
 	}
 	q := &listQuery{columns: auditColumns, from: "audit_entries a", keyN: "a.at", keyID: "a.id"}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 var _ agentsmcp.CredentialService = (*DB)(nil)
@@ -45,7 +46,7 @@ func init() {
 
 // CreateCredential implements [agentsmcp.CredentialService].
 func (db *DB) CreateCredential(ctx context.Context, c *agentsmcp.Credential) error {
-	if err := agentsmcp.ValidateForStore(c); err != nil {
+	if err := validate.StoredCredential(c); err != nil {
 		return err
 	}
 	settings, err := json.Marshal(c.Settings)

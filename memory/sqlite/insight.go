@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 const insightColumns = "i.id, i.text, i.type, i.applies_to, i.confidence, i.evidence, i.source, i.principal, i.created_at"
@@ -25,7 +26,7 @@ const findInsightByIDSQL = "SELECT " + insightColumns + " FROM insights i WHERE 
 // CreateInsight implements [agentsmcp.InsightService]. On success in holds
 // the stored ID, Principal and CreatedAt (UTC, at millisecond precision).
 func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
-	if err := in.Validate(); err != nil {
+	if err := validate.Insight(in); err != nil {
 		return err
 	}
 	id, created := in.ID, in.CreatedAt

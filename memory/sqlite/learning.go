@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 const learningColumns = "l.id, l.task_id, l.plan_id, l.query, l.goal, l.steps, l.tools, l.upstreams, l.outcome, l.duration_ns, l.errors, l.retries, l.principal, l.created_at"
@@ -27,7 +28,7 @@ const findLearningByIDSQL = "SELECT " + learningColumns + " FROM learnings l WHE
 // the stored ID, Principal and CreatedAt (UTC, at millisecond precision); the learning
 // is committed to the WAL, which survives a crash of the process.
 func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
-	if err := l.Validate(); err != nil {
+	if err := validate.Learning(l); err != nil {
 		return err
 	}
 	id, created := l.ID, l.CreatedAt
@@ -42,7 +43,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var pk int64
 		err := db.txStmt(ctx, tx, insertLearningSQL).QueryRowContext(ctx,
-			id, l.TaskID, l.PlanID, l.Query, l.Goal, encodeList(l.Steps), encodeList(l.Tools), encodeList(l.Upstreams),
+			id, l.TaskID, l.PlanID, l.Query, l.Goal, encodeList(l.Steps), encodeList(l.Tools), encodeList(l.Sources),
 			string(l.Outcome), int64(l.Duration), encodeList(l.Errors), l.Retries, principal, createdMS,
 		).Scan(&pk)
 		if isUnique(err) {
@@ -55,7 +56,7 @@ func (db *DB) CreateLearning(ctx context.Context, l *agentsmcp.Learning) error {
 				return fmt.Errorf("insert learning tool: %w", err)
 			}
 		}
-		for _, up := range distinct(l.Upstreams) {
+		for _, up := range distinct(l.Sources) {
 			if _, err := db.txStmt(ctx, tx, insertLearningUpstreamSQL).ExecContext(ctx, up, createdMS, id, pk); err != nil {
 				return fmt.Errorf("insert learning upstream: %w", err)
 			}
@@ -128,14 +129,14 @@ func learningQuery(f agentsmcp.LearningFilter) (q *listQuery, ok bool, err error
 		q.from = "learning_tools d CROSS JOIN learnings l ON l.pk = d.learning_pk"
 		q.keyN, q.keyID = "d.created_at", "d.learning_id"
 		q.and("d.tool = ?", f.Tool)
-		if f.Upstream != "" {
+		if f.Source != "" {
 			q.and(`EXISTS (SELECT 1 FROM learning_upstreams u
-				WHERE u.upstream = ? AND u.created_at = d.created_at AND u.learning_id = d.learning_id)`, f.Upstream)
+				WHERE u.upstream = ? AND u.created_at = d.created_at AND u.learning_id = d.learning_id)`, f.Source)
 		}
-	case f.Upstream != "":
+	case f.Source != "":
 		q.from = "learning_upstreams d CROSS JOIN learnings l ON l.pk = d.learning_pk"
 		q.keyN, q.keyID = "d.created_at", "d.learning_id"
-		q.and("d.upstream = ?", f.Upstream)
+		q.and("d.upstream = ?", f.Source)
 	}
 	if f.Outcome != "" {
 		q.and("l.outcome = ?", string(f.Outcome))
@@ -190,7 +191,7 @@ func scanLearning(row scanner) (*agentsmcp.Learning, error) {
 	for _, p := range []struct {
 		dst *[]string
 		src string
-	}{{&l.Steps, steps}, {&l.Tools, tools}, {&l.Upstreams, upstreams}, {&l.Errors, errors}} {
+	}{{&l.Steps, steps}, {&l.Tools, tools}, {&l.Sources, upstreams}, {&l.Errors, errors}} {
 		list, err := decodeList(p.src)
 		if err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 const (
@@ -41,7 +42,7 @@ func (db *DB) enqueue(ctx context.Context, tx *sql.Tx, namespace string, op agen
 
 // EnqueueOutbox implements [agentsmcp.OutboxService].
 func (db *DB) EnqueueOutbox(ctx context.Context, namespace string, op agentsmcp.OutboxOp, docIDs ...string) error {
-	if err := agentsmcp.ValidateOutboxRequest(namespace, op, docIDs); err != nil {
+	if err := validate.OutboxRequest(namespace, op, docIDs); err != nil {
 		return err
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {

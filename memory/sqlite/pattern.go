@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 const patternColumns = "p.id, p.principal, p.goal, p.steps, p.uses, p.successes, p.last_used"
@@ -28,7 +29,7 @@ const findPatternByIDSQL = "SELECT " + patternColumns + " FROM patterns p WHERE 
 // [agentsmcp.PatternID]):
 // the first use inserts, later ones add to the counters in SQL.
 func (db *DB) RecordPatternUse(ctx context.Context, principal, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
-	if err := agentsmcp.ValidatePatternUse(goal, steps); err != nil {
+	if err := validate.PatternUse(goal, steps); err != nil {
 		return nil, err
 	}
 	if at.IsZero() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // Cursor kinds of the lists of this file and task.go (see cursor.go).
@@ -37,7 +38,7 @@ type storedRecommendation struct {
 // CreateThought implements [agentsmcp.ThoughtService]. On success th holds
 // the stored ID and CreatedAt (UTC, at millisecond precision).
 func (db *DB) CreateThought(ctx context.Context, th *agentsmcp.Thought) error {
-	if err := th.Validate(); err != nil {
+	if err := validate.Thought(th); err != nil {
 		return err
 	}
 	id, created := th.ID, th.CreatedAt
@@ -187,7 +188,7 @@ type storedRetry struct {
 // CreatePlan implements [agentsmcp.PlanService]. On success p holds the
 // stored ID and CreatedAt (UTC, at millisecond precision).
 func (db *DB) CreatePlan(ctx context.Context, p *agentsmcp.Plan) error {
-	if err := p.Validate(); err != nil {
+	if err := validate.Plan(p); err != nil {
 		return err
 	}
 	id, created := p.ID, p.CreatedAt

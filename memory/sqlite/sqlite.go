@@ -20,7 +20,7 @@
 // Text filters match whole words (FTS5, tokenizer unicode61: runs of letters
 // and digits, case and accents folded); a word does not match as a prefix.
 // Error texts of tool calls are counted under their
-// [agentsmcp.ToolErrorClass], and so are the texts of rows written before
+// internal/toolperf.ErrorClass, and so are the texts of rows written before
 // classes were normalised, when they are read. Each tool keeps counting its
 // 20 most frequent error classes, of which the [agentsmcp.MaxCommonErrors]
 // most frequent are reported.

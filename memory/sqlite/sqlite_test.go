@@ -21,6 +21,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 )
 
@@ -478,9 +479,9 @@ func TestQueryPlans(t *testing.T) {
 		list("learnings "+cur, lq, ok, err, false, "USING INDEX learnings_created")
 		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Tool: "t", Outcome: agentsmcp.OutcomeSuccess}))
 		list("learnings tool "+cur, lq, ok, err, false, keyed("SEARCH d USING PRIMARY KEY (tool=?"), "SEARCH l USING INTEGER PRIMARY KEY")
-		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Upstream: "u", Since: since}))
+		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Source: "u", Since: since}))
 		list("learnings upstream "+cur, lq, ok, err, false, "SEARCH d USING PRIMARY KEY (upstream=? AND created_at>?")
-		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Tool: "t", Upstream: "u"}))
+		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Tool: "t", Source: "u"}))
 		list("learnings tool upstream "+cur, lq, ok, err, false, "SEARCH d USING PRIMARY KEY (tool=?", "SEARCH u EXISTS USING PRIMARY KEY (upstream=? AND created_at=? AND learning_id=?)")
 		lq, ok, err = learningQuery(lrn(agentsmcp.LearningFilter{Outcome: agentsmcp.OutcomeFailure}))
 		list("learnings outcome "+cur, lq, ok, err, false, keyed("SEARCH l USING INDEX learnings_outcome_created (outcome=?"))
@@ -654,11 +655,11 @@ func TestCursor(t *testing.T) {
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func TestLatencyBucket(t *testing.T) {
-	if got := agentsmcp.LatencyBucket(agentsmcp.LatencyBucketBounds[0]); got != 0 {
-		t.Errorf("agentsmcp.LatencyBucket(first bound) = %d", got)
+	if got := toolperf.LatencyBucket(agentsmcp.LatencyBucketBounds[0]); got != 0 {
+		t.Errorf("toolperf.LatencyBucket(first bound) = %d", got)
 	}
-	if got := agentsmcp.LatencyBucket(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
-		t.Errorf("agentsmcp.LatencyBucket(1h) = %d", got)
+	if got := toolperf.LatencyBucket(time.Hour); got != len(agentsmcp.LatencyBucketBounds) {
+		t.Errorf("toolperf.LatencyBucket(1h) = %d", got)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // taskColumnsOf are the columns of a task as read, in scanTask's order,
@@ -208,7 +209,7 @@ func (db *DB) writeTaskParts(ctx context.Context, tx *sql.Tx, pk int64, row task
 
 // CreateTask implements [agentsmcp.TaskService].
 func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
-	if err := t.Validate(); err != nil {
+	if err := validate.Task(t); err != nil {
 		return err
 	}
 	id, created, status := t.ID, t.CreatedAt, t.Status
@@ -318,7 +319,7 @@ func taskQuery(f agentsmcp.TaskFilter) (*listQuery, error) {
 // task; when the UPDATE matches no row, a read in the same transaction
 // tells ENOTFOUND from ECONFLICT.
 func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
-	if err := t.ValidateUpdate(); err != nil {
+	if err := validate.TaskUpdate(t); err != nil {
 		return err
 	}
 	history := agentsmcp.TrimTaskHistory(t.History)
@@ -353,7 +354,7 @@ func (db *DB) TasksVerbatim() bool { return true }
 // UpdateTask, then one upsert of the step states that changed and one
 // insert of the new events, in the same transaction.
 func (db *DB) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
-	if err := t.ValidateChange(c); err != nil {
+	if err := validate.TaskChange(t, c); err != nil {
 		return err
 	}
 	first := len(t.History) - c.Events
@@ -433,7 +434,7 @@ func (db *DB) taskExists(ctx context.Context, tx *sql.Tx, id string) error {
 // AcquireTaskLease implements [agentsmcp.TaskService] with one conditional
 // UPDATE … RETURNING.
 func (db *DB) AcquireTaskLease(ctx context.Context, id, owner string, ttl time.Duration) (*agentsmcp.Task, error) {
-	if err := agentsmcp.ValidateLease(owner, ttl); err != nil {
+	if err := validate.Lease(owner, ttl); err != nil {
 		return nil, err
 	}
 	var t *agentsmcp.Task

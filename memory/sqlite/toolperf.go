@@ -8,6 +8,8 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // keptErrorClasses is how many error classes a tool keeps counting. It is
@@ -25,7 +27,7 @@ const trimErrorsSQL = `DELETE FROM tool_errors WHERE tool = ?1 AND class NOT IN 
 	ORDER BY count DESC, last_at DESC, class LIMIT ?2)`
 
 // Counter UPSERTs of RecordToolCalls, one set per tool of a batch
-// (agentsmcp.ToolCallTotals). recordCallsSQL's parameters: the tool, the
+// (toolperf.CallTotals). recordCallsSQL's parameters: the tool, the
 // calls, the failures, the latest call (ms), 1 when the batch has a
 // success (the failure streak restarts), the failures after the last
 // success, the latest success and failure (ms, NULL for none), the class of
@@ -97,13 +99,13 @@ func (db *DB) RecordToolCall(ctx context.Context, c agentsmcp.ToolCall) error {
 // epoch is read, in that transaction, so no other write comes between the
 // read and the update.
 func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) error {
-	if err := agentsmcp.ValidateToolCalls(calls); err != nil {
+	if err := validate.ToolCalls(calls); err != nil {
 		return err
 	}
 	if len(calls) == 0 {
 		return nil
 	}
-	totals := agentsmcp.SumToolCalls(calls, now())
+	totals := toolperf.SumCalls(calls, now())
 	return db.write(ctx, func(tx *sql.Tx) error {
 		for _, t := range totals {
 			if err := db.recordTotals(ctx, tx, t); err != nil {
@@ -115,7 +117,7 @@ func (db *DB) RecordToolCalls(ctx context.Context, calls []agentsmcp.ToolCall) e
 }
 
 // recordTotals counts the calls of one tool of a batch in tx.
-func (db *DB) recordTotals(ctx context.Context, tx *sql.Tx, t *agentsmcp.ToolCallTotals) error {
+func (db *DB) recordTotals(ctx context.Context, tx *sql.Tx, t *toolperf.CallTotals) error {
 	atMS := toMillis(t.LastCallAt)
 	succeeded := 0
 	if t.Succeeded {
@@ -199,7 +201,7 @@ func (db *DB) readToolPerformance(ctx context.Context, tool string) (perfs []*ag
 	}
 
 	byTool := map[string]*agentsmcp.ToolPerformance{}
-	counted := map[string][]agentsmcp.ErrorClassCount{}
+	counted := map[string][]toolperf.ErrorClassCount{}
 	perfs = []*agentsmcp.ToolPerformance{}
 	err = eachRow(ctx, tx, selectToolPerformanceSQL+where+" ORDER BY calls DESC, tool", args,
 		func(rows *sql.Rows) error {
@@ -252,7 +254,7 @@ func (db *DB) readToolPerformance(ctx context.Context, tool string) (perfs []*ag
 				return err
 			}
 			if byTool[t] != nil {
-				counted[t] = append(counted[t], agentsmcp.ErrorClassCount{Class: class, Count: count})
+				counted[t] = append(counted[t], toolperf.ErrorClassCount{Class: class, Count: count})
 			}
 			return nil
 		})
@@ -262,8 +264,8 @@ func (db *DB) readToolPerformance(ctx context.Context, tool string) (perfs []*ag
 	// Rows written before classes were normalised hold error texts: they
 	// are served as classes.
 	for _, p := range perfs {
-		p.CommonErrors = agentsmcp.CommonErrorClasses(counted[p.Tool])
-		p.LastErrorClass = agentsmcp.LastErrorClass(p.LastErrorClass)
+		p.CommonErrors = toolperf.CommonErrors(counted[p.Tool])
+		p.LastErrorClass = toolperf.LastErrorClass(p.LastErrorClass)
 	}
 	return perfs, nil
 }

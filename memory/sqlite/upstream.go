@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 var _ agentsmcp.UpstreamService = (*DB)(nil)
@@ -41,7 +42,7 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 	if d == nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream definition is required")
 	}
-	if err := d.Validate(); err != nil {
+	if err := validate.UpstreamDefinition(d); err != nil {
 		return err
 	}
 	kind := d.KindOrMCP()

@@ -49,7 +49,7 @@ func Bench(b *testing.B, open func(b *testing.B) Services, rows int) {
 	find("All", agentsmcp.LearningFilter{})
 	find("Tool", agentsmcp.LearningFilter{Tool: "tool_3"})
 	find("Tool+Outcome", agentsmcp.LearningFilter{Tool: "tool_3", Outcome: agentsmcp.OutcomeFailure})
-	find("Upstream+Since", agentsmcp.LearningFilter{Upstream: "up_1", Since: base.Add(time.Duration(rows/2) * time.Second)})
+	find("Upstream+Since", agentsmcp.LearningFilter{Source: "up_1", Since: base.Add(time.Duration(rows/2) * time.Second)})
 	find("Outcome+Range", agentsmcp.LearningFilter{Outcome: agentsmcp.OutcomeSuccess, Since: base.Add(time.Duration(rows/4) * time.Second), Until: base.Add(time.Duration(rows/2) * time.Second)})
 	find("Text", agentsmcp.LearningFilter{Text: "report weekly"})
 	b.Run("FindLearningByID", func(b *testing.B) {
@@ -119,7 +119,7 @@ func benchLearning(i int) *agentsmcp.Learning {
 		Goal:      benchWords[i%10] + " " + benchWords[(i+1)%10],
 		Steps:     []string{fmt.Sprint("tool_", i%10), fmt.Sprint("tool_", (i+1)%10)},
 		Tools:     []string{fmt.Sprint("tool_", i%10), fmt.Sprint("tool_", (i+1)%10)},
-		Upstreams: []string{fmt.Sprint("up_", i%3)},
+		Sources:   []string{fmt.Sprint("up_", i%3)},
 		Outcome:   agentsmcp.Outcomes[i%4],
 		Duration:  time.Duration(i%1000) * time.Millisecond,
 		CreatedAt: at(i),

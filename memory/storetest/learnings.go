@@ -35,7 +35,7 @@ func checkLearning(t *testing.T, got, want *agentsmcp.Learning) {
 	g.CreatedAt, w.CreatedAt = time.Time{}, time.Time{}
 	w.Principal = agentsmcp.MemoryOwner(w.Principal) // stores record the anonymous principal for none
 	for _, p := range []struct{ g, w *[]string }{
-		{&g.Steps, &w.Steps}, {&g.Tools, &w.Tools}, {&g.Upstreams, &w.Upstreams}, {&g.Errors, &w.Errors},
+		{&g.Steps, &w.Steps}, {&g.Tools, &w.Tools}, {&g.Sources, &w.Sources}, {&g.Errors, &w.Errors},
 	} {
 		*p.g, *p.w = orEmpty(*p.g), orEmpty(*p.w)
 	}
@@ -59,7 +59,7 @@ func testLearningRoundTrip(t *testing.T, s Services) {
 			Goal:      "summarise repository issues",
 			Steps:     []string{"github__list_issues", "github__get_issue", "github__get_issue", "files__write_file"},
 			Tools:     []string{"github__list_issues", "github__get_issue", "files__write_file"},
-			Upstreams: []string{"github", "files"},
+			Sources:   []string{"github", "files"},
 			Outcome:   agentsmcp.OutcomePartial,
 			Duration:  12*time.Second + 345678901,
 			Errors:    []string{"rate limited", "timeout after 30s"},
@@ -77,7 +77,7 @@ func testLearningRoundTrip(t *testing.T, s Services) {
 			Query:     "naïve café ☕ \"quoted\" \\ $where",
 			Steps:     []string{},
 			Tools:     []string{},
-			Upstreams: []string{},
+			Sources:   []string{},
 			Errors:    []string{},
 			Outcome:   agentsmcp.OutcomeFailure,
 			Duration:  1,
@@ -188,7 +188,7 @@ func testLearningInvalid(t *testing.T, s Services) {
 		{"malformed id", func(l *agentsmcp.Learning) { l.ID = "lrn-01" }},
 		{"too many steps", func(l *agentsmcp.Learning) { l.Steps = many }},
 		{"too many tools", func(l *agentsmcp.Learning) { l.Tools = many }},
-		{"too many upstreams", func(l *agentsmcp.Learning) { l.Upstreams = many }},
+		{"too many upstreams", func(l *agentsmcp.Learning) { l.Sources = many }},
 		{"too many errors", func(l *agentsmcp.Learning) { l.Errors = many }},
 	}
 	for _, tt := range tests {
@@ -208,7 +208,7 @@ func testLearningInvalid(t *testing.T, s Services) {
 	}
 	l := agentsmcp.Learning{
 		Query: strings.Repeat("q", agentsmcp.MaxQueryTextBytes), Goal: strings.Repeat("g", agentsmcp.MaxQueryTextBytes),
-		Steps: full, Tools: full, Upstreams: full, Errors: full, Outcome: agentsmcp.OutcomeSuccess, CreatedAt: at(0),
+		Steps: full, Tools: full, Sources: full, Errors: full, Outcome: agentsmcp.OutcomeSuccess, CreatedAt: at(0),
 	}
 	if err := s.Learnings.CreateLearning(ctx, &l); err != nil {
 		t.Fatalf("CreateLearning at the limits: %v", err)
@@ -235,14 +235,14 @@ func testLearningNotFound(t *testing.T, s Services) {
 func testLearningFilters(t *testing.T, s Services) {
 	ctx := t.Context()
 	data := []agentsmcp.Learning{
-		{Query: "list the open issues", Goal: "triage issues", Tools: []string{"github__list_issues"}, Upstreams: []string{"github"}, Outcome: agentsmcp.OutcomeSuccess},                           // 0
-		{Query: "write the weekly report", Goal: "report", Tools: []string{"files__write_file", "github__list_issues"}, Upstreams: []string{"files", "github"}, Outcome: agentsmcp.OutcomePartial}, // 1
-		{Query: "deploy the service", Goal: "release pipeline", Tools: []string{"ci__deploy"}, Upstreams: []string{"ci"}, Outcome: agentsmcp.OutcomeFailure},                                       // 2
-		{Query: "read the design doc", Tools: []string{"files__read_file"}, Upstreams: []string{"files"}, Outcome: agentsmcp.OutcomeSuccess},                                                       // 3
-		{Query: "search issues about flaky tests", Goal: "triage flaky tests", Tools: []string{"github__search"}, Upstreams: []string{"github"}, Outcome: agentsmcp.OutcomeCancelled},              // 4
-		{Query: "no tools at all", Outcome: agentsmcp.OutcomeSuccess},                                                                                       // 5
-		{Query: "write a file", Tools: []string{"files__write_file", "files__write_file"}, Upstreams: []string{"Files"}, Outcome: agentsmcp.OutcomeSuccess}, // 6: duplicates, case
-		{Query: "deploy again", Goal: "release pipeline", Tools: []string{"ci__deploy"}, Upstreams: []string{"ci"}, Outcome: agentsmcp.OutcomeSuccess},      // 7
+		{Query: "list the open issues", Goal: "triage issues", Tools: []string{"github__list_issues"}, Sources: []string{"github"}, Outcome: agentsmcp.OutcomeSuccess},                           // 0
+		{Query: "write the weekly report", Goal: "report", Tools: []string{"files__write_file", "github__list_issues"}, Sources: []string{"files", "github"}, Outcome: agentsmcp.OutcomePartial}, // 1
+		{Query: "deploy the service", Goal: "release pipeline", Tools: []string{"ci__deploy"}, Sources: []string{"ci"}, Outcome: agentsmcp.OutcomeFailure},                                       // 2
+		{Query: "read the design doc", Tools: []string{"files__read_file"}, Sources: []string{"files"}, Outcome: agentsmcp.OutcomeSuccess},                                                       // 3
+		{Query: "search issues about flaky tests", Goal: "triage flaky tests", Tools: []string{"github__search"}, Sources: []string{"github"}, Outcome: agentsmcp.OutcomeCancelled},              // 4
+		{Query: "no tools at all", Outcome: agentsmcp.OutcomeSuccess},                                                                                     // 5
+		{Query: "write a file", Tools: []string{"files__write_file", "files__write_file"}, Sources: []string{"Files"}, Outcome: agentsmcp.OutcomeSuccess}, // 6: duplicates, case
+		{Query: "deploy again", Goal: "release pipeline", Tools: []string{"ci__deploy"}, Sources: []string{"ci"}, Outcome: agentsmcp.OutcomeSuccess},      // 7
 	}
 	ids := make([]string, len(data))
 	for i := range data {
@@ -261,9 +261,9 @@ func testLearningFilters(t *testing.T, s Services) {
 		{agentsmcp.LearningFilter{Tool: "files__write_file"}, []int{6, 1}},
 		{agentsmcp.LearningFilter{Tool: "github"}, nil}, // exact, not a prefix
 		{agentsmcp.LearningFilter{Tool: ".*"}, nil},
-		{agentsmcp.LearningFilter{Upstream: "files"}, []int{3, 1}},
-		{agentsmcp.LearningFilter{Upstream: "Files"}, []int{6}},
-		{agentsmcp.LearningFilter{Upstream: "github"}, []int{4, 1, 0}},
+		{agentsmcp.LearningFilter{Source: "files"}, []int{3, 1}},
+		{agentsmcp.LearningFilter{Source: "Files"}, []int{6}},
+		{agentsmcp.LearningFilter{Source: "github"}, []int{4, 1, 0}},
 		{agentsmcp.LearningFilter{Outcome: agentsmcp.OutcomeSuccess}, []int{7, 6, 5, 3, 0}},
 		{agentsmcp.LearningFilter{Outcome: agentsmcp.OutcomeFailure}, []int{2}},
 		{agentsmcp.LearningFilter{Outcome: "bogus"}, nil},
@@ -277,14 +277,14 @@ func testLearningFilters(t *testing.T, s Services) {
 		{agentsmcp.LearningFilter{Text: "deploy pipeline"}, []int{7, 2}}, // one word in Query, one in Goal
 		{agentsmcp.LearningFilter{Text: "deploy service"}, []int{2}},
 		{agentsmcp.LearningFilter{Text: "REPORT weekly"}, []int{1}},
-		{agentsmcp.LearningFilter{Tool: "files__write_file", Upstream: "github"}, []int{1}},
+		{agentsmcp.LearningFilter{Tool: "files__write_file", Source: "github"}, []int{1}},
 		{agentsmcp.LearningFilter{Tool: "ci__deploy", Outcome: agentsmcp.OutcomeSuccess}, []int{7}},
-		{agentsmcp.LearningFilter{Upstream: "github", Outcome: agentsmcp.OutcomeSuccess}, []int{0}},
-		{agentsmcp.LearningFilter{Upstream: "github", Since: at(10)}, []int{4, 1}},
+		{agentsmcp.LearningFilter{Source: "github", Outcome: agentsmcp.OutcomeSuccess}, []int{0}},
+		{agentsmcp.LearningFilter{Source: "github", Since: at(10)}, []int{4, 1}},
 		{agentsmcp.LearningFilter{Outcome: agentsmcp.OutcomeSuccess, Since: at(30), Until: at(70)}, []int{6, 5, 3}},
-		{agentsmcp.LearningFilter{Upstream: "github", Text: "issues"}, []int{4, 0}},
+		{agentsmcp.LearningFilter{Source: "github", Text: "issues"}, []int{4, 0}},
 		{agentsmcp.LearningFilter{Text: "release", Outcome: agentsmcp.OutcomeFailure}, []int{2}},
-		{agentsmcp.LearningFilter{Tool: "github__search", Upstream: "github", Outcome: agentsmcp.OutcomeCancelled, Since: at(40), Until: at(41), Text: "flaky"}, []int{4}},
+		{agentsmcp.LearningFilter{Tool: "github__search", Source: "github", Outcome: agentsmcp.OutcomeCancelled, Since: at(40), Until: at(41), Text: "flaky"}, []int{4}},
 		{agentsmcp.LearningFilter{Tool: "github__search", Outcome: agentsmcp.OutcomeSuccess}, nil},
 	}
 	for _, tt := range tests {

@@ -96,7 +96,7 @@ func testPrincipalInsights(t *testing.T, s Services) {
 func testPrincipalLearnings(t *testing.T, s Services) {
 	ctx := t.Context()
 	l := func(query string, outcome agentsmcp.Outcome, tools []string, principal string) agentsmcp.Learning {
-		return agentsmcp.Learning{Query: query, Outcome: outcome, Tools: tools, Upstreams: tools, Principal: principal}
+		return agentsmcp.Learning{Query: query, Outcome: outcome, Tools: tools, Sources: tools, Principal: principal}
 	}
 	data := []agentsmcp.Learning{
 		l("rotate the vault credentials", agentsmcp.OutcomeSuccess, []string{"vault"}, principalA), // 0
@@ -136,8 +136,8 @@ func testPrincipalLearnings(t *testing.T, s Services) {
 		{agentsmcp.LearningFilter{Principal: principalA, Text: "vault"}, []int{0}},
 		{agentsmcp.LearningFilter{Principal: principalA, Text: "payroll"}, nil},
 		{agentsmcp.LearningFilter{Principal: principalB, Tool: "files"}, []int{4}},
-		{agentsmcp.LearningFilter{Principal: principalA, Upstream: "vault"}, []int{0}},
-		{agentsmcp.LearningFilter{Principal: principalA, Tool: "files", Upstream: "files"}, []int{3}},
+		{agentsmcp.LearningFilter{Principal: principalA, Source: "vault"}, []int{0}},
+		{agentsmcp.LearningFilter{Principal: principalA, Tool: "files", Source: "files"}, []int{3}},
 		{agentsmcp.LearningFilter{Principal: agentsmcp.AnonymousPrincipal, Outcome: agentsmcp.OutcomeSuccess}, nil},
 		{agentsmcp.LearningFilter{Principal: principalB, Outcome: agentsmcp.OutcomeSuccess, Since: at(2)}, []int{4}},
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // The test of agentsmcp.VerbatimTaskStore, for the stores that say they
@@ -26,7 +27,7 @@ func testTaskReadsBackVerbatim(t *testing.T, s Services) {
 	createTask(t, s, &tk)
 	check := func(what string, written *agentsmcp.Task) {
 		t.Helper()
-		want := written.StoredForm()
+		want := storedform.Task(written)
 		if want == nil {
 			t.Fatalf("%s: StoredForm is nil for valid UTF-8", what)
 		}

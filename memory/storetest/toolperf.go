@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 func init() {
@@ -148,7 +149,7 @@ func testToolPerfHistogram(t *testing.T, s Services) {
 		q    float64
 		want time.Duration
 	}{{0.5, 5 * ms}, {0.9, 5 * ms}, {0.95, time.Second}, {0.99, time.Second}, {1, time.Second}} {
-		if got := p.Percentile(q.q); got != q.want {
+		if got := toolperf.Percentile(p, q.q); got != q.want {
 			t.Errorf("p%v = %v, want %v (buckets %v)", q.q*100, got, q.want, p.Buckets)
 		}
 	}

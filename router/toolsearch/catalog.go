@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
@@ -137,7 +138,7 @@ func toolInfo(rt *agentsmcp.RegisteredTool, health string) *agentsmcp.ToolInfo {
 		Title:        t.Title,
 		Description:  t.Description,
 		InputSchema:  slices.Clone(rt.InputSchema),
-		OutputSchema: slices.Clone(agentsmcp.ToolSchemaJSON(t.OutputSchema)),
+		OutputSchema: slices.Clone(toolschema.JSON(t.OutputSchema)),
 		Health:       health,
 	}
 	if a := t.Annotations; a != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 // This file is the ranking that learns from outcomes: [Learned] wraps a
@@ -299,9 +300,9 @@ func (o *Outcomes) ToolEvidence(ctx context.Context, query string, tools []strin
 		if !okAll && !okFam {
 			continue
 		}
-		r := ToolReliability{Scope: scope, Estimate: o.Policy.Prior()}
+		r := ToolReliability{Scope: scope, Estimate: toolperf.Prior(o.Policy)}
 		if okAll {
-			est := o.Policy.Estimate(all.evidence, now)
+			est := toolperf.Estimate(o.Policy, all.evidence, now)
 			r.Estimate, r.Outcomes, r.CoolingDown = roundScore(est.Estimate), roundScore(est.Successes+est.Failures), est.CoolingDown
 		}
 		if okFam {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -82,7 +83,7 @@ func catalogDocs(servers []catalogServer) []searchDoc {
 	var docs []searchDoc
 	for _, s := range servers {
 		for _, tool := range s.Tools {
-			docs = append(docs, newSearchDoc(tool.Name, tool.Title, tool.Description, s.Server, agentsmcp.ToolSchemaJSON(tool.InputSchema)))
+			docs = append(docs, newSearchDoc(tool.Name, tool.Title, tool.Description, s.Server, toolschema.JSON(tool.InputSchema)))
 		}
 	}
 	return docs
@@ -428,7 +429,7 @@ func newLegacyBM25(servers []catalogServer) *legacyBM25 {
 			l.docs = append(l.docs, legacyDoc{name: tool.Name, fields: [3][]string{
 				legacyTokenize(tool.Name + " " + tool.Title),
 				legacyTokenize(tool.Description),
-				legacyTokenize(schemaText(agentsmcp.ToolSchemaJSON(tool.InputSchema))),
+				legacyTokenize(schemaText(toolschema.JSON(tool.InputSchema))),
 			}})
 		}
 	}

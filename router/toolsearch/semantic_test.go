@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -120,7 +121,7 @@ func measureRecall(queries []labelledQuery, rank func(string) []string) recall {
 // sharedWords returns the stems a query shares with a tool's name,
 // description and parameters (names and descriptions).
 func sharedWords(query string, tool *mcp.Tool) []string {
-	d := newSearchDoc(tool.Name, tool.Title, tool.Description, "", agentsmcp.ToolSchemaJSON(tool.InputSchema))
+	d := newSearchDoc(tool.Name, tool.Title, tool.Description, "", toolschema.JSON(tool.InputSchema))
 	var out []string
 	for _, t := range tokenize(query) {
 		if _, ok := d.tf[t]; ok && !slices.Contains(out, t) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // envOf returns a getenv that sees only m, so tests never depend on the
@@ -400,11 +402,11 @@ upstreams:
 	if f.Transport != TransportStdio || f.Command != "npx" || len(f.Args) != 3 || f.Env["HOME"] != "/home/x" {
 		t.Errorf("files = %+v, env %v", f, f.Env)
 	}
-	if err := f.Validate(); err != nil {
+	if err := validate.UpstreamConfig(&f); err != nil {
 		t.Errorf("Validate of a loaded upstream: %v", err)
 	}
 	bad := Upstream{Name: "x", Transport: TransportSSE, Timeout: time.Second}
-	if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "url: required") {
+	if err := validate.UpstreamConfig(&bad); err == nil || !strings.HasPrefix(err.Error(), "url: required") {
 		t.Errorf("Validate without url = %v, want it to start with url: required", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/remote"
 )
 
@@ -120,7 +121,7 @@ const upstreamDelegationRefused = "is not available for MCP upstreams: the MCP a
 // entry's position in the file (prefix, e.g. "upstreams[0]").
 func validateUpstream(u *Upstream, prefix string) []error {
 	var errs []error
-	for _, p := range u.Problems() {
+	for _, p := range validate.UpstreamConfigProblems(u) {
 		errs = append(errs, fieldError(prefix+"."+p.Field, "%s", p.Message))
 	}
 	return errs

@@ -1,4 +1,4 @@
-package agentsmcp_test
+package toolperf_test
 
 import (
 	"maps"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 func TestSumToolCalls(t *testing.T) {
@@ -20,7 +21,7 @@ func TestSumToolCalls(t *testing.T) {
 		{Tool: "a", Duration: time.Millisecond, Error: "quota", At: t0.Add(day)},
 		{Tool: "a", Duration: time.Millisecond, Error: "Timeout", At: t0.Add(-day)}, // late
 	}
-	got := agentsmcp.SumToolCalls(calls, now)
+	got := toolperf.SumCalls(calls, now)
 	if len(got) != 2 || got[0].Tool != "a" || got[1].Tool != "b" {
 		t.Fatalf("tools %+v, want a then b (first appearance)", got)
 	}
@@ -35,7 +36,7 @@ func TestSumToolCalls(t *testing.T) {
 		!a.ErrorClasses[0].LastAt.Equal(t0) || a.ErrorClasses[1].Class != agentsmcp.ErrorClassRateLimited {
 		t.Errorf("a's classes (in order of first appearance): %+v", a.ErrorClasses)
 	}
-	if a.Buckets[0] != 3 || a.Buckets[agentsmcp.LatencyBucket(30*time.Millisecond)] != 1 {
+	if a.Buckets[0] != 3 || a.Buckets[toolperf.LatencyBucket(30*time.Millisecond)] != 1 {
 		t.Errorf("a's buckets %v", a.Buckets)
 	}
 	// As of the last call: the success and the quota failure weigh 1, the
@@ -43,7 +44,7 @@ func TestSumToolCalls(t *testing.T) {
 	if !a.Recent.At.Equal(a.LastCallAt) || math.Abs(a.Recent.Successes-1) > 1e-9 || math.Abs(a.Recent.Failures-1.75) > 1e-9 {
 		t.Errorf("a's recent outcomes %+v, want 1 success and 1.75 failures", a.Recent)
 	}
-	if b.Calls != 1 || b.Errors != 0 || !b.LastCallAt.Equal(now) || b.Buckets[agentsmcp.LatencyBucket(2*time.Minute)] != 1 {
+	if b.Calls != 1 || b.Errors != 0 || !b.LastCallAt.Equal(now) || b.Buckets[toolperf.LatencyBucket(2*time.Minute)] != 1 {
 		t.Errorf("b: %+v", b)
 	}
 }
@@ -74,11 +75,11 @@ func TestToolErrorClass(t *testing.T) {
 		{"dial 169.254.169.254:80: refused by the egress policy", agentsmcp.ErrorClassEgress},
 		{"user alice has no mailbox; password hunter2", agentsmcp.ErrorClassOther},
 	} {
-		got := agentsmcp.ToolErrorClass(tt.in)
+		got := toolperf.ErrorClass(tt.in)
 		if got != tt.want {
 			t.Errorf("ToolErrorClass(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		if again := agentsmcp.ToolErrorClass(got); again != got {
+		if again := toolperf.ErrorClass(got); again != got {
 			t.Errorf("ToolErrorClass(%q) = %q: a class is not its own class", got, again)
 		}
 	}
@@ -87,7 +88,7 @@ func TestToolErrorClass(t *testing.T) {
 // Rows stored before classes were normalised hold error texts: a reader
 // gets their classes, counts merged, the most frequent first.
 func TestCommonErrorClasses(t *testing.T) {
-	got := agentsmcp.CommonErrorClasses([]agentsmcp.ErrorClassCount{
+	got := toolperf.CommonErrors([]toolperf.ErrorClassCount{
 		{Class: "GET https://api.example/x?k=SECRET: connection refused", Count: 4},
 		{Class: "HTTP 500 Internal Server Error: boom", Count: 3},
 		{Class: "connection refused", Count: 2},
@@ -100,7 +101,7 @@ func TestCommonErrorClasses(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("CommonErrorClasses = %v, want %v", got, want)
 	}
-	if got := agentsmcp.LastErrorClass(""); got != "" {
+	if got := toolperf.LastErrorClass(""); got != "" {
 		t.Errorf("LastErrorClass(\"\") = %q", got)
 	}
 }
@@ -114,7 +115,7 @@ func TestToolErrorClassHTTPStatus(t *testing.T) {
 		"status 200 but the body was not JSON":     "http 200",
 		"upstream answered (404) for /users/alice": "http 404",
 	} {
-		if got := agentsmcp.ToolErrorClass(in); got != want {
+		if got := toolperf.ErrorClass(in); got != want {
 			t.Errorf("ToolErrorClass(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -1,15 +1,21 @@
-package agentsmcp
+// Package view makes the views of the agents' records and the credentials
+// that MCP and the admin API show: copies with their secrets redacted
+// (internal/redact), the record itself unchanged, and the in-place
+// redaction of a thought's texts with which the stores keep thoughts. A
+// leaf: it imports the root and internal/redact only.
+package view
 
 import (
 	"slices"
 
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
-// Redacted returns the view of t shown over MCP and the admin API: its
+// Task returns the view of t shown over MCP and the admin API: its
 // inputs and step outputs through redact.Secrets, its request, errors and
 // history messages through redact.Text. t is unchanged.
-func (t *Task) Redacted() *Task {
+func Task(t *agentsmcp.Task) *agentsmcp.Task {
 	c := *t
 	c.Request = redactWhole(t.Request)
 	c.Inputs = redact.Secrets(t.Inputs)
@@ -34,10 +40,10 @@ func (t *Task) Redacted() *Task {
 	return &c
 }
 
-// Redacted returns the view of p shown over MCP and the admin API: its
+// Plan returns the view of p shown over MCP and the admin API: its
 // steps' arguments through redact.Secrets, its texts through redact.Text. p
 // is unchanged.
-func (p *Plan) Redacted() *Plan {
+func Plan(p *agentsmcp.Plan) *agentsmcp.Plan {
 	c := *p
 	c.Request, c.Goal = redactWhole(p.Request), redactWhole(p.Goal)
 	c.Steps = slices.Clone(p.Steps)
@@ -48,18 +54,18 @@ func (p *Plan) Redacted() *Plan {
 	return &c
 }
 
-// Redacted returns the view of th shown over MCP and the admin API, its
+// Thought returns the view of th shown over MCP and the admin API, its
 // texts through redact.Text. th is unchanged.
-func (th *Thought) Redacted() *Thought {
+func Thought(th *agentsmcp.Thought) *agentsmcp.Thought {
 	c := *th
-	c.RedactTexts()
+	RedactThought(&c)
 	return &c
 }
 
-// RedactTexts removes the secrets redact.Text finds from every text of th,
+// RedactThought removes the secrets redact.Text finds from every text of th,
 // in place (its lists are copied first): how thoughts are stored, since
 // nothing runs from their text.
-func (th *Thought) RedactTexts() {
+func RedactThought(th *agentsmcp.Thought) {
 	th.Request, th.Reasoning = redactWhole(th.Request), redactWhole(th.Reasoning)
 	for _, l := range []*[]string{&th.SubGoals, &th.Approaches, &th.Constraints, &th.Assumptions, &th.Uncertainties} {
 		*l = slices.Clone(*l)
@@ -76,4 +82,13 @@ func (th *Thought) RedactTexts() {
 // redactWhole is redact.Text without its length limit.
 func redactWhole(s string) string {
 	return redact.Text(s, 2*len(s)+64)
+}
+
+// Credential returns the view of c shown over the admin API: without its
+// secret, clear or sealed. c is unchanged.
+func Credential(c *agentsmcp.Credential) *agentsmcp.Credential {
+	r := *c
+	r.Secret, r.Sealed = nil, ""
+	r.Settings.Scopes = slices.Clone(c.Settings.Scopes)
+	return &r
 }

@@ -1,22 +1,28 @@
-package agentsmcp
+// Package storedform computes the stored form of a task: what a store that
+// keeps tasks verbatim ([agentsmcp.VerbatimTaskStore]) returns once a task is
+// written, so that the executor may skip reading back a task it wrote last,
+// and the store tests can check both stores against the same form. A leaf:
+// it imports the root only.
+package storedform
 
 import (
 	"bytes"
 	"slices"
 	"time"
 	"unicode/utf8"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// StoredForm returns a copy of t as a [VerbatimTaskStore] returns it once
+// Task returns a copy of t as a [agentsmcp.VerbatimTaskStore] returns it once
 // t is stored: times at millisecond precision in UTC (zero times stay
 // zero), the history trimmed to MaxTaskHistory events, empty Inputs,
 // outputs, repaired arguments and allowlists nil, Steps and History not
 // nil, a lease without an owner zero, and no memory shared with t. The
-// executor returns it from Wait in place of reading the task back (issue
-// 17, part 6). It returns nil when some string of t is not valid UTF-8:
+// executor returns it from Wait in place of reading the task back. It returns nil when some string of t is not valid UTF-8:
 // the stores encode strings as JSON or BSON, which may replace such
 // bytes, so only a read can say what was stored.
-func (t *Task) StoredForm() *Task {
+func Task(t *agentsmcp.Task) *agentsmcp.Task {
 	if !validUTF8Task(t) {
 		return nil
 	}
@@ -26,21 +32,21 @@ func (t *Task) StoredForm() *Task {
 		c.PrincipalTools = slices.Clone(t.PrincipalTools)
 	}
 	c.Inputs = rawCopy(t.Inputs)
-	c.Steps = make([]StepState, len(t.Steps))
+	c.Steps = make([]agentsmcp.StepState, len(t.Steps))
 	for i, s := range t.Steps {
 		s.Output, s.RepairedArguments = rawCopy(s.Output), rawCopy(s.RepairedArguments)
 		s.StartedAt, s.EndedAt = storedTime(s.StartedAt), storedTime(s.EndedAt)
 		c.Steps[i] = s
 	}
-	history := TrimTaskHistory(t.History)
-	c.History = make([]TaskEvent, len(history))
+	history := agentsmcp.TrimTaskHistory(t.History)
+	c.History = make([]agentsmcp.TaskEvent, len(history))
 	for i, e := range history {
 		e.At = storedTime(e.At)
 		c.History[i] = e
 	}
-	c.Lease = TaskLease{}
+	c.Lease = agentsmcp.TaskLease{}
 	if t.Lease.Owner != "" {
-		c.Lease = TaskLease{Owner: t.Lease.Owner, ExpiresAt: storedTime(t.Lease.ExpiresAt)}
+		c.Lease = agentsmcp.TaskLease{Owner: t.Lease.Owner, ExpiresAt: storedTime(t.Lease.ExpiresAt)}
 	}
 	c.CreatedAt, c.UpdatedAt, c.EndedAt = storedTime(t.CreatedAt), storedTime(t.UpdatedAt), storedTime(t.EndedAt)
 	return &c
@@ -65,7 +71,7 @@ func rawCopy(b []byte) []byte {
 }
 
 // validUTF8Task reports whether every string of t is valid UTF-8.
-func validUTF8Task(t *Task) bool {
+func validUTF8Task(t *agentsmcp.Task) bool {
 	ok := utf8.ValidString
 	if !ok(t.ID) || !ok(t.PlanID) || !ok(t.Principal) || !ok(t.Request) || !ok(string(t.Status)) || !utf8.Valid(t.Inputs) ||
 		!ok(t.Error) || !ok(t.ErrorCode) || !ok(t.Lease.Owner) {

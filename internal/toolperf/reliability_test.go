@@ -1,4 +1,4 @@
-package agentsmcp_test
+package toolperf_test
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 var relT0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -39,39 +40,39 @@ func repeat(s string, n int) (out string) {
 
 func TestReliabilityPrior(t *testing.T) {
 	p := agentsmcp.DefaultReliabilityPolicy
-	r := p.Estimate(agentsmcp.ReliabilityEvidence{}, relT0)
+	r := toolperf.Estimate(p, agentsmcp.ReliabilityEvidence{}, relT0)
 	if r.Estimate != 0.5 || r.CoolingDown || r.ProbeDue {
 		t.Errorf("a tool never called: %+v, want 0.5 and no cool-down", r)
 	}
-	if got := (agentsmcp.ReliabilityPolicy{PriorSuccesses: 3, PriorFailures: 1}).Prior(); got != 0.75 {
+	if got := toolperf.Prior((agentsmcp.ReliabilityPolicy{PriorSuccesses: 3, PriorFailures: 1})); got != 0.75 {
 		t.Errorf("prior 3:1 = %v, want 0.75", got)
 	}
 	// Evidence moves the estimate away from the prior, more with more.
 	e, now := evidence("sss")
-	if got := p.Estimate(e, now).Estimate; math.Abs(got-0.8) > 1e-3 {
+	if got := toolperf.Estimate(p, e, now).Estimate; math.Abs(got-0.8) > 1e-3 {
 		t.Errorf("3 successes: %v, want (1+3)/(2+3) = 0.8", got)
 	}
 	e, now = evidence(repeat("f", 30))
-	failing := p.Estimate(e, now)
+	failing := toolperf.Estimate(p, e, now)
 	if math.Abs(failing.Estimate-1.0/32) > 1e-3 {
 		t.Errorf("0 successes in 30: %v, want 1/32", failing.Estimate)
 	}
 	// The case: 0 of 30 ranks below an untried tool even when its
 	// search score is several times higher.
-	if 1.0*failing.Estimate >= 0.253*p.Prior() {
-		t.Errorf("0 of 30 at search score 1 (%v) still beats an untried tool at 0.253 (%v)", failing.Estimate, 0.253*p.Prior())
+	if 1.0*failing.Estimate >= 0.253*toolperf.Prior(p) {
+		t.Errorf("0 of 30 at search score 1 (%v) still beats an untried tool at 0.253 (%v)", failing.Estimate, 0.253*toolperf.Prior(p))
 	}
 }
 
 func TestReliabilityDecayAndRecovery(t *testing.T) {
 	p := agentsmcp.DefaultReliabilityPolicy
 	e, last := evidence(repeat("f", 20))
-	atOnce := p.Estimate(e, last).Estimate
-	dayLater := p.Estimate(e, last.Add(agentsmcp.ReliabilityHalfLife))
+	atOnce := toolperf.Estimate(p, e, last).Estimate
+	dayLater := toolperf.Estimate(p, e, last.Add(agentsmcp.ReliabilityHalfLife))
 	if math.Abs(dayLater.Failures-10) > 0.1 {
 		t.Errorf("a half-life later 20 failures weigh %v, want about 10", dayLater.Failures)
 	}
-	weekLater := p.Estimate(e, last.Add(7*agentsmcp.ReliabilityHalfLife)).Estimate
+	weekLater := toolperf.Estimate(p, e, last.Add(7*agentsmcp.ReliabilityHalfLife)).Estimate
 	if !(atOnce < dayLater.Estimate && dayLater.Estimate < weekLater && weekLater > 0.4) {
 		t.Errorf("old failures do not fade: %v at once, %v a day later, %v a week later", atOnce, dayLater.Estimate, weekLater)
 	}
@@ -81,7 +82,7 @@ func TestReliabilityDecayAndRecovery(t *testing.T) {
 		e.Recent = e.Recent.Add(at, false)
 		e.ConsecutiveFailures, e.LastSuccessAt = 0, at
 	}
-	back := p.Estimate(e, e.LastSuccessAt)
+	back := toolperf.Estimate(p, e, e.LastSuccessAt)
 	if back.Estimate <= 0.5 || back.CoolingDown || back.ProbeDue {
 		t.Errorf("after 10 successes a day on: %+v, want above 0.5 and no cool-down", back)
 	}
@@ -90,7 +91,7 @@ func TestReliabilityDecayAndRecovery(t *testing.T) {
 func TestReliabilityCoolDownAndProbe(t *testing.T) {
 	p := agentsmcp.ReliabilityPolicy{FailureStreak: 3, CoolDown: time.Minute, MaxCoolDown: 4 * time.Minute}
 	e, last := evidence("sff")
-	if r := p.Estimate(e, last); r.CoolingDown || r.ProbeDue {
+	if r := toolperf.Estimate(p, e, last); r.CoolingDown || r.ProbeDue {
 		t.Errorf("two failures in a row: %+v, want no cool-down yet", r)
 	}
 	e, last = evidence("sfff")
@@ -104,24 +105,24 @@ func TestReliabilityCoolDownAndProbe(t *testing.T) {
 		{time.Hour, false, true},
 	}
 	for _, tt := range tests {
-		r := p.Estimate(e, last.Add(tt.after))
+		r := toolperf.Estimate(p, e, last.Add(tt.after))
 		if r.CoolingDown != tt.coolingDown || r.ProbeDue != tt.probes || r.ConsecutiveFailures != 3 || r.LastErrorClass == "" {
 			t.Errorf("%v after the third failure: %+v, want cooling down %v, probe due %v", tt.after, r, tt.coolingDown, tt.probes)
 		}
 	}
 	// A failed probe starts a longer cool-down, doubling up to the cap.
 	for streak, want := range map[int64]time.Duration{3: time.Minute, 4: 2 * time.Minute, 5: 4 * time.Minute, 6: 4 * time.Minute, 40: 4 * time.Minute} {
-		if got := p.CoolDownAfter(streak); got != want {
+		if got := toolperf.CoolDownAfter(p, streak); got != want {
 			t.Errorf("cool-down after %d failures: %v, want %v", streak, got, want)
 		}
 	}
 	e, last = evidence("sffff")
-	if r := p.Estimate(e, last.Add(time.Minute)); !r.CoolingDown || !r.CoolDownUntil.Equal(last.Add(2*time.Minute)) {
+	if r := toolperf.Estimate(p, e, last.Add(time.Minute)); !r.CoolingDown || !r.CoolDownUntil.Equal(last.Add(2*time.Minute)) {
 		t.Errorf("a minute after a failed probe: %+v, want cooling down until %v", r, last.Add(2*time.Minute))
 	}
 	// A successful probe ends the streak at once.
 	e, last = evidence("sffffs")
-	if r := p.Estimate(e, last); r.CoolingDown || r.ProbeDue || r.ConsecutiveFailures != 0 {
+	if r := toolperf.Estimate(p, e, last); r.CoolingDown || r.ProbeDue || r.ConsecutiveFailures != 0 {
 		t.Errorf("after a successful probe: %+v, want no cool-down", r)
 	}
 }

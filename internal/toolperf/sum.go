@@ -1,49 +1,20 @@
-package agentsmcp
+package toolperf
 
 import (
 	"slices"
 	"time"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// MaxToolCallBatch bounds one call of
-// [ToolPerformanceService.RecordToolCalls], and so the size of one store
-// transaction.
-const MaxToolCallBatch = 1000
-
-// Validate checks a ToolCall: EINVALID for an empty Tool or a negative
-// Duration.
-func (c ToolCall) Validate() error {
-	switch {
-	case c.Tool == "":
-		return Errorf(EINVALID, "tool call: tool is required")
-	case c.Duration < 0:
-		return Errorf(EINVALID, "tool call %q: duration %v is negative", c.Tool, c.Duration)
-	}
-	return nil
-}
-
-// ValidateToolCalls checks a batch for RecordToolCalls: at most
-// MaxToolCallBatch calls, each valid.
-func ValidateToolCalls(calls []ToolCall) error {
-	if len(calls) > MaxToolCallBatch {
-		return Errorf(EINVALID, "tool call batch has %d calls; the limit is %d", len(calls), MaxToolCallBatch)
-	}
-	for i, c := range calls {
-		if err := c.Validate(); err != nil {
-			return Errorf(EINVALID, "tool call %d: %s", i, ErrorMessage(err))
-		}
-	}
-	return nil
-}
-
-// ToolCallTotals are the calls of one tool in a batch, summed so that a
+// CallTotals are the calls of one tool in a batch, summed so that a
 // store counts the batch with one update per tool, and ends with the same
 // figures as if it had recorded the calls one by one in their order.
-type ToolCallTotals struct {
+type CallTotals struct {
 	Tool   string
 	Calls  int64
 	Errors int64
-	// Buckets has len(LatencyBucketBounds)+1 entries, as in
+	// Buckets has len(agentsmcp.LatencyBucketBounds)+1 entries, as in
 	// ToolPerformance.
 	Buckets []int64
 	// LastCallAt is the latest At; LastSuccessAt and LastFailureAt the
@@ -64,7 +35,7 @@ type ToolCallTotals struct {
 	// Recent are the batch's outcomes weighed by age as of LastCallAt
 	// (each weight at most 1): a store adds them to its stored weights
 	// scaled by OutcomeWeight(LastCallAt, its epoch).
-	Recent DecayedCounts
+	Recent agentsmcp.DecayedCounts
 }
 
 // ErrorClassCount is how many failures of one class a batch has, and when
@@ -75,12 +46,12 @@ type ErrorClassCount struct {
 	LastAt time.Time
 }
 
-// SumToolCalls sums calls by tool, in the order each tool first appears. A
+// SumCalls sums calls by tool, in the order each tool first appears. A
 // call with a zero At counts at now; an error text counts under its
-// [ToolErrorClass]. The calls must be valid (see ValidateToolCalls).
-func SumToolCalls(calls []ToolCall, now time.Time) []*ToolCallTotals {
-	var out []*ToolCallTotals
-	byTool := map[string]*ToolCallTotals{}
+// [ErrorClass]. The calls must be valid (see internal/validate.ToolCalls).
+func SumCalls(calls []agentsmcp.ToolCall, now time.Time) []*CallTotals {
+	var out []*CallTotals
+	byTool := map[string]*CallTotals{}
 	type pending struct {
 		at     time.Time
 		failed bool
@@ -89,7 +60,7 @@ func SumToolCalls(calls []ToolCall, now time.Time) []*ToolCallTotals {
 	for _, c := range calls {
 		t := byTool[c.Tool]
 		if t == nil {
-			t = &ToolCallTotals{Tool: c.Tool, Buckets: make([]int64, len(LatencyBucketBounds)+1)}
+			t = &CallTotals{Tool: c.Tool, Buckets: make([]int64, len(agentsmcp.LatencyBucketBounds)+1)}
 			byTool[c.Tool] = t
 			out = append(out, t)
 		}
@@ -110,7 +81,7 @@ func SumToolCalls(calls []ToolCall, now time.Time) []*ToolCallTotals {
 		t.Errors++
 		t.TrailingFailures++
 		t.LastFailureAt = later(t.LastFailureAt, at)
-		cl := ToolErrorClass(c.Error)
+		cl := ErrorClass(c.Error)
 		t.LastErrorClass = cl
 		i := slices.IndexFunc(t.ErrorClasses, func(e ErrorClassCount) bool { return e.Class == cl })
 		if i < 0 {
@@ -130,14 +101,14 @@ func SumToolCalls(calls []ToolCall, now time.Time) []*ToolCallTotals {
 }
 
 // LatencyBucket is the histogram bucket of d: the first of
-// LatencyBucketBounds d does not exceed, or the open last bucket.
+// agentsmcp.LatencyBucketBounds d does not exceed, or the open last bucket.
 func LatencyBucket(d time.Duration) int {
-	for i, bound := range LatencyBucketBounds {
+	for i, bound := range agentsmcp.LatencyBucketBounds {
 		if d <= bound {
 			return i
 		}
 	}
-	return len(LatencyBucketBounds)
+	return len(agentsmcp.LatencyBucketBounds)
 }
 
 func later(a, b time.Time) time.Time {
@@ -145,4 +116,29 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// Percentile estimates the q-quantile (0 < q ≤ 1) of latency as the upper
+// bound of the histogram bucket that contains it; the open last bucket
+// reports the largest bound. Zero with no calls.
+func Percentile(p *agentsmcp.ToolPerformance, q float64) time.Duration {
+	var total int64
+	for _, n := range p.Buckets {
+		total += n
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := int64(q*float64(total) + 0.999999)
+	var seen int64
+	for i, n := range p.Buckets {
+		seen += n
+		if seen >= rank {
+			if i < len(agentsmcp.LatencyBucketBounds) {
+				return agentsmcp.LatencyBucketBounds[i]
+			}
+			break
+		}
+	}
+	return agentsmcp.LatencyBucketBounds[len(agentsmcp.LatencyBucketBounds)-1]
 }
