@@ -185,7 +185,7 @@ func TestSemanticLookup(t *testing.T) {
 }
 
 // TestSemanticModelKnowsTopicsAndEntities checks what the model's
-// knowledge step adds to WordNet (docs/adr/0015, "Fourth round"): emoji
+// knowledge step adds to WordNet (ADR 0015; measured in docs/benchmarks.md, fourth round): emoji
 // topics tie everyday words to a subject, gazetteers give names their
 // type, and a name that is first a common word does not become a place.
 func TestSemanticModelKnowsTopicsAndEntities(t *testing.T) {

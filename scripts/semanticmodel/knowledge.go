@@ -234,7 +234,7 @@ func knowledge(wn *wordNet, base, dataDir, out string) error {
 	}
 	// The vectors move towards the entity types and the subgroup topics,
 	// not towards the words sharing an emoji: on the dev sets, pulling
-	// every word towards those lost (docs/adr/0015, "Fourth round").
+	// every word towards those lost (docs/benchmarks.md, "How the model was chosen, round by round": the fourth).
 	retro := map[int]map[int]float64{}
 	for i := range entityWords {
 		retro[i] = added[i]
