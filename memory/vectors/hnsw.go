@@ -398,10 +398,12 @@ func (g *graph) search(ctx context.Context, q []float32, k, ef int, filter map[s
 			return nil, nil
 		}
 		ef = max(ef, k)
-		if exactThreshold >= 0 && (len(list) <= exactThreshold || exactIsCheaper(len(list), len(g.ids), ef, g.m0)) {
-			return g.exact(ctx, q, k, filter, list, s)
+		if list != nil { // else only pairs without a posting list: the beam checks them
+			if exactThreshold >= 0 && (len(list) <= exactThreshold || exactIsCheaper(len(list), len(g.ids), ef, g.m0)) {
+				return g.exact(ctx, q, k, filter, list, s)
+			}
+			candidates, budget = list, len(list)
 		}
-		candidates, budget = list, len(list)
 	}
 	want := min(k, live)
 	ef = max(ef, k)
@@ -500,11 +502,18 @@ func (g *graph) exact(ctx context.Context, q []float32, k int, filter map[string
 }
 
 // smallestPosting returns the shortest posting list among the filter's
-// pairs, and false when some pair has no node at all.
+// pairs with a value, nil when no pair has one (every node is a
+// candidate), and false when some such pair has no node at all.
 func (g *graph) smallestPosting(filter map[string]string) ([]uint32, bool) {
 	var best []uint32
 	first := true
 	for k, v := range filter {
+		if v == "" {
+			// An empty value matches a vector without the key (as Flat's
+			// matches and Pinecone's $exists: false do), which no posting
+			// list holds: the pair is checked node by node.
+			continue
+		}
 		list := g.postings[postingKey(k, v)]
 		if len(list) == 0 {
 			return nil, false

@@ -15,10 +15,10 @@ func TestFlatBehaviour(t *testing.T) {
 }
 
 // HNSW finds filtered candidates through posting lists of key=value
-// pairs, so a filter value "" matches nothing rather than the vectors that
-// lack the key, as it does in Flat and Pinecone.
+// pairs; a filter value "" (the key absent) has no list and is checked
+// node by node, so it matches what it matches in Flat and Pinecone.
 func TestHNSWBehaviour(t *testing.T) {
 	vectortest.Run(t, func(*testing.T) agentsmcp.VectorIndex {
 		return vectors.NewHNSW(vectortest.Dims, vectors.HNSWOptions{})
-	}, "EmptyFilterValue")
+	})
 }
