@@ -198,7 +198,7 @@ func newEnv(t *testing.T, eo ...envOptions) *env {
 	opts := admin.Options{
 		Learnings: db, Insights: db, Patterns: db, ToolPerformance: db, Tasks: db, Plans: db, Thoughts: db,
 		AuditLog: db, Executor: e.executor, Resumer: executorResumer{e.executor}, Upstreams: e.pool, HTTPTools: e.httpTools, Audit: e.audit, Written: syncer.Notify,
-		VirtualServers: e.router, VirtualServerStore: db,
+		VirtualServers: e.router, VirtualServerStore: db, ListingCosts: routerListingCosts{e.router},
 		Reindex: func(ctx context.Context, report func(admin.Progress)) error {
 			return syncer.Reconcile(ctx, true, func(p vectorsync.Progress) {
 				report(admin.Progress{Stage: p.Namespace, Done: p.Done, Total: p.Total})
@@ -550,4 +550,18 @@ type executorResumer struct{ executor *agents.Executor }
 
 func (r executorResumer) Resume(ctx context.Context, id string, in admin.ResumeInput) (*agentsmcp.Task, error) {
 	return r.executor.Resume(ctx, id, agents.ResumeRequest{Inputs: in.Inputs, Confirm: in.Confirm, Reject: in.Reject}, nil)
+}
+
+// routerListingCosts serves GET /tools/listing-cost from the real router's
+// figures now (cmd/agents-mcp's adminListingCosts adds the counts of the
+// pages answered, which a harness without clients has none of).
+type routerListingCosts struct{ router *router.Router }
+
+func (c routerListingCosts) ListingCosts() admin.ListingCostPage {
+	page := admin.ListingCostPage{Tokenizer: "approximate"}
+	for _, mode := range []agentsmcp.CatalogMode{agentsmcp.CatalogFull, agentsmcp.CatalogDiscovery} {
+		now := c.router.ListingCost(nil, mode)
+		page.Modes = append(page.Modes, admin.ModeCost{Mode: string(mode), Tools: now.Tools, Bytes: now.Bytes, Tokens: now.Tokens})
+	}
+	return page
 }
