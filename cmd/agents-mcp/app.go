@@ -66,9 +66,11 @@ type app struct {
 	security *security
 	metrics  *telemetry.Metrics
 	recall   *recall.Searcher
-	// toolIndex ranks the catalog for search_tools, the agents and the
-	// admin API.
+	// toolIndex ranks the catalog by the words, for the agents.
 	toolIndex *toolsearch.Index
+	// toolRanker is toolIndex weighed by outcomes: search_tools, find_tools
+	// and the admin API's tool search rank with it.
+	toolRanker toolsearch.Ranker
 	// toolPerf writes tool performance in batches.
 	toolPerf *mcptools.Recorder
 	// listings counts what tools/list answers cost, per catalog mode
@@ -201,10 +203,11 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 	search := toolsearch.NewIndex(a.router, toolsearch.Options{Embedder: m.queryEmbedder, Logger: logger})
 	a.closers = append(a.closers, search.Close)
 	a.toolIndex = search
-	// search_tools and find_tools weigh what worked (ranking.go); the
-	// agents and the admin API rank by the words (the agents weigh
-	// reliability themselves).
+	// search_tools, find_tools and the admin API's GET /tools (the console's
+	// Tools page) weigh what worked for the caller (ranking.go); the agents
+	// rank by the words (they weigh reliability themselves).
 	learned := &toolsearch.Learned{Inner: search, Evidence: outcomes}
+	a.toolRanker = learned
 	if err := toolsearch.AddSearchTools(a.local, learned); err != nil {
 		return fail(err)
 	}
@@ -419,7 +422,7 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 		Tasks: m.tasks, Plans: m.plans, Thoughts: m.thoughts, AuditLog: a.security.audit.ReadThrough(m.store, 0),
 		Recall: a.recall, Executor: a.executor, Resumer: adminResumer{a.executor}, Upstreams: a.upstreams, HTTPTools: a.sharedHTTPTools,
 		VirtualServers: a.router, VirtualServerStore: a.memory.store,
-		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, ranker: a.toolIndex},
+		TaskCounter: m.store, OutboxBacklog: m.store.OutboxBacklog, Catalog: adminCatalog{router: a.router, ranker: a.toolRanker},
 		ListingCosts: adminListingCosts{router: a.router, counts: &a.listings},
 		Credentials:  credentialService(m.credentials), Authorizer: authorizer(a.credentials),
 		Registrar: registrar(a.credentials, a.pool, m.credentials),

@@ -27,7 +27,7 @@ func TestVirtualServerAddedOnOneReplicaServesOnAnother(t *testing.T) {
 	a := startServerProcess(t, t.TempDir(), env...)
 	b := startServerProcess(t, t.TempDir(), env...)
 
-	body := `{"name":"dev","title":"Developer tools","catalog_mode":"discovery",
+	body := `{"name":"dev","title":"Developer tools","catalog_mode":"full",
 		"tools":[{"upstream":"local","names":["search_tools"]}],"rename":{"search_tools":"find_tool"},
 		"descriptions":{"search_tools":"Find a tool (dev)"}}`
 	if code, got := adminDo(t, a, http.MethodPost, "/virtual-servers", body); code != http.StatusCreated {

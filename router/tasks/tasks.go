@@ -239,19 +239,20 @@ func (r *Service) HandleGet(ctx context.Context, ss *mcp.ServerSession, p *TaskI
 	if err != nil {
 		return nil, taskError(err)
 	}
-	return renderTask(task, capabilitiesFrom(ctx)), nil
+	return renderTask(task), nil
 }
 
 // renderTask is the DetailedTask that tasks/get answers, and that
-// notifications/tasks carries (listen.go), for a client of caps.
-func renderTask(task *agentsmcp.MCPTask, caps mcpwire.Capabilities) *DetailedTask {
-	d := detailedTask(task)
-	if d.InputRequests != nil && !caps.Elicitation() {
-		// A client may be sent only the requests it declared (2026-07-28):
-		// the status message alone says what the task waits for.
-		d.InputRequests = &mcp.InputRequestMap{}
-	}
-	return d
+// notifications/tasks carries (listen.go).
+//
+// An input_required task carries its questions whatever the client
+// declared: they are the data of a task the client polls, not requests
+// sent to it, and a client that declared the Tasks extension without
+// elicitation (the Inspector CLI does) would otherwise poll a task that
+// waits on a question it is never shown; with the forms it can answer
+// with tasks/update, as the status message says, or let the TTL end it.
+func renderTask(task *agentsmcp.MCPTask) *DetailedTask {
+	return detailedTask(task)
 }
 
 // capabilitiesFrom returns the protocol capabilities of the client of a
