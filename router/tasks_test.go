@@ -233,9 +233,10 @@ func TestTaskCancelAndInputRequired(t *testing.T) {
 	if got["status"] != "input_required" || len(asks) != 2 {
 		t.Fatalf("multi_input task: %v", got)
 	}
-	// A client that did not declare elicitation is not sent the questions.
+	// A client that did not declare elicitation still gets the questions:
+	// without them it could only poll a task waiting on what it never sees.
 	noElicit := call2026(t, url, "tasks/get", map[string]any{"taskId": id, "_noElicitation": true}, true, nil)
-	if asks, ok := noElicit.Result["inputRequests"].(map[string]any); noElicit.Result["status"] != "input_required" || !ok || len(asks) != 0 {
+	if asks, ok := noElicit.Result["inputRequests"].(map[string]any); noElicit.Result["status"] != "input_required" || !ok || len(asks) != 2 {
 		t.Errorf("tasks/get without elicitation: %v", noElicit.Result)
 	}
 	// An unknown key and an undecodable answer are ignored; a partial
