@@ -244,7 +244,7 @@ func (l *Listener) Serve(w http.ResponseWriter, req *http.Request, lr *ListenReq
 		return
 	}
 	notify := func(t *agentsmcp.MCPTask) error {
-		d := renderTask(t)
+		d := detailedTask(t)
 		d.Meta = meta
 		return s.send(map[string]any{"jsonrpc": "2.0", "method": notificationTasks, "params": d})
 	}

@@ -239,20 +239,7 @@ func (r *Service) HandleGet(ctx context.Context, ss *mcp.ServerSession, p *TaskI
 	if err != nil {
 		return nil, taskError(err)
 	}
-	return renderTask(task), nil
-}
-
-// renderTask is the DetailedTask that tasks/get answers, and that
-// notifications/tasks carries (listen.go).
-//
-// An input_required task carries its questions whatever the client
-// declared: they are the data of a task the client polls, not requests
-// sent to it, and a client that declared the Tasks extension without
-// elicitation (the Inspector CLI does) would otherwise poll a task that
-// waits on a question it is never shown; with the forms it can answer
-// with tasks/update, as the status message says, or let the TTL end it.
-func renderTask(task *agentsmcp.MCPTask) *DetailedTask {
-	return detailedTask(task)
+	return detailedTask(task), nil
 }
 
 // capabilitiesFrom returns the protocol capabilities of the client of a
@@ -368,7 +355,15 @@ func createTaskResult(t *agentsmcp.MCPTask) *DetailedTask { return taskBase(t, r
 // resultTypeTask is the resultType of a CreateTaskResult (SEP-2663).
 const resultTypeTask = "task"
 
-// detailedTask is the answer of tasks/get.
+// detailedTask is the answer of tasks/get, and what notifications/tasks
+// carries (listen.go).
+//
+// An input_required task carries its questions whatever the client
+// declared: they are the data of a task the client polls, not requests
+// sent to it, and a client that declared the Tasks extension without
+// elicitation (the Inspector CLI does) would otherwise poll a task that
+// waits on a question it is never shown; with the forms it can answer
+// with tasks/update, as the status message says, or let the TTL end it.
 func detailedTask(t *agentsmcp.MCPTask) *DetailedTask {
 	d := taskBase(t, "") // "complete", by the revision middleware
 	switch t.Status {
