@@ -245,6 +245,7 @@ func (s *Shared) restore(l Limits, next http.Handler, req *http.Request, id, own
 		l.Table.MarkLogs(id)
 	}
 	l.Table.EndPOST(id)
+	s.logger().Info("opened a session of another replica", "session", id, "protocolVersion", params.ProtocolVersion)
 	return true
 }
 
