@@ -22,7 +22,7 @@ STATICCHECK_VERSION := v0.8.2
 # The gofmt of the Go that builds, even when GO names a toolchain off PATH.
 GOFMT    ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: all build run demo test test-unit lint compose-check test-go test-measures e2e-deps fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
+.PHONY: all build run demo test test-cluster test-unit lint compose-check test-go test-measures e2e-deps fuzz e2e bench bench-relay bench-relay-inproc bench-soak bench-vectors bench-vectors-scale bench-learning vet
 
 all: build
 
@@ -97,6 +97,14 @@ test-measures: bench-learning
 
 e2e-deps:
 	scripts/e2e/install.sh
+
+# Three replicas with shared sessions (sessions.shared) on FerretDB behind
+# Debian's HAProxy, round-robin without affinity, driven for 60 s by the
+# TypeScript SDK, mcp-go and 2026-07-28 stateless calls, one replica killed
+# with SIGKILL half-way (docs/scaling.md). About 75 s; needs haproxy, which
+# .ci/run installs. Not in `make test`, which is long already: .ci/run runs it.
+test-cluster: e2e-deps
+	AGENTS_MCP_TEST_CLUSTER=1 $(GO) test -count=1 -timeout 5m -run '^TestClusterBehindHAProxy$$' ./cmd/agents-mcp/
 
 # The seed corpus lives in testdata/fuzz and in the f.Add calls of the fuzz
 # tests; `go test` alone also replays it.

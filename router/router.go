@@ -31,6 +31,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/mcpserver"
 	"github.com/agents-mcp/agents-mcp/internal/toolschema"
 	"github.com/agents-mcp/agents-mcp/router/tasks"
+	"github.com/agents-mcp/agents-mcp/router/transport/session"
 	"github.com/agents-mcp/agents-mcp/router/validation"
 )
 
@@ -115,6 +116,9 @@ type Router struct {
 	server *mcp.Server
 	logger *slog.Logger
 	drain  *drainTracker
+	// sessionIDs mints the ids of stateful streamable sessions, so that
+	// a session shared by replicas opens again under its id.
+	sessionIDs session.IDMint
 
 	mu        sync.RWMutex
 	providers []agentsmcp.ToolProvider
@@ -187,6 +191,7 @@ func New(opts Options) *Router {
 		// can receive one (router/transport/session); a stdio session ends
 		// with its input.
 		CompletionHandler: r.complete,
+		GetSessionID:      r.sessionIDs.New,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			r.sessionInitialized(req.Session.ID())
 		},

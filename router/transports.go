@@ -45,6 +45,7 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if opts.AdmitVirtual == nil {
 		opts.AdmitVirtual = r.admitsVirtual
 	}
+	opts.SessionIDs = &r.sessionIDs
 	return mcphttp.New(transportSide{r}, opts)
 }
 

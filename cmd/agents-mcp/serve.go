@@ -78,6 +78,9 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if !sec.authn.Configured() && !cfg.IsLoopbackAddr() {
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", cfg.Addr)
 	}
+	if err := shareSessions(ctx, cfg, a, &httpOpts, logger); err != nil {
+		return err
+	}
 	mcpHTTP := a.router.HTTPHandler(httpOpts)
 	a.mcpHTTP.Store(mcpHTTP)
 	mux := http.NewServeMux()

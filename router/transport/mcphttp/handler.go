@@ -130,7 +130,17 @@ type Options struct {
 	// serves no virtual server (/mcp/<name> is 404) and the whole catalog
 	// to everyone.
 	AdmitVirtual func(r *http.Request, name string) bool
-	Logger       *slog.Logger
+	// SharedSessions, if set, shares the state of stateful /mcp sessions
+	// with the other replicas, so that any replica serves any session;
+	// SharedEvents, if set with it, shares the events of their streams,
+	// so that a stream resumes (Last-Event-ID) on any replica
+	// (shared.go).
+	SharedSessions session.SharedStore
+	SharedEvents   transport.EventLog
+	// SessionIDs is the GetSessionID of the router's server; the router
+	// sets it.
+	SessionIDs *session.IDMint
+	Logger     *slog.Logger
 }
 
 // Handler serves the MCP HTTP endpoints of one [Router]:
@@ -190,7 +200,7 @@ func New(r Router, opts Options) *Handler {
 	var main http.Handler
 	var events mcp.EventStore // for stateful /mcp only
 	if !opts.Stateless {
-		events = transport.NewEventStore(transport.EventStoreMaxBytes, transport.EventStoreMaxStreams)
+		events = sharedEvents(opts, logger)
 		main = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Logger:              logger,
 			MaxRequestBodyBytes: maxBody,
@@ -219,6 +229,7 @@ func New(r Router, opts Options) *Handler {
 		Idle:        timeout,
 		KeepAlive:   keepAlive,
 		Logger:      logger,
+		Shared:      sharedSessions(opts, timeout, logger),
 	}
 	poll := cmp.Or(opts.TaskPollInterval, tasks.DefaultTaskPollInterval)
 	maxIDs := cmp.Or(opts.MaxListenTaskIDsPerPrincipal, tasks.DefaultMaxListenTaskIDsPerPrincipal)
@@ -253,6 +264,7 @@ func New(r Router, opts Options) *Handler {
 		switch {
 		case req.Method == http.MethodPost:
 			if body, ok := guardedBodyOf(req); ok {
+				recordLogLevel(limits.Shared, table, req, body)
 				if fast.serve(w, req, body) {
 					return
 				}

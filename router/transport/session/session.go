@@ -332,6 +332,9 @@ type Limits struct {
 	// Logger receives the reason a session is closed for its client's
 	// silence; nil discards it.
 	Logger *slog.Logger
+	// Shared, if set, shares the state of streamable sessions with the
+	// other replicas, so that any of them serves any session (shared.go).
+	Shared *Shared
 }
 
 // ServeStateful serves a request of the stateful streamable transport
@@ -341,9 +344,21 @@ type Limits struct {
 func (l Limits) ServeStateful(next http.Handler, w http.ResponseWriter, req *http.Request) {
 	owner := Owner(req)
 	if sid := req.Header.Get("Mcp-Session-Id"); sid != "" {
-		if o, ok := l.Table.OwnerOf(sid); ok && o != owner {
+		o, ok := l.Table.OwnerOf(sid)
+		if ok && o != owner {
 			WriteNotFound(w)
 			return
+		}
+		if l.Shared != nil {
+			if !ok && !l.Shared.restore(l, next, req, sid, owner) {
+				WriteNotFound(w)
+				return
+			}
+			if req.Method == http.MethodDelete {
+				defer l.Shared.forget(req.Context(), sid)
+			} else {
+				l.Shared.Refresh(req.Context(), sid)
+			}
 		}
 		switch req.Method {
 		case http.MethodPost:
@@ -363,13 +378,27 @@ func (l Limits) ServeStateful(next http.Handler, w http.ResponseWriter, req *htt
 		return
 	}
 	tracked := ""
+	var opened *mcp.ServerSession
 	cw := &sessionCapture{ResponseWriter: w, onHeader: func(id string) {
 		if ss := find(l.Server, id); id != "" && ss != nil {
 			l.Table.OpenedStreamable(ss, owner, l)
-			tracked = id
+			tracked, opened = id, ss
 		}
 	}}
-	next.ServeHTTP(cw, req)
+	if l.Shared != nil {
+		// The state is shared before the answer to initialize reaches
+		// the client, whose next request may go to another replica.
+		sw := &savingWriter{ResponseWriter: cw, save: func() bool {
+			if opened == nil || opened.InitializeParams() == nil {
+				return false
+			}
+			l.Shared.save(req.Context(), opened, owner)
+			return true
+		}}
+		l.Shared.Mint.Opening("", func() { next.ServeHTTP(sw, req) })
+	} else {
+		next.ServeHTTP(cw, req)
+	}
 	cw.capture()
 	if tracked == "" {
 		l.Cancel(owner)

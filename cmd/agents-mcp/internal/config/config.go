@@ -147,6 +147,10 @@ type Config struct {
 	// SessionIdleTimeout closes an HTTP session that received no request,
 	// and whose client answered no ping, for this long; 0: never.
 	SessionIdleTimeout time.Duration
+	// SessionsShared keeps the state of stateful /mcp sessions and the
+	// events of their streams in MongoDB, so that any replica serves any
+	// session (docs/scaling.md).
+	SessionsShared bool
 	// SessionKeepAlive is the interval of the pings to idle HTTP sessions
 	// whose client has a stream for them; 0: no pings.
 	SessionKeepAlive time.Duration

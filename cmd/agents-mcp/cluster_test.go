@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mgoclient "github.com/mark3labs/mcp-go/client"
+	mgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// clusterEnv runs TestClusterBehindHAProxy (make test-cluster); it
+// takes a minute and needs Debian's haproxy.
+const clusterEnv = "AGENTS_MCP_TEST_CLUSTER"
+
+// clusterCall is one call a driver made through the load balancer.
+type clusterCall struct {
+	Start, End int64 // Unix milliseconds
+	OK         bool
+	Error      string
+}
+
+// TestClusterBehindHAProxy runs three `serve` replicas on one FerretDB
+// with sessions.shared, behind HAProxy (round-robin, no affinity), and
+// drives them for 60 s (AGENTS_MCP_CLUSTER_SECONDS) with a TypeScript SDK
+// client and an mcp-go client (2025-11-25 stateful sessions) and
+// 2026-07-28 stateless calls. Half-way through it kills one replica with
+// SIGKILL. It checks that no call failed but those in flight at the kill,
+// that every driver kept calling successfully after it (the sessions
+// continue on the other replicas), that sessions were opened again on
+// replicas other than the one that created them, and that a broken stream
+// resumes with Last-Event-ID through the balancer.
+func TestClusterBehindHAProxy(t *testing.T) {
+	if os.Getenv(clusterEnv) != "1" {
+		t.Skip("set " + clusterEnv + "=1 (make test-cluster): three replicas behind HAProxy for a minute")
+	}
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Fatal("haproxy is not installed (apt-get install -y haproxy)")
+	}
+	seconds := 60
+	if s := os.Getenv("AGENTS_MCP_CLUSTER_SECONDS"); s != "" {
+		if seconds, err = strconv.Atoi(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reps := startSharedReplicas(t, 3)
+	lb := startHAProxy(t, haproxy, reps)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(seconds+60)*time.Second)
+	defer cancel()
+	end := time.Now().Add(time.Duration(seconds) * time.Second)
+
+	var wg sync.WaitGroup
+	results := map[string][]clusterCall{}
+	var mu sync.Mutex
+	record := func(driver string, calls []clusterCall) {
+		mu.Lock()
+		defer mu.Unlock()
+		results[driver] = calls
+	}
+	wg.Add(3)
+	go func() { defer wg.Done(); record("mcp-go", driveMCPGo(ctx, t, lb, end)) }()
+	go func() { defer wg.Done(); record("stateless-2026", driveStateless(ctx, lb, end)) }()
+	go func() { defer wg.Done(); record("typescript-sdk", driveTypeScript(ctx, t, lb, seconds)) }()
+
+	time.Sleep(time.Until(end.Add(-time.Duration(seconds) * time.Second / 2)))
+	killed := time.Now().UnixMilli()
+	_ = reps[0].cmd.Process.Kill()
+	_ = reps[0].cmd.Wait()
+	t.Logf("killed replica 0 at %d", killed)
+	wg.Wait()
+
+	for driver, calls := range results {
+		var ok, failed, inFlight, after int
+		for _, c := range calls {
+			switch {
+			case c.OK:
+				ok++
+				if c.Start > killed {
+					after++
+				}
+			case c.Start <= killed && c.End >= killed:
+				inFlight++ // in flight at the kill: it may fail, with an error
+			default:
+				failed++
+				t.Errorf("%s: a call not in flight at the kill failed (%d..%d ms): %s", driver, c.Start-killed, c.End-killed, c.Error)
+			}
+		}
+		t.Logf("%s: %d calls, %d ok (%d after the kill), %d failed in flight at the kill, %d other failures", driver, len(calls), ok, after, inFlight, failed)
+		if after == 0 {
+			t.Errorf("%s: no call succeeded after the kill", driver)
+		}
+	}
+	reopened := 0
+	for _, p := range reps {
+		if strings.Contains(p.logs.String(), "opened a session of another replica") {
+			reopened++
+		}
+	}
+	if reopened < 2 {
+		t.Errorf("sessions were opened again on %d replicas, want at least 2 (does the balancer keep affinity?)", reopened)
+	}
+	resumeThrough(t, lb, lb)
+}
+
+// startHAProxy runs haproxy in front of the replicas and returns its
+// base URL: round-robin per request, no affinity, no reuse of server
+// connections (a request never rides a connection to a dead replica),
+// and a refused connection retried on another replica.
+func startHAProxy(t *testing.T, haproxy string, reps []*serverProcess) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var servers strings.Builder
+	for i, p := range reps {
+		fmt.Fprintf(&servers, "  server r%d %s check inter 500ms fall 1 rise 2\n", i, strings.TrimPrefix(p.base, "http://"))
+	}
+	cfg := fmt.Sprintf(`global
+  maxconn 2000
+defaults
+  mode http
+  timeout connect 2s
+  timeout client 120s
+  timeout server 120s
+  retries 3
+  option redispatch 1
+  http-reuse never
+frontend mcp
+  bind %s
+  default_backend replicas
+backend replicas
+  balance roundrobin
+  option http-server-close
+%s`, addr, servers.String())
+	path := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(haproxy, "-f", path, "-db")
+	var logs syncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy did not listen on %s: %s", addr, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "http://" + addr
+}
+
+// driveMCPGo calls list_tasks through one mcp-go 2025-11-25 session
+// every 100 ms until end.
+func driveMCPGo(ctx context.Context, t *testing.T, lb string, end time.Time) []clusterCall {
+	tr, err := mgotransport.NewStreamableHTTP(lb+"/mcp", mgotransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer key-a"}))
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	c := mgoclient.NewClient(tr, mgoclient.WithProtocolVersion("2025-11-25"))
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		t.Error(err)
+		return nil
+	}
+	if _, err := c.Initialize(ctx, mgo.InitializeRequest{Params: mgo.InitializeParams{
+		ClientInfo: mgo.Implementation{Name: "cluster-mcp-go", Version: "1"},
+	}}); err != nil {
+		t.Errorf("mcp-go initialize: %v", err)
+		return nil
+	}
+	var calls []clusterCall
+	for time.Now().Before(end) {
+		start := time.Now().UnixMilli()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		res, err := c.CallTool(cctx, mgo.CallToolRequest{Params: mgo.CallToolParams{Name: "list_tasks", Arguments: map[string]any{}}})
+		cancel()
+		call := clusterCall{Start: start, End: time.Now().UnixMilli(), OK: err == nil && !res.IsError}
+		if err != nil {
+			call.Error = err.Error()
+		} else if res.IsError {
+			call.Error = fmt.Sprint(res.Content)
+		}
+		calls = append(calls, call)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return calls
+}
+
+// driveStateless makes 2026-07-28 calls (no session) every 100 ms until
+// end.
+func driveStateless(ctx context.Context, lb string, end time.Time) []clusterCall {
+	var calls []clusterCall
+	for time.Now().Before(end) {
+		start := time.Now().UnixMilli()
+		err := statelessCall(ctx, lb)
+		call := clusterCall{Start: start, End: time.Now().UnixMilli(), OK: err == nil}
+		if err != nil {
+			call.Error = err.Error()
+		}
+		calls = append(calls, call)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return calls
+}
+
+func statelessCall(ctx context.Context, lb string) error {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"name": "list_tasks", "arguments": map[string]any{},
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "cluster-2026", "version": "1"},
+		},
+	}})
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(cctx, http.MethodPost, lb+"/mcp", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "list_tasks")
+	req.Header.Set("Authorization", "Bearer key-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result"`) || strings.Contains(string(b), `"isError":true`) {
+		return fmt.Errorf("HTTP %d: %.300s", resp.StatusCode, b)
+	}
+	return nil
+}
+
+// driveTypeScript runs the TypeScript SDK client of
+// scripts/e2e/lib/cluster-client.mjs for seconds.
+func driveTypeScript(ctx context.Context, t *testing.T, lb string, seconds int) []clusterCall {
+	script, err := filepath.Abs("../../scripts/e2e/lib/cluster-client.mjs")
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "node", script, lb+"/mcp", "key-a", strconv.Itoa(seconds))
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Errorf("typescript client: %v\n%s", err, stderr.String())
+		return nil
+	}
+	var res struct {
+		Calls []struct {
+			Start, End int64
+			OK         bool
+			Error      string
+		}
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Errorf("typescript client output: %v: %.500s", err, out)
+		return nil
+	}
+	var calls []clusterCall
+	for _, c := range res.Calls {
+		calls = append(calls, clusterCall{Start: c.Start, End: c.End, OK: c.OK, Error: c.Error})
+	}
+	return calls
+}
