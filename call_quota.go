@@ -110,6 +110,30 @@ func (q CallQuota) String() string {
 	return fmt.Sprintf("%d calls per %s of %s", q.Limit, time.Duration(q.Window), what)
 }
 
+// CallLimit is a [CallQuota] with where it is configured, which keeps the
+// counters of two configurations apart (a key's and a virtual server's
+// quota of the same tools count separately) and is named in refusals.
+type CallLimit struct {
+	CallQuota
+	// Setting names the configuration:
+	// "auth.api_keys[name=ci].call_quotas",
+	// "virtual_servers[name=crm].call_quotas".
+	Setting string
+}
+
+// CallQuotaEnforcer charges tool calls against call limits (memory/quota
+// implements it over a [CallCounterService]).
+type CallQuotaEnforcer interface {
+	// Charge counts one call of tool name (the registry name) served by
+	// provider upstream by principal against each limit that selects it,
+	// and refuses it with a [*CallQuotaError] when that takes one past
+	// its Limit.
+	Charge(ctx context.Context, principal string, limits []CallLimit, upstream, name string) error
+	// Exceeded reports, without counting, the [*CallQuotaError] that
+	// Charge would return for the next such call, or nil.
+	Exceeded(ctx context.Context, principal string, limits []CallLimit, upstream, name string) error
+}
+
 // CallQuotaError refuses a call that would take its principal past a
 // [CallQuota] in the current window. It is not an [*Error]: waiting helps,
 // so transports answer it as a rate limit (HTTP 429 with Retry-After, the

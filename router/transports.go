@@ -45,6 +45,9 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if opts.AdmitVirtual == nil {
 		opts.AdmitVirtual = r.admitsVirtual
 	}
+	if opts.RefuseCall == nil && r.callQuotas != nil {
+		opts.RefuseCall = r.callQuotaRefusal
+	}
 	return mcphttp.New(transportSide{r}, opts)
 }
 
