@@ -146,7 +146,7 @@ type CallQuotaError struct {
 }
 
 func (e *CallQuotaError) Error() string {
-	return fmt.Sprintf("call quota exceeded: principal %q made %s (%s); retry after %s",
+	return fmt.Sprintf("call quota exceeded: principal %q has used its quota of %s (%s); retry after %s",
 		e.Principal, e.Quota, e.Setting, e.RetryAfter.Round(time.Millisecond))
 }
 

@@ -77,12 +77,13 @@ func (r *refusalRecorder) last() (int, string) {
 	return r.status, r.retryAfter
 }
 
-func connectRecorded(t *testing.T, base string, rec *refusalRecorder) *mcp.ClientSession {
+// connectRecorded connects to the MCP endpoint url ("…/mcp", "…/mcp/<name>").
+func connectRecorded(t *testing.T, url string, rec *refusalRecorder) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "quota-test", Version: "1"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: rec}}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rec}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +136,10 @@ auth:
       scopes: [mcp]
       call_quotas:
         - {upstream: up, tool: echo, limit: 3, window: 1h}
+virtual_servers:
+  - name: metered
+    tools: [{upstream: up}]
+    call_quotas: [{upstream: up, tool: free, limit: 1, window: 1h}]
 `
 
 // TestCallQuotaSharedByReplicas runs two `serve` processes on one FerretDB
@@ -160,7 +165,7 @@ func TestCallQuotaSharedByReplicas(t *testing.T) {
 	b := startServerProcess(t, t.TempDir(), env...)
 
 	aliceRec := map[string]*refusalRecorder{"a": {key: "alice-quota-key-0001"}, "b": {key: "alice-quota-key-0001"}}
-	alice := map[string]*mcp.ClientSession{"a": connectRecorded(t, a.base, aliceRec["a"]), "b": connectRecorded(t, b.base, aliceRec["b"])}
+	alice := map[string]*mcp.ClientSession{"a": connectRecorded(t, a.base+"/mcp", aliceRec["a"]), "b": connectRecorded(t, b.base+"/mcp", aliceRec["b"])}
 	for _, cs := range alice {
 		waitForUpstreamTool(t, cs, "up__echo")
 	}
@@ -194,12 +199,32 @@ func TestCallQuotaSharedByReplicas(t *testing.T) {
 		}
 	}
 	// Bob's counter is his own.
-	bob := connectRecorded(t, b.base, &refusalRecorder{key: "bob-quota-key-0002"})
+	bob := connectRecorded(t, b.base+"/mcp", &refusalRecorder{key: "bob-quota-key-0002"})
 	if err := quotaCall(ctx, bob, "up__echo"); err != nil {
 		t.Fatalf("bob's first call: %v", err)
 	}
 	if got := up.calls["echo"].Load(); got != 4 {
 		t.Errorf("the upstream received %d calls of echo after bob's, want 4", got)
+	}
+
+	// A virtual server's quota applies to the calls made through it, on
+	// top of the key's, with a counter of its own.
+	bobRec := &refusalRecorder{key: "bob-quota-key-0002"}
+	metered := connectRecorded(t, b.base+"/mcp/metered", bobRec)
+	freeBefore := up.calls["free"].Load()
+	if err := quotaCall(ctx, metered, "up__free"); err != nil {
+		t.Fatalf("first call through the virtual server: %v", err)
+	}
+	if err := quotaCall(ctx, metered, "up__free"); err == nil {
+		t.Error("a second call of up__free through the virtual server was admitted; its quota is 1")
+	} else if status, _ := bobRec.last(); status != http.StatusTooManyRequests {
+		t.Errorf("second call through the virtual server: HTTP %d, want 429", status)
+	}
+	if err := quotaCall(ctx, bob, "up__free"); err != nil {
+		t.Errorf("up__free outside the virtual server: %v", err)
+	}
+	if got := up.calls["free"].Load() - freeBefore; got != 2 {
+		t.Errorf("the upstream received %d calls of free, want 2", got)
 	}
 
 	// The window resets: one call of tick per 3 s. Start just after a
