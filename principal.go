@@ -67,6 +67,10 @@ type Principal struct {
 	// keeps the server's default. An endpoint's own mode (a virtual
 	// server's) wins over it.
 	CatalogMode CatalogMode
+	// CallLimits bound the tool calls this caller makes in each window
+	// (the key's call_quotas); a virtual server's own limits apply on top
+	// of them to calls made through it.
+	CallLimits []CallLimit
 }
 
 // MaxPrincipalIDBytes bounds the principal ID stored with the thoughts,

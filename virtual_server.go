@@ -65,6 +65,9 @@ type VirtualServer struct {
 	// Descriptions maps a tool's registry name to the description this
 	// server gives it.
 	Descriptions map[string]string `json:"descriptions,omitempty" yaml:"descriptions"`
+	// CallQuotas bound the tool calls each principal makes through this
+	// server in each window ([CallQuota]), on top of its key's own.
+	CallQuotas []CallQuota `json:"call_quotas,omitempty" yaml:"call_quotas"`
 
 	// Revision changes whenever the stored definition changes; assigned by
 	// the store ("" for one of the config file).
@@ -90,6 +93,18 @@ type VirtualSelection struct {
 	// admitted tool as AliasPrefix + its name within Upstream: "" strips
 	// "<upstream>__", "gh_" gives "gh_create_issue".
 	AliasPrefix *string `json:"alias_prefix,omitempty" yaml:"alias_prefix"`
+}
+
+// CallLimits are the call quotas of v with the setting that names them.
+func (v *VirtualServer) CallLimits() []CallLimit {
+	if v == nil || len(v.CallQuotas) == 0 {
+		return nil
+	}
+	out := make([]CallLimit, len(v.CallQuotas))
+	for i, q := range v.CallQuotas {
+		out[i] = CallLimit{CallQuota: q, Setting: "virtual_servers[name=" + v.Name + "].call_quotas"}
+	}
+	return out
 }
 
 // Limits and defaults of a VirtualServer.
@@ -120,6 +135,9 @@ func (v *VirtualServer) Validate() error {
 		return Errorf(EINVALID, "virtual server %q: catalog_mode %s is not served on a virtual server yet (its view is listed in full)", v.Name, CatalogDiscovery)
 	default:
 		return Errorf(EINVALID, "virtual server %q: catalog_mode %q is not %s", v.Name, TruncateUTF8(string(v.CatalogMode), 32), CatalogFull)
+	}
+	if err := ValidateCallQuotas(v.CallQuotas); err != nil {
+		return Errorf(EINVALID, "virtual server %q: %s", v.Name, ErrorMessage(err))
 	}
 	for kind, sels := range map[string][]VirtualSelection{"tools": v.Tools, "resources": v.Resources, "prompts": v.Prompts} {
 		for i, s := range sels {

@@ -65,6 +65,9 @@ func (r *Router) callWithoutSession(ctx context.Context, req *mcp.CallToolReques
 	case isPanic(err):
 		return nil, rest.ErrInternal
 	case err != nil:
+		if qe, ok := errors.AsType[*agentsmcp.CallQuotaError](err); ok {
+			return nil, &rest.RateLimited{Wait: qe.RetryAfter}
+		}
 		if _, ok := errors.AsType[*jsonrpc.Error](err); ok || agentsmcp.ErrorCode(err) == agentsmcp.EQUOTA {
 			return nil, err
 		}

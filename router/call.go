@@ -127,6 +127,9 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
 		return nil, &refusal{msg: msg, issues: issues, missing: missing}, nil
 	}
+	if err := r.chargeCall(ctx, e); err != nil {
+		return nil, nil, err
+	}
 	ctx, span := startCallSpan(ctx, e)
 	if span != nil {
 		defer span.End()
@@ -211,6 +214,10 @@ func (r *Router) callFailure(ctx context.Context, e *toolEntry, err error) error
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "tool %q: JSON-RPC error %d: %s", e.tool.Name, rpcErr.Code, rpcErr.Message)
 	case errors.As(err, &appErr):
 		return err
+	case isCallQuotaError(err):
+		// The caller's limit, not a failure of the tool: an agent's step
+		// pauses on it as on any unavailable tool.
+		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "%s", err.Error())
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "tool %q was cancelled or timed out", e.tool.Name)
 	}
@@ -248,6 +255,9 @@ func (r *Router) toolHandler(e *toolEntry) mcp.ToolHandler {
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) {
 				return nil, werr
+			}
+			if qe, ok := errors.AsType[*agentsmcp.CallQuotaError](err); ok {
+				return nil, callQuotaExceeded(qe)
 			}
 			if ctx.Err() != nil {
 				return errorResult(fmt.Sprintf("tool %q was cancelled or timed out", e.tool.Name)), nil

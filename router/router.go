@@ -68,6 +68,10 @@ type Options struct {
 	// to a client, with its size (catalog_cost.go). It runs on the
 	// request's goroutine and must not block.
 	OnToolsList func(ToolsListRecord)
+	// CallQuotas, if set, charges every tool call against the call
+	// quotas of its caller's key and of the virtual server it came
+	// through (call_quota.go); nil enforces none.
+	CallQuotas agentsmcp.CallQuotaEnforcer
 }
 
 // ToolCallRecord describes one finished or refused tools/call, or one
@@ -143,6 +147,7 @@ type Router struct {
 	observers   sessionObservers // the HTTP transports' session tables
 	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
+	callQuotas  agentsmcp.CallQuotaEnforcer
 }
 
 type toolEntry struct {
@@ -171,6 +176,7 @@ func New(opts Options) *Router {
 		watchers:  map[chan struct{}]struct{}{},
 
 		onToolCall:  opts.OnToolCall,
+		callQuotas:  opts.CallQuotas,
 		onTaskWrite: opts.OnTaskWrite,
 		access:      opts.Access,
 		catalog:     opts.Catalog,

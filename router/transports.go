@@ -46,6 +46,9 @@ func (r *Router) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		opts.AdmitVirtual = r.admitsVirtual
 	}
 	opts.SessionIDs = &r.sessionIDs
+	if opts.RefuseCall == nil && r.callQuotas != nil {
+		opts.RefuseCall = r.callQuotaRefusal
+	}
 	return mcphttp.New(transportSide{r}, opts)
 }
 

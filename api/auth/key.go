@@ -36,6 +36,19 @@ type Key struct {
 	// names match one of its path.Match patterns
 	// ([agentsmcp.Principal.VirtualServers]).
 	VirtualServers []string
+	// CallQuotas bound the tool calls made with the key in each window
+	// ([agentsmcp.CallQuota]); they need a store shared by the replicas
+	// that serve the key, to count them.
+	CallQuotas []agentsmcp.CallQuota
+}
+
+// CallQuotaSetting is the setting that configures the call quotas of the
+// key named name, as refusals name it.
+func CallQuotaSetting(name string) string {
+	if name == "" {
+		return "auth.api_keys.call_quotas"
+	}
+	return "auth.api_keys[name=" + name + "].call_quotas"
 }
 
 // Problem is one invalid field of a [Key] list or of a [JWTConfig].
@@ -105,6 +118,9 @@ func (k Key) String() string {
 	if k.CatalogMode != "" {
 		fmt.Fprintf(&b, " catalog_mode=%s", k.CatalogMode)
 	}
+	for _, q := range k.CallQuotas {
+		fmt.Fprintf(&b, " call_quota=%q", q.String())
+	}
 	return b.String()
 }
 
@@ -124,7 +140,20 @@ func (k *Key) principal(h [sha256.Size]byte) *agentsmcp.Principal {
 		CatalogMode: k.CatalogMode,
 		// The key's virtual servers, cloned for the same reason.
 		VirtualServers: slices.Clone(k.VirtualServers),
+		CallLimits:     k.callLimits(),
 	}
+}
+
+// callLimits are the key's call quotas with the setting that names them.
+func (k *Key) callLimits() []agentsmcp.CallLimit {
+	if len(k.CallQuotas) == 0 {
+		return nil
+	}
+	out := make([]agentsmcp.CallLimit, len(k.CallQuotas))
+	for i, q := range k.CallQuotas {
+		out[i] = agentsmcp.CallLimit{CallQuota: q, Setting: CallQuotaSetting(k.Name)}
+	}
+	return out
 }
 
 // CheckKeys lists every problem of keys, each key on its own (scopes, tool
@@ -193,6 +222,9 @@ func CheckKeys(keys []Key, label func(i int) string) []Problem {
 			} else if _, err := path.Match(t, ""); err != nil {
 				bad(fmt.Sprintf("tools[%d]", j), "%q is not a valid pattern (path.Match syntax)", t)
 			}
+		}
+		if err := agentsmcp.ValidateCallQuotas(k.CallQuotas); err != nil {
+			bad("call_quotas", "%s", agentsmcp.ErrorMessage(err))
 		}
 		for j, v := range k.VirtualServers {
 			if _, err := path.Match(v, ""); err != nil || strings.TrimSpace(v) == "" {

@@ -195,6 +195,9 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		Catalog: router.CatalogOptions{Mode: cfg.CatalogMode, Pinned: cfg.CatalogPinned,
 			MetaTools: []string{toolsearch.FindToolName}},
 		OnToolsList: a.listings.record,
+		// The call quotas of keys and virtual servers count in the store,
+		// shared by every replica that uses it.
+		CallQuotas: &quota.Calls{Counters: m.store},
 	})
 	if err := a.router.SetVirtualServers(cfg.VirtualServers); err != nil {
 		return fail(err)

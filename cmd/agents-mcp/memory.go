@@ -44,6 +44,7 @@ type store interface {
 	agentsmcp.CredentialService
 	agentsmcp.UsageService
 	agentsmcp.InsightPruner
+	agentsmcp.CallCounterService
 	CountTasksByStatus(ctx context.Context) (map[agentsmcp.TaskStatus]int64, error)
 	Ping(ctx context.Context) error
 }

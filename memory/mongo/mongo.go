@@ -48,6 +48,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -94,6 +95,9 @@ type DB struct {
 	// serialize is set when the server is FerretDB; see lockKey.
 	serialize bool
 	keyLocks  [64]sync.Mutex
+	// callAdds counts AddCallCount calls, to sweep expired counters
+	// every so often (call_counter.go).
+	callAdds atomic.Uint64
 }
 
 // Interface checks: *DB is every memory service.

@@ -203,6 +203,9 @@ var indexes = []index{
 	{colOutbox, "nextAttemptAt_id", bson.D{{Key: "nextAttemptAt", Value: 1}, {Key: "_id", Value: 1}}},
 	{colOutbox, "createdAt", bson.D{{Key: "createdAt", Value: 1}}},
 
+	// The call counters' sweep of expired ones.
+	{colCallCounters, "expiresAt", bson.D{{Key: "expiresAt", Value: 1}}},
+
 	// The audit trail: one index per filter, and createdAt_id also serves
 	// retention's deleteMany by time. No TTL index: FerretDB has none, and
 	// the retention period is a setting that may change.

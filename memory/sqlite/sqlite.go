@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
@@ -51,6 +52,9 @@ type DB struct {
 	reader *sql.DB // read-only connections
 	writes *stmtCache
 	reads  *stmtCache
+	// callAdds counts AddCallCount calls, to sweep expired counters
+	// every so often (call_counter.go).
+	callAdds atomic.Uint64
 }
 
 // writeStatements are prepared on the writer at Open; see [DB.txStmt].
@@ -63,6 +67,7 @@ var writeStatements = []string{
 	insertTaskSQL, updateTaskSQL, updateTaskIndexedSQL, insertTaskEventsSQL, deleteTaskStepsFromSQL, deleteTaskEventsSQL, acquireTaskLeaseSQL, releaseTaskLeaseSQL, taskExistsSQL, deleteEndedTasksSQL,
 	deleteOldInsightsSQL,
 	enqueueOutboxSQL, claimOutboxSQL, ackOutboxSQL, retryOutboxSQL,
+	addCallCountSQL, deleteExpiredCallCountersSQL,
 }
 
 // Interface checks: *DB is every memory service.

@@ -45,7 +45,7 @@ func TestStore(t *testing.T) {
 		db := openTest(t)
 		return storetest.Services{Insights: db, Learnings: db, ToolPerformance: db, Patterns: db, Outbox: db,
 			Thoughts: db, Plans: db, Tasks: db, TaskCounts: db, Audit: db, Upstreams: db, VirtualServers: db,
-			Credentials: db, RawCredentials: db.rawCredentials, Usage: db, InsightPruner: db}
+			Credentials: db, RawCredentials: db.rawCredentials, Usage: db, InsightPruner: db, CallCounters: db}
 	})
 }
 

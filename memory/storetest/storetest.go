@@ -38,6 +38,8 @@ type Services struct {
 	// Usage and InsightPruner, when set, are tested (usage.go).
 	Usage         agentsmcp.UsageService
 	InsightPruner agentsmcp.InsightPruner
+	// CallCounters, when set, is tested (call_counters.go).
+	CallCounters agentsmcp.CallCounterService
 	// RawCredentials returns everything the store holds for credentials
 	// and OAuth states, as text (rows or documents, every column): the
 	// suite checks that no secret appears in it.

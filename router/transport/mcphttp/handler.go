@@ -140,6 +140,12 @@ type Options struct {
 	// SessionIDs is the GetSessionID of the router's server; the router
 	// sets it.
 	SessionIDs *session.IDMint
+	// RefuseCall, if set, is asked about each POST that holds one
+	// tools/call (the whole body, not a batch) before any session sees
+	// it, with the tool's name as the client sent it: refused is answered
+	// HTTP 429 with Retry-After (whole seconds, at least 1) and err as the
+	// JSON-RPC error (call_quota.go).
+	RefuseCall func(r *http.Request, tool string) (err *jsonrpc.Error, retryAfter time.Duration, refused bool)
 	Logger     *slog.Logger
 }
 
@@ -238,7 +244,7 @@ func New(r Router, opts Options) *Handler {
 		Poll: poll, MaxPoll: cmp.Or(opts.TaskPollMaxInterval, tasks.DefaultTaskPollMaxInterval), MaxPerPrincipal: max(maxIDs, 0),
 		Draining: r.Draining, Backends: r.TaskBackends,
 	})}
-	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch}
+	guard := &JSONRPCGuard{MaxBodyBytes: maxBody, MaxBatchMessages: opts.MaxBatchMessages, ChargeBatch: opts.ChargeBatch, RefuseCall: opts.RefuseCall}
 	mcpEndpoint := guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if lr := h.taskListen(req); lr != nil {
 			// A stream that polls up to MaxListenTaskIDs tasks takes one
@@ -457,6 +463,8 @@ type JSONRPCGuard struct {
 	MaxBatchMessages int
 	// ChargeBatch is [Options.ChargeBatch].
 	ChargeBatch func(w http.ResponseWriter, r *http.Request, extra int) bool
+	// RefuseCall is [Options.RefuseCall].
+	RefuseCall func(r *http.Request, tool string) (err *jsonrpc.Error, retryAfter time.Duration, refused bool)
 }
 
 // Wrap returns next behind the guard. Non-POST requests pass untouched.
@@ -496,6 +504,9 @@ func (g *JSONRPCGuard) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		if messages > 1 && g.ChargeBatch != nil && !g.ChargeBatch(w, req, messages-1) {
+			return
+		}
+		if messages == 1 && g.RefuseCall != nil && refuseCall(w, req, body, g.RefuseCall) {
 			return
 		}
 		req.Body = &guardedBody{Reader: bytes.NewReader(body), data: body}

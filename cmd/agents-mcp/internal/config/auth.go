@@ -56,6 +56,8 @@ type fileAPIKey struct {
 	CatalogMode string `yaml:"catalog_mode"`
 	// VirtualServers limits the key to these virtual servers.
 	VirtualServers []string `yaml:"virtual_servers"`
+	// CallQuotas bound the key's tool calls per window.
+	CallQuotas []agentsmcp.CallQuota `yaml:"call_quotas"`
 }
 
 type fileJWT struct {
@@ -106,6 +108,8 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 					CatalogMode: agentsmcp.CatalogMode(strings.ToLower(strings.TrimSpace(fk.CatalogMode))),
 					// Patterns on virtual server names: /mcp/<name> only.
 					VirtualServers: cleanList(fk.VirtualServers),
+					// Checked with the key (auth.CheckKeys).
+					CallQuotas: fk.CallQuotas,
 				}
 				if k.Name == "" {
 					l.errorf(field+".name", "required: it names the key in logs and the audit trail")

@@ -133,6 +133,7 @@ var yamlSections = map[string]string{
 	"config.fileCatalog":         "catalog",
 	"agentsmcp.VirtualServer":    "virtual_servers entry",
 	"agentsmcp.VirtualSelection": "virtual_servers[].tools, resources or prompts entry",
+	"agentsmcp.CallQuota":        "call_quotas entry",
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
