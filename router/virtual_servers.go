@@ -265,12 +265,22 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errVirtualNotFound(name)
 		}
 		ctx = WithVirtualServer(ctx, vs)
+		if vs.CatalogMode != "" {
+			ctx = agentsmcp.WithCatalogMode(ctx, vs.CatalogMode)
+		}
+		view, _ := r.VirtualView(name)
+		ctx = virtual.WithView(ctx, view)
 		switch req := req.(type) {
 		case *mcp.CallToolRequest:
 			if req.Params == nil {
 				break
 			}
-			view, _ := r.VirtualView(name)
+			if r.isMetaTool(req.Params.Name) && r.catalogMode(ctx, req, p) == agentsmcp.CatalogDiscovery {
+				// The meta-tools keep their names in a view; they keep
+				// to it by the view in ctx, and call_tool's call of a
+				// view's name comes back through here.
+				break
+			}
 			real, ok := view.RealName(req.Params.Name)
 			if !ok {
 				return nil, unknownTool(req.Params.Name)
@@ -281,7 +291,10 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListToolsRequest:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				view, _ := r.VirtualView(name)
+				if r.catalogMode(ctx, req, p) == agentsmcp.CatalogDiscovery {
+					lr.Tools, lr.NextCursor = r.viewDiscoveryList(p, view), ""
+					return res, err
+				}
 				tools := make([]*mcp.Tool, 0, len(lr.Tools))
 				for _, t := range lr.Tools {
 					if vt, ok := view.Tool(t.Name); ok {
