@@ -255,7 +255,14 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !p.MayUseVirtualServer("") && method != "initialize" && method != "ping" && !isNotification(method) {
 				return nil, errVirtualNotFound("")
 			}
-			return next(ctx, method, req)
+			if _, listen := req.(*mcp.SubscriptionsListenRequest); listen {
+				r.recordListingOf(ctx, req, p, "")
+			}
+			res, err := next(ctx, method, req)
+			if _, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				r.recordListingOf(ctx, req, p, "")
+			}
+			return res, err
 		}
 		vs, ok := r.VirtualServer(name)
 		if !ok || !p.MayUseVirtualServer(name) {
@@ -271,6 +278,8 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		view, _ := r.VirtualView(name)
 		ctx = virtual.WithView(ctx, view)
 		switch req := req.(type) {
+		case *mcp.SubscriptionsListenRequest:
+			r.recordListingOf(ctx, req, p, name)
 		case *mcp.CallToolRequest:
 			if req.Params == nil {
 				break
@@ -291,6 +300,7 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListToolsRequest:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				r.recordListingOf(ctx, req, p, name)
 				if r.catalogMode(ctx, req, p) == agentsmcp.CatalogDiscovery {
 					lr.Tools, lr.NextCursor = r.viewDiscoveryList(p, view), ""
 					return res, err
