@@ -181,3 +181,16 @@ func TestVirtualServerModeOverridesTheCaller(t *testing.T) {
 		}
 	}
 }
+
+// TestVirtualListingCost: what a virtual server's tools/list costs in each
+// mode is that of the listing it serves.
+func TestVirtualListingCost(t *testing.T) {
+	f := newViewFixture(t, agentsmcp.CatalogDiscovery)
+	full, disc, ok := f.router.VirtualListingCost("weather")
+	if !ok || full.Tools != 3 || disc.Tools != 3 || full.Bytes <= 2 || disc.Bytes <= 2 || full.Tokens != router.ApproxTokens(full.Bytes) {
+		t.Errorf("VirtualListingCost = %+v %+v %v, want 3 tools each ([confirm search_tools w_a], [call_tool confirm find_tools])", full, disc, ok)
+	}
+	if _, _, ok := f.router.VirtualListingCost("nope"); ok {
+		t.Error("a virtual server that does not exist has a cost")
+	}
+}
