@@ -31,6 +31,10 @@ type CatalogOptions struct {
 	// Pinned are path.Match patterns of tools that discovery mode lists
 	// too, to callers whose allowlist admits them.
 	Pinned []string
+	// PublishUpstreams are path.Match patterns of the providers (upstreams,
+	// HTTP tool sources) published as virtual servers of their own, and so
+	// in the registry API (published_upstreams.go).
+	PublishUpstreams []string
 }
 
 // catalogMode resolves the catalog mode of req, in order: the mode its

@@ -37,6 +37,9 @@ type virtualSet struct {
 	config map[string]*agentsmcp.VirtualServer
 	stored map[string]*agentsmcp.VirtualServer
 	views  map[string]cachedView // by name
+	// published are the virtual servers of published upstreams, made
+	// once per name (published_upstreams.go).
+	published map[string]*agentsmcp.VirtualServer
 }
 
 // cachedView is a view, valid for its definition and tool generation.
@@ -112,6 +115,7 @@ func (r *Router) setStoredVirtualServers(defs []*agentsmcp.VirtualServer) {
 // (implements [agentsmcp.VirtualServerLister]). The definitions are
 // shared: the caller must not modify them.
 func (r *Router) VirtualServers() []*agentsmcp.VirtualServer {
+	published := r.publishedUpstreams()
 	r.virtual.mu.RLock()
 	defer r.virtual.mu.RUnlock()
 	out := make([]*agentsmcp.VirtualServer, 0, len(r.virtual.config)+len(r.virtual.stored))
@@ -123,6 +127,13 @@ func (r *Router) VirtualServers() []*agentsmcp.VirtualServer {
 			out = append(out, vs)
 		}
 	}
+	for name, vs := range published {
+		_, config := r.virtual.config[name]
+		_, stored := r.virtual.stored[name]
+		if !config && !stored {
+			out = append(out, vs)
+		}
+	}
 	slices.SortFunc(out, func(a, b *agentsmcp.VirtualServer) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -130,11 +141,15 @@ func (r *Router) VirtualServers() []*agentsmcp.VirtualServer {
 // VirtualServer returns the virtual server served under name.
 func (r *Router) VirtualServer(name string) (*agentsmcp.VirtualServer, bool) {
 	r.virtual.mu.RLock()
-	defer r.virtual.mu.RUnlock()
-	if vs, ok := r.virtual.config[name]; ok {
+	vs, ok := r.virtual.config[name]
+	if !ok {
+		vs, ok = r.virtual.stored[name]
+	}
+	r.virtual.mu.RUnlock()
+	if ok {
 		return vs, true
 	}
-	vs, ok := r.virtual.stored[name]
+	vs, ok = r.publishedUpstreams()[name]
 	return vs, ok
 }
 
