@@ -396,8 +396,8 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       await page.waitForFunction(() => document.querySelector('main')?.textContent.includes('everything__get-sum'));
       await axe('the Tools page');
       // What tools/list costs per mode, as GET /tools/listing-cost has it, with discovery's saving.
-      await page.waitForFunction(() => document.getElementById('listing-cost')?.textContent.includes('Per virtual server'), { timeout: 10_000 });
-      const costRows = await page.$$eval('#listing-cost table:first-of-type tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+      await page.waitForFunction(() => document.querySelector('#listing-cost table')?.textContent.includes('discovery'), { timeout: 10_000 });
+      const costRows = await page.$$eval('#listing-cost table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
       const cost = await adminGet(base(), '/tools/listing-cost');
       const disc = cost.modes.find((m) => m.mode === 'discovery');
       const discRow = costRows.find((r) => r[0] === 'discovery');
