@@ -116,8 +116,8 @@ var dependencyRules = []dependencyRule{
 		Why: "the sessions of the HTTP transports are a record the transports share, told about go-sdk's sessions by the router through plain methods"},
 	{From: "router/transport/rest", Leaf: true, Allow: []string{"router/internal"},
 		Why: "the REST bridge turns HTTP into one tools/call and back; the router runs the call behind rest.Router"},
-	{From: "router/toolsearch", Leaf: true, Allow: []string{"localtools", "internal/toolschema", "internal/toolperf"},
-		Why: "the tool search reads the registry through its own Registry interface and offers search_tools on localtools (its learned ranking weighs reliability with internal/toolperf); cmd hands it the router, so it knows nothing of the router's dispatch or transports"},
+	{From: "router/toolsearch", Leaf: true, Allow: []string{"localtools", "internal/toolschema", "internal/toolperf", "router/virtual"},
+		Why: "the tool search reads the registry through its own Registry interface and offers search_tools on localtools (its learned ranking weighs reliability with internal/toolperf), keeping to a virtual server's view (router/virtual) when the request carries one; cmd hands it the router, so it knows nothing of the router's dispatch or transports"},
 	{From: "router", Forbid: []string{"remote", "api", "agents", "memory", "cmd", "router/toolsearch"},
 		Why: "the router is the MCP face over root interfaces (registry, dispatch, middleware); cmd adds the providers and wires the tool search to it"},
 }

@@ -38,8 +38,9 @@ import (
 // pattern is a valid path.Match pattern; an AliasPrefix needs an Upstream,
 // contains no [NamespaceSeparator], and the prefixes of all selections are
 // prefix-free (none begins another), so that two selections never derive
-// the same alias; CatalogMode is "" or [CatalogFull]
-// (see the field); the encoded definition is at most
+// the same alias; CatalogMode is "", [CatalogFull] or [CatalogDiscovery];
+// every Pinned pattern is a valid path.Match pattern; the encoded
+// definition is at most
 // [MaxVirtualServerBytes].
 type VirtualServer struct {
 	Name        string `json:"name" yaml:"name"`
@@ -48,12 +49,17 @@ type VirtualServer struct {
 	// Version is the version published in the registry API (server.json);
 	// "" publishes [DefaultVirtualServerVersion].
 	Version string `json:"version,omitempty" yaml:"version"`
-	// CatalogMode is how tools/list presents this server's catalog. Only
-	// "" and [CatalogFull] are served for now: a virtual server lists its
-	// whole view (discovery inside a view, where find_tools would search
-	// and call_tool would call the view's aliases, is not built yet, and a
-	// setting that did nothing would mislead).
+	// CatalogMode is how tools/list presents this server's catalog:
+	// [CatalogFull] lists the whole view; [CatalogDiscovery] lists the
+	// discovery meta-tools and the view's pinned tools, and the find tool
+	// searches the view alone, answering with the view's names and
+	// descriptions. "" leaves the mode to the caller (its API key or
+	// token) and the server's default, as on the whole catalog.
 	CatalogMode CatalogMode `json:"catalog_mode,omitempty" yaml:"catalog_mode"`
+	// Pinned are path.Match patterns on the exposed names of the view's
+	// tools that discovery mode lists too (besides those the server's
+	// catalog.pinned patterns match by registry name).
+	Pinned []string `json:"pinned,omitempty" yaml:"pinned"`
 	// Tools, Resources and Prompts select what the server exposes; an
 	// empty list exposes none of that kind.
 	Tools     []VirtualSelection `json:"tools,omitempty" yaml:"tools"`
@@ -130,11 +136,14 @@ func (v *VirtualServer) Validate() error {
 		return Errorf(EINVALID, "virtual server %q: the name must match %v", TruncateUTF8(v.Name, 80), VirtualServerNamePattern)
 	}
 	switch v.CatalogMode {
-	case "", CatalogFull:
-	case CatalogDiscovery:
-		return Errorf(EINVALID, "virtual server %q: catalog_mode %s is not served on a virtual server yet (its view is listed in full)", v.Name, CatalogDiscovery)
+	case "", CatalogFull, CatalogDiscovery:
 	default:
-		return Errorf(EINVALID, "virtual server %q: catalog_mode %q is not %s", v.Name, TruncateUTF8(string(v.CatalogMode), 32), CatalogFull)
+		return Errorf(EINVALID, "virtual server %q: catalog_mode %q is not %s or %s", v.Name, TruncateUTF8(string(v.CatalogMode), 32), CatalogFull, CatalogDiscovery)
+	}
+	for i, p := range v.Pinned {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return Errorf(EINVALID, "virtual server %q: pinned[%d]: invalid name pattern %q", v.Name, i, TruncateUTF8(p, 80))
+		}
 	}
 	if err := ValidateCallQuotas(v.CallQuotas); err != nil {
 		return Errorf(EINVALID, "virtual server %q: %s", v.Name, ErrorMessage(err))

@@ -83,3 +83,19 @@ func (r *Router) ListingCost(p *agentsmcp.Principal, mode agentsmcp.CatalogMode)
 	b := r.listingCost(tools)
 	return ToolsListRecord{Mode: mode, Tools: len(tools), Bytes: b, Tokens: ApproxTokens(b)}
 }
+
+// VirtualListingCost is what a whole tools/list of the virtual server
+// name would cost a caller without an allowlist, in full mode (its whole
+// view) and in discovery mode (the meta-tools and its pinned tools); false
+// when there is no such server.
+func (r *Router) VirtualListingCost(name string) (full, discovery ToolsListRecord, ok bool) {
+	if _, ok := r.VirtualServer(name); !ok {
+		return full, discovery, false
+	}
+	cost := func(mode agentsmcp.CatalogMode) ToolsListRecord {
+		tools := r.listedTools(nil, mode, name)
+		b := r.listingCost(tools)
+		return ToolsListRecord{Mode: mode, Tools: len(tools), Bytes: b, Tokens: ApproxTokens(b)}
+	}
+	return cost(agentsmcp.CatalogFull), cost(agentsmcp.CatalogDiscovery), true
+}

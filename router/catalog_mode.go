@@ -4,10 +4,12 @@ import (
 	"context"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/virtual"
 )
 
 // This file is the catalog mode of a request: whether its tools/list
@@ -29,6 +31,10 @@ type CatalogOptions struct {
 	// Pinned are path.Match patterns of tools that discovery mode lists
 	// too, to callers whose allowlist admits them.
 	Pinned []string
+	// PublishUpstreams are path.Match patterns of the providers (upstreams,
+	// HTTP tool sources) published as virtual servers of their own, and so
+	// in the registry API (published_upstreams.go).
+	PublishUpstreams []string
 }
 
 // catalogMode resolves the catalog mode of req, in order: the mode its
@@ -86,5 +92,33 @@ func (r *Router) discoveryList(p *agentsmcp.Principal) *mcp.ListToolsResult {
 			out.Tools = append(out.Tools, t)
 		}
 	}
+	return out
+}
+
+// viewDiscoveryList is tools/list in discovery mode on a virtual server:
+// the meta-tools that are registered, under their own names, then the
+// view's tools that p may use and that are pinned, by the view (its
+// Pinned patterns, on exposed names) or by the server (catalog.pinned,
+// on registry names), as the view shows them, sorted by name.
+func (r *Router) viewDiscoveryList(p *agentsmcp.Principal, view *virtual.View) []*mcp.Tool {
+	out := []*mcp.Tool{}
+	for _, t := range r.Tools() {
+		if r.isMetaTool(t.Name) {
+			out = append(out, t)
+		}
+	}
+	for _, vt := range view.Tools() {
+		real, _ := view.RealName(vt.Name)
+		if r.isMetaTool(vt.Name) || !p.MayUseTool(real) {
+			continue // a meta-tool's name is the meta-tool's in discovery mode
+		}
+		if r.pinned(real) || slices.ContainsFunc(view.Server().Pinned, func(pattern string) bool {
+			ok, _ := path.Match(pattern, vt.Name)
+			return ok
+		}) {
+			out = append(out, vt)
+		}
+	}
+	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

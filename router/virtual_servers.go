@@ -37,6 +37,9 @@ type virtualSet struct {
 	config map[string]*agentsmcp.VirtualServer
 	stored map[string]*agentsmcp.VirtualServer
 	views  map[string]cachedView // by name
+	// published are the virtual servers of published upstreams, made
+	// once per name (published_upstreams.go).
+	published map[string]*agentsmcp.VirtualServer
 }
 
 // cachedView is a view, valid for its definition and tool generation.
@@ -112,6 +115,7 @@ func (r *Router) setStoredVirtualServers(defs []*agentsmcp.VirtualServer) {
 // (implements [agentsmcp.VirtualServerLister]). The definitions are
 // shared: the caller must not modify them.
 func (r *Router) VirtualServers() []*agentsmcp.VirtualServer {
+	published := r.publishedUpstreams()
 	r.virtual.mu.RLock()
 	defer r.virtual.mu.RUnlock()
 	out := make([]*agentsmcp.VirtualServer, 0, len(r.virtual.config)+len(r.virtual.stored))
@@ -123,6 +127,13 @@ func (r *Router) VirtualServers() []*agentsmcp.VirtualServer {
 			out = append(out, vs)
 		}
 	}
+	for name, vs := range published {
+		_, config := r.virtual.config[name]
+		_, stored := r.virtual.stored[name]
+		if !config && !stored {
+			out = append(out, vs)
+		}
+	}
 	slices.SortFunc(out, func(a, b *agentsmcp.VirtualServer) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -130,11 +141,15 @@ func (r *Router) VirtualServers() []*agentsmcp.VirtualServer {
 // VirtualServer returns the virtual server served under name.
 func (r *Router) VirtualServer(name string) (*agentsmcp.VirtualServer, bool) {
 	r.virtual.mu.RLock()
-	defer r.virtual.mu.RUnlock()
-	if vs, ok := r.virtual.config[name]; ok {
+	vs, ok := r.virtual.config[name]
+	if !ok {
+		vs, ok = r.virtual.stored[name]
+	}
+	r.virtual.mu.RUnlock()
+	if ok {
 		return vs, true
 	}
-	vs, ok := r.virtual.stored[name]
+	vs, ok = r.publishedUpstreams()[name]
 	return vs, ok
 }
 
@@ -255,7 +270,14 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !p.MayUseVirtualServer("") && method != "initialize" && method != "ping" && !isNotification(method) {
 				return nil, errVirtualNotFound("")
 			}
-			return next(ctx, method, req)
+			if _, listen := req.(*mcp.SubscriptionsListenRequest); listen {
+				r.recordListingOf(ctx, req, p, "")
+			}
+			res, err := next(ctx, method, req)
+			if _, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				r.recordListingOf(ctx, req, p, "")
+			}
+			return res, err
 		}
 		vs, ok := r.VirtualServer(name)
 		if !ok || !p.MayUseVirtualServer(name) {
@@ -265,12 +287,24 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errVirtualNotFound(name)
 		}
 		ctx = WithVirtualServer(ctx, vs)
+		if vs.CatalogMode != "" {
+			ctx = agentsmcp.WithCatalogMode(ctx, vs.CatalogMode)
+		}
+		view, _ := r.VirtualView(name)
+		ctx = virtual.WithView(ctx, view)
 		switch req := req.(type) {
+		case *mcp.SubscriptionsListenRequest:
+			r.recordListingOf(ctx, req, p, name)
 		case *mcp.CallToolRequest:
 			if req.Params == nil {
 				break
 			}
-			view, _ := r.VirtualView(name)
+			if r.isMetaTool(req.Params.Name) && r.catalogMode(ctx, req, p) == agentsmcp.CatalogDiscovery {
+				// The meta-tools keep their names in a view; they keep
+				// to it by the view in ctx, and call_tool's call of a
+				// view's name comes back through here.
+				break
+			}
 			real, ok := view.RealName(req.Params.Name)
 			if !ok {
 				return nil, unknownTool(req.Params.Name)
@@ -281,7 +315,11 @@ func (r *Router) virtualMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListToolsRequest:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				view, _ := r.VirtualView(name)
+				r.recordListingOf(ctx, req, p, name)
+				if r.catalogMode(ctx, req, p) == agentsmcp.CatalogDiscovery {
+					lr.Tools, lr.NextCursor = r.viewDiscoveryList(p, view), ""
+					return res, err
+				}
 				tools := make([]*mcp.Tool, 0, len(lr.Tools))
 				for _, t := range lr.Tools {
 					if vt, ok := view.Tool(t.Name); ok {

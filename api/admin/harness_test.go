@@ -563,5 +563,11 @@ func (c routerListingCosts) ListingCosts() admin.ListingCostPage {
 		now := c.router.ListingCost(nil, mode)
 		page.Modes = append(page.Modes, admin.ModeCost{Mode: string(mode), Tools: now.Tools, Bytes: now.Bytes, Tokens: now.Tokens})
 	}
+	page.VirtualServers = []admin.VirtualServerCost{}
+	for _, vs := range c.router.VirtualServers() {
+		full, disc, _ := c.router.VirtualListingCost(vs.Name)
+		page.VirtualServers = append(page.VirtualServers, admin.VirtualServerCost{Name: vs.Name, Mode: string(vs.CatalogMode),
+			Full: admin.ToolsCount{Tools: full.Tools, Bytes: full.Bytes, Tokens: full.Tokens}, Discovery: admin.ToolsCount{Tools: disc.Tools, Bytes: disc.Bytes, Tokens: disc.Tokens}})
+	}
 	return page
 }

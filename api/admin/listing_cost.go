@@ -17,6 +17,28 @@ type ListingCostPage struct {
 	Tokenizer string `json:"tokenizer"`
 	// Modes has one entry per catalog mode.
 	Modes []ModeCost `json:"modes"`
+	// VirtualServers has one entry per virtual server, by name.
+	VirtualServers []VirtualServerCost `json:"virtualServers"`
+}
+
+// VirtualServerCost is what a whole tools/list of one virtual server
+// costs now for a caller without an allowlist: in the mode it is served
+// in, and in each mode.
+type VirtualServerCost struct {
+	Name string `json:"name"`
+	// Mode is the virtual server's catalog_mode; "" leaves it to the
+	// caller and the server's default.
+	Mode      string     `json:"mode"`
+	Full      ToolsCount `json:"full"`
+	Discovery ToolsCount `json:"discovery"`
+}
+
+// ToolsCount is the size of one listing: its tools, the bytes of their
+// JSON and the approximate tokens.
+type ToolsCount struct {
+	Tools  int `json:"tools"`
+	Bytes  int `json:"bytes"`
+	Tokens int `json:"tokens"`
 }
 
 // ModeCost is what a whole tools/list costs now in one mode for a caller

@@ -65,7 +65,16 @@ type JWTConfig struct {
 	// catalog mode ([agentsmcp.Principal.CatalogMode]): "full" or
 	// "discovery". A token without it keeps the server's default; a token
 	// whose claim holds anything else is rejected (401 invalid_token).
-	CatalogModeClaim     string
+	CatalogModeClaim string
+	// VirtualServersClaim, when set, names the claim holding the virtual
+	// servers the caller may use ([agentsmcp.Principal.VirtualServers]):
+	// path.Match patterns on their names, as a space-separated string or
+	// an array of strings. A token with the claim is limited to them (the
+	// whole catalog and every other virtual server answer "not found", as
+	// one that does not exist); a token without it is not limited; a
+	// token whose claim is of another type, holds an invalid pattern or
+	// none is rejected (401 invalid_token).
+	VirtualServersClaim  string
 	Resource             string
 	AuthorizationServers []string // empty means [Issuer]
 
@@ -126,6 +135,13 @@ func (c *JWTConfig) Problems() []Problem {
 			bad("catalog_mode_claim", "%q is already the scopes or tools claim; name a different claim", c.CatalogModeClaim)
 		}
 	}
+	if c.VirtualServersClaim != "" {
+		if strings.TrimSpace(c.VirtualServersClaim) != c.VirtualServersClaim {
+			bad("virtual_servers_claim", "%q must not have surrounding spaces", c.VirtualServersClaim)
+		} else if slices.Contains([]string{c.scopesClaim(), c.ToolsClaim, c.CatalogModeClaim}, c.VirtualServersClaim) {
+			bad("virtual_servers_claim", "%q is already the scopes, tools or catalog mode claim; name a different claim", c.VirtualServersClaim)
+		}
+	}
 	checkURL("resource", c.Resource)
 	for i, s := range c.AuthorizationServers {
 		checkURL(fmt.Sprintf("authorization_servers[%d]", i), s)
@@ -174,6 +190,7 @@ type jwtVerifier struct {
 	scopesClaim string
 	toolsClaim  string // "": no allowlist from tokens
 	modeClaim   string // "": no catalog mode from tokens
+	vsClaim     string // "": no virtual servers from tokens
 	parser      *jwt.Parser
 	keys        *jwks
 }
@@ -183,6 +200,7 @@ func newJWTVerifier(cfg *JWTConfig, client *http.Client, logger *slog.Logger) *j
 		scopesClaim: cfg.scopesClaim(),
 		toolsClaim:  cfg.ToolsClaim,
 		modeClaim:   cfg.CatalogModeClaim,
+		vsClaim:     cfg.VirtualServersClaim,
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(signingAlgs),
 			jwt.WithIssuer(cfg.Issuer),
@@ -240,12 +258,20 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*agentsmcp.Prin
 			mode = m
 		}
 	}
+	var servers []string
+	if v.vsClaim != "" {
+		var reason string
+		if servers, reason = virtualServersOf(v.vsClaim, claims); reason != "" {
+			return nil, time.Time{}, &Error{Status: http.StatusUnauthorized, Hint: "jwt:" + sanitizeHint(sub), Reason: reason, presented: true}
+		}
+	}
 	exp, _ := claims.GetExpirationTime() // present: the parser requires it
 	return &agentsmcp.Principal{
-		ID:          "jwt:" + sub,
-		Scopes:      scopesOf(claims[v.scopesClaim]),
-		Tools:       tools,
-		CatalogMode: mode,
+		ID:             "jwt:" + sub,
+		Scopes:         scopesOf(claims[v.scopesClaim]),
+		Tools:          tools,
+		CatalogMode:    mode,
+		VirtualServers: servers,
 	}, exp.Time, nil
 }
 

@@ -192,7 +192,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		},
 		OnTaskWrite: sec.taskWritten,
 		Access:      sec.routerAccess(cfg.StdioServer),
-		Catalog: router.CatalogOptions{Mode: cfg.CatalogMode, Pinned: cfg.CatalogPinned,
+		Catalog: router.CatalogOptions{Mode: cfg.CatalogMode, Pinned: cfg.CatalogPinned, PublishUpstreams: cfg.CatalogPublishUpstreams,
 			MetaTools: []string{toolsearch.FindToolName}},
 		OnToolsList: a.listings.record,
 		// The call quotas of keys and virtual servers count in the store,

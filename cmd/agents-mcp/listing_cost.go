@@ -99,5 +99,15 @@ func (a adminListingCosts) ListingCosts() admin.ListingCostPage {
 		page.Modes = append(page.Modes, admin.ModeCost{Mode: string(mode), Tools: now.Tools, Bytes: now.Bytes, Tokens: now.Tokens,
 			Listed: admin.ListedCount{Pages: c.Pages, Bytes: c.Bytes, Tokens: c.Tokens}})
 	}
+	page.VirtualServers = []admin.VirtualServerCost{}
+	for _, vs := range a.router.VirtualServers() {
+		full, disc, ok := a.router.VirtualListingCost(vs.Name)
+		if !ok {
+			continue // removed meanwhile
+		}
+		page.VirtualServers = append(page.VirtualServers, admin.VirtualServerCost{Name: vs.Name, Mode: string(vs.CatalogMode),
+			Full:      admin.ToolsCount{Tools: full.Tools, Bytes: full.Bytes, Tokens: full.Tokens},
+			Discovery: admin.ToolsCount{Tools: disc.Tools, Bytes: disc.Bytes, Tokens: disc.Tokens}})
+	}
 	return page
 }

@@ -128,6 +128,18 @@ func (s *Server) Token(t testing.TB, subject string, scopes ...string) string {
 
 func callerSecret(subject string) string { return subject + "-secret" }
 
+// SetClaims makes the tokens issued to the caller subject from now on
+// carry claims besides the provider's own (a tools allowlist, the virtual
+// servers it may use…).
+func (s *Server) SetClaims(subject string, claims map[string]any) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if s.st.claims == nil {
+		s.st.claims = map[string]map[string]any{}
+	}
+	s.st.claims[subject] = claims
+}
+
 // store is the example storage with the clients of these tests: callers
 // (client credentials, JWT access tokens for agents-mcp) and agents-mcp's
 // exchange client. Everything else is the library's.
@@ -135,6 +147,7 @@ type store struct {
 	*storage.Storage
 	mu      sync.Mutex
 	callers map[string]bool
+	claims  map[string]map[string]any // by caller: extra claims of its tokens
 }
 
 // client is a client of these tests: JWT access tokens (an API verifies
@@ -233,9 +246,19 @@ func (s *store) GetPrivateClaimsFromTokenExchangeRequest(_ context.Context, r op
 
 // GetPrivateClaimsFromScopes puts the granted scopes in the access token
 // (RFC 9068 "scope"): agents-mcp reads its scopes from there.
-func (s *store) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
-	if len(scopes) == 0 {
+func (s *store) GetPrivateClaimsFromScopes(_ context.Context, _, clientID string, scopes []string) (map[string]any, error) {
+	s.mu.Lock()
+	extra := s.claims[clientID]
+	s.mu.Unlock()
+	if len(scopes) == 0 && len(extra) == 0 {
 		return nil, nil
 	}
-	return map[string]any{"scope": strings.Join(scopes, " ")}, nil
+	out := make(map[string]any, len(extra)+1)
+	for k, v := range extra {
+		out[k] = v
+	}
+	if len(scopes) > 0 {
+		out["scope"] = strings.Join(scopes, " ")
+	}
+	return out, nil
 }

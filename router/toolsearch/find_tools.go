@@ -113,27 +113,30 @@ func (f *Finder) Find(ctx context.Context, args FindArgs) *FindResult {
 	// dropped (a restricted caller, a source filter), so that a hidden
 	// tool is neither shown nor counted.
 	want := offset + limit + 1 + 1 + len(f.Skip)
-	if p.Restricted() || source != "" {
+	view := viewOf(ctx)
+	if p.Restricted() || source != "" || view != nil {
 		want = math.MaxInt32
 	}
 	ranked := f.Ranker.Search(ctx, args.Need, "all", want)
 	matches := slices.DeleteFunc(ranked.Tools, func(m Match) bool {
 		return !p.MayUseTool(m.Name) || m.Name == FindToolName || slices.Contains(f.Skip, m.Name) ||
-			source != "" && m.Source != source
+			source != "" && m.Source != source || !view.Shows(m.Name)
 	})
 	out := &FindResult{Tools: []FoundTool{}, Mode: ranked.Mode, Note: ranked.Note}
 	page := matches[min(offset, len(matches)):min(offset+limit, len(matches))]
 	names := make([]string, 0, len(page))
 	for _, m := range page {
+		real := m.Name
+		m = exposed(view, m)
 		t := FoundTool{Name: m.Name, Description: m.Description, Source: m.Source, Score: m.Score, Why: m.Why, Reliability: m.Reliability}
-		if rt, ok := f.Registry.RegisteredTool(m.Name); ok {
+		if rt, ok := f.Registry.RegisteredTool(real); ok {
 			t.Title, t.InputSchema = rt.Tool.Title, rt.InputSchema
 		}
 		if len(t.InputSchema) == 0 {
 			t.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
 		out.Tools = append(out.Tools, t)
-		names = append(names, m.Name)
+		names = append(names, real)
 	}
 	if next := offset + len(page); next < len(matches) && len(page) > 0 {
 		out.NextOffset = &next

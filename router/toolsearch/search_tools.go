@@ -89,12 +89,15 @@ func AddSearchTools(l *localtools.Provider, ranker Ranker) error {
 			limit = 10
 		}
 		var res *Result
-		if p := agentsmcp.PrincipalFrom(ctx); p.Restricted() {
-			// Rank everything, then keep what the caller may use: a
-			// hidden tool is neither shown nor counted.
+		if p, view := agentsmcp.PrincipalFrom(ctx), viewOf(ctx); p.Restricted() || view != nil {
+			// Rank everything, then keep what the caller may use and
+			// the view shows: a hidden tool is neither shown nor counted.
 			res = ranker.Search(ctx, args.Query, args.Scope, math.MaxInt32)
-			res.Tools = slices.DeleteFunc(res.Tools, func(m Match) bool { return !p.MayUseTool(m.Name) })
+			res.Tools = slices.DeleteFunc(res.Tools, func(m Match) bool { return !p.MayUseTool(m.Name) || !view.Shows(m.Name) })
 			res.Tools = res.Tools[:min(len(res.Tools), limit)]
+			for i := range res.Tools {
+				res.Tools[i] = exposed(view, res.Tools[i])
+			}
 		} else {
 			res = ranker.Search(ctx, args.Query, args.Scope, limit)
 		}

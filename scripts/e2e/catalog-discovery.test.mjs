@@ -15,6 +15,12 @@
 //      answered input_required, which the 2.x client fulfils and retries through call_tool;
 //   5. a direct tools/call of an unlisted tool still works;
 //   6. the audit trail names the real tools, never call_tool.
+//
+// Then, at the virtual server /mcp/fixtures (catalog_mode: discovery, the fixture tools under the alias
+// prefix fx_, test_tool_with_progress renamed slow_job and pinned, a description of its own), with a
+// third key `vuser`: tools/list shows the meta-tools and slow_job; find_tools answers with the view's
+// names and description; call_tool runs slow_job with progress and fx_test_elicitation with
+// elicitation; a registry name is an unknown tool there; the audit names the real tools.
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -34,6 +40,7 @@ import { eventually, freePort, hermeticEnv, start, stop } from './lib/procs.mjs'
 const secret = (name) => `${name}-${randomBytes(16).toString('hex')}`;
 const USER = secret('e2e-discovery-user');
 const ADMIN = secret('e2e-discovery-admin');
+const VUSER = secret('e2e-discovery-vuser');
 const principalOf = (key) => `key:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 const CLIENT_INFO = { name: 'agents-mcp-e2e-discovery', version: '1.0.0' };
 
@@ -46,19 +53,19 @@ const CLIENTS = [
 ];
 
 /** A client of c's SDK over /mcp presenting key, answering elicitations with elicit. */
-async function connect(base, c, key, elicit) {
+async function connect(base, c, key, elicit, endpoint = '/mcp') {
   const requestInit = { headers: { Authorization: `Bearer ${key}` } };
   let client, transport;
   if (c.sdk === 1) {
     client = new Client1(CLIENT_INFO, { capabilities: { elicitation: {} } });
     client.setRequestHandler(ElicitRequestSchema, async (req) => elicit(req.params));
-    transport = new Transport1(new URL(`${base}/mcp`), { requestInit });
+    transport = new Transport1(new URL(`${base}${endpoint}`), { requestInit });
   } else {
     const opts = { capabilities: { elicitation: { form: {} } } };
     if (c.pin) opts.versionNegotiation = { mode: { pin: c.pin } };
     client = new Client2(CLIENT_INFO, opts);
     client.setRequestHandler('elicitation/create', async (req) => elicit(req.params));
-    transport = new Transport2(new URL(`${base}/mcp`), { requestInit });
+    transport = new Transport2(new URL(`${base}${endpoint}`), { requestInit });
   }
   await withTimeout(client.connect(transport), 20_000, `connect (${c.name})`);
   return client;
@@ -84,7 +91,22 @@ describe('catalog discovery mode', { skip: !BIN && 'AGENTS_MCP_BIN not set; run 
     async () => {
       const config = {
         catalog: { mode: 'discovery' },
-        auth: { api_keys: [{ name: 'user', key: USER, scopes: ['mcp'] }] },
+        auth: {
+          api_keys: [
+            { name: 'user', key: USER, scopes: ['mcp'] },
+            { name: 'vuser', key: VUSER, scopes: ['mcp'], catalog_mode: 'full' },
+          ],
+        },
+        virtual_servers: [
+          {
+            name: 'fixtures',
+            catalog_mode: 'discovery',
+            tools: [{ upstream: 'local', names: ['test_*'], alias_prefix: 'fx_' }],
+            rename: { test_tool_with_progress: 'slow_job' },
+            descriptions: { test_tool_with_progress: 'A slow job that reports how far it has got' },
+            pinned: ['slow_job'],
+          },
+        ],
       };
       const configPath = path.join(work, 'config.yaml');
       writeFileSync(configPath, JSON.stringify(config, null, 2), { mode: 0o600 }); // JSON is YAML
@@ -198,5 +220,81 @@ describe('catalog discovery mode', { skip: !BIN && 'AGENTS_MCP_BIN not set; run 
     assert.equal(disc.tools, 2, fmt(disc));
     assert.ok(disc.tokens * 5 < full.tokens, `discovery ${disc.tokens} tokens, full ${full.tokens}`);
     assert.ok(disc.listed.pages >= CLIENTS.length, fmt(disc));
+  });
+
+  for (const c of CLIENTS.filter((c) => !c.pin)) {
+    test(`${c.name}: a virtual server in discovery mode finds and calls its own names`, { timeout: 60_000 }, async () => {
+      const asked = [];
+      const client = await connect(
+        agents.base,
+        c,
+        VUSER,
+        (params) => {
+          asked.push(params.message);
+          return { action: 'accept', content: { username: `v-${c.sdk}`, name: `v-${c.sdk}` } };
+        },
+        '/mcp/fixtures',
+      );
+      try {
+        // The key's own mode is full: the virtual server's discovery wins.
+        const listed = await withTimeout(client.listTools(), 15_000, 'tools/list');
+        assert.deepEqual(listed.tools.map((t) => t.name).sort(), ['call_tool', 'find_tools', 'slow_job'], fmt(listed.tools.map((t) => t.name)));
+
+        const found = await withTimeout(
+          client.callTool({ name: 'find_tools', arguments: { need: 'a tool that reports its progress while it works', limit: 5 } }),
+          15_000,
+          'find_tools',
+        );
+        assert.notEqual(found.isError, true, fmt(found));
+        const names = found.structuredContent.tools.map((t) => t.name);
+        const hit = found.structuredContent.tools.find((t) => t.name === 'slow_job');
+        assert.ok(hit, `find_tools at /mcp/fixtures did not return slow_job: ${fmt(found.structuredContent)}`);
+        assert.equal(hit.description, 'A slow job that reports how far it has got', fmt(hit));
+        assert.equal(hit.inputSchema.type, 'object', fmt(hit));
+        assert.ok(names.every((n) => n === 'slow_job' || n.startsWith('fx_test_')), `names outside the view: ${fmt(names)}`);
+
+        const progress = [];
+        const prog = await withTimeout(
+          callWithProgress(c, client, { name: 'call_tool', arguments: { name: 'slow_job', arguments: {} } }, (p) => progress.push(p)),
+          20_000,
+          'call_tool slow_job',
+        );
+        assert.notEqual(prog.isError, true, fmt(prog));
+        assert.deepEqual(progress.map((p) => [p.progress, p.total]), [[0, 100], [50, 100], [100, 100]], fmt(progress));
+
+        const message = `Pick a user name (view, ${c.name})`;
+        const el = await withTimeout(
+          client.callTool({ name: 'call_tool', arguments: { name: 'fx_test_elicitation', arguments: { message } } }),
+          20_000,
+          'call_tool fx_test_elicitation',
+        );
+        assert.notEqual(el.isError, true, fmt(el));
+        assert.deepEqual(asked, [message]);
+
+        // A registry name is not the view's: unknown, as a tool that does not exist.
+        await assert.rejects(
+          withTimeout(client.callTool({ name: 'call_tool', arguments: { name: 'test_simple_text', arguments: {} } }), 15_000, 'call_tool test_simple_text'),
+          (err) => /unknown tool "test_simple_text"/.test(String(err?.message ?? err)),
+        );
+      } finally {
+        await client.close().catch(() => {});
+      }
+    });
+  }
+
+  test('the audit trail of the virtual server names the real tools', { timeout: 30_000 }, async () => {
+    const principal = principalOf(VUSER);
+    const viewClients = CLIENTS.filter((c) => !c.pin).length;
+    await eventually(
+      async () => {
+        const page = await adminGet(agents.base, `/admin/v1/audit?kind=tool_call&principal=${encodeURIComponent(principal)}&limit=200`);
+        const targets = page.items.map((e) => e.target);
+        assert.ok(!targets.includes('call_tool') && !targets.includes('slow_job'), fmt(targets));
+        assert.equal(targets.filter((t) => t === 'test_tool_with_progress').length, viewClients, fmt(targets));
+        assert.equal(targets.filter((t) => t === 'test_elicitation').length, viewClients, fmt(targets));
+      },
+      10_000,
+      'the audit trail has the calls',
+    );
   });
 });

@@ -14,7 +14,7 @@
 //   4b. a task paused for a confirmation is confirmed from its page and runs to the end;
 //   5. learnings are searched by meaning: the finished task's learning is found by other words; an
 //      insight is recorded and deleted;
-//   6. the Tools search ranks as search_tools does; an upstream is added, refreshed and removed;
+//   6. the Tools page shows what tools/list costs per mode; its search ranks as search_tools does; an upstream is added, refreshed and removed;
 //   7. the upstream is killed: the Overview shows it down (no reload), then back ready once it is
 //      restarted on the same port; its page, opened then, shows the outage in the state history;
 // Every page passes axe-core (WCAG 2.1 A/AA and best practices: labels, contrast, names), and the
@@ -395,6 +395,13 @@ describe('console: the admin console in headless Chromium', { skip }, () => {
       await go('#/tools');
       await page.waitForFunction(() => document.querySelector('main')?.textContent.includes('everything__get-sum'));
       await axe('the Tools page');
+      // What tools/list costs per mode, as GET /tools/listing-cost has it, with discovery's saving.
+      await page.waitForFunction(() => document.querySelector('#listing-cost table')?.textContent.includes('discovery'), { timeout: 10_000 });
+      const costRows = await page.$$eval('#listing-cost table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+      const cost = await adminGet(base(), '/tools/listing-cost');
+      const disc = cost.modes.find((m) => m.mode === 'discovery');
+      const discRow = costRows.find((r) => r[0] === 'discovery');
+      assert.ok(discRow && discRow[3] === String(disc.tokens) && / %$/.test(discRow[4]), JSON.stringify(costRows));
       // The search ranks as search_tools does: the same first tools, in the same order.
       const query = 'add two numbers together';
       await page.type('input[name=q]', query);

@@ -573,6 +573,24 @@ function learningsPage(root) {
   };
 }
 
+// refreshListingCost shows the tokens (one per 4 bytes of JSON) and bytes of a whole tools/list per catalog mode
+// and per virtual server, and what discovery mode saves against the full listing.
+async function refreshListingCost(region) {
+  const c = await api('/tools/listing-cost');
+  const saving = (tokens, full) => (full > 0 ? pct(1 - tokens / full) : '—');
+  const full = (c.modes.find((m) => m.mode === 'full') || {}).tokens || 0;
+  region.set(c, (v) => [
+    table('Per catalog mode', ['Mode', 'Tools', 'Bytes', 'Tokens (approx.)', 'Saving', 'Pages answered'], v.modes.map((m) => [
+      m.mode, String(m.tools), String(m.bytes), String(m.tokens), saving(m.tokens, full), String(m.listed.pages),
+    ])),
+    table('Per virtual server', ['Virtual server', 'Mode', 'Full: tokens', 'Discovery: tokens', 'Saving'], (v.virtualServers || []).map((s) => [
+      h('code', { text: '/mcp/' + s.name }), s.mode || 'default', `${s.full.tokens} (${s.full.tools} tools, ${s.full.bytes} B)`,
+      `${s.discovery.tokens} (${s.discovery.tools} tools, ${s.discovery.bytes} B)`, saving(s.discovery.tokens, s.full.tokens),
+    ]), 'No virtual server is defined.'),
+    h('p', { class: 'note', text: 'Tokens: ' + v.tokenizer }),
+  ]);
+}
+
 function reliability(t) {
   if (t.consecutiveFailures >= 3) return h('span', { class: 'badge st-failed', text: `failing (${t.consecutiveFailures} in a row)` });
   if (t.consecutiveFailures > 0) return h('span', { class: 'badge st-degraded', text: 'last call failed' });
@@ -593,9 +611,12 @@ function toolsPage(root) {
     refresh();
   });
   const list = region({ id: 'tool-results' });
-  root.append(h('h1', { text: 'Tools' }), form, list);
+  // What a tools/list costs a client's model, per catalog mode and per virtual server (GET /tools/listing-cost).
+  const cost = region({ id: 'listing-cost' });
+  root.append(h('h1', { text: 'Tools' }), form, list, section('What tools/list costs', cost));
   return {
     async refresh() {
+      refreshListingCost(cost).catch((e) => cost.fail(e));
       const [cat, perf] = await Promise.all([
         api('/tools', { query: { q: filter.q, scope: filter.scope, limit: filter.q ? 20 : undefined } }),
         api('/tools/performance', { query: { limit: 200 } }),

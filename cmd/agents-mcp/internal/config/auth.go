@@ -67,6 +67,7 @@ type fileJWT struct {
 	ScopesClaim          *string   `yaml:"scopes_claim"`
 	ToolsClaim           *string   `yaml:"tools_claim"`
 	CatalogModeClaim     *string   `yaml:"catalog_mode_claim"`
+	VirtualServersClaim  *string   `yaml:"virtual_servers_claim"`
 	Resource             *string   `yaml:"resource"`
 	AuthorizationServers *[]string `yaml:"authorization_servers"`
 }
@@ -129,6 +130,7 @@ func (l *loader) applyFileAuth(f *fileConfig) {
 			l.fileString("auth.jwt.scopes_claim", j.ScopesClaim, &c.JWT.ScopesClaim)
 			l.fileString("auth.jwt.tools_claim", j.ToolsClaim, &c.JWT.ToolsClaim)
 			l.fileString("auth.jwt.catalog_mode_claim", j.CatalogModeClaim, &c.JWT.CatalogModeClaim)
+			l.fileString("auth.jwt.virtual_servers_claim", j.VirtualServersClaim, &c.JWT.VirtualServersClaim)
 			l.fileString("auth.jwt.resource", j.Resource, &c.JWT.Resource)
 			l.fileList("auth.jwt.authorization_servers", j.AuthorizationServers, &c.JWT.AuthorizationServers)
 		}
@@ -178,6 +180,7 @@ func (l *loader) applyEnvAuth() {
 	l.envString("auth.jwt.scopes_claim", "AGENTS_MCP_JWT_SCOPES_CLAIM", &c.JWT.ScopesClaim)
 	l.envString("auth.jwt.tools_claim", "AGENTS_MCP_JWT_TOOLS_CLAIM", &c.JWT.ToolsClaim)
 	l.envString("auth.jwt.catalog_mode_claim", "AGENTS_MCP_JWT_CATALOG_MODE_CLAIM", &c.JWT.CatalogModeClaim)
+	l.envString("auth.jwt.virtual_servers_claim", "AGENTS_MCP_JWT_VIRTUAL_SERVERS_CLAIM", &c.JWT.VirtualServersClaim)
 	l.envString("auth.jwt.resource", "AGENTS_MCP_JWT_RESOURCE", &c.JWT.Resource)
 	l.envList("auth.jwt.authorization_servers", "AGENTS_MCP_JWT_AUTHORIZATION_SERVERS", &c.JWT.AuthorizationServers)
 	l.envString("stdio.api_key", auth.StdioKeyEnv, &c.StdioAPIKey)
@@ -305,6 +308,7 @@ func (c *Config) describeAuth(add func(name, value string), addSetting func(Sett
 	add("auth.jwt.scopes_claim", c.JWT.ScopesClaim)
 	add("auth.jwt.tools_claim", c.JWT.ToolsClaim)
 	add("auth.jwt.catalog_mode_claim", c.JWT.CatalogModeClaim)
+	add("auth.jwt.virtual_servers_claim", c.JWT.VirtualServersClaim)
 	add("auth.jwt.resource", c.JWT.Resource)
 	add("auth.jwt.authorization_servers", strings.Join(c.JWT.AuthorizationServers, ","))
 	add("stdio.api_key", redactSecret(c.StdioAPIKey))

@@ -14,8 +14,9 @@ const DefaultCatalogMode = agentsmcp.CatalogFull
 // fileCatalog is the `catalog:` section: how tools/list shows the catalog
 // by default, and the tools always listed in discovery mode.
 type fileCatalog struct {
-	Mode   *string   `yaml:"mode"`
-	Pinned *[]string `yaml:"pinned"`
+	Mode             *string   `yaml:"mode"`
+	Pinned           *[]string `yaml:"pinned"`
+	PublishUpstreams *[]string `yaml:"publish_upstreams"`
 }
 
 // applyFileCatalog copies the catalog section.
@@ -32,6 +33,10 @@ func (l *loader) applyFileCatalog(f *fileConfig) {
 		l.cfg.CatalogPinned = cleanList(*c.Pinned)
 		l.cfg.setSource("catalog.pinned", SourceFile)
 	}
+	if c.PublishUpstreams != nil {
+		l.cfg.CatalogPublishUpstreams = cleanList(*c.PublishUpstreams)
+		l.cfg.setSource("catalog.publish_upstreams", SourceFile)
+	}
 }
 
 // applyEnvCatalog overrides the file with the catalog variables.
@@ -42,6 +47,7 @@ func (l *loader) applyEnvCatalog() {
 		l.cfg.setSource("catalog.mode", envSource(env))
 	}
 	l.envList("catalog.pinned", "AGENTS_MCP_CATALOG_PINNED", &l.cfg.CatalogPinned)
+	l.envList("catalog.publish_upstreams", "AGENTS_MCP_CATALOG_PUBLISH_UPSTREAMS", &l.cfg.CatalogPublishUpstreams)
 }
 
 // validateCatalog checks the catalog settings; bad is validate's reporter.
@@ -54,10 +60,16 @@ func (c *Config) validateCatalog(bad func(name, format string, args ...any)) {
 			bad("catalog.pinned", "%q is not a valid pattern (path.Match syntax)", p)
 		}
 	}
+	for _, p := range c.CatalogPublishUpstreams {
+		if _, err := path.Match(p, ""); err != nil {
+			bad("catalog.publish_upstreams", "%q is not a valid pattern (path.Match syntax)", p)
+		}
+	}
 }
 
 // describeCatalog adds the catalog settings to Describe.
 func (c *Config) describeCatalog(add func(name, value string)) {
 	add("catalog.mode", string(c.CatalogMode))
 	add("catalog.pinned", strings.Join(c.CatalogPinned, ","))
+	add("catalog.publish_upstreams", strings.Join(c.CatalogPublishUpstreams, ","))
 }

@@ -244,6 +244,10 @@ type Config struct {
 	// mode lists besides the meta-tools (a caller still sees only those its
 	// allowlist admits).
 	CatalogPinned []string
+	// CatalogPublishUpstreams are path.Match patterns of the upstreams
+	// (and HTTP tool sources) served and published in the registry API as
+	// virtual servers of their own.
+	CatalogPublishUpstreams []string
 
 	sources map[string]Source
 }
