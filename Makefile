@@ -97,6 +97,7 @@ test-measures: bench-learning
 
 e2e-deps:
 	scripts/e2e/install.sh
+	scripts/openapicatalog/fetch.sh
 
 # The seed corpus lives in testdata/fuzz and in the f.Add calls of the fuzz
 # tests; `go test` alone also replays it.
