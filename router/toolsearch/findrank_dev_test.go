@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/httptools"
@@ -34,7 +35,9 @@ func TestFindRankDevVariants(t *testing.T) {
 	for _, s := range loadCatalog(t) {
 		_ = r.AddProvider(ctx, &catalogProvider{name: s.Server, tools: s.Tools})
 	}
-	src := httptools.NewSources(r, httptools.Options{})
+	// A loaded machine must not time the big documents out: the
+	// measurement needs every operation.
+	src := httptools.NewSources(r, httptools.Options{Budget: httptools.Budget{Timeout: 10 * time.Minute}})
 	for _, s := range openAPISources {
 		if err := src.Add(ctx, httptools.Source{Name: s.name, OpenAPI: filepath.Join(openAPICatalog, s.file), BaseURL: "http://127.0.0.1:9"}); err != nil {
 			t.Fatal(err)
