@@ -97,6 +97,7 @@ test-measures: bench-learning
 
 e2e-deps:
 	scripts/e2e/install.sh
+	scripts/openapicatalog/fetch.sh
 
 # Three replicas with shared sessions (sessions.shared) on FerretDB behind
 # Debian's HAProxy, round-robin without affinity, driven for 60 s by the

@@ -57,6 +57,12 @@ type Index struct {
 	lex     *lexicalIndex                           // nil until the first search
 	docs    map[*agentsmcp.RegisteredTool]searchDoc // tokenised tools, by registration
 	vectors map[string][]float32                    // embedding cache, by embedKey
+	// aligned is vectors in the order of lex.docs, and missing how many of
+	// them are nil; both valid while alignedOK (reset when lex or vectors
+	// change), so that a search does not look up every tool's vector.
+	aligned   [][]float32
+	missing   int
+	alignedOK bool
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -110,16 +116,26 @@ func (x *Index) Close() error {
 // within scope ("all" or "", "local", "remote") and returns the best limit
 // matches.
 func (x *Index) Search(ctx context.Context, query, scope string, limit int) *Result {
+	res := x.search(ctx, query, scope, limit)
+	for i := range res.Tools {
+		res.Tools[i].Why = res.explain(res.Tools[i].Name)
+	}
+	res.explain = nil
+	return res
+}
+
+// search is Search leaving the Whys to the result's explain.
+func (x *Index) search(ctx context.Context, query, scope string, limit int) *Result {
 	ix, vecs, missing := x.snapshot()
 	terms := parseQuery(query, x.params.synonymWeight)
 	res := &Result{Mode: ModeLexical}
 	if x.emb == nil {
-		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
+		res.Tools, res.explain = rankUnexplained(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
 	}
 	if missing > 0 {
 		res.Note = fmt.Sprintf("tool embeddings are not ready (%d of %d tools missing)", missing, len(ix.docs))
-		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
+		res.Tools, res.explain = rankUnexplained(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
 	}
 	qv, err := x.embedQuery(ctx, query)
@@ -129,7 +145,7 @@ func (x *Index) Search(ctx context.Context, query, scope string, limit int) *Res
 		if errors.Is(err, context.DeadlineExceeded) {
 			res.Note = fmt.Sprintf("query embedding timed out after %s; ranked by words only", x.timeout)
 		}
-		res.Tools = rankMatches(ix, terms, x.params, scope, limit, nil, nil, nil)
+		res.Tools, res.explain = rankUnexplained(ix, terms, x.params, scope, limit, nil, nil, nil)
 		return res
 	}
 	res.Mode = ModeHybrid
@@ -139,7 +155,7 @@ func (x *Index) Search(ctx context.Context, query, scope string, limit int) *Res
 		// it runs without the query timeout.
 		align = func(texts []string) ([]float64, error) { return a.Align(query, texts) }
 	}
-	res.Tools = rankMatches(ix, terms, x.params, scope, limit, qv, vecs, align)
+	res.Tools, res.explain = rankUnexplained(ix, terms, x.params, scope, limit, qv, vecs, align)
 	return res
 }
 
@@ -185,15 +201,19 @@ func (x *Index) snapshot() (*lexicalIndex, [][]float32, int) {
 	if x.emb == nil {
 		return x.lex, nil, 0
 	}
-	vecs := make([][]float32, len(x.lex.docs))
-	missing := 0
-	for i, d := range x.lex.docs {
-		vecs[i] = x.vectors[d.vecKey]
-		if vecs[i] == nil {
-			missing++
+	if !x.alignedOK {
+		vecs := make([][]float32, len(x.lex.docs))
+		missing := 0
+		for i, d := range x.lex.docs {
+			vecs[i] = x.vectors[d.vecKey]
+			if vecs[i] == nil {
+				missing++
+			}
 		}
+		// A new slice each time: a search in flight keeps reading the old.
+		x.aligned, x.missing, x.alignedOK = vecs, missing, true
 	}
-	return x.lex, vecs, missing
+	return x.lex, x.aligned, x.missing
 }
 
 // reindexLocked rebuilds the lexical index from the registry's tools, reusing
@@ -213,6 +233,7 @@ func (x *Index) reindexLocked() {
 		docs[i], keep[e] = d, d
 	}
 	x.docs, x.gen, x.lex = keep, gen, newLexicalIndex(docs)
+	x.alignedOK = false
 }
 
 // embedKey is the cache key of a tool text's vector.
@@ -275,6 +296,7 @@ func (x *Index) embedPass(ctx context.Context) error {
 	for k := range x.vectors {
 		if _, ok := want[k]; !ok {
 			delete(x.vectors, k)
+			x.alignedOK = false
 		}
 	}
 	x.mu.Unlock()
@@ -296,6 +318,7 @@ func (x *Index) embedPass(ctx context.Context) error {
 		for i, k := range keys {
 			x.vectors[k] = normalize(vs[i])
 		}
+		x.alignedOK = false
 		x.mu.Unlock()
 	}
 	return nil

@@ -75,36 +75,49 @@ var _ Ranker = (*Learned)(nil)
 // Search implements [Ranker].
 func (l *Learned) Search(ctx context.Context, query, scope string, limit int) *Result {
 	candidates := cmp.Or(l.Candidates, 50)
-	res := l.Inner.Search(ctx, query, scope, max(limit, candidates))
-	if l.Evidence == nil || len(res.Tools) == 0 {
-		res.Tools = res.Tools[:min(limit, len(res.Tools))]
-		return res
+	var res *Result
+	if x, ok := l.Inner.(*Index); ok {
+		// Ranked without the Whys: only the page returned is explained.
+		res = x.search(ctx, query, scope, max(limit, candidates))
+	} else {
+		res = l.Inner.Search(ctx, query, scope, max(limit, candidates))
 	}
-	names := make([]string, len(res.Tools))
-	for i, m := range res.Tools {
-		names[i] = m.Name
+	learnedWhy := map[string]string{}
+	if l.Evidence != nil && len(res.Tools) > 0 {
+		names := make([]string, len(res.Tools))
+		for i, m := range res.Tools {
+			names[i] = m.Name
+		}
+		ev := l.Evidence.ToolEvidence(ctx, query, names)
+		for i := range res.Tools {
+			m := &res.Tools[i]
+			r, ok := ev[m.Name]
+			if !ok {
+				continue
+			}
+			factor, why := learnedFactor(r)
+			m.Score = roundScore(m.Score * factor)
+			m.Reliability = &r
+			learnedWhy[m.Name] = why
+		}
+		slices.SortStableFunc(res.Tools, func(a, b Match) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Name, b.Name)
+		})
 	}
-	ev := l.Evidence.ToolEvidence(ctx, query, names)
+	res.Tools = res.Tools[:min(limit, len(res.Tools))]
 	for i := range res.Tools {
 		m := &res.Tools[i]
-		r, ok := ev[m.Name]
-		if !ok {
-			continue
+		if res.explain != nil {
+			m.Why = res.explain(m.Name)
 		}
-		factor, why := learnedFactor(r)
-		m.Score = roundScore(m.Score * factor)
-		m.Reliability = &r
-		if why != "" {
+		if why := learnedWhy[m.Name]; why != "" {
 			m.Why = strings.TrimPrefix(m.Why+"; learned: "+why, "; ")
 		}
 	}
-	slices.SortStableFunc(res.Tools, func(a, b Match) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
-	res.Tools = res.Tools[:min(limit, len(res.Tools))]
+	res.explain = nil
 	return res
 }
 

@@ -66,7 +66,13 @@ func loadCatalog(t testing.TB) []catalogServer {
 
 func loadQueries(t testing.TB) []labelledQuery {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "catalog", "queries.json"))
+	return loadLabelled(t, filepath.Join("testdata", "catalog", "queries.json"))
+}
+
+// loadLabelled reads a file of labelled queries ({"queries": [...]}).
+func loadLabelled(t testing.TB, path string) []labelledQuery {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode"
@@ -121,7 +122,7 @@ func newSearchDoc(name, title, description, source string, schema []byte) search
 	d := searchDoc{
 		match: Match{Name: name, Source: source, Description: description},
 		fields: [numFields][]string{
-			tokenize(server),
+			serverTerms(server),
 			tokenize(short + " " + title),
 			tokenize(description),
 			tokenize(schemaText(schema)),
@@ -138,6 +139,30 @@ func newSearchDoc(name, title, description, source string, schema []byte) search
 	}
 	return d
 }
+
+// serverTerms are the terms of a tool's server (source) name: its words,
+// and for each word the leading parts of at least minServerPrefix letters,
+// because sources are often named by a product and a qualifier run
+// together ("slackapi", "githubv3", "stripeprod"): a need that names the
+// product ("… in slack") then matches the source's tools.
+func serverTerms(server string) []string {
+	toks := tokenize(server)
+	out := toks
+	for _, t := range toks {
+		if !strings.ContainsFunc(t, unicode.IsLetter) {
+			continue
+		}
+		r := []rune(t)
+		for n := minServerPrefix; n < len(r); n++ {
+			out = append(out, string(r[:n]))
+		}
+	}
+	return out
+}
+
+// minServerPrefix is the shortest leading part of a server name's word
+// that is a term of its own (see [serverTerms]).
+const minServerPrefix = 4
 
 // embedText is the text a tool is embedded as: its words, not its
 // identifiers, so that "list_directory" and "list the directory" meet.
@@ -168,25 +193,38 @@ func splitIdentifier(s string) string {
 	return sb.String()
 }
 
-// lexicalIndex holds the corpus statistics BM25 needs.
+// lexicalIndex holds the corpus statistics BM25 needs, and for each term
+// the documents that have it (its postings), so that a search touches only
+// the documents that share a term with the query.
 type lexicalIndex struct {
-	docs   []searchDoc
-	df     map[string]int
-	avgLen [numFields]float64
+	docs     []searchDoc
+	df       map[string]int
+	avgLen   [numFields]float64
+	postings map[string][]posting
+}
+
+// posting is a term's frequency in each field of one document (by index).
+type posting struct {
+	doc    int
+	counts [numFields]int
 }
 
 func newLexicalIndex(docs []searchDoc) *lexicalIndex {
-	ix := &lexicalIndex{docs: docs, df: map[string]int{}}
-	for _, d := range docs {
-		seen := map[string]bool{}
+	ix := &lexicalIndex{docs: docs, df: map[string]int{}, postings: map[string][]posting{}}
+	for i, d := range docs {
 		for f, toks := range d.fields {
 			ix.avgLen[f] += float64(len(toks))
-			for _, t := range toks {
-				if !seen[t] {
-					seen[t] = true
-					ix.df[t]++
-				}
-			}
+		}
+		// The document's terms in a fixed order, so that postings (and so
+		// the order of float additions) do not depend on map iteration.
+		terms := make([]string, 0, len(d.tf))
+		for t := range d.tf {
+			terms = append(terms, t)
+		}
+		slices.Sort(terms)
+		for _, t := range terms {
+			ix.df[t]++
+			ix.postings[t] = append(ix.postings[t], posting{doc: i, counts: d.tf[t]})
 		}
 	}
 	for f := range ix.avgLen {
@@ -311,14 +349,12 @@ type ranked struct {
 // Results are sorted best first, ties by name, and only those with a
 // lexical match or a cosine of at least p.minCosine are kept.
 func (ix *lexicalIndex) rank(terms []queryTerm, p rankParams, queryVec []float32, docVecs [][]float32) []ranked {
+	lexical := ix.lexicalScores(terms, p)
 	out := make([]ranked, 0, len(ix.docs))
 	maxLex, maxCos := 0.0, 0.0
 	hybrid := queryVec != nil && docVecs != nil && p.vectorWeight > 0
-	idf := ix.idfs(terms)
 	for i := range ix.docs {
-		d := &ix.docs[i]
-		r := ranked{doc: d}
-		r.lexical, r.hits = ix.scoreDoc(d, terms, idf, p)
+		r := ranked{doc: &ix.docs[i], lexical: lexical[i]}
 		if hybrid && docVecs[i] != nil {
 			r.cosine = dot(queryVec, docVecs[i])
 		}
@@ -346,6 +382,78 @@ func (ix *lexicalIndex) rank(terms []queryTerm, p rankParams, queryVec []float32
 	}
 	slices.SortFunc(out, byScore)
 	return out
+}
+
+// lexicalScores is [lexicalIndex.scoreDoc]'s score of every document (by
+// index), computed from the postings of the query's terms: the same sums
+// in the same order, without visiting the documents that share no term
+// with the query. The hits (for why) are left to scoreDoc, for the few
+// documents shown.
+func (ix *lexicalIndex) lexicalScores(terms []queryTerm, p rankParams) []float64 {
+	scores := make([]float64, len(ix.docs))
+	idf := ix.idfs(terms)
+	// Each word the user wrote is a bit; a synonym sets its word's bit.
+	bit := make([]uint64, len(terms))
+	words := 0
+	for i, qt := range terms {
+		if qt.from == "" {
+			words++
+		}
+		if qt.from == "" && words <= 64 {
+			bit[i] = 1 << (words - 1)
+		}
+	}
+	if words > 64 {
+		// Too many words for the bits: score the documents one by one.
+		for i := range ix.docs {
+			scores[i], _ = ix.scoreDoc(&ix.docs[i], terms, idf, p)
+		}
+		return scores
+	}
+	for i, qt := range terms {
+		if qt.from == "" {
+			continue
+		}
+		for j, w := range terms {
+			if w.from == "" && w.word == qt.from {
+				bit[i] = bit[j]
+				break
+			}
+		}
+	}
+	var matched []uint64
+	if p.coord > 0 {
+		matched = make([]uint64, len(ix.docs))
+	}
+	for i, qt := range terms {
+		if idf[i] == 0 {
+			continue
+		}
+		for _, ps := range ix.postings[qt.term] {
+			d := &ix.docs[ps.doc]
+			hit := false
+			for f, c := range ps.counts {
+				tf := float64(c)
+				if tf == 0 || p.weights[f] == 0 {
+					continue
+				}
+				norm := tf * (p.k1 + 1) / (tf + p.k1*(1-p.b+p.b*float64(len(d.fields[f]))/ix.avgLen[f]))
+				scores[ps.doc] += qt.weight * p.weights[f] * idf[i] * norm
+				hit = true
+			}
+			if hit && matched != nil {
+				matched[ps.doc] |= bit[i]
+			}
+		}
+	}
+	if matched != nil && words > 0 {
+		for i, s := range scores {
+			if s > 0 {
+				scores[i] = s * math.Pow(float64(bits.OnesCount64(matched[i]))/float64(words), p.coord)
+			}
+		}
+	}
+	return scores
 }
 
 // byScore orders ranked documents best first, ties by name (names are

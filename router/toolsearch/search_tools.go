@@ -50,6 +50,10 @@ type Result struct {
 	// Note says why a search with an embedder fell back to lexical ranking
 	// (tool embeddings not ready yet, query embedding failed or timed out).
 	Note string `json:"note,omitempty"`
+
+	// explain, when the Whys were left out ([Index] searched for a
+	// [Learned] ranking), explains one of Tools by name.
+	explain func(name string) string
 }
 
 // Match is one ranked tool.
@@ -143,14 +147,26 @@ func inScope(scope, source string) bool {
 }
 
 // rankMatches ranks ix for the query terms with p within scope and returns
-// the best limit matches; with queryVec and docVecs (aligned with ix.docs)
-// it ranks hybrid, and with align also re-ranks the best
-// p.alignCandidates by their word alignment with the query (see
+// the best limit matches, each with its Why; with queryVec and docVecs
+// (aligned with ix.docs) it ranks hybrid, and with align also re-ranks the
+// best p.alignCandidates by their word alignment with the query (see
 // [rankParams.alignWeight]).
 func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string, limit int, queryVec []float32, docVecs [][]float32, align aligner) []Match {
+	out, explain := rankUnexplained(ix, terms, p, scope, limit, queryVec, docVecs, align)
+	for i := range out {
+		out[i].Why = explain(out[i].Name)
+	}
+	return out
+}
+
+// rankUnexplained is [rankMatches] without the Whys, and a function that
+// explains any of the matches returned by name: a caller that re-orders
+// more candidates than it shows (a [Learned] ranking) explains only the
+// page it returns.
+func rankUnexplained(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string, limit int, queryVec []float32, docVecs [][]float32, align aligner) ([]Match, func(name string) string) {
 	out := []Match{}
 	if limit <= 0 || (len(terms) == 0 && queryVec == nil) {
-		return out
+		return out, func(string) string { return "" }
 	}
 	hybrid := queryVec != nil && docVecs != nil
 	var rs []ranked
@@ -167,13 +183,23 @@ func rankMatches(ix *lexicalIndex, terms []queryTerm, p rankParams, scope string
 		}
 		aligned = w > 0 && realign(top, w, align)
 	}
-	for _, r := range rs[:min(limit, len(rs))] {
+	rs = rs[:min(limit, len(rs))]
+	for _, r := range rs {
 		m := r.doc.match
 		m.Score = roundScore(r.score)
-		m.Why = r.why(hybrid, aligned)
 		out = append(out, m)
 	}
-	return out
+	explain := func(name string) string {
+		i := slices.IndexFunc(rs, func(r ranked) bool { return r.doc.match.Name == name })
+		if i < 0 {
+			return ""
+		}
+		r := rs[i]
+		// The hits are counted again for the tools explained only.
+		_, r.hits = ix.scoreDoc(r.doc, terms, ix.idfs(terms), p)
+		return r.why(hybrid, aligned)
+	}
+	return out, explain
 }
 
 // aligner scores texts by their word alignment with a query, in [0, 1]
