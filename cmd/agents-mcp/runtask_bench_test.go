@@ -59,7 +59,10 @@ func startTimedUpstream(b testing.TB) *timedUpstream {
 // `serve` (in process, every default on: SQLite store, vector index,
 // learner, audit, metrics) over loopback streamable HTTP. server-p50-ms is
 // the goal's measure: each round trip less the upstream's own time
-// (timedUpstream.busy). The baseline in the same run is a plain tools/call
+// (timedUpstream.busy). cpu-p50-ms is the process's CPU time per call
+// (server, client and upstream together, background writes that fall in
+// the window included): on a loaded machine the fairer measure, and an
+// upper bound on the server's share. The baseline in the same run is a plain tools/call
 // of the same upstream tool through the same server. Each run_task stores
 // a learning, so later iterations plan with earlier ones in memory, as a
 // server in use does.
@@ -82,9 +85,9 @@ func BenchmarkRunTaskOneStep(b *testing.B) {
 	b.Cleanup(func() { cs.Close() })
 
 	measure := func(b *testing.B, params *mcp.CallToolParams) {
-		var rtt, server []time.Duration
+		var rtt, server, cpu []time.Duration
 		for b.Loop() {
-			calls, busy := up.calls.Load(), up.busy.Load()
+			calls, busy, c0 := up.calls.Load(), up.busy.Load(), processCPU()
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			start := time.Now()
 			res, err := cs.CallTool(cctx, params)
@@ -98,7 +101,10 @@ func BenchmarkRunTaskOneStep(b *testing.B) {
 			}
 			rtt = append(rtt, took)
 			server = append(server, took-time.Duration(up.busy.Load()-busy))
+			cpu = append(cpu, time.Duration(processCPU()-c0))
 		}
+		slices.Sort(cpu)
+		b.ReportMetric(float64(cpu[len(cpu)/2].Microseconds())/1000, "cpu-p50-ms")
 		slices.Sort(rtt)
 		slices.Sort(server)
 		b.ReportMetric(float64(rtt[len(rtt)/2].Microseconds())/1000, "rtt-p50-ms")
