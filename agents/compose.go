@@ -198,7 +198,7 @@ func (f *slotFinder) namedPart(name string, es exampleShape) (composedPart, bool
 	names := append([]string{strings.ToLower(name)}, partSynonyms[strings.ToLower(name)]...)
 	var found []composedPart
 	for _, n := range names {
-		re := regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])` + regexp.QuoteMeta(n) + `(?:\s*[:=]\s*|\s+(?:(?:is|named|called)\s+)?)`)
+		re := mustCompileCached(`(?i)(?:^|[^\p{L}\p{N}_])` + regexp.QuoteMeta(n) + `(?:\s*[:=]\s*|\s+(?:(?:is|named|called)\s+)?)`)
 		for _, m := range re.FindAllStringIndex(f.text, -1) {
 			j := f.wordIndexAt(m[1])
 			if j >= len(f.words) || f.words[j].start != m[1] {

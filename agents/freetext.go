@@ -356,7 +356,7 @@ const filterPrepositions = `by|for|from|with|whose|where|of|in`
 func (f *slotFinder) findFilter(i int) {
 	p := f.params[i]
 	for _, key := range p.keys {
-		re := regexp.MustCompile(`(?i)(?:^|\s)(?:` + filterPrepositions + `)\s+(?:(?:the|a|an|its|their)\s+)?` + regexp.QuoteMeta(key) + `(?:\s+(?:is|=|:)|\s*[:=])?\s+`)
+		re := mustCompileCached(`(?i)(?:^|\s)(?:` + filterPrepositions + `)\s+(?:(?:the|a|an|its|their)\s+)?` + regexp.QuoteMeta(key) + `(?:\s+(?:is|=|:)|\s*[:=])?\s+`)
 		for _, m := range re.FindAllStringIndex(f.text, -1) {
 			j := f.wordIndexAt(m[1])
 			if j >= len(f.words) || f.words[j].start != m[1] {
@@ -398,7 +398,7 @@ func statesConstraint(text string, p slotParam) bool {
 		return false
 	}
 	for _, key := range p.keys {
-		re := regexp.MustCompile(`(?i)(?:^|\s)(?:(\S+)\s+)?(?:` + filterPrepositions + `)\s+(?:(?:the|a|an|its|their)\s+)?` + regexp.QuoteMeta(key) + `(?:\s+(?:is|=|:)|\s*[:=])?\s+(\S+)`)
+		re := mustCompileCached(`(?i)(?:^|\s)(?:(\S+)\s+)?(?:` + filterPrepositions + `)\s+(?:(?:the|a|an|its|their)\s+)?` + regexp.QuoteMeta(key) + `(?:\s+(?:is|=|:)|\s*[:=])?\s+(\S+)`)
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
 			next := strings.ToLower(strings.TrimRight(strings.TrimLeft(m[2], slotTrimLeft), slotTrimRight))
 			if slices.Contains(sortedBefore, strings.ToLower(m[1])) || next == "" || slices.Contains([]string{"and", "or", "then"}, next) || slices.Contains(slotNotNames, next) {

@@ -671,7 +671,7 @@ func (f *slotFinder) findNamed(i int) {
 	p := f.params[i]
 	try := func(keys []string, score int) {
 		for _, key := range keys {
-			re := regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])` + regexp.QuoteMeta(key) + `(\s*[:=]\s*|\s+(?:(?:of|named|called|is|was)\s+)?)`)
+			re := mustCompileCached(`(?i)(?:^|[^\p{L}\p{N}_])` + regexp.QuoteMeta(key) + `(\s*[:=]\s*|\s+(?:(?:of|named|called|is|was)\s+)?)`)
 			for _, m := range re.FindAllStringSubmatchIndex(f.text, -1) {
 				sep := strings.ToLower(f.text[m[2]:m[3]])
 				explicit := strings.ContainsAny(sep, ":=") || strings.Contains(sep, "named") || strings.Contains(sep, "called")
@@ -682,7 +682,7 @@ func (f *slotFinder) findNamed(i int) {
 			}
 			if p.kind == slotNumber {
 				// "5 days", "3 results"
-				re := regexp.MustCompile(`(?i)(?:^|\s)([-+]?\d+(?:\.\d+)?)\s+` + regexp.QuoteMeta(key) + `\b`)
+				re := mustCompileCached(`(?i)(?:^|\s)([-+]?\d+(?:\.\d+)?)\s+` + regexp.QuoteMeta(key) + `\b`)
 				for _, m := range re.FindAllStringSubmatchIndex(f.text, -1) {
 					if v, ok := f.numberValue(p, f.text[m[2]:m[3]]); ok && !f.isReserved(m[2], m[3]) {
 						f.add(i, v, m[2], m[3], score)

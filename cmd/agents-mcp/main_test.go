@@ -37,7 +37,7 @@ func envOf(kv map[string]string) func(string) string {
 
 // startServe runs `serve` in-process on a free loopback port and returns its
 // base URL, a stop function and a channel with the exit code.
-func startServe(t *testing.T, env map[string]string, extra ...string) (string, context.CancelFunc, <-chan int, *syncBuffer) {
+func startServe(t testing.TB, env map[string]string, extra ...string) (string, context.CancelFunc, <-chan int, *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}

@@ -105,7 +105,7 @@ func BenchmarkQueryRealCorpora(b *testing.B) {
 			b.Run(c.name+"/"+e.name+"/"+sizeName(m), func(b *testing.B) {
 				vs, qs := embedCorpus(b, e, docs, queries, m)
 				s := buildRealSet(b, e, vs, qs)
-				for _, ef := range []int{-1, 0, 64, 128, 256} {
+				for _, ef := range benchEfs(b) {
 					name := queryVariant(ef)
 					b.Run(name, func(b *testing.B) { measureRealQueries(b, s, ef) })
 				}

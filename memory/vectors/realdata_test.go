@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,7 +206,7 @@ func realData(b *testing.B, e realEmbedder, n int) *realSet {
 // and a separate tuning), and keeps Flat's exact answer to each of qs.
 func buildRealSet(b *testing.B, e realEmbedder, vs []agentsmcp.Vector, qs [][]float32) *realSet {
 	ctx := context.Background()
-	s := &realSet{n: len(vs), qs: qs, flat: NewFlat(e.dims), hnsw: NewHNSW(e.dims, HNSWOptions{Seed: 1})}
+	s := &realSet{n: len(vs), qs: qs, flat: NewFlat(e.dims), hnsw: NewHNSW(e.dims, benchHNSWOptions(b))}
 	if err := s.flat.Upsert(ctx, "ns", vs); err != nil {
 		b.Fatal(err)
 	}
@@ -227,6 +228,45 @@ func buildRealSet(b *testing.B, e realEmbedder, vs []agentsmcp.Vector, qs [][]fl
 		s.truth = append(s.truth, got)
 	}
 	return s
+}
+
+// benchHNSWOptions are the HNSW options of the real-text benchmarks: the
+// defaults (seeded), or a graph of VECTORS_BENCH_M and VECTORS_BENCH_EFC when
+// set, for comparing builds without editing the code.
+func benchHNSWOptions(b testing.TB) HNSWOptions {
+	o := HNSWOptions{Seed: 1}
+	for _, knob := range []struct {
+		env string
+		to  *int
+	}{{"VECTORS_BENCH_M", &o.M}, {"VECTORS_BENCH_EFC", &o.EfConstruction}} {
+		if v := os.Getenv(knob.env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				b.Fatalf("%s=%q: want a positive integer", knob.env, v)
+			}
+			*knob.to = n
+		}
+	}
+	return o
+}
+
+// benchEfs are the fixed beam widths the real-text benchmarks measure
+// beside Flat (-1) and the tuned default (0): VECTORS_BENCH_EFS, a comma
+// list, or 64,128,256.
+func benchEfs(b testing.TB) []int {
+	efs := []int{-1, 0}
+	v := os.Getenv("VECTORS_BENCH_EFS")
+	if v == "" {
+		return append(efs, 64, 128, 256)
+	}
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("VECTORS_BENCH_EFS=%q: want positive integers separated by commas", v)
+		}
+		efs = append(efs, n)
+	}
+	return efs
 }
 
 // realHits counts the matches of got whose similarity reaches the k-th
