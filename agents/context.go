@@ -317,7 +317,8 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	g.relatedTools(k, all)
 	k.Family = FamilyMatch{Family: FamilyOf(request)}
 	if g.Memory != nil {
-		g.recallPast(ctx, k)
+		recalled := g.recallPast(ctx, k)
+		g.addReplacements(ctx, k, recalled)
 		patterns := g.familyPatterns(ctx, k)
 		for _, p := range patterns {
 			if k.inFamily(p.Goal) {

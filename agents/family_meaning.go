@@ -155,8 +155,10 @@ type familyCache struct {
 // StoredRecall, the family and the family's past tasks come from the
 // store's recent learnings alone (deterministic), and the index's similar
 // learnings of other families follow them for the prompts; without one,
-// from the index's similar learnings as before.
-func (g *Gatherer) recallPast(ctx context.Context, k *Knowledge) {
+// from the index's similar learnings as before. It returns the learnings
+// it decided on: the recent ones with a StoredRecall, else the similar
+// ones.
+func (g *Gatherer) recallPast(ctx context.Context, k *Knowledge) []*agentsmcp.Learning {
 	similar, _ := g.Memory.SimilarLearnings(ctx, k.Request, 5)
 	var best string
 	if len(k.SubGoals) == 1 {
@@ -168,13 +170,13 @@ func (g *Gatherer) recallPast(ctx context.Context, k *Knowledge) {
 	if !ok {
 		k.PastTasks = similar
 		k.Family = g.Families.resolve(ctx, k.Request, similar, best)
-		return
+		return similar
 	}
 	recent, err := rl.RecentLearnings(ctx, recentLearnings)
 	if err != nil {
 		k.PastTasks = similar
 		k.Family = g.Families.resolve(ctx, k.Request, similar, best)
-		return
+		return similar
 	}
 	k.Family = g.Families.resolve(ctx, k.Request, recent, best)
 	k.PastTasks = nil
@@ -189,4 +191,5 @@ func (g *Gatherer) recallPast(ctx context.Context, k *Knowledge) {
 			k.PastTasks = append(k.PastTasks, l)
 		}
 	}
+	return recent
 }

@@ -55,6 +55,7 @@ func (s *SamplingLLM) Complete(ctx context.Context, req *agentsmcp.LLMRequest) (
 		}
 		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "sampling through the client failed: %v", err)
 	}
+	NoteClientAnswered(s.Session)
 	text, ok := res.Content.(*mcp.TextContent)
 	if !ok {
 		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "the client's model answered with %T, not text", res.Content)

@@ -111,6 +111,7 @@ func (c *SessionCaller) Elicit(ctx context.Context, message string, schema json.
 	if err != nil {
 		return nil, false, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "elicitation failed: %v", err)
 	}
+	agents.NoteClientAnswered(c.session)
 	if res.Action != "accept" {
 		return nil, false, nil
 	}
