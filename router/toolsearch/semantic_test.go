@@ -199,7 +199,7 @@ func TestSemanticRetrieval(t *testing.T) {
 	results := map[string]recall{}
 	// "real" is the catalog of real MCP servers of TestSearchQuality, whose
 	// requests mostly share words with their tool: what users send today.
-	for _, set := range []string{"heldout", "heldout2", "heldout3", "dev2", "dev", "real"} {
+	for _, set := range []string{"heldout", "heldout2", "heldout3", "heldout4", "dev2", "dev", "real"} {
 		c, queries := para, []labelledQuery(nil)
 		if set == "real" {
 			c, queries = real, loadQueries(t)
