@@ -21,10 +21,12 @@ type relatingEmbedder interface {
 const relatedTermWeight = 0.4
 
 // withRelatedTerms returns terms plus, for each word the user wrote that
-// no document of ix contains, its related words (stemmed) at
-// relatedTermWeight × their relation's weight. A word that some tool
-// contains is left alone: BM25 already matches it, and its related words
-// would mostly lift other tools.
+// no document of ix contains, its related words (stemmed) that some
+// document contains, at relatedTermWeight × their relation's weight. A word
+// that some tool contains is left alone: BM25 already matches it, and its
+// related words would mostly lift other tools. Related words no tool
+// contains are left out: BM25 gives them nothing, and a query can relate
+// to a hundred of them, each a lookup in every tool.
 func withRelatedTerms(ix *lexicalIndex, terms []queryTerm, rel relatingEmbedder) []queryTerm {
 	have := make(map[string]bool, len(terms))
 	for _, t := range terms {
@@ -38,7 +40,7 @@ func withRelatedTerms(ix *lexicalIndex, terms []queryTerm, rel relatingEmbedder)
 		words, weights := rel.RelatedWords(qt.word)
 		for k, w := range words {
 			for _, stem := range tokenize(w) {
-				if !have[stem] {
+				if !have[stem] && ix.df[stem] > 0 {
 					have[stem] = true
 					out = append(out, queryTerm{term: stem, weight: relatedTermWeight * weights[k], word: w, from: qt.word})
 				}
