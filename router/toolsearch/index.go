@@ -155,6 +155,9 @@ func (x *Index) search(ctx context.Context, query, scope string, limit int) *Res
 		// it runs without the query timeout.
 		align = func(texts []string) ([]float64, error) { return a.Align(query, texts) }
 	}
+	if rel, ok := x.emb.(relatingEmbedder); ok {
+		terms = withRelatedTerms(ix, terms, rel)
+	}
 	res.Tools, res.explain = rankUnexplained(ix, terms, x.params, scope, limit, qv, vecs, align)
 	return res
 }

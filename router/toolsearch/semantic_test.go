@@ -21,10 +21,10 @@ import (
 
 // The paraphrase sets: testdata/paraphrase/catalog.json is a
 // catalog of 151 tools over 34 domains; heldout.json (held out: written
-// before the second round of tuning, nothing is tuned on it), heldout2.json
-// and heldout3.json (held out: written in the third and fourth rounds
-// before any ranking of them was seen, none of their requests sharing a
-// word with the right tool), dev.json and
+// before the second round of tuning, nothing is tuned on it), heldout2.json,
+// heldout3.json and heldout4.json (held out: written in the third, fourth
+// and fifth rounds before any ranking of them was seen, none of their
+// requests sharing a word with the right tool), dev.json and
 // dev2.json (for tuning; dev2.json was the first round's test set, looked
 // at during that round) are requests worded as people word them, most
 // sharing no content word with the right tool.
@@ -199,7 +199,7 @@ func TestSemanticRetrieval(t *testing.T) {
 	results := map[string]recall{}
 	// "real" is the catalog of real MCP servers of TestSearchQuality, whose
 	// requests mostly share words with their tool: what users send today.
-	for _, set := range []string{"heldout", "heldout2", "heldout3", "dev2", "dev", "real"} {
+	for _, set := range []string{"heldout", "heldout2", "heldout3", "heldout4", "dev2", "dev", "real"} {
 		c, queries := para, []labelledQuery(nil)
 		if set == "real" {
 			c, queries = real, loadQueries(t)
@@ -234,9 +234,10 @@ func TestSemanticRetrieval(t *testing.T) {
 		}
 	}
 	// The goal is recall@3 ≥ 0.90 on every held-out set, ≥ 0.10 above hash
-	// + BM25; the semantic default reaches 0.379, 0.372 and 0.332 on the
-	// three held-out sets (fourth round's model; hash + BM25 0.170, 0.106,
-	// 0.126), so the goal is open (docs/adr/0015-offline-semantic-model.md).
+	// + BM25; the semantic default reaches 0.438, 0.407, 0.332 and 0.296 on
+	// the four held-out sets (fifth round: the model's related words as
+	// query terms; hash + BM25 0.170, 0.106, 0.126, 0.073), so the goal is
+	// open (docs/adr/0015-offline-semantic-model.md).
 	// Each floor holds what was measured minus two queries, so that a
 	// change that makes it worse fails; the margin is the goal's.
 	for _, f := range []struct {
@@ -245,13 +246,17 @@ func TestSemanticRetrieval(t *testing.T) {
 		measured float64
 		margin   bool
 	}{
-		{"heldout", 56.0 / 153, 58.0 / 153, true},
-		{"heldout2", 40.0 / 113, 42.0 / 113, true},
+		{"heldout", 65.0 / 153, 67.0 / 153, true},
+		{"heldout2", 44.0 / 113, 46.0 / 113, true},
 		{"heldout3", 61.0 / 190, 63.0 / 190, true},
-		// dev2 holds the word alignment's and the knowledge step's gains
-		// (0.357 without the alignment, 0.401 with it, 0.412 with the
-		// topics and entity types).
-		{"dev2", 73.0 / 182, 75.0 / 182, false},
+		// heldout4 was written in the fifth round before any change of it
+		// (0.240 with the fourth round's ranking).
+		{"heldout4", 51.0 / 179, 53.0 / 179, true},
+		// dev2 holds the word alignment's, the knowledge step's and the
+		// related query terms' gains (0.357 without the alignment, 0.401
+		// with it, 0.412 with the topics and entity types, 0.473 with the
+		// related terms).
+		{"dev2", 84.0 / 182, 86.0 / 182, false},
 	} {
 		sem, hash := results[f.set+"/"+rankSemantic], results[f.set+"/"+rankHashBM25]
 		if f.margin && sem.at3 < 0.90 {
