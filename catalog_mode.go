@@ -2,7 +2,6 @@ package agentsmcp
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -12,15 +11,13 @@ type CatalogMode string
 const (
 	// CatalogFull lists every tool the caller may use.
 	CatalogFull CatalogMode = "full"
-	// CatalogDiscovery lists only the discovery meta-tools (a find tool
-	// and a call tool) and the pinned tools; every other tool the caller
-	// may use is found with the find tool and called directly or through
-	// the call tool.
+	// CatalogDiscovery lists only the discovery meta-tools (find, call) and the
+	// pinned tools; the rest is found and called through them.
 	CatalogDiscovery CatalogMode = "discovery"
 )
 
-// ParseCatalogMode reads "full" or "discovery" (case and spaces aside);
-// "" is "" (no choice made, the next source decides). EINVALID otherwise.
+// ParseCatalogMode reads "full" or "discovery" (any case); "" is "" (the
+// next source decides). EINVALID otherwise.
 func ParseCatalogMode(s string) (CatalogMode, error) {
 	switch m := CatalogMode(strings.ToLower(strings.TrimSpace(s))); m {
 	case "", CatalogFull, CatalogDiscovery:
@@ -29,30 +26,19 @@ func ParseCatalogMode(s string) (CatalogMode, error) {
 	return "", Errorf(EINVALID, "catalog mode %q is not one of %s, %s", s, CatalogFull, CatalogDiscovery)
 }
 
-// String implements fmt.Stringer.
-func (m CatalogMode) String() string { return string(m) }
-
-var _ fmt.Stringer = CatalogFull
-
-// TokenInfoCatalogMode is the key of go-sdk's auth.TokenInfo.Extra under
-// which an HTTP endpoint (a virtual server) may hand the router the catalog
-// mode of its requests, as a [CatalogMode]; it wins over the principal's
-// and the server's default.
+// TokenInfoCatalogMode is the go-sdk auth.TokenInfo.Extra key of an
+// endpoint's [CatalogMode].
 const TokenInfoCatalogMode = "catalog_mode"
 
 type catalogModeKey struct{}
 
-// WithCatalogMode returns ctx carrying m, the catalog mode decided for the
-// request by the endpoint it came through (a virtual server): the router
-// resolves a request's mode from it first, then from
-// [TokenInfoCatalogMode], then from the principal's CatalogMode, then the
-// server's default. An empty m decides nothing.
+// WithCatalogMode returns ctx carrying the mode decided by the endpoint; it
+// wins over TokenInfoCatalogMode, the principal's and the server default.
 func WithCatalogMode(ctx context.Context, m CatalogMode) context.Context {
 	return context.WithValue(ctx, catalogModeKey{}, m)
 }
 
-// CatalogModeFrom returns the catalog mode ctx carries, or "". Inside the
-// router's middleware (tools/list, tools/call and the tools they run) it
+// CatalogModeFrom returns ctx's mode, or ""; in the router's middleware it
 // is the mode resolved for the request.
 func CatalogModeFrom(ctx context.Context) CatalogMode {
 	m, _ := ctx.Value(catalogModeKey{}).(CatalogMode)

@@ -3,8 +3,6 @@ package agentsmcp
 import (
 	"errors"
 	"fmt"
-
-	"github.com/agents-mcp/agents-mcp/internal/redact"
 )
 
 // Application error codes. Transports map them to protocol codes (JSON-RPC
@@ -16,9 +14,8 @@ const (
 	EINVALID        = "invalid"
 	ENOTFOUND       = "not_found"
 	ENOTIMPLEMENTED = "not_implemented"
-	// EQUOTA: the caller's principal holds as much as its quota allows
-	// (stored insights or tasks, task ids watched); waiting does not
-	// help, releasing something does. HTTP 429.
+	// EQUOTA: the principal holds what its quota allows; releasing helps,
+	// waiting does not. HTTP 429.
 	EQUOTA        = "quota_exceeded"
 	EUNAUTHORIZED = "unauthorized"
 	EUNAVAILABLE  = "unavailable"
@@ -62,25 +59,4 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
-}
-
-// RedactError is [redact.Message] for an error. When err's text needs no
-// redaction, err itself is returned, so that its chain still answers
-// errors.Is and errors.As. Otherwise the result is a flat error with the
-// redacted text, which keeps the code of the first [*Error] in the chain
-// (with its message redacted) when there is one; nil stays nil.
-func RedactError(err error, secrets ...string) error {
-	if err == nil {
-		return nil
-	}
-	text := err.Error()
-	redacted := redact.Message(text, secrets...)
-	if redacted == text {
-		return err
-	}
-	var app *Error
-	if errors.As(err, &app) {
-		return fmt.Errorf("%w: %s", Errorf(app.Code, "%s", redact.Message(app.Message, secrets...)), redacted)
-	}
-	return errors.New(redacted)
 }

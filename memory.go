@@ -5,56 +5,29 @@ import (
 	"time"
 )
 
-// This file holds the aggregates of memory: what agents-mcp learns from
-// every finished task, and the services that store them. Each service is
-// implemented by memory/sqlite (the embedded default) and memory/mongo
-// (production), and both pass the same behavioural suite, memory/storetest.
-//
-// Common contract of the Find* methods: results are ordered newest first
-// (ties by id, higher id first), at most Limit of them (default
-// [DefaultPageSize] when Limit ≤ 0, capped at [MaxPageSize]), and the
-// returned cursor, when not empty, fetches the next page with the same
-// filter; paging visits exactly once every item that matches throughout
-// and whose sort key does not change meanwhile. Times are kept at
-// millisecond precision and returned in UTC. A cursor that does not parse is
-// EINVALID. Text filters are matched as plain words, never as patterns:
-// characters such as '*', '"', '(' or '.*' have no special meaning. Words
-// are separated by white space and matched case-insensitively; a filter
-// text without any letter or digit matches nothing.
+// Common contract of the Find* methods: newest first (ties by id,
+// descending), at most [PageSize](Limit) items, and a cursor (when not
+// empty) for the next page of the same filter that visits each unchanged
+// match once; a bad cursor is EINVALID. Times are UTC, millisecond
+// precision. Text filters match plain words case-insensitively, never
+// patterns; a text without a letter or digit matches nothing.
 
-// Who sees what is remembered. Every learning, insight and plan pattern
-// records its Principal: the ID of the principal whose call or task
-// produced it, AnonymousPrincipal when there was none (a server without
-// credentials, or a task created before tasks recorded their creator).
-// Records stored before
-// principals were recorded belong to AnonymousPrincipal too. The stores keep
-// it and filter by it; which principal a reader is confined to is the
-// MemoryVisibility of the server, applied by the readers that serve
-// principals (the memory tools and the agents' recall). The admin API is
-// not confined: it sees every record and may filter by principal.
-
-// MemoryVisibility says which learnings, insights and plan patterns a
-// principal may read.
+// MemoryVisibility says which records (learnings, insights, plan patterns)
+// a principal may read; each carries the Principal that produced it.
 type MemoryVisibility string
 
-// The memory visibilities.
 const (
-	// VisibilityPrincipal confines every principal to what its own calls
-	// and tasks produced: the safe default. Records of AnonymousPrincipal
-	// (including those from before principals were recorded) are read only
-	// by the anonymous principal (a server without credentials) and the
-	// admin API.
+	// VisibilityPrincipal (the default) confines each principal to its own
+	// records.
 	VisibilityPrincipal MemoryVisibility = "principal"
-	// VisibilityShared lets every principal read every record: one team
-	// sharing what its agents learn.
+	// VisibilityShared lets every principal read every record.
 	VisibilityShared MemoryVisibility = "shared"
 )
 
 // MemoryVisibilities lists every MemoryVisibility.
 var MemoryVisibilities = []MemoryVisibility{VisibilityPrincipal, VisibilityShared}
 
-// MemoryOwner returns the principal a record of principal ID id belongs to:
-// id, or AnonymousPrincipal for an empty id.
+// MemoryOwner returns id, or AnonymousPrincipal for "".
 func MemoryOwner(id string) string {
 	if id == "" {
 		return AnonymousPrincipal
@@ -62,13 +35,11 @@ func MemoryOwner(id string) string {
 	return id
 }
 
-// MemoryOwnerFrom returns the principal the records written in ctx belong
-// to: MemoryOwner of the ID of ctx's Principal.
+// MemoryOwnerFrom is MemoryOwner of ctx's principal.
 func MemoryOwnerFrom(ctx context.Context) string { return MemoryOwner(PrincipalIDFrom(ctx)) }
 
-// ReaderScope returns the Principal filter of a reader in ctx under v: ""
-// (every principal) under VisibilityShared, MemoryOwnerFrom(ctx) otherwise,
-// so that the zero value is as safe as VisibilityPrincipal.
+// ReaderScope is a reader's Principal filter: "" under VisibilityShared,
+// else MemoryOwnerFrom(ctx).
 func (v MemoryVisibility) ReaderScope(ctx context.Context) string {
 	if v == VisibilityShared {
 		return ""
@@ -82,8 +53,7 @@ const (
 	MaxPageSize     = 200
 )
 
-// PageSize applies the Find* contract to a requested limit: zero or less
-// means DefaultPageSize, more than MaxPageSize is capped.
+// PageSize applies DefaultPageSize and MaxPageSize to a limit.
 func PageSize(limit int) int {
 	switch {
 	case limit <= 0:
@@ -101,29 +71,20 @@ const (
 	MaxListItems        = 100 // tags, evidence, errors, steps…
 )
 
-// MaxCommonErrors caps ToolPerformance.CommonErrors: only the most frequent
-// error classes of a tool are reported.
+// MaxCommonErrors caps ToolPerformance.CommonErrors.
 const MaxCommonErrors = 5
 
-// Insight is a piece of knowledge worth reusing: "server-filesystem's
-// search_files is slow on large trees; prefer list_directory first".
-//
-// Invariants: Text is non-empty and at most MaxInsightTextBytes; Type is one
-// of the InsightType values; Confidence is in [0, 1]; AppliesTo and Evidence
-// hold at most MaxListItems entries each.
+// Insight is a reusable piece of knowledge. Invariants: internal/validate.Insight.
 type Insight struct {
 	ID   string      `json:"id"`
 	Text string      `json:"text"`
 	Type InsightType `json:"type"`
-	// AppliesTo names what the insight is about: tool names
-	// ("files__search_files"), upstream names, or free tags ("goal:report").
+	// AppliesTo names tools, upstreams or tags; Evidence task or learning ids.
 	AppliesTo  []string `json:"appliesTo"`
 	Confidence float64  `json:"confidence"`
-	// Evidence are ids of the tasks or learnings that support the insight.
-	Evidence []string `json:"evidence"`
-	Source   string   `json:"source,omitempty"` // who recorded it: "agent", "user", a principal
-	// Principal is whose call or task produced it (see MemoryVisibility);
-	// stores record AnonymousPrincipal for an empty one.
+	Evidence   []string `json:"evidence"`
+	Source     string   `json:"source,omitempty"` // who recorded it: "agent", "user", a principal
+	// Principal produced it (see MemoryVisibility).
 	Principal string    `json:"principal"`
 	CreatedAt time.Time `json:"createdAt"`
 }
@@ -131,7 +92,6 @@ type Insight struct {
 // InsightType classifies insights.
 type InsightType string
 
-// The insight types.
 const (
 	InsightObservation  InsightType = "observation"
 	InsightBestPractice InsightType = "best_practice"
@@ -155,7 +115,7 @@ type InsightFilter struct {
 // InsightService stores insights.
 type InsightService interface {
 	// CreateInsight validates in, assigns ID and CreatedAt when empty, and
-	// stores it. EINVALID for a broken invariant, ECONFLICT for a taken ID.
+	// stores it. EINVALID, ECONFLICT for a taken ID.
 	CreateInsight(ctx context.Context, in *Insight) error
 	// FindInsightByID returns ENOTFOUND for an unknown id.
 	FindInsightByID(ctx context.Context, id string) (*Insight, error)
@@ -165,23 +125,16 @@ type InsightService interface {
 	DeleteInsight(ctx context.Context, id string) error
 }
 
-// Learning is what one finished task taught: written once when the task
-// ends, never updated.
-//
-// Invariants: Query is non-empty, at most MaxQueryTextBytes; Outcome is one
-// of the Outcome values; list fields hold at most MaxListItems entries;
-// Duration and Retries are not negative.
+// Learning is what one finished task taught; written once. Invariants:
+// internal/validate.Learning.
 type Learning struct {
 	ID     string `json:"id"`
 	TaskID string `json:"taskId,omitempty"`
-	// PlanID is the plan the task ran unchanged, so that the plan can be
-	// reused once the task is deleted (tasks.retention); empty when the
-	// executor repaired a step, since the plan alone is then not what
-	// worked.
+	// PlanID is the plan the task ran unchanged; empty once a step was repaired.
 	PlanID string `json:"planId,omitempty"`
 	Query  string `json:"query"`          // the user's request
 	Goal   string `json:"goal,omitempty"` // the generalised goal
-	// Steps is the plan's shape: the tools of its steps in execution order.
+	// Steps are the tools of the plan's steps in execution order.
 	Steps    []string      `json:"steps"`
 	Tools    []string      `json:"tools"`     // distinct tools used
 	Sources  []string      `json:"upstreams"` // distinct sources of the tools used (see doc.go, Vocabulary)
@@ -189,8 +142,7 @@ type Learning struct {
 	Duration time.Duration `json:"durationNs"`
 	Errors   []string      `json:"errors"`
 	Retries  int           `json:"retries"`
-	// Principal is whose task it was (see MemoryVisibility); stores record
-	// AnonymousPrincipal for an empty one.
+	// Principal is whose task it was.
 	Principal string    `json:"principal"`
 	CreatedAt time.Time `json:"createdAt"`
 }
@@ -198,7 +150,6 @@ type Learning struct {
 // Outcome is how a task ended.
 type Outcome string
 
-// The outcomes.
 const (
 	OutcomeSuccess   Outcome = "success"
 	OutcomePartial   Outcome = "partial"
@@ -226,26 +177,21 @@ type LearningFilter struct {
 // LearningService stores learnings.
 type LearningService interface {
 	// CreateLearning validates l, assigns ID and CreatedAt when empty, and
-	// stores it durably before returning. EINVALID for a broken invariant,
-	// ECONFLICT for a taken ID: a learning is never overwritten.
+	// stores it durably. EINVALID, ECONFLICT (never overwritten).
 	CreateLearning(ctx context.Context, l *Learning) error
 	// FindLearningByID returns ENOTFOUND for an unknown id.
 	FindLearningByID(ctx context.Context, id string) (*Learning, error)
 	FindLearnings(ctx context.Context, f LearningFilter) (items []*Learning, next string, err error)
 }
 
-// LatencyBucketBounds are the upper bounds of the tool-latency histogram;
-// the last bucket counts everything slower. Percentiles come from the
-// histogram, so no store needs $avg or $max.
+// LatencyBucketBounds bound the latency histogram; one more bucket is slower.
 var LatencyBucketBounds = []time.Duration{
 	5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
 	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
 	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
 }
 
-// MaxToolCallBatch bounds one call of
-// [ToolPerformanceService.RecordToolCalls], and so the size of one store
-// transaction.
+// MaxToolCallBatch bounds one RecordToolCalls.
 const MaxToolCallBatch = 1000
 
 // ToolCall is one observed tool call, the input of tool performance.
@@ -261,32 +207,20 @@ type ToolPerformance struct {
 	Tool   string `json:"tool"`
 	Calls  int64  `json:"calls"`
 	Errors int64  `json:"errors"`
-	// Buckets has len(LatencyBucketBounds)+1 entries and is not cumulative:
-	// Buckets[i] counts calls slower than LatencyBucketBounds[i-1] (or any
-	// call, for i = 0) and no slower than LatencyBucketBounds[i]; the extra
-	// last bucket counts the calls slower than every bound.
+	// Buckets has len(LatencyBucketBounds)+1 non-cumulative counts.
 	Buckets []int64 `json:"buckets"`
-	// CommonErrors maps error classes to their counts, for the at most
-	// MaxCommonErrors most frequent classes.
+	// CommonErrors counts the MaxCommonErrors most frequent error classes.
 	CommonErrors map[string]int64 `json:"commonErrors"`
 	LastCallAt   time.Time        `json:"lastCallAt"` // the latest ToolCall.At recorded
 
-	// Recent are the outcomes weighed by age (see ReliabilityHalfLife),
-	// the evidence of the reliability estimate.
+	// Recent are the outcomes weighed by age, the reliability evidence.
 	Recent DecayedCounts `json:"recent"`
-	// ConsecutiveFailures counts the failed calls recorded since the last
-	// successful one, in the order they were recorded.
+	// ConsecutiveFailures counts failures since the last success.
 	ConsecutiveFailures int64     `json:"consecutiveFailures"`
 	LastSuccessAt       time.Time `json:"lastSuccessAt,omitzero"` // the latest ToolCall.At of a success
 	LastFailureAt       time.Time `json:"lastFailureAt,omitzero"` // the latest ToolCall.At of a failure
 	// LastErrorClass is the error class of the failure recorded last.
 	LastErrorClass string `json:"lastErrorClass,omitempty"`
-}
-
-// Evidence is the tool's overall reliability evidence.
-func (p *ToolPerformance) Evidence() ReliabilityEvidence {
-	return ReliabilityEvidence{Recent: p.Recent, ConsecutiveFailures: p.ConsecutiveFailures,
-		LastSuccessAt: p.LastSuccessAt, LastFailureAt: p.LastFailureAt, LastErrorClass: p.LastErrorClass}
 }
 
 // SuccessRate is the share of calls without error, 0 with no calls.
@@ -297,30 +231,21 @@ func (p *ToolPerformance) SuccessRate() float64 {
 	return float64(p.Calls-p.Errors) / float64(p.Calls)
 }
 
-// ToolPerformanceService keeps per-tool counters. Recording is concurrent-
-// safe across replicas: stores update counters atomically, never by
-// read-modify-write.
+// ToolPerformanceService keeps per-tool counters, updated atomically.
 type ToolPerformanceService interface {
-	// RecordToolCall counts c; a zero c.At means now. EINVALID for an empty
-	// Tool or a negative Duration.
+	// RecordToolCall counts c (zero At: now). EINVALID for no Tool or a
+	// negative Duration.
 	RecordToolCall(ctx context.Context, c ToolCall) error
-	// RecordToolCalls counts every call of calls, with the same figures as
-	// RecordToolCall on each in order, as one batch: SQLite writes it in
-	// one transaction; MongoDB with one counter update per tool of the
-	// batch (see internal/toolperf.SumCalls). EINVALID, with nothing counted, for more
-	// than MaxToolCallBatch calls or an invalid one; an empty batch is a
-	// no-op.
+	// RecordToolCalls counts calls as one batch. EINVALID, with nothing
+	// counted, past MaxToolCallBatch or for an invalid call.
 	RecordToolCalls(ctx context.Context, calls []ToolCall) error
 	// FindToolPerformance returns ENOTFOUND for a tool never recorded.
 	FindToolPerformance(ctx context.Context, tool string) (*ToolPerformance, error)
-	// ListToolPerformance returns every tool's figures, most called first
-	// (ties by tool name, ascending).
+	// ListToolPerformance returns every tool's figures, most called first.
 	ListToolPerformance(ctx context.Context) ([]*ToolPerformance, error)
 }
 
-// PlanPattern is a plan shape that worked for a kind of goal, as one
-// principal's tasks used it: the same goal and steps used by two principals
-// are two patterns, each with its own counters (see MemoryVisibility).
+// PlanPattern is a plan shape that worked for a goal, per principal.
 type PlanPattern struct {
 	ID        string    `json:"id"`
 	Principal string    `json:"principal"` // whose tasks used it; with Goal and Steps, the key
@@ -349,17 +274,12 @@ type PatternFilter struct {
 
 // PatternService stores plan patterns.
 type PatternService interface {
-	// RecordPatternUse adds one use of principal's (goal, steps) pattern,
-	// creating it on first use, atomically, and returns the pattern as
-	// updated. The same principal, goal and steps (in the same order)
-	// always give the same pattern, whose id is PatternID; an empty
-	// principal is AnonymousPrincipal; a zero at means now. EINVALID for an
-	// empty goal, a goal longer than MaxQueryTextBytes or more than
-	// MaxListItems steps.
+	// RecordPatternUse atomically adds one use of principal's (goal, steps)
+	// pattern (id internal/storedform.PatternID), creating it, and returns it; a zero at is now.
+	// EINVALID for a bad goal or too many steps.
 	RecordPatternUse(ctx context.Context, principal, goal string, steps []string, success bool, at time.Time) (*PlanPattern, error)
 	// FindPatternByID returns ENOTFOUND for an unknown id.
 	FindPatternByID(ctx context.Context, id string) (*PlanPattern, error)
-	// FindPatterns lists patterns matching f ordered by Successes, highest
-	// first (ties by id, higher id first), not newest first.
+	// FindPatterns lists patterns by Successes, highest first.
 	FindPatterns(ctx context.Context, f PatternFilter) (items []*PlanPattern, next string, err error)
 }

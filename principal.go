@@ -12,8 +12,7 @@ const (
 	ScopeMCP        = "mcp"         // connect over MCP (/mcp, /sse, /messages, stdio) and call tools
 	ScopeAdminRead  = "admin:read"  // GET the admin API
 	ScopeAdminWrite = "admin:write" // change through the admin API
-	// ScopeMetrics reads /metrics and nothing else: the credential of a
-	// Prometheus scraper. admin:read reads /metrics too.
+	// ScopeMetrics reads /metrics only (a Prometheus scraper).
 	ScopeMetrics = "metrics"
 )
 
@@ -22,50 +21,27 @@ var Scopes = []string{ScopeMCP, ScopeAdminRead, ScopeAdminWrite, ScopeMetrics}
 
 // Principal is an authenticated caller.
 //
-// Tools, when not empty, is an allowlist of path.Match patterns. It covers
-// every capability the router exposes, each by what it is exposed under:
-//
-//   - A tool or a prompt is admitted when its exposed name matches one of
-//     the patterns: "everything__*" admits every tool and prompt of
-//     upstream "everything", "search_tools" one local tool, and
-//     "everything__echo" one tool (and a prompt of that upstream exposed
-//     under that same name, if there is one).
-//   - A resource or resource template has a URI, not a name. One of
-//     upstream U (exposed as "upstream://U/…", see [UpstreamURIScheme]) is
-//     admitted only when the allowlist admits the whole of U: when one
-//     pattern ends in "*" and matches U's name prefix "U__" ("U__*", "U*",
-//     "*__*" or "*"), so that it admits every tool U could expose. A
-//     prompt of U is admitted by such a pattern too, whatever its name.
-//   - A resource or template of no upstream (a local one, such as the
-//     conformance fixtures) is admitted only by a pattern that admits every
-//     name: "*".
-//
-// So a list of single tools ("search_tools", "everything__echo") admits no
-// resource at all. Listings (tools, resources, templates, prompts) hide
-// what is not admitted; a call, read, get, completion or subscription of it
-// is answered as for something that does not exist. An empty list admits
-// everything.
+// Tools, when not empty, is an allowlist of path.Match patterns over exposed
+// names: a tool or prompt by its name; a resource of upstream U (see
+// [UpstreamURIScheme]), or any prompt of U, only by a pattern ending in "*"
+// that matches "U__" (one admitting all of U); a local resource only by
+// "*". What is not admitted is hidden from listings and answered as
+// unknown. An empty list admits everything.
 type Principal struct {
-	// ID names the caller in logs and the audit trail, never its secret:
-	// "key:<first 12 hex digits of the key's SHA-256>", "jwt:<subject>",
-	// or AnonymousPrincipal.
+	// ID names the caller, never its secret: "key:<sha256 prefix>",
+	// "jwt:<subject>" or AnonymousPrincipal.
 	ID     string
 	Name   string // a display name from the configuration, optional
 	Scopes []string
 	Tools  []string
-	// VirtualServers, when not empty, limits the caller to the virtual
-	// servers whose names match one of these path.Match patterns (see
-	// [Principal.MayUseVirtualServer]); the whole catalog (/mcp) and other
-	// virtual servers are then answered as unknown.
+	// VirtualServers, when set, limits the caller to the matching virtual
+	// servers (see [Principal.MayUseVirtualServer]).
 	VirtualServers []string
-	// RateLimit overrides the server's default request rate for this
-	// caller (requests per second, with Burst); zero keeps the default.
+	// RateLimit (per second) and Burst override the server default; zero keeps it.
 	RateLimit float64
 	Burst     int
 	// CatalogMode, when set, is how this caller's tools/list shows the
-	// catalog (the key's catalog_mode, the JWT's catalog mode claim); empty
-	// keeps the server's default. An endpoint's own mode (a virtual
-	// server's) wins over it.
+	// catalog; an endpoint's own mode wins over it.
 	CatalogMode CatalogMode
 	// CallLimits bound the tool calls this caller makes in each window
 	// (the key's call_quotas); a virtual server's own limits apply on top
@@ -73,22 +49,16 @@ type Principal struct {
 	CallLimits []CallLimit
 }
 
-// MaxPrincipalIDBytes bounds the principal ID stored with the thoughts,
-// plans and tasks it creates.
+// MaxPrincipalIDBytes bounds a stored principal ID.
 const MaxPrincipalIDBytes = 256
 
-// MaySee reports whether p may see what the principal creator created (a
-// thought, a plan, a task): its creator, or a caller with scope
-// admin:read. A nil Principal (no authentication configured) sees
-// everything. Callers that may not see a thing must be told it does not
-// exist, so that its existence is not revealed either.
+// MaySee: the creator, an admin:read caller, or nil p; others are told it
+// does not exist.
 func (p *Principal) MaySee(creator string) bool {
 	return p == nil || p.ID == creator && creator != "" || p.HasScope(ScopeAdminRead)
 }
 
-// MayControl reports whether p may change what the principal creator
-// created (cancel or resume a task): its creator, or a caller with scope
-// admin:write. A nil Principal may change everything.
+// MayControl: the creator, an admin:write caller, or nil p.
 func (p *Principal) MayControl(creator string) bool {
 	return p == nil || p.ID == creator && creator != "" || p.HasScope(ScopeAdminWrite)
 }
@@ -102,15 +72,12 @@ func (p *Principal) HasScope(scope string) bool {
 	return p != nil && slices.Contains(p.Scopes, scope)
 }
 
-// MayUseTool reports whether p's allowlist admits the exposed tool name. A
-// nil Principal (no authentication configured) may use every tool.
+// MayUseTool reports whether p admits the exposed tool name (nil p: yes).
 func (p *Principal) MayUseTool(name string) bool {
 	return !p.Restricted() || p.matches(name)
 }
 
-// MayUsePrompt reports whether p's allowlist admits the exposed prompt
-// name: by the name itself, as for a tool, or, for a prompt of an upstream
-// ("<upstream>__<prompt>"), by a pattern admitting the whole upstream.
+// MayUsePrompt admits a prompt by name or by its whole upstream.
 func (p *Principal) MayUsePrompt(name string) bool {
 	if !p.Restricted() || p.matches(name) {
 		return true
@@ -120,9 +87,7 @@ func (p *Principal) MayUsePrompt(name string) bool {
 	return i > 0 && p.admitsAll(name[:i+len(NamespaceSeparator)])
 }
 
-// MayUseResource reports whether p's allowlist admits the exposed resource
-// URI or resource template: one of upstream U only when a pattern admits
-// the whole of U, a local one only when a pattern admits every name.
+// MayUseResource admits a resource URI as the Principal doc says.
 func (p *Principal) MayUseResource(uri string) bool {
 	if !p.Restricted() {
 		return true
@@ -133,8 +98,7 @@ func (p *Principal) MayUseResource(uri string) bool {
 	return p.admitsAll("")
 }
 
-// Restricted reports whether p has an allowlist: it sees only some
-// tools, prompts and resources. A nil Principal is not restricted.
+// Restricted reports whether p has an allowlist (nil p: no).
 func (p *Principal) Restricted() bool { return p != nil && len(p.Tools) > 0 }
 
 // matches reports whether one of p's patterns matches name.
@@ -147,10 +111,7 @@ func (p *Principal) matches(name string) bool {
 	return false
 }
 
-// admitsAll reports whether one of p's patterns matches every name that
-// begins with prefix and has no '/' (every tool name does): a pattern that
-// ends in '*' and matches prefix itself, since its final '*' then takes any
-// rest.
+// admitsAll: a pattern ending in '*' matches prefix (so all that begin so).
 func (p *Principal) admitsAll(prefix string) bool {
 	for _, pattern := range p.Tools {
 		if !strings.HasSuffix(pattern, "*") {
@@ -163,8 +124,7 @@ func (p *Principal) admitsAll(prefix string) bool {
 	return false
 }
 
-// TokenInfoPrincipal is the key of go-sdk's auth.TokenInfo.Extra under
-// which authentication hands each MCP request's *Principal to the router.
+// TokenInfoPrincipal is the go-sdk auth.TokenInfo.Extra key of the *Principal.
 const TokenInfoPrincipal = "principal"
 
 type principalKey struct{}
@@ -180,8 +140,7 @@ func PrincipalFrom(ctx context.Context) *Principal {
 	return p
 }
 
-// PrincipalIDFrom returns the ID of the Principal ctx carries, or "": who
-// to name in logs, audit entries and records of who made a change.
+// PrincipalIDFrom returns the ID of the Principal ctx carries, or "".
 func PrincipalIDFrom(ctx context.Context) string {
 	if p := PrincipalFrom(ctx); p != nil {
 		return p.ID

@@ -4,8 +4,7 @@ import "context"
 
 type requestIDKey struct{}
 
-// WithRequestID returns ctx carrying the id of the request being served,
-// for logs and the audit trail.
+// WithRequestID returns ctx carrying the request's id (logs, audit).
 func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
 }
@@ -18,10 +17,8 @@ func RequestIDFrom(ctx context.Context) string {
 
 type transportKey struct{}
 
-// WithTransport returns ctx carrying the name of the transport the request
-// came through ("streamable", "sse", "stdio"), for the audit trail. It is
-// set on the context of a session's transport, so that every request of
-// the session carries it.
+// WithTransport returns ctx carrying the transport's name ("streamable",
+// "sse", "stdio"), set on a session's context, for the audit trail.
 func WithTransport(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, transportKey{}, name)
 }

@@ -8,23 +8,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ToolNamePattern is what every tool name exposed to clients must match. It is
-// the MCP naming rule (letters, digits, '_' and '-', at most 64 characters).
+// ToolNamePattern is MCP's rule for exposed tool names.
 var ToolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// NamespaceSeparator joins an upstream name and a tool name: the remote tool
-// "echo" of upstream "everything" is exposed as "everything__echo".
+// NamespaceSeparator joins an upstream and a tool name: "everything__echo".
 const NamespaceSeparator = "__"
 
-// UpstreamURIScheme begins the URI of every upstream resource and resource
-// template the router exposes: the resource "test://static/resource/1" of
-// upstream "everything" is exposed as
+// UpstreamURIScheme begins an exposed upstream resource URI:
 // "upstream://everything/test://static/resource/1".
 const UpstreamURIScheme = "upstream://"
 
-// ResourceUpstream returns the upstream an exposed resource URI or resource
-// template belongs to (see [UpstreamURIScheme]), and false for a URI of no
-// upstream.
+// ResourceUpstream returns the upstream of an exposed resource URI, if any.
 func ResourceUpstream(uri string) (string, bool) {
 	rest, ok := strings.CutPrefix(uri, UpstreamURIScheme)
 	if !ok {
@@ -37,45 +31,28 @@ func ResourceUpstream(uri string) (string, bool) {
 	return name, true
 }
 
-// ToolProvider supplies a set of tools to the router: the local tools of this
-// process, or the tools of one upstream MCP server.
-//
-// The router lists a provider's tools when the provider is added and again
-// whenever the provider reports a change, so Tools may be moderately
-// expensive; CallTool is on the hot path.
+// ToolProvider supplies tools to the router: the local ones or an upstream's.
 type ToolProvider interface {
 	// Name identifies the provider in logs, errors and collision reports.
 	Name() string
 
-	// Tools returns the provider's current tools, with their final,
-	// client-visible names. InputSchema must be a JSON object schema (as
-	// json.RawMessage, which the router passes through byte for byte).
+	// Tools returns the current tools under their client-visible names, each
+	// InputSchema a JSON object schema as json.RawMessage.
 	Tools(ctx context.Context) ([]*mcp.Tool, error)
 
-	// CallTool runs the named tool. req.Params.Arguments is a
-	// json.RawMessage that the router has already validated against the
-	// tool's input schema.
-	//
-	// A failure of the tool itself is a result with IsError set; a returned
-	// error is reported to the caller as a tool error too, unless it is a
-	// *jsonrpc.Error, which is sent as a protocol error.
+	// CallTool runs a tool with validated arguments. A tool failure is a result
+	// with IsError; an error is a tool error unless it is a *jsonrpc.Error.
 	CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)
 }
 
-// ToolChangeNotifier is implemented by providers whose tool set changes at
-// run time. The router registers one callback and re-lists the provider's
-// tools each time it is called; the callback must not block.
+// ToolChangeNotifier is implemented by providers whose tools change: the
+// router re-lists on each callback, which must not block.
 type ToolChangeNotifier interface {
 	OnToolsChanged(func())
 }
 
-// ValidationResult is the answer of tools/validate: whether the arguments
-// satisfy the tool's input schema and, if not, every violation found.
-//
-// Errors lists each violation once, at its JSON-pointer path in the
-// arguments ("" is the arguments object itself). Missing repeats, by name,
-// the required top-level arguments that are absent, so a caller can ask a
-// user for exactly those.
+// ValidationResult answers tools/validate: each violation once, at its JSON
+// pointer; Missing names the absent required top-level arguments.
 type ValidationResult struct {
 	Tool    string            `json:"tool"`
 	Valid   bool              `json:"valid"`
@@ -92,11 +69,9 @@ type ValidationIssue struct {
 	Message string `json:"message"`
 }
 
-// ToolValidator checks arguments against a tool's input schema without
-// calling the tool. Unknown tools are ENOTFOUND; a tool whose schema cannot be
-// compiled, and arguments that are not JSON or hold a number too large for a
-// validator (an exponent beyond ±1000, a literal over 4096 bytes), are
-// EINVALID.
+// ToolValidator checks arguments against a tool's schema without calling
+// it. ENOTFOUND for an unknown tool; EINVALID for an uncompilable schema or
+// arguments that are not JSON or hold an oversized number.
 type ToolValidator interface {
 	ValidateToolArguments(ctx context.Context, tool string, args []byte) (*ValidationResult, error)
 }

@@ -6,29 +6,16 @@ import (
 	"time"
 )
 
-// UpstreamDefinition is a tool provider added at run time, through the
-// admin API, and kept in the store so that every replica serves it and it
-// outlives restarts: an upstream MCP server (Kind [UpstreamKindMCP]) or an
-// HTTP tool source (Kind [UpstreamKindHTTP]). Both kinds share one set of
-// names, because a name prefixes the provider's tool names
-// (`<name>__<tool>`) whatever its kind: the store refuses a name taken by
-// a definition of either kind. Providers of the config file are not
-// stored: the file stays their one source.
-//
-// Invariants: Name is 1–[MaxUpstreamNameBytes] bytes; Kind is one of the
-// two kinds ("" is taken as [UpstreamKindMCP]); Config is a JSON object in
-// valid UTF-8 of at most [MaxUpstreamConfigBytes] for an MCP upstream and
-// [MaxHTTPSourceConfigBytes] for an HTTP source (which may carry its
-// OpenAPI document). The store keeps Config opaque: the remote and
-// httptools packages encode and decode it. Config may hold credentials
-// (request headers), so it is never logged nor returned by the API.
+// UpstreamDefinition is a tool provider added through the admin API and
+// stored for every replica: an MCP upstream or an HTTP tool source. Both
+// kinds share one namespace (a name prefixes its tools). Config is opaque to
+// the store and may hold credentials: never logged nor returned.
+// Invariants: internal/validate.UpstreamDefinition.
 type UpstreamDefinition struct {
 	Name   string
 	Kind   string
 	Config json.RawMessage
-	// Revision changes whenever a definition of this name is created, so a
-	// replica tells "removed and added again, maybe with another URL" from
-	// "unchanged" by comparing it. Assigned by the store.
+	// Revision changes at each creation of the name. Store-assigned.
 	Revision  string
 	CreatedBy string // the principal that added it, optional
 	CreatedAt time.Time
@@ -36,9 +23,8 @@ type UpstreamDefinition struct {
 
 // Kinds of an UpstreamDefinition.
 const (
-	// UpstreamKindMCP is an upstream MCP server (remote.SharedUpstreams).
-	UpstreamKindMCP = "mcp"
-	// UpstreamKindHTTP is an HTTP tool source (httptools.SharedSources).
+	// UpstreamKindMCP: remote.SharedUpstreams; UpstreamKindHTTP: httptools.
+	UpstreamKindMCP  = "mcp"
 	UpstreamKindHTTP = "http"
 )
 
@@ -46,13 +32,9 @@ const (
 const (
 	MaxUpstreamNameBytes   = 64
 	MaxUpstreamConfigBytes = 64 << 10
-	// MaxHTTPSourceConfigBytes bounds the config of an HTTP tool source,
-	// which may hold an OpenAPI document inline (up to 2 MiB of it, see
-	// httptools.MaxInlineDocumentBytes, with room for JSON escaping).
+	// MaxHTTPSourceConfigBytes leaves room for an inline OpenAPI document.
 	MaxHTTPSourceConfigBytes = 4 << 20
-	// MaxUpstreamDefinitions bounds how many definitions the store keeps,
-	// of both kinds together, so that the admin API cannot grow every
-	// replica's set of providers without end.
+	// MaxUpstreamDefinitions bounds the stored definitions of both kinds.
 	MaxUpstreamDefinitions = 256
 )
 
@@ -64,20 +46,16 @@ func (d *UpstreamDefinition) KindOrMCP() string {
 	return d.Kind
 }
 
-// UpstreamService stores the tool providers added at run time, of both
-// kinds. Every replica reads it to converge on the same set.
+// UpstreamService stores the providers added at run time; every replica
+// reads it to converge.
 type UpstreamService interface {
-	// CreateUpstreamDefinition validates d, sets an empty Kind to
-	// UpstreamKindMCP, assigns a new Revision and, when zero, CreatedAt,
-	// and stores it. EINVALID for a broken invariant or when
-	// MaxUpstreamDefinitions (of both kinds) are already stored, ECONFLICT
-	// when the name is taken by a definition of either kind.
+	// CreateUpstreamDefinition validates d, sets an empty Kind to MCP, assigns
+	// Revision (and CreatedAt when zero), and stores it. EINVALID (also past
+	// MaxUpstreamDefinitions), ECONFLICT for a name taken by either kind.
 	CreateUpstreamDefinition(ctx context.Context, d *UpstreamDefinition) error
-	// DeleteUpstreamDefinition removes the definition of that kind ("" is
-	// UpstreamKindMCP) named name; ENOTFOUND when there is none, and when
-	// the name belongs to a definition of the other kind, which stays.
+	// DeleteUpstreamDefinition removes name of kind ("": MCP). ENOTFOUND, also
+	// for a name of the other kind.
 	DeleteUpstreamDefinition(ctx context.Context, kind, name string) error
-	// ListUpstreamDefinitions returns every definition of that kind ("" is
-	// UpstreamKindMCP), sorted by name.
+	// ListUpstreamDefinitions returns kind's definitions, by name.
 	ListUpstreamDefinitions(ctx context.Context, kind string) ([]*UpstreamDefinition, error)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -12,11 +11,6 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// This file holds the upstream MCP servers as the rest of the server sees
-// them: their definition ([UpstreamConfig]), their health
-// ([UpstreamStatus]) and their management ([UpstreamManager]). The remote
-// package implements them.
 
 // Upstream transports.
 const (
@@ -29,65 +23,47 @@ const (
 const (
 	DefaultUpstreamTimeout        = 30 * time.Second
 	DefaultUpstreamMaxConcurrency = 32
-	// DefaultUpstreamMaxBackoff caps the wait between reconnect attempts. It is
-	// short enough that an upstream coming back is ready again within about
-	// ten seconds, and long enough that a dead one costs a connect attempt
-	// only every few seconds.
+	// DefaultUpstreamMaxBackoff: a returning upstream is ready within ~10 s.
 	DefaultUpstreamMaxBackoff = 8 * time.Second
 )
 
-// UpstreamNamePattern is what an upstream name must match. Names become the prefix
-// of remote tool names (`<name>__<tool>`), so they are kept short and free of
-// the separator's characters: no two upstreams can produce the same tool
-// name.
+// UpstreamNamePattern is what an upstream name (its tools' prefix) must match.
 const UpstreamNamePattern = `^[a-z0-9-]{1,32}$`
 
-// UpstreamConfig describes one upstream MCP server. Header and Env values have their
-// ${VAR} references already expanded and are secrets: String, GoString and
-// LogValue redact them, and [UpstreamStatus] never carries them.
-//
-// The remote package implements upstreams of this config (its Pool), the
-// config loader reads them from the file, and the admin API from requests.
+// UpstreamConfig describes one upstream MCP server (remote implements it).
+// Headers and Env hold expanded secrets: String, GoString and LogValue
+// redact them, and [UpstreamStatus] never carries them.
 type UpstreamConfig struct {
 	Name      string
 	Transport string // streamable | sse | stdio
 
-	// For streamable and sse: an absolute http(s) URL, and extra headers.
+	// URL and Headers: streamable and sse only.
 	URL     string
 	Headers map[string]string
-	// Auth is how agents-mcp authorizes to the upstream beyond Headers:
-	// empty for nothing more, or UpstreamAuthOAuth (streamable only) for
-	// OAuth tokens from the credential store, per caller (ADR 0012). The
-	// caller's own token is never passed through.
+	// Auth is "" or UpstreamAuthOAuth (streamable only): per-caller OAuth
+	// tokens from the credential store (ADR 0012).
 	Auth string
 
-	// For stdio: the command to start, its arguments and the variables
-	// added to the child's environment (on top of remote.EnvAllowlist).
+	// Command, Args, Env: stdio only (Env adds to remote.EnvAllowlist).
 	Command string
 	Args    []string
 	Env     map[string]string
 
 	Tools UpstreamToolFilter
-	// Timeout bounds each call to the upstream (and each connect attempt).
+	// Timeout bounds each call and each connect attempt.
 	Timeout time.Duration
-	// ProtocolVersion pins the MCP protocol version (YYYY-MM-DD); empty
-	// negotiates, falling back to older versions when the upstream refuses
-	// the newest.
+	// ProtocolVersion pins the MCP version; empty negotiates.
 	ProtocolVersion string
-	// MaxConcurrency bounds the calls in flight to this upstream; more
-	// wait (within their timeout) for a slot.
+	// MaxConcurrency bounds the calls in flight; more wait for a slot.
 	MaxConcurrency int
 	// MaxBackoff caps the wait between reconnect attempts.
 	MaxBackoff time.Duration
 }
 
-// UpstreamAuthOAuth is the [UpstreamConfig.Auth] of an upstream protected
-// by OAuth: each caller's calls go over a session of its own, with its own
-// tokens (ADR 0012).
+// UpstreamAuthOAuth: each caller's calls use a session with its own tokens.
 const UpstreamAuthOAuth = "oauth"
 
-// UpstreamToolFilter selects the upstream tools that are exposed, by the upstream's
-// own tool names. An empty Allow allows every tool; Deny wins over Allow.
+// UpstreamToolFilter selects tools by upstream name: empty Allow allows all; Deny wins.
 type UpstreamToolFilter struct {
 	Allow []string
 	Deny  []string
@@ -101,8 +77,7 @@ func (f UpstreamToolFilter) Allows(tool string) bool {
 	return len(f.Allow) == 0 || slices.Contains(f.Allow, tool)
 }
 
-// WithDefaults returns a copy of c with zero limits replaced by the package
-// defaults.
+// WithDefaults returns c with zero limits set to the defaults.
 func (c UpstreamConfig) WithDefaults() UpstreamConfig {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultUpstreamTimeout
@@ -116,55 +91,24 @@ func (c UpstreamConfig) WithDefaults() UpstreamConfig {
 	return c
 }
 
-// UpstreamConfigProblem is one invalid field of a [UpstreamConfig]. Field is relative to the
-// upstream ("url", "tools.allow[0]"), so a config file loader can prefix it
-// with the entry's position and the admin API can report it as it is.
-type UpstreamConfigProblem struct {
-	Field   string
-	Message string
-}
-
-func (p UpstreamConfigProblem) Error() string { return p.Field + ": " + p.Message }
-
-// String describes the upstream with header and env values, URL
-// credentials and URL query values redacted.
+// String describes c with header and env values and URL secrets redacted.
 func (c UpstreamConfig) String() string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+"="+v)
+	nonZero := func(v any, zero bool) string {
+		if zero {
+			return ""
 		}
+		return fmt.Sprint(v)
 	}
-	redactMap := func(m map[string]string) string {
-		var kv []string
-		for _, k := range sortedStringKeys(m) {
-			kv = append(kv, k+":"+redact.Marker)
-		}
-		return strings.Join(kv, ",")
-	}
-	add("name", c.Name)
-	add("transport", c.Transport)
-	add("url", redact.URL(c.URL))
-	add("headers", redactMap(c.Headers))
-	add("auth", c.Auth)
-	add("command", c.Command)
+	args := ""
 	if len(c.Args) > 0 {
-		add("args", fmt.Sprintf("%q", c.Args))
+		args = fmt.Sprintf("%q", c.Args)
 	}
-	add("env", redactMap(c.Env))
-	add("tools.allow", strings.Join(c.Tools.Allow, ","))
-	add("tools.deny", strings.Join(c.Tools.Deny, ","))
-	if c.Timeout != 0 {
-		add("timeout", c.Timeout.String())
-	}
-	add("protocol_version", c.ProtocolVersion)
-	if c.MaxConcurrency != 0 {
-		add("max_concurrency", fmt.Sprint(c.MaxConcurrency))
-	}
-	if c.MaxBackoff != 0 {
-		add("max_backoff", c.MaxBackoff.String())
-	}
-	return strings.Join(parts, " ")
+	return redact.Fields("name", c.Name, "transport", c.Transport, "url", redact.URL(c.URL),
+		"headers", redact.Keys(c.Headers), "auth", c.Auth, "command", c.Command, "args", args,
+		"env", redact.Keys(c.Env), "tools.allow", strings.Join(c.Tools.Allow, ","),
+		"tools.deny", strings.Join(c.Tools.Deny, ","), "timeout", nonZero(c.Timeout, c.Timeout == 0),
+		"protocol_version", c.ProtocolVersion, "max_concurrency", nonZero(c.MaxConcurrency, c.MaxConcurrency == 0),
+		"max_backoff", nonZero(c.MaxBackoff, c.MaxBackoff == 0))
 }
 
 // GoString makes %#v as safe as %v.
@@ -173,59 +117,38 @@ func (c UpstreamConfig) GoString() string { return "agentsmcp.UpstreamConfig{" +
 // LogValue makes slog.Any("upstream", c) log the redacted form.
 func (c UpstreamConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
-func sortedStringKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
-
 // UpstreamState is the health of an upstream as users see it.
 type UpstreamState string
 
 const (
-	// UpstreamConnecting: the first connection, or a new one right after the
-	// session was lost, is being established. Tools known from the lost
-	// session stay listed; calls wait (within their timeout) for the session.
+	// UpstreamConnecting: (re)connecting; known tools stay listed, calls wait.
 	UpstreamConnecting UpstreamState = "connecting"
-	// UpstreamReady: initialize and tools/list succeeded and the session is
-	// alive.
+	// UpstreamReady: the session is up and listed.
 	UpstreamReady UpstreamState = "ready"
-	// UpstreamDegraded: the session is alive but something is wrong: a health
-	// ping or a re-listing failed, or the circuit breaker is open.
+	// UpstreamDegraded: alive, but a ping or listing failed or the breaker is open.
 	UpstreamDegraded UpstreamState = "degraded"
-	// UpstreamDown: connecting failed; the pool retries with backoff, and the
-	// upstream's tools are withdrawn until it is ready again.
+	// UpstreamDown: connecting failed; retried with backoff, tools withdrawn.
 	UpstreamDown UpstreamState = "down"
 )
 
-// Origins of an upstream definition.
-const (
-	// UpstreamOriginConfig: defined in the config file, the only place where stdio
-	// commands may come from.
-	UpstreamOriginConfig = "config"
-	// UpstreamOriginAPI: added at run time through the pool's Add (the admin API, which
-	// keeps it in the store through remote.SharedUpstreams for every replica).
-	UpstreamOriginAPI = "api"
-)
-
-// UpstreamStatus is a snapshot of one upstream, safe to show to operators: it holds
-// no header or environment values, and URLs are redacted.
+// UpstreamStatus is a snapshot of one upstream, safe to show: no header or
+// environment values, URLs redacted.
 type UpstreamStatus struct {
 	Name      string `json:"name"`
 	Transport string `json:"transport"`
-	// URL (streamable, sse) with credentials and query values redacted.
-	URL string `json:"url,omitempty"`
+	URL       string `json:"url,omitempty"`
 	// Command (stdio) without its arguments or environment.
 	Command string `json:"command,omitempty"`
-	Origin  string `json:"origin"`
+	Origin  string `json:"origin"` // remote.OriginConfig or remote.OriginAPI
 
 	State UpstreamState `json:"state"`
 	// Reason explains State in a sentence.
 	Reason string `json:"reason"`
-	// Since is when State last changed.
-	Since       time.Time `json:"since"`
-	LastError   string    `json:"lastError,omitempty"`
-	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
-	// ConnectedAt is when the current (or last) session became ready.
-	ConnectedAt time.Time `json:"connectedAt,omitzero"`
-	// FailedAttempts counts connect attempts that failed since the upstream
-	// was last ready; NextAttemptAt is when the next one is due.
+	// Since: State's last change; NextAttemptAt: the next connect attempt.
+	Since          time.Time `json:"since"`
+	LastError      string    `json:"lastError,omitempty"`
+	LastErrorAt    time.Time `json:"lastErrorAt,omitzero"`
+	ConnectedAt    time.Time `json:"connectedAt,omitzero"`
 	FailedAttempts int       `json:"failedAttempts"`
 	NextAttemptAt  time.Time `json:"nextAttemptAt,omitzero"`
 
@@ -235,65 +158,46 @@ type UpstreamStatus struct {
 	// PID of the stdio child (the leader of its process group), 0 if none.
 	PID int `json:"pid,omitempty"`
 
-	// Tools is the number of tools exposed (after allow/deny filters);
-	// Resources, ResourceTemplates and Prompts likewise.
+	// Counts exposed after the allow/deny filters.
 	Tools             int `json:"tools"`
 	Resources         int `json:"resources"`
 	ResourceTemplates int `json:"resourceTemplates"`
 	Prompts           int `json:"prompts"`
-	// Aliases maps the exposed name of each tool whose
-	// "<upstream>__<tool>" name would be longer than the 64 characters of
-	// [ToolNamePattern] to the upstream's own name of the tool (see
-	// remote.ToolAlias).
+	// Aliases maps exposed names cut to 64 characters to upstream names.
 	Aliases map[string]string `json:"aliases,omitempty"`
-	// Problems lists upstream tools, resources or prompts that could not be
-	// exposed (invalid names, unusable schemas).
+	// Problems lists what could not be exposed (bad names or schemas).
 	Problems []string `json:"problems,omitempty"`
 
 	InFlight int `json:"inFlight"`
-	// Breaker is the circuit breaker's state: closed, open or half-open.
+	// Breaker is closed, open or half-open.
 	Breaker string `json:"breaker"`
 }
 
-// UpstreamTransition is one change of an upstream's State, as the replica
-// that reports it saw it. Reason is the status's Reason at that moment,
-// with errors redacted as in [UpstreamStatus].
+// UpstreamTransition is one change of an upstream's State on one replica.
 type UpstreamTransition struct {
 	State  UpstreamState `json:"state"`
 	Reason string        `json:"reason"`
 	At     time.Time     `json:"at"`
 }
 
-// UpstreamManager manages the upstream MCP servers at run time; the admin
-// API depends on it. remote.Pool implements it for one process, and
-// remote.SharedUpstreams for every replica, keeping additions and
-// removals in the store ([UpstreamService]).
+// UpstreamManager manages the upstreams at run time, for the admin API:
+// remote.Pool on one process, remote.SharedUpstreams across replicas.
 type UpstreamManager interface {
-	// Add starts an upstream defined at run time, and returns once it is
-	// registered and its first connect attempt has ended or ctx is done (a
-	// failed attempt is not an error: Status says why). It refuses stdio
-	// configs: a command taken from the network would be remote code
-	// execution. EINVALID for a bad or stdio config, ECONFLICT for a name
-	// in use.
+	// Add starts an upstream and returns once its first connect attempt ended
+	// (a failed attempt is no error). EINVALID for a bad or stdio config (a
+	// command from the network would be remote code execution), ECONFLICT for
+	// a name in use.
 	Add(ctx context.Context, cfg UpstreamConfig) error
-	// Remove stops an upstream: its tools, resources and prompts
-	// disappear. ENOTFOUND if there is no such upstream.
+	// Remove stops an upstream and withdraws what it exposed. ENOTFOUND.
 	Remove(ctx context.Context, name string) error
-	// Refresh re-lists an upstream now (or makes a disconnected one try
-	// to connect now) and returns its status then. ENOTFOUND if there is
-	// no such upstream.
+	// Refresh re-lists (or reconnects) an upstream now. ENOTFOUND.
 	Refresh(ctx context.Context, name string) (UpstreamStatus, error)
 	// Status returns one upstream's status; false if there is none.
 	Status(name string) (UpstreamStatus, bool)
 	// Statuses returns every upstream's status, sorted by name.
 	Statuses() []UpstreamStatus
-	// History returns an upstream's last state transitions, oldest first,
-	// from the state it started in; false if there is none. It is bounded
-	// (the oldest are dropped) and kept in memory by each replica for its
-	// own session: it starts over when the upstream is added again or the
-	// process restarts. A new Reason in the same State is no transition.
+	// History returns the last state transitions, oldest first (bounded, per replica).
 	History(name string) ([]UpstreamTransition, bool)
-	// Tools returns the tools an upstream exposes now, under their
-	// client-visible names. ENOTFOUND if there is no such upstream.
+	// Tools returns what an upstream exposes now. ENOTFOUND.
 	Tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 }

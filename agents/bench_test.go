@@ -20,6 +20,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
@@ -509,7 +510,7 @@ func copyTask(t *agentsmcp.Task) *agentsmcp.Task {
 		s.StartedAt, s.EndedAt = stored(s.StartedAt), stored(s.EndedAt)
 		c.Steps[i] = s
 	}
-	h := agentsmcp.TrimTaskHistory(t.History)
+	h := storedform.TrimHistory(t.History)
 	c.History = make([]agentsmcp.TaskEvent, len(h))
 	for i, e := range h {
 		e.At = stored(e.At)
@@ -541,7 +542,7 @@ func (m *memTasks) CreateTask(_ context.Context, t *agentsmcp.Task) error {
 		return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", c.ID)
 	}
 	m.tasks[c.ID] = c
-	t.ID, t.Status, t.History, t.Lease, t.Version = c.ID, c.Status, agentsmcp.TrimTaskHistory(t.History), c.Lease, 1
+	t.ID, t.Status, t.History, t.Lease, t.Version = c.ID, c.Status, storedform.TrimHistory(t.History), c.Lease, 1
 	t.CreatedAt, t.UpdatedAt = c.CreatedAt, c.UpdatedAt
 	return nil
 }
@@ -591,7 +592,7 @@ func (m *memTasks) UpdateTask(_ context.Context, t *agentsmcp.Task) error {
 	c.CreatedAt, c.Lease = old.CreatedAt, old.Lease
 	c.Version, c.UpdatedAt = old.Version+1, nowStored()
 	m.tasks[t.ID] = c
-	t.Version, t.UpdatedAt, t.History = c.Version, c.UpdatedAt, agentsmcp.TrimTaskHistory(t.History)
+	t.Version, t.UpdatedAt, t.History = c.Version, c.UpdatedAt, storedform.TrimHistory(t.History)
 	return nil
 }
 
@@ -625,7 +626,7 @@ func (m *memTasks) UpdateTaskSteps(_ context.Context, t *agentsmcp.Task, c agent
 		e.At = stored(e.At)
 		n.History = append(n.History, e)
 	}
-	n.History = agentsmcp.TrimTaskHistory(n.History)
+	n.History = storedform.TrimHistory(n.History)
 	n.Version, n.UpdatedAt = old.Version+1, nowStored()
 	m.tasks[t.ID] = &n
 	t.Version, t.UpdatedAt = n.Version, n.UpdatedAt

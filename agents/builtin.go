@@ -11,6 +11,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file is the builtin planner: deterministic and offline. It plans
@@ -280,7 +281,7 @@ func uniqueStepID(tool string, taken map[string]bool) string {
 	if base == "" {
 		base = "step"
 	}
-	base = agentsmcp.TruncateUTF8(base, 56)
+	base = storedform.TruncateUTF8(base, 56)
 	id := base
 	for n := 2; taken[id]; n++ {
 		id = fmt.Sprintf("%s-%d", base, n)
@@ -289,7 +290,7 @@ func uniqueStepID(tool string, taken map[string]bool) string {
 	return id
 }
 
-func clipText(s string) string { return agentsmcp.TruncateUTF8(s, agentsmcp.MaxQueryTextBytes) }
+func clipText(s string) string { return storedform.TruncateUTF8(s, agentsmcp.MaxQueryTextBytes) }
 
 // inputsSchema collects the plan's inputs as a JSON Schema object.
 type inputsSchema struct {
@@ -413,7 +414,7 @@ func inputSchemaOf(sp schemaProperty, name string) json.RawMessage {
 	}
 	m := map[string]any{"type": typ, "title": name}
 	if sp.Description != "" {
-		m["description"] = agentsmcp.TruncateUTF8(sp.Description, 500)
+		m["description"] = storedform.TruncateUTF8(sp.Description, 500)
 	}
 	if len(sp.Enum) > 0 {
 		m["enum"] = sp.Enum

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file composes a parameter's value from parts the request gives,
@@ -327,7 +328,7 @@ func addValuesFilledEvents(t *agentsmcp.Task, plan *agentsmcp.Plan, at time.Time
 		if m == nil {
 			continue
 		}
-		t.AddEvent(agentsmcp.TaskEvent{At: at, Type: eventValuesFilled, StepID: s.ID, Message: "taken from the request: " + m[1]})
+		storedform.AddEvent(t, agentsmcp.TaskEvent{At: at, Type: eventValuesFilled, StepID: s.ID, Message: "taken from the request: " + m[1]})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
@@ -111,7 +112,7 @@ type ToolFacts struct {
 	// SuccessRate is Reliability.Estimate: the prior for a tool never
 	// called, so that unknown tools are neither trusted nor shunned.
 	SuccessRate float64
-	Reliability agentsmcp.Reliability
+	Reliability toolperf.Reliability
 	P95         time.Duration
 	Pitfalls    []string // insights about failures of this tool
 	// FailedInFamily is a pitfall recorded for this tool on a request of
@@ -120,7 +121,7 @@ type ToolFacts struct {
 	// InFamily is the estimate from the recent tasks of the request's
 	// family that used the tool (see Gatherer.addFamilyRecord), by the
 	// same policy as Reliability; nil when none did.
-	InFamily *agentsmcp.Reliability
+	InFamily *toolperf.Reliability
 
 	lastFailureAt time.Time // which failure a probe follows (see Gatherer.claimProbe)
 }
@@ -138,14 +139,14 @@ func (f *ToolFacts) Performance() string {
 	if r.ConsecutiveFailures > 0 {
 		s += fmt.Sprintf("; failed the last %d call(s)", r.ConsecutiveFailures)
 		if r.LastErrorClass != "" {
-			s += ", last error: " + agentsmcp.TruncateUTF8(r.LastErrorClass, 120)
+			s += ", last error: " + storedform.TruncateUTF8(r.LastErrorClass, 120)
 		}
 	}
 	if fr := f.InFamily; fr != nil {
 		s += fmt.Sprintf("; in this task family: %.0f%% (%.1f succeeded, %.1f failed)", 100*fr.Estimate, fr.Successes, fr.Failures)
 	}
 	if f.FailedInFamily != "" {
-		s += "; FAILED on a request of this task family (" + agentsmcp.TruncateUTF8(f.FailedInFamily, 200) + "): prefer another tool that can serve"
+		s += "; FAILED on a request of this task family (" + storedform.TruncateUTF8(f.FailedInFamily, 200) + "): prefer another tool that can serve"
 	}
 	switch {
 	case r.CoolingDown:
@@ -165,8 +166,8 @@ type Gatherer struct {
 	Memory      Memory
 	Performance agentsmcp.ToolPerformanceService
 	// Reliability turns each tool's record into its estimate and
-	// cool-down; zero fields take agentsmcp.DefaultReliabilityPolicy's.
-	Reliability agentsmcp.ReliabilityPolicy
+	// cool-down; zero fields take toolperf.DefaultReliabilityPolicy's.
+	Reliability toolperf.ReliabilityPolicy
 	// Now is the clock of the estimates; default time.Now.
 	Now func() time.Time
 	// PerGoal is how many candidate tools are kept per sub-goal; default 5.
@@ -204,7 +205,7 @@ func (g *Gatherer) claimProbe(f *ToolFacts) bool {
 // newFacts are the facts of info before its record is read.
 func (g *Gatherer) newFacts(info agentsmcp.ToolInfo) *ToolFacts {
 	prior := toolperf.Prior(g.Reliability)
-	return &ToolFacts{ToolInfo: info, SuccessRate: prior, Reliability: agentsmcp.Reliability{Estimate: prior}}
+	return &ToolFacts{ToolInfo: info, SuccessRate: prior, Reliability: toolperf.Reliability{Estimate: prior}}
 }
 
 // addRecord adds what tool performance knows of f's tool: its calls,
@@ -219,7 +220,7 @@ func (g *Gatherer) addRecord(ctx context.Context, f *ToolFacts) {
 		return
 	}
 	f.Calls = p.Calls
-	f.Reliability = toolperf.Estimate(g.Reliability, p.Evidence(), g.now(ctx))
+	f.Reliability = toolperf.Estimate(g.Reliability, toolperf.Evidence(p), g.now(ctx))
 	f.SuccessRate = f.Reliability.Estimate
 	f.lastFailureAt = p.LastFailureAt
 	f.P95 = toolperf.Percentile(p, 0.95)
@@ -368,7 +369,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 // that fails only for some requests (some arguments) can keep a good
 // overall record while its family's says otherwise.
 func (g *Gatherer) addFamilyRecord(ctx context.Context, k *Knowledge) {
-	evidence := map[string]*agentsmcp.ReliabilityEvidence{}
+	evidence := map[string]*toolperf.ReliabilityEvidence{}
 	for _, l := range k.PastTasks {
 		if !k.inFamily(l.Goal) || (l.Outcome != agentsmcp.OutcomeSuccess && l.Outcome != agentsmcp.OutcomeFailure) {
 			continue
@@ -379,11 +380,11 @@ func (g *Gatherer) addFamilyRecord(ctx context.Context, k *Knowledge) {
 			}
 			e := evidence[tool]
 			if e == nil {
-				e = &agentsmcp.ReliabilityEvidence{}
+				e = &toolperf.ReliabilityEvidence{}
 				evidence[tool] = e
 			}
 			failed := l.Outcome == agentsmcp.OutcomeFailure || !slices.Contains(l.Steps, tool)
-			e.Recent = e.Recent.Add(l.CreatedAt, failed)
+			e.Recent = toolperf.AddOutcome(e.Recent, l.CreatedAt, failed)
 		}
 	}
 	for tool, e := range evidence {

@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/httptools"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 )
 
 // requestCaller is the Caller of a request that waits for the task: its
@@ -59,7 +60,7 @@ func TestDelegatedStepNeedsItsCallersRequest(t *testing.T) {
 	}
 	as := func(id, token string) context.Context {
 		c := agentsmcp.WithPrincipal(ctx, &agentsmcp.Principal{ID: id})
-		return agentsmcp.WithDelegatedToken(c, agentsmcp.NewDelegatedToken(id, token, time.Now().Add(time.Hour)))
+		return delegation.WithDelegatedToken(c, delegation.NewDelegatedToken(id, token, time.Now().Add(time.Hour)))
 	}
 
 	// Created by alice, run with no request of hers waiting.

@@ -17,6 +17,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -180,7 +181,7 @@ func (e *Executor) Start(ctx context.Context, plan *agentsmcp.Plan, inputs json.
 		}
 		t.Steps[i].Confirmed = true
 	}
-	t.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "created", Message: fmt.Sprintf("plan %s, %d steps", plan.ID, len(plan.Steps))})
+	storedform.AddEvent(t, agentsmcp.TaskEvent{At: time.Now(), Type: "created", Message: fmt.Sprintf("plan %s, %d steps", plan.ID, len(plan.Steps))})
 	addValuesFilledEvents(t, plan, time.Now())
 	if err := e.refuseWhenClosing(); err != nil {
 		return nil, err
@@ -291,7 +292,7 @@ func (e *Executor) Resume(ctx context.Context, id string, req ResumeRequest, cal
 		return nil, err
 	}
 	t.Status = agentsmcp.TaskPending
-	t.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "resumed", Message: describeResume(req)})
+	storedform.AddEvent(t, agentsmcp.TaskEvent{At: time.Now(), Type: "resumed", Message: describeResume(req)})
 	if err := e.opts.Tasks.UpdateTask(ctx, t); err != nil {
 		return nil, err
 	}
@@ -333,7 +334,7 @@ func (e *Executor) RejectInputs(ctx context.Context, id string, refused map[stri
 			continue
 		}
 		reask(s)
-		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: inputsRejected, StepID: s.StepID, Message: agentsmcp.TruncateUTF8(why, maxEventMessageBytes)})
+		storedform.AddEvent(t, agentsmcp.TaskEvent{At: now, Type: inputsRejected, StepID: s.StepID, Message: storedform.TruncateUTF8(why, maxEventMessageBytes)})
 		changed = true
 	}
 	if !changed {
@@ -410,7 +411,7 @@ func (e *Executor) Cancel(ctx context.Context, id string) (*agentsmcp.Task, erro
 			}
 		}
 		t.Status, t.EndedAt, t.Error = agentsmcp.TaskCancelled, now, "cancelled by the user"
-		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "cancelled", Message: "cancelled by the user"})
+		storedform.AddEvent(t, agentsmcp.TaskEvent{At: now, Type: "cancelled", Message: "cancelled by the user"})
 		err = e.opts.Tasks.UpdateTask(ctx, t)
 		if agentsmcp.ErrorCode(err) == agentsmcp.ECONFLICT {
 			continue // the runner wrote meanwhile: cancel the newer state
@@ -487,8 +488,8 @@ func (e *Executor) resumeOrphans(ctx context.Context) {
 func (e *Executor) failUnrunnable(ctx context.Context, t *agentsmcp.Task, code, why string) {
 	now := time.Now()
 	t.Status, t.EndedAt, t.ErrorCode = agentsmcp.TaskFailed, now, code
-	t.Error = agentsmcp.TruncateUTF8("cannot resume: "+why, agentsmcp.MaxTaskErrorBytes)
-	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", Message: t.Error})
+	t.Error = storedform.TruncateUTF8("cannot resume: "+why, agentsmcp.MaxTaskErrorBytes)
+	storedform.AddEvent(t, agentsmcp.TaskEvent{At: now, Type: "failed", Message: t.Error})
 	if err := e.opts.Tasks.UpdateTask(ctx, t); err != nil {
 		e.opts.Logger.Warn("marking an unrunnable task failed", "task", t.ID, "error", err)
 	}

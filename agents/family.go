@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file is the task family: what requests that differ only in their
@@ -122,7 +123,7 @@ func FamilyOf(request string) string {
 	if family == "" {
 		return GoalOf(request)
 	}
-	return agentsmcp.TruncateUTF8(family, agentsmcp.MaxQueryTextBytes)
+	return storedform.TruncateUTF8(family, agentsmcp.MaxQueryTextBytes)
 }
 
 // What follows a word that introduces a value.
@@ -342,7 +343,7 @@ func appendPlaceholder(words *[]string, p string) {
 // insight it derives with the family of its task; insights tagged by
 // GoalTag before families existed apply to their exact goal only.
 func FamilyTag(family string) string {
-	return "family:" + agentsmcp.TruncateUTF8(family, MaxGoalTagBytes)
+	return "family:" + storedform.TruncateUTF8(family, MaxGoalTagBytes)
 }
 
 // DefaultFamilySimilarity is the similarity of two family keys, embedded
@@ -526,7 +527,7 @@ func (k *Knowledge) inFamily(goal string) bool {
 // familyInsight reports whether in was learned on a request of k's family.
 func (k *Knowledge) familyInsight(in *agentsmcp.Insight) bool {
 	for _, tag := range in.AppliesTo {
-		if f, ok := strings.CutPrefix(tag, "family:"); ok && f == agentsmcp.TruncateUTF8(k.Family.Family, MaxGoalTagBytes) {
+		if f, ok := strings.CutPrefix(tag, "family:"); ok && f == storedform.TruncateUTF8(k.Family.Family, MaxGoalTagBytes) {
 			return true
 		}
 		if tag == GoalTag(GoalOf(k.Request)) {
@@ -539,10 +540,10 @@ func (k *Knowledge) familyInsight(in *agentsmcp.Insight) bool {
 // Describe says which family a request is in, for a thought's reasoning.
 func (m FamilyMatch) Describe() string {
 	if m.Tool != "" {
-		return fmt.Sprintf("Task family %q (joined from %q: %s, which served it, is this request's best match).", m.Family, agentsmcp.TruncateUTF8(m.Joined, 120), m.Tool)
+		return fmt.Sprintf("Task family %q (joined from %q: %s, which served it, is this request's best match).", m.Family, storedform.TruncateUTF8(m.Joined, 120), m.Tool)
 	}
 	if m.Joined != "" {
-		return fmt.Sprintf("Task family %q (joined from %q, similarity %.2f).", m.Family, agentsmcp.TruncateUTF8(m.Joined, 120), m.Similarity)
+		return fmt.Sprintf("Task family %q (joined from %q, similarity %.2f).", m.Family, storedform.TruncateUTF8(m.Joined, 120), m.Similarity)
 	}
 	return fmt.Sprintf("Task family %q.", m.Family)
 }

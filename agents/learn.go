@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file is the learning loop: what a finished task leaves in memory for
@@ -79,7 +80,7 @@ const (
 // derived with it before task families (it now tags them with FamilyTag);
 // the agents still read it, for the exact goal of a request.
 func GoalTag(goal string) string {
-	return "goal:" + agentsmcp.TruncateUTF8(goal, MaxGoalTagBytes)
+	return "goal:" + storedform.TruncateUTF8(goal, MaxGoalTagBytes)
 }
 
 // Learn records what task t, run from plan p, taught. It fits
@@ -341,7 +342,7 @@ func goalOfTask(t *agentsmcp.Task, p *agentsmcp.Plan) string {
 	if goal == "" && p != nil {
 		goal = FamilyOf(p.Request)
 	}
-	return agentsmcp.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)
+	return storedform.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)
 }
 
 // outcomeOf says how t ended: success when it succeeded with every step,
@@ -405,7 +406,7 @@ func insightsOf(t *agentsmcp.Task, p *agentsmcp.Plan, goal string) []*agentsmcp.
 		}
 		seen[tool+"\x00"+text] = true
 		in := &agentsmcp.Insight{
-			Text:       agentsmcp.TruncateUTF8(text, agentsmcp.MaxInsightTextBytes),
+			Text:       storedform.TruncateUTF8(text, agentsmcp.MaxInsightTextBytes),
 			Type:       typ,
 			AppliesTo:  []string{tool},
 			Confidence: confidence,
@@ -487,7 +488,7 @@ func repairedAway(t *agentsmcp.Task, p *agentsmcp.Plan) []leftTool {
 // once may both store it: deduplication is a lookup, not a constraint.
 func (l *Learner) storeInsight(ctx context.Context, log *slog.Logger, in *agentsmcp.Insight) bool {
 	tool := in.AppliesTo[0]
-	f := agentsmcp.InsightFilter{AppliesTo: tool, Text: agentsmcp.TruncateUTF8(in.Text, agentsmcp.MaxQueryTextBytes), Principal: in.Principal, Limit: agentsmcp.MaxPageSize}
+	f := agentsmcp.InsightFilter{AppliesTo: tool, Text: storedform.TruncateUTF8(in.Text, agentsmcp.MaxQueryTextBytes), Principal: in.Principal, Limit: agentsmcp.MaxPageSize}
 	for range maxDedupPages {
 		items, next, err := l.Insights.FindInsights(ctx, f)
 		if err != nil {
@@ -572,7 +573,7 @@ func emptyArgument(args json.RawMessage, inputs json.RawMessage) string {
 	if len(empty) == 0 {
 		return ""
 	}
-	return agentsmcp.TruncateUTF8(slices.Min(empty), maxArgumentNameBytes)
+	return storedform.TruncateUTF8(slices.Min(empty), maxArgumentNameBytes)
 }
 
 // isEmptyJSON reports whether v is "", a blank string, null, [] or {}.
@@ -662,7 +663,7 @@ func ErrorClass(text string) string {
 	// Cutting must not leave half a placeholder; cut at a space when one is
 	// near.
 	if len(line) > MaxErrorClassBytes {
-		line = agentsmcp.TruncateUTF8(line, MaxErrorClassBytes)
+		line = storedform.TruncateUTF8(line, MaxErrorClassBytes)
 		if i := strings.LastIndexByte(line, ' '); i > MaxErrorClassBytes/2 {
 			line = line[:i]
 		}
@@ -833,7 +834,7 @@ func GoalOf(request string) string {
 	if goal == "" {
 		goal = strings.Join(strings.Fields(lower), " ")
 	}
-	return agentsmcp.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)
+	return storedform.TruncateUTF8(goal, agentsmcp.MaxQueryTextBytes)
 }
 
 // isGoalPath recognises a path (absolute, relative with ./ or ../, under ~,

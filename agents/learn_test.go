@@ -17,6 +17,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -669,7 +670,7 @@ func TestLearnWritesAsThePrincipalOfTheTask(t *testing.T) {
 			t.Errorf("learnings of %s: %v, %v; want one", p.ID, ls, err)
 		}
 		ps, _, err := f.db.FindPatterns(context.Background(), agentsmcp.PatternFilter{Principal: p.ID})
-		if err != nil || len(ps) != 1 || ps[0].Uses != 1 || ps[0].ID != agentsmcp.PatternID(p.ID, ps[0].Goal, []string{"learn_vault"}) {
+		if err != nil || len(ps) != 1 || ps[0].Uses != 1 || ps[0].ID != storedform.PatternID(p.ID, ps[0].Goal, []string{"learn_vault"}) {
 			t.Errorf("patterns of %s: %+v, %v; want one use of its own", p.ID, ps, err)
 		}
 		if ins := f.insights(t, agentsmcp.InsightFilter{Principal: p.ID}); len(ins) != 1 {

@@ -11,6 +11,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -117,7 +118,7 @@ type planAnswer struct {
 }
 
 func (a *planAnswer) plan(request string) *agentsmcp.Plan {
-	pl := &agentsmcp.Plan{Request: request, Goal: agentsmcp.TruncateUTF8(a.Goal, agentsmcp.MaxQueryTextBytes)}
+	pl := &agentsmcp.Plan{Request: request, Goal: storedform.TruncateUTF8(a.Goal, agentsmcp.MaxQueryTextBytes)}
 	if len(a.Inputs) > 0 && string(a.Inputs) != "null" {
 		pl.Inputs = a.Inputs
 	}
@@ -195,7 +196,7 @@ func (p *Planner) pastPlans(ctx context.Context, k *Knowledge, max int) []pastPl
 			continue
 		}
 		steps, _ := json.Marshal(pl.Steps)
-		out = append(out, pastPlan{Request: l.Query, Steps: agentsmcp.TruncateUTF8(string(steps), 4<<10), plan: pl})
+		out = append(out, pastPlan{Request: l.Query, Steps: storedform.TruncateUTF8(string(steps), 4<<10), plan: pl})
 		if len(out) == max {
 			break
 		}

@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/remote"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -161,7 +162,7 @@ func TestFailingToolIsAvoidedThenProbed(t *testing.T) {
 	}
 
 	// After the cool-down it is probed, once, then avoided again.
-	offset.Store(int64(2 * agentsmcp.DefaultReliabilityPolicy.MaxCoolDown))
+	offset.Store(int64(2 * toolperf.DefaultReliabilityPolicy.MaxCoolDown))
 	var after []outcome
 	for i, city := range cities[7:] {
 		o := run(city)

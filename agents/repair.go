@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
@@ -150,7 +151,7 @@ func (rp *Repairer) RepairStep(ctx context.Context, req RepairRequest) (*StepRep
 		case err == nil:
 			best = chosen
 		default:
-			best.Note = "the model's choice could not be used (" + agentsmcp.TruncateUTF8(agentsmcp.ErrorMessage(err), 200) + "), so the builtin one stands"
+			best.Note = "the model's choice could not be used (" + storedform.TruncateUTF8(agentsmcp.ErrorMessage(err), 200) + "), so the builtin one stands"
 		}
 	}
 	if len(best.Arguments) > agentsmcp.MaxStepArgumentsBytes {
@@ -294,14 +295,14 @@ func (rp *Repairer) modelRepair(ctx context.Context, req RepairRequest, goal str
 	shown := cands[:min(len(cands), modelCandidates)]
 	data := map[string]any{
 		"Request": req.Request, "StepID": req.StepID, "Goal": goal, "Tool": req.Tool,
-		"Error":     agentsmcp.TruncateUTF8(errorClassOf(stripGaveUp(req.Error)), 500),
+		"Error":     storedform.TruncateUTF8(errorClassOf(stripGaveUp(req.Error)), 500),
 		"Arguments": string(redact.Arguments(req.Arguments)),
 	}
 	var list []promptRepairCandidate
 	for _, c := range shown {
 		list = append(list, promptRepairCandidate{
 			Name: c.facts.Name, Health: c.facts.Health, Performance: c.facts.Performance(),
-			Description: agentsmcp.TruncateUTF8(c.facts.Description, 500), Schema: string(c.facts.InputSchema),
+			Description: storedform.TruncateUTF8(c.facts.Description, 500), Schema: string(c.facts.InputSchema),
 			Proposed: string(redact.Arguments(c.repair.Arguments)), Asked: strings.Join(slices.Sorted(maps.Keys(c.repair.askedParams)), ", "),
 		})
 	}
@@ -337,7 +338,7 @@ func (rp *Repairer) modelRepair(ctx context.Context, req RepairRequest, goal str
 		return nil, err
 	}
 	if chosen != nil {
-		chosen.By, chosen.Reason = backendOf(req.LLM), agentsmcp.TruncateUTF8(answer.Reason, 300)
+		chosen.By, chosen.Reason = backendOf(req.LLM), storedform.TruncateUTF8(answer.Reason, 300)
 	}
 	return chosen, nil
 }
@@ -668,9 +669,9 @@ func inputName(param, stepID string, taken []string) string {
 	if !slices.Contains(taken, name) {
 		return name
 	}
-	prefixed := agentsmcp.TruncateUTF8(strings.ReplaceAll(stepID, "-", "_")+"_"+name, 60)
+	prefixed := storedform.TruncateUTF8(strings.ReplaceAll(stepID, "-", "_")+"_"+name, 60)
 	for n := 2; slices.Contains(taken, prefixed) || !planlang.InputNamePattern.MatchString(prefixed); n++ {
-		prefixed = fmt.Sprintf("%s_%d", agentsmcp.TruncateUTF8(name, 56), n)
+		prefixed = fmt.Sprintf("%s_%d", storedform.TruncateUTF8(name, 56), n)
 	}
 	return prefixed
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file widens a repair's reach: beyond the tools that take the failed
@@ -206,7 +207,7 @@ func (rp *Repairer) nearTool(ctx context.Context, failed *agentsmcp.ToolInfo) (m
 		name = name[i+len(agentsmcp.NamespaceSeparator):]
 	}
 	text := strings.TrimSpace(strings.Join(nameWords(name), " ") + ": " + failed.Description)
-	matches, err := rp.Gatherer.Catalog.SearchTools(ctx, agentsmcp.TruncateUTF8(text, agentsmcp.MaxQueryTextBytes), nearTools+1)
+	matches, err := rp.Gatherer.Catalog.SearchTools(ctx, storedform.TruncateUTF8(text, agentsmcp.MaxQueryTextBytes), nearTools+1)
 	if err != nil {
 		return nil, err
 	}

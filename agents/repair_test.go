@@ -586,7 +586,7 @@ func TestFamilyRecordCountsWhatARepairLeft(t *testing.T) {
 	if failing == nil || working == nil || failing.InFamily == nil || working.InFamily == nil {
 		t.Fatalf("candidates %v; want both tools with a record in the family", k.Tools)
 	}
-	prior := toolperf.Prior(agentsmcp.DefaultReliabilityPolicy)
+	prior := toolperf.Prior(toolperf.DefaultReliabilityPolicy)
 	if failing.InFamily.Estimate >= prior || working.InFamily.Estimate <= prior {
 		t.Errorf("in the family: %s %.2f, %s %.2f; want the left tool below the prior %.2f and its replacement above",
 			failingWeather, failing.InFamily.Estimate, workingWeather, working.InFamily.Estimate, prior)

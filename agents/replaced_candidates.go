@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file makes a tool that took over from a candidate in a past task a
@@ -73,7 +74,7 @@ func (g *Gatherer) addReplacements(ctx context.Context, k *Knowledge, recalled [
 					continue // gone since, or not the caller's
 				}
 				added = append(added, &agentsmcp.ToolMatch{ToolInfo: *info, Score: m.Score * replacementScore,
-					Why: fmt.Sprintf("served in place of %s when it failed (%q)", m.Name, agentsmcp.TruncateUTF8(r.query, 80))})
+					Why: fmt.Sprintf("served in place of %s when it failed (%q)", m.Name, storedform.TruncateUTF8(r.query, 80))})
 			}
 		}
 		if len(added) == 0 {

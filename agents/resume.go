@@ -8,6 +8,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/planlang"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file applies the user's answers to a task: the inputs and the
@@ -87,7 +88,7 @@ func inputsTaken(t *agentsmcp.Task, plan *agentsmcp.Plan, before json.RawMessage
 		case len(missing) < len(lacked):
 			reask(s)
 			s.Error = waitingForInputs(missing)
-			t.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "step_waiting_input", StepID: s.StepID, Message: s.Error})
+			storedform.AddEvent(t, agentsmcp.TaskEvent{At: time.Now(), Type: "step_waiting_input", StepID: s.StepID, Message: s.Error})
 		}
 	}
 }

@@ -201,7 +201,7 @@ func newRunner(e *Executor, t *agentsmcp.Task, plan *agentsmcp.Plan, caller Call
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "task %s has %d step states for the %d steps of plan %s", t.ID, len(t.Steps), len(plan.Steps), plan.ID)
 	}
 	r := &runner{
-		e: e, task: t, plan: plan, creator: t.Creator(),
+		e: e, task: t, plan: plan, creator: creatorOf(t),
 		refs: make([][]planlang.Ref, len(plan.Steps)), refErrs: make([]error, len(plan.Steps)),
 		tools:   make(map[string]*agentsmcp.ToolInfo),
 		outputs: make(map[string]json.RawMessage),
@@ -305,7 +305,7 @@ func (r *runner) lookupTool(tool string) *agentsmcp.ToolInfo {
 // reconsidered.
 func (r *runner) recoverInterrupted() {
 	now := time.Now()
-	r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "resumed", Message: "resumed by " + r.e.opts.Owner + " after its previous executor stopped"})
+	storedform.AddEvent(r.task, agentsmcp.TaskEvent{At: now, Type: "resumed", Message: "resumed by " + r.e.opts.Owner + " after its previous executor stopped"})
 	for i := range r.task.Steps {
 		s := &r.task.Steps[i]
 		switch s.Status {
@@ -318,19 +318,19 @@ func (r *runner) recoverInterrupted() {
 			if s.Attempts >= policy.MaxAttempts {
 				s.Status, s.EndedAt = agentsmcp.StepFailed, now
 				s.Error = fmt.Sprintf("interrupted by a stop of its executor on each of its %d attempts; not tried again", s.Attempts)
-				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_failed", StepID: s.StepID, Message: s.Error})
+				storedform.AddEvent(r.task, agentsmcp.TaskEvent{At: now, Type: "step_failed", StepID: s.StepID, Message: s.Error})
 				continue
 			}
 			if info != nil && (info.ReadOnly || info.Idempotent) {
 				s.Status, s.Error = agentsmcp.StepPending, ""
-				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: "interrupted while running; running it again (the tool is read-only or idempotent)"})
+				storedform.AddEvent(r.task, agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: "interrupted while running; running it again (the tool is read-only or idempotent)"})
 			} else {
 				// A new question, under a new key: the confirmation
 				// given before, if any, was for the run that was cut.
 				s.Status, s.Confirmed = agentsmcp.StepWaitingConfirmation, false
 				reask(s)
 				s.Error = "interrupted while running by a stop of its executor; it may have had effects: confirm it with resume_task to run it again, or reject it"
-				r.task.AddEvent(agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: s.Error})
+				storedform.AddEvent(r.task, agentsmcp.TaskEvent{At: now, Type: "step_interrupted", StepID: s.StepID, Message: s.Error})
 			}
 		case agentsmcp.StepWaitingInput, agentsmcp.StepWaitingConfirmation:
 			// A confirmed step runs. A step still waiting keeps its
@@ -424,7 +424,7 @@ func (r *runner) run() {
 
 	if r.task.Status != agentsmcp.TaskRunning {
 		r.task.Status = agentsmcp.TaskRunning
-		r.task.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "running"})
+		storedform.AddEvent(r.task, agentsmcp.TaskEvent{At: time.Now(), Type: "running"})
 		r.dirty = true
 	}
 	for {
@@ -739,7 +739,7 @@ func confirmQuestion(t *agentsmcp.Task, plan *agentsmcp.Plan, i int) string {
 	s := plan.Steps[i]
 	args := string(stepArgumentsOf(t, plan, i))
 	if len(args) > 500 {
-		args = agentsmcp.TruncateUTF8(args, 500) + "…"
+		args = storedform.TruncateUTF8(args, 500) + "…"
 	}
 	msg := fmt.Sprintf("Allow step %q to call %s with %s?", s.ID, stepToolOf(t, plan, i), args)
 	if s.Description != "" {
@@ -783,7 +783,7 @@ func (r *runner) apply(ev any) {
 		if ev.status == agentsmcp.StepWaitingConfirmation {
 			// The step needs a person to authorize an integration: it
 			// waits for a confirmation, asked like any other (ADR 0012).
-			s.Status, s.Error, s.Confirmed = agentsmcp.StepWaitingConfirmation, agentsmcp.TruncateUTF8(ev.err, agentsmcp.MaxTaskErrorBytes), false
+			s.Status, s.Error, s.Confirmed = agentsmcp.StepWaitingConfirmation, storedform.TruncateUTF8(ev.err, agentsmcp.MaxTaskErrorBytes), false
 			s.Asks++
 			r.forgetAskedConfirm(ev.index)
 			r.event("step_waiting_authorization", s.StepID, ev.err)
@@ -868,7 +868,7 @@ func (r *runner) apply(ev any) {
 func (r *runner) endStep(i int, status agentsmcp.StepStatus, output json.RawMessage, errText string, now time.Time) {
 	s := &r.task.Steps[i]
 	s.Status, s.EndedAt = status, now
-	s.Error = agentsmcp.TruncateUTF8(errText, agentsmcp.MaxTaskErrorBytes)
+	s.Error = storedform.TruncateUTF8(errText, agentsmcp.MaxTaskErrorBytes)
 	s.Output = storedOutput(output, r.storedOutputBytes)
 	r.storedOutputBytes += len(s.Output)
 	msg := errText
@@ -913,7 +913,7 @@ func (r *runner) finish() {
 		t.Status, t.Error = agentsmcp.TaskCancelled, r.cancelWhy
 	case len(failed) > 0:
 		t.Status = agentsmcp.TaskFailed
-		t.Error = agentsmcp.TruncateUTF8(fmt.Sprintf("%d step(s) failed: %s", len(failed), strings.Join(failed, "; ")), agentsmcp.MaxTaskErrorBytes)
+		t.Error = storedform.TruncateUTF8(fmt.Sprintf("%d step(s) failed: %s", len(failed), strings.Join(failed, "; ")), agentsmcp.MaxTaskErrorBytes)
 	default:
 		t.Status, t.Error = agentsmcp.TaskSucceeded, ""
 	}
@@ -968,8 +968,8 @@ func (r *runner) keepEnded() {
 const maxEventMessageBytes = 512
 
 func (r *runner) event(typ, stepID, msg string) {
-	msg = agentsmcp.TruncateUTF8(msg, maxEventMessageBytes)
-	r.task.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: typ, StepID: stepID, Message: msg})
+	msg = storedform.TruncateUTF8(msg, maxEventMessageBytes)
+	storedform.AddEvent(r.task, agentsmcp.TaskEvent{At: time.Now(), Type: typ, StepID: stepID, Message: msg})
 	r.dirty = true
 }
 
@@ -1179,8 +1179,8 @@ func (r *runner) failRejected(rejection error) {
 	if err == nil && !stored.Status.Terminal() {
 		now := time.Now()
 		stored.Status, stored.EndedAt, stored.ErrorCode = agentsmcp.TaskFailed, now, agentsmcp.EINTERNAL
-		stored.Error = agentsmcp.TruncateUTF8("internal error: the executor produced a task state the store rejects: "+agentsmcp.ErrorMessage(rejection), agentsmcp.MaxTaskErrorBytes)
-		stored.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", Message: stored.Error})
+		stored.Error = storedform.TruncateUTF8("internal error: the executor produced a task state the store rejects: "+agentsmcp.ErrorMessage(rejection), agentsmcp.MaxTaskErrorBytes)
+		storedform.AddEvent(stored, agentsmcp.TaskEvent{At: now, Type: "failed", Message: stored.Error})
 		err = r.e.opts.Tasks.UpdateTask(ctx, stored)
 	}
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // runStep calls tool, the tool of step i, until it succeeds, fails for good or
@@ -238,7 +239,7 @@ func storedOutput(output json.RawMessage, storedSoFar int) json.RawMessage {
 	// Escaping can make the preview longer than its text: shorten until
 	// the whole stays within its room.
 	for n := outputPreviewBytes; ; n /= 2 {
-		preview := agentsmcp.TruncateUTF8(string(output), n)
+		preview := storedform.TruncateUTF8(string(output), n)
 		b, _ := json.Marshal(map[string]any{"truncated": true, "bytes": len(output), "preview": preview})
 		if len(b) <= outputPreviewBytes+256 || n == 0 {
 			return b
@@ -305,7 +306,7 @@ func recordAttempt(span trace.Span, attempt int, errText string, retryable bool)
 	}
 	attrs := []attribute.KeyValue{attribute.Int("agents_mcp.attempt", attempt), attribute.Bool("agents_mcp.ok", errText == "")}
 	if errText != "" {
-		attrs = append(attrs, attribute.String("error.message", agentsmcp.TruncateUTF8(errText, maxSpanErrorBytes)), attribute.Bool("agents_mcp.retryable", retryable))
+		attrs = append(attrs, attribute.String("error.message", storedform.TruncateUTF8(errText, maxSpanErrorBytes)), attribute.Bool("agents_mcp.retryable", retryable))
 	}
 	span.AddEvent("attempt", trace.WithAttributes(attrs...))
 }
@@ -315,7 +316,7 @@ func recordAttempt(span trace.Span, attempt int, errText string, retryable bool)
 func (r *runner) sendStepDone(span trace.Span, d stepDone) {
 	span.SetAttributes(attribute.Int("agents_mcp.attempts", d.attempts), attribute.String("agents_mcp.step.status", string(d.status)))
 	if d.status == agentsmcp.StepFailed {
-		span.SetStatus(codes.Error, agentsmcp.TruncateUTF8(d.err, maxSpanErrorBytes))
+		span.SetStatus(codes.Error, storedform.TruncateUTF8(d.err, maxSpanErrorBytes))
 	}
 	r.send(d)
 }

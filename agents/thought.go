@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -245,7 +246,7 @@ func confidence(scores []float64, goals int, provenPattern bool) float64 {
 	return min(c, 0.95)
 }
 
-func clip(s string) string { return agentsmcp.TruncateUTF8(s, agentsmcp.MaxListEntryBytes) }
+func clip(s string) string { return storedform.TruncateUTF8(s, agentsmcp.MaxListEntryBytes) }
 
 // promptToolData is a tool as the prompts show it.
 type promptToolData struct {
@@ -264,7 +265,7 @@ func promptData(k *Knowledge) map[string]any {
 	tools := make([]promptToolData, 0, len(names))
 	for _, n := range names {
 		f := k.Tools[n]
-		tools = append(tools, promptToolData{Name: n, Description: agentsmcp.TruncateUTF8(f.Description, 500), Health: f.Health, Performance: f.Performance(), Schema: string(f.InputSchema),
+		tools = append(tools, promptToolData{Name: n, Description: storedform.TruncateUTF8(f.Description, 500), Health: f.Health, Performance: f.Performance(), Schema: string(f.InputSchema),
 			Values: toolValues(k, f)})
 	}
 	return map[string]any{"Request": k.Request, "Family": k.Family.Family, "SubGoals": k.SubGoals, "Tools": tools, "PastTasks": k.PastTasks, "Insights": k.Insights, "Patterns": k.Patterns,

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/oauth2"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 )
 
 // The values of [Source.Delegation] (ADR 0012 D7b).
@@ -140,7 +141,7 @@ func newDelegator(src Source, opts Options) *delegator {
 // not at all, or the call runs outside its request (a step of a stored
 // task that no request of its creator is waiting for).
 func (d *delegator) token(ctx context.Context) (string, error) {
-	dt := agentsmcp.DelegatedTokenFrom(ctx)
+	dt := delegation.DelegatedTokenFrom(ctx)
 	if dt == nil {
 		return "", &agentsmcp.AuthorizationRequired{Integration: d.source, Delegated: true,
 			Reason: "no delegable token of the caller: it did not authenticate with a JWT, or the call runs outside its request"}

@@ -16,6 +16,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/auth"
 	"github.com/agents-mcp/agents-mcp/httptools"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/oidctest"
 )
@@ -56,7 +57,7 @@ func identityAPI(t *testing.T, as *oidctest.Server, audience string) (url string
 // api/auth and the router make it): its principal and its token.
 func asCaller(ctx context.Context, subject, token string) context.Context {
 	ctx = agentsmcp.WithPrincipal(ctx, &agentsmcp.Principal{ID: "jwt:" + subject})
-	return agentsmcp.WithDelegatedToken(ctx, agentsmcp.NewDelegatedToken("jwt:"+subject, token, time.Now().Add(time.Hour)))
+	return delegation.WithDelegatedToken(ctx, delegation.NewDelegatedToken("jwt:"+subject, token, time.Now().Add(time.Hour)))
 }
 
 func callWho(t *testing.T, p *httptools.Provider, ctx context.Context) *mcp.CallToolResult {
@@ -108,12 +109,12 @@ func TestDelegationForward(t *testing.T) {
 		"anonymous":      t.Context(),
 		// A task resumed by bob runs as its creator alice: bob's token
 		// must not act for her.
-		"another principal's token": agentsmcp.WithDelegatedToken(
+		"another principal's token": delegation.WithDelegatedToken(
 			agentsmcp.WithPrincipal(t.Context(), &agentsmcp.Principal{ID: "jwt:alice"}),
-			agentsmcp.NewDelegatedToken("jwt:bob", as.Token(t, "bob", "mcp"), time.Now().Add(time.Hour))),
-		"expired": agentsmcp.WithDelegatedToken(
+			delegation.NewDelegatedToken("jwt:bob", as.Token(t, "bob", "mcp"), time.Now().Add(time.Hour))),
+		"expired": delegation.WithDelegatedToken(
 			agentsmcp.WithPrincipal(t.Context(), &agentsmcp.Principal{ID: "jwt:alice"}),
-			agentsmcp.NewDelegatedToken("jwt:alice", alice, time.Now().Add(-time.Second))),
+			delegation.NewDelegatedToken("jwt:alice", alice, time.Now().Add(-time.Second))),
 	} {
 		before := calls.Load()
 		res := callWho(t, p, ctx)

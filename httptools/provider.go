@@ -288,7 +288,7 @@ func sanitizeName(s string) string {
 
 // AcceptsDelegation reports whether the source acts with its callers'
 // identity (Source.Delegation): only then does the router let the
-// caller's token reach it (agentsmcp.DelegationAcceptor).
+// caller's token reach it (delegation.DelegationAcceptor).
 func (p *Provider) AcceptsDelegation() bool { return p.deleg != nil }
 
 // Name is the source's name.

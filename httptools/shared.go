@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/syncloop"
 )
 
@@ -53,7 +54,7 @@ func (sp Spec) Source() (Source, error) {
 	if t := strings.TrimSpace(sp.Timeout); t != "" {
 		d, err := time.ParseDuration(t)
 		if err != nil || d <= 0 {
-			msgs = append(msgs, fmt.Sprintf("timeout: %q is not a positive duration such as 30s", agentsmcp.TruncateUTF8(sp.Timeout, 32)))
+			msgs = append(msgs, fmt.Sprintf("timeout: %q is not a positive duration such as 30s", storedform.TruncateUTF8(sp.Timeout, 32)))
 		}
 		src.Timeout = d
 	}
@@ -68,7 +69,7 @@ func (sp Spec) Source() (Source, error) {
 		msgs = append(msgs, p.Error())
 	}
 	if len(msgs) > 0 {
-		return Source{}, agentsmcp.Errorf(agentsmcp.EINVALID, "http_tools %q: %s", agentsmcp.TruncateUTF8(src.Name, 64), strings.Join(msgs, "; "))
+		return Source{}, agentsmcp.Errorf(agentsmcp.EINVALID, "http_tools %q: %s", storedform.TruncateUTF8(src.Name, 64), strings.Join(msgs, "; "))
 	}
 	return src, nil
 }
@@ -96,7 +97,7 @@ func decodeStored(d *agentsmcp.UpstreamDefinition) (Source, error) {
 		return Source{}, agentsmcp.Errorf(agentsmcp.EINVALID, "stored http_tools %q: %v", d.Name, err)
 	}
 	if sp.Name != d.Name {
-		return Source{}, agentsmcp.Errorf(agentsmcp.EINVALID, "stored http_tools %q: the config names %q", d.Name, agentsmcp.TruncateUTF8(sp.Name, 64))
+		return Source{}, agentsmcp.Errorf(agentsmcp.EINVALID, "stored http_tools %q: the config names %q", d.Name, storedform.TruncateUTF8(sp.Name, 64))
 	}
 	return sp.Source()
 }

@@ -58,7 +58,7 @@ func New() *Provider {
 // Name implements agentsmcp.ToolProvider.
 func (l *Provider) Name() string { return ProviderName }
 
-// AcceptsDelegation implements agentsmcp.DelegationAcceptor: the agent
+// AcceptsDelegation implements delegation.DelegationAcceptor: the agent
 // tools run a task's steps, which may call HTTP tools acting as the
 // caller, while the caller waits (ADR 0012 D7b).
 func (l *Provider) AcceptsDelegation() bool { return true }

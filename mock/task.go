@@ -7,11 +7,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 var (
 	_ agentsmcp.TaskService = (*TaskService)(nil)
-	_ agentsmcp.TaskBackend = (*TaskBackend)(nil)
+	_ mcpwire.TaskBackend   = (*TaskBackend)(nil)
 )
 
 // TaskService is an [agentsmcp.TaskService] that wraps a real one: each
@@ -71,27 +72,27 @@ func (s *TaskService) FindTasksToResume(ctx context.Context, now time.Time, limi
 	return s.TaskService.FindTasksToResume(ctx, now, limit)
 }
 
-// TaskBackend is an [agentsmcp.TaskBackend]. With its fields nil it owns
+// TaskBackend is an [mcpwire.TaskBackend]. With its fields nil it owns
 // no task, finds none (ENOTFOUND) and accepts every update and cancel.
 type TaskBackend struct {
 	OwnsFn       func(id string) bool
-	GetTaskFn    func(ctx context.Context, id string) (*agentsmcp.MCPTask, error)
+	GetTaskFn    func(ctx context.Context, id string) (*mcpwire.MCPTask, error)
 	UpdateTaskFn func(ctx context.Context, id string, responses mcp.InputResponseMap) error
 	CancelTaskFn func(ctx context.Context, id string) error
 }
 
-// Owns implements [agentsmcp.TaskBackend].
+// Owns implements [mcpwire.TaskBackend].
 func (b *TaskBackend) Owns(id string) bool { return b.OwnsFn != nil && b.OwnsFn(id) }
 
-// GetTask implements [agentsmcp.TaskBackend].
-func (b *TaskBackend) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, error) {
+// GetTask implements [mcpwire.TaskBackend].
+func (b *TaskBackend) GetTask(ctx context.Context, id string) (*mcpwire.MCPTask, error) {
 	if b.GetTaskFn == nil {
 		return nil, agentsmcp.Errorf(agentsmcp.ENOTFOUND, "task %q not found", id)
 	}
 	return b.GetTaskFn(ctx, id)
 }
 
-// UpdateTask implements [agentsmcp.TaskBackend].
+// UpdateTask implements [mcpwire.TaskBackend].
 func (b *TaskBackend) UpdateTask(ctx context.Context, id string, responses mcp.InputResponseMap) error {
 	if b.UpdateTaskFn == nil {
 		return nil
@@ -99,7 +100,7 @@ func (b *TaskBackend) UpdateTask(ctx context.Context, id string, responses mcp.I
 	return b.UpdateTaskFn(ctx, id, responses)
 }
 
-// CancelTask implements [agentsmcp.TaskBackend].
+// CancelTask implements [mcpwire.TaskBackend].
 func (b *TaskBackend) CancelTask(ctx context.Context, id string) error {
 	if b.CancelTaskFn == nil {
 		return nil

@@ -6,17 +6,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 )
 
 var (
-	_ agentsmcp.ToolProvider       = (*ToolProvider)(nil)
-	_ agentsmcp.ToolChangeNotifier = (*ToolProvider)(nil)
-	_ agentsmcp.DelegationAcceptor = (*ToolProvider)(nil)
-	_ agentsmcp.ToolCaller         = (*ToolCaller)(nil)
+	_ agentsmcp.ToolProvider        = (*ToolProvider)(nil)
+	_ agentsmcp.ToolChangeNotifier  = (*ToolProvider)(nil)
+	_ delegation.DelegationAcceptor = (*ToolProvider)(nil)
+	_ agentsmcp.ToolCaller          = (*ToolCaller)(nil)
 )
 
 // ToolProvider is an [agentsmcp.ToolProvider]. It is also an
-// [agentsmcp.ToolChangeNotifier] and an [agentsmcp.DelegationAcceptor],
+// [agentsmcp.ToolChangeNotifier] and an [delegation.DelegationAcceptor],
 // which with their fields nil behave as a provider that is neither: it
 // never reports a change and does not accept delegated tokens.
 type ToolProvider struct {
@@ -63,7 +64,7 @@ func (p *ToolProvider) OnToolsChanged(f func()) {
 	}
 }
 
-// AcceptsDelegation implements [agentsmcp.DelegationAcceptor].
+// AcceptsDelegation implements [delegation.DelegationAcceptor].
 func (p *ToolProvider) AcceptsDelegation() bool {
 	return p.AcceptsDelegationFn != nil && p.AcceptsDelegationFn()
 }

@@ -19,6 +19,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file bridges a client of MCP 2026-07-28, which cannot receive
@@ -210,7 +211,7 @@ func (u *upstream) callBridged(ctx context.Context, req *mcp.CallToolRequest) (*
 	// ends with the upstream (removed, closed) and within the upstream's
 	// timeout, which callTool applies. Its task mode is cleared: the
 	// bridged call answers the caller's task mode itself (first).
-	bg := agentsmcp.WithTaskMode(context.WithValue(context.WithoutCancel(ctx), bridgedKey{}, bc), nil)
+	bg := mcpwire.WithTaskMode(context.WithValue(context.WithoutCancel(ctx), bridgedKey{}, bc), nil)
 	bg, cancel := context.WithCancel(bg)
 	stop := context.AfterFunc(u.ctx, cancel)
 	bc.cancel = func() { stop(); cancel() }
@@ -235,7 +236,7 @@ func (b *bridge) first(ctx context.Context, bc *bridgedCall) (*mcp.CallToolResul
 		case done:
 			return res, err
 		case q != nil:
-			if mode := agentsmcp.TaskModeFrom(ctx); mode != nil {
+			if mode := mcpwire.TaskModeFrom(ctx); mode != nil {
 				mode.Created(task.ID)
 				return &mcp.CallToolResult{}, nil // the router answers with the task
 			}
@@ -494,7 +495,7 @@ func (bc *bridgedCall) storeQuestion(ctx context.Context, q *mcpwire.BridgedQues
 	bc.mu.Unlock()
 	if t == nil {
 		t = &agentsmcp.Task{
-			Request: agentsmcp.TruncateUTF8(fmt.Sprintf("call %s (bridged: the upstream %s asks the client during the call)", bc.tool, bc.upstream), agentsmcp.MaxQueryTextBytes),
+			Request: storedform.TruncateUTF8(fmt.Sprintf("call %s (bridged: the upstream %s asks the client during the call)", bc.tool, bc.upstream), agentsmcp.MaxQueryTextBytes),
 			Status:  agentsmcp.TaskRunning,
 			Steps:   []agentsmcp.StepState{{StepID: mcpwire.BridgedStepID, Status: agentsmcp.StepWaitingInput, Attempts: 1, Output: out, StartedAt: now}},
 			Lease:   agentsmcp.TaskLease{Owner: b.owner, ExpiresAt: now.Add(b.leaseTTL)},
@@ -502,7 +503,7 @@ func (bc *bridgedCall) storeQuestion(ctx context.Context, q *mcpwire.BridgedQues
 		if p := bc.principal; p != nil {
 			t.Principal, t.PrincipalTools = p.ID, slices.Clone(p.Tools)
 		}
-		t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: mcpwire.BridgedStepID, Message: "the upstream asks " + q.Key})
+		storedform.AddEvent(t, agentsmcp.TaskEvent{At: now, Type: "asked", StepID: mcpwire.BridgedStepID, Message: "the upstream asks " + q.Key})
 		if err := b.tasks.CreateTask(ctx, t); err != nil {
 			return "", err
 		}
@@ -520,7 +521,7 @@ func (bc *bridgedCall) storeQuestion(ctx context.Context, q *mcpwire.BridgedQues
 		next := *t
 		next.Steps = slices.Clone(t.Steps)
 		next.Steps[0].Status, next.Steps[0].Output = agentsmcp.StepWaitingInput, out
-		next.AddEvent(agentsmcp.TaskEvent{At: now, Type: "asked", StepID: mcpwire.BridgedStepID, Message: "the upstream asks " + q.Key})
+		storedform.AddEvent(&next, agentsmcp.TaskEvent{At: now, Type: "asked", StepID: mcpwire.BridgedStepID, Message: "the upstream asks " + q.Key})
 		err := b.tasks.UpdateTask(ctx, &next)
 		if err == nil {
 			bc.keep(&next)
@@ -630,7 +631,7 @@ func endBridged(t *agentsmcp.Task, res *mcp.CallToolResult, err error, now time.
 		default:
 			s.Status, s.Output, s.Error = agentsmcp.StepSucceeded, out, ""
 			t.Status, t.Error = agentsmcp.TaskSucceeded, ""
-			t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "succeeded", StepID: mcpwire.BridgedStepID})
+			storedform.AddEvent(t, agentsmcp.TaskEvent{At: now, Type: "succeeded", StepID: mcpwire.BridgedStepID})
 			return
 		}
 	}
@@ -639,7 +640,7 @@ func endBridged(t *agentsmcp.Task, res *mcp.CallToolResult, err error, now time.
 		msg = "the upstream call was cancelled: the server holding it stopped, its upstream was removed, or the call was cancelled"
 		code = agentsmcp.EUNAVAILABLE
 	}
-	msg = agentsmcp.TruncateUTF8(msg, agentsmcp.MaxTaskErrorBytes)
+	msg = storedform.TruncateUTF8(msg, agentsmcp.MaxTaskErrorBytes)
 	s.Status, s.Error, s.Output = agentsmcp.StepFailed, msg, nil
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
@@ -648,7 +649,7 @@ func endBridged(t *agentsmcp.Task, res *mcp.CallToolResult, err error, now time.
 		code = ""
 	}
 	t.Status, t.Error, t.ErrorCode = agentsmcp.TaskFailed, msg, code
-	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "failed", StepID: mcpwire.BridgedStepID, Message: msg})
+	storedform.AddEvent(t, agentsmcp.TaskEvent{At: now, Type: "failed", StepID: mcpwire.BridgedStepID, Message: msg})
 }
 
 // elicit is forwardElicitation for a bridged call.

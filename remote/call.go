@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 )
 
@@ -71,7 +72,7 @@ func endCallSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 	case err != nil:
 		span.SetAttributes(attribute.String("agents_mcp.outcome", "error"))
 		span.RecordError(err)
-		span.SetStatus(codes.Error, agentsmcp.TruncateUTF8(agentsmcp.ErrorMessage(err), 256))
+		span.SetStatus(codes.Error, storedform.TruncateUTF8(agentsmcp.ErrorMessage(err), 256))
 	case res != nil && res.IsError:
 		span.SetAttributes(attribute.String("agents_mcp.outcome", "tool_error"))
 		span.SetStatus(codes.Error, "the tool returned an error result")

@@ -156,7 +156,7 @@ func openListen(t *testing.T, url, principal, id string) *listened {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": map[string]any{
 		"_meta": map[string]any{
 			mcp.MetaKeyProtocolVersion:    mcpwire.ProtocolSessionless,
-			mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{agentsmcp.TasksExtension: map[string]any{}}},
+			mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{mcpwire.TasksExtension: map[string]any{}}},
 			mcp.MetaKeyClientInfo:         map[string]any{"name": "listen-test", "version": "1"},
 		},
 		"notifications": map[string]any{"taskIds": []string{id}},

@@ -15,6 +15,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file is the multi round-trip bridge (MRTR, SEP-2322; ADR 0010 D1
@@ -280,7 +281,7 @@ func (r *rounds) ask(ctx context.Context, requests mcp.InputRequestMap) (respons
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
-			return nil, r.failure(fmt.Sprintf("upstream %q asked for input (%s), and the client did not answer: %s", r.u.cfg.Name, describeInput(k, requests[k]), agentsmcp.TruncateUTF8(err.Error(), 300))), nil
+			return nil, r.failure(fmt.Sprintf("upstream %q asked for input (%s), and the client did not answer: %s", r.u.cfg.Name, describeInput(k, requests[k]), storedform.TruncateUTF8(err.Error(), 300))), nil
 		}
 		responses[k] = res
 	}
@@ -344,7 +345,7 @@ func describeInput(key string, ir mcp.InputRequest) string {
 	switch p := ir.(type) {
 	case *mcp.ElicitParams:
 		if p.Message != "" {
-			return fmt.Sprintf("elicitation/create %q: %q", key, agentsmcp.TruncateUTF8(p.Message, 200))
+			return fmt.Sprintf("elicitation/create %q: %q", key, storedform.TruncateUTF8(p.Message, 200))
 		}
 		return fmt.Sprintf("elicitation/create %q", key)
 	case *mcp.CreateMessageWithToolsParams, *mcp.CreateMessageParams:

@@ -13,10 +13,12 @@ const (
 	StateDown       = agentsmcp.UpstreamDown
 )
 
-// Origins of an upstream definition.
+// Origins of an upstream definition ([agentsmcp.UpstreamStatus.Origin]).
 const (
-	OriginConfig = agentsmcp.UpstreamOriginConfig
-	OriginAPI    = agentsmcp.UpstreamOriginAPI
+	// OriginConfig: the config file, the only source of stdio commands.
+	OriginConfig = "config"
+	// OriginAPI: added at run time (the admin API).
+	OriginAPI = "api"
 )
 
 // Status is [agentsmcp.UpstreamStatus].

@@ -18,10 +18,11 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // Upstream tasks (ADR 0010, D3). A tools/call that may become a task (its
-// context carries an [agentsmcp.TaskMode]) declares the Tasks extension to
+// context carries an [mcpwire.TaskMode]) declares the Tasks extension to
 // an upstream that advertises it. When the upstream answers with a
 // CreateTaskResult, the caller is given a sealed handle instead of the
 // upstream's task id: [TaskHandlePrefix] and a token, sealed with
@@ -102,17 +103,17 @@ func registerTaskMethods(c *mcp.Client) {
 // wireTask is a Task of the Tasks extension as an upstream sends it: the
 // CreateTaskResult of a tools/call, or the DetailedTask of tasks/get.
 type wireTask struct {
-	ResultType     string                  `json:"resultType"`
-	TaskID         string                  `json:"taskId"`
-	Status         agentsmcp.MCPTaskStatus `json:"status"`
-	StatusMessage  string                  `json:"statusMessage"`
-	CreatedAt      string                  `json:"createdAt"`
-	LastUpdatedAt  string                  `json:"lastUpdatedAt"`
-	TTLMs          *int64                  `json:"ttlMs"`
-	PollIntervalMs int64                   `json:"pollIntervalMs"`
-	InputRequests  mcp.InputRequestMap     `json:"inputRequests"`
-	Result         json.RawMessage         `json:"result"`
-	Error          *jsonrpc.Error          `json:"error"`
+	ResultType     string                `json:"resultType"`
+	TaskID         string                `json:"taskId"`
+	Status         mcpwire.MCPTaskStatus `json:"status"`
+	StatusMessage  string                `json:"statusMessage"`
+	CreatedAt      string                `json:"createdAt"`
+	LastUpdatedAt  string                `json:"lastUpdatedAt"`
+	TTLMs          *int64                `json:"ttlMs"`
+	PollIntervalMs int64                 `json:"pollIntervalMs"`
+	InputRequests  mcp.InputRequestMap   `json:"inputRequests"`
+	Result         json.RawMessage       `json:"result"`
+	Error          *jsonrpc.Error        `json:"error"`
 }
 
 // parseWireTime reads a task time; an upstream that sends none, or an
@@ -136,7 +137,7 @@ func parseWireTime(s string) time.Time {
 // context carries a capture: it is the caller that answers the task's
 // questions, through tasks/get and tasks/update.
 func (u *upstream) taskCall(ctx context.Context, cs *mcp.ClientSession) *taskCapture {
-	if agentsmcp.TaskModeFrom(ctx) == nil || !offersTasks(cs) {
+	if mcpwire.TaskModeFrom(ctx) == nil || !offersTasks(cs) {
 		return nil
 	}
 	return &taskCapture{}
@@ -149,7 +150,7 @@ func offersTasks(cs *mcp.ClientSession) bool {
 	if init == nil || !mcpwire.Revision(init.ProtocolVersion).Sessionless() || init.Capabilities == nil {
 		return false
 	}
-	_, ok := init.Capabilities.Extensions[agentsmcp.TasksExtension]
+	_, ok := init.Capabilities.Extensions[mcpwire.TasksExtension]
 	return ok
 }
 
@@ -170,7 +171,7 @@ func withTasksExtension(caps any) map[string]any {
 	if exts == nil {
 		exts = map[string]any{}
 	}
-	exts[agentsmcp.TasksExtension] = map[string]any{}
+	exts[mcpwire.TasksExtension] = map[string]any{}
 	out["extensions"] = exts
 	return out
 }
@@ -199,7 +200,7 @@ func (u *upstream) taskCreated(ctx context.Context, capture *taskCapture, res *m
 	if err != nil {
 		return nil, err
 	}
-	agentsmcp.TaskModeFrom(ctx).Created(id)
+	mcpwire.TaskModeFrom(ctx).Created(id)
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 }
 
@@ -484,7 +485,7 @@ func (b *captureBody) take(data []byte) {
 // The task backend.
 
 // Tasks serves tasks/get, tasks/update and tasks/cancel for the handles of
-// upstream tasks ([TaskHandlePrefix]), as an [agentsmcp.TaskBackend]. Each
+// upstream tasks ([TaskHandlePrefix]), as an [mcpwire.TaskBackend]. Each
 // method opens the handle, checks that the caller is the principal that
 // created the task, and calls the upstream's own method with the
 // upstream's task id; answers show the handle as the task id. A handle that
@@ -497,13 +498,13 @@ type Tasks struct{ pool *Pool }
 // Tasks returns the task backend of the pool's upstream tasks.
 func (p *Pool) Tasks() *Tasks { return &Tasks{pool: p} }
 
-// Owns implements agentsmcp.TaskBackend.
+// Owns implements mcpwire.TaskBackend.
 func (t *Tasks) Owns(id string) bool { return strings.HasPrefix(id, TaskHandlePrefix) }
 
-// GetTask implements agentsmcp.TaskBackend. The upstream's ttlMs is shown
+// GetTask implements mcpwire.TaskBackend. The upstream's ttlMs is shown
 // capped at the handle's expiry, and as the time until it when the upstream
 // gives none, since the task cannot be reached through the gateway after.
-func (t *Tasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, error) {
+func (t *Tasks) GetTask(ctx context.Context, id string) (*mcpwire.MCPTask, error) {
 	u, h, expires, err := t.open(ctx, id)
 	if err != nil {
 		return nil, err
@@ -519,7 +520,7 @@ func (t *Tasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, err
 	return u.taskView(id, &w, expires)
 }
 
-// UpdateTask implements agentsmcp.TaskBackend.
+// UpdateTask implements mcpwire.TaskBackend.
 func (t *Tasks) UpdateTask(ctx context.Context, id string, responses mcp.InputResponseMap) error {
 	u, h, _, err := t.open(ctx, id)
 	if err != nil {
@@ -532,7 +533,7 @@ func (t *Tasks) UpdateTask(ctx context.Context, id string, responses mcp.InputRe
 	return err
 }
 
-// CancelTask implements agentsmcp.TaskBackend.
+// CancelTask implements mcpwire.TaskBackend.
 func (t *Tasks) CancelTask(ctx context.Context, id string) error {
 	u, h, _, err := t.open(ctx, id)
 	if err != nil {
@@ -591,7 +592,7 @@ func (u *upstream) taskRequest(ctx context.Context, id string, h taskHandle, met
 			if rpcErr.Code == jsonrpc.CodeInvalidParams {
 				return nil, taskNotFound(id)
 			}
-			return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q answered %s with error %d: %s", u.cfg.Name, method, rpcErr.Code, agentsmcp.TruncateUTF8(rpcErr.Message, 500))
+			return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q answered %s with error %d: %s", u.cfg.Name, method, rpcErr.Code, storedform.TruncateUTF8(rpcErr.Message, 500))
 		}
 		if ctx.Err() != nil {
 			return nil, u.contextError(ctx, "waiting for the answer to "+method)
@@ -606,13 +607,13 @@ func (u *upstream) taskRequest(ctx context.Context, id string, h taskHandle, met
 }
 
 // taskView is the upstream's task w as the caller sees it, under handle id.
-func (u *upstream) taskView(id string, w *wireTask, expires time.Time) (*agentsmcp.MCPTask, error) {
+func (u *upstream) taskView(id string, w *wireTask, expires time.Time) (*mcpwire.MCPTask, error) {
 	switch w.Status {
-	case agentsmcp.MCPTaskWorking, agentsmcp.MCPTaskInputRequired, agentsmcp.MCPTaskCompleted, agentsmcp.MCPTaskFailed, agentsmcp.MCPTaskCancelled:
+	case mcpwire.MCPTaskWorking, mcpwire.MCPTaskInputRequired, mcpwire.MCPTaskCompleted, mcpwire.MCPTaskFailed, mcpwire.MCPTaskCancelled:
 	default:
 		return nil, agentsmcp.Errorf(agentsmcp.EUNAVAILABLE, "upstream %q answered tasks/get with the unknown status %q", u.cfg.Name, w.Status)
 	}
-	t := &agentsmcp.MCPTask{
+	t := &mcpwire.MCPTask{
 		ID:             id,
 		Status:         w.Status,
 		StatusMessage:  w.StatusMessage,
@@ -631,7 +632,7 @@ func (u *upstream) taskView(id string, w *wireTask, expires time.Time) (*agentsm
 	}
 	t.TTLMs = &reachable
 	switch w.Status {
-	case agentsmcp.MCPTaskCompleted:
+	case mcpwire.MCPTaskCompleted:
 		if len(w.Result) > 0 && string(w.Result) != "null" {
 			var res mcp.CallToolResult
 			if err := json.Unmarshal(w.Result, &res); err != nil {
@@ -640,7 +641,7 @@ func (u *upstream) taskView(id string, w *wireTask, expires time.Time) (*agentsm
 			u.exposeResourceURIs(&res)
 			t.Result = &res
 		}
-	case agentsmcp.MCPTaskFailed:
+	case mcpwire.MCPTaskFailed:
 		if w.Error != nil {
 			t.Error = w.Error
 		} else {

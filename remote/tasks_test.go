@@ -91,7 +91,7 @@ func (g *gateway) call(principal, method string, params map[string]any, ext bool
 	g.t.Helper()
 	caps := map[string]any{"elicitation": map[string]any{}}
 	if ext {
-		caps["extensions"] = map[string]any{agentsmcp.TasksExtension: map[string]any{}}
+		caps["extensions"] = map[string]any{mcpwire.TasksExtension: map[string]any{}}
 	}
 	params["_meta"] = map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcpwire.ProtocolSessionless,
@@ -298,7 +298,7 @@ func TestUpstreamTaskThroughGateway(t *testing.T) {
 				t.Fatalf("tools/call without the extension: %v %v", plain.Error, plain.Result)
 			}
 			req := g.call("alice", "tools/call", map[string]any{"name": "tu__required_job", "arguments": map[string]any{}}, false)
-			if req.Error == nil || req.Error.Code != mcp.CodeMissingRequiredClientCapabilities || !bytes.Contains(req.Error.Data, []byte(agentsmcp.TasksExtension)) {
+			if req.Error == nil || req.Error.Code != mcp.CodeMissingRequiredClientCapabilities || !bytes.Contains(req.Error.Data, []byte(mcpwire.TasksExtension)) {
 				t.Fatalf("required_job without the extension: %+v %v; want -32021 naming the extension", req.Error, req.Result)
 			}
 			// A tool the upstream never makes a task stays plain in task mode.

@@ -21,6 +21,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // upstream is one upstream MCP server: an [agentsmcp.ToolProvider] for the
@@ -281,7 +282,7 @@ func (u *upstream) errorText(err error, max int) string {
 			msg = strings.ReplaceAll(msg, u.cfg.URL[i+1:], redact.Marker)
 		}
 	}
-	return agentsmcp.TruncateUTF8(msg, max)
+	return storedform.TruncateUTF8(msg, max)
 }
 
 func (u *upstream) recordErrorLocked(err error) {

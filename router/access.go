@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
@@ -65,9 +66,9 @@ func (r *Router) principalOf(req mcp.Request) (p *agentsmcp.Principal, own bool)
 
 // delegatedTokenOf returns the token a JWT caller authenticated req with
 // (authentication hands it down in the TokenInfo; ADR 0012 D7b), or nil.
-func delegatedTokenOf(req mcp.Request) *agentsmcp.DelegatedToken {
+func delegatedTokenOf(req mcp.Request) *delegation.DelegatedToken {
 	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-		t, _ := extra.TokenInfo.Extra[agentsmcp.TokenInfoDelegatedToken].(*agentsmcp.DelegatedToken)
+		t, _ := extra.TokenInfo.Extra[delegation.TokenInfoDelegatedToken].(*delegation.DelegatedToken)
 		return t
 	}
 	return nil
@@ -132,10 +133,10 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		// Only a tool call gets the caller's delegable token, and only the
 		// one this request came with: the handler's context may descend
 		// from the request that opened the session, whose token is hidden.
-		ctx = agentsmcp.WithDelegatedToken(ctx, nil)
+		ctx = delegation.WithDelegatedToken(ctx, nil)
 		switch req := req.(type) {
 		case *mcp.CallToolRequest:
-			ctx = agentsmcp.WithDelegatedToken(ctx, delegatedTokenOf(req))
+			ctx = delegation.WithDelegatedToken(ctx, delegatedTokenOf(req))
 			// The client's profile shapes the result (toolHandler) and is
 			// recorded with the call, refused or not.
 			ctx = withClientCall(ctx, profileOf(ctx, req))

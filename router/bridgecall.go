@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/transport/rest"
 )
@@ -33,7 +34,7 @@ func (r *Router) callWithoutSession(ctx context.Context, req *mcp.CallToolReques
 	}
 	// A JWT caller's token, for the HTTP tool sources that act as the
 	// caller (ADR 0012 D7b), exactly as over /mcp.
-	ctx = agentsmcp.WithDelegatedToken(ctx, delegatedTokenOf(req))
+	ctx = delegation.WithDelegatedToken(ctx, delegatedTokenOf(req))
 	ctx = withClientCall(ctx, clientCall{profile: restProfile})
 	// No MCP client: no revision, nothing it can be asked.
 	ctx = mcpwire.WithCapabilities(ctx, mcpwire.Capabilities{})

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/tracing"
 	"github.com/agents-mcp/agents-mcp/router/validation"
@@ -53,7 +54,7 @@ const tracerName = "github.com/agents-mcp/agents-mcp/router"
 // router's own middleware of sessions (middleware.go): they are neither
 // refused by [Router.Drain] (they belong to work already running) nor
 // counted among the in-flight requests it waits for; whoever runs them
-// drains them. They never carry an [agentsmcp.TaskMode].
+// drains them. They never carry an [mcpwire.TaskMode].
 func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if req == nil || req.Params == nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "tool call without params")
@@ -65,7 +66,7 @@ func (r *Router) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	// An in-process call is never a task-mode call, even with the values
 	// of a request that declared the Tasks extension (an executor step of
 	// a task resumed by resume_task): it must not become a task of its own.
-	ctx = agentsmcp.WithTaskMode(ctx, nil)
+	ctx = mcpwire.WithTaskMode(ctx, nil)
 	// Nor is its answer written raw: the in-process caller reads the
 	// result, and the holder it may inherit (an executor step runs with
 	// the values of the run_task call that started it) belongs to that
@@ -134,10 +135,10 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 	if span != nil {
 		defer span.End()
 	}
-	if !agentsmcp.AcceptsDelegation(e.provider) && agentsmcp.DelegatedTokenFrom(ctx) != nil {
+	if !delegation.AcceptsDelegation(e.provider) && delegation.DelegatedTokenFrom(ctx) != nil {
 		// The caller's own token reaches only the providers that opted in
 		// (ADR 0012 D7b); never an MCP upstream.
-		ctx = agentsmcp.WithDelegatedToken(ctx, nil)
+		ctx = delegation.WithDelegatedToken(ctx, nil)
 	}
 	start := time.Now()
 	res, err := r.callProvider(ctx, e, req)

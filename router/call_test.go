@@ -217,10 +217,10 @@ func TestCallToolInProcessIsNeverATaskModeCall(t *testing.T) {
 	c := newCallRouter(t)
 	sawMode := true
 	c.up.run["up__any"] = func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sawMode = agentsmcp.TaskModeFrom(ctx) != nil
+		sawMode = mcpwire.TaskModeFrom(ctx) != nil
 		return &mcp.CallToolResult{}, nil
 	}
-	ctx := agentsmcp.WithTaskMode(context.Background(), &agentsmcp.TaskMode{})
+	ctx := mcpwire.WithTaskMode(context.Background(), &mcpwire.TaskMode{})
 	if _, err := c.r.CallTool(ctx, callReq("up__any", `{}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 	"github.com/agents-mcp/agents-mcp/mock"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -24,7 +25,7 @@ func tokenProbe(name string, accepts bool, saw *atomic.Int32) *mock.ToolProvider
 		},
 		AcceptsDelegationFn: func() bool { return accepts },
 		CallToolFn: func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if agentsmcp.DelegatedTokenFrom(ctx) != nil {
+			if delegation.DelegatedTokenFrom(ctx) != nil {
 				saw.Add(1)
 			}
 			return &mcp.CallToolResult{}, nil
@@ -44,7 +45,7 @@ func TestDelegatedTokenOnlyForProvidersThatOptIn(t *testing.T) {
 		}
 	}
 	ctx := agentsmcp.WithPrincipal(t.Context(), &agentsmcp.Principal{ID: "jwt:alice"})
-	ctx = agentsmcp.WithDelegatedToken(ctx, agentsmcp.NewDelegatedToken("jwt:alice", "alice-jwt", time.Now().Add(time.Hour)))
+	ctx = delegation.WithDelegatedToken(ctx, delegation.NewDelegatedToken("jwt:alice", "alice-jwt", time.Now().Add(time.Hour)))
 	for _, tool := range []string{"crm__t", "up__t"} {
 		if _, err := r.CallTool(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool}}); err != nil {
 			t.Fatal(err)

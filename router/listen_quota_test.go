@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -25,8 +25,8 @@ import (
 func TestListenReadsEachTaskOncePerPollWhateverTheStreams(t *testing.T) {
 	const poll = 100 * time.Millisecond
 	s := newListenServer(t, poll)
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking})
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_b", Status: agentsmcp.MCPTaskWorking})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskWorking})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_b", Status: mcpwire.MCPTaskWorking})
 	const streams = 20
 	var all []*listenStream
 	for range streams {
@@ -49,7 +49,7 @@ func TestListenReadsEachTaskOncePerPollWhateverTheStreams(t *testing.T) {
 	}
 
 	// A change still reaches every stream, once.
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskCompleted, Result: &mcp.CallToolResult{Content: []mcp.Content{}}})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskCompleted, Result: &mcp.CallToolResult{Content: []mcp.Content{}}})
 	for _, st := range all {
 		if note := taskNote(t, st.next(t, 5*time.Second)); note["taskId"] != "own_a" || note["status"] != "completed" {
 			t.Fatalf("notification %v", note)
@@ -64,7 +64,7 @@ func TestListenBacksOffOnTasksWaitingForTheirUserAndWakesOnTheHub(t *testing.T) 
 	const poll, maxPoll = 50 * time.Millisecond, 800 * time.Millisecond
 	s := newListenServer(t, poll, func(o *router.HTTPOptions) { o.TaskPollMaxInterval = maxPoll })
 	ask := mcp.InputRequestMap{"confirm.s1.1": &mcp.ElicitParams{Message: "Allow?", RequestedSchema: map[string]any{"type": "object"}}}
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_p", Status: agentsmcp.MCPTaskInputRequired, StatusMessage: "waiting", InputRequests: ask})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_p", Status: mcpwire.MCPTaskInputRequired, StatusMessage: "waiting", InputRequests: ask})
 	st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_p"}}, true)
 	ackedIDs(t, st.next(t, 5*time.Second))
 	taskNote(t, st.next(t, 5*time.Second))
@@ -79,7 +79,7 @@ func TestListenBacksOffOnTasksWaitingForTheirUserAndWakesOnTheHub(t *testing.T) 
 	// The answer stored through this replica is seen at once, not at the
 	// next read of the backoff.
 	start := time.Now()
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_p", Status: agentsmcp.MCPTaskWorking, StatusMessage: "resumed"})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_p", Status: mcpwire.MCPTaskWorking, StatusMessage: "resumed"})
 	if note := taskNote(t, st.next(t, 5*time.Second)); note["status"] != "working" {
 		t.Fatalf("notification %v", note)
 	}
@@ -120,8 +120,8 @@ func quotaRefusal(t *testing.T, st *listenStream) (status int, code int, msg str
 func TestListenQuotaOfTaskIDsPerPrincipal(t *testing.T) {
 	s := newListenServer(t, time.Hour, func(o *router.HTTPOptions) { o.MaxListenTaskIDsPerPrincipal = 3 })
 	for _, id := range []string{"own_1", "own_2", "own_3", "own_4"} {
-		s.owned.set("alice", agentsmcp.MCPTask{ID: id, Status: agentsmcp.MCPTaskWorking})
-		s.owned.set("bob", agentsmcp.MCPTask{ID: strings.Replace(id, "own_", "own_b", 1), Status: agentsmcp.MCPTaskWorking})
+		s.owned.set("alice", mcpwire.MCPTask{ID: id, Status: mcpwire.MCPTaskWorking})
+		s.owned.set("bob", mcpwire.MCPTask{ID: strings.Replace(id, "own_", "own_b", 1), Status: mcpwire.MCPTaskWorking})
 	}
 	first := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_1", "own_2"}}, true)
 	ackedIDs(t, first.next(t, 5*time.Second))
@@ -180,7 +180,7 @@ func TestListenChargesEachTaskIDToTheRateLimit(t *testing.T) {
 		}
 	})
 	for _, id := range []string{"own_1", "own_2", "own_3"} {
-		s.owned.set("alice", agentsmcp.MCPTask{ID: id, Status: agentsmcp.MCPTaskWorking})
+		s.owned.set("alice", mcpwire.MCPTask{ID: id, Status: mcpwire.MCPTaskWorking})
 	}
 	// Repeated and empty ids are not charged; an unknown one is, since it
 	// costs a read.

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/testutil"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -37,14 +38,14 @@ import (
 type ownedTasks struct {
 	hub   *router.TaskHub
 	mu    sync.Mutex
-	tasks map[string]agentsmcp.MCPTask
+	tasks map[string]mcpwire.MCPTask
 	owner map[string]string
 	reads atomic.Int64 // GetTask calls, from streams and tasks/get alike
 }
 
 func (o *ownedTasks) Owns(id string) bool { return strings.HasPrefix(id, "own_") }
 
-func (o *ownedTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, error) {
+func (o *ownedTasks) GetTask(ctx context.Context, id string) (*mcpwire.MCPTask, error) {
 	o.reads.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -59,10 +60,10 @@ func (o *ownedTasks) UpdateTask(context.Context, string, mcp.InputResponseMap) e
 func (o *ownedTasks) CancelTask(context.Context, string) error                       { return nil }
 
 // set stores task t of owner and reports the change to the hub.
-func (o *ownedTasks) set(owner string, t agentsmcp.MCPTask) {
+func (o *ownedTasks) set(owner string, t mcpwire.MCPTask) {
 	o.mu.Lock()
 	if o.tasks == nil {
-		o.tasks, o.owner = map[string]agentsmcp.MCPTask{}, map[string]string{}
+		o.tasks, o.owner = map[string]mcpwire.MCPTask{}, map[string]string{}
 	}
 	t.UpdatedAt = time.Now()
 	if t.CreatedAt.IsZero() {
@@ -243,8 +244,8 @@ func taskNote(t *testing.T, m map[string]any) map[string]any {
 
 func TestListenAcksOnlyTheTasksTheCallerMaySee(t *testing.T) {
 	s := newListenServer(t, time.Hour)
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking})
-	s.owned.set("bob", agentsmcp.MCPTask{ID: "own_b", Status: agentsmcp.MCPTaskWorking})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskWorking})
+	s.owned.set("bob", mcpwire.MCPTask{ID: "own_b", Status: mcpwire.MCPTaskWorking})
 
 	st := listen(t, s.url, "alice", map[string]any{
 		"taskIds":          []string{"own_b", "own_a", "own_missing", "fxt_unknown", "nobody_owns", "own_a"},
@@ -263,7 +264,7 @@ func TestListenAcksOnlyTheTasksTheCallerMaySee(t *testing.T) {
 		t.Fatalf("the task as it is: %v", now)
 	}
 	// A change of bob's task is not sent to alice.
-	s.owned.set("bob", agentsmcp.MCPTask{ID: "own_b", Status: agentsmcp.MCPTaskCompleted, Result: &mcp.CallToolResult{Content: []mcp.Content{}}})
+	s.owned.set("bob", mcpwire.MCPTask{ID: "own_b", Status: mcpwire.MCPTaskCompleted, Result: &mcp.CallToolResult{Content: []mcp.Content{}}})
 	st.quiet(t, 300*time.Millisecond)
 
 	// Nothing visible: the acknowledgement lists none and the stream ends
@@ -282,7 +283,7 @@ func TestListenAcksOnlyTheTasksTheCallerMaySee(t *testing.T) {
 
 func TestListenForTaskIDsNeedsTheExtension(t *testing.T) {
 	s := newListenServer(t, time.Hour)
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskWorking})
 	st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, false)
 	defer st.resp.Body.Close()
 	var reply struct {
@@ -304,7 +305,7 @@ func TestListenForTaskIDsNeedsTheExtension(t *testing.T) {
 func TestListenSendsEachVisibleChangeOnceWithTheDetailedTask(t *testing.T) {
 	// The poll is an hour away: only the hub can bring these changes.
 	s := newListenServer(t, time.Hour)
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking, StatusMessage: "0 of 1 steps ended"})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskWorking, StatusMessage: "0 of 1 steps ended"})
 	st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
 	ackedIDs(t, st.next(t, 5*time.Second))
 	// First the task as it is, so that a change made before the stream
@@ -315,11 +316,11 @@ func TestListenSendsEachVisibleChangeOnceWithTheDetailedTask(t *testing.T) {
 	}
 
 	// The same view again, as after a write that changes nothing visible.
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking, StatusMessage: "0 of 1 steps ended"})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskWorking, StatusMessage: "0 of 1 steps ended"})
 	st.quiet(t, 300*time.Millisecond)
 
 	ask := mcp.InputRequestMap{"confirm.s1.1": &mcp.ElicitParams{Message: "Allow?", RequestedSchema: map[string]any{"type": "object"}}}
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskInputRequired, StatusMessage: "waiting", InputRequests: ask})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskInputRequired, StatusMessage: "waiting", InputRequests: ask})
 	note = taskNote(t, st.next(t, 5*time.Second))
 	if got := call2026(t, s.url, "tasks/get", map[string]any{"taskId": "own_a"}, true, map[string]string{"X-Principal": "alice"}); !sameTask(got.Result, note) {
 		t.Fatalf("notification %v\ndiffers from tasks/get %v", note, got.Result)
@@ -331,13 +332,13 @@ func TestListenSendsEachVisibleChangeOnceWithTheDetailedTask(t *testing.T) {
 
 	// A new question key is a change even when the status stays.
 	ask2 := mcp.InputRequestMap{"confirm.s1.2": ask["confirm.s1.1"]}
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskInputRequired, StatusMessage: "waiting", InputRequests: ask2})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskInputRequired, StatusMessage: "waiting", InputRequests: ask2})
 	if note = taskNote(t, st.next(t, 5*time.Second)); note["inputRequests"].(map[string]any)["confirm.s1.2"] == nil {
 		t.Fatalf("new key: %v", note)
 	}
 
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskCompleted, Result: res})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskCompleted, Result: res})
 	note = taskNote(t, st.next(t, 5*time.Second))
 	if got := call2026(t, s.url, "tasks/get", map[string]any{"taskId": "own_a"}, true, map[string]string{"X-Principal": "alice"}); !sameTask(got.Result, note) {
 		t.Fatalf("notification %v\ndiffers from tasks/get %v", note, got.Result)
@@ -392,7 +393,7 @@ func listenGoroutines() int {
 
 func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
 	s := newListenServer(t, 50*time.Millisecond)
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskWorking})
 	var streams []*listenStream
 	for range 5 {
 		st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)
@@ -428,7 +429,7 @@ func TestListenStreamsEndWithTheClientAndAtShutdown(t *testing.T) {
 
 func TestListenStreamsTakeSessionSlots(t *testing.T) {
 	s := newListenServer(t, time.Hour, func(o *router.HTTPOptions) { o.MaxSessionsPerPrincipal = 2 })
-	s.owned.set("alice", agentsmcp.MCPTask{ID: "own_a", Status: agentsmcp.MCPTaskWorking})
+	s.owned.set("alice", mcpwire.MCPTask{ID: "own_a", Status: mcpwire.MCPTaskWorking})
 	var open []*listenStream
 	for range 2 {
 		st := listen(t, s.url, "alice", map[string]any{"taskIds": []string{"own_a"}}, true)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // This file publishes upstreams that the operator chooses
@@ -51,7 +52,7 @@ func (r *Router) publishedUpstreams() map[string]*agentsmcp.VirtualServer {
 		vs, ok := r.virtual.published[name]
 		if !ok {
 			vs = publishedUpstream(name)
-			if vs.Validate() != nil {
+			if validate.VirtualServer(vs) != nil {
 				continue // a provider name that cannot be a virtual server's
 			}
 			if r.virtual.published == nil {

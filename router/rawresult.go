@@ -6,7 +6,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
@@ -27,7 +26,7 @@ func rawResultMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || call.Session == nil || call.Params == nil || agentsmcp.TaskModeFrom(ctx) != nil ||
+		if !ok || call.Session == nil || call.Params == nil || mcpwire.TaskModeFrom(ctx) != nil ||
 			capabilitiesOf(ctx, call).Sessionless() {
 			return next(ctx, method, req)
 		}

@@ -6,7 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/tasks"
 )
 
@@ -59,10 +59,10 @@ func MissingTasksCapability(what string) *jsonrpc.Error { return tasks.MissingTa
 // backend turns the extension on: server/discover advertises it (to
 // 2026-07-28 clients only, since server/discover is theirs), tasks/get,
 // tasks/update and tasks/cancel are served, and a tools/call whose request
-// declares the extension carries a [agentsmcp.TaskMode], so that the tool
+// declares the extension carries a [mcpwire.TaskMode], so that the tool
 // may answer with a task. Call it while assembling the server, before
 // serving.
-func (r *Router) AddTaskBackend(b agentsmcp.TaskBackend) {
+func (r *Router) AddTaskBackend(b mcpwire.TaskBackend) {
 	r.mu.Lock()
 	first := r.tasks == nil
 	if first {

@@ -16,6 +16,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/syncloop"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/router/transport/mcphttp"
 	"github.com/agents-mcp/agents-mcp/router/virtual"
 )
@@ -73,7 +74,7 @@ func VirtualServerFrom(ctx context.Context) (*agentsmcp.VirtualServer, bool) {
 func (r *Router) SetVirtualServers(defs []*agentsmcp.VirtualServer) error {
 	m := make(map[string]*agentsmcp.VirtualServer, len(defs))
 	for _, vs := range defs {
-		if err := vs.Validate(); err != nil {
+		if err := validate.VirtualServer(vs); err != nil {
 			return err
 		}
 		if _, dup := m[vs.Name]; dup {
@@ -102,7 +103,7 @@ func (r *Router) setStoredVirtualServers(defs []*agentsmcp.VirtualServer) {
 	for _, vs := range defs {
 		// A stored definition was valid when stored; one that is not any
 		// more (a newer rule) is left out rather than served half-right.
-		if vs.Validate() == nil {
+		if validate.VirtualServer(vs) == nil {
 			m[vs.Name] = vs
 		}
 	}

@@ -19,14 +19,14 @@ import (
 // marked cancelled in the store, and the holder notices.
 
 // bridgedTaskView is the MCP view of a bridged call's task.
-func bridgedTaskView(task *agentsmcp.Task) *agentsmcp.MCPTask {
-	v := &agentsmcp.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
+func bridgedTaskView(task *agentsmcp.Task) *mcpwire.MCPTask {
+	v := &mcpwire.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
 	switch task.Status {
 	case agentsmcp.TaskPending, agentsmcp.TaskRunning:
-		v.Status, v.StatusMessage, v.PollIntervalMs = agentsmcp.MCPTaskWorking, "the upstream call is running", 1000
+		v.Status, v.StatusMessage, v.PollIntervalMs = mcpwire.MCPTaskWorking, "the upstream call is running", 1000
 		if q := mcpwire.OpenQuestion(task); q != nil {
 			if req, err := q.InputRequest(); err == nil {
-				v.Status, v.PollIntervalMs = agentsmcp.MCPTaskInputRequired, 1000
+				v.Status, v.PollIntervalMs = mcpwire.MCPTaskInputRequired, 1000
 				v.InputRequests = mcp.InputRequestMap{q.Key: req}
 				v.StatusMessage = "the upstream asks the client (" + bridgedMethod(q) + "); tasks/update answers it"
 			}
@@ -34,15 +34,15 @@ func bridgedTaskView(task *agentsmcp.Task) *agentsmcp.MCPTask {
 	case agentsmcp.TaskSucceeded:
 		res, err := mcpwire.BridgedOutcome(task)
 		if err != nil {
-			v.Status, v.Error = agentsmcp.MCPTaskFailed, err
+			v.Status, v.Error = mcpwire.MCPTaskFailed, err
 			break
 		}
-		v.Status, v.Result = agentsmcp.MCPTaskCompleted, res
+		v.Status, v.Result = mcpwire.MCPTaskCompleted, res
 	case agentsmcp.TaskFailed:
 		_, err := mcpwire.BridgedOutcome(task)
-		v.Status, v.Error, v.StatusMessage = agentsmcp.MCPTaskFailed, err, task.Error
+		v.Status, v.Error, v.StatusMessage = mcpwire.MCPTaskFailed, err, task.Error
 	default: // cancelled
-		v.Status, v.StatusMessage = agentsmcp.MCPTaskCancelled, task.Error
+		v.Status, v.StatusMessage = mcpwire.MCPTaskCancelled, task.Error
 	}
 	return v
 }

@@ -52,7 +52,7 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	q, ok := v.InputRequests["call.1"].(*mcp.ElicitParams)
-	if v.Status != agentsmcp.MCPTaskInputRequired || !ok || q.Message != "Your name?" || len(v.InputRequests) != 1 {
+	if v.Status != mcpwire.MCPTaskInputRequired || !ok || q.Message != "Your name?" || len(v.InputRequests) != 1 {
 		t.Fatalf("open question: %+v", v)
 	}
 	if _, err := m.GetTask(bob, task.ID); agentsmcp.ErrorCode(err) != agentsmcp.ENOTFOUND {
@@ -82,7 +82,7 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 	if got := string(mcpwire.BridgedAnswers(stored)["call.1"]); !strings.Contains(got, `"Ann"`) {
 		t.Fatalf("stored answer %q", got)
 	}
-	if v, _ := m.GetTask(alice, task.ID); v.Status != agentsmcp.MCPTaskWorking || len(v.InputRequests) != 0 {
+	if v, _ := m.GetTask(alice, task.ID); v.Status != mcpwire.MCPTaskWorking || len(v.InputRequests) != 0 {
 		t.Errorf("answered, the call works again: %+v", v)
 	}
 
@@ -93,7 +93,7 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _ = m.GetTask(alice, task.ID)
-	if v.Status != agentsmcp.MCPTaskCompleted || v.Result == nil || v.Result.Content[0].(*mcp.TextContent).Text != "hello Ann" {
+	if v.Status != mcpwire.MCPTaskCompleted || v.Result == nil || v.Result.Content[0].(*mcp.TextContent).Text != "hello Ann" {
 		t.Errorf("completed: %+v", v)
 	}
 
@@ -106,7 +106,7 @@ func TestMCPTasksServeBridgedCalls(t *testing.T) {
 	}
 	v, _ = m.GetTask(alice, failed.ID)
 	var rpcErr *jsonrpc.Error
-	if v.Status != agentsmcp.MCPTaskFailed || !errors.As(v.Error, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+	if v.Status != mcpwire.MCPTaskFailed || !errors.As(v.Error, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("failed: %+v", v)
 	}
 }
@@ -130,11 +130,11 @@ func TestResumeLoopFailsOrphanedBridgedCall(t *testing.T) {
 	go func() { defer close(done); h.Exec.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	v := waitMCP(t, m, alice, orphan.ID, agentsmcp.MCPTaskInputRequired)
-	if v.Status != agentsmcp.MCPTaskFailed || agentsmcp.ErrorCode(v.Error) != agentsmcp.EUNAVAILABLE || !strings.Contains(agentsmcp.ErrorMessage(v.Error), "call (holder-gone) stopped") {
+	v := waitMCP(t, m, alice, orphan.ID, mcpwire.MCPTaskInputRequired)
+	if v.Status != mcpwire.MCPTaskFailed || agentsmcp.ErrorCode(v.Error) != agentsmcp.EUNAVAILABLE || !strings.Contains(agentsmcp.ErrorMessage(v.Error), "call (holder-gone) stopped") {
 		t.Errorf("orphaned call: %+v (%v)", v, v.Error)
 	}
-	if v, _ := m.GetTask(alice, live.ID); v.Status != agentsmcp.MCPTaskInputRequired {
+	if v, _ := m.GetTask(alice, live.ID); v.Status != mcpwire.MCPTaskInputRequired {
 		t.Errorf("a call whose holder is alive: %+v", v)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // MCPTasks serves the executor's tasks as MCP tasks (the Tasks extension,
 // SEP-2663; ADR 0010): an MCP task is a stored [agentsmcp.Task], with the
 // same id, read from the store by whichever replica is asked. It implements
-// [agentsmcp.TaskBackend].
+// [mcpwire.TaskBackend].
 //
 // Only the creator of a task, or a caller with scope admin:read, sees it;
 // changing it (tasks/update, tasks/cancel) takes the creator or
@@ -38,7 +38,7 @@ type MCPTasks struct {
 	Retention time.Duration
 }
 
-var _ agentsmcp.TaskBackend = (*MCPTasks)(nil)
+var _ mcpwire.TaskBackend = (*MCPTasks)(nil)
 
 // Owns reports whether id has the form of a task id.
 func (m *MCPTasks) Owns(id string) bool {
@@ -67,7 +67,7 @@ func (m *MCPTasks) controlled(ctx context.Context, id string) (*agentsmcp.Task, 
 }
 
 // GetTask renders the stored task (ADR 0010, A3).
-func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, error) {
+func (m *MCPTasks) GetTask(ctx context.Context, id string) (*mcpwire.MCPTask, error) {
 	task, err := m.visible(ctx, id)
 	if err != nil {
 		return nil, err
@@ -108,13 +108,13 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*agentsmcp.MCPTask, 
 //
 // ttlMs is left null (unlimited): [MCPTasks.GetTask] sets it from its
 // Retention (ADR 0010, A8).
-func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask {
-	v := &agentsmcp.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
+func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *mcpwire.MCPTask {
+	v := &mcpwire.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
 	switch task.Status {
 	case agentsmcp.TaskPending, agentsmcp.TaskRunning:
-		v.Status, v.StatusMessage = agentsmcp.MCPTaskWorking, progressMessage(task)
+		v.Status, v.StatusMessage = mcpwire.MCPTaskWorking, progressMessage(task)
 	case agentsmcp.TaskPaused:
-		v.Status = agentsmcp.MCPTaskInputRequired
+		v.Status = mcpwire.MCPTaskInputRequired
 		v.InputRequests = mcp.InputRequestMap{}
 		var waiting, keys []string
 		for _, q := range questions(task, plan) {
@@ -132,7 +132,7 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 		}
 	case agentsmcp.TaskFailed:
 		if task.ErrorCode == "" {
-			v.Status = agentsmcp.MCPTaskCompleted
+			v.Status = mcpwire.MCPTaskCompleted
 			v.Result = taskToolResult(task, plan)
 			v.Result.IsError = true
 			v.StatusMessage = task.Error
@@ -141,14 +141,14 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *agentsmcp.MCPTask 
 		// Not the plan's outcome but the executor's fault: a protocol
 		// error, mapped by the router as any error of this code.
 		msg := view.Task(task).Error
-		v.Status, v.StatusMessage = agentsmcp.MCPTaskFailed, msg
+		v.Status, v.StatusMessage = mcpwire.MCPTaskFailed, msg
 		v.Error = &agentsmcp.Error{Code: task.ErrorCode, Message: msg}
 	case agentsmcp.TaskSucceeded:
-		v.Status = agentsmcp.MCPTaskCompleted
+		v.Status = mcpwire.MCPTaskCompleted
 		v.Result = taskToolResult(task, plan)
 		v.StatusMessage = task.Error
 	default: // cancelled
-		v.Status, v.StatusMessage = agentsmcp.MCPTaskCancelled, task.Error
+		v.Status, v.StatusMessage = mcpwire.MCPTaskCancelled, task.Error
 	}
 	return v
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/internal/agentstest"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/mock"
 )
 
@@ -37,31 +38,31 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 	}}
 	for _, tc := range []struct {
 		task    *agentsmcp.Task
-		want    agentsmcp.MCPTaskStatus
+		want    mcpwire.MCPTaskStatus
 		isError bool
 		message string
 		asks    []string
 	}{
-		{task: base(agentsmcp.TaskPending), want: agentsmcp.MCPTaskWorking, message: "0 of 0 steps ended"},
+		{task: base(agentsmcp.TaskPending), want: mcpwire.MCPTaskWorking, message: "0 of 0 steps ended"},
 		{task: base(agentsmcp.TaskRunning,
 			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded, EndedAt: at},
 			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepRunning}),
-			want: agentsmcp.MCPTaskWorking, message: "1 of 2 steps ended; last: step s1 succeeded"},
+			want: mcpwire.MCPTaskWorking, message: "1 of 2 steps ended; last: step s1 succeeded"},
 		{task: base(agentsmcp.TaskPaused,
 			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded},
 			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepWaitingConfirmation}),
-			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (answer with tasks/update, inputResponses keyed confirm.s2.1; or call resume_task)", asks: []string{"confirm.s2.1"}},
+			want: mcpwire.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (answer with tasks/update, inputResponses keyed confirm.s2.1; or call resume_task)", asks: []string{"confirm.s2.1"}},
 		// The key counts the step's questions: the third ask is .3.
 		{task: base(agentsmcp.TaskPaused,
 			agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded},
 			agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepWaitingConfirmation, Asks: 3}),
-			want: agentsmcp.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (answer with tasks/update, inputResponses keyed confirm.s2.3; or call resume_task)", asks: []string{"confirm.s2.3"}},
-		{task: base(agentsmcp.TaskSucceeded), want: agentsmcp.MCPTaskCompleted},
+			want: mcpwire.MCPTaskInputRequired, message: "waiting for: confirmation of step s2 (delete_all) (answer with tasks/update, inputResponses keyed confirm.s2.3; or call resume_task)", asks: []string{"confirm.s2.3"}},
+		{task: base(agentsmcp.TaskSucceeded), want: mcpwire.MCPTaskCompleted},
 		// The executor's own fault is a protocol-level failure.
-		{task: fault, want: agentsmcp.MCPTaskFailed, message: fault.Error},
+		{task: fault, want: mcpwire.MCPTaskFailed, message: fault.Error},
 		// Failed steps are a tool-level failure: completed, isError.
-		{task: ended(agentsmcp.TaskFailed, "step s1 failed"), want: agentsmcp.MCPTaskCompleted, isError: true, message: "step s1 failed"},
-		{task: ended(agentsmcp.TaskCancelled, "cancelled by the user"), want: agentsmcp.MCPTaskCancelled, message: "cancelled by the user"},
+		{task: ended(agentsmcp.TaskFailed, "step s1 failed"), want: mcpwire.MCPTaskCompleted, isError: true, message: "step s1 failed"},
+		{task: ended(agentsmcp.TaskCancelled, "cancelled by the user"), want: mcpwire.MCPTaskCancelled, message: "cancelled by the user"},
 	} {
 		v := mcptools.MCPTaskView(tc.task, plan)
 		if v.Status != tc.want || v.StatusMessage != tc.message || !v.CreatedAt.Equal(at) || !v.UpdatedAt.Equal(at.Add(time.Second)) || v.TTLMs != nil {
@@ -75,7 +76,7 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 				t.Errorf("%s: question %s: %+v", tc.task.Status, k, v.InputRequests[k])
 			}
 		}
-		if tc.want == agentsmcp.MCPTaskCompleted {
+		if tc.want == mcpwire.MCPTaskCompleted {
 			var sc struct{ Task agentsmcp.Task }
 			raw, _ := json.Marshal(v.Result.StructuredContent)
 			if v.Result.IsError != tc.isError || json.Unmarshal(raw, &sc) != nil || sc.Task.ID != "tsk_x" || len(v.Result.Content) != 1 {
@@ -85,7 +86,7 @@ func TestMCPTaskViewMapsStoredStatuses(t *testing.T) {
 			t.Errorf("%s: a result that is not completed", tc.task.Status)
 		}
 		var ae *agentsmcp.Error
-		if tc.want == agentsmcp.MCPTaskFailed {
+		if tc.want == mcpwire.MCPTaskFailed {
 			if !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EUNAVAILABLE || ae.Message != fault.Error {
 				t.Errorf("%s: error %v, want the task's code and error", tc.task.Status, v.Error)
 			}
@@ -100,7 +101,7 @@ func accept(content map[string]any) *mcp.ElicitResult {
 }
 
 // waitMCP polls the backend until the task leaves status.
-func waitMCP(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string, status agentsmcp.MCPTaskStatus) *agentsmcp.MCPTask {
+func waitMCP(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string, status mcpwire.MCPTaskStatus) *mcpwire.MCPTask {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -132,9 +133,9 @@ func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 	if !m.Owns(id) || m.Owns("fxt_1") {
 		t.Error("Owns")
 	}
-	v := waitMCP(t, m, alice, id, agentsmcp.MCPTaskWorking)
+	v := waitMCP(t, m, alice, id, mcpwire.MCPTaskWorking)
 	ask, ok := v.InputRequests["inputs.use.1"].(*mcp.ElicitParams)
-	if v.Status != agentsmcp.MCPTaskInputRequired || !ok || !strings.Contains(jsonOf(ask.RequestedSchema), `"path"`) {
+	if v.Status != mcpwire.MCPTaskInputRequired || !ok || !strings.Contains(jsonOf(ask.RequestedSchema), `"path"`) {
 		t.Fatalf("paused task: %+v", v)
 	}
 
@@ -168,19 +169,19 @@ func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 			t.Fatalf("update %v: %v", r, err)
 		}
 	}
-	v = waitMCP(t, m, alice, id, agentsmcp.MCPTaskWorking)
+	v = waitMCP(t, m, alice, id, mcpwire.MCPTaskWorking)
 	ask, ok = v.InputRequests["inputs.use.2"].(*mcp.ElicitParams)
-	if v.Status != agentsmcp.MCPTaskInputRequired || len(v.InputRequests) != 1 || !ok || !strings.HasPrefix(ask.Message, "The last answer was refused: ") {
+	if v.Status != mcpwire.MCPTaskInputRequired || len(v.InputRequests) != 1 || !ok || !strings.HasPrefix(ask.Message, "The last answer was refused: ") {
 		t.Fatalf("after a refused answer: %+v", v)
 	}
 	if err := m.UpdateTask(alice, id, mcp.InputResponseMap{"inputs.use.2": accept(map[string]any{"path": "/data", "other": 1})}); err != nil {
 		t.Fatal(err)
 	}
-	done := waitMCP(t, m, alice, id, agentsmcp.MCPTaskInputRequired)
-	if done.Status == agentsmcp.MCPTaskWorking {
-		done = waitMCP(t, m, alice, id, agentsmcp.MCPTaskWorking)
+	done := waitMCP(t, m, alice, id, mcpwire.MCPTaskInputRequired)
+	if done.Status == mcpwire.MCPTaskWorking {
+		done = waitMCP(t, m, alice, id, mcpwire.MCPTaskWorking)
 	}
-	if done.Status != agentsmcp.MCPTaskCompleted || done.Result.IsError || !strings.Contains(jsonOf(done.Result.StructuredContent), `/data`) {
+	if done.Status != mcpwire.MCPTaskCompleted || done.Result.IsError || !strings.Contains(jsonOf(done.Result.StructuredContent), `/data`) {
 		t.Fatalf("after the inputs: %+v", done)
 	}
 	stored, _ := h.Exec.Task(context.Background(), id)
@@ -191,7 +192,7 @@ func TestMCPTasksAnswersInputsAndKeepsOthersOut(t *testing.T) {
 	if err := m.CancelTask(alice, id); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := m.GetTask(alice, id); v.Status != agentsmcp.MCPTaskCompleted {
+	if v, _ := m.GetTask(alice, id); v.Status != mcpwire.MCPTaskCompleted {
 		t.Errorf("after cancelling an ended task: %s", v.Status)
 	}
 }
@@ -205,8 +206,8 @@ func TestMCPTasksDeclinedConfirmationSkipsTheStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := waitMCP(t, m, ctx, started.ID, agentsmcp.MCPTaskWorking)
-	if v.Status != agentsmcp.MCPTaskInputRequired || v.InputRequests["confirm.wipe.1"] == nil {
+	v := waitMCP(t, m, ctx, started.ID, mcpwire.MCPTaskWorking)
+	if v.Status != mcpwire.MCPTaskInputRequired || v.InputRequests["confirm.wipe.1"] == nil {
 		t.Fatalf("destructive step: %+v", v)
 	}
 	if err := m.UpdateTask(ctx, started.ID, mcp.InputResponseMap{"confirm.wipe.1": &mcp.ElicitResult{Action: "decline"}}); err != nil {
@@ -227,7 +228,7 @@ func jsonOf(v any) string {
 }
 
 // keysOf lists the keys of v's questions, sorted.
-func keysOf(v *agentsmcp.MCPTask) []string {
+func keysOf(v *mcpwire.MCPTask) []string {
 	var keys []string
 	for k := range v.InputRequests {
 		keys = append(keys, k)
@@ -238,7 +239,7 @@ func keysOf(v *agentsmcp.MCPTask) []string {
 
 // settle polls the task until it is neither working nor its status before
 // an update that has not been taken up yet.
-func settle(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string) *agentsmcp.MCPTask {
+func settle(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string) *mcpwire.MCPTask {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -251,7 +252,7 @@ func settle(t *testing.T, m *mcptools.MCPTasks, ctx context.Context, id string) 
 			t.Fatal(err)
 		}
 		// Paused with its lease released: no runner will change it.
-		if v.Status != agentsmcp.MCPTaskWorking && task.Lease.Owner == "" || time.Now().After(deadline) {
+		if v.Status != mcpwire.MCPTaskWorking && task.Lease.Owner == "" || time.Now().After(deadline) {
 			return v
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -274,16 +275,16 @@ func TestMCPTaskKeysChangeOnlyWhenAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := started.ID
-	update := func(r mcp.InputResponseMap) *agentsmcp.MCPTask {
+	update := func(r mcp.InputResponseMap) *mcpwire.MCPTask {
 		t.Helper()
 		if err := m.UpdateTask(ctx, id, r); err != nil {
 			t.Fatalf("update %v: %v", keysOfMap(r), err)
 		}
 		return settle(t, m, ctx, id)
 	}
-	want := func(v *agentsmcp.MCPTask, keys ...string) {
+	want := func(v *mcpwire.MCPTask, keys ...string) {
 		t.Helper()
-		if got := keysOf(v); v.Status != agentsmcp.MCPTaskInputRequired || !slices.Equal(got, keys) {
+		if got := keysOf(v); v.Status != mcpwire.MCPTaskInputRequired || !slices.Equal(got, keys) {
 			t.Fatalf("%s with keys %v, want input_required with %v (%s)", v.Status, got, keys, v.StatusMessage)
 		}
 	}
@@ -322,7 +323,7 @@ func TestMCPTaskKeysChangeOnlyWhenAnswered(t *testing.T) {
 	// An answer to a key already answered is ignored.
 	want(update(mcp.InputResponseMap{"inputs.use.2": accept(map[string]any{"mode": "fast"})}), "inputs.use.3")
 	done := update(mcp.InputResponseMap{"inputs.use.3": accept(map[string]any{"mode": "fast"})})
-	if done.Status != agentsmcp.MCPTaskCompleted || done.Result.IsError || !strings.Contains(jsonOf(done.Result.StructuredContent), `["/a","fast"]`) {
+	if done.Status != mcpwire.MCPTaskCompleted || done.Result.IsError || !strings.Contains(jsonOf(done.Result.StructuredContent), `["/a","fast"]`) {
 		t.Fatalf("after the last answer: %+v", done)
 	}
 }
@@ -368,7 +369,7 @@ func TestMCPTaskInterruptedStepAsksUnderANewKey(t *testing.T) {
 	}
 	runResumeLoop(t, h.Exec)
 	v := settle(t, m, ctx, orphan.ID)
-	if got := keysOf(v); v.Status != agentsmcp.MCPTaskInputRequired || !slices.Equal(got, []string{"confirm.wipe.2"}) {
+	if got := keysOf(v); v.Status != mcpwire.MCPTaskInputRequired || !slices.Equal(got, []string{"confirm.wipe.2"}) {
 		t.Fatalf("interrupted step: %s with keys %v, want input_required with confirm.wipe.2", v.Status, got)
 	}
 	if err := m.UpdateTask(ctx, orphan.ID, mcp.InputResponseMap{"confirm.wipe.1": accept(map[string]any{"confirm": true})}); err != nil {
@@ -380,7 +381,7 @@ func TestMCPTaskInterruptedStepAsksUnderANewKey(t *testing.T) {
 	if err := m.UpdateTask(ctx, orphan.ID, mcp.InputResponseMap{"confirm.wipe.2": accept(map[string]any{"confirm": true})}); err != nil {
 		t.Fatal(err)
 	}
-	if v := settle(t, m, ctx, orphan.ID); v.Status != agentsmcp.MCPTaskCompleted || v.Result.IsError || h.Tools.CallsOf("delete_all") != 1 {
+	if v := settle(t, m, ctx, orphan.ID); v.Status != mcpwire.MCPTaskCompleted || v.Result.IsError || h.Tools.CallsOf("delete_all") != 1 {
 		t.Fatalf("after the new confirmation: %+v, %d calls", v, h.Tools.CallsOf("delete_all"))
 	}
 }
@@ -401,7 +402,7 @@ func TestMCPTaskFailedByTheExecutorIsFailed(t *testing.T) {
 	runResumeLoop(t, h.Exec)
 	v := settle(t, m, ctx, lost.ID)
 	var ae *agentsmcp.Error
-	if v.Status != agentsmcp.MCPTaskFailed || v.Result != nil || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "cannot resume") {
+	if v.Status != mcpwire.MCPTaskFailed || v.Result != nil || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "cannot resume") {
 		t.Fatalf("task with a lost plan: %+v", v)
 	}
 	if stored, _ := h.Exec.Task(ctx, lost.ID); stored.Status != agentsmcp.TaskFailed || stored.ErrorCode != agentsmcp.EINTERNAL {
@@ -413,7 +414,7 @@ func TestMCPTaskFailedByTheExecutorIsFailed(t *testing.T) {
 	if err != nil || failed.Status != agentsmcp.TaskFailed || failed.ErrorCode != "" {
 		t.Fatalf("task with a broken step: %v, %s, code %q", err, failed.Status, failed.ErrorCode)
 	}
-	if v.Status != agentsmcp.MCPTaskCompleted || v.Result == nil || !v.Result.IsError || v.Error != nil {
+	if v.Status != mcpwire.MCPTaskCompleted || v.Result == nil || !v.Result.IsError || v.Error != nil {
 		t.Fatalf("task with a broken step: %+v", v)
 	}
 }
@@ -442,7 +443,7 @@ func TestMCPTaskRefusedByTheStoreIsFailed(t *testing.T) {
 	}
 	v, err := m.GetTask(ctx, task.ID)
 	var ae *agentsmcp.Error
-	if err != nil || v.Status != agentsmcp.MCPTaskFailed || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "store rejects") {
+	if err != nil || v.Status != mcpwire.MCPTaskFailed || !errors.As(v.Error, &ae) || ae.Code != agentsmcp.EINTERNAL || !strings.Contains(ae.Message, "store rejects") {
 		t.Fatalf("%v %+v", err, v)
 	}
 }

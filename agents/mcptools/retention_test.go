@@ -10,6 +10,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/internal/agentstest"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
@@ -22,7 +23,7 @@ func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	keep := &mcptools.MCPTasks{Executor: h.Exec, Plans: h.Store}
-	if v := waitMCP(t, keep, ctx, paused.ID, agentsmcp.MCPTaskWorking); v.Status != agentsmcp.MCPTaskInputRequired {
+	if v := waitMCP(t, keep, ctx, paused.ID, mcpwire.MCPTaskWorking); v.Status != mcpwire.MCPTaskInputRequired {
 		t.Fatalf("the task with inputs: %+v", v)
 	}
 
@@ -67,7 +68,7 @@ func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
 	if _, err := h.Store.FindTaskByID(ctx, ended.ID); err != nil {
 		t.Errorf("the expired task is hidden, not deleted, before a sweep: %v", err)
 	}
-	if v, err := short.GetTask(ctx, paused.ID); err != nil || v.Status != agentsmcp.MCPTaskInputRequired {
+	if v, err := short.GetTask(ctx, paused.ID); err != nil || v.Status != mcpwire.MCPTaskInputRequired {
 		t.Errorf("a paused task older than the retention: %+v, %v; want it kept", v, err)
 	}
 }

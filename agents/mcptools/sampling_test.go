@@ -17,6 +17,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/agents/mcptools"
 	"github.com/agents-mcp/agents-mcp/internal/agentstest"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/localtools"
 )
 
@@ -224,11 +225,11 @@ func TestRunTaskAsksA2026ClientsModelThroughMRTR(t *testing.T) {
 func TestSamplingRoundsComeBeforeTheMCPTask(t *testing.T) {
 	r := newSamplingRig(t, agents.LLMAuto)
 	model := &fakeClientModel{}
-	var modes []*agentsmcp.TaskMode
+	var modes []*mcpwire.TaskMode
 	ctx := func() context.Context {
-		m := &agentsmcp.TaskMode{}
+		m := &mcpwire.TaskMode{}
 		modes = append(modes, m)
-		return agentsmcp.WithTaskMode(t.Context(), m)
+		return mcpwire.WithTaskMode(t.Context(), m)
 	}
 	args := map[string]any{"request": fetchRequest}
 	res, err := r.call2026(ctx(), "run_task", args, samplingCaps, "", nil)

@@ -14,6 +14,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/internal/seal"
 	"github.com/agents-mcp/agents-mcp/internal/view"
 	"github.com/agents-mcp/agents-mcp/localtools"
@@ -200,13 +201,13 @@ func (t *Tools) executeTask(ctx context.Context, req *mcp.CallToolRequest, a Exe
 // when the task ends or pauses (or MaxWait passes). A caller that cancels
 // its request cancels the task it waits for. call identifies the call for
 // the requestState of an input_required answer (see callDigest). A call in
-// task mode ([agentsmcp.TaskModeFrom]) never waits: it reports the task it
+// task mode ([mcpwire.TaskModeFrom]) never waits: it reports the task it
 // created, and the router answers with a CreateTaskResult.
 func (t *Tools) start(ctx context.Context, req *mcp.CallToolRequest, plan *agentsmcp.Plan, inputs json.RawMessage, confirm []string, wait bool, thoughtID, call string) (*mcp.CallToolResult, *TaskResult, error) {
 	if err := mayRun(ctx, plan); err != nil {
 		return nil, nil, err
 	}
-	mode := agentsmcp.TaskModeFrom(ctx)
+	mode := mcpwire.TaskModeFrom(ctx)
 	if mode != nil {
 		// The caller polls the task (MCP Tasks, ADR 0010): nobody waits.
 		wait = false
@@ -300,7 +301,7 @@ func (t *Tools) retry(ctx context.Context, req *mcp.CallToolRequest, call string
 			return nil, nil, err
 		}
 	}
-	if mode := agentsmcp.TaskModeFrom(ctx); mode != nil {
+	if mode := mcpwire.TaskModeFrom(ctx); mode != nil {
 		// MRTR rounds first, then the task (SEP-2663): the caller polls.
 		mode.Created(task.ID)
 		return nil, res, nil

@@ -21,6 +21,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
@@ -102,7 +103,7 @@ var _ agentsmcp.LLM = (*Client)(nil)
 // sent until the first Complete.
 func New(cfg Config) (*Client, error) {
 	base := strings.TrimRight(cmp.Or(cfg.BaseURL, DefaultBaseURL), "/")
-	if err := agentsmcp.CheckHTTPURL(base); err != nil {
+	if err := validate.HTTPURL(base); err != nil {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "openai LLM: base URL %s %v", redact.URL(base), err)
 	}
 	if cfg.Timeout < 0 {

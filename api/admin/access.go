@@ -18,6 +18,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file holds what every route goes through: the scope check, the body
@@ -269,13 +270,13 @@ func (h *Handler) audit(r *http.Request, st *auditState, status int, start time.
 		At:        start.UTC(),
 		RequestID: requestID(r),
 		Kind:      agentsmcp.AuditAdminWrite,
-		Target:    agentsmcp.TruncateUTF8(r.Method+" "+routePattern(r), agentsmcp.MaxAuditFieldBytes),
+		Target:    storedform.TruncateUTF8(r.Method+" "+routePattern(r), agentsmcp.MaxAuditFieldBytes),
 		Transport: "admin",
 		Arguments: st.arguments,
 		Outcome:   agentsmcp.AuditOK,
 		Latency:   time.Since(start),
 	}
-	e.Principal = agentsmcp.TruncateUTF8(agentsmcp.PrincipalIDFrom(r.Context()), agentsmcp.MaxAuditFieldBytes)
+	e.Principal = storedform.TruncateUTF8(agentsmcp.PrincipalIDFrom(r.Context()), agentsmcp.MaxAuditFieldBytes)
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusTooManyRequests:
 		e.Outcome = agentsmcp.AuditDenied
@@ -283,7 +284,7 @@ func (h *Handler) audit(r *http.Request, st *auditState, status int, start time.
 		e.Outcome = agentsmcp.AuditError
 	}
 	if st.err != nil && e.Outcome != agentsmcp.AuditOK {
-		e.Error = agentsmcp.TruncateUTF8(st.err.Code+": "+st.err.Message, agentsmcp.MaxAuditErrorBytes)
+		e.Error = storedform.TruncateUTF8(st.err.Code+": "+st.err.Message, agentsmcp.MaxAuditErrorBytes)
 	}
 	h.opts.Audit.Record(e)
 }

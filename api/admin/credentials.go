@@ -339,7 +339,7 @@ func (h *Handler) oauthDiscoveryInput(r *http.Request, register bool) (OAuthDisc
 	case in.Method != "" && !register:
 		return in, invalidf("method is a field of POST /credentials/register")
 	case in.URL != "":
-		if err := agentsmcp.CheckHTTPURL(in.URL); err != nil {
+		if err := validate.HTTPURL(in.URL); err != nil {
 			return in, invalidf("url %q %v", redact.URL(in.URL), err)
 		}
 	}

@@ -553,16 +553,14 @@ func (r executorResumer) Resume(ctx context.Context, id string, in admin.ResumeI
 }
 
 // routerListingCosts serves GET /tools/listing-cost from the real router's
-// figures now (cmd/agents-mcp's adminListingCosts adds the counts of the
-// pages answered, which a harness without clients has none of).
+// figures now, without counts (a harness without clients answers no pages).
 type routerListingCosts struct{ router *router.Router }
 
 func (c routerListingCosts) ListingCosts() admin.ListingCostPage {
-	page := admin.ListingCostPage{Tokenizer: "approximate"}
-	for _, mode := range []agentsmcp.CatalogMode{agentsmcp.CatalogFull, agentsmcp.CatalogDiscovery} {
+	page := admin.NewListingCostPage("approximate", func(mode agentsmcp.CatalogMode) (int, int, int) {
 		now := c.router.ListingCost(nil, mode)
-		page.Modes = append(page.Modes, admin.ModeCost{Mode: string(mode), Tools: now.Tools, Bytes: now.Bytes, Tokens: now.Tokens})
-	}
+		return now.Tools, now.Bytes, now.Tokens
+	}, nil)
 	page.VirtualServers = []admin.VirtualServerCost{}
 	for _, vs := range c.router.VirtualServers() {
 		full, disc, _ := c.router.VirtualListingCost(vs.Name)

@@ -1,6 +1,10 @@
 package admin
 
-import "net/http"
+import (
+	"net/http"
+
+	agentsmcp "github.com/agents-mcp/agents-mcp"
+)
 
 // This file serves what a tools/list costs clients' models per catalog
 // mode: what operators look at to see what discovery mode saves.
@@ -58,6 +62,23 @@ type ListedCount struct {
 	Pages  int64 `json:"pages"`
 	Bytes  int64 `json:"bytes"`
 	Tokens int64 `json:"tokens"`
+}
+
+// NewListingCostPage builds the page for the full and discovery modes, in
+// that order: now gives what a whole tools/list costs in a mode for a
+// caller without an allowlist (tools, bytes, tokens), listed what the pages
+// answered in it cost (nil: nothing counted).
+func NewListingCostPage(tokenizer string, now func(agentsmcp.CatalogMode) (tools, bytes, tokens int), listed func(agentsmcp.CatalogMode) ListedCount) ListingCostPage {
+	page := ListingCostPage{Tokenizer: tokenizer}
+	for _, mode := range []agentsmcp.CatalogMode{agentsmcp.CatalogFull, agentsmcp.CatalogDiscovery} {
+		c := ModeCost{Mode: string(mode)}
+		c.Tools, c.Bytes, c.Tokens = now(mode)
+		if listed != nil {
+			c.Listed = listed(mode)
+		}
+		page.Modes = append(page.Modes, c)
+	}
+	return page
 }
 
 // GET /tools/listing-cost

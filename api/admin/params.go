@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // maxParamBytes bounds a query parameter other than q.
@@ -34,9 +35,9 @@ func queryParams(r *http.Request, accepted ...string) (*params, error) {
 	for name, vs := range values {
 		if !slices.Contains(accepted, name) {
 			if len(accepted) == 0 {
-				return nil, invalidf("this route takes no query parameter, got %q", agentsmcp.TruncateUTF8(name, 64))
+				return nil, invalidf("this route takes no query parameter, got %q", storedform.TruncateUTF8(name, 64))
 			}
-			return nil, invalidf("unknown query parameter %q; this route takes %s", agentsmcp.TruncateUTF8(name, 64), strings.Join(accepted, ", "))
+			return nil, invalidf("unknown query parameter %q; this route takes %s", storedform.TruncateUTF8(name, 64), strings.Join(accepted, ", "))
 		}
 		if len(vs) > 1 {
 			return nil, invalidf("query parameter %s is given %d times", name, len(vs))
@@ -64,7 +65,7 @@ func (p *params) time(name string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, invalidf("%s %q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", name, agentsmcp.TruncateUTF8(v, 64))
+		return time.Time{}, invalidf("%s %q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", name, storedform.TruncateUTF8(v, 64))
 	}
 	return t, nil
 }
@@ -92,7 +93,7 @@ func (p *params) limit() (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > agentsmcp.MaxPageSize {
-		return 0, invalidf("limit %q is not an integer from 1 to %d", agentsmcp.TruncateUTF8(v, 64), agentsmcp.MaxPageSize)
+		return 0, invalidf("limit %q is not an integer from 1 to %d", storedform.TruncateUTF8(v, 64), agentsmcp.MaxPageSize)
 	}
 	return n, nil
 }
@@ -105,7 +106,7 @@ func (p *params) fraction(name string) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
-		return 0, invalidf("%s %q is not a number from 0 to 1", name, agentsmcp.TruncateUTF8(v, 64))
+		return 0, invalidf("%s %q is not a number from 0 to 1", name, storedform.TruncateUTF8(v, 64))
 	}
 	return f, nil
 }
@@ -114,7 +115,7 @@ func (p *params) fraction(name string) (float64, error) {
 func oneOf[T ~string](p *params, name string, valid []T) (T, error) {
 	v := T(p.values.Get(name))
 	if v != "" && !slices.Contains(valid, v) {
-		return "", invalidf("%s %q is not one of %v", name, agentsmcp.TruncateUTF8(string(v), 64), valid)
+		return "", invalidf("%s %q is not one of %v", name, storedform.TruncateUTF8(string(v), 64), valid)
 	}
 	return v, nil
 }
@@ -137,7 +138,7 @@ func rankPageOf(p *params) (rankPage, error) {
 	if c := p.str("cursor"); c != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(c, rankCursorPrefix))
 		if !strings.HasPrefix(c, rankCursorPrefix) || err != nil || n < 1 || n >= agentsmcp.MaxPageSize {
-			return rankPage{}, invalidf("cursor %q is not one that a search with q returned", agentsmcp.TruncateUTF8(c, 64))
+			return rankPage{}, invalidf("cursor %q is not one that a search with q returned", storedform.TruncateUTF8(c, 64))
 		}
 		pg.offset = n
 	}
@@ -174,7 +175,7 @@ func (pg rankPage) cut(n int) (from, to int, next string) {
 func pathID(r *http.Request, prefix, what string) (string, error) {
 	id := chi.URLParam(r, "id")
 	if !agentsmcp.IDPattern.MatchString(id) || !strings.HasPrefix(id, prefix+"_") {
-		return "", notFoundf("no %s with id %q", what, agentsmcp.TruncateUTF8(id, 64))
+		return "", notFoundf("no %s with id %q", what, storedform.TruncateUTF8(id, 64))
 	}
 	return id, nil
 }

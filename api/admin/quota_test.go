@@ -16,7 +16,7 @@ import (
 func TestCreateInsightPastTheQuotaIs429(t *testing.T) {
 	e := newEnv(t, envOptions{edit: func(o *admin.Options) {
 		store := o.Insights // the SQLite store
-		o.Insights = &quota.Insights{InsightService: store, Usage: store.(agentsmcp.UsageService), Quota: agentsmcp.Quota{MaxCount: 2}}
+		o.Insights = &quota.Insights{InsightService: store, Usage: store.(agentsmcp.UsageService), Quota: quota.Quota{MaxCount: 2}}
 	}})
 	path := admin.Prefix + "/insights"
 	for range 2 {

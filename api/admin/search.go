@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file holds pattern filtering and offset paging; q without a Recall
@@ -57,7 +58,7 @@ func offsetPageOf(p *params) (rankPage, error) {
 	if c := p.str("cursor"); c != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(c, offsetCursorPrefix))
 		if !strings.HasPrefix(c, offsetCursorPrefix) || err != nil || n < 1 || n > maxOffset {
-			return rankPage{}, invalidf("cursor %q is not one that this list returned", agentsmcp.TruncateUTF8(c, 64))
+			return rankPage{}, invalidf("cursor %q is not one that this list returned", storedform.TruncateUTF8(c, 64))
 		}
 		pg.offset = n
 	}

@@ -15,6 +15,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -84,10 +85,10 @@ func (in *UpstreamInput) config() (agentsmcp.UpstreamConfig, error) {
 	case "":
 		return agentsmcp.UpstreamConfig{}, invalidf("transport is required: streamable or sse")
 	default:
-		return agentsmcp.UpstreamConfig{}, invalidf("transport %q is not one of streamable, sse", agentsmcp.TruncateUTF8(cfg.Transport, 64))
+		return agentsmcp.UpstreamConfig{}, invalidf("transport %q is not one of streamable, sse", storedform.TruncateUTF8(cfg.Transport, 64))
 	}
 	if u, err := url.Parse(in.URL); err == nil && u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
-		return agentsmcp.UpstreamConfig{}, invalidf("url: the scheme must be http or https, not %q", agentsmcp.TruncateUTF8(u.Scheme, 32))
+		return agentsmcp.UpstreamConfig{}, invalidf("url: the scheme must be http or https, not %q", storedform.TruncateUTF8(u.Scheme, 32))
 	}
 	if in.Tools != nil {
 		cfg.Tools = agentsmcp.UpstreamToolFilter{Allow: in.Tools.Allow, Deny: in.Tools.Deny}
@@ -101,7 +102,7 @@ func (in *UpstreamInput) config() (agentsmcp.UpstreamConfig, error) {
 		}
 		v, err := time.ParseDuration(d.value)
 		if err != nil || v <= 0 {
-			return agentsmcp.UpstreamConfig{}, invalidf("%s %q is not a positive duration such as 30s", d.field, agentsmcp.TruncateUTF8(d.value, 64))
+			return agentsmcp.UpstreamConfig{}, invalidf("%s %q is not a positive duration such as 30s", d.field, storedform.TruncateUTF8(d.value, 64))
 		}
 		*d.into = v
 	}
@@ -114,7 +115,7 @@ func (in *UpstreamInput) config() (agentsmcp.UpstreamConfig, error) {
 		for i, p := range problems {
 			msgs[i] = apiFieldName(p.Field) + ": " + p.Message
 		}
-		return agentsmcp.UpstreamConfig{}, invalidf("upstream %q: %s", agentsmcp.TruncateUTF8(cfg.Name, 64), strings.Join(msgs, "; "))
+		return agentsmcp.UpstreamConfig{}, invalidf("upstream %q: %s", storedform.TruncateUTF8(cfg.Name, 64), strings.Join(msgs, "; "))
 	}
 	return cfg, nil
 }
@@ -250,7 +251,7 @@ func routeName(r *http.Request, pattern *regexp.Regexp, what string) (string, er
 	}
 	name := chi.URLParam(r, "name")
 	if !pattern.MatchString(name) {
-		return "", notFoundf("no %s named %q", what, agentsmcp.TruncateUTF8(name, 64))
+		return "", notFoundf("no %s named %q", what, storedform.TruncateUTF8(name, 64))
 	}
 	return name, nil
 }

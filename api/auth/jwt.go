@@ -18,6 +18,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // DefaultScopesClaim is the claim read for scopes when [JWTConfig] names
@@ -105,7 +106,7 @@ func (c *JWTConfig) Problems() []Problem {
 	checkURL := func(field, v string) {
 		if v == "" {
 			bad(field, "required when JWT authentication is configured")
-		} else if err := agentsmcp.CheckHTTPURL(v); err != nil {
+		} else if err := validate.HTTPURL(v); err != nil {
 			bad(field, "%q %v", redact.URL(v), err)
 		}
 	}

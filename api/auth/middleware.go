@@ -14,6 +14,7 @@ import (
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 )
 
 // The "code" of the JSON error bodies this package writes.
@@ -43,7 +44,7 @@ func (a *Authenticator) Middleware(scope string) func(http.Handler) http.Handler
 // [sdkauth.TokenInfo] (made by [NewTokenInfo]; MCP handlers get it as
 // req.Extra.TokenInfo). next sees the request's headers unchanged. A
 // caller authenticated by a JWT also has its token there, as an
-// [agentsmcp.DelegatedToken] (see serveAs); an API key is never delegable.
+// [delegation.DelegatedToken] (see serveAs); an API key is never delegable.
 //
 // Without credentials configured every request goes through as
 // [Anonymous], whatever it carries. Otherwise a request without a bearer
@@ -73,9 +74,9 @@ func (a *Authenticator) Authenticate(next http.Handler) http.Handler {
 			a.Refuse(w, r, err, "")
 			return
 		}
-		var delegated *agentsmcp.DelegatedToken
+		var delegated *delegation.DelegatedToken
 		if isJWT {
-			delegated = agentsmcp.NewDelegatedToken(p.ID, token, exp)
+			delegated = delegation.NewDelegatedToken(p.ID, token, exp)
 		}
 		a.serveAs(w, r, p, exp, delegated, inner)
 	})
@@ -102,13 +103,13 @@ func pendingTokenInfo(ctx context.Context, _ string, _ *http.Request) (*sdkauth.
 // other caller) goes into the request's context and its TokenInfo, where
 // the router finds it for the tool calls of this request only: HTTP tool
 // sources that opted in to delegation act with it (ADR 0012 D7b). It is
-// never logged: [agentsmcp.DelegatedToken] prints as redacted.
-func (a *Authenticator) serveAs(w http.ResponseWriter, r *http.Request, p *agentsmcp.Principal, exp time.Time, delegated *agentsmcp.DelegatedToken, inner http.Handler) {
+// never logged: [delegation.DelegatedToken] prints as redacted.
+func (a *Authenticator) serveAs(w http.ResponseWriter, r *http.Request, p *agentsmcp.Principal, exp time.Time, delegated *delegation.DelegatedToken, inner http.Handler) {
 	ctx := agentsmcp.WithPrincipal(r.Context(), p)
 	ti := NewTokenInfo(p, exp)
 	if delegated != nil {
-		ctx = agentsmcp.WithDelegatedToken(ctx, delegated)
-		ti.Extra[agentsmcp.TokenInfoDelegatedToken] = delegated
+		ctx = delegation.WithDelegatedToken(ctx, delegated)
+		ti.Extra[delegation.TokenInfoDelegatedToken] = delegated
 	}
 	ctx = context.WithValue(ctx, pendingKey{}, &pending{tokenInfo: ti, header: r.Header})
 	r = r.WithContext(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/delegation"
 )
 
 // failure is one call of Config.OnFailure.
@@ -305,12 +306,12 @@ func TestAuthenticateContext(t *testing.T) {
 		header    http.Header
 		principal *agentsmcp.Principal
 		info      *sdkauth.TokenInfo
-		delegated *agentsmcp.DelegatedToken
+		delegated *delegation.DelegatedToken
 	}
 	var got seen
 	h := a.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = seen{r.Header.Clone(), agentsmcp.PrincipalFrom(r.Context()), sdkauth.TokenInfoFromContext(r.Context()),
-			agentsmcp.DelegatedTokenFrom(r.Context())}
+			delegation.DelegatedTokenFrom(r.Context())}
 	}))
 	jwtExp := time.Now().Add(time.Hour).Truncate(time.Second)
 	c := claims("alice", "mcp admin:read")
@@ -346,7 +347,7 @@ func TestAuthenticateContext(t *testing.T) {
 			}
 			// Only a JWT is the caller's own identity, to delegate (ADR
 			// 0012 D7b); it prints redacted wherever it goes.
-			inInfo, _ := got.info.Extra[agentsmcp.TokenInfoDelegatedToken].(*agentsmcp.DelegatedToken)
+			inInfo, _ := got.info.Extra[delegation.TokenInfoDelegatedToken].(*delegation.DelegatedToken)
 			if tt.name == "key" {
 				if got.delegated != nil || inInfo != nil {
 					t.Errorf("an API key is delegable: %v %v", got.delegated, inInfo)

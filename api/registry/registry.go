@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // Paths served.
@@ -172,8 +173,8 @@ func (h *Handler) detail(r *http.Request, vs *agentsmcp.VirtualServer) ServerDet
 	return ServerDetail{
 		Schema:      ServerSchema,
 		Name:        h.namespace(r) + "/" + vs.Name,
-		Description: agentsmcp.TruncateUTF8(desc, 100),
-		Title:       agentsmcp.TruncateUTF8(vs.Title, 100),
+		Description: storedform.TruncateUTF8(desc, 100),
+		Title:       storedform.TruncateUTF8(vs.Title, 100),
 		Version:     vs.PublishedVersion(),
 		Remotes: []Remote{
 			{Type: "streamable-http", URL: base + "/mcp/" + url.PathEscape(vs.Name)},

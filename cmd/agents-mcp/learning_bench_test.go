@@ -23,6 +23,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // The learning benchmark: do the agents
@@ -1056,7 +1057,7 @@ func (bs *benchServer) runFamily(t *testing.T, planner string, f *benchFamily) f
 		if why == "" {
 			res.succeeded++
 		} else if len(res.notes) < 3 {
-			res.notes = append(res.notes, fmt.Sprintf("%q: %s", r.text, agentsmcp.TruncateUTF8(why, 200)))
+			res.notes = append(res.notes, fmt.Sprintf("%q: %s", r.text, storedform.TruncateUTF8(why, 200)))
 		}
 		var used []string
 		for _, c := range calls {

@@ -92,13 +92,15 @@ type adminListingCosts struct {
 
 func (a adminListingCosts) ListingCosts() admin.ListingCostPage {
 	counts := a.counts.counts()
-	page := admin.ListingCostPage{Tokenizer: "approximate: one token per 4 bytes of JSON (OpenAI's rule of thumb; JSON with schemas is nearer one per 3 to 3.5 bytes)"}
-	for _, mode := range []agentsmcp.CatalogMode{agentsmcp.CatalogFull, agentsmcp.CatalogDiscovery} {
-		now := a.router.ListingCost(nil, mode)
-		c := counts[mode]
-		page.Modes = append(page.Modes, admin.ModeCost{Mode: string(mode), Tools: now.Tools, Bytes: now.Bytes, Tokens: now.Tokens,
-			Listed: admin.ListedCount{Pages: c.Pages, Bytes: c.Bytes, Tokens: c.Tokens}})
+	now := func(mode agentsmcp.CatalogMode) (int, int, int) {
+		c := a.router.ListingCost(nil, mode)
+		return c.Tools, c.Bytes, c.Tokens
 	}
+	page := admin.NewListingCostPage("approximate: one token per 4 bytes of JSON (OpenAI's rule of thumb; JSON with schemas is nearer one per 3 to 3.5 bytes)",
+		now, func(mode agentsmcp.CatalogMode) admin.ListedCount {
+			c := counts[mode]
+			return admin.ListedCount{Pages: c.Pages, Bytes: c.Bytes, Tokens: c.Tokens}
+		})
 	page.VirtualServers = []admin.VirtualServerCost{}
 	for _, vs := range a.router.VirtualServers() {
 		full, disc, ok := a.router.VirtualListingCost(vs.Name)

@@ -200,9 +200,9 @@ func openMemory(ctx context.Context, cfg *config.Config, logger *slog.Logger) (_
 	// The quotas wrap the store itself, so that they count what is
 	// stored: sealed values, redacted texts.
 	taskQuota := &quota.Tasks{TaskService: m.store, Usage: m.store,
-		Quota: agentsmcp.Quota{MaxCount: cfg.QuotaTasksMaxCount, MaxBytes: cfg.QuotaTasksMaxBytes}}
+		Quota: quota.Quota{MaxCount: cfg.QuotaTasksMaxCount, MaxBytes: cfg.QuotaTasksMaxBytes}}
 	insightQuota := &quota.Insights{InsightService: m.store, Usage: m.store,
-		Quota: agentsmcp.Quota{MaxCount: cfg.QuotaInsightsMaxCount, MaxBytes: cfg.QuotaInsightsMaxBytes}}
+		Quota: quota.Quota{MaxCount: cfg.QuotaInsightsMaxCount, MaxBytes: cfg.QuotaInsightsMaxBytes}}
 	m.tasks = &secrets.Tasks{TaskService: taskQuota, Sealer: sealer}
 	m.plans = &secrets.Plans{PlanService: m.store, Sealer: sealer}
 	m.thoughts = &secrets.Thoughts{ThoughtService: m.store}

@@ -12,6 +12,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/api/auth"
 	"github.com/agents-mcp/agents-mcp/api/telemetry"
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/memory/auditlog"
 	"github.com/agents-mcp/agents-mcp/router"
 )
@@ -198,7 +199,7 @@ func (s *security) toolCalled(c router.ToolCallRecord) {
 	if c.Client != "" || c.ClientVersion != "" {
 		// The client names itself: bound it, as an entry with a longer
 		// field would be refused whole.
-		e.Client = agentsmcp.TruncateUTF8(strings.ToValidUTF8(c.Client+"/"+c.ClientVersion, "\uFFFD"), agentsmcp.MaxAuditFieldBytes)
+		e.Client = storedform.TruncateUTF8(strings.ToValidUTF8(c.Client+"/"+c.ClientVersion, "\uFFFD"), agentsmcp.MaxAuditFieldBytes)
 	}
 	if c.Method != "" { // a refused read of a resource, template or prompt
 		e.Kind, e.Target = agentsmcp.AuditMCPRead, c.Method+" "+c.Tool

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -174,6 +175,6 @@ func AnswerBridged(t *agentsmcp.Task, responses mcp.InputResponseMap, now time.T
 	if t.Inputs, err = json.Marshal(answers); err != nil {
 		return false, err
 	}
-	t.AddEvent(agentsmcp.TaskEvent{At: now, Type: "answered", StepID: BridgedStepID, Message: "the client answered " + q.Key})
+	storedform.AddEvent(t, agentsmcp.TaskEvent{At: now, Type: "answered", StepID: BridgedStepID, Message: "the client answered " + q.Key})
 	return true, nil
 }

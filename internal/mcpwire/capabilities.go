@@ -6,8 +6,6 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 // Capabilities is what the client of one request speaks and can receive:
@@ -173,14 +171,14 @@ func (c Capabilities) Roots() bool {
 }
 
 // Tasks reports whether the client declared the Tasks extension
-// (agentsmcp.TasksExtension) in its request's own _meta, which only a
+// (TasksExtension) in its request's own _meta, which only a
 // sessionless revision does.
 func (c Capabilities) Tasks() bool {
 	if !c.Sessionless() || c.meta == nil {
 		return false
 	}
 	exts, _ := c.meta["extensions"].(map[string]any)
-	_, ok := exts[agentsmcp.TasksExtension]
+	_, ok := exts[TasksExtension]
 	return ok
 }
 

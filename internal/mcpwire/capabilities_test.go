@@ -6,15 +6,13 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
 func TestCapabilities(t *testing.T) {
 	declared := map[string]any{
 		"elicitation": map[string]any{},
 		"roots":       map[string]any{},
-		"extensions":  map[string]any{agentsmcp.TasksExtension: map[string]any{}},
+		"extensions":  map[string]any{TasksExtension: map[string]any{}},
 	}
 	for _, tt := range []struct {
 		name                                  string

@@ -1,4 +1,4 @@
-// Package storedform computes the stored form of a task: what a store that
+// Package storedform computes the stored form of the root's aggregates. For a task: what a store that
 // keeps tasks verbatim ([agentsmcp.VerbatimTaskStore]) returns once a task is
 // written, so that the executor may skip reading back a task it wrote last,
 // and the store tests can check both stores against the same form. A leaf:
@@ -38,7 +38,7 @@ func Task(t *agentsmcp.Task) *agentsmcp.Task {
 		s.StartedAt, s.EndedAt = storedTime(s.StartedAt), storedTime(s.EndedAt)
 		c.Steps[i] = s
 	}
-	history := agentsmcp.TrimTaskHistory(t.History)
+	history := TrimHistory(t.History)
 	c.History = make([]agentsmcp.TaskEvent, len(history))
 	for i, e := range history {
 		e.At = storedTime(e.At)

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
 // Server is the upstream's side of the Tasks extension, in memory. Its
@@ -87,7 +87,7 @@ type upAck struct {
 func declaresTasks(meta map[string]any) bool {
 	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
 	exts, _ := caps["extensions"].(map[string]any)
-	_, ok := exts[agentsmcp.TasksExtension]
+	_, ok := exts[mcpwire.TasksExtension]
 	return ok
 }
 
@@ -97,7 +97,7 @@ func declaresTasks(meta map[string]any) bool {
 func New() (*Server, *mcp.Server) {
 	ts := &Server{tasks: map[string]*upTask{}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "tasker", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Extensions: map[string]any{agentsmcp.TasksExtension: map[string]any{}}},
+		Capabilities: &mcp.ServerCapabilities{Extensions: map[string]any{mcpwire.TasksExtension: map[string]any{}}},
 	})
 	schema := json.RawMessage(`{"type":"object"}`)
 	syncTool := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

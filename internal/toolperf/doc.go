@@ -3,7 +3,7 @@
 // latency histogram (LatencyBucket, Percentile), the error class kept of a
 // failed call (ErrorClass, CommonErrors, LastErrorClass) and the
 // reliability estimate of a tool from its decayed outcomes (Estimate,
-// Prior, CoolDownAfter under an [agentsmcp.ReliabilityPolicy]).
+// Prior, CoolDownAfter under an [ReliabilityPolicy]).
 //
 // The stores use it to record calls, the agents to weigh tools. It is a
 // leaf: it imports the root only.

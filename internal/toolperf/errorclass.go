@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 const (
@@ -21,22 +22,22 @@ var errorClassRules = []struct {
 	class string
 	words []string
 }{
-	{agentsmcp.ErrorClassAuthorization, []string{"not authorized for", "authorization required", "authorize at", "unauthorized", "unauthenticated"}},
-	{agentsmcp.ErrorClassEgress, []string{"egress"}},
-	{agentsmcp.ErrorClassTimeout, []string{"timeout", "timed out", "deadline exceeded", "no answer within", "did not end within"}},
-	{agentsmcp.ErrorClassCancelled, []string{"context canceled", "cancelled", "canceled"}},
-	{agentsmcp.ErrorClassConnRefused, []string{"connection refused", "econnrefused"}},
-	{agentsmcp.ErrorClassConnReset, []string{"connection reset", "econnreset", "broken pipe", "unexpected eof", "eof", "connection closed", "session closed"}},
-	{agentsmcp.ErrorClassHostNotFound, []string{"host not found", "no such host", "enotfound", "name resolution", "server misbehaving"}},
-	{agentsmcp.ErrorClassTLS, []string{"tls error", "tls:", "x509:", "certificate"}},
-	{agentsmcp.ErrorClassRateLimited, []string{"rate limit", "rate-limit", "too many requests", "quota", "throttl"}},
-	{agentsmcp.ErrorClassTooLarge, []string{"larger than the limit", "too large", "max_response_bytes"}},
-	{agentsmcp.ErrorClassInvalidArguments, []string{"invalid argument", "invalid params", "invalid parameter", "invalid input",
+	{ErrorClassAuthorization, []string{"not authorized for", "authorization required", "authorize at", "unauthorized", "unauthenticated"}},
+	{ErrorClassEgress, []string{"egress"}},
+	{ErrorClassTimeout, []string{"timeout", "timed out", "deadline exceeded", "no answer within", "did not end within"}},
+	{ErrorClassCancelled, []string{"context canceled", "cancelled", "canceled"}},
+	{ErrorClassConnRefused, []string{"connection refused", "econnrefused"}},
+	{ErrorClassConnReset, []string{"connection reset", "econnreset", "broken pipe", "unexpected eof", "eof", "connection closed", "session closed"}},
+	{ErrorClassHostNotFound, []string{"host not found", "no such host", "enotfound", "name resolution", "server misbehaving"}},
+	{ErrorClassTLS, []string{"tls error", "tls:", "x509:", "certificate"}},
+	{ErrorClassRateLimited, []string{"rate limit", "rate-limit", "too many requests", "quota", "throttl"}},
+	{ErrorClassTooLarge, []string{"larger than the limit", "too large", "max_response_bytes"}},
+	{ErrorClassInvalidArguments, []string{"invalid argument", "invalid params", "invalid parameter", "invalid input",
 		"validation", "is missing", "missing required", "is required", "must not be empty", "not a json object", "-32602"}},
-	{agentsmcp.ErrorClassPermissionDenied, []string{"permission denied", "forbidden", "eacces", "eperm", "access denied", "not allowed"}},
-	{agentsmcp.ErrorClassNotFound, []string{"not found", "no such", "enoent", "does not exist", "unknown tool"}},
-	{agentsmcp.ErrorClassUnavailable, []string{"unavailable", "is down", "not connected", "not ready", "no upstream"}},
-	{agentsmcp.ErrorClassInternal, []string{"internal error", "internal server error", "panic", "-32603"}},
+	{ErrorClassPermissionDenied, []string{"permission denied", "forbidden", "eacces", "eperm", "access denied", "not allowed"}},
+	{ErrorClassNotFound, []string{"not found", "no such", "enoent", "does not exist", "unknown tool"}},
+	{ErrorClassUnavailable, []string{"unavailable", "is down", "not connected", "not ready", "no upstream"}},
+	{ErrorClassInternal, []string{"internal error", "internal server error", "panic", "-32603"}},
 }
 
 // httpStatusPattern finds an HTTP status code in an error text: "HTTP
@@ -51,14 +52,14 @@ var httpStatusPattern = regexp.MustCompile(`\b(?:http|status(?: code)?)(?::? +|/
 // else "error". It reads at most the first 2 KiB of text; the class of a
 // class is itself.
 func ErrorClass(text string) string {
-	lower := strings.ToLower(agentsmcp.TruncateUTF8(text, maxErrorClassScanBytes))
+	lower := strings.ToLower(storedform.TruncateUTF8(text, maxErrorClassScanBytes))
 	if strings.TrimSpace(lower) == "" {
-		return agentsmcp.ErrorClassOther
+		return ErrorClassOther
 	}
 	// The authorization answer quotes the integration and its link; it is
 	// a class of its own, whatever status the API answered.
 	if containsAny(lower, errorClassRules[0].words) {
-		return agentsmcp.ErrorClassAuthorization
+		return ErrorClassAuthorization
 	}
 	if m := httpStatusPattern.FindStringSubmatch(lower); m != nil {
 		return errorClassHTTPPrefix + m[1] + m[2]
@@ -68,7 +69,7 @@ func ErrorClass(text string) string {
 			return r.class
 		}
 	}
-	return agentsmcp.ErrorClassOther
+	return ErrorClassOther
 }
 
 // CommonErrors is what a store reports as

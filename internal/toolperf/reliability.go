@@ -2,12 +2,10 @@ package toolperf
 
 import (
 	"time"
-
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-func withDefaults(p agentsmcp.ReliabilityPolicy) agentsmcp.ReliabilityPolicy {
-	d := agentsmcp.DefaultReliabilityPolicy
+func withDefaults(p ReliabilityPolicy) ReliabilityPolicy {
+	d := DefaultReliabilityPolicy
 	if p.PriorSuccesses <= 0 || p.PriorFailures <= 0 {
 		p.PriorSuccesses, p.PriorFailures = d.PriorSuccesses, d.PriorFailures
 	}
@@ -24,7 +22,7 @@ func withDefaults(p agentsmcp.ReliabilityPolicy) agentsmcp.ReliabilityPolicy {
 }
 
 // Prior is the estimate of a tool without evidence.
-func Prior(p agentsmcp.ReliabilityPolicy) float64 {
+func Prior(p ReliabilityPolicy) float64 {
 	p = withDefaults(p)
 	return p.PriorSuccesses / (p.PriorSuccesses + p.PriorFailures)
 }
@@ -32,7 +30,7 @@ func Prior(p agentsmcp.ReliabilityPolicy) float64 {
 // CoolDownAfter is the cool-down that follows the streak-th consecutive
 // failure: none below FailureStreak, then CoolDown doubled for each
 // failure beyond it, capped at MaxCoolDown.
-func CoolDownAfter(p agentsmcp.ReliabilityPolicy, streak int64) time.Duration {
+func CoolDownAfter(p ReliabilityPolicy, streak int64) time.Duration {
 	p = withDefaults(p)
 	if streak < p.FailureStreak {
 		return 0
@@ -45,10 +43,10 @@ func CoolDownAfter(p agentsmcp.ReliabilityPolicy, streak int64) time.Duration {
 }
 
 // Estimate weighs e as of now.
-func Estimate(p agentsmcp.ReliabilityPolicy, e agentsmcp.ReliabilityEvidence, now time.Time) agentsmcp.Reliability {
+func Estimate(p ReliabilityPolicy, e ReliabilityEvidence, now time.Time) Reliability {
 	p = withDefaults(p)
-	c := e.Recent.As(now)
-	r := agentsmcp.Reliability{
+	c := DecayedAs(e.Recent, now)
+	r := Reliability{
 		Estimate:            (p.PriorSuccesses + c.Successes) / (p.PriorSuccesses + p.PriorFailures + c.Successes + c.Failures),
 		Successes:           c.Successes,
 		Failures:            c.Failures,

@@ -13,13 +13,13 @@ var relT0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 // evidence records outcomes ("s" or "f") one minute apart from relT0, as a
 // store would, and returns the evidence and the time of the last one.
-func evidence(outcomes string) (agentsmcp.ReliabilityEvidence, time.Time) {
-	var e agentsmcp.ReliabilityEvidence
+func evidence(outcomes string) (toolperf.ReliabilityEvidence, time.Time) {
+	var e toolperf.ReliabilityEvidence
 	t := relT0
 	for i, o := range outcomes {
 		t = relT0.Add(time.Duration(i) * time.Minute)
 		failed := o == 'f'
-		e.Recent = e.Recent.Add(t, failed)
+		e.Recent = toolperf.AddOutcome(e.Recent, t, failed)
 		if failed {
 			e.ConsecutiveFailures++
 			e.LastFailureAt, e.LastErrorClass = t, "service unavailable (503)"
@@ -39,12 +39,12 @@ func repeat(s string, n int) (out string) {
 }
 
 func TestReliabilityPrior(t *testing.T) {
-	p := agentsmcp.DefaultReliabilityPolicy
-	r := toolperf.Estimate(p, agentsmcp.ReliabilityEvidence{}, relT0)
+	p := toolperf.DefaultReliabilityPolicy
+	r := toolperf.Estimate(p, toolperf.ReliabilityEvidence{}, relT0)
 	if r.Estimate != 0.5 || r.CoolingDown || r.ProbeDue {
 		t.Errorf("a tool never called: %+v, want 0.5 and no cool-down", r)
 	}
-	if got := toolperf.Prior((agentsmcp.ReliabilityPolicy{PriorSuccesses: 3, PriorFailures: 1})); got != 0.75 {
+	if got := toolperf.Prior((toolperf.ReliabilityPolicy{PriorSuccesses: 3, PriorFailures: 1})); got != 0.75 {
 		t.Errorf("prior 3:1 = %v, want 0.75", got)
 	}
 	// Evidence moves the estimate away from the prior, more with more.
@@ -65,7 +65,7 @@ func TestReliabilityPrior(t *testing.T) {
 }
 
 func TestReliabilityDecayAndRecovery(t *testing.T) {
-	p := agentsmcp.DefaultReliabilityPolicy
+	p := toolperf.DefaultReliabilityPolicy
 	e, last := evidence(repeat("f", 20))
 	atOnce := toolperf.Estimate(p, e, last).Estimate
 	dayLater := toolperf.Estimate(p, e, last.Add(agentsmcp.ReliabilityHalfLife))
@@ -79,7 +79,7 @@ func TestReliabilityDecayAndRecovery(t *testing.T) {
 	// The tool recovers: successes a day later outweigh the old failures.
 	for i := range 10 {
 		at := last.Add(agentsmcp.ReliabilityHalfLife + time.Duration(i)*time.Minute)
-		e.Recent = e.Recent.Add(at, false)
+		e.Recent = toolperf.AddOutcome(e.Recent, at, false)
 		e.ConsecutiveFailures, e.LastSuccessAt = 0, at
 	}
 	back := toolperf.Estimate(p, e, e.LastSuccessAt)
@@ -89,7 +89,7 @@ func TestReliabilityDecayAndRecovery(t *testing.T) {
 }
 
 func TestReliabilityCoolDownAndProbe(t *testing.T) {
-	p := agentsmcp.ReliabilityPolicy{FailureStreak: 3, CoolDown: time.Minute, MaxCoolDown: 4 * time.Minute}
+	p := toolperf.ReliabilityPolicy{FailureStreak: 3, CoolDown: time.Minute, MaxCoolDown: 4 * time.Minute}
 	e, last := evidence("sff")
 	if r := toolperf.Estimate(p, e, last); r.CoolingDown || r.ProbeDue {
 		t.Errorf("two failures in a row: %+v, want no cool-down yet", r)
@@ -129,12 +129,12 @@ func TestReliabilityCoolDownAndProbe(t *testing.T) {
 
 func TestDecayedCountsStayFinite(t *testing.T) {
 	var c agentsmcp.DecayedCounts
-	c = c.Add(relT0, true)
+	c = toolperf.AddOutcome(c, relT0, true)
 	far := relT0.Add(5000 * agentsmcp.ReliabilityHalfLife)
-	if got := c.As(far); got.Failures != 0 || math.IsNaN(got.Failures) {
+	if got := toolperf.DecayedAs(c, far); got.Failures != 0 || math.IsNaN(got.Failures) {
 		t.Errorf("5000 half-lives on: %+v, want faded to 0", got)
 	}
-	if got := (agentsmcp.DecayedCounts{}).As(far); got.Successes != 0 || got.Failures != 0 || !got.At.Equal(far) {
+	if got := toolperf.DecayedAs((agentsmcp.DecayedCounts{}), far); got.Successes != 0 || got.Failures != 0 || !got.At.Equal(far) {
 		t.Errorf("no counts as of %v: %+v", far, got)
 	}
 }

@@ -94,7 +94,7 @@ func SumCalls(calls []agentsmcp.ToolCall, now time.Time) []*CallTotals {
 	for _, t := range out {
 		t.Recent.At = t.LastCallAt
 		for _, o := range outcomes[t.Tool] {
-			t.Recent = t.Recent.Add(o.at, o.failed)
+			t.Recent = AddOutcome(t.Recent, o.at, o.failed)
 		}
 	}
 	return out

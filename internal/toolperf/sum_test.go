@@ -33,7 +33,7 @@ func TestSumToolCalls(t *testing.T) {
 		t.Errorf("a's times: %v %v %v", a.LastCallAt, a.LastSuccessAt, a.LastFailureAt)
 	}
 	if len(a.ErrorClasses) != 2 || a.ErrorClasses[0].Class != "timeout" || a.ErrorClasses[0].Count != 2 ||
-		!a.ErrorClasses[0].LastAt.Equal(t0) || a.ErrorClasses[1].Class != agentsmcp.ErrorClassRateLimited {
+		!a.ErrorClasses[0].LastAt.Equal(t0) || a.ErrorClasses[1].Class != toolperf.ErrorClassRateLimited {
 		t.Errorf("a's classes (in order of first appearance): %+v", a.ErrorClasses)
 	}
 	if a.Buckets[0] != 3 || a.Buckets[toolperf.LatencyBucket(30*time.Millisecond)] != 1 {
@@ -51,29 +51,29 @@ func TestSumToolCalls(t *testing.T) {
 
 func TestToolErrorClass(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
-		{"", agentsmcp.ErrorClassOther},
-		{" \n ", agentsmcp.ErrorClassOther},
-		{"Timeout\nstack", agentsmcp.ErrorClassTimeout},
-		{"GET /v1/items/{id}: no answer within 10s", agentsmcp.ErrorClassTimeout},
-		{"context deadline exceeded", agentsmcp.ErrorClassTimeout},
-		{"GET /x: dial tcp 127.0.0.1:1: connect: connection refused", agentsmcp.ErrorClassConnRefused},
-		{"POST /x: read tcp: connection reset by peer", agentsmcp.ErrorClassConnReset},
-		{"upstream files: EOF", agentsmcp.ErrorClassConnReset},
-		{"dial tcp: lookup api.example: no such host", agentsmcp.ErrorClassHostNotFound},
-		{"tls: failed to verify certificate: x509: unknown authority", agentsmcp.ErrorClassTLS},
+		{"", toolperf.ErrorClassOther},
+		{" \n ", toolperf.ErrorClassOther},
+		{"Timeout\nstack", toolperf.ErrorClassTimeout},
+		{"GET /v1/items/{id}: no answer within 10s", toolperf.ErrorClassTimeout},
+		{"context deadline exceeded", toolperf.ErrorClassTimeout},
+		{"GET /x: dial tcp 127.0.0.1:1: connect: connection refused", toolperf.ErrorClassConnRefused},
+		{"POST /x: read tcp: connection reset by peer", toolperf.ErrorClassConnReset},
+		{"upstream files: EOF", toolperf.ErrorClassConnReset},
+		{"dial tcp: lookup api.example: no such host", toolperf.ErrorClassHostNotFound},
+		{"tls: failed to verify certificate: x509: unknown authority", toolperf.ErrorClassTLS},
 		{`HTTP 404 Not Found: {"error":"no post alice-42"}`, "http 404"},
 		{"service unavailable (503)\nretry later", "http 503"},
 		{"status code: 429, slow down", "http 429"},
-		{"quota exceeded", agentsmcp.ErrorClassRateLimited},
-		{"Not authorized for blog (no credential). Authorize at https://as.example/authorize?state=s3cr3t, then retry.", agentsmcp.ErrorClassAuthorization},
-		{"the path parameter \"id\" is missing", agentsmcp.ErrorClassInvalidArguments},
-		{"MCP error -32602: invalid params: expected string at /name", agentsmcp.ErrorClassInvalidArguments},
-		{"ENOENT: no such file /home/alice/diary.txt", agentsmcp.ErrorClassNotFound},
-		{"open /etc/shadow: permission denied", agentsmcp.ErrorClassPermissionDenied},
-		{"GET /x: the answer is larger than the limit of 10 bytes (max_response_bytes)", agentsmcp.ErrorClassTooLarge},
-		{"upstream files is down: connecting", agentsmcp.ErrorClassUnavailable},
-		{"dial 169.254.169.254:80: refused by the egress policy", agentsmcp.ErrorClassEgress},
-		{"user alice has no mailbox; password hunter2", agentsmcp.ErrorClassOther},
+		{"quota exceeded", toolperf.ErrorClassRateLimited},
+		{"Not authorized for blog (no credential). Authorize at https://as.example/authorize?state=s3cr3t, then retry.", toolperf.ErrorClassAuthorization},
+		{"the path parameter \"id\" is missing", toolperf.ErrorClassInvalidArguments},
+		{"MCP error -32602: invalid params: expected string at /name", toolperf.ErrorClassInvalidArguments},
+		{"ENOENT: no such file /home/alice/diary.txt", toolperf.ErrorClassNotFound},
+		{"open /etc/shadow: permission denied", toolperf.ErrorClassPermissionDenied},
+		{"GET /x: the answer is larger than the limit of 10 bytes (max_response_bytes)", toolperf.ErrorClassTooLarge},
+		{"upstream files is down: connecting", toolperf.ErrorClassUnavailable},
+		{"dial 169.254.169.254:80: refused by the egress policy", toolperf.ErrorClassEgress},
+		{"user alice has no mailbox; password hunter2", toolperf.ErrorClassOther},
 	} {
 		got := toolperf.ErrorClass(tt.in)
 		if got != tt.want {
@@ -110,8 +110,8 @@ func TestToolErrorClassHTTPStatus(t *testing.T) {
 	for in, want := range map[string]string{
 		"HTTP/1.1 502 Bad Gateway":                 "http 502",
 		"http: 404":                                "http 404",
-		`Get "http://127.0.0.1:1/x": EOF`:          agentsmcp.ErrorClassConnReset,
-		"http 127.0.0.1 refused":                   agentsmcp.ErrorClassOther,
+		`Get "http://127.0.0.1:1/x": EOF`:          toolperf.ErrorClassConnReset,
+		"http 127.0.0.1 refused":                   toolperf.ErrorClassOther,
 		"status 200 but the body was not JSON":     "http 200",
 		"upstream answered (404) for /users/alice": "http 404",
 	} {

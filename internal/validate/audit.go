@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // AuditEntry checks the invariants of an AuditEntry (ID and At may be empty:
@@ -18,11 +19,11 @@ func AuditEntry(e *agentsmcp.AuditEntry) error {
 	}
 	switch {
 	case e.ID != "" && (!agentsmcp.IDPattern.MatchString(e.ID) || !strings.HasPrefix(e.ID, agentsmcp.AuditIDPrefix+"_")):
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit entry id %q is malformed", agentsmcp.TruncateUTF8(e.ID, 64))
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit entry id %q is malformed", storedform.TruncateUTF8(e.ID, 64))
 	case !slices.Contains(agentsmcp.AuditKinds, e.Kind):
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit kind %q is not one of %v", agentsmcp.TruncateUTF8(string(e.Kind), 64), agentsmcp.AuditKinds)
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit kind %q is not one of %v", storedform.TruncateUTF8(string(e.Kind), 64), agentsmcp.AuditKinds)
 	case !slices.Contains(agentsmcp.AuditOutcomes, e.Outcome):
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit outcome %q is not one of %v", agentsmcp.TruncateUTF8(string(e.Outcome), 64), agentsmcp.AuditOutcomes)
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit outcome %q is not one of %v", storedform.TruncateUTF8(string(e.Outcome), 64), agentsmcp.AuditOutcomes)
 	case e.Target == "":
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit target is required")
 	case e.Latency < 0:
@@ -74,9 +75,9 @@ func AuditBatch(entries []*agentsmcp.AuditEntry) error {
 func AuditFilter(f agentsmcp.AuditFilter) error {
 	switch {
 	case f.Kind != "" && !slices.Contains(agentsmcp.AuditKinds, f.Kind):
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit kind %q is not one of %v", agentsmcp.TruncateUTF8(string(f.Kind), 64), agentsmcp.AuditKinds)
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit kind %q is not one of %v", storedform.TruncateUTF8(string(f.Kind), 64), agentsmcp.AuditKinds)
 	case f.Outcome != "" && !slices.Contains(agentsmcp.AuditOutcomes, f.Outcome):
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit outcome %q is not one of %v", agentsmcp.TruncateUTF8(string(f.Outcome), 64), agentsmcp.AuditOutcomes)
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "audit outcome %q is not one of %v", storedform.TruncateUTF8(string(f.Outcome), 64), agentsmcp.AuditOutcomes)
 	}
 	return nil
 }

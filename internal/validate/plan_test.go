@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 func validPlan() *agentsmcp.Plan {
@@ -225,12 +226,12 @@ func TestTaskValidate(t *testing.T) {
 func TestTaskAddEvent(t *testing.T) {
 	var tk agentsmcp.Task
 	for i := range agentsmcp.MaxTaskHistory + 5 {
-		tk.AddEvent(agentsmcp.TaskEvent{Type: "e", Message: fmt.Sprint(i)})
+		storedform.AddEvent(&tk, agentsmcp.TaskEvent{Type: "e", Message: fmt.Sprint(i)})
 	}
 	if len(tk.History) != agentsmcp.MaxTaskHistory || tk.History[0].Message != "5" || tk.History[agentsmcp.MaxTaskHistory-1].Message != fmt.Sprint(agentsmcp.MaxTaskHistory+4) {
 		t.Errorf("history: %d events, first %q", len(tk.History), tk.History[0].Message)
 	}
-	tk.AddEvent(agentsmcp.TaskEvent{Type: "long", StepID: "s", Message: strings.Repeat("é", agentsmcp.MaxTaskEventBytes)})
+	storedform.AddEvent(&tk, agentsmcp.TaskEvent{Type: "long", StepID: "s", Message: strings.Repeat("é", agentsmcp.MaxTaskEventBytes)})
 	last := tk.History[len(tk.History)-1]
 	if n := len(last.Type) + len(last.StepID) + len(last.Message); n > agentsmcp.MaxTaskEventBytes || n < agentsmcp.MaxTaskEventBytes-1 || !strings.HasPrefix(last.Message, "é") {
 		t.Errorf("long event cut to %d bytes", n)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // Task checks the invariants of a Task (ID, CreatedAt, UpdatedAt,
@@ -63,7 +64,7 @@ func Task(t *agentsmcp.Task) error {
 			return agentsmcp.Errorf(agentsmcp.EINVALID, "a task event is %d bytes; the limit is %d", n, agentsmcp.MaxTaskEventBytes)
 		}
 	}
-	if size := t.StoredBytes(); size > agentsmcp.MaxTaskBytes {
+	if size := storedform.TaskBytes(t); size > agentsmcp.MaxTaskBytes {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "task holds %d bytes; the limit is %d", size, agentsmcp.MaxTaskBytes)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -30,7 +31,7 @@ func UpstreamDefinition(d *agentsmcp.UpstreamDefinition) error {
 	case len(d.Name) > agentsmcp.MaxUpstreamNameBytes:
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream definition: name is longer than %d bytes", agentsmcp.MaxUpstreamNameBytes)
 	case d.Kind != "" && d.Kind != agentsmcp.UpstreamKindMCP && d.Kind != agentsmcp.UpstreamKindHTTP:
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream definition %q: kind %q is not %s or %s", d.Name, agentsmcp.TruncateUTF8(d.Kind, 32), agentsmcp.UpstreamKindMCP, agentsmcp.UpstreamKindHTTP)
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream definition %q: kind %q is not %s or %s", d.Name, storedform.TruncateUTF8(d.Kind, 32), agentsmcp.UpstreamKindMCP, agentsmcp.UpstreamKindHTTP)
 	case len(d.Config) > maxConfigBytes(d):
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "upstream definition %q: config is larger than %d bytes", d.Name, maxConfigBytes(d))
 	}
@@ -60,10 +61,10 @@ func UpstreamConfig(c *agentsmcp.UpstreamConfig) error {
 
 // UpstreamConfigProblems lists every invalid field of c, in field order. Zero limits are
 // problems: call [UpstreamConfig.WithDefaults] first to accept the defaults.
-func UpstreamConfigProblems(c *agentsmcp.UpstreamConfig) []agentsmcp.UpstreamConfigProblem {
-	var out []agentsmcp.UpstreamConfigProblem
+func UpstreamConfigProblems(c *agentsmcp.UpstreamConfig) []UpstreamConfigProblem {
+	var out []UpstreamConfigProblem
 	bad := func(field, format string, args ...any) {
-		out = append(out, agentsmcp.UpstreamConfigProblem{Field: field, Message: fmt.Sprintf(format, args...)})
+		out = append(out, UpstreamConfigProblem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if !upstreamNameRE.MatchString(c.Name) {
 		bad("name", "%q must match %s", c.Name, agentsmcp.UpstreamNamePattern)
@@ -72,7 +73,7 @@ func UpstreamConfigProblems(c *agentsmcp.UpstreamConfig) []agentsmcp.UpstreamCon
 	case agentsmcp.UpstreamStreamable, agentsmcp.UpstreamSSE:
 		if c.URL == "" {
 			bad("url", "required for transport %s", c.Transport)
-		} else if err := agentsmcp.CheckHTTPURL(c.URL); err != nil {
+		} else if err := HTTPURL(c.URL); err != nil {
 			bad("url", "%q %v", redact.URL(c.URL), err)
 		}
 		if c.Command != "" {
@@ -91,11 +92,11 @@ func UpstreamConfigProblems(c *agentsmcp.UpstreamConfig) []agentsmcp.UpstreamCon
 				bad("auth", "oauth needs transport streamable")
 			}
 		default:
-			bad("auth", "%q is not oauth", agentsmcp.TruncateUTF8(c.Auth, 32))
+			bad("auth", "%q is not oauth", storedform.TruncateUTF8(c.Auth, 32))
 		}
 		for _, k := range sortedStringKeys(c.Headers) {
 			if !isHeaderToken(k) {
-				bad("headers", "%q is not a valid header name", agentsmcp.TruncateUTF8(k, 64))
+				bad("headers", "%q is not a valid header name", storedform.TruncateUTF8(k, 64))
 			} else if !httpguts.ValidHeaderFieldValue(c.Headers[k]) {
 				// The value is a secret: only its name is quoted.
 				bad("headers", "the value of %s contains a control character (CR, LF, NUL or another): refused, since it could inject headers", k)

@@ -29,6 +29,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	"github.com/agents-mcp/agents-mcp/internal/batch"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -203,7 +204,7 @@ func prepare(e *agentsmcp.AuditEntry) {
 
 // clip makes s valid UTF-8 of at most n bytes.
 func clip(s string, n int) string {
-	return agentsmcp.TruncateUTF8(strings.ToValidUTF8(s, "\uFFFD"), n)
+	return storedform.TruncateUTF8(strings.ToValidUTF8(s, "\uFFFD"), n)
 }
 
 // Dropped counts the entries lost: dropped because the queue was full,

@@ -15,6 +15,7 @@ import (
 	"github.com/agents-mcp/agents-mcp/egress"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
 // Defaults of [Config] for every remote embedder.
@@ -346,4 +347,4 @@ func (r *remote) redactString(s string) string { return redact.Message(s, r.apiK
 
 // redact keeps err's chain unless its text holds the API key or URL
 // credentials, and flattens it, keeping the application code, if it does.
-func (r *remote) redact(err error) error { return agentsmcp.RedactError(err, r.apiKey) }
+func (r *remote) redact(err error) error { return view.Error(err, r.apiKey) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
@@ -321,7 +322,7 @@ func TestSuccessfulPlansAndToolPerformance(t *testing.T) {
 		t.Fatalf("tool performance = %+v", perf)
 	}
 	s := perf.Tools[0]
-	if s.Calls != 4 || s.Errors != 1 || s.SuccessRate != 0.75 || s.P50Ms != 50 || s.P95Ms != 2500 || s.CommonErrors[agentsmcp.ErrorClassTimeout] != 1 {
+	if s.Calls != 4 || s.Errors != 1 || s.SuccessRate != 0.75 || s.P50Ms != 50 || s.P95Ms != 2500 || s.CommonErrors[toolperf.ErrorClassTimeout] != 1 {
 		t.Errorf("files__read figures = %+v", s)
 	}
 	perf = mcptools.ToolPerformanceResult{}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -58,7 +59,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 		Source:     in.Source,
 		Principal:  agentsmcp.MemoryOwner(in.Principal),
 		CreatedAt:  ms(in.CreatedAt),
-		Bytes:      in.StoredBytes(),
+		Bytes:      storedform.InsightBytes(in),
 	}
 	if d.ID == "" {
 		d.ID = agentsmcp.NewID(agentsmcp.InsightIDPrefix)

@@ -53,6 +53,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -199,7 +200,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*DB, error
 	db.serialize = isFerretDB(ctx, client)
 	if err := db.migrate(ctx); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("mongodb: prepare database %q on %s: %w", database, hosts, agentsmcp.RedactError(err, cs.Password))
+		return nil, fmt.Errorf("mongodb: prepare database %q on %s: %w", database, hosts, view.Error(err, cs.Password))
 	}
 	return db, nil
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -475,7 +477,7 @@ func at(sec int) time.Time {
 func TestMemoryBeforePrincipals(t *testing.T) {
 	ctx := t.Context()
 	db := openDB(t)
-	patID := agentsmcp.PatternID("", "rotate credentials", []string{"vault__rotate"})
+	patID := storedform.PatternID("", "rotate credentials", []string{"vault__rotate"})
 	old := map[string]bson.D{
 		colInsights: {{Key: "_id", Value: agentsmcp.NewID(agentsmcp.InsightIDPrefix)}, {Key: "text", Value: "old insight"},
 			{Key: "type", Value: "observation"}, {Key: "appliesTo", Value: bson.A{}}, {Key: "confidence", Value: 0.5},
@@ -565,8 +567,8 @@ func TestLegacyErrorTextsAreReadAsClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{agentsmcp.ErrorClassConnRefused: 3, agentsmcp.ErrorClassTimeout: 1}
-	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) || p.LastErrorClass != agentsmcp.ErrorClassConnRefused {
-		t.Errorf("common errors %v, last %q; want %v, last %q", p.CommonErrors, p.LastErrorClass, want, agentsmcp.ErrorClassConnRefused)
+	want := map[string]int64{toolperf.ErrorClassConnRefused: 3, toolperf.ErrorClassTimeout: 1}
+	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) || p.LastErrorClass != toolperf.ErrorClassConnRefused {
+		t.Errorf("common errors %v, last %q; want %v, last %q", p.CommonErrors, p.LastErrorClass, want, toolperf.ErrorClassConnRefused)
 	}
 }

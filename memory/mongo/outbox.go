@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -137,7 +138,7 @@ func (db *DB) RetryOutbox(ctx context.Context, key, lastError string, next time.
 	res, err := db.db.Collection(colOutbox).UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{
 		{Key: "$inc", Value: bson.D{{Key: "attempts", Value: int64(1)}}},
 		{Key: "$set", Value: bson.D{
-			{Key: "lastError", Value: agentsmcp.CutOutboxError(lastError)},
+			{Key: "lastError", Value: storedform.OutboxError(lastError)},
 			{Key: "nextAttemptAt", Value: ms(next)},
 			{Key: "leaseOwner", Value: ""},
 			{Key: "leaseUntil", Value: unleased},

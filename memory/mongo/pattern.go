@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -14,7 +15,7 @@ import (
 var mostSuccessful = bson.D{{Key: "successes", Value: -1}, {Key: "_id", Value: -1}}
 
 // patternDoc is the stored form of a PlanPattern: one document per
-// (principal, goal, steps), whose _id is [agentsmcp.PatternID]. Its words array (see text.go) is set on
+// (principal, goal, steps), whose _id is [storedform.PatternID]. Its words array (see text.go) is set on
 // insert and never decoded. (Reads leave it out, except findAndModify:
 // FerretDB 1.24 does not implement its projection.)
 type patternDoc struct {
@@ -58,7 +59,7 @@ func (db *DB) RecordPatternUse(ctx context.Context, principal, goal string, step
 		successes = 1
 	}
 	principal = agentsmcp.MemoryOwner(principal)
-	id := agentsmcp.PatternID(principal, goal, steps)
+	id := storedform.PatternID(principal, goal, steps)
 	update := bson.D{
 		{Key: "$inc", Value: bson.D{{Key: "uses", Value: int64(1)}, {Key: "successes", Value: successes}}},
 		{Key: "$setOnInsert", Value: bson.D{{Key: "principal", Value: principal}, {Key: "goal", Value: goal}, {Key: "steps", Value: orEmpty(steps)}, {Key: "words", Value: words(goal)}}},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -28,7 +29,7 @@ func encodeCursor(n int64, id string) string {
 // decodeCursor parses a cursor whose id must carry prefix; anything else is
 // EINVALID.
 func decodeCursor(cursor, prefix string) (int64, string, error) {
-	bad := agentsmcp.Errorf(agentsmcp.EINVALID, "cursor %q is not valid", agentsmcp.TruncateUTF8(cursor, 64))
+	bad := agentsmcp.Errorf(agentsmcp.EINVALID, "cursor %q is not valid", storedform.TruncateUTF8(cursor, 64))
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil {
 		return 0, "", bad

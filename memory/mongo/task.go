@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -138,7 +139,7 @@ func taskState(t *agentsmcp.Task) (steps []stepStateDoc, history []eventDoc, tri
 			StartedAt: msOrZero(s.StartedAt), EndedAt: msOrZero(s.EndedAt),
 		}
 	}
-	trimmed = agentsmcp.TrimTaskHistory(t.History)
+	trimmed = storedform.TrimHistory(t.History)
 	history = make([]eventDoc, len(trimmed))
 	for i, e := range trimmed {
 		history[i] = eventDoc{At: msOrZero(e.At), Type: e.Type, StepID: e.StepID, Message: e.Message}
@@ -157,7 +158,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 		ID: t.ID, PlanID: t.PlanID, Principal: t.Principal, Tools: t.PrincipalTools, Request: t.Request, Status: string(t.Status),
 		Steps: steps, Inputs: string(t.Inputs), History: history, Error: t.Error, ErrorCode: t.ErrorCode,
 		LeaseExpires: freeLease, Version: 1, CreatedAt: ms(t.CreatedAt), EndedAt: msOrZero(t.EndedAt),
-		Bytes: t.StoredBytes(),
+		Bytes: storedform.TaskBytes(t),
 	}
 	if d.ID == "" {
 		d.ID = agentsmcp.NewID(agentsmcp.TaskIDPrefix)
@@ -277,7 +278,7 @@ func (db *DB) updateTask(ctx context.Context, t *agentsmcp.Task, parts, push bso
 		{Key: "inputs", Value: string(t.Inputs)},
 		{Key: "error", Value: t.Error},
 		{Key: "updatedAt", Value: updated},
-		{Key: "bytes", Value: t.StoredBytes()},
+		{Key: "bytes", Value: storedform.TaskBytes(t)},
 	}, parts...)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
 	var unset bson.D

@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
@@ -62,7 +63,7 @@ func foldWord(f cases.Caser, run string) string {
 			b.WriteRune(r)
 		}
 	}
-	return agentsmcp.TruncateUTF8(f.String(b.String()), maxWordBytes)
+	return storedform.TruncateUTF8(f.String(b.String()), maxWordBytes)
 }
 
 // notWordRune reports the characters that separate words: anything but a

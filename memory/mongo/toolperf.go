@@ -215,13 +215,13 @@ func (db *DB) addOutcomeWeights(ctx context.Context, tool string, epoch *time.Ti
 			update = bson.D{
 				{Key: "$set", Value: bson.D{{Key: "weightEpoch", Value: at}, {Key: "successWeight", Value: 0.0}, {Key: "failureWeight", Value: 0.0}}},
 			}
-		case func() bool { w = agentsmcp.OutcomeWeight(at, *epoch); return w <= math.Exp2(maxWeightExponent) }():
+		case func() bool { w = toolperf.OutcomeWeight(at, *epoch); return w <= math.Exp2(maxWeightExponent) }():
 			filter = bson.D{{Key: "_id", Value: tool}, {Key: "weightEpoch", Value: *epoch}}
 			update = bson.D{{Key: "$inc", Value: bson.D{{Key: "successWeight", Value: w * successes}, {Key: "failureWeight", Value: w * failures}}}}
 			moves = false
 		default:
 			// Move the epoch to at, scaling what was counted.
-			scale := agentsmcp.OutcomeWeight(*epoch, at)
+			scale := toolperf.OutcomeWeight(*epoch, at)
 			filter = bson.D{{Key: "_id", Value: tool}, {Key: "weightEpoch", Value: *epoch}}
 			update = bson.D{
 				{Key: "$mul", Value: bson.D{{Key: "successWeight", Value: scale}, {Key: "failureWeight", Value: scale}}},

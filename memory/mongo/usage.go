@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -131,7 +132,7 @@ func setMissingBytes(ctx context.Context, db *mongo.Database) error {
 	err := each(colInsights, func(cur *mongo.Cursor) (string, int64, error) {
 		var d insightDoc
 		err := cur.Decode(&d)
-		return d.ID, d.insight().StoredBytes(), err
+		return d.ID, storedform.InsightBytes(d.insight()), err
 	})
 	if err != nil {
 		return err
@@ -139,6 +140,6 @@ func setMissingBytes(ctx context.Context, db *mongo.Database) error {
 	return each(colTasks, func(cur *mongo.Cursor) (string, int64, error) {
 		var d taskDoc
 		err := cur.Decode(&d)
-		return d.ID, d.task().StoredBytes(), err
+		return d.ID, storedform.TaskBytes(d.task()), err
 	})
 }

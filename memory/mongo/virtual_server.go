@@ -10,6 +10,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 var _ agentsmcp.VirtualServerService = (*DB)(nil)
@@ -32,18 +34,6 @@ type virtualDoc struct {
 	CreatedAt  time.Time `bson:"createdAt"`
 }
 
-// virtualDefinition is the stored JSON of v, without the fields the store
-// assigns.
-func virtualDefinition(v *agentsmcp.VirtualServer) (string, error) {
-	d := *v
-	d.Revision, d.CreatedBy, d.CreatedAt = "", "", time.Time{}
-	b, err := json.Marshal(&d)
-	if err != nil {
-		return "", fmt.Errorf("encode virtual server %q: %w", v.Name, err)
-	}
-	return string(b), nil
-}
-
 // CreateVirtualServer implements [agentsmcp.VirtualServerService]. As for
 // upstream definitions, the bound of MaxVirtualServers is best effort:
 // count and insert are two operations (no transactions on FerretDB).
@@ -51,10 +41,10 @@ func (db *DB) CreateVirtualServer(ctx context.Context, v *agentsmcp.VirtualServe
 	if v == nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
 	}
-	if err := v.Validate(); err != nil {
+	if err := validate.VirtualServer(v); err != nil {
 		return err
 	}
-	def, err := virtualDefinition(v)
+	def, err := storedform.VirtualServer(v)
 	if err != nil {
 		return err
 	}
@@ -82,10 +72,10 @@ func (db *DB) ReplaceVirtualServer(ctx context.Context, v *agentsmcp.VirtualServ
 	if v == nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
 	}
-	if err := v.Validate(); err != nil {
+	if err := validate.VirtualServer(v); err != nil {
 		return err
 	}
-	def, err := virtualDefinition(v)
+	def, err := storedform.VirtualServer(v)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 	pc "github.com/pinecone-io/go-pinecone/v5/pinecone"
 )
 
@@ -36,7 +37,7 @@ func TestLive(t *testing.T) {
 	defer probe.Close()
 	stats, err := probe.DescribeIndexStats(ctx)
 	if err != nil {
-		t.Fatalf("describe index stats: %v", agentsmcp.RedactError(err, key))
+		t.Fatalf("describe index stats: %v", view.Error(err, key))
 	}
 	if stats.Dimension == nil {
 		t.Fatal("the index reports no dimension (a sparse index?)")
@@ -55,7 +56,7 @@ func TestLive(t *testing.T) {
 		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer ccancel()
 		if err := probe.DeleteNamespace(cctx, prefix+"learnings"); err != nil && classify(err) != agentsmcp.ENOTFOUND {
-			t.Logf("delete namespace %s: %v", prefix+"learnings", agentsmcp.RedactError(err, key))
+			t.Logf("delete namespace %s: %v", prefix+"learnings", view.Error(err, key))
 		}
 	})
 

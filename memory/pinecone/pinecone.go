@@ -39,6 +39,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/backoff"
+	"github.com/agents-mcp/agents-mcp/internal/view"
 	pc "github.com/pinecone-io/go-pinecone/v5/pinecone"
 )
 
@@ -122,7 +123,7 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 	}
 	client, err := pc.NewClient(pc.NewClientParams{ApiKey: cfg.APIKey})
 	if err != nil {
-		return nil, agentsmcp.RedactError(fmt.Errorf("pinecone: new client: %w", err), cfg.APIKey)
+		return nil, view.Error(fmt.Errorf("pinecone: new client: %w", err), cfg.APIKey)
 	}
 	host := cfg.Host
 	if cfg.Index != "" {
@@ -144,7 +145,7 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 	}
 	base, err := client.Index(pc.NewIndexConnParams{Host: host})
 	if err != nil {
-		return nil, agentsmcp.RedactError(fmt.Errorf("pinecone: connect to %s: %w", host, err), cfg.APIKey)
+		return nil, view.Error(fmt.Errorf("pinecone: connect to %s: %w", host, err), cfg.APIKey)
 	}
 	x := newIndex(cfg, func(ns string) dataPlane { return base.WithNamespace(ns) })
 	x.base = base
@@ -358,9 +359,9 @@ func wrapRemote(err error, apiKey string, format string, args ...any) error {
 	case agentsmcp.EUNAUTHORIZED:
 		app = agentsmcp.Errorf(code, "pinecone refused the API key: %s", what)
 	case agentsmcp.EINTERNAL:
-		return agentsmcp.RedactError(fmt.Errorf("pinecone: %s: %w", what, err), apiKey)
+		return view.Error(fmt.Errorf("pinecone: %s: %w", what, err), apiKey)
 	default:
 		app = agentsmcp.Errorf(code, "pinecone: %s: %s", what, serverMessage(err, apiKey))
 	}
-	return agentsmcp.RedactError(fmt.Errorf("%w: %w", app, err), apiKey)
+	return view.Error(fmt.Errorf("%w: %w", app, err), apiKey)
 }

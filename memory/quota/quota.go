@@ -1,6 +1,6 @@
 // Package quota bounds what each principal keeps in the store:
 // [Insights] and [Tasks] wrap a store's services and refuse a
-// create that would take its principal past its [agentsmcp.Quota], with
+// create that would take its principal past its [Quota], with
 // EQUOTA and a message naming the quota; [InsightSweeper] deletes the
 // insights older than their retention.
 //
@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // The settings that name the quotas in refusals.
@@ -33,7 +34,7 @@ const (
 type Insights struct {
 	agentsmcp.InsightService
 	Usage agentsmcp.UsageService
-	Quota agentsmcp.Quota
+	Quota Quota
 	locks principalLocks
 }
 
@@ -42,7 +43,7 @@ var _ agentsmcp.InsightService = (*Insights)(nil)
 // CreateInsight refuses in with EQUOTA when its principal's insights, with
 // it, would be more than Quota allows; otherwise it creates it.
 func (q *Insights) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
-	if in == nil || q.Quota == (agentsmcp.Quota{}) {
+	if in == nil || q.Quota == (Quota{}) {
 		return q.InsightService.CreateInsight(ctx, in)
 	}
 	owner := agentsmcp.MemoryOwner(in.Principal)
@@ -51,7 +52,7 @@ func (q *Insights) CreateInsight(ctx context.Context, in *agentsmcp.Insight) err
 	if err != nil {
 		return err
 	}
-	if err := q.Quota.Admit(u, in.StoredBytes(), owner, "insights", InsightsSetting); err != nil {
+	if err := q.Quota.Admit(u, storedform.InsightBytes(in), owner, "insights", InsightsSetting); err != nil {
 		return err
 	}
 	return q.InsightService.CreateInsight(ctx, in)
@@ -64,7 +65,7 @@ func (q *Insights) CreateInsight(ctx context.Context, in *agentsmcp.Insight) err
 type Tasks struct {
 	agentsmcp.TaskService
 	Usage agentsmcp.UsageService
-	Quota agentsmcp.Quota
+	Quota Quota
 	locks principalLocks
 }
 
@@ -77,7 +78,7 @@ var (
 // CreateTask refuses t with EQUOTA when the tasks of its principal, with
 // it, would be more than Quota allows; otherwise it creates it.
 func (q *Tasks) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
-	if t == nil || q.Quota == (agentsmcp.Quota{}) {
+	if t == nil || q.Quota == (Quota{}) {
 		return q.TaskService.CreateTask(ctx, t)
 	}
 	defer q.locks.lock(t.Principal)()
@@ -85,7 +86,7 @@ func (q *Tasks) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if err != nil {
 		return err
 	}
-	if err := q.Quota.Admit(u, t.StoredBytes(), agentsmcp.MemoryOwner(t.Principal), "tasks", TasksSetting); err != nil {
+	if err := q.Quota.Admit(u, storedform.TaskBytes(t), agentsmcp.MemoryOwner(t.Principal), "tasks", TasksSetting); err != nil {
 		return err
 	}
 	return q.TaskService.CreateTask(ctx, t)

@@ -46,7 +46,7 @@ func openStore(t *testing.T) *sqlite.DB {
 }
 
 // memoryRouter serves the memory tools over db's insights within q.
-func memoryRouter(t *testing.T, db *sqlite.DB, q agentsmcp.Quota) *router.Router {
+func memoryRouter(t *testing.T, db *sqlite.DB, q quota.Quota) *router.Router {
 	t.Helper()
 	insights := &quota.Insights{InsightService: db, Usage: db, Quota: q}
 	tools := &mcptools.MemoryTools{
@@ -88,7 +88,7 @@ func mcpClient(t *testing.T, r *router.Router) *mcp.ClientSession {
 func TestStoreInsightFloodIsRefusedAtTheQuota(t *testing.T) {
 	db := openStore(t)
 	const maxCount = 25
-	r := memoryRouter(t, db, agentsmcp.Quota{MaxCount: maxCount, MaxBytes: 64 << 20})
+	r := memoryRouter(t, db, quota.Quota{MaxCount: maxCount, MaxBytes: 64 << 20})
 	cs := mcpClient(t, r)
 	text := strings.Repeat("x", 16<<10-1) // 16 KB each, as in the report
 	stored, refusal := 0, ""
@@ -138,7 +138,7 @@ func TestStoreInsightFloodIsRefusedAtTheQuota(t *testing.T) {
 
 func TestStoreInsightBytesQuota(t *testing.T) {
 	db := openStore(t)
-	r := memoryRouter(t, db, agentsmcp.Quota{MaxBytes: 10_000})
+	r := memoryRouter(t, db, quota.Quota{MaxBytes: 10_000})
 	cs := mcpClient(t, r)
 	var texts []string
 	for i := range 3 {
@@ -161,7 +161,7 @@ func TestStoreInsightBytesQuota(t *testing.T) {
 // replica: the usage read and the create are serialised per principal.
 func TestConcurrentCreatesStopAtTheQuota(t *testing.T) {
 	db := openStore(t)
-	insights := &quota.Insights{InsightService: db, Usage: db, Quota: agentsmcp.Quota{MaxCount: 20}}
+	insights := &quota.Insights{InsightService: db, Usage: db, Quota: quota.Quota{MaxCount: 20}}
 	var ok, refused atomic.Int64
 	var wg sync.WaitGroup
 	for range 8 {
@@ -188,7 +188,7 @@ func TestConcurrentCreatesStopAtTheQuota(t *testing.T) {
 // The REST bridge answers a quota refusal with 429, not a 200 isError.
 func TestRESTBridgeAnswersAQuotaRefusalWith429(t *testing.T) {
 	db := openStore(t)
-	r := memoryRouter(t, db, agentsmcp.Quota{MaxCount: 1})
+	r := memoryRouter(t, db, quota.Quota{MaxCount: 1})
 	h := r.HTTPHandler(router.HTTPOptions{Authenticate: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			next.ServeHTTP(w, req.WithContext(agentsmcp.WithPrincipal(req.Context(), alice)))
@@ -225,7 +225,7 @@ func TestRESTBridgeAnswersAQuotaRefusalWith429(t *testing.T) {
 
 func TestTasksQuota(t *testing.T) {
 	db := openStore(t)
-	tasks := &quota.Tasks{TaskService: db, Usage: db, Quota: agentsmcp.Quota{MaxCount: 2, MaxBytes: 1 << 20}}
+	tasks := &quota.Tasks{TaskService: db, Usage: db, Quota: quota.Quota{MaxCount: 2, MaxBytes: 1 << 20}}
 	ctx := t.Context()
 	var created []*agentsmcp.Task
 	for range 2 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -42,7 +43,7 @@ func (db *DB) CreateInsight(ctx context.Context, in *agentsmcp.Insight) error {
 		var pk int64
 		err := db.txStmt(ctx, tx, insertInsightSQL).QueryRowContext(ctx,
 			id, in.Text, string(in.Type), encodeList(in.AppliesTo), in.Confidence, encodeList(in.Evidence), in.Source, principal, createdMS,
-			in.StoredBytes(),
+			storedform.InsightBytes(in),
 		).Scan(&pk)
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "insight %q already exists", id)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -101,7 +102,7 @@ func (db *DB) AckOutbox(ctx context.Context, keys ...string) error {
 // RetryOutbox implements [agentsmcp.OutboxService].
 func (db *DB) RetryOutbox(ctx context.Context, key, lastError string, next time.Time) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
-		res, err := db.txStmt(ctx, tx, retryOutboxSQL).ExecContext(ctx, agentsmcp.CutOutboxError(lastError), toMillis(next), key)
+		res, err := db.txStmt(ctx, tx, retryOutboxSQL).ExecContext(ctx, storedform.OutboxError(lastError), toMillis(next), key)
 		if err != nil {
 			return fmt.Errorf("retry outbox %s: %w", key, err)
 		}

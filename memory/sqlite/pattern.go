@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -26,7 +27,7 @@ const findPatternByIDSQL = "SELECT " + patternColumns + " FROM patterns p WHERE 
 
 // RecordPatternUse implements [agentsmcp.PatternService] with one UPSERT
 // on the pattern's id, which is derived from (principal, goal, steps) (see
-// [agentsmcp.PatternID]):
+// [storedform.PatternID]):
 // the first use inserts, later ones add to the counters in SQL.
 func (db *DB) RecordPatternUse(ctx context.Context, principal, goal string, steps []string, success bool, at time.Time) (*agentsmcp.PlanPattern, error) {
 	if err := validate.PatternUse(goal, steps); err != nil {
@@ -43,7 +44,7 @@ func (db *DB) RecordPatternUse(ctx context.Context, principal, goal string, step
 	var p *agentsmcp.PlanPattern
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
 		p, err = scanPattern(db.txStmt(ctx, tx, recordPatternUseSQL).QueryRowContext(ctx,
-			agentsmcp.PatternID(principal, goal, steps), principal, goal, encodeList(steps), successes, toMillis(at)))
+			storedform.PatternID(principal, goal, steps), principal, goal, encodeList(steps), successes, toMillis(at)))
 		if err != nil {
 			return fmt.Errorf("record use of pattern %.40q: %w", goal, err)
 		}

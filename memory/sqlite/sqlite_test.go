@@ -21,6 +21,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
 )
@@ -703,7 +704,7 @@ func TestMemoryBeforePrincipals(t *testing.T) {
 		}
 	}
 	insID, lrnID := agentsmcp.NewID(agentsmcp.InsightIDPrefix), agentsmcp.NewID(agentsmcp.LearningIDPrefix)
-	patID := agentsmcp.PatternID("", "rotate credentials", []string{"vault__rotate"})
+	patID := storedform.PatternID("", "rotate credentials", []string{"vault__rotate"})
 	for _, stmt := range []string{
 		`INSERT INTO insights (id, text, type, applies_to, confidence, evidence, source, created_at)
 			VALUES ('` + insID + `', 'old insight', 'observation', '[]', 0.5, '[]', 'mcp', 1000)`,
@@ -798,7 +799,7 @@ func TestTasksStoredWholeBeforeStepTables(t *testing.T) {
 		t.Errorf("history after the migration: %+v, version %d", got.History, got.Version)
 	}
 	got.Steps[1].Status, got.Steps[1].EndedAt = agentsmcp.StepSucceeded, fromMillis(4000)
-	got.AddEvent(agentsmcp.TaskEvent{At: fromMillis(4000), Type: "step_succeeded", StepID: "b"})
+	storedform.AddEvent(got, agentsmcp.TaskEvent{At: fromMillis(4000), Type: "step_succeeded", StepID: "b"})
 	if err := db.UpdateTaskSteps(ctx, got, agentsmcp.TaskChange{Steps: []int{1}, Events: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -831,8 +832,8 @@ func TestLegacyErrorTextsAreReadAsClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{agentsmcp.ErrorClassConnRefused: 3, agentsmcp.ErrorClassTimeout: 1}
-	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) || p.LastErrorClass != agentsmcp.ErrorClassConnRefused {
-		t.Errorf("common errors %v, last %q; want %v, last %q", p.CommonErrors, p.LastErrorClass, want, agentsmcp.ErrorClassConnRefused)
+	want := map[string]int64{toolperf.ErrorClassConnRefused: 3, toolperf.ErrorClassTimeout: 1}
+	if fmt.Sprint(p.CommonErrors) != fmt.Sprint(want) || p.LastErrorClass != toolperf.ErrorClassConnRefused {
+		t.Errorf("common errors %v, last %q; want %v, last %q", p.CommonErrors, p.LastErrorClass, want, toolperf.ErrorClassConnRefused)
 	}
 }

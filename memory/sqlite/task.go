@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -222,7 +223,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if status == "" {
 		status = agentsmcp.TaskPending
 	}
-	history := agentsmcp.TrimTaskHistory(t.History)
+	history := storedform.TrimHistory(t.History)
 	row, err := encodeTask(t, nil, history)
 	if err != nil {
 		return err
@@ -237,7 +238,7 @@ func (db *DB) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		res, err := db.txStmt(ctx, tx, insertTaskSQL).ExecContext(ctx,
 			id, t.PlanID, t.Principal, encodeTools(t.PrincipalTools), t.Request, string(status), string(t.Inputs), t.Error, t.ErrorCode,
-			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS, t.StoredBytes())
+			lease.Owner, leaseMS, createdMS, createdMS, row.endedMS, storedform.TaskBytes(t))
 		if isUnique(err) {
 			return agentsmcp.Errorf(agentsmcp.ECONFLICT, "task %q already exists", id)
 		} else if err != nil {
@@ -322,7 +323,7 @@ func (db *DB) UpdateTask(ctx context.Context, t *agentsmcp.Task) error {
 	if err := validate.TaskUpdate(t); err != nil {
 		return err
 	}
-	history := agentsmcp.TrimTaskHistory(t.History)
+	history := storedform.TrimHistory(t.History)
 	row, err := encodeTask(t, nil, history)
 	if err != nil {
 		return err
@@ -389,7 +390,7 @@ func (db *DB) updateTask(ctx context.Context, t *agentsmcp.Task, row taskRow, pa
 			planID, status string
 		)
 		err := db.txStmt(ctx, tx, updateTaskSQL).QueryRowContext(ctx,
-			t.Request, string(t.Inputs), t.Error, t.ErrorCode, toMillis(updated), t.StoredBytes(), t.ID, t.Version).Scan(&pk, &planID, &status, &endedMS)
+			t.Request, string(t.Inputs), t.Error, t.ErrorCode, toMillis(updated), storedform.TaskBytes(t), t.ID, t.Version).Scan(&pk, &planID, &status, &endedMS)
 		if errors.Is(err, sql.ErrNoRows) {
 			return db.missOrConflict(ctx, tx, t.ID, "task %q changed since version %d was read", t.ID, t.Version)
 		} else if err != nil {

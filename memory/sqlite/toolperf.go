@@ -72,10 +72,10 @@ const maxWeightExponent = 32
 // all relative to, given the stored epoch.
 func outcomeWeights(epochMS, atMS int64) (scale, weight float64, newEpochMS int64) {
 	epoch, at := fromMillis(epochMS), fromMillis(atMS)
-	if w := agentsmcp.OutcomeWeight(at, epoch); w <= math.Exp2(maxWeightExponent) {
+	if w := toolperf.OutcomeWeight(at, epoch); w <= math.Exp2(maxWeightExponent) {
 		return 1, w, epochMS
 	}
-	return agentsmcp.OutcomeWeight(epoch, at), 1, atMS
+	return toolperf.OutcomeWeight(epoch, at), 1, atMS
 }
 
 // Reads of readToolPerformance, each followed by an optional WHERE tool = ?.

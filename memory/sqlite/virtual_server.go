@@ -5,9 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 var _ agentsmcp.VirtualServerService = (*DB)(nil)
@@ -29,18 +30,6 @@ func init() {
 	writeStatements = append(writeStatements, countVirtualSQL, insertVirtualSQL, replaceVirtualSQL, deleteVirtualSQL)
 }
 
-// virtualDefinition is the stored JSON of v: its definition without the
-// fields the store assigns.
-func virtualDefinition(v *agentsmcp.VirtualServer) (string, error) {
-	d := *v
-	d.Revision, d.CreatedBy, d.CreatedAt = "", "", time.Time{}
-	b, err := json.Marshal(&d)
-	if err != nil {
-		return "", fmt.Errorf("encode virtual server %q: %w", v.Name, err)
-	}
-	return string(b), nil
-}
-
 // CreateVirtualServer implements [agentsmcp.VirtualServerService]; the
 // count and the insert run in one write transaction, so the bound of
 // MaxVirtualServers is exact.
@@ -48,10 +37,10 @@ func (db *DB) CreateVirtualServer(ctx context.Context, v *agentsmcp.VirtualServe
 	if v == nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
 	}
-	if err := v.Validate(); err != nil {
+	if err := validate.VirtualServer(v); err != nil {
 		return err
 	}
-	def, err := virtualDefinition(v)
+	def, err := storedform.VirtualServer(v)
 	if err != nil {
 		return err
 	}
@@ -88,10 +77,10 @@ func (db *DB) ReplaceVirtualServer(ctx context.Context, v *agentsmcp.VirtualServ
 	if v == nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
 	}
-	if err := v.Validate(); err != nil {
+	if err := validate.VirtualServer(v); err != nil {
 		return err
 	}
-	def, err := virtualDefinition(v)
+	def, err := storedform.VirtualServer(v)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // Bench measures the operations the agents run most on the store open
@@ -143,7 +144,7 @@ func BenchTaskWrites(b *testing.B, open func(b *testing.B) Services) {
 			t.Steps[i] = agentsmcp.StepState{StepID: fmt.Sprintf("s%03d", i), Status: agentsmcp.StepPending}
 		}
 		for i := range steps {
-			t.AddEvent(agentsmcp.TaskEvent{At: at(i), Type: "step_started", StepID: t.Steps[i].StepID, Message: "noop"})
+			storedform.AddEvent(t, agentsmcp.TaskEvent{At: at(i), Type: "step_started", StepID: t.Steps[i].StepID, Message: "noop"})
 		}
 		if err := s.Tasks.CreateTask(ctx, t); err != nil {
 			b.Fatal(err)
@@ -158,8 +159,8 @@ func BenchTaskWrites(b *testing.B, open func(b *testing.B) Services) {
 			t.Steps[i].Output = json.RawMessage(fmt.Sprintf(`{"v":%d}`, n))
 			t.Steps[j].Status, t.Steps[j].StartedAt = agentsmcp.StepRunning, at(n)
 			t.Steps[j].Attempts++
-			t.AddEvent(agentsmcp.TaskEvent{At: at(n), Type: "step_succeeded", StepID: t.Steps[i].StepID, Message: "1 attempt(s)"})
-			t.AddEvent(agentsmcp.TaskEvent{At: at(n), Type: "step_started", StepID: t.Steps[j].StepID, Message: "noop"})
+			storedform.AddEvent(t, agentsmcp.TaskEvent{At: at(n), Type: "step_succeeded", StepID: t.Steps[i].StepID, Message: "1 attempt(s)"})
+			storedform.AddEvent(t, agentsmcp.TaskEvent{At: at(n), Type: "step_started", StepID: t.Steps[j].StepID, Message: "noop"})
 			c.Steps = append(c.Steps, i, j)
 		}
 		return c
@@ -193,7 +194,7 @@ func BenchTaskWrites(b *testing.B, open func(b *testing.B) Services) {
 			for i := range t.Steps {
 				t.Steps[i] = agentsmcp.StepState{StepID: fmt.Sprintf("s%03d", i), Status: agentsmcp.StepPending}
 			}
-			t.AddEvent(agentsmcp.TaskEvent{At: at(0), Type: "created", Message: "plan p, 200 steps"})
+			storedform.AddEvent(t, agentsmcp.TaskEvent{At: at(0), Type: "created", Message: "plan p, 200 steps"})
 			if err := s.Tasks.CreateTask(ctx, t); err != nil {
 				b.Fatal(err)
 			}

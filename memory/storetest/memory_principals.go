@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // The principal of memory (see agentsmcp.MemoryVisibility): every
@@ -181,9 +182,9 @@ func testPrincipalPatterns(t *testing.T, s Services) {
 		uses, successes int64
 		wantID          string
 	}{
-		{a, principalA, 2, 2, agentsmcp.PatternID(principalA, goal, steps)},
-		{b, principalB, 1, 0, agentsmcp.PatternID(principalB, goal, steps)},
-		{anon2, agentsmcp.AnonymousPrincipal, 2, 1, agentsmcp.PatternID("", goal, steps)},
+		{a, principalA, 2, 2, storedform.PatternID(principalA, goal, steps)},
+		{b, principalB, 1, 0, storedform.PatternID(principalB, goal, steps)},
+		{anon2, agentsmcp.AnonymousPrincipal, 2, 1, storedform.PatternID("", goal, steps)},
 	} {
 		if c.p.ID != c.wantID || c.p.Principal != c.principal || c.p.Uses != c.uses || c.p.Successes != c.successes {
 			t.Errorf("pattern of %s = %+v, want id %s, %d uses, %d successes", c.principal, *c.p, c.wantID, c.uses, c.successes)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // The tests of agentsmcp.TaskStepUpdater, for the stores that have it:
@@ -45,8 +46,8 @@ func transition(tk *agentsmcp.Task, i, j int, n int) agentsmcp.TaskChange {
 	tk.Steps[j].Status, tk.Steps[j].StartedAt = agentsmcp.StepRunning, at(100+n)
 	tk.Steps[j].Attempts++
 	tk.History = slices.Clone(tk.History)
-	tk.AddEvent(agentsmcp.TaskEvent{At: at(100 + n), Type: "step_succeeded", StepID: tk.Steps[i].StepID})
-	tk.AddEvent(agentsmcp.TaskEvent{At: at(100 + n), Type: "step_started", StepID: tk.Steps[j].StepID, Message: fmt.Sprint("write ", n)})
+	storedform.AddEvent(tk, agentsmcp.TaskEvent{At: at(100 + n), Type: "step_succeeded", StepID: tk.Steps[i].StepID})
+	storedform.AddEvent(tk, agentsmcp.TaskEvent{At: at(100 + n), Type: "step_started", StepID: tk.Steps[j].StepID, Message: fmt.Sprint("write ", n)})
 	tk.Error = fmt.Sprint("transition ", n)
 	tk.Inputs = json.RawMessage(fmt.Sprintf(`{"repo": "r%d"}`, n))
 	return agentsmcp.TaskChange{Steps: []int{i, j}, Events: 2}

@@ -50,7 +50,7 @@ func testTaskReadsBackVerbatim(t *testing.T, s Services) {
 	tk.Steps[1].Status, tk.Steps[1].EndedAt = agentsmcp.StepFailed, time.Now()
 	tk.Steps[1].Output = nil
 	tk.Inputs = nil
-	tk.AddEvent(agentsmcp.TaskEvent{At: time.Now(), Type: "failed", Message: tk.Error})
+	storedform.AddEvent(&tk, agentsmcp.TaskEvent{At: time.Now(), Type: "failed", Message: tk.Error})
 	if err := s.Tasks.UpdateTask(ctx, &tk); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 func init() {
@@ -421,7 +422,7 @@ func testTaskUpdate(t *testing.T, s Services) {
 	u.Steps[2].Asks = 7
 	u.Inputs = nil
 	u.Request, u.PlanID = "changed request", agentsmcp.NewID(agentsmcp.PlanIDPrefix)
-	u.AddEvent(agentsmcp.TaskEvent{At: at(20), Type: "step_failed", StepID: "read-1", Message: "boom"})
+	storedform.AddEvent(&u, agentsmcp.TaskEvent{At: at(20), Type: "step_failed", StepID: "read-1", Message: "boom"})
 	u.CreatedAt = at(1000)                                                 // ignored
 	u.Lease = agentsmcp.TaskLease{Owner: "sneaky", ExpiresAt: at(1 << 20)} // ignored
 	before := time.Now()

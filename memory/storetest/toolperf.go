@@ -75,7 +75,7 @@ func testToolPerfRoundTrip(t *testing.T, s Services) {
 	if !slices.Equal(p.Buckets, want) {
 		t.Errorf("buckets %v, want %v", p.Buckets, want)
 	}
-	if !maps.Equal(p.CommonErrors, map[string]int64{agentsmcp.ErrorClassNotFound: 1}) {
+	if !maps.Equal(p.CommonErrors, map[string]int64{toolperf.ErrorClassNotFound: 1}) {
 		t.Errorf("common errors %v, want the one error", p.CommonErrors)
 	}
 	checkTime(t, "LastCallAt", p.LastCallAt, at(30))
@@ -191,12 +191,12 @@ func testToolPerfConcurrent(t *testing.T, s Services) {
 	if !slices.Equal(p.Buckets, want) {
 		t.Errorf("buckets %v, want %v", p.Buckets, want)
 	}
-	if p.CommonErrors[agentsmcp.ErrorClassOther] != total/5 {
-		t.Errorf("common errors %v, want %s: %d", p.CommonErrors, agentsmcp.ErrorClassOther, total/5)
+	if p.CommonErrors[toolperf.ErrorClassOther] != total/5 {
+		t.Errorf("common errors %v, want %s: %d", p.CommonErrors, toolperf.ErrorClassOther, total/5)
 	}
 	checkTime(t, "LastCallAt", p.LastCallAt, at(perGoroutine-1))
 	// Seconds apart, a day's half-life: every outcome weighs about 1.
-	recent := p.Recent.As(at(perGoroutine - 1))
+	recent := toolperf.DecayedAs(p.Recent, at(perGoroutine-1))
 	if !near(recent.Successes, total-total/5, 0.01) || !near(recent.Failures, total/5, 0.01) {
 		t.Errorf("recent outcomes %+v, want about %d successes and %d failures: weights were lost", recent, total-total/5, total/5)
 	}
@@ -218,7 +218,7 @@ func testToolPerfReliabilityEvidence(t *testing.T, s Services) {
 	}
 	check := func(what string, p *agentsmcp.ToolPerformance, as time.Time, successes, failures float64, streak int64) {
 		t.Helper()
-		recent := p.Recent.As(as)
+		recent := toolperf.DecayedAs(p.Recent, as)
 		if !near(recent.Successes, successes, 1e-6) || !near(recent.Failures, failures, 1e-6) {
 			t.Errorf("%s: recent outcomes as of %v = %v successes, %v failures; want %v and %v", what, as, recent.Successes, recent.Failures, successes, failures)
 		}
@@ -242,10 +242,10 @@ func testToolPerfReliabilityEvidence(t *testing.T, s Services) {
 	check("two failures, a half-life on", p, halfLives(3), 0.125, 0.75, 2)
 	checkTime(t, "LastFailureAt", p.LastFailureAt, halfLives(2))
 	checkTime(t, "LastSuccessAt", p.LastSuccessAt, halfLives(0))
-	if p.LastErrorClass != agentsmcp.ErrorClassRateLimited {
+	if p.LastErrorClass != toolperf.ErrorClassRateLimited {
 		t.Errorf("LastErrorClass %q, want the class of the last failure", p.LastErrorClass)
 	}
-	if ev := p.Evidence(); ev.ConsecutiveFailures != 2 || ev.LastErrorClass != agentsmcp.ErrorClassRateLimited || !ev.LastFailureAt.Equal(p.LastFailureAt) {
+	if ev := toolperf.Evidence(p); ev.ConsecutiveFailures != 2 || ev.LastErrorClass != toolperf.ErrorClassRateLimited || !ev.LastFailureAt.Equal(p.LastFailureAt) {
 		t.Errorf("Evidence() %+v does not carry the record", ev)
 	}
 
@@ -253,7 +253,7 @@ func testToolPerfReliabilityEvidence(t *testing.T, s Services) {
 	record(t, s, call(halfLives(2), ""))
 	p = findPerf(t, s, "weather")
 	check("a success after the failures", p, halfLives(2), 1.25, 1.5, 0)
-	if p.LastErrorClass != agentsmcp.ErrorClassRateLimited {
+	if p.LastErrorClass != toolperf.ErrorClassRateLimited {
 		t.Errorf("a success changed LastErrorClass to %q", p.LastErrorClass)
 	}
 	checkTime(t, "LastFailureAt", p.LastFailureAt, halfLives(2))
@@ -269,7 +269,7 @@ func testToolPerfReliabilityEvidence(t *testing.T, s Services) {
 	for _, n := range []float64{100, 2000} {
 		record(t, s, call(halfLives(n), ""))
 		p = findPerf(t, s, "weather")
-		recent := p.Recent.As(halfLives(n))
+		recent := toolperf.DecayedAs(p.Recent, halfLives(n))
 		if !near(recent.Successes, 1, 1e-6) || recent.Failures > 1e-6 || math.IsInf(p.Recent.Successes, 0) || math.IsNaN(p.Recent.Successes) {
 			t.Errorf("%v half-lives on: recent outcomes %+v (stored %+v), want one success and the rest faded", n, recent, p.Recent)
 		}
@@ -382,9 +382,9 @@ func testToolPerfErrorClassesCarryNoRequestText(t *testing.T, s Services) {
 		record(t, s, agentsmcp.ToolCall{Tool: "shared_api", Duration: time.Millisecond, Error: e, At: at(i)})
 	}
 	p := findPerf(t, s, "shared_api")
-	want := map[string]int64{agentsmcp.ErrorClassConnRefused: 1, "http 404": 1, agentsmcp.ErrorClassOther: 1, agentsmcp.ErrorClassTimeout: 1}
-	if !maps.Equal(p.CommonErrors, want) || p.LastErrorClass != agentsmcp.ErrorClassTimeout {
-		t.Errorf("common errors %v, last %q; want the classes %v, last %q", p.CommonErrors, p.LastErrorClass, want, agentsmcp.ErrorClassTimeout)
+	want := map[string]int64{toolperf.ErrorClassConnRefused: 1, "http 404": 1, toolperf.ErrorClassOther: 1, toolperf.ErrorClassTimeout: 1}
+	if !maps.Equal(p.CommonErrors, want) || p.LastErrorClass != toolperf.ErrorClassTimeout {
+		t.Errorf("common errors %v, last %q; want the classes %v, last %q", p.CommonErrors, p.LastErrorClass, want, toolperf.ErrorClassTimeout)
 	}
 	list, err := s.ToolPerformance.ListToolPerformance(t.Context())
 	if err != nil {

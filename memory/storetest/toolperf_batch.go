@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 )
 
 func init() {
@@ -73,7 +74,7 @@ func compareToolPerf(t *testing.T, one, batch *agentsmcp.ToolPerformance) {
 		}
 	}
 	as := one.LastCallAt
-	r1, r2 := one.Recent.As(as), batch.Recent.As(as)
+	r1, r2 := toolperf.DecayedAs(one.Recent, as), toolperf.DecayedAs(batch.Recent, as)
 	if !near(r2.Successes, r1.Successes, 1e-9) || !near(r2.Failures, r1.Failures, 1e-9) {
 		t.Errorf("%s: recent outcomes as of %v: %+v one by one, %+v batched", what, as, r1, r2)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // The tests of agentsmcp.UsageService and agentsmcp.InsightPruner: what
@@ -53,7 +54,7 @@ func testUsageInsights(t *testing.T, s Services) {
 			t.Fatal(err)
 		}
 		alice.Count++
-		alice.Bytes += in.StoredBytes()
+		alice.Bytes += storedform.InsightBytes(in)
 		aliceIDs = append(aliceIDs, in.ID)
 	}
 	bob := &agentsmcp.Insight{Text: "bob's", Type: agentsmcp.InsightPitfall, Principal: "key:bob", CreatedAt: at(10)}
@@ -66,12 +67,12 @@ func testUsageInsights(t *testing.T, s Services) {
 	got, err = u.InsightUsage(ctx, "key:alice")
 	wantUsage(t, "InsightUsage(alice)", got, err, alice)
 	got, err = u.InsightUsage(ctx, "key:bob")
-	wantUsage(t, "InsightUsage(bob)", got, err, agentsmcp.Usage{Count: 1, Bytes: bob.StoredBytes()})
+	wantUsage(t, "InsightUsage(bob)", got, err, agentsmcp.Usage{Count: 1, Bytes: storedform.InsightBytes(bob)})
 	// An empty principal is the anonymous one, as for the records.
 	got, err = u.InsightUsage(ctx, "")
-	wantUsage(t, `InsightUsage("")`, got, err, agentsmcp.Usage{Count: 1, Bytes: anon.StoredBytes()})
+	wantUsage(t, `InsightUsage("")`, got, err, agentsmcp.Usage{Count: 1, Bytes: storedform.InsightBytes(anon)})
 	got, err = u.InsightUsage(ctx, agentsmcp.AnonymousPrincipal)
-	wantUsage(t, "InsightUsage(anonymous)", got, err, agentsmcp.Usage{Count: 1, Bytes: anon.StoredBytes()})
+	wantUsage(t, "InsightUsage(anonymous)", got, err, agentsmcp.Usage{Count: 1, Bytes: storedform.InsightBytes(anon)})
 
 	// A deleted insight no longer counts.
 	first, err := s.Insights.FindInsightByID(ctx, aliceIDs[1])
@@ -82,7 +83,7 @@ func testUsageInsights(t *testing.T, s Services) {
 		t.Fatal(err)
 	}
 	got, err = u.InsightUsage(ctx, "key:alice")
-	wantUsage(t, "InsightUsage(alice) after a delete", got, err, agentsmcp.Usage{Count: 2, Bytes: alice.Bytes - first.StoredBytes()})
+	wantUsage(t, "InsightUsage(alice) after a delete", got, err, agentsmcp.Usage{Count: 2, Bytes: alice.Bytes - storedform.InsightBytes(first)})
 }
 
 func testUsageTasks(t *testing.T, s Services) {
@@ -112,24 +113,24 @@ func testUsageTasks(t *testing.T, s Services) {
 		var u agentsmcp.Usage
 		for _, tk := range tasks {
 			u.Count++
-			u.Bytes += tk.StoredBytes()
+			u.Bytes += storedform.TaskBytes(tk)
 		}
 		return u
 	}
 	got, err = u.TaskUsage(ctx, "key:alice")
 	wantUsage(t, "TaskUsage(alice)", got, err, sum())
 	got, err = u.TaskUsage(ctx, "key:bob")
-	wantUsage(t, "TaskUsage(bob)", got, err, agentsmcp.Usage{Count: 1, Bytes: other.StoredBytes()})
+	wantUsage(t, "TaskUsage(bob)", got, err, agentsmcp.Usage{Count: 1, Bytes: storedform.TaskBytes(other)})
 	// "" is the tasks created without a principal.
 	got, err = u.TaskUsage(ctx, "")
-	wantUsage(t, `TaskUsage("")`, got, err, agentsmcp.Usage{Count: 1, Bytes: none.StoredBytes()})
+	wantUsage(t, `TaskUsage("")`, got, err, agentsmcp.Usage{Count: 1, Bytes: storedform.TaskBytes(none)})
 
 	// A task grows as its steps store outputs: the usage follows each
 	// write, whole or per step.
 	tk := tasks[0]
 	tk.Status = agentsmcp.TaskRunning
 	tk.Steps[0] = agentsmcp.StepState{StepID: "s1", Status: agentsmcp.StepSucceeded, Attempts: 1, Output: json.RawMessage(`"` + strings.Repeat("o", 5000) + `"`), StartedAt: at(1), EndedAt: at(2)}
-	tk.AddEvent(agentsmcp.TaskEvent{At: at(2), Type: "step_succeeded", StepID: "s1"})
+	storedform.AddEvent(tk, agentsmcp.TaskEvent{At: at(2), Type: "step_succeeded", StepID: "s1"})
 	if err := s.Tasks.UpdateTask(ctx, tk); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func testUsageTasks(t *testing.T, s Services) {
 	wantUsage(t, "TaskUsage(alice) after UpdateTask", got, err, sum())
 	if su, ok := s.Tasks.(agentsmcp.TaskStepUpdater); ok {
 		tk.Steps[1] = agentsmcp.StepState{StepID: "s2", Status: agentsmcp.StepFailed, Attempts: 1, Error: strings.Repeat("e", 300), StartedAt: at(3), EndedAt: at(4)}
-		tk.AddEvent(agentsmcp.TaskEvent{At: at(4), Type: "step_failed", StepID: "s2", Message: "boom"})
+		storedform.AddEvent(tk, agentsmcp.TaskEvent{At: at(4), Type: "step_failed", StepID: "s2", Message: "boom"})
 		if err := su.UpdateTaskSteps(ctx, tk, agentsmcp.TaskChange{Steps: []int{1}, Events: 1}); err != nil {
 			t.Fatal(err)
 		}

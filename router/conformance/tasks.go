@@ -19,7 +19,7 @@ import (
 // The fixtures of conformance 0.2's Tasks extension scenarios
 // (io.modelcontextprotocol/tasks, SEP-2663), as the scenario sources describe
 // them. Called by a request that declared the extension (the router puts an
-// agentsmcp.TaskMode in its context), six of them answer with a task of the
+// mcpwire.TaskMode in its context), six of them answer with a task of the
 // in-memory backend in taskstore.go; greet stays synchronous. Otherwise they
 // run as ordinary tools: the work itself, and any input it needs asked
 // through MRTR (input_required), except failing_job, which needs a task

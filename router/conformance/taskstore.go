@@ -28,7 +28,7 @@ type fixtureTasks struct {
 }
 
 type fixtureTask struct {
-	view agentsmcp.MCPTask
+	view mcpwire.MCPTask
 	// stop ends the task's pending work (its timer); nil when none.
 	stop func() bool
 	// answered is called by UpdateTask with the answers to outstanding
@@ -43,11 +43,11 @@ func (fx *fixtureTasks) Owns(id string) bool { return strings.HasPrefix(id, fixt
 
 // create stores a new task in status and returns its id. The caller fills
 // in its work under fx.mu.
-func (fx *fixtureTasks) create(status agentsmcp.MCPTaskStatus) *fixtureTask {
+func (fx *fixtureTasks) create(status mcpwire.MCPTaskStatus) *fixtureTask {
 	var b [10]byte
 	_, _ = rand.Read(b[:])
 	now := time.Now()
-	t := &fixtureTask{view: agentsmcp.MCPTask{
+	t := &fixtureTask{view: mcpwire.MCPTask{
 		ID: fixtureIDPrefix + hex.EncodeToString(b[:]), Status: status, CreatedAt: now, UpdatedAt: now,
 	}}
 	fx.tasks[t.view.ID] = t
@@ -56,7 +56,7 @@ func (fx *fixtureTasks) create(status agentsmcp.MCPTaskStatus) *fixtureTask {
 
 // finish ends t, unless it already ended (a cancelled task stays so).
 // fx.mu must be held.
-func (t *fixtureTask) finish(status agentsmcp.MCPTaskStatus, res *mcp.CallToolResult, err error) {
+func (t *fixtureTask) finish(status mcpwire.MCPTaskStatus, res *mcp.CallToolResult, err error) {
 	if t.view.Status.Terminal() {
 		return
 	}
@@ -65,7 +65,7 @@ func (t *fixtureTask) finish(status agentsmcp.MCPTaskStatus, res *mcp.CallToolRe
 	t.view.UpdatedAt = time.Now()
 }
 
-func (fx *fixtureTasks) GetTask(_ context.Context, id string) (*agentsmcp.MCPTask, error) {
+func (fx *fixtureTasks) GetTask(_ context.Context, id string) (*mcpwire.MCPTask, error) {
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
 	t, ok := fx.tasks[id]
@@ -84,7 +84,7 @@ func (fx *fixtureTasks) UpdateTask(_ context.Context, id string, responses mcp.I
 	if !ok {
 		return agentsmcp.Errorf(agentsmcp.ENOTFOUND, "task %q not found", id)
 	}
-	if t.view.Status != agentsmcp.MCPTaskInputRequired {
+	if t.view.Status != mcpwire.MCPTaskInputRequired {
 		return nil // nothing is outstanding
 	}
 	for k, r := range responses {
@@ -97,8 +97,8 @@ func (fx *fixtureTasks) UpdateTask(_ context.Context, id string, responses mcp.I
 		t.view.UpdatedAt = time.Now()
 	}
 	if len(t.view.InputRequests) == 0 {
-		t.view.Status = agentsmcp.MCPTaskWorking
-		t.finish(agentsmcp.MCPTaskCompleted, t.answered(t.answers), nil)
+		t.view.Status = mcpwire.MCPTaskWorking
+		t.finish(mcpwire.MCPTaskCompleted, t.answered(t.answers), nil)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func (fx *fixtureTasks) CancelTask(_ context.Context, id string) error {
 		t.stop()
 	}
 	if !t.view.Status.Terminal() {
-		t.finish(agentsmcp.MCPTaskCancelled, nil, nil)
+		t.finish(mcpwire.MCPTaskCancelled, nil, nil)
 		t.view.StatusMessage = "cancelled by the client"
 	}
 	return nil
@@ -122,7 +122,7 @@ func (fx *fixtureTasks) CancelTask(_ context.Context, id string) error {
 
 // after runs the task's work in d: its result, or its error when res is
 // nil. The timer is the task's only pending work; cancelling stops it.
-func (fx *fixtureTasks) after(t *fixtureTask, d time.Duration, status agentsmcp.MCPTaskStatus, res *mcp.CallToolResult, err error) {
+func (fx *fixtureTasks) after(t *fixtureTask, d time.Duration, status mcpwire.MCPTaskStatus, res *mcp.CallToolResult, err error) {
 	t.stop = time.AfterFunc(d, func() {
 		fx.mu.Lock()
 		defer fx.mu.Unlock()
@@ -132,9 +132,9 @@ func (fx *fixtureTasks) after(t *fixtureTask, d time.Duration, status agentsmcp.
 
 // startTask creates a working task that ends as given after d, and tells
 // the router to answer with it.
-func (fx *fixtureTasks) startTask(mode *agentsmcp.TaskMode, d time.Duration, status agentsmcp.MCPTaskStatus, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, any, error) {
+func (fx *fixtureTasks) startTask(mode *mcpwire.TaskMode, d time.Duration, status mcpwire.MCPTaskStatus, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, any, error) {
 	fx.mu.Lock()
-	t := fx.create(agentsmcp.MCPTaskWorking)
+	t := fx.create(mcpwire.MCPTaskWorking)
 	t.view.StatusMessage = "working"
 	if d <= 0 {
 		t.finish(status, res, err)
@@ -148,9 +148,9 @@ func (fx *fixtureTasks) startTask(mode *agentsmcp.TaskMode, d time.Duration, sta
 
 // askTask creates an input_required task with the questions asks; answer
 // builds its result once all are answered.
-func (fx *fixtureTasks) askTask(mode *agentsmcp.TaskMode, asks mcp.InputRequestMap, answer func(map[string]*mcp.ElicitResult) *mcp.CallToolResult) (*mcp.CallToolResult, any, error) {
+func (fx *fixtureTasks) askTask(mode *mcpwire.TaskMode, asks mcp.InputRequestMap, answer func(map[string]*mcp.ElicitResult) *mcp.CallToolResult) (*mcp.CallToolResult, any, error) {
 	fx.mu.Lock()
-	t := fx.create(agentsmcp.MCPTaskInputRequired)
+	t := fx.create(mcpwire.MCPTaskInputRequired)
 	t.view.InputRequests = asks
 	t.view.StatusMessage = "waiting for input"
 	t.answered, t.answers = answer, map[string]*mcp.ElicitResult{}
@@ -164,17 +164,17 @@ func (fx *fixtureTasks) askTask(mode *agentsmcp.TaskMode, asks mcp.InputRequestM
 func placeholder() *mcp.CallToolResult { return textResult("task created") }
 
 func (fx *fixtureTasks) slowCompute(ctx context.Context, req *mcp.CallToolRequest, in slowComputeInput) (*mcp.CallToolResult, any, error) {
-	mode := agentsmcp.TaskModeFrom(ctx)
+	mode := mcpwire.TaskModeFrom(ctx)
 	if mode == nil {
 		return slowComputeHandler(ctx, req, in)
 	}
 	d := min(time.Duration(in.Seconds*float64(time.Second)), maxSlowCompute)
-	return fx.startTask(mode, d, agentsmcp.MCPTaskCompleted,
+	return fx.startTask(mode, d, mcpwire.MCPTaskCompleted,
 		textResult(fmt.Sprintf("slow_compute %q done after %gs", in.Label, in.Seconds)), nil)
 }
 
 func (fx *fixtureTasks) failingJob(ctx context.Context, req *mcp.CallToolRequest, in any) (*mcp.CallToolResult, any, error) {
-	mode := agentsmcp.TaskModeFrom(ctx)
+	mode := mcpwire.TaskModeFrom(ctx)
 	if mode == nil {
 		if mcpwire.CallCapabilities(ctx, req).Sessionless() {
 			// Task support "required": without the extension it cannot
@@ -185,20 +185,20 @@ func (fx *fixtureTasks) failingJob(ctx context.Context, req *mcp.CallToolRequest
 	}
 	res := textResult("failing_job always fails")
 	res.IsError = true
-	return fx.startTask(mode, time.Second, agentsmcp.MCPTaskCompleted, res, nil)
+	return fx.startTask(mode, time.Second, mcpwire.MCPTaskCompleted, res, nil)
 }
 
 func (fx *fixtureTasks) protocolErrorJob(ctx context.Context, req *mcp.CallToolRequest, in any) (*mcp.CallToolResult, any, error) {
-	mode := agentsmcp.TaskModeFrom(ctx)
+	mode := mcpwire.TaskModeFrom(ctx)
 	if mode == nil {
 		return protocolErrorJobHandler(ctx, req, in)
 	}
-	return fx.startTask(mode, 100*time.Millisecond, agentsmcp.MCPTaskFailed, nil,
+	return fx.startTask(mode, 100*time.Millisecond, mcpwire.MCPTaskFailed, nil,
 		&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "protocol_error_job always fails with a protocol error"})
 }
 
 func (fx *fixtureTasks) confirmDelete(ctx context.Context, req *mcp.CallToolRequest, in confirmDeleteInput) (*mcp.CallToolResult, any, error) {
-	mode := agentsmcp.TaskModeFrom(ctx)
+	mode := mcpwire.TaskModeFrom(ctx)
 	if mode == nil {
 		return confirmDeleteHandler(ctx, req, in)
 	}
@@ -213,7 +213,7 @@ func (fx *fixtureTasks) confirmDelete(ctx context.Context, req *mcp.CallToolRequ
 }
 
 func (fx *fixtureTasks) multiInput(ctx context.Context, req *mcp.CallToolRequest, in any) (*mcp.CallToolResult, any, error) {
-	mode := agentsmcp.TaskModeFrom(ctx)
+	mode := mcpwire.TaskModeFrom(ctx)
 	if mode == nil {
 		return multiInputHandler(ctx, req, in)
 	}
@@ -229,9 +229,9 @@ func (fx *fixtureTasks) multiInput(ctx context.Context, req *mcp.CallToolRequest
 // creates a task, as SEP-2663's composition rule says.
 func (fx *fixtureTasks) toolWithTask(ctx context.Context, req *mcp.CallToolRequest, in any) (*mcp.CallToolResult, any, error) {
 	res, out, err := toolWithTaskHandler(ctx, req, in)
-	mode := agentsmcp.TaskModeFrom(ctx)
+	mode := mcpwire.TaskModeFrom(ctx)
 	if mode == nil || err != nil || res == nil || len(res.InputRequests) > 0 {
 		return res, out, err
 	}
-	return fx.startTask(mode, 200*time.Millisecond, agentsmcp.MCPTaskCompleted, res, nil)
+	return fx.startTask(mode, 200*time.Millisecond, mcpwire.MCPTaskCompleted, res, nil)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 )
 
@@ -107,7 +106,7 @@ func ParseListen(req *http.Request, body []byte) *ListenRequest {
 
 // taskSignature is what makes a change worth a notification: the status,
 // the status message, and the keys of the questions asked.
-func taskSignature(t *agentsmcp.MCPTask) string {
+func taskSignature(t *mcpwire.MCPTask) string {
 	keys := slices.Sorted(maps.Keys(t.InputRequests))
 	return string(t.Status) + "\x00" + t.StatusMessage + "\x00" + strings.Join(keys, "\x00")
 }
@@ -243,7 +242,7 @@ func (l *Listener) Serve(w http.ResponseWriter, req *http.Request, lr *ListenReq
 		final() // nothing to listen for, as go-sdk does for an empty filter
 		return
 	}
-	notify := func(t *agentsmcp.MCPTask) error {
+	notify := func(t *mcpwire.MCPTask) error {
 		d := detailedTask(t)
 		d.Meta = meta
 		return s.send(map[string]any{"jsonrpc": "2.0", "method": notificationTasks, "params": d})

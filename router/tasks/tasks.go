@@ -74,11 +74,11 @@ type TaskAck struct {
 type DetailedTask struct {
 	mcp.ResultBase
 	resulttype.Base
-	TaskID        string                  `json:"taskId"`
-	Status        agentsmcp.MCPTaskStatus `json:"status"`
-	StatusMessage string                  `json:"statusMessage,omitempty"`
-	CreatedAt     string                  `json:"createdAt"`
-	LastUpdatedAt string                  `json:"lastUpdatedAt"`
+	TaskID        string                `json:"taskId"`
+	Status        mcpwire.MCPTaskStatus `json:"status"`
+	StatusMessage string                `json:"statusMessage,omitempty"`
+	CreatedAt     string                `json:"createdAt"`
+	LastUpdatedAt string                `json:"lastUpdatedAt"`
 	// TTLMs is always sent: null means unlimited.
 	TTLMs          *int64 `json:"ttlMs"`
 	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
@@ -92,18 +92,18 @@ type DetailedTask struct {
 // *Backends has none.
 type Backends struct {
 	mu   sync.RWMutex
-	list []agentsmcp.TaskBackend
+	list []mcpwire.TaskBackend
 }
 
 // Add adds b after the backends added before.
-func (t *Backends) Add(b agentsmcp.TaskBackend) {
+func (t *Backends) Add(b mcpwire.TaskBackend) {
 	t.mu.Lock()
 	t.list = append(t.list, b)
 	t.mu.Unlock()
 }
 
 // Owner is the first backend that owns the task id, or nil.
-func (t *Backends) Owner(id string) agentsmcp.TaskBackend {
+func (t *Backends) Owner(id string) mcpwire.TaskBackend {
 	if t == nil {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (r *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				if caps.Extensions == nil {
 					caps.Extensions = map[string]any{}
 				}
-				caps.Extensions[agentsmcp.TasksExtension] = map[string]any{}
+				caps.Extensions[mcpwire.TasksExtension] = map[string]any{}
 				d.Capabilities = &caps
 			}
 			return res, err
@@ -150,10 +150,10 @@ func (r *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			call, ok := req.(*mcp.CallToolRequest)
 			if !ok || call.Params == nil || !mcpwire.CallCapabilities(ctx, call).Tasks() {
 				// A call made inside a task-mode call is not one.
-				return next(agentsmcp.WithTaskMode(ctx, nil), method, req)
+				return next(mcpwire.WithTaskMode(ctx, nil), method, req)
 			}
-			mode := &agentsmcp.TaskMode{}
-			res, err := next(agentsmcp.WithTaskMode(ctx, mode), method, req)
+			mode := &mcpwire.TaskMode{}
+			res, err := next(mcpwire.WithTaskMode(ctx, mode), method, req)
 			id := mode.CreatedID()
 			if err != nil || id == "" {
 				return res, err
@@ -177,11 +177,11 @@ func (r *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // 2026-07-28 schema (MissingRequiredClientCapabilityError).
 func MissingTasksCapability(what string) *jsonrpc.Error {
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{
-		"extensions": map[string]any{agentsmcp.TasksExtension: map[string]any{}},
+		"extensions": map[string]any{mcpwire.TasksExtension: map[string]any{}},
 	}})
 	return &jsonrpc.Error{
 		Code:    mcp.CodeMissingRequiredClientCapabilities,
-		Message: fmt.Sprintf("%s needs the client capability extensions[%q]", what, agentsmcp.TasksExtension),
+		Message: fmt.Sprintf("%s needs the client capability extensions[%q]", what, mcpwire.TasksExtension),
 		Data:    data,
 	}
 }
@@ -190,7 +190,7 @@ func MissingTasksCapability(what string) *jsonrpc.Error {
 // -32601 under protocols without the extension, -32021 without the
 // extension declared, -32602 for an id no backend owns. caps are those
 // the router's middleware put in the request's context.
-func (r *Service) taskBackend(caps mcpwire.Capabilities, method, id string) (agentsmcp.TaskBackend, error) {
+func (r *Service) taskBackend(caps mcpwire.Capabilities, method, id string) (mcpwire.TaskBackend, error) {
 	if !caps.Sessionless() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not defined in protocol version %s", method, caps.Revision())}
 	}
@@ -326,7 +326,7 @@ func (r *Service) taskWritten(ctx context.Context, method, id string, keys []str
 
 // taskBase renders the Task fields that every task answer carries, with
 // resultType (empty: left to the revision middleware).
-func taskBase(t *agentsmcp.MCPTask, resultType string) *DetailedTask {
+func taskBase(t *mcpwire.MCPTask, resultType string) *DetailedTask {
 	d := &DetailedTask{
 		Base:          resulttype.Base{ResultType: resultType},
 		TaskID:        t.ID,
@@ -339,9 +339,9 @@ func taskBase(t *agentsmcp.MCPTask, resultType string) *DetailedTask {
 	d.PollIntervalMs = t.PollIntervalMs
 	if d.PollIntervalMs == 0 {
 		switch t.Status {
-		case agentsmcp.MCPTaskWorking:
+		case mcpwire.MCPTaskWorking:
 			d.PollIntervalMs = pollWorkingMs
-		case agentsmcp.MCPTaskInputRequired:
+		case mcpwire.MCPTaskInputRequired:
 			d.PollIntervalMs = pollInputRequiredMs
 		}
 	}
@@ -350,7 +350,7 @@ func taskBase(t *agentsmcp.MCPTask, resultType string) *DetailedTask {
 
 // createTaskResult is the flat CreateTaskResult: the Task base fields
 // only, never a result, error, inputRequests or requestState.
-func createTaskResult(t *agentsmcp.MCPTask) *DetailedTask { return taskBase(t, resultTypeTask) }
+func createTaskResult(t *mcpwire.MCPTask) *DetailedTask { return taskBase(t, resultTypeTask) }
 
 // resultTypeTask is the resultType of a CreateTaskResult (SEP-2663).
 const resultTypeTask = "task"
@@ -364,21 +364,21 @@ const resultTypeTask = "task"
 // elicitation (the Inspector CLI does) would otherwise poll a task that
 // waits on a question it is never shown; with the forms it can answer
 // with tasks/update, as the status message says, or let the TTL end it.
-func detailedTask(t *agentsmcp.MCPTask) *DetailedTask {
+func detailedTask(t *mcpwire.MCPTask) *DetailedTask {
 	d := taskBase(t, "") // "complete", by the revision middleware
 	switch t.Status {
-	case agentsmcp.MCPTaskInputRequired:
+	case mcpwire.MCPTaskInputRequired:
 		asks := t.InputRequests
 		if asks == nil {
 			asks = mcp.InputRequestMap{}
 		}
 		d.InputRequests = &asks
-	case agentsmcp.MCPTaskCompleted:
+	case mcpwire.MCPTaskCompleted:
 		d.Result = t.Result
 		if d.Result == nil {
 			d.Result = &mcp.CallToolResult{Content: []mcp.Content{}}
 		}
-	case agentsmcp.MCPTaskFailed:
+	case mcpwire.MCPTaskFailed:
 		err := t.Error
 		if err == nil {
 			err = agentsmcp.Errorf(agentsmcp.EINTERNAL, "task %s failed", t.ID)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
 	"github.com/agents-mcp/agents-mcp/router/internal/rpcerror"
 )
 
@@ -153,16 +154,16 @@ func (w *taskWatch) take() []string {
 // stream's caller), and a wake-up. Memory is bounded by the ids watched.
 type listenSub struct {
 	mu      sync.Mutex
-	pending map[string]*agentsmcp.MCPTask
+	pending map[string]*mcpwire.MCPTask
 	wake    chan struct{} // capacity 1
 	entries []*watchEntry // what the stream watches; owned by the watcher's lock
 }
 
 func newListenSub() *listenSub {
-	return &listenSub{pending: map[string]*agentsmcp.MCPTask{}, wake: make(chan struct{}, 1)}
+	return &listenSub{pending: map[string]*mcpwire.MCPTask{}, wake: make(chan struct{}, 1)}
 }
 
-func (s *listenSub) put(id string, t *agentsmcp.MCPTask) {
+func (s *listenSub) put(id string, t *mcpwire.MCPTask) {
 	s.mu.Lock()
 	s.pending[id] = t
 	s.mu.Unlock()
@@ -172,11 +173,11 @@ func (s *listenSub) put(id string, t *agentsmcp.MCPTask) {
 	}
 }
 
-func (s *listenSub) take() map[string]*agentsmcp.MCPTask {
+func (s *listenSub) take() map[string]*mcpwire.MCPTask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.pending
-	s.pending = map[string]*agentsmcp.MCPTask{}
+	s.pending = map[string]*mcpwire.MCPTask{}
 	return out
 }
 
@@ -189,11 +190,11 @@ type watchEntry struct {
 	// ctx carries the caller's values (principal, credentials) for the
 	// reads, without the deadline of the request that opened it.
 	ctx     context.Context
-	backend agentsmcp.TaskBackend
+	backend mcpwire.TaskBackend
 	subs    map[*listenSub]struct{}
 
 	ready    chan struct{} // closed once the first read settled
-	view     *agentsmcp.MCPTask
+	view     *mcpwire.MCPTask
 	sig      string
 	gone     bool // unknown or hidden: no longer read, dropped by its streams
 	ended    bool // terminal: no longer read
@@ -310,7 +311,7 @@ func (w *taskWatcher) quotaError(principal string, watched, asked int) *jsonrpc.
 // not watched. A *jsonrpc.Error refuses the whole stream: the principal's
 // quota of watched ids would be exceeded. Call unsubscribe(sub) when the
 // stream ends, whatever subscribe returned.
-func (w *taskWatcher) subscribe(ctx context.Context, sub *listenSub, ids []string, backends *Backends) ([]*agentsmcp.MCPTask, error) {
+func (w *taskWatcher) subscribe(ctx context.Context, sub *listenSub, ids []string, backends *Backends) ([]*mcpwire.MCPTask, error) {
 	p := agentsmcp.PrincipalFrom(ctx)
 	vkey, principal := visibilityKey(p), ""
 	if p != nil {
@@ -369,7 +370,7 @@ func (w *taskWatcher) subscribe(ctx context.Context, sub *listenSub, ids []strin
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var views []*agentsmcp.MCPTask
+	var views []*mcpwire.MCPTask
 	kept := sub.entries[:0]
 	for _, e := range sub.entries {
 		if e.gone || e.view == nil {
@@ -422,7 +423,7 @@ func (w *taskWatcher) drop(e *watchEntry, sub *listenSub) {
 // read is the backend's GetTask as e's caller, bounded in time, and ended
 // by ctx or by close. A backend that panics fails the read, not the
 // process: the watcher's goroutines serve every stream.
-func (w *taskWatcher) read(ctx context.Context, e *watchEntry) (t *agentsmcp.MCPTask, err error) {
+func (w *taskWatcher) read(ctx context.Context, e *watchEntry) (t *mcpwire.MCPTask, err error) {
 	ctx, cancel := context.WithTimeout(ctx, listenReadTimeout)
 	defer cancel()
 	stop := context.AfterFunc(w.life, cancel)
@@ -439,7 +440,7 @@ func (w *taskWatcher) read(ctx context.Context, e *watchEntry) (t *agentsmcp.MCP
 // settle records the outcome of a read of e at now and, when what e's
 // callers see changed and tell is set, hands it to e's streams. w.mu is
 // held.
-func (w *taskWatcher) settle(e *watchEntry, t *agentsmcp.MCPTask, err error, now time.Time, tell bool) {
+func (w *taskWatcher) settle(e *watchEntry, t *mcpwire.MCPTask, err error, now time.Time, tell bool) {
 	e.reading = false
 	defer func() {
 		if e.again {
@@ -472,7 +473,7 @@ func (w *taskWatcher) settle(e *watchEntry, t *agentsmcp.MCPTask, err error, now
 				s.put(e.id, t)
 			}
 		}
-	case t.Status == agentsmcp.MCPTaskInputRequired:
+	case t.Status == mcpwire.MCPTaskInputRequired:
 		// It waits for its user, and changes when the user answers:
 		// through this replica (the hub says so at once) or another one
 		// (seen by a poll that comes less and less often).

@@ -22,7 +22,7 @@ import (
 // find_tools and search_tools show it.
 type ToolReliability struct {
 	// Estimate is the chance of success the outcomes give, in (0, 1)
-	// (0.5 with none; agentsmcp.DefaultReliabilityPolicy).
+	// (0.5 with none; toolperf.DefaultReliabilityPolicy).
 	Estimate float64 `json:"estimate"`
 	// Outcomes is how many outcomes (weighed by age) it is made of.
 	Outcomes float64 `json:"outcomes"`
@@ -159,7 +159,7 @@ type Outcomes struct {
 	// own (the default) or everyone's (agentsmcp.VisibilityShared).
 	Visibility agentsmcp.MemoryVisibility
 	// Policy estimates reliability (zero: the default policy).
-	Policy agentsmcp.ReliabilityPolicy
+	Policy toolperf.ReliabilityPolicy
 	// MaxKeys bounds what is kept (0: 100,000 tool records); past it the
 	// least recently updated tenth is forgotten.
 	MaxKeys int
@@ -176,7 +176,7 @@ type Outcomes struct {
 type outcomeKey struct{ owner, family, tool string }
 
 type toolOutcome struct {
-	evidence agentsmcp.ReliabilityEvidence
+	evidence toolperf.ReliabilityEvidence
 	updated  time.Time
 }
 
@@ -261,7 +261,7 @@ func (o *Outcomes) Record(principal, tool string, failed bool) {
 			o.tools[k] = t
 		}
 		e := &t.evidence
-		e.Recent = e.Recent.Add(now, failed)
+		e.Recent = toolperf.AddOutcome(e.Recent, now, failed)
 		if failed {
 			e.ConsecutiveFailures++
 			e.LastFailureAt = now
@@ -319,7 +319,7 @@ func (o *Outcomes) ToolEvidence(ctx context.Context, query string, tools []strin
 			r.Estimate, r.Outcomes, r.CoolingDown = roundScore(est.Estimate), roundScore(est.Successes+est.Failures), est.CoolingDown
 		}
 		if okFam {
-			c := fam.evidence.Recent.As(now)
+			c := toolperf.DecayedAs(fam.evidence.Recent, now)
 			r.FamilySuccesses, r.FamilyFailures = roundScore(c.Successes), roundScore(c.Failures)
 		}
 		if math.IsNaN(r.Estimate) {

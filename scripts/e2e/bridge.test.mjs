@@ -1,4 +1,4 @@
-// The protocol bridge to a 2026-07-28 upstream (issue 15, part 4; ADR 0010 D1 and D2): clients call
+// The protocol bridge to a 2026-07-28 upstream (ADR 0010 D1 and D2): clients call
 // through agents-mcp a tool of a go-sdk upstream at 2026-07-28 (scripts/mrtrupstream) that answers
 // input_required with an elicitation.
 //

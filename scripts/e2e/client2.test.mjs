@@ -8,7 +8,7 @@
 //   - 2025-11-25 (its default, `legacy`): streamable HTTP and legacy SSE (/sse).
 //
 // On each: tools/list, a local tool call (search_tools), our custom method tools/validate (on
-// 2026-07-28 its result must carry resultType: the 2.x client refused it without one, issue 15),
+// 2026-07-28 its result must carry resultType: the 2.x client refused it without one),
 // and run_task on a request whose plan needs no input ("get tool performance": the builtin planner,
 // as no LLM is configured, picks the local tool get_tool_performance; local tools, so that the
 // stdio child needs no fixtures or upstreams). On 2026-07-28, run_task on a request whose plan needs

@@ -1,4 +1,4 @@
-// HTTP APIs as tools end to end (issue 16, parts 1 and 2): agents-mcp started with an http_tools
+// HTTP APIs as tools end to end: agents-mcp started with an http_tools
 // config in front of REAL HTTP servers we did not write, driven by the official TypeScript SDK
 // client over streamable HTTP.
 //

@@ -1,4 +1,4 @@
-// OAuth client registration of agents-mcp with a real authorization server (issue 16 part 3, ADR 0012
+// OAuth client registration of agents-mcp with a real authorization server (ADR 0012
 // D6), end to end with real parts on loopback:
 //   - oidc-provider (npm, panva) is the authorization server, with RFC 7591 dynamic registration,
 //     Client ID Metadata Documents (draft-02), RFC 8707 resource indicators (JWT access tokens whose

@@ -1,4 +1,4 @@
-// Credentials and upstream OAuth (issue 16 part 3, ADR 0012), end to end with real parts on loopback:
+// Credentials and upstream OAuth (ADR 0012), end to end with real parts on loopback:
 //   - oauth2-mock-server (npm) is the authorization server;
 //   - the upstream is a TS SDK MCP server that accepts only JWTs signed by it (checked against its
 //     JWKS with jose) and answers 401 with a WWW-Authenticate challenge otherwise;

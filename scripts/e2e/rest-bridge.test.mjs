@@ -1,4 +1,4 @@
-// The REST bridge (issue 16, part 4): POST /mcp-json {"tool", "params"} calls a tool without an MCP
+// The REST bridge: POST /mcp-json {"tool", "params"} calls a tool without an MCP
 // session, and answers what a tools/call answers.
 //
 // The test starts its own `agents-mcp serve --config` (temp data dir) with a real upstream,

@@ -151,7 +151,7 @@ fi
 NODE_OUT="$WORK/node-tests.tap"
 log "node --test ${test_files[*]}"
 set +e
-# On two cores node runs the files one at a time; the security files of issue 25 start servers of their own,
+# On two cores node runs the files one at a time; the security files start servers of their own,
 # so the whole set needs more than the 5 minutes it once did.
 (cd "$E2E_DIR" && timeout 900 node --test --test-reporter=tap --test-timeout=60000 "${test_files[@]}") \
   2>&1 | tee "$NODE_OUT"

@@ -1,4 +1,4 @@
-// Attack (issue 12, finding 7): a key whose tool allowlist admits only search_tools reads an
+// Attack: a key whose tool allowlist admits only search_tools reads an
 // upstream's resources and gets its prompts, because the allowlist used to cover tools only.
 //
 // The test starts its own `agents-mcp serve --config` (temp data dir) with a real upstream,

@@ -1,4 +1,4 @@
-// Issue 25, item 1: one request must never crash the server. A key with scope mcp sent
+// One request must never crash the server. A key with scope mcp sent
 // store_insight (or tools/validate) with {"text":"x","confidence":1e9999999}: the JSON Schema
 // validator (santhosh-tekuri/jsonschema v6.0.3) dereferenced the nil big.Rat that math/big returns
 // for an exponent beyond 10^6, on a go-sdk goroutine without recover, and the process exited.

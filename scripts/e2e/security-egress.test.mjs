@@ -1,4 +1,4 @@
-// Egress attacks on the real binary (issue 12, findings #3 and #5):
+// Egress attacks on the real binary:
 //   - SSRF through upstream URLs: POST /admin/v1/upstreams must refuse cloud metadata and
 //     link-local addresses (169.254.169.254, [fe80::1], metadata.google.internal), the server's own
 //     address, and header values with CR/LF, with 400 and a message saying why;

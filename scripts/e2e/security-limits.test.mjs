@@ -1,4 +1,4 @@
-// Issue 25, items 5 and 11, each attack performed against the real binary.
+// Answer size and readiness details, each attack performed against the real binary.
 //
 // The upstream is a real HTTP server in this process that speaks just enough of MCP's streamable HTTP
 // (2025-11-25) to be added as an upstream (`big`), and answers:

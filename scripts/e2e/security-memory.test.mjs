@@ -1,4 +1,4 @@
-// Memory visibility end to end (issue 12, finding 2B): with several API keys, one key's memory
+// Memory visibility end to end: with several API keys, one key's memory
 // tools must not return what another key's calls stored, unless the server shares memory.
 //
 // The test starts two `agents-mcp serve --config` of its own (temp data dirs), each with three random

@@ -1,4 +1,4 @@
-// Issue 25, item 2: an authorization link must never hand one person's account to another (MCP
+// An authorization link must never hand one person's account to another (MCP
 // 2025-11-25, elicitation, "Phishing"). End to end with real parts on loopback:
 //   - oidc-provider (npm, panva) is the authorization server, with its development login and
 //     consent pages, PKCE and RFC 8707 resource indicators (JWT access tokens whose audience is the

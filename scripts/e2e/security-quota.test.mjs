@@ -1,4 +1,4 @@
-// Quotas per principal (issue 25, items 9 and 10), end to end against the real binary: one key
+// Quotas per principal, end to end against the real binary: one key
 // can no longer fill the store (200 × 16 KB insights in 2.4 s, kept forever), nor make the server
 // poll tasks for it without bound.
 //

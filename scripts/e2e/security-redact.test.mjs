@@ -1,5 +1,5 @@
 // What one call leaves behind must not show a shared credential, another principal's arguments, or a
-// password the request gave (issue 25, findings 3 and 7), against the real binary.
+// password the request gave, against the real binary.
 //
 // The test starts its own `agents-mcp serve --config` (temp data dir, the embedded SQLite store) with
 // three API keys: alice and bob (scope mcp) and admin (every scope). Its HTTP tools:

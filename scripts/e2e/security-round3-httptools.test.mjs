@@ -1,4 +1,4 @@
-// Issue 25's attacks on HTTP tools and the egress policy, against the real binary (items 4, 6, 8):
+// Attacks on HTTP tools and the egress policy, against the real binary:
 //   4. numeric IPv4 spellings behind a forward proxy: with HTTP_PROXY and HTTPS_PROXY pointing at a
 //      loopback "proxy" that only records what it is asked for, upstream URLs, http_tools base URLs
 //      and an OpenAPI document's server written as 2852039166, 0xa9fea9fe, 169.254.43518,

@@ -1,4 +1,4 @@
-// Tasks belong to their creator, end to end (issue 12, finding 2): an attacker with a valid key of
+// Tasks belong to their creator, end to end: an attacker with a valid key of
 // its own must not read, cancel or resume another principal's task, the steps of a task are
 // audited in the name of the principal that created it, and the secrets a task was given are not
 // stored in clear.

@@ -1,4 +1,4 @@
-// Issue 12's attacks, each performed against the real binary and each expected to be refused. The
+// Attacks, each performed against the real binary and each expected to be refused. The
 // egress (SSRF, credentials that follow redirects) and allowlist attacks are in
 // security-egress.test.mjs and security-allowlist.test.mjs; tasks and memory of other principals in
 // security-tasks.test.mjs and security-memory.test.mjs.

@@ -199,7 +199,7 @@ describe('the newcomer walkthrough: make run, a key, a task, learnings, audit, m
     task = res.structuredContent?.task;
     assert.match(task?.id ?? '', /^tsk_/, `run_task result: ${JSON.stringify(res).slice(0, 2000)}`);
     assert.equal(task.status, 'succeeded', `task: ${JSON.stringify(task).slice(0, 2000)}`);
-    // Task views show secrets redacted (issue 12): the request, and the step's output too.
+    // Task views show secrets redacted: the request, and the step's output too.
     assert.equal(task.request, REQUEST.replace(SECRET_TEXT, MARK));
     assert.ok(!JSON.stringify(task).includes(SECRET_TEXT) && !JSON.stringify(task).includes(SECRET_INPUT), `the task shows a secret: ${JSON.stringify(task).slice(0, 2000)}`);
     assert.equal(res.structuredContent.waiting ?? false, false, 'run_task waited for the end');

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 var (
@@ -57,13 +57,13 @@ func (c *Config) validate() []error {
 		bad("embedder", "pinecone requires pinecone.api_key (PINECONE_API_KEY)")
 	}
 	if c.EmbeddingsBaseURL != "" {
-		if err := agentsmcp.CheckHTTPURL(c.EmbeddingsBaseURL); err != nil {
+		if err := validate.HTTPURL(c.EmbeddingsBaseURL); err != nil {
 			bad("embedder.base_url", "%q %v", redactURL(c.EmbeddingsBaseURL), err)
 		}
 	}
 	oneOf("llm", c.LLM, llmKinds)
 	if c.OpenAIBaseURL != "" {
-		if err := agentsmcp.CheckHTTPURL(c.OpenAIBaseURL); err != nil {
+		if err := validate.HTTPURL(c.OpenAIBaseURL); err != nil {
 			bad("llm.base_url", "%q %v", redactURL(c.OpenAIBaseURL), err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // The virtual servers of the config file (virtual_servers) and the one
@@ -22,7 +23,7 @@ func (l *loader) applyFileVirtualServers(f *fileConfig) {
 	for i, vs := range f.VirtualServers {
 		field := fmt.Sprintf("virtual_servers[%d]", i)
 		vs.Name = strings.TrimSpace(vs.Name)
-		if err := vs.Validate(); err != nil {
+		if err := validate.VirtualServer(vs); err != nil {
 			l.errorf(field, "%s", agentsmcp.ErrorMessage(err))
 			continue
 		}

@@ -1,4 +1,4 @@
-package agentsmcp
+package mcpwire
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// This file holds the MCP Tasks extension (SEP-2663) as the router, the
+// upstream pool and the agents' task face share it.
 
 // TasksExtension is the identifier of the MCP Tasks extension (SEP-2663),
 // advertised in server/discover under capabilities.extensions and declared

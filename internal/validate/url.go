@@ -1,14 +1,14 @@
-package agentsmcp
+package validate
 
 import (
 	"errors"
 	"net/url"
 )
 
-// CheckHTTPURL accepts only absolute http(s) URLs with a host: the URLs of
+// HTTPURL accepts only absolute http(s) URLs with a host: the URLs of
 // upstream MCP servers and of embedding and LLM endpoints. The error
 // completes a sentence that starts with the (redacted) URL.
-func CheckHTTPURL(s string) error {
+func HTTPURL(s string) error {
 	p, err := url.Parse(s)
 	if err != nil {
 		return errors.New("is not a valid URL")

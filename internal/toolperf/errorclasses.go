@@ -1,4 +1,4 @@
-package agentsmcp
+package toolperf
 
 // Tool error classes: what tool performance keeps of a failed call. Tool
 // performance is shared by every principal (the planner of one weighs the
