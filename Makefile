@@ -49,8 +49,8 @@ demo: build
 # measurements that go test -race skips (test-measures, without race), a
 # bounded run of each fuzz target, then the e2e suite against the built
 # binary (official MCP conformance suite + TypeScript SDK client over SSE,
-# streamable HTTP, stdio).
-test: lint compose-check test-go test-measures fuzz e2e
+# streamable HTTP, stdio), and the replicas behind HAProxy (test-cluster).
+test: lint compose-check test-go test-measures fuzz e2e test-cluster
 
 # The fast loop: the Go tests without the race detector, fuzzing, e2e or
 # lint; packages that did not change answer from Go's test cache.
@@ -102,8 +102,8 @@ e2e-deps:
 # Three replicas with shared sessions (sessions.shared) on FerretDB behind
 # Debian's HAProxy, round-robin without affinity, driven for 60 s by the
 # TypeScript SDK, mcp-go and 2026-07-28 stateless calls, one replica killed
-# with SIGKILL half-way (docs/scaling.md). About 75 s; needs haproxy, which
-# .ci/run installs. Not in `make test`, which is long already: .ci/run runs it.
+# with SIGKILL half-way (docs/scaling.md). About 75 s; needs Debian's haproxy
+# (fails with the apt-get line to run when it is missing; .ci/run installs it).
 test-cluster: e2e-deps
 	AGENTS_MCP_TEST_CLUSTER=1 $(GO) test -count=1 -timeout 5m -run '^TestClusterBehindHAProxy$$' ./cmd/agents-mcp/
 
