@@ -3,20 +3,9 @@ package agentsmcp
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 )
-
-// Call quotas bound how many tool calls one principal makes in a window of
-// time: of one upstream, of one tool of it, or of every tool. Unlike the
-// storage quotas ([Quota]), waiting helps: the count starts again at each
-// window, and a refusal says when ([CallQuotaError.RetryAfter]).
-//
-// The counts live in the store ([CallCounterService]), so that every
-// replica charges and reads the same counters. A call is charged before
-// its provider runs, whatever its outcome: a quota bounds what callers ask
-// of an upstream, not what it answers.
 
 // CallQuota admits at most Limit calls per Window by one principal of the
 // tools it selects: the tools of provider Upstream ("" is any) whose name
@@ -26,7 +15,7 @@ import (
 // {Upstream: "github", Tool: "create_*"} counts the calls of all the
 // create_ tools of github together.
 //
-// Invariants (Validate): Limit > 0; Window at least [MinCallQuotaWindow]
+// Invariants (internal/validate): Limit > 0; Window at least [MinCallQuotaWindow]
 // and at most [MaxCallQuotaWindow]; Tool a valid pattern; Upstream
 // contains no [NamespaceSeparator].
 type CallQuota struct {
@@ -46,55 +35,6 @@ const (
 	// MaxCallQuotas bounds the quotas of one key or one virtual server.
 	MaxCallQuotas = 64
 )
-
-// Validate checks the invariants of q.
-func (q CallQuota) Validate() error {
-	switch {
-	case q.Limit <= 0:
-		return Errorf(EINVALID, "call quota: limit must be positive, got %d", q.Limit)
-	case time.Duration(q.Window) < MinCallQuotaWindow || time.Duration(q.Window) > MaxCallQuotaWindow:
-		return Errorf(EINVALID, "call quota: window must be between %s and %s, got %s", MinCallQuotaWindow, MaxCallQuotaWindow, time.Duration(q.Window))
-	case strings.Contains(q.Upstream, NamespaceSeparator):
-		return Errorf(EINVALID, "call quota: upstream %q must be a provider's name, without %q", q.Upstream, NamespaceSeparator)
-	}
-	if _, err := path.Match(q.Tool, ""); err != nil {
-		return Errorf(EINVALID, "call quota: tool pattern %q: %v", q.Tool, err)
-	}
-	return nil
-}
-
-// ValidateCallQuotas checks each quota of qs and their number.
-func ValidateCallQuotas(qs []CallQuota) error {
-	if len(qs) > MaxCallQuotas {
-		return Errorf(EINVALID, "at most %d call quotas, got %d", MaxCallQuotas, len(qs))
-	}
-	for i, q := range qs {
-		if err := q.Validate(); err != nil {
-			return Errorf(EINVALID, "call_quotas[%d]: %s", i, ErrorMessage(err))
-		}
-	}
-	return nil
-}
-
-// Selects reports whether q counts a call of tool name (the registry name,
-// "<upstream>__<tool>" or a local tool's) served by provider upstream.
-func (q CallQuota) Selects(upstream, name string) bool {
-	if q.Upstream != "" && q.Upstream != upstream {
-		return false
-	}
-	if q.Tool == "" {
-		return true
-	}
-	local := strings.TrimPrefix(name, upstream+NamespaceSeparator)
-	ok, _ := path.Match(q.Tool, local)
-	return ok
-}
-
-// WindowEnd is the end of the window of q that holds now.
-func (q CallQuota) WindowEnd(now time.Time) time.Time {
-	w := time.Duration(q.Window)
-	return now.Truncate(w).Add(w)
-}
 
 // String describes q in refusals and logs: "10 calls per 1m0s of github__create_*".
 func (q CallQuota) String() string {

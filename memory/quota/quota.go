@@ -12,6 +12,16 @@
 // record past it, at most one per replica. Records are never deleted for
 // a quota, and a task that grows as it runs is never failed for it: its
 // size counts against the next create.
+//
+// [Calls] enforces the call quotas ([agentsmcp.CallQuota]), which bound how
+// many tool calls one principal makes in a window of time: of one upstream,
+// of one tool of it, or of every tool. Unlike the storage quotas, waiting
+// helps: the count starts again at each window, and a refusal says when
+// ([agentsmcp.CallQuotaError.RetryAfter]). The counts live in the store
+// ([agentsmcp.CallCounterService]), so that every replica charges and reads
+// the same counters. A call is charged before its provider runs, whatever
+// its outcome: a quota bounds what callers ask of an upstream, not what it
+// answers.
 package quota
 
 import (
