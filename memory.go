@@ -38,15 +38,6 @@ func MemoryOwner(id string) string {
 // MemoryOwnerFrom is MemoryOwner of ctx's principal.
 func MemoryOwnerFrom(ctx context.Context) string { return MemoryOwner(PrincipalIDFrom(ctx)) }
 
-// ReaderScope is a reader's Principal filter: "" under VisibilityShared,
-// else MemoryOwnerFrom(ctx).
-func (v MemoryVisibility) ReaderScope(ctx context.Context) string {
-	if v == VisibilityShared {
-		return ""
-	}
-	return MemoryOwnerFrom(ctx)
-}
-
 // Page sizes of every Find* method.
 const (
 	DefaultPageSize = 20

@@ -146,11 +146,11 @@ func (c *countingTasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error
 // store's way of writing it.
 func (c *countingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
 	c.updates.Add(1)
-	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
+	return storedform.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 }
 
 // TasksVerbatim passes the store's answer on.
-func (c *countingTasks) TasksVerbatim() bool { return agentsmcp.TasksVerbatim(c.TaskService) }
+func (c *countingTasks) TasksVerbatim() bool { return storedform.TasksVerbatim(c.TaskService) }
 
 // benchExec is an executor with MaxParallel 16 over the store named
 // ("sqlite" or "mem") and the noop tool, built on the tests' harness.
