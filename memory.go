@@ -214,14 +214,6 @@ type ToolPerformance struct {
 	LastErrorClass string `json:"lastErrorClass,omitempty"`
 }
 
-// SuccessRate is the share of calls without error, 0 with no calls.
-func (p *ToolPerformance) SuccessRate() float64 {
-	if p.Calls == 0 {
-		return 0
-	}
-	return float64(p.Calls-p.Errors) / float64(p.Calls)
-}
-
 // ToolPerformanceService keeps per-tool counters, updated atomically.
 type ToolPerformanceService interface {
 	// RecordToolCall counts c (zero At: now). EINVALID for no Tool or a

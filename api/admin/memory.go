@@ -133,7 +133,7 @@ func (h *Handler) listToolPerformance(w http.ResponseWriter, r *http.Request) er
 
 func statsOf(p *agentsmcp.ToolPerformance) ToolStats {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return ToolStats{ToolPerformance: p, SuccessRate: p.SuccessRate(), P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95))}
+	return ToolStats{ToolPerformance: p, SuccessRate: toolperf.SuccessRate(p), P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95))}
 }
 
 // GET /patterns: q ranks goals by meaning (patterns that succeeded at

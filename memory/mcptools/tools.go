@@ -405,7 +405,7 @@ func statsOf(p *agentsmcp.ToolPerformance) ToolFigures {
 		errs = map[string]int64{}
 	}
 	return ToolFigures{
-		Tool: p.Tool, Calls: p.Calls, Errors: p.Errors, SuccessRate: p.SuccessRate(),
+		Tool: p.Tool, Calls: p.Calls, Errors: p.Errors, SuccessRate: toolperf.SuccessRate(p),
 		P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95)), CommonErrors: errs, LastCallAt: p.LastCallAt,
 	}
 }
