@@ -7,24 +7,15 @@ import (
 	"time"
 )
 
-// CallQuota admits at most Limit calls per Window by one principal of the
-// tools it selects: the tools of provider Upstream ("" is any) whose name
-// within it (the part after "<upstream>__", or the whole name of a local
-// tool) matches the path.Match pattern Tool ("" is any). Each principal has
-// one counter per quota, shared by every tool the quota selects: a quota
-// {Upstream: "github", Tool: "create_*"} counts the calls of all the
-// create_ tools of github together.
-//
-// Invariants (internal/validate): Limit > 0; Window at least [MinCallQuotaWindow]
-// and at most [MaxCallQuotaWindow]; Tool a valid pattern; Upstream
-// contains no [NamespaceSeparator].
+// CallQuota admits at most Limit calls per Window by one principal, counted
+// together, of the tools of provider Upstream ("" is any) whose name within
+// it matches the path.Match pattern Tool ("" is any). Invariants:
+// internal/validate.CallQuota.
 type CallQuota struct {
 	Upstream string `json:"upstream,omitempty" yaml:"upstream"`
 	Tool     string `json:"tool,omitempty" yaml:"tool"`
 	Limit    int64  `json:"limit" yaml:"limit"`
-	// Window is the length of a window, written as a Go duration ("1m",
-	// "1h", "24h"): windows start at multiples of it since the Unix epoch
-	// (UTC), so that every replica agrees where one ends.
+	// Window ("1m", "24h"): windows start at multiples of it since the Unix epoch.
 	Window Duration `json:"window" yaml:"window"`
 }
 
@@ -74,10 +65,9 @@ type CallQuotaEnforcer interface {
 	Exceeded(ctx context.Context, principal string, limits []CallLimit, upstream, name string) error
 }
 
-// CallQuotaError refuses a call that would take its principal past a
-// [CallQuota] in the current window. It is not an [*Error]: waiting helps,
-// so transports answer it as a rate limit (HTTP 429 with Retry-After, the
-// JSON-RPC rate-limit error with the wait in its data), not as EQUOTA.
+// CallQuotaError refuses a call past a [CallQuota] in the current window.
+// Not an [*Error]: transports answer it as a rate limit (HTTP 429,
+// Retry-After), not as EQUOTA.
 type CallQuotaError struct {
 	Principal  string
 	Quota      CallQuota
@@ -91,11 +81,8 @@ func (e *CallQuotaError) Error() string {
 }
 
 // CallCounterService keeps the call counters of [CallQuota]s, shared by
-// every replica. A counter is named by a key (the caller builds it from
-// the principal, the quota and its window) and lives until expiresAt,
-// after which the store may drop it (a counter read after that may be 0
-// or its last count; callers put the window in the key, so that an
-// expired counter is never read for a later window).
+// every replica. A counter lives until expiresAt; after it, it may read 0
+// or its last count.
 type CallCounterService interface {
 	// AddCallCount adds n (≥ 0) to counter key, creating it at 0 first
 	// if it does not exist, and returns its new value. Concurrent adds,

@@ -6,9 +6,9 @@ import (
 )
 
 // Common contract of the Find* methods: newest first (ties by id,
-// descending), at most [PageSize](Limit) items, and a cursor (when not
-// empty) for the next page of the same filter that visits each unchanged
-// match once; a bad cursor is EINVALID. Times are UTC, millisecond
+// descending), at most internal/storedform.PageSize(Limit) items, and a
+// cursor (when not empty) for the next page of the same filter that visits
+// each unchanged match once; a bad cursor is EINVALID. Times are UTC, millisecond
 // precision. Text filters match plain words case-insensitively, never
 // patterns; a text without a letter or digit matches nothing.
 
@@ -23,9 +23,6 @@ const (
 	// VisibilityShared lets every principal read every record.
 	VisibilityShared MemoryVisibility = "shared"
 )
-
-// MemoryVisibilities lists every MemoryVisibility.
-var MemoryVisibilities = []MemoryVisibility{VisibilityPrincipal, VisibilityShared}
 
 // MemoryOwner returns id, or AnonymousPrincipal for "".
 func MemoryOwner(id string) string {
@@ -44,26 +41,13 @@ const (
 	MaxPageSize     = 200
 )
 
-// PageSize applies DefaultPageSize and MaxPageSize to a limit.
-func PageSize(limit int) int {
-	switch {
-	case limit <= 0:
-		return DefaultPageSize
-	case limit > MaxPageSize:
-		return MaxPageSize
-	}
-	return limit
-}
-
 // Limits on stored text, so one caller cannot bloat the store.
 const (
 	MaxInsightTextBytes = 16 << 10
 	MaxQueryTextBytes   = 8 << 10
 	MaxListItems        = 100 // tags, evidence, errors, steps…
+	MaxCommonErrors     = 5   // ToolPerformance.CommonErrors
 )
-
-// MaxCommonErrors caps ToolPerformance.CommonErrors.
-const MaxCommonErrors = 5
 
 // Insight is a reusable piece of knowledge. Invariants: internal/validate.Insight.
 type Insight struct {

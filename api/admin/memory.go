@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
@@ -164,7 +165,7 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 		},
 		page: func(ctx context.Context, limit int, cursor string) ([]*agentsmcp.PlanPattern, string, error) {
 			f.Cursor = cursor
-			return filterPatterns(ctx, h.opts.Patterns, f, agentsmcp.PageSize(limit), minRate)
+			return filterPatterns(ctx, h.opts.Patterns, f, storedform.PageSize(limit), minRate)
 		},
 		item: func(pat *agentsmcp.PlanPattern) PatternItem {
 			return PatternItem{PlanPattern: pat, SuccessRate: pat.SuccessRate()}

@@ -8,7 +8,9 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
 
-// CallQuota checks q's invariants ([agentsmcp.CallQuota]).
+// CallQuota checks q's invariants: Limit > 0; Window between
+// [agentsmcp.MinCallQuotaWindow] and [agentsmcp.MaxCallQuotaWindow]; Tool a
+// valid path.Match pattern; Upstream without [agentsmcp.NamespaceSeparator].
 func CallQuota(q agentsmcp.CallQuota) error {
 	switch {
 	case q.Limit <= 0:
