@@ -50,11 +50,6 @@ type LLMUsage struct {
 	OutputTokens int `json:"outputTokens"`
 }
 
-// Add returns the sum of two usages.
-func (u LLMUsage) Add(v LLMUsage) LLMUsage {
-	return LLMUsage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
-}
-
 // ToolInfo is a tool as the agents plan with it, with its source's health.
 type ToolInfo struct {
 	Name         string          `json:"name"`

@@ -3,39 +3,19 @@ package agentsmcp
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 )
 
-// Call quotas bound how many tool calls one principal makes in a window of
-// time: of one upstream, of one tool of it, or of every tool. Unlike the
-// storage quotas ([Quota]), waiting helps: the count starts again at each
-// window, and a refusal says when ([CallQuotaError.RetryAfter]).
-//
-// The counts live in the store ([CallCounterService]), so that every
-// replica charges and reads the same counters. A call is charged before
-// its provider runs, whatever its outcome: a quota bounds what callers ask
-// of an upstream, not what it answers.
-
-// CallQuota admits at most Limit calls per Window by one principal of the
-// tools it selects: the tools of provider Upstream ("" is any) whose name
-// within it (the part after "<upstream>__", or the whole name of a local
-// tool) matches the path.Match pattern Tool ("" is any). Each principal has
-// one counter per quota, shared by every tool the quota selects: a quota
-// {Upstream: "github", Tool: "create_*"} counts the calls of all the
-// create_ tools of github together.
-//
-// Invariants (Validate): Limit > 0; Window at least [MinCallQuotaWindow]
-// and at most [MaxCallQuotaWindow]; Tool a valid pattern; Upstream
-// contains no [NamespaceSeparator].
+// CallQuota admits at most Limit calls per Window by one principal, counted
+// together, of the tools of provider Upstream ("" is any) whose name within
+// it matches the path.Match pattern Tool ("" is any). Invariants:
+// internal/validate.CallQuota.
 type CallQuota struct {
 	Upstream string `json:"upstream,omitempty" yaml:"upstream"`
 	Tool     string `json:"tool,omitempty" yaml:"tool"`
 	Limit    int64  `json:"limit" yaml:"limit"`
-	// Window is the length of a window, written as a Go duration ("1m",
-	// "1h", "24h"): windows start at multiples of it since the Unix epoch
-	// (UTC), so that every replica agrees where one ends.
+	// Window ("1m", "24h"): windows start at multiples of it since the Unix epoch.
 	Window Duration `json:"window" yaml:"window"`
 }
 
@@ -46,55 +26,6 @@ const (
 	// MaxCallQuotas bounds the quotas of one key or one virtual server.
 	MaxCallQuotas = 64
 )
-
-// Validate checks the invariants of q.
-func (q CallQuota) Validate() error {
-	switch {
-	case q.Limit <= 0:
-		return Errorf(EINVALID, "call quota: limit must be positive, got %d", q.Limit)
-	case time.Duration(q.Window) < MinCallQuotaWindow || time.Duration(q.Window) > MaxCallQuotaWindow:
-		return Errorf(EINVALID, "call quota: window must be between %s and %s, got %s", MinCallQuotaWindow, MaxCallQuotaWindow, time.Duration(q.Window))
-	case strings.Contains(q.Upstream, NamespaceSeparator):
-		return Errorf(EINVALID, "call quota: upstream %q must be a provider's name, without %q", q.Upstream, NamespaceSeparator)
-	}
-	if _, err := path.Match(q.Tool, ""); err != nil {
-		return Errorf(EINVALID, "call quota: tool pattern %q: %v", q.Tool, err)
-	}
-	return nil
-}
-
-// ValidateCallQuotas checks each quota of qs and their number.
-func ValidateCallQuotas(qs []CallQuota) error {
-	if len(qs) > MaxCallQuotas {
-		return Errorf(EINVALID, "at most %d call quotas, got %d", MaxCallQuotas, len(qs))
-	}
-	for i, q := range qs {
-		if err := q.Validate(); err != nil {
-			return Errorf(EINVALID, "call_quotas[%d]: %s", i, ErrorMessage(err))
-		}
-	}
-	return nil
-}
-
-// Selects reports whether q counts a call of tool name (the registry name,
-// "<upstream>__<tool>" or a local tool's) served by provider upstream.
-func (q CallQuota) Selects(upstream, name string) bool {
-	if q.Upstream != "" && q.Upstream != upstream {
-		return false
-	}
-	if q.Tool == "" {
-		return true
-	}
-	local := strings.TrimPrefix(name, upstream+NamespaceSeparator)
-	ok, _ := path.Match(q.Tool, local)
-	return ok
-}
-
-// WindowEnd is the end of the window of q that holds now.
-func (q CallQuota) WindowEnd(now time.Time) time.Time {
-	w := time.Duration(q.Window)
-	return now.Truncate(w).Add(w)
-}
 
 // String describes q in refusals and logs: "10 calls per 1m0s of github__create_*".
 func (q CallQuota) String() string {
@@ -134,10 +65,9 @@ type CallQuotaEnforcer interface {
 	Exceeded(ctx context.Context, principal string, limits []CallLimit, upstream, name string) error
 }
 
-// CallQuotaError refuses a call that would take its principal past a
-// [CallQuota] in the current window. It is not an [*Error]: waiting helps,
-// so transports answer it as a rate limit (HTTP 429 with Retry-After, the
-// JSON-RPC rate-limit error with the wait in its data), not as EQUOTA.
+// CallQuotaError refuses a call past a [CallQuota] in the current window.
+// Not an [*Error]: transports answer it as a rate limit (HTTP 429,
+// Retry-After), not as EQUOTA.
 type CallQuotaError struct {
 	Principal  string
 	Quota      CallQuota
@@ -151,11 +81,8 @@ func (e *CallQuotaError) Error() string {
 }
 
 // CallCounterService keeps the call counters of [CallQuota]s, shared by
-// every replica. A counter is named by a key (the caller builds it from
-// the principal, the quota and its window) and lives until expiresAt,
-// after which the store may drop it (a counter read after that may be 0
-// or its last count; callers put the window in the key, so that an
-// expired counter is never read for a later window).
+// every replica. A counter lives until expiresAt; after it, it may read 0
+// or its last count.
 type CallCounterService interface {
 	// AddCallCount adds n (≥ 0) to counter key, creating it at 0 first
 	// if it does not exist, and returns its new value. Concurrent adds,

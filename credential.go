@@ -25,10 +25,6 @@ const (
 	CredentialAuthorizationCode = "oauth_authorization_code"
 )
 
-// CredentialKinds lists every credential kind.
-var CredentialKinds = []string{CredentialAPIKey, CredentialBearer, CredentialBasic,
-	CredentialClientCredentials, CredentialAuthorizationCode}
-
 // Credential is a secret agents-mcp presents to an integration for its
 // callers. At most one exists per (Integration, Principal); Principal "" is
 // shared, and a caller's own wins over it. Secret lives in memory only:
@@ -97,12 +93,10 @@ type CredentialFilter struct {
 	Principal *string
 }
 
-// OAuthState is an authorization-code flow under way (ADR 0012 D2): first a
-// link (Key: hash of the link's one-time token, Binding empty), then, once
-// a browser takes it, a flow bound to that browser (Key: hash of the OAuth
-// state, Binding: hash of the browser's cookie nonce). Keys and Binding are
-// hashes, so a reader of the store can neither start nor complete a flow.
-// Verifier lives in memory only; stores keep Sealed.
+// OAuthState is an authorization-code flow under way (ADR 0012 D2): a link
+// (Key: hash of its one-time token), then a flow bound to a browser (Key:
+// hash of the OAuth state, Binding: hash of its cookie nonce). Verifier
+// lives in memory only; stores keep Sealed.
 type OAuthState struct {
 	Key          string
 	CredentialID string // the credential that holds the client

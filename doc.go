@@ -1,14 +1,7 @@
 // Package agentsmcp holds the domain of agents-mcp: the types every layer
 // shares, the interfaces between packages with their error codes
 // (error.go), and the values requests carry in their context. It imports
-// none of its subpackages; each implements these interfaces for one
-// concern (router: the MCP face; remote: upstreams; localtools; memory:
-// storage and recall; agents: thought, plan, execute; api: HTTP faces) and
-// cmd/agents-mcp wires them. Behaviour over these types lives in leaf
-// packages named by concern (internal/validate checks the invariants the
-// types document, internal/toolperf, internal/view, internal/storedform,
-// internal/credapply, internal/toolschema); what the root holds is stated
-// in docs/architecture.md.
+// none of its subpackages; what it holds is stated in docs/architecture.md.
 //
 // # Vocabulary
 //

@@ -6,9 +6,9 @@ import (
 )
 
 // Common contract of the Find* methods: newest first (ties by id,
-// descending), at most [PageSize](Limit) items, and a cursor (when not
-// empty) for the next page of the same filter that visits each unchanged
-// match once; a bad cursor is EINVALID. Times are UTC, millisecond
+// descending), at most internal/storedform.PageSize(Limit) items, and a
+// cursor (when not empty) for the next page of the same filter that visits
+// each unchanged match once; a bad cursor is EINVALID. Times are UTC, millisecond
 // precision. Text filters match plain words case-insensitively, never
 // patterns; a text without a letter or digit matches nothing.
 
@@ -24,9 +24,6 @@ const (
 	VisibilityShared MemoryVisibility = "shared"
 )
 
-// MemoryVisibilities lists every MemoryVisibility.
-var MemoryVisibilities = []MemoryVisibility{VisibilityPrincipal, VisibilityShared}
-
 // MemoryOwner returns id, or AnonymousPrincipal for "".
 func MemoryOwner(id string) string {
 	if id == "" {
@@ -38,41 +35,19 @@ func MemoryOwner(id string) string {
 // MemoryOwnerFrom is MemoryOwner of ctx's principal.
 func MemoryOwnerFrom(ctx context.Context) string { return MemoryOwner(PrincipalIDFrom(ctx)) }
 
-// ReaderScope is a reader's Principal filter: "" under VisibilityShared,
-// else MemoryOwnerFrom(ctx).
-func (v MemoryVisibility) ReaderScope(ctx context.Context) string {
-	if v == VisibilityShared {
-		return ""
-	}
-	return MemoryOwnerFrom(ctx)
-}
-
 // Page sizes of every Find* method.
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 200
 )
 
-// PageSize applies DefaultPageSize and MaxPageSize to a limit.
-func PageSize(limit int) int {
-	switch {
-	case limit <= 0:
-		return DefaultPageSize
-	case limit > MaxPageSize:
-		return MaxPageSize
-	}
-	return limit
-}
-
 // Limits on stored text, so one caller cannot bloat the store.
 const (
 	MaxInsightTextBytes = 16 << 10
 	MaxQueryTextBytes   = 8 << 10
 	MaxListItems        = 100 // tags, evidence, errors, steps…
+	MaxCommonErrors     = 5   // ToolPerformance.CommonErrors
 )
-
-// MaxCommonErrors caps ToolPerformance.CommonErrors.
-const MaxCommonErrors = 5
 
 // Insight is a reusable piece of knowledge. Invariants: internal/validate.Insight.
 type Insight struct {
@@ -221,14 +196,6 @@ type ToolPerformance struct {
 	LastFailureAt       time.Time `json:"lastFailureAt,omitzero"` // the latest ToolCall.At of a failure
 	// LastErrorClass is the error class of the failure recorded last.
 	LastErrorClass string `json:"lastErrorClass,omitempty"`
-}
-
-// SuccessRate is the share of calls without error, 0 with no calls.
-func (p *ToolPerformance) SuccessRate() float64 {
-	if p.Calls == 0 {
-		return 0
-	}
-	return float64(p.Calls-p.Errors) / float64(p.Calls)
 }
 
 // ToolPerformanceService keeps per-tool counters, updated atomically.

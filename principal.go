@@ -4,7 +4,6 @@ import (
 	"context"
 	"path"
 	"slices"
-	"strings"
 )
 
 // The scopes a credential may carry.
@@ -77,27 +76,6 @@ func (p *Principal) MayUseTool(name string) bool {
 	return !p.Restricted() || p.matches(name)
 }
 
-// MayUsePrompt admits a prompt by name or by its whole upstream.
-func (p *Principal) MayUsePrompt(name string) bool {
-	if !p.Restricted() || p.matches(name) {
-		return true
-	}
-	// Upstream names have no '_', so the first separator ends the prefix.
-	i := strings.Index(name, NamespaceSeparator)
-	return i > 0 && p.admitsAll(name[:i+len(NamespaceSeparator)])
-}
-
-// MayUseResource admits a resource URI as the Principal doc says.
-func (p *Principal) MayUseResource(uri string) bool {
-	if !p.Restricted() {
-		return true
-	}
-	if upstream, ok := ResourceUpstream(uri); ok {
-		return p.admitsAll(upstream + NamespaceSeparator)
-	}
-	return p.admitsAll("")
-}
-
 // Restricted reports whether p has an allowlist (nil p: no).
 func (p *Principal) Restricted() bool { return p != nil && len(p.Tools) > 0 }
 
@@ -105,19 +83,6 @@ func (p *Principal) Restricted() bool { return p != nil && len(p.Tools) > 0 }
 func (p *Principal) matches(name string) bool {
 	for _, pattern := range p.Tools {
 		if ok, _ := path.Match(pattern, name); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// admitsAll: a pattern ending in '*' matches prefix (so all that begin so).
-func (p *Principal) admitsAll(prefix string) bool {
-	for _, pattern := range p.Tools {
-		if !strings.HasSuffix(pattern, "*") {
-			continue
-		}
-		if ok, _ := path.Match(pattern, prefix); ok {
 			return true
 		}
 	}

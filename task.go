@@ -95,12 +95,6 @@ const (
 	StepWaitingConfirmation StepStatus = "waiting_confirmation"
 )
 
-// StepStatuses lists every valid StepStatus.
-var StepStatuses = []StepStatus{
-	StepPending, StepRunning, StepSucceeded, StepFailed, StepSkipped, StepCancelled,
-	StepWaitingInput, StepWaitingConfirmation,
-}
-
 // TaskEvent is one entry of a task's history; the Type vocabulary belongs
 // to the executor.
 type TaskEvent struct {

@@ -23,24 +23,10 @@ type TaskStepUpdater interface {
 	UpdateTaskSteps(ctx context.Context, t *Task, c TaskChange) error
 }
 
-// UpdateTaskSteps stores c with s's UpdateTaskSteps, or UpdateTask.
-func UpdateTaskSteps(ctx context.Context, s TaskService, t *Task, c TaskChange) error {
-	if u, ok := s.(TaskStepUpdater); ok {
-		return u.UpdateTaskSteps(ctx, t, c)
-	}
-	return s.UpdateTask(ctx, t)
-}
-
 // VerbatimTaskStore is implemented by task stores that return a task exactly
 // as its last write gave it, in internal/storedform.Task's form, so a reader
 // that knows that write may skip reading it back.
 type VerbatimTaskStore interface {
 	// TasksVerbatim is false for wrappers that change what they store.
 	TasksVerbatim() bool
-}
-
-// TasksVerbatim reports whether s stores tasks verbatim.
-func TasksVerbatim(s TaskService) bool {
-	v, ok := s.(VerbatimTaskStore)
-	return ok && v.TasksVerbatim()
 }

@@ -38,14 +38,6 @@ const (
 	MaxUpstreamDefinitions = 256
 )
 
-// KindOrMCP is d's Kind, with "" read as [UpstreamKindMCP].
-func (d *UpstreamDefinition) KindOrMCP() string {
-	if d.Kind == "" {
-		return UpstreamKindMCP
-	}
-	return d.Kind
-}
-
 // UpstreamService stores the providers added at run time; every replica
 // reads it to converge.
 type UpstreamService interface {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -67,14 +66,6 @@ const UpstreamAuthOAuth = "oauth"
 type UpstreamToolFilter struct {
 	Allow []string
 	Deny  []string
-}
-
-// Allows reports whether the upstream tool named tool passes the filter.
-func (f UpstreamToolFilter) Allows(tool string) bool {
-	if slices.Contains(f.Deny, tool) {
-		return false
-	}
-	return len(f.Allow) == 0 || slices.Contains(f.Allow, tool)
 }
 
 // WithDefaults returns c with zero limits set to the defaults.

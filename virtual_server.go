@@ -59,18 +59,6 @@ type VirtualSelection struct {
 	AliasPrefix *string `json:"alias_prefix,omitempty" yaml:"alias_prefix"`
 }
 
-// CallLimits are the call quotas of v with the setting that names them.
-func (v *VirtualServer) CallLimits() []CallLimit {
-	if v == nil || len(v.CallQuotas) == 0 {
-		return nil
-	}
-	out := make([]CallLimit, len(v.CallQuotas))
-	for i, q := range v.CallQuotas {
-		out[i] = CallLimit{CallQuota: q, Setting: "virtual_servers[name=" + v.Name + "].call_quotas"}
-	}
-	return out
-}
-
 // Limits and defaults of a VirtualServer.
 const (
 	MaxVirtualServerBytes = 64 << 10
@@ -83,14 +71,6 @@ const (
 
 // VirtualServerNamePattern is what a virtual server's name must match.
 var VirtualServerNamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
-
-// PublishedVersion is v's Version, or [DefaultVirtualServerVersion].
-func (v *VirtualServer) PublishedVersion() string {
-	if v.Version == "" {
-		return DefaultVirtualServerVersion
-	}
-	return v.Version
-}
 
 // VirtualServerService stores the virtual servers of the admin API.
 type VirtualServerService interface {

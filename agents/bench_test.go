@@ -146,11 +146,11 @@ func (c *countingTasks) UpdateTask(ctx context.Context, t *agentsmcp.Task) error
 // store's way of writing it.
 func (c *countingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
 	c.updates.Add(1)
-	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
+	return storedform.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 }
 
 // TasksVerbatim passes the store's answer on.
-func (c *countingTasks) TasksVerbatim() bool { return agentsmcp.TasksVerbatim(c.TaskService) }
+func (c *countingTasks) TasksVerbatim() bool { return storedform.TasksVerbatim(c.TaskService) }
 
 // benchExec is an executor with MaxParallel 16 over the store named
 // ("sqlite" or "mem") and the noop tool, built on the tests' harness.
@@ -572,7 +572,7 @@ func (m *memTasks) FindTasks(_ context.Context, f agentsmcp.TaskFilter) ([]*agen
 	slices.SortFunc(items, func(a, b *agentsmcp.Task) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID))
 	})
-	return items[:min(len(items), agentsmcp.PageSize(f.Limit))], "", nil
+	return items[:min(len(items), storedform.PageSize(f.Limit))], "", nil
 }
 
 func (m *memTasks) UpdateTask(_ context.Context, t *agentsmcp.Task) error {
@@ -677,7 +677,7 @@ func (m *memTasks) FindTasksToResume(_ context.Context, now time.Time, limit int
 	slices.SortFunc(items, func(a, b *agentsmcp.Task) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
-	return items[:min(len(items), agentsmcp.PageSize(limit))], nil
+	return items[:min(len(items), storedform.PageSize(limit))], nil
 }
 
 func (m *memTasks) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error) {
@@ -695,7 +695,7 @@ func (m *memTasks) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, 
 	slices.SortFunc(ended, func(a, b *agentsmcp.Task) int {
 		return cmp.Or(a.EndedAt.Compare(b.EndedAt), strings.Compare(a.ID, b.ID))
 	})
-	ended = ended[:min(len(ended), agentsmcp.PageSize(limit))]
+	ended = ended[:min(len(ended), storedform.PageSize(limit))]
 	for _, t := range ended {
 		delete(m.tasks, t.ID)
 	}
@@ -763,7 +763,7 @@ func (m *memTasks) FindPlans(_ context.Context, f agentsmcp.PlanFilter) ([]*agen
 	slices.SortFunc(items, func(a, b *agentsmcp.Plan) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID))
 	})
-	return items[:min(len(items), agentsmcp.PageSize(f.Limit))], "", nil
+	return items[:min(len(items), storedform.PageSize(f.Limit))], "", nil
 }
 
 // TestMemTasksConformance runs the store suite's task and plan tests on

@@ -179,7 +179,8 @@ func completeJSON(ctx context.Context, llm agentsmcp.LLM, req *agentsmcp.LLMRequ
 		if err != nil {
 			return usage, n, err
 		}
-		usage = usage.Add(res.Usage)
+		usage.InputTokens += res.Usage.InputTokens
+		usage.OutputTokens += res.Usage.OutputTokens
 		reflect.ValueOf(out).Elem().SetZero() // nothing of an earlier answer stays
 		problem = decodeAnswer(res.Text, out)
 		if problem == "" && check != nil {

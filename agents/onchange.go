@@ -4,6 +4,7 @@ import (
 	"context"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // changeReporter is the executor's task store when ExecutorOptions.OnChange
@@ -32,11 +33,11 @@ func (c changeReporter) UpdateTask(ctx context.Context, t *agentsmcp.Task) error
 	return err
 }
 
-// UpdateTaskSteps passes a per-step write on (see [agentsmcp.UpdateTaskSteps])
+// UpdateTaskSteps passes a per-step write on (see [storedform.UpdateTaskSteps])
 // and reports it like UpdateTask: what is reported is the whole task as
 // stored, whichever way it was written.
 func (c changeReporter) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
-	err := agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
+	err := storedform.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 	if err == nil {
 		c.onChange(t)
 	}
@@ -45,4 +46,4 @@ func (c changeReporter) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, 
 
 // TasksVerbatim passes the store's answer on: reporting changes stores
 // nothing.
-func (c changeReporter) TasksVerbatim() bool { return agentsmcp.TasksVerbatim(c.TaskService) }
+func (c changeReporter) TasksVerbatim() bool { return storedform.TasksVerbatim(c.TaskService) }

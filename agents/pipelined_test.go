@@ -11,6 +11,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/router"
 	"github.com/agents-mcp/agents-mcp/router/toolsearch"
@@ -49,7 +50,7 @@ func (s *slowTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, c ag
 			}
 		}
 	}
-	return agentsmcp.UpdateTaskSteps(ctx, s.TaskService, t, c)
+	return storedform.UpdateTaskSteps(ctx, s.TaskService, t, c)
 }
 
 // stepAtCall is the state of step id in the task as stored when a tool of

@@ -957,7 +957,7 @@ func (r *runner) pause() {
 // keepEnded keeps the task as just stored, every change written, for
 // Wait (see ended), when the store stores tasks verbatim.
 func (r *runner) keepEnded() {
-	if agentsmcp.TasksVerbatim(r.e.opts.Tasks) {
+	if storedform.TasksVerbatim(r.e.opts.Tasks) {
 		r.ended = storedform.Task(r.task)
 	}
 }

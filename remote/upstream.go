@@ -548,7 +548,7 @@ func (u *upstream) listTools(ctx context.Context, cs *mcp.ClientSession) (tools 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if !u.cfg.Tools.Allows(t.Name) {
+		if !toolAllowed(u.cfg.Tools, t.Name) {
 			continue
 		}
 		if offered[t.Name] {
@@ -738,4 +738,13 @@ func (u *upstream) refreshNow(ctx context.Context) Status {
 	case <-u.done:
 	}
 	return u.status()
+}
+
+// toolAllowed reports whether the upstream tool named tool passes f: Deny
+// wins, and an empty Allow allows all.
+func toolAllowed(f agentsmcp.UpstreamToolFilter, tool string) bool {
+	if slices.Contains(f.Deny, tool) {
+		return false
+	}
+	return len(f.Allow) == 0 || slices.Contains(f.Allow, tool)
 }

@@ -163,29 +163,29 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListResourcesRequest:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil && p.Restricted() {
-				lr.Resources = visible(lr.Resources, func(res *mcp.Resource) bool { return p.MayUseResource(res.URI) })
+				lr.Resources = visible(lr.Resources, func(res *mcp.Resource) bool { return mayUseResource(p, res.URI) })
 			}
 			return res, err
 		case *mcp.ListResourceTemplatesRequest:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListResourceTemplatesResult); ok && err == nil && p.Restricted() {
-				lr.ResourceTemplates = visible(lr.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return p.MayUseResource(t.URITemplate) })
+				lr.ResourceTemplates = visible(lr.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return mayUseResource(p, t.URITemplate) })
 			}
 			return res, err
 		case *mcp.ListPromptsRequest:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListPromptsResult); ok && err == nil && p.Restricted() {
-				lr.Prompts = visible(lr.Prompts, func(pr *mcp.Prompt) bool { return p.MayUsePrompt(pr.Name) })
+				lr.Prompts = visible(lr.Prompts, func(pr *mcp.Prompt) bool { return mayUsePrompt(p, pr.Name) })
 			}
 			return res, err
 		case *mcp.ReadResourceRequest:
-			if req.Params != nil && !p.MayUseResource(req.Params.URI) {
+			if req.Params != nil && !mayUseResource(p, req.Params.URI) {
 				r.recordDenied(ctx, method, req.Params.URI)
 				// The SDK's answer for a URI it does not know.
 				return nil, mcp.ResourceNotFoundError(req.Params.URI)
 			}
 		case *mcp.SubscribeRequest:
-			if req.Params != nil && !p.MayUseResource(req.Params.URI) {
+			if req.Params != nil && !mayUseResource(p, req.Params.URI) {
 				r.recordDenied(ctx, method, req.Params.URI)
 				// The SDK accepts a subscription to any URI, known or
 				// not: accept this one too, but record no subscription,
@@ -201,7 +201,7 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				want := req.Params.Notifications.ResourceSubscriptions
 				var admitted []string
 				for _, uri := range want {
-					if p.MayUseResource(uri) {
+					if mayUseResource(p, uri) {
 						admitted = append(admitted, uri)
 					} else {
 						r.recordDenied(ctx, method, uri)
@@ -215,7 +215,7 @@ func (r *Router) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		case *mcp.GetPromptRequest:
-			if req.Params != nil && !p.MayUsePrompt(req.Params.Name) {
+			if req.Params != nil && !mayUsePrompt(p, req.Params.Name) {
 				r.recordDenied(ctx, method, req.Params.Name)
 				// The SDK's answer for a prompt it does not know.
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}

@@ -32,7 +32,7 @@ func callLimits(ctx context.Context, p *agentsmcp.Principal) []agentsmcp.CallLim
 		limits = p.CallLimits
 	}
 	if vs, ok := VirtualServerFrom(ctx); ok && len(vs.CallQuotas) > 0 {
-		limits = append(limits[:len(limits):len(limits)], vs.CallLimits()...)
+		limits = append(limits[:len(limits):len(limits)], virtualServerCallLimits(vs)...)
 	}
 	return limits
 }
@@ -118,4 +118,17 @@ func (r *Router) callQuotaRefusal(req *http.Request, name string) (*jsonrpc.Erro
 		return nil, 0, false
 	}
 	return callQuotaExceeded(qe), qe.RetryAfter, true
+}
+
+// virtualServerCallLimits are the call quotas of v with the setting that
+// names them.
+func virtualServerCallLimits(v *agentsmcp.VirtualServer) []agentsmcp.CallLimit {
+	if v == nil || len(v.CallQuotas) == 0 {
+		return nil
+	}
+	out := make([]agentsmcp.CallLimit, len(v.CallQuotas))
+	for i, q := range v.CallQuotas {
+		out[i] = agentsmcp.CallLimit{CallQuota: q, Setting: "virtual_servers[name=" + v.Name + "].call_quotas"}
+	}
+	return out
 }

@@ -45,10 +45,11 @@ func (r *Router) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		return res, nil
 	}
 	ref := p.Ref.Name
-	allowed := agentsmcp.PrincipalFrom(ctx).MayUsePrompt
+	caller := agentsmcp.PrincipalFrom(ctx)
+	allowed := func(name string) bool { return mayUsePrompt(caller, name) }
 	if p.Ref.Type == "ref/resource" {
 		ref = p.Ref.URI
-		allowed = agentsmcp.PrincipalFrom(ctx).MayUseResource
+		allowed = func(uri string) bool { return mayUseResource(caller, uri) }
 	}
 	if !allowed(ref) {
 		r.recordDenied(ctx, "completion/complete", ref)

@@ -249,14 +249,14 @@ func (d *Discovery) bestTools(ctx context.Context, names []string) string {
 		return p.Calls < discoveryMinCalls || !slices.Contains(names, p.Tool)
 	})
 	slices.SortStableFunc(perf, func(a, b *agentsmcp.ToolPerformance) int {
-		return cmp.Or(cmp.Compare(b.SuccessRate(), a.SuccessRate()), cmp.Compare(b.Calls, a.Calls))
+		return cmp.Or(cmp.Compare(toolperf.SuccessRate(b), toolperf.SuccessRate(a)), cmp.Compare(b.Calls, a.Calls))
 	})
 	var sb strings.Builder
 	for i, p := range perf {
 		if i == discoveryBestTools {
 			break
 		}
-		fmt.Fprintf(&sb, "- %s: %.0f%% of %d calls succeeded, p50 %s\n", p.Tool, 100*p.SuccessRate(), p.Calls, toolperf.Percentile(p, 0.5))
+		fmt.Fprintf(&sb, "- %s: %.0f%% of %d calls succeeded, p50 %s\n", p.Tool, 100*toolperf.SuccessRate(p), p.Calls, toolperf.Percentile(p, 0.5))
 	}
 	return sb.String()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"github.com/agents-mcp/agents-mcp/memory/recall"
@@ -133,7 +134,7 @@ func (h *Handler) listToolPerformance(w http.ResponseWriter, r *http.Request) er
 
 func statsOf(p *agentsmcp.ToolPerformance) ToolStats {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return ToolStats{ToolPerformance: p, SuccessRate: p.SuccessRate(), P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95))}
+	return ToolStats{ToolPerformance: p, SuccessRate: toolperf.SuccessRate(p), P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95))}
 }
 
 // GET /patterns: q ranks goals by meaning (patterns that succeeded at
@@ -164,7 +165,7 @@ func (h *Handler) listPatterns(w http.ResponseWriter, r *http.Request) error {
 		},
 		page: func(ctx context.Context, limit int, cursor string) ([]*agentsmcp.PlanPattern, string, error) {
 			f.Cursor = cursor
-			return filterPatterns(ctx, h.opts.Patterns, f, agentsmcp.PageSize(limit), minRate)
+			return filterPatterns(ctx, h.opts.Patterns, f, storedform.PageSize(limit), minRate)
 		},
 		item: func(pat *agentsmcp.PlanPattern) PatternItem {
 			return PatternItem{PlanPattern: pat, SuccessRate: pat.SuccessRate()}

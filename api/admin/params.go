@@ -134,7 +134,7 @@ func rankPageOf(p *params) (rankPage, error) {
 	if err != nil {
 		return rankPage{}, err
 	}
-	pg := rankPage{limit: agentsmcp.PageSize(limit)}
+	pg := rankPage{limit: storedform.PageSize(limit)}
 	if c := p.str("cursor"); c != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(c, rankCursorPrefix))
 		if !strings.HasPrefix(c, rankCursorPrefix) || err != nil || n < 1 || n >= agentsmcp.MaxPageSize {

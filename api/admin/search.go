@@ -54,7 +54,7 @@ func offsetPageOf(p *params) (rankPage, error) {
 	if err != nil {
 		return rankPage{}, err
 	}
-	pg := rankPage{limit: agentsmcp.PageSize(limit)}
+	pg := rankPage{limit: storedform.PageSize(limit)}
 	if c := p.str("cursor"); c != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(c, offsetCursorPrefix))
 		if !strings.HasPrefix(c, offsetCursorPrefix) || err != nil || n < 1 || n > maxOffset {

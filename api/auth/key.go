@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
 // Key is one inbound API key and what it may do.
@@ -223,7 +224,7 @@ func CheckKeys(keys []Key, label func(i int) string) []Problem {
 				bad(fmt.Sprintf("tools[%d]", j), "%q is not a valid pattern (path.Match syntax)", t)
 			}
 		}
-		if err := agentsmcp.ValidateCallQuotas(k.CallQuotas); err != nil {
+		if err := validate.CallQuotas(k.CallQuotas); err != nil {
 			bad("call_quotas", "%s", agentsmcp.ErrorMessage(err))
 		}
 		for j, v := range k.VirtualServers {

@@ -175,7 +175,7 @@ func (h *Handler) detail(r *http.Request, vs *agentsmcp.VirtualServer) ServerDet
 		Name:        h.namespace(r) + "/" + vs.Name,
 		Description: storedform.TruncateUTF8(desc, 100),
 		Title:       storedform.TruncateUTF8(vs.Title, 100),
-		Version:     vs.PublishedVersion(),
+		Version:     publishedVersion(vs),
 		Remotes: []Remote{
 			{Type: "streamable-http", URL: base + "/mcp/" + url.PathEscape(vs.Name)},
 			{Type: "sse", URL: base + "/sse/" + url.PathEscape(vs.Name)},
@@ -256,7 +256,7 @@ func (h *Handler) versions(w http.ResponseWriter, r *http.Request) {
 // version served.
 func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
 	vs, ok := h.find(r, r.PathValue("serverName"))
-	if v := r.PathValue("version"); ok && v != "latest" && v != vs.PublishedVersion() {
+	if v := r.PathValue("version"); ok && v != "latest" && v != publishedVersion(vs) {
 		ok = false
 	}
 	if !ok {
@@ -303,4 +303,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// publishedVersion is vs's Version, or [agentsmcp.DefaultVirtualServerVersion].
+func publishedVersion(vs *agentsmcp.VirtualServer) string {
+	if vs.Version == "" {
+		return agentsmcp.DefaultVirtualServerVersion
+	}
+	return vs.Version
 }

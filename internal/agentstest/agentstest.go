@@ -23,6 +23,7 @@ import (
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/sqlite"
 	"github.com/agents-mcp/agents-mcp/router"
@@ -402,7 +403,7 @@ func (c *ReadCountingTasks) FindTaskByID(ctx context.Context, id string) (*agent
 }
 
 func (c *ReadCountingTasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agentsmcp.TaskChange) error {
-	return agentsmcp.UpdateTaskSteps(ctx, c.TaskService, t, ch)
+	return storedform.UpdateTaskSteps(ctx, c.TaskService, t, ch)
 }
 
 func (c *ReadCountingTasks) TasksVerbatim() bool { return c.Verbatim }

@@ -100,3 +100,15 @@ func PatternID(principal, goal string, steps []string) string {
 	sum := sha256.Sum256(b)
 	return agentsmcp.PatternIDPrefix + "_" + ulid.ULID(sum[:16]).String()
 }
+
+// PageSize applies [agentsmcp.DefaultPageSize] and [agentsmcp.MaxPageSize]
+// to a Find* method's limit.
+func PageSize(limit int) int {
+	switch {
+	case limit <= 0:
+		return agentsmcp.DefaultPageSize
+	case limit > agentsmcp.MaxPageSize:
+		return agentsmcp.MaxPageSize
+	}
+	return limit
+}

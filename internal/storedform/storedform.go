@@ -1,8 +1,10 @@
 // Package storedform computes the stored form of the root's aggregates. For a task: what a store that
 // keeps tasks verbatim ([agentsmcp.VerbatimTaskStore]) returns once a task is
 // written, so that the executor may skip reading back a task it wrote last,
-// and the store tests can check both stores against the same form. A leaf:
-// it imports the root only.
+// and the store tests can check both stores against the same form; the
+// helpers over the stores' optional interfaces (UpdateTaskSteps,
+// TasksVerbatim) and an upstream definition's kind as stored. A leaf: it
+// imports the root only.
 package storedform
 
 import (

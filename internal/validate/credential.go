@@ -35,8 +35,8 @@ func Credential(c *agentsmcp.Credential) error {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "credential: integration is longer than %d bytes", agentsmcp.MaxUpstreamNameBytes)
 	case len(c.Principal) > agentsmcp.MaxPrincipalIDBytes || !utf8.ValidString(c.Principal):
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "credential %q: principal is longer than %d bytes", c.Integration, agentsmcp.MaxPrincipalIDBytes)
-	case !slices.Contains(agentsmcp.CredentialKinds, c.Kind):
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "credential %q: kind %q is not one of %v", c.Integration, c.Kind, agentsmcp.CredentialKinds)
+	case !slices.Contains(credentialKinds, c.Kind):
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "credential %q: kind %q is not one of %v", c.Integration, c.Kind, credentialKinds)
 	}
 	s := c.Settings
 	switch c.Kind {
@@ -69,3 +69,7 @@ func Credential(c *agentsmcp.Credential) error {
 	}
 	return nil
 }
+
+// credentialKinds lists every credential kind.
+var credentialKinds = []string{agentsmcp.CredentialAPIKey, agentsmcp.CredentialBearer, agentsmcp.CredentialBasic,
+	agentsmcp.CredentialClientCredentials, agentsmcp.CredentialAuthorizationCode}

@@ -172,8 +172,8 @@ func stepState(s *agentsmcp.StepState) error {
 	switch {
 	case !agentsmcp.IsStepID(s.StepID):
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "task step id %q does not match %v", s.StepID, agentsmcp.StepIDPattern)
-	case !slices.Contains(agentsmcp.StepStatuses, s.Status):
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "task step %q: status %q is not one of %v", s.StepID, s.Status, agentsmcp.StepStatuses)
+	case !slices.Contains(stepStatuses, s.Status):
+		return agentsmcp.Errorf(agentsmcp.EINVALID, "task step %q: status %q is not one of %v", s.StepID, s.Status, stepStatuses)
 	case s.Attempts < 0:
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "task step %q: attempts %d is negative", s.StepID, s.Attempts)
 	case s.Asks < 0:
@@ -190,4 +190,10 @@ func stepState(s *agentsmcp.StepState) error {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "task step %q: repaired arguments without a repaired tool", s.StepID)
 	}
 	return checkJSONObject(s.RepairedArguments, agentsmcp.MaxStepArgumentsBytes, "task step "+s.StepID+" repaired arguments")
+}
+
+// stepStatuses lists every valid StepStatus.
+var stepStatuses = []agentsmcp.StepStatus{
+	agentsmcp.StepPending, agentsmcp.StepRunning, agentsmcp.StepSucceeded, agentsmcp.StepFailed, agentsmcp.StepSkipped,
+	agentsmcp.StepCancelled, agentsmcp.StepWaitingInput, agentsmcp.StepWaitingConfirmation,
 }

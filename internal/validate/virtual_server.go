@@ -24,7 +24,7 @@ func VirtualServer(v *agentsmcp.VirtualServer) error {
 			return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server %q: pinned[%d]: invalid name pattern %q", v.Name, i, storedform.TruncateUTF8(p, 80))
 		}
 	}
-	if err := agentsmcp.ValidateCallQuotas(v.CallQuotas); err != nil {
+	if err := CallQuotas(v.CallQuotas); err != nil {
 		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server %q: %s", v.Name, agentsmcp.ErrorMessage(err))
 	}
 	for kind, sels := range map[string][]agentsmcp.VirtualSelection{"tools": v.Tools, "resources": v.Resources, "prompts": v.Prompts} {

@@ -211,7 +211,7 @@ func (t *MemoryTools) queryMemory(ctx context.Context, _ *mcp.CallToolRequest, a
 		kinds = []string{agentsmcp.NamespaceLearnings, agentsmcp.NamespaceInsights, agentsmcp.NamespacePatterns}
 	}
 	q := recall.NewQuery(a.Query)
-	scope := t.Visibility.ReaderScope(ctx)
+	scope := recall.ReaderScope(ctx, t.Visibility)
 	res := &QueryMemoryResult{Mode: recall.ModeSemantic, Items: []MemoryItem{}}
 	note := func(mode string) {
 		if mode == recall.ModeLexical {
@@ -324,7 +324,7 @@ func (t *MemoryTools) similarTasks(ctx context.Context, _ *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
-	f := agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool, Principal: t.Visibility.ReaderScope(ctx)}
+	f := agentsmcp.LearningFilter{Outcome: agentsmcp.Outcome(a.Outcome), Tool: a.Tool, Principal: recall.ReaderScope(ctx, t.Visibility)}
 	ls, mode, err := t.Recall.SimilarLearnings(ctx, recall.NewQuery(a.Query), f, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
@@ -360,7 +360,7 @@ func (t *MemoryTools) successfulPlans(ctx context.Context, _ *mcp.CallToolReques
 	if err != nil {
 		return nil, nil, t.fail(err)
 	}
-	f := agentsmcp.PatternFilter{Principal: t.Visibility.ReaderScope(ctx)}
+	f := agentsmcp.PatternFilter{Principal: recall.ReaderScope(ctx, t.Visibility)}
 	ps, mode, err := t.Recall.SimilarPatterns(ctx, recall.NewQuery(a.Goal), f, a.MinSuccessRate, p.want())
 	if err != nil {
 		return nil, nil, t.fail(err)
@@ -405,7 +405,7 @@ func statsOf(p *agentsmcp.ToolPerformance) ToolFigures {
 		errs = map[string]int64{}
 	}
 	return ToolFigures{
-		Tool: p.Tool, Calls: p.Calls, Errors: p.Errors, SuccessRate: p.SuccessRate(),
+		Tool: p.Tool, Calls: p.Calls, Errors: p.Errors, SuccessRate: toolperf.SuccessRate(p),
 		P50Ms: ms(toolperf.Percentile(p, 0.5)), P95Ms: ms(toolperf.Percentile(p, 0.95)), CommonErrors: errs, LastCallAt: p.LastCallAt,
 	}
 }

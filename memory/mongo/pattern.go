@@ -121,7 +121,7 @@ func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*a
 			bson.D{{Key: "successes", Value: n}, {Key: "_id", Value: bson.D{{Key: "$lt", Value: id}}}},
 		}}})
 	}
-	limit := agentsmcp.PageSize(f.Limit)
+	limit := storedform.PageSize(f.Limit)
 	cur, err := db.db.Collection(colPatterns).Find(ctx, and(clauses),
 		options.Find().SetSort(mostSuccessful).SetLimit(int64(limit+1)).SetProjection(noWords))
 	if err != nil {

@@ -76,7 +76,7 @@ func newestFirstPage[D any](ctx context.Context, coll *mongo.Collection, idPrefi
 		}
 		clauses = append(clauses, afterTime(time.UnixMilli(at).UTC(), id))
 	}
-	limit = agentsmcp.PageSize(limit)
+	limit = storedform.PageSize(limit)
 	cur, err := coll.Find(ctx, and(clauses),
 		options.Find().SetSort(newestFirst).SetLimit(int64(limit+1)).SetProjection(noWords))
 	if err != nil {

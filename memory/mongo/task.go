@@ -384,7 +384,7 @@ func (db *DB) FindTasksToResume(ctx context.Context, now time.Time, limit int) (
 		{Key: "leaseExpires", Value: bson.D{{Key: "$lte", Value: ms(now)}}},
 	}
 	cur, err := db.db.Collection(colTasks).Find(ctx, filter,
-		options.Find().SetSort(resumeOrder).SetLimit(int64(agentsmcp.PageSize(limit))))
+		options.Find().SetSort(resumeOrder).SetLimit(int64(storedform.PageSize(limit))))
 	if err != nil {
 		return nil, wrap(err, "find tasks to resume")
 	}
@@ -411,7 +411,7 @@ func (db *DB) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit
 	}
 	cur, err := db.db.Collection(colTasks).Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: "endedAt", Value: 1}, {Key: "_id", Value: 1}}).
-		SetLimit(int64(agentsmcp.PageSize(limit))).
+		SetLimit(int64(storedform.PageSize(limit))).
 		SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return 0, wrap(err, "delete ended tasks")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -76,7 +77,7 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 	}
 	doc := upstreamDoc{
 		Name:      d.Name,
-		Kind:      d.KindOrMCP(),
+		Kind:      storedform.UpstreamKind(d),
 		Config:    string(d.Config),
 		Revision:  agentsmcp.NewID(upstreamRevisionPrefix),
 		CreatedBy: d.CreatedBy,

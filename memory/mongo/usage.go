@@ -76,7 +76,7 @@ func (db *DB) DeleteInsightsCreatedBefore(ctx context.Context, createdBefore tim
 	filter := bson.D{{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: ceilMs(createdBefore)}}}}
 	cur, err := db.db.Collection(colInsights).Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}).
-		SetLimit(int64(agentsmcp.PageSize(limit))).
+		SetLimit(int64(storedform.PageSize(limit))).
 		SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return 0, wrap(err, "delete old insights")

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +12,8 @@ import (
 
 // Calls enforces call quotas with counters in a store shared by every
 // replica ([agentsmcp.CallCounterService]): windows are fixed (see
-// [agentsmcp.CallQuota.WindowEnd]), so that every replica agrees when one
-// ends without talking to the others.
+// windowEnd), so that every replica agrees when one ends without talking
+// to the others.
 type Calls struct {
 	Counters agentsmcp.CallCounterService
 	// Now is the clock; nil is time.Now.
@@ -51,10 +52,10 @@ func (c *Calls) Exceeded(ctx context.Context, principal string, limits []agentsm
 func (c *Calls) count(ctx context.Context, principal string, limits []agentsmcp.CallLimit, upstream, name string, n int64) error {
 	now := c.now()
 	for _, l := range limits {
-		if !l.Selects(upstream, name) {
+		if !selects(l.CallQuota, upstream, name) {
 			continue
 		}
-		end := l.WindowEnd(now)
+		end := windowEnd(l.CallQuota, now)
 		count, err := c.Counters.AddCallCount(ctx, counterKey(principal, l, end), end, n)
 		if err != nil {
 			return err
@@ -76,4 +77,26 @@ func counterKey(principal string, l agentsmcp.CallLimit, end time.Time) string {
 		strconv.FormatInt(int64(time.Duration(l.Window)/time.Millisecond), 10),
 		strconv.FormatInt(end.UnixMilli(), 10),
 	}, "\x00")
+}
+
+// selects reports whether q counts a call of tool name (the registry name,
+// "<upstream>__<tool>" or a local tool's) served by provider upstream.
+func selects(q agentsmcp.CallQuota, upstream, name string) bool {
+	if q.Upstream != "" && q.Upstream != upstream {
+		return false
+	}
+	if q.Tool == "" {
+		return true
+	}
+	local := strings.TrimPrefix(name, upstream+agentsmcp.NamespaceSeparator)
+	ok, _ := path.Match(q.Tool, local)
+	return ok
+}
+
+// windowEnd is the end of the window of q that holds now: windows start
+// at multiples of q.Window since the Unix epoch, so that every replica
+// agrees where one ends.
+func windowEnd(q agentsmcp.CallQuota, now time.Time) time.Time {
+	w := time.Duration(q.Window)
+	return now.Truncate(w).Add(w)
 }

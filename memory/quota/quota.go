@@ -12,6 +12,16 @@
 // record past it, at most one per replica. Records are never deleted for
 // a quota, and a task that grows as it runs is never failed for it: its
 // size counts against the next create.
+//
+// [Calls] enforces the call quotas ([agentsmcp.CallQuota]), which bound how
+// many tool calls one principal makes in a window of time: of one upstream,
+// of one tool of it, or of every tool. Unlike the storage quotas, waiting
+// helps: the count starts again at each window, and a refusal says when
+// ([agentsmcp.CallQuotaError.RetryAfter]). The counts live in the store
+// ([agentsmcp.CallCounterService]), so that every replica charges and reads
+// the same counters. A call is charged before its provider runs, whatever
+// its outcome: a quota bounds what callers ask of an upstream, not what it
+// answers.
 package quota
 
 import (
@@ -60,7 +70,7 @@ func (q *Insights) CreateInsight(ctx context.Context, in *agentsmcp.Insight) err
 
 // Tasks is a TaskService whose CreateTask keeps each principal within
 // Quota. It passes per-step writes on to the wrapped store (see
-// [agentsmcp.UpdateTaskSteps]) and says it stores tasks verbatim when the
+// [storedform.UpdateTaskSteps]) and says it stores tasks verbatim when the
 // store does. Wrap the store itself, as for [Insights].
 type Tasks struct {
 	agentsmcp.TaskService
@@ -95,12 +105,12 @@ func (q *Tasks) CreateTask(ctx context.Context, t *agentsmcp.Task) error {
 // UpdateTaskSteps implements [agentsmcp.TaskStepUpdater] with the wrapped
 // store's.
 func (q *Tasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, c agentsmcp.TaskChange) error {
-	return agentsmcp.UpdateTaskSteps(ctx, q.TaskService, t, c)
+	return storedform.UpdateTaskSteps(ctx, q.TaskService, t, c)
 }
 
 // TasksVerbatim implements [agentsmcp.VerbatimTaskStore]: as the wrapped
 // store, since Tasks stores what it is given.
-func (q *Tasks) TasksVerbatim() bool { return agentsmcp.TasksVerbatim(q.TaskService) }
+func (q *Tasks) TasksVerbatim() bool { return storedform.TasksVerbatim(q.TaskService) }
 
 // principalLocks serialises the creates of each principal in a process,
 // so that two of them do not both read a usage just under the quota. The

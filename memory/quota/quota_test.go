@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/localtools"
 	"github.com/agents-mcp/agents-mcp/memory/embed"
 	"github.com/agents-mcp/agents-mcp/memory/mcptools"
@@ -248,7 +249,7 @@ func TestTasksQuota(t *testing.T) {
 
 	// A running task is never failed for the quota: its per-step writes
 	// reach the store's own UpdateTaskSteps, and it may grow past it.
-	if !agentsmcp.TasksVerbatim(tasks) {
+	if !storedform.TasksVerbatim(tasks) {
 		t.Error("the wrapper hides that SQLite stores tasks verbatim")
 	}
 	tk := created[0]

@@ -46,7 +46,7 @@ type AgentMemory struct {
 // SimilarLearnings returns up to max learnings whose request resembles
 // text, most similar first.
 func (m *AgentMemory) SimilarLearnings(ctx context.Context, text string, max int) ([]*agentsmcp.Learning, error) {
-	f := agentsmcp.LearningFilter{Principal: m.Visibility.ReaderScope(ctx)}
+	f := agentsmcp.LearningFilter{Principal: ReaderScope(ctx, m.Visibility)}
 	hits, _, err := m.Searcher.SimilarLearnings(ctx, NewQuery(text), f, max)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (m *AgentMemory) SimilarLearnings(ctx context.Context, text string, max int
 func (m *AgentMemory) RelevantInsights(ctx context.Context, text string, tools []string, max int) ([]*agentsmcp.Insight, error) {
 	ctx, cancel := context.WithTimeout(ctx, InsightsTimeout)
 	defer cancel()
-	scope := m.Visibility.ReaderScope(ctx)
+	scope := ReaderScope(ctx, m.Visibility)
 	var out []*agentsmcp.Insight
 	add := func(in *agentsmcp.Insight) {
 		if len(out) < max && !slices.ContainsFunc(out, func(x *agentsmcp.Insight) bool { return x.ID == in.ID }) {
@@ -101,7 +101,7 @@ func (m *AgentMemory) RelevantInsights(ctx context.Context, text string, tools [
 // the task family of text and that succeeded at least
 // [MinPatternSuccessRate] of the time, most similar first.
 func (m *AgentMemory) SuccessfulPatterns(ctx context.Context, text string, max int) ([]*agentsmcp.PlanPattern, error) {
-	f := agentsmcp.PatternFilter{Principal: m.Visibility.ReaderScope(ctx)}
+	f := agentsmcp.PatternFilter{Principal: ReaderScope(ctx, m.Visibility)}
 	hits, _, err := m.Searcher.SimilarPatterns(ctx, NewQuery(m.Family(text)), f, MinPatternSuccessRate, max)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (m *AgentMemory) SuccessfulPatterns(ctx context.Context, text string, max i
 // agents decide task families and plan reuse on them, so that a plan does
 // not depend on how far the index has caught up.
 func (m *AgentMemory) RecentLearnings(ctx context.Context, max int) ([]*agentsmcp.Learning, error) {
-	ls, _, err := m.Searcher.Learnings.FindLearnings(ctx, agentsmcp.LearningFilter{Principal: m.Visibility.ReaderScope(ctx), Limit: max})
+	ls, _, err := m.Searcher.Learnings.FindLearnings(ctx, agentsmcp.LearningFilter{Principal: ReaderScope(ctx, m.Visibility), Limit: max})
 	return ls, err
 }
 
@@ -127,7 +127,7 @@ func (m *AgentMemory) RecentLearnings(ctx context.Context, max int) ([]*agentsmc
 // the time, most successful first, read from the store (not the vector
 // index), like RecentLearnings.
 func (m *AgentMemory) FamilyPatterns(ctx context.Context, family string, max int) ([]*agentsmcp.PlanPattern, error) {
-	ps, _, err := m.Searcher.Patterns.FindPatterns(ctx, agentsmcp.PatternFilter{Text: family, Principal: m.Visibility.ReaderScope(ctx), Limit: agentsmcp.MaxPageSize})
+	ps, _, err := m.Searcher.Patterns.FindPatterns(ctx, agentsmcp.PatternFilter{Text: family, Principal: ReaderScope(ctx, m.Visibility), Limit: agentsmcp.MaxPageSize})
 	if err != nil {
 		return nil, err
 	}

@@ -356,3 +356,12 @@ func LexicalPatterns(ctx context.Context, s agentsmcp.PatternService, text strin
 func keepPattern(p *agentsmcp.PlanPattern, minSuccessRate float64) bool {
 	return p.Successes > 0 && p.SuccessRate() >= minSuccessRate
 }
+
+// ReaderScope is a reader's Principal filter under v: "" under
+// [agentsmcp.VisibilityShared], else [agentsmcp.MemoryOwnerFrom](ctx).
+func ReaderScope(ctx context.Context, v agentsmcp.MemoryVisibility) string {
+	if v == agentsmcp.VisibilityShared {
+		return ""
+	}
+	return agentsmcp.MemoryOwnerFrom(ctx)
+}

@@ -40,6 +40,7 @@ import (
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/internal/redact"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/view"
 )
 
@@ -341,7 +342,7 @@ func (w *Tasks) UpdateTaskSteps(ctx context.Context, t *agentsmcp.Task, ch agent
 	if err != nil {
 		return err
 	}
-	if err := agentsmcp.UpdateTaskSteps(ctx, w.TaskService, c, ch); err != nil {
+	if err := storedform.UpdateTaskSteps(ctx, w.TaskService, c, ch); err != nil {
 		return err
 	}
 	t.Version, t.UpdatedAt, t.History = c.Version, c.UpdatedAt, c.History

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -110,7 +111,7 @@ func (db *DB) FindAuditEntries(ctx context.Context, f agentsmcp.AuditFilter) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	size := agentsmcp.PageSize(f.Limit)
+	size := storedform.PageSize(f.Limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {

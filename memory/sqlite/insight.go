@@ -86,7 +86,7 @@ func (db *DB) FindInsights(ctx context.Context, f agentsmcp.InsightFilter) ([]*a
 	if err != nil || !ok {
 		return []*agentsmcp.Insight{}, "", err
 	}
-	size := agentsmcp.PageSize(f.Limit)
+	size := storedform.PageSize(f.Limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {

@@ -79,7 +79,7 @@ func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*a
 	if err != nil || !ok {
 		return []*agentsmcp.PlanPattern{}, "", err
 	}
-	size := agentsmcp.PageSize(f.Limit)
+	size := storedform.PageSize(f.Limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -309,7 +310,7 @@ func scanPlan(row scanner) (*agentsmcp.Plan, error) {
 // sort key (created_at, id).
 func findPage[T any](ctx context.Context, db *DB, q *listQuery, limit int, what string,
 	scan func(scanner) (*T, error), kind string, key func(*T) (time.Time, string)) ([]*T, string, error) {
-	size := agentsmcp.PageSize(limit)
+	size := storedform.PageSize(limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
 	if err != nil {

@@ -476,7 +476,7 @@ func (db *DB) ReleaseTaskLease(ctx context.Context, id, owner string) error {
 // FindTasksToResume implements [agentsmcp.TaskService], reading the
 // partial index tasks_resume in order.
 func (db *DB) FindTasksToResume(ctx context.Context, now time.Time, limit int) ([]*agentsmcp.Task, error) {
-	rows, err := db.query(ctx, findTasksToResumeSQL, toMillis(now), agentsmcp.PageSize(limit))
+	rows, err := db.query(ctx, findTasksToResumeSQL, toMillis(now), storedform.PageSize(limit))
 	if err != nil {
 		return nil, fmt.Errorf("find tasks to resume: %w", err)
 	}
@@ -499,7 +499,7 @@ func (db *DB) FindTasksToResume(ctx context.Context, now time.Time, limit int) (
 func (db *DB) DeleteEndedTasks(ctx context.Context, endedBefore time.Time, limit int) (int64, error) {
 	var n int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := db.txStmt(ctx, tx, deleteEndedTasksSQL).ExecContext(ctx, ceilMillis(endedBefore), agentsmcp.PageSize(limit))
+		res, err := db.txStmt(ctx, tx, deleteEndedTasksSQL).ExecContext(ctx, ceilMillis(endedBefore), storedform.PageSize(limit))
 		if err != nil {
 			return fmt.Errorf("delete ended tasks: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -45,7 +46,7 @@ func (db *DB) CreateUpstreamDefinition(ctx context.Context, d *agentsmcp.Upstrea
 	if err := validate.UpstreamDefinition(d); err != nil {
 		return err
 	}
-	kind := d.KindOrMCP()
+	kind := storedform.UpstreamKind(d)
 	revision, created := agentsmcp.NewID(upstreamRevisionPrefix), d.CreatedAt
 	if created.IsZero() {
 		created = now()

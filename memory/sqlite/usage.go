@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 const (
@@ -54,7 +55,7 @@ func (db *DB) usage(ctx context.Context, query, principal, what string) (agentsm
 func (db *DB) DeleteInsightsCreatedBefore(ctx context.Context, createdBefore time.Time, limit int) (int64, error) {
 	var n int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		rows, err := db.txStmt(ctx, tx, deleteOldInsightsSQL).QueryContext(ctx, ceilMillis(createdBefore), agentsmcp.PageSize(limit))
+		rows, err := db.txStmt(ctx, tx, deleteOldInsightsSQL).QueryContext(ctx, ceilMillis(createdBefore), storedform.PageSize(limit))
 		if err != nil {
 			return fmt.Errorf("delete old insights: %w", err)
 		}

@@ -18,7 +18,7 @@ func init() {
 }
 
 func testTaskReadsBackVerbatim(t *testing.T, s Services) {
-	if !agentsmcp.TasksVerbatim(s.Tasks) {
+	if !storedform.TasksVerbatim(s.Tasks) {
 		t.Skip("the store does not store tasks verbatim")
 	}
 	ctx := t.Context()

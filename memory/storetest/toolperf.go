@@ -79,7 +79,7 @@ func testToolPerfRoundTrip(t *testing.T, s Services) {
 		t.Errorf("common errors %v, want the one error", p.CommonErrors)
 	}
 	checkTime(t, "LastCallAt", p.LastCallAt, at(30))
-	if got := p.SuccessRate(); got != 2.0/3 {
+	if got := toolperf.SuccessRate(p); got != 2.0/3 {
 		t.Errorf("success rate %v, want 2/3", got)
 	}
 
@@ -301,7 +301,7 @@ func testToolPerfCommonErrors(t *testing.T, s Services) {
 	if !maps.Equal(p.CommonErrors, want) {
 		t.Errorf("common errors %v, want the %d most frequent: %v", p.CommonErrors, agentsmcp.MaxCommonErrors, want)
 	}
-	if got := p.SuccessRate(); got != 1/float64(n+1) {
+	if got := toolperf.SuccessRate(p); got != 1/float64(n+1) {
 		t.Errorf("success rate %v, want %v", got, 1/float64(n+1))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 func init() {
@@ -63,9 +64,9 @@ func checkUpstream(t *testing.T, got, want *agentsmcp.UpstreamDefinition) {
 	if string(got.Config) != string(want.Config) {
 		t.Errorf("upstream definition %q Config = %q, want the bytes stored, %q", want.Name, got.Config, want.Config)
 	}
-	if got.Name != want.Name || got.Kind != want.KindOrMCP() || got.Revision != want.Revision || got.CreatedBy != want.CreatedBy {
+	if got.Name != want.Name || got.Kind != storedform.UpstreamKind(want) || got.Revision != want.Revision || got.CreatedBy != want.CreatedBy {
 		t.Errorf("upstream definition:\n got name %q kind %q revision %q createdBy %q\nwant name %q kind %q revision %q createdBy %q",
-			got.Name, got.Kind, got.Revision, got.CreatedBy, want.Name, want.KindOrMCP(), want.Revision, want.CreatedBy)
+			got.Name, got.Kind, got.Revision, got.CreatedBy, want.Name, storedform.UpstreamKind(want), want.Revision, want.CreatedBy)
 	}
 }
 

@@ -39,7 +39,7 @@ func (l *loader) applyEnvMemory() {
 
 // validateMemory checks the memory settings; bad is validate's reporter.
 func (c *Config) validateMemory(bad func(name, format string, args ...any)) {
-	for _, v := range agentsmcp.MemoryVisibilities {
+	for _, v := range []agentsmcp.MemoryVisibility{agentsmcp.VisibilityPrincipal, agentsmcp.VisibilityShared} {
 		if c.MemoryVisibility == v {
 			return
 		}
