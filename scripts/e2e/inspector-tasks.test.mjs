@@ -6,7 +6,8 @@
 // no initialize). The CLI cannot answer an elicitation, so the call must come back: a paused task
 // whose message says how to answer (resume_task), or a result; never a hang (issue 29: in modern mode
 // the task sat in input_required and the CLI polled tasks/get forever). Each case is bounded by
-// INSPECTOR_TASK_BOUND_MS (default 60 s) and fails with the CLI's output when the bound is exceeded.
+// INSPECTOR_TASK_BOUND_MS (default 40 s; the cases run concurrently) and fails with the CLI's output
+// (and, over HTTP, the last tasks/get answer) when the bound is exceeded.
 //
 // Over /sse in modern mode the CLI refuses before any call: /sse is a 2024-11-05 transport and does
 // not offer 2026-07-28 through server/discover, and the CLI pins the version with no fallback. That
@@ -28,7 +29,9 @@ import { after, before, describe, test } from 'node:test';
 import { BASE_URL } from './lib/harness.mjs';
 
 const BIN = process.env.AGENTS_MCP_BIN;
-const BOUND_MS = Number(process.env.INSPECTOR_TASK_BOUND_MS || 60_000);
+// run.sh gives each test file 60 s (--test-timeout): the cases run concurrently, each bounded well
+// inside it, so that hanging cases still report their own failure with the CLI's output.
+const BOUND_MS = Number(process.env.INSPECTOR_TASK_BOUND_MS || 40_000);
 const LAUNCHER = fileURLToPath(
   new URL('./node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url),
 );
@@ -39,7 +42,7 @@ const REQUEST = 'store insight about the inspector cli';
  * the `protocolVersion` of initialize requests, streaming answers (SSE included) through unchanged.
  */
 function recordingProxy(target) {
-  const seen = { headers: new Set(), initialize: new Set(), methods: new Set() };
+  const seen = { headers: new Set(), initialize: new Set(), methods: new Set(), lastTasksGet: undefined };
   const upstream = new URL(target);
   const server = http.createServer((req, res) => {
     const v = req.headers['mcp-protocol-version'];
@@ -48,10 +51,12 @@ function recordingProxy(target) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      let isTasksGet = false;
       try {
         const msgs = [JSON.parse(body.toString('utf8'))].flat();
         for (const m of msgs) {
           if (m?.method) seen.methods.add(m.method);
+          if (m?.method === 'tasks/get') isTasksGet = true;
           if (m?.method === 'initialize' && m.params?.protocolVersion) seen.initialize.add(m.params.protocolVersion);
         }
       } catch {
@@ -61,6 +66,12 @@ function recordingProxy(target) {
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
         (up) => {
           res.writeHead(up.statusCode, up.headers);
+          if (isTasksGet) {
+            // The last tasks/get answer, for the failure message of a CLI that polls forever.
+            let text = '';
+            up.on('data', (c) => (text = (text + c).slice(-2000)));
+            up.on('end', () => (seen.lastTasksGet = text));
+          }
           up.pipe(res);
         },
       );
@@ -149,7 +160,7 @@ const ERAS = [
   ['modern', '2026-07-28'],
 ];
 
-describe('MCP Inspector CLI 2.x: run_task that needs input returns on every transport and era', () => {
+describe('MCP Inspector CLI 2.x: run_task that needs input returns on every transport and era', { concurrency: true }, () => {
   let dataDir;
   before(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'inspector-tasks-'));
@@ -161,7 +172,7 @@ describe('MCP Inspector CLI 2.x: run_task that needs input returns on every tran
       ['http', '/mcp'],
       ['sse', '/sse'],
     ]) {
-      test(`${transport} (${path}), --protocol-era ${era}`, { timeout: BOUND_MS + 15_000 }, async (t) => {
+      test(`${transport} (${path}), --protocol-era ${era}`, { timeout: BOUND_MS + 10_000 }, async (t) => {
         const proxy = await recordingProxy(BASE_URL);
         let r;
         try {
@@ -171,7 +182,10 @@ describe('MCP Inspector CLI 2.x: run_task that needs input returns on every tran
         }
         const negotiated = { headers: [...proxy.seen.headers], initialize: [...proxy.seen.initialize], methods: [...proxy.seen.methods] };
         t.diagnostic(`${transport} ${era}: ${JSON.stringify(negotiated)}; exit ${r.code} in ${r.ms} ms`);
-        assert.ok(!r.timedOut, `the CLI did not return within ${BOUND_MS} ms (${JSON.stringify(negotiated)}):\n${show(r)}`);
+        assert.ok(
+          !r.timedOut,
+          `the CLI did not return within ${BOUND_MS} ms (${JSON.stringify(negotiated)}; last tasks/get answer: ${proxy.seen.lastTasksGet ?? 'none'}):\n${show(r)}`,
+        );
         if (transport === 'sse' && era === 'modern' && r.json?.error) {
           // The CLI pins 2026-07-28 and /sse does not offer it: a clear refusal before any call.
           assert.match(r.json.error.message, /did not offer pinned protocol version 2026-07-28/, show(r));
@@ -184,7 +198,7 @@ describe('MCP Inspector CLI 2.x: run_task that needs input returns on every tran
       });
     }
 
-    test(`stdio (agents-mcp stdio), --protocol-era ${era}`, { skip: !BIN && 'AGENTS_MCP_BIN not set', timeout: BOUND_MS + 15_000 }, async () => {
+    test(`stdio (agents-mcp stdio), --protocol-era ${era}`, { skip: !BIN && 'AGENTS_MCP_BIN not set', timeout: BOUND_MS + 10_000 }, async () => {
       const r = await inspector(['--transport', 'stdio', '--protocol-era', era, ...toolCall, '--', BIN, 'stdio', '--data-dir', join(dataDir, era)]);
       assert.ok(!r.timedOut, `the CLI did not return within ${BOUND_MS} ms:\n${show(r)}`);
       assertAnswered(r);
