@@ -286,6 +286,15 @@ func toolsOf(name string, claims jwt.MapClaims) ([]string, string) {
 	if !ok || raw == nil {
 		return nil, fmt.Sprintf("token has no %s claim (required: it holds the tool allowlist)", name)
 	}
+	return patternsOf(name, raw, "tool")
+}
+
+// patternsOf reads claim name's value raw, a space-separated string or an
+// array of strings, as path.Match patterns on names of what ("tool",
+// "virtual server"), without repeats. It fails closed: another type, an
+// invalid pattern or no pattern at all is a reason to refuse the token,
+// safe to show the caller.
+func patternsOf(name string, raw any, what string) ([]string, string) {
 	var all []string
 	switch v := raw.(type) {
 	case string:
@@ -306,14 +315,14 @@ func toolsOf(name string, claims jwt.MapClaims) ([]string, string) {
 	var out []string
 	for _, p := range all {
 		if _, err := path.Match(p, ""); errors.Is(err, path.ErrBadPattern) {
-			return nil, fmt.Sprintf("token's %s claim holds an invalid tool pattern %q", name, sanitizeHint(p))
+			return nil, fmt.Sprintf("token's %s claim holds an invalid %s pattern %q", name, what, sanitizeHint(p))
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Sprintf("token's %s claim holds no tool pattern", name)
+		return nil, fmt.Sprintf("token's %s claim holds no %s pattern", name, what)
 	}
 	return out, ""
 }

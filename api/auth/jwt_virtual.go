@@ -1,14 +1,6 @@
 package auth
 
-import (
-	"errors"
-	"fmt"
-	"path"
-	"slices"
-	"strings"
-
-	"github.com/golang-jwt/jwt/v5"
-)
+import "github.com/golang-jwt/jwt/v5"
 
 // virtualServersOf reads the virtual servers a token may use from the
 // claim named name ([agentsmcp.Principal.VirtualServers]): a
@@ -23,34 +15,5 @@ func virtualServersOf(name string, claims jwt.MapClaims) ([]string, string) {
 	if !ok || raw == nil {
 		return nil, ""
 	}
-	var all []string
-	switch v := raw.(type) {
-	case string:
-		all = strings.Fields(v)
-	case []any:
-		for _, s := range v {
-			s, ok := s.(string)
-			if !ok {
-				return nil, fmt.Sprintf("token's %s claim must be a string or an array of strings", name)
-			}
-			if s = strings.TrimSpace(s); s != "" {
-				all = append(all, s)
-			}
-		}
-	default:
-		return nil, fmt.Sprintf("token's %s claim must be a string or an array of strings", name)
-	}
-	var out []string
-	for _, p := range all {
-		if _, err := path.Match(p, ""); errors.Is(err, path.ErrBadPattern) {
-			return nil, fmt.Sprintf("token's %s claim holds an invalid virtual server pattern %q", name, sanitizeHint(p))
-		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Sprintf("token's %s claim holds no virtual server pattern", name)
-	}
-	return out, ""
+	return patternsOf(name, raw, "virtual server")
 }
