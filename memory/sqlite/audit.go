@@ -9,7 +9,6 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -111,31 +110,8 @@ func (db *DB) FindAuditEntries(ctx context.Context, f agentsmcp.AuditFilter) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	size := storedform.PageSize(f.Limit)
-	query, args := q.sql(size + 1)
-	rows, err := db.query(ctx, query, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("find audit entries: %w", err)
-	}
-	defer rows.Close()
-	items := []*agentsmcp.AuditEntry{}
-	for rows.Next() {
-		e, err := scanAuditEntry(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("find audit entries: %w", err)
-		}
-		items = append(items, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("find audit entries: %w", err)
-	}
-	var next string
-	if len(items) > size {
-		items = items[:size]
-		last := items[size-1]
-		next = encodeCursor(auditCursor, cursor{n: toMillis(last.At), id: last.ID})
-	}
-	return items, next, nil
+	return findPage(ctx, db, q, f.Limit, "audit entries", scanAuditEntry, auditCursor,
+		func(x *agentsmcp.AuditEntry) cursor { return cursor{n: toMillis(x.At), id: x.ID} })
 }
 
 // DeleteAuditEntriesBefore implements [agentsmcp.AuditService]. It deletes

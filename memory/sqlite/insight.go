@@ -86,31 +86,8 @@ func (db *DB) FindInsights(ctx context.Context, f agentsmcp.InsightFilter) ([]*a
 	if err != nil || !ok {
 		return []*agentsmcp.Insight{}, "", err
 	}
-	size := storedform.PageSize(f.Limit)
-	query, args := q.sql(size + 1)
-	rows, err := db.query(ctx, query, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("find insights: %w", err)
-	}
-	defer rows.Close()
-	items := []*agentsmcp.Insight{}
-	for rows.Next() {
-		in, err := scanInsight(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("find insights: %w", err)
-		}
-		items = append(items, in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("find insights: %w", err)
-	}
-	var next string
-	if len(items) > size {
-		items = items[:size]
-		last := items[size-1]
-		next = encodeCursor(insightCursor, cursor{n: toMillis(last.CreatedAt), id: last.ID})
-	}
-	return items, next, nil
+	return findPage(ctx, db, q, f.Limit, "insights", scanInsight, insightCursor,
+		func(x *agentsmcp.Insight) cursor { return cursor{n: toMillis(x.CreatedAt), id: x.ID} })
 }
 
 // insightQuery builds the page query of f; ok is false when f can match

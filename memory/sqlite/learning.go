@@ -7,7 +7,6 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -94,31 +93,8 @@ func (db *DB) FindLearnings(ctx context.Context, f agentsmcp.LearningFilter) ([]
 	if err != nil || !ok {
 		return []*agentsmcp.Learning{}, "", err
 	}
-	size := storedform.PageSize(f.Limit)
-	query, args := q.sql(size + 1)
-	rows, err := db.query(ctx, query, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("find learnings: %w", err)
-	}
-	defer rows.Close()
-	items := []*agentsmcp.Learning{}
-	for rows.Next() {
-		l, err := scanLearning(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("find learnings: %w", err)
-		}
-		items = append(items, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("find learnings: %w", err)
-	}
-	var next string
-	if len(items) > size {
-		items = items[:size]
-		last := items[size-1]
-		next = encodeCursor(learningCursor, cursor{n: toMillis(last.CreatedAt), id: last.ID})
-	}
-	return items, next, nil
+	return findPage(ctx, db, q, f.Limit, "learnings", scanLearning, learningCursor,
+		func(x *agentsmcp.Learning) cursor { return cursor{n: toMillis(x.CreatedAt), id: x.ID} })
 }
 
 // learningQuery builds the page query of f; ok is false when f can match

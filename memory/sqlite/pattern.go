@@ -79,31 +79,8 @@ func (db *DB) FindPatterns(ctx context.Context, f agentsmcp.PatternFilter) ([]*a
 	if err != nil || !ok {
 		return []*agentsmcp.PlanPattern{}, "", err
 	}
-	size := storedform.PageSize(f.Limit)
-	query, args := q.sql(size + 1)
-	rows, err := db.query(ctx, query, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("find patterns: %w", err)
-	}
-	defer rows.Close()
-	items := []*agentsmcp.PlanPattern{}
-	for rows.Next() {
-		p, err := scanPattern(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("find patterns: %w", err)
-		}
-		items = append(items, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("find patterns: %w", err)
-	}
-	var next string
-	if len(items) > size {
-		items = items[:size]
-		last := items[size-1]
-		next = encodeCursor(patternCursor, cursor{n: last.Successes, id: last.ID})
-	}
-	return items, next, nil
+	return findPage(ctx, db, q, f.Limit, "patterns", scanPattern, patternCursor,
+		func(x *agentsmcp.PlanPattern) cursor { return cursor{n: x.Successes, id: x.ID} })
 }
 
 // patternQuery builds the page query of f; ok is false when f can match

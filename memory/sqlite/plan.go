@@ -97,7 +97,7 @@ func (db *DB) FindThoughts(ctx context.Context, f agentsmcp.ThoughtFilter) ([]*a
 		return []*agentsmcp.Thought{}, "", err
 	}
 	return findPage(ctx, db, q, f.Limit, "thoughts", scanThought, thoughtCursor,
-		func(th *agentsmcp.Thought) (time.Time, string) { return th.CreatedAt, th.ID })
+		func(th *agentsmcp.Thought) cursor { return cursor{n: toMillis(th.CreatedAt), id: th.ID} })
 }
 
 // thoughtQuery builds the page query of f; ok is false when f can match
@@ -252,7 +252,7 @@ func (db *DB) FindPlans(ctx context.Context, f agentsmcp.PlanFilter) ([]*agentsm
 		return nil, "", err
 	}
 	return findPage(ctx, db, q, f.Limit, "plans", scanPlan, planCursor,
-		func(p *agentsmcp.Plan) (time.Time, string) { return p.CreatedAt, p.ID })
+		func(p *agentsmcp.Plan) cursor { return cursor{n: toMillis(p.CreatedAt), id: p.ID} })
 }
 
 func planQuery(f agentsmcp.PlanFilter) (*listQuery, error) {
@@ -307,9 +307,9 @@ func scanPlan(row scanner) (*agentsmcp.Plan, error) {
 
 // findPage runs the page query q (limit rows, default and cap applied) and
 // returns the items with the cursor of the next page; key gives an item's
-// sort key (created_at, id).
+// sort key as a cursor (created_at or another number, then id).
 func findPage[T any](ctx context.Context, db *DB, q *listQuery, limit int, what string,
-	scan func(scanner) (*T, error), kind string, key func(*T) (time.Time, string)) ([]*T, string, error) {
+	scan func(scanner) (*T, error), kind string, key func(*T) cursor) ([]*T, string, error) {
 	size := storedform.PageSize(limit)
 	query, args := q.sql(size + 1)
 	rows, err := db.query(ctx, query, args...)
@@ -331,8 +331,7 @@ func findPage[T any](ctx context.Context, db *DB, q *listQuery, limit int, what 
 	var next string
 	if len(items) > size {
 		items = items[:size]
-		at, id := key(items[size-1])
-		next = encodeCursor(kind, cursor{n: toMillis(at), id: id})
+		next = encodeCursor(kind, key(items[size-1]))
 	}
 	return items, next, nil
 }

@@ -282,7 +282,7 @@ func (db *DB) FindTasks(ctx context.Context, f agentsmcp.TaskFilter) ([]*agentsm
 		return nil, "", err
 	}
 	return findPage(ctx, db, q, f.Limit, "tasks", scanTask, taskCursor,
-		func(t *agentsmcp.Task) (time.Time, string) { return t.CreatedAt, t.ID })
+		func(t *agentsmcp.Task) cursor { return cursor{n: toMillis(t.CreatedAt), id: t.ID} })
 }
 
 func taskQuery(f agentsmcp.TaskFilter) (*listQuery, error) {
