@@ -80,3 +80,16 @@ func VirtualServer(v *agentsmcp.VirtualServer) error {
 	}
 	return nil
 }
+
+// StoredVirtualServer checks v (nil is EINVALID) and returns the definition
+// both stores keep ([storedform.VirtualServer]): what a store's create and
+// replace do before they write.
+func StoredVirtualServer(v *agentsmcp.VirtualServer) (string, error) {
+	if v == nil {
+		return "", agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
+	}
+	if err := VirtualServer(v); err != nil {
+		return "", err
+	}
+	return storedform.VirtualServer(v)
+}

@@ -10,7 +10,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -38,13 +37,7 @@ type virtualDoc struct {
 // upstream definitions, the bound of MaxVirtualServers is best effort:
 // count and insert are two operations (no transactions on FerretDB).
 func (db *DB) CreateVirtualServer(ctx context.Context, v *agentsmcp.VirtualServer) error {
-	if v == nil {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
-	}
-	if err := validate.VirtualServer(v); err != nil {
-		return err
-	}
-	def, err := storedform.VirtualServer(v)
+	def, err := validate.StoredVirtualServer(v)
 	if err != nil {
 		return err
 	}
@@ -69,13 +62,7 @@ func (db *DB) CreateVirtualServer(ctx context.Context, v *agentsmcp.VirtualServe
 
 // ReplaceVirtualServer implements [agentsmcp.VirtualServerService].
 func (db *DB) ReplaceVirtualServer(ctx context.Context, v *agentsmcp.VirtualServer) error {
-	if v == nil {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
-	}
-	if err := validate.VirtualServer(v); err != nil {
-		return err
-	}
-	def, err := storedform.VirtualServer(v)
+	def, err := validate.StoredVirtualServer(v)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/validate"
 )
 
@@ -34,13 +33,7 @@ func init() {
 // count and the insert run in one write transaction, so the bound of
 // MaxVirtualServers is exact.
 func (db *DB) CreateVirtualServer(ctx context.Context, v *agentsmcp.VirtualServer) error {
-	if v == nil {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
-	}
-	if err := validate.VirtualServer(v); err != nil {
-		return err
-	}
-	def, err := storedform.VirtualServer(v)
+	def, err := validate.StoredVirtualServer(v)
 	if err != nil {
 		return err
 	}
@@ -74,13 +67,7 @@ func (db *DB) CreateVirtualServer(ctx context.Context, v *agentsmcp.VirtualServe
 
 // ReplaceVirtualServer implements [agentsmcp.VirtualServerService].
 func (db *DB) ReplaceVirtualServer(ctx context.Context, v *agentsmcp.VirtualServer) error {
-	if v == nil {
-		return agentsmcp.Errorf(agentsmcp.EINVALID, "virtual server is required")
-	}
-	if err := validate.VirtualServer(v); err != nil {
-		return err
-	}
-	def, err := storedform.VirtualServer(v)
+	def, err := validate.StoredVirtualServer(v)
 	if err != nil {
 		return err
 	}
