@@ -13,8 +13,11 @@
 //   6. the audit trail names the real tools, never call_tool.
 //
 // The client reads each POST's answer as it arrives (a JSON body, or an SSE stream parsed event by
-// event), so that it sees a request the server sends while the call is still open. Every step is
-// bounded.
+// event), so that it sees a request the server sends while the call is still open. A client that
+// first reads the whole body (`await res.text()`, even of a clone, as an assertion message that is
+// built eagerly does) never sees the elicitation: the server keeps the stream open until it has the
+// answer, and the two wait for each other. The server sends the request on the POST's stream at once
+// (no GET stream needed). Every step is bounded.
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -87,10 +90,22 @@ class RawClient {
   async request(method, params, { onNotification = () => {} } = {}) {
     const id = this.nextId++;
     const signal = AbortSignal.timeout(STEP_MS);
+    const seen = [];
+    try {
+      return await this.exchange(id, method, params, signal, onNotification, seen);
+    } catch (err) {
+      throw new Error(`${method} ${fmt(params).slice(0, 200)}: ${err.name}: ${err.message}; messages seen: ${fmt(seen)}`, { cause: err });
+    }
+  }
+
+  async exchange(id, method, params, signal, onNotification, seen) {
     const res = await this.post({ jsonrpc: '2.0', id, method, params }, signal);
-    assert.equal(res.status, 200, `${method}: HTTP ${res.status} ${await res.clone().text()}`);
+    // Never read the whole body first (as `await res.text()` would): the stream stays open until the
+    // client has answered the requests the server sent on it.
+    if (res.status !== 200) throw new Error(`HTTP ${res.status} ${await res.text()}`);
     if (method === 'initialize') this.sessionId = res.headers.get('mcp-session-id') ?? undefined;
     for await (const msg of messagesOf(res)) {
+      seen.push(msg);
       if (msg.id === id && (msg.result !== undefined || msg.error !== undefined)) {
         if (msg.error) throw Object.assign(new Error(`${method}: ${msg.error.message}`), { rpc: msg.error });
         return msg.result;
@@ -99,7 +114,7 @@ class RawClient {
         // A request of the server, on this POST's stream: answered by a POST of the response.
         const result = await this.onRequest(msg);
         const ack = await this.post({ jsonrpc: '2.0', id: msg.id, result }, AbortSignal.timeout(STEP_MS));
-        assert.equal(ack.status, 202, `answer to ${msg.method}: HTTP ${ack.status} ${await ack.text()}`);
+        if (ack.status !== 202) throw new Error(`answer to ${msg.method}: HTTP ${ack.status} ${await ack.text()}`);
       } else if (msg.method) {
         onNotification(msg);
       }
@@ -109,7 +124,7 @@ class RawClient {
 
   async notify(method, params) {
     const res = await this.post({ jsonrpc: '2.0', method, params }, AbortSignal.timeout(STEP_MS));
-    assert.equal(res.status, 202, `${method}: HTTP ${res.status} ${await res.text()}`);
+    if (res.status !== 202) throw new Error(`${method}: HTTP ${res.status} ${await res.text()}`);
   }
 }
 

@@ -78,7 +78,7 @@ function recordingProxy(target) {
           if (isTasksGet) {
             // The last tasks/get answer, for the failure message of a CLI that polls forever.
             let text = '';
-            up.on('data', (c) => (text = (text + c).slice(-2000)));
+            up.on('data', (c) => (text = (text + c).slice(-200_000)));
             up.on('end', () => (seen.lastTasksGet = text));
           }
           up.pipe(res);
@@ -200,7 +200,7 @@ describe('MCP Inspector CLI 2.x: run_task that needs input returns on every tran
         t.diagnostic(`${transport} ${era}: ${JSON.stringify(negotiated)}; exit ${r.code} in ${r.ms} ms`);
         assert.ok(
           !r.timedOut,
-          `the CLI did not return within ${BOUND_MS} ms (${JSON.stringify(negotiated)}; last tasks/get answer: ${proxy.seen.lastTasksGet ?? 'none'}):\n${show(r)}`,
+          `the CLI did not return within ${BOUND_MS} ms (${JSON.stringify(negotiated)}; last tasks/get answer: ${proxy.seen.lastTasksGet?.slice(0, 2000) ?? 'none'}):\n${show(r)}`,
         );
         if (transport === 'sse' && era === 'modern' && r.json?.error) {
           // The CLI pins 2026-07-28 and /sse does not offer it: a clear refusal before any call.
@@ -214,8 +214,9 @@ describe('MCP Inspector CLI 2.x: run_task that needs input returns on every tran
         if (era === 'modern' && transport === 'http') {
           // It went through a task that nobody answered: the wait ended it, saying how to go on.
           assert.ok(negotiated.methods.includes('tasks/get'), `no task was polled: ${JSON.stringify(negotiated)}`);
-          assert.match(proxy.seen.lastTasksGet ?? '', /"status":"completed"/, `last tasks/get: ${proxy.seen.lastTasksGet}`);
-          assert.match(proxy.seen.lastTasksGet ?? '', /no answer within 6s[^"]*tasks\/update[^"]*resume_task/, `last tasks/get: ${proxy.seen.lastTasksGet}`);
+          const last = proxy.seen.lastTasksGet ?? '';
+          assert.match(last, /"status":"completed"/, `last tasks/get: ${last.slice(0, 2000)}`);
+          assert.match(last, /"statusMessage":"no answer within 6s[^"]*tasks\/update[^"]*resume_task/, `last tasks/get: ${last.slice(0, 2000)}`);
         }
       });
     }
