@@ -138,9 +138,9 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *mcpwire.MCPTask {
 			waiting = append(waiting, q.what)
 			keys = append(keys, q.key)
 		}
-		// The questions are in inputRequests whether or not the client
-		// declared elicitation; one that shows no form learns from the
-		// message what to answer, and how.
+		// The router shows the forms only to a client that declared
+		// elicitation (router/tasks/asks.go); one shown none learns from
+		// the message what to answer, and how.
 		v.StatusMessage = "waiting for: " + strings.Join(waiting, "; ") +
 			" (answer with tasks/update, inputResponses keyed " + strings.Join(keys, ", ") + "; or call resume_task)"
 		if len(waiting) == 0 {
