@@ -142,6 +142,7 @@ func (u *slowUpstream) replicaSessions(t *testing.T, reps []*serverProcess) map[
 // inFlightCall is one slow call made through the balancer around the kill.
 type inFlightCall struct {
 	tag      string
+	session  *mcp.ClientSession // nil: a 2026-07-28 call without a session
 	replica  int // the replica that served it (from the upstream); -1: it never reached one
 	err      error
 	returned time.Time
@@ -157,12 +158,23 @@ func slowCallsAcrossKill(t *testing.T, u *slowUpstream, lb string, sessions map[
 	for i := range calls {
 		calls[i].tag = fmt.Sprintf("inflight-%d", i)
 		calls[i].replica = -1
+		if i%2 == 1 {
+			// Every other call on a 2025-11-25 session of its own (go-sdk
+			// client, no GET stream), opened through the balancer.
+			calls[i].tag += "-session"
+			calls[i].session = sessionThrough(t, lb)
+		}
 		wg.Add(1)
 		go func(c *inFlightCall) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(t.Context(), bound)
 			defer cancel()
-			c.err = statelessToolCall(ctx, lb, "slow__sleep", map[string]any{"tag": c.tag, "ms": ms})
+			args := map[string]any{"tag": c.tag, "ms": ms}
+			if c.session != nil {
+				c.err = sessionToolCall(ctx, c.session, "slow__sleep", args)
+			} else {
+				c.err = statelessToolCall(ctx, lb, "slow__sleep", args)
+			}
 			c.returned = time.Now()
 		}(&calls[i])
 	}
@@ -186,4 +198,32 @@ func slowCallsAcrossKill(t *testing.T, u *slowUpstream, lb string, sessions map[
 		}
 	}
 	return calls
+}
+
+// sessionThrough opens a 2025-11-25 session through lb with go-sdk's
+// client, closed at the end of the test.
+func sessionThrough(t *testing.T, lb string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cluster-inflight", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token: "key-a"}}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("session through the balancer: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// sessionToolCall calls a tool on cs; a tool error is an error.
+func sessionToolCall(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("tool error: %v", res.Content)
+	}
+	return nil
 }
