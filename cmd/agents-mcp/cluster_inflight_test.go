@@ -19,7 +19,8 @@ import (
 
 // This file puts calls in flight on the replica that the cluster test
 // kills: a slow upstream tool (it sleeps) called concurrently through the
-// load balancer, so that some calls are on the victim when it dies. The
+// load balancer, half without a session (2026-07-28) and half on
+// 2025-11-25 sessions, so that some calls are on the victim when it dies. The
 // upstream tells which replica served each call: every replica holds one
 // session to it, and a probe sent to each replica directly maps sessions
 // to replicas.
@@ -63,8 +64,8 @@ func (u *slowUpstream) sessionOf(tag string) string {
 	return u.sessions[tag]
 }
 
-// configWithUpstream writes a config file naming the upstream as "slow",
-// for AGENTS_MCP_CONFIG.
+// configFile writes a config file naming the upstream as "slow", for
+// AGENTS_MCP_CONFIG.
 func (u *slowUpstream) configFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cluster.yaml")
@@ -76,8 +77,8 @@ func (u *slowUpstream) configFile(t *testing.T) string {
 }
 
 // statelessToolCall makes one 2026-07-28 tools/call (no session) through
-// base and returns the answer's body; an HTTP error, a JSON-RPC error or a
-// tool error is an error.
+// base with key-a; an HTTP error, a cut body, a JSON-RPC error or a tool
+// error is an error.
 func statelessToolCall(ctx context.Context, base, name string, args map[string]any) error {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
 		"name": name, "arguments": args,
@@ -143,7 +144,7 @@ func (u *slowUpstream) replicaSessions(t *testing.T, reps []*serverProcess) map[
 type inFlightCall struct {
 	tag      string
 	session  *mcp.ClientSession // nil: a 2026-07-28 call without a session
-	replica  int // the replica that served it (from the upstream); -1: it never reached one
+	replica  int                // the replica that served it (from the upstream); -1: it never reached one
 	err      error
 	returned time.Time
 }
