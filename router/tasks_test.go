@@ -233,10 +233,11 @@ func TestTaskCancelAndInputRequired(t *testing.T) {
 	if got["status"] != "input_required" || len(asks) != 2 {
 		t.Fatalf("multi_input task: %v", got)
 	}
-	// A client that did not declare elicitation still gets the questions:
-	// without them it could only poll a task waiting on what it never sees.
+	// A client that did not declare elicitation is shown no form it could
+	// not show (it would wait on it for good): it polls, and the status
+	// message says how to answer.
 	noElicit := call2026(t, url, "tasks/get", map[string]any{"taskId": id, "_noElicitation": true}, true, nil)
-	if asks, ok := noElicit.Result["inputRequests"].(map[string]any); noElicit.Result["status"] != "input_required" || !ok || len(asks) != 2 {
+	if asks, ok := noElicit.Result["inputRequests"].(map[string]any); noElicit.Result["status"] != "input_required" || !ok || len(asks) != 0 {
 		t.Errorf("tasks/get without elicitation: %v", noElicit.Result)
 	}
 	// An unknown key and an undecodable answer are ignored; a partial

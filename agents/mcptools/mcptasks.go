@@ -34,8 +34,19 @@ type MCPTasks struct {
 	Executor *agents.Executor
 	Plans    agentsmcp.PlanService
 	// Retention is tasks.retention: how long an ended task is kept; zero
-	// keeps tasks forever, and ttlMs is then null.
+	// keeps tasks forever, and the ttlMs of an ended task is then null.
 	Retention time.Duration
+	// InputWait is tasks.input_wait: how long a task waits in
+	// input_required before it ends (inputwait.go); zero is
+	// [DefaultInputWait].
+	InputWait time.Duration
+}
+
+func (m *MCPTasks) inputWait() time.Duration {
+	if m.InputWait <= 0 {
+		return DefaultInputWait
+	}
+	return m.InputWait
 }
 
 var _ mcpwire.TaskBackend = (*MCPTasks)(nil)
@@ -82,14 +93,18 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*mcpwire.MCPTask, er
 	// thoughtId; a task failed by the executor needs none (its plan may be
 	// what could not be read).
 	needsPlan := task.Status == agentsmcp.TaskPaused || task.Status == agentsmcp.TaskSucceeded ||
-		task.Status == agentsmcp.TaskFailed && task.ErrorCode == ""
+		task.Status == agentsmcp.TaskFailed && task.ErrorCode == "" || len(task.History) > 0 && inputWaitOver(task, m.inputWait())
 	if needsPlan && task.PlanID != "" {
 		if plan, err = m.Plans.FindPlanByID(ctx, task.PlanID); err != nil {
 			return nil, err
 		}
 	}
+	now := time.Now()
 	v := MCPTaskView(task, plan)
-	v.TTLMs = taskTTLMs(task, m.Retention, time.Now())
+	if _, ended := inputWaitEnded(task, m.inputWait(), now); ended {
+		v = endInputWait(v, task, plan, m.inputWait())
+	}
+	v.TTLMs = mcpTaskTTLMs(task, v, m.Retention, m.inputWait(), now)
 	return v, nil
 }
 
@@ -107,7 +122,8 @@ func (m *MCPTasks) GetTask(ctx context.Context, id string) (*mcpwire.MCPTask, er
 //   - cancelled is cancelled.
 //
 // ttlMs is left null (unlimited): [MCPTasks.GetTask] sets it from its
-// Retention (ADR 0010, A8).
+// Retention and InputWait (ADR 0010, A8), and ends a task that waited for
+// an answer longer than InputWait (inputwait.go).
 func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *mcpwire.MCPTask {
 	v := &mcpwire.MCPTask{ID: task.ID, CreatedAt: task.CreatedAt, UpdatedAt: task.UpdatedAt}
 	switch task.Status {
@@ -122,9 +138,9 @@ func MCPTaskView(task *agentsmcp.Task, plan *agentsmcp.Plan) *mcpwire.MCPTask {
 			waiting = append(waiting, q.what)
 			keys = append(keys, q.key)
 		}
-		// The questions are in inputRequests whether or not the client
-		// declared elicitation; one that shows no form learns from the
-		// message what to answer, and how.
+		// The router shows the forms only to a client that declared
+		// elicitation (router/tasks/asks.go); one shown none learns from
+		// the message what to answer, and how.
 		v.StatusMessage = "waiting for: " + strings.Join(waiting, "; ") +
 			" (answer with tasks/update, inputResponses keyed " + strings.Join(keys, ", ") + "; or call resume_task)"
 		if len(waiting) == 0 {
@@ -300,7 +316,9 @@ func (m *MCPTasks) UpdateTask(ctx context.Context, id string, responses mcp.Inpu
 	if mcpwire.IsBridgedCall(task) { // bridged.go
 		return m.updateBridged(ctx, task, responses)
 	}
-	if task.Status != agentsmcp.TaskPaused || len(responses) == 0 {
+	if task.Status != agentsmcp.TaskPaused || len(responses) == 0 || inputWaitOver(task, m.inputWait()) {
+		// Past the input wait the MCP task has ended: its questions are
+		// no longer outstanding (resume_task still answers the task).
 		return nil
 	}
 	plan, err := m.Plans.FindPlanByID(ctx, task.PlanID)

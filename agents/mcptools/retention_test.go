@@ -27,11 +27,15 @@ func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
 		t.Fatalf("the task with inputs: %+v", v)
 	}
 
-	// No retention: tasks are kept, ttlMs is null.
-	for _, id := range []string{ended.ID, paused.ID} {
-		if v, err := keep.GetTask(ctx, id); err != nil || v.TTLMs != nil {
-			t.Errorf("no retention, task %s: ttlMs %v, %v; want null", id, v.TTLMs, err)
-		}
+	// No retention: an ended task is kept, its ttlMs is null; a task
+	// waiting for an answer announces the end of its wait.
+	if v, err := keep.GetTask(ctx, ended.ID); err != nil || v.TTLMs != nil {
+		t.Errorf("no retention, ended task: ttlMs %v, %v; want null", v.TTLMs, err)
+	}
+	stored, pause := pausedAt(t, h, paused.ID)
+	waitEnd := pause.Add(mcptools.DefaultInputWait).Sub(stored.CreatedAt)
+	if v, err := keep.GetTask(ctx, paused.ID); err != nil || v.TTLMs == nil || *v.TTLMs != waitEnd.Milliseconds() {
+		t.Errorf("no retention, paused task: ttlMs %v, %v; want %d", v.TTLMs, err, waitEnd.Milliseconds())
 	}
 
 	// A retention: an ended task lives its run plus the retention, counted
@@ -42,13 +46,11 @@ func TestMCPTasksTTLFollowsTheRetention(t *testing.T) {
 	if want := (ended.EndedAt.Sub(ended.CreatedAt) + r).Milliseconds(); err != nil || v.TTLMs == nil || *v.TTLMs != want {
 		t.Errorf("ended task: ttlMs %v, %v; want %d", v.TTLMs, err, want)
 	}
-	// A task that has not ended: its TTL runs from now, so it grows and
-	// never lapses while the task waits.
-	before := time.Since(paused.CreatedAt)
+	// A task waiting for an answer: the end of its wait, plus the
+	// retention.
 	v, err = m.GetTask(ctx, paused.ID)
-	after := time.Since(paused.CreatedAt)
-	if err != nil || v.TTLMs == nil || *v.TTLMs < (before+r).Milliseconds()-1 || *v.TTLMs > (after+r).Milliseconds()+1 {
-		t.Errorf("paused task: ttlMs %v, %v; want between %d and %d", v.TTLMs, err, (before + r).Milliseconds(), (after + r).Milliseconds())
+	if err != nil || v.TTLMs == nil || *v.TTLMs != (waitEnd+r).Milliseconds() {
+		t.Errorf("paused task: ttlMs %v, %v; want %d", v.TTLMs, err, (waitEnd + r).Milliseconds())
 	}
 
 	// Past its retention a task is gone, as an unknown id, for get, update

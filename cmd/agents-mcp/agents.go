@@ -63,7 +63,7 @@ func (a *app) addAgents(cfg *config.Config, m *memory, searcher *recall.Searcher
 	a.router.AddPromptCompletion(agenttools.PromptHelpWithAPI, agenttools.PromptArgAPI, discovery.CompleteSource)
 	// MCP Tasks (ADR 0010): run_task and execute_task become tasks for
 	// 2026-07-28 requests that declare the extension.
-	a.router.AddTaskBackend(&agenttools.MCPTasks{Executor: executor, Plans: m.plans, Retention: cfg.TaskRetention})
+	a.router.AddTaskBackend(&agenttools.MCPTasks{Executor: executor, Plans: m.plans, Retention: cfg.TaskRetention, InputWait: cfg.TaskInputWait})
 	return executor, nil
 }
 

@@ -37,7 +37,10 @@ type clusterCall struct {
 // drives them for 60 s (AGENTS_MCP_CLUSTER_SECONDS) with a TypeScript SDK
 // client and an mcp-go client (2025-11-25 stateful sessions) and
 // 2026-07-28 stateless calls. Half-way through it kills one replica with
-// SIGKILL. It checks that no call failed but those in flight at the kill,
+// SIGKILL, while slow calls of an upstream tool (it sleeps 5 s) are in
+// flight on every replica: those on the killed replica must end with an
+// error at the client soon after the kill, not hang, and those on the
+// others must succeed. It checks that no call failed but those in flight at the kill,
 // that every driver kept calling successfully after it (the sessions
 // continue on the other replicas), that sessions were opened again on
 // replicas other than the one that created them, and that a broken stream
@@ -56,7 +59,9 @@ func TestClusterBehindHAProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reps := startSharedReplicas(t, 3)
+	slow := startSlowUpstream(t)
+	reps := startSharedReplicas(t, 3, "AGENTS_MCP_CONFIG="+slow.configFile(t))
+	upstreamSessions := slow.replicaSessions(t, reps)
 	lb := startHAProxy(t, haproxy, reps)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(seconds+60)*time.Second)
 	defer cancel()
@@ -76,11 +81,43 @@ func TestClusterBehindHAProxy(t *testing.T) {
 	go func() { defer wg.Done(); record("typescript-sdk", driveTypeScript(ctx, t, lb, seconds)) }()
 
 	time.Sleep(time.Until(end.Add(-time.Duration(seconds) * time.Second / 2)))
-	killed := time.Now().UnixMilli()
-	_ = reps[0].cmd.Process.Kill()
-	_ = reps[0].cmd.Wait()
+	// Slow calls in flight on every replica at the kill: those on the
+	// killed one must fail with an error soon after it (not hang until a
+	// client timeout), the others succeed.
+	const slowCalls, slowMs, inFlightBound = 12, 5000, 30 * time.Second
+	var killed int64
+	inFlight := slowCallsAcrossKill(t, slow, lb, upstreamSessions, slowCalls, slowMs, inFlightBound, func() {
+		killed = time.Now().UnixMilli()
+		_ = reps[0].cmd.Process.Kill()
+		_ = reps[0].cmd.Wait()
+	})
 	t.Logf("killed replica 0 at %d", killed)
 	wg.Wait()
+
+	onVictim := 0
+	for _, c := range inFlight {
+		after := c.returned.UnixMilli() - killed
+		switch {
+		case c.replica == 0:
+			onVictim++
+			if c.err == nil {
+				t.Errorf("slow call %s on the killed replica succeeded", c.tag)
+			} else if after > 10_000 {
+				t.Errorf("slow call %s on the killed replica failed only %d ms after the kill (a hang until a timeout): %v", c.tag, after, c.err)
+			} else {
+				t.Logf("slow call %s on the killed replica: error %d ms after the kill: %v", c.tag, after, c.err)
+			}
+		case c.replica > 0:
+			if c.err != nil {
+				t.Errorf("slow call %s on live replica %d failed: %v", c.tag, c.replica, c.err)
+			}
+		default:
+			t.Errorf("slow call %s: no replica known to have served it (err %v)", c.tag, c.err)
+		}
+	}
+	if onVictim == 0 {
+		t.Errorf("none of the %d slow calls was in flight on the killed replica", slowCalls)
+	}
 
 	for driver, calls := range results {
 		var ok, failed, inFlight, after int

@@ -20,15 +20,15 @@ import (
 // startSharedReplicas starts n `serve` processes on one FerretDB database
 // with sessions.shared on, each knowing the API keys "key-a" and "key-b"
 // (two principals).
-func startSharedReplicas(t *testing.T, n int) []*serverProcess {
+func startSharedReplicas(t *testing.T, n int, env ...string) []*serverProcess {
 	t.Helper()
 	mongoURI := startReplicaFerretDB(t)
 	database := fmt.Sprintf("sessions_%d", time.Now().UnixNano())
 	var out []*serverProcess
 	for range n {
-		out = append(out, startServerProcess(t, t.TempDir(),
-			"MONGODB_URI="+mongoURI, "MONGODB_DATABASE="+database,
-			"AGENTS_MCP_SESSIONS_SHARED=true", "AGENTS_MCP_API_KEYS=key-a,key-b"))
+		base := []string{"MONGODB_URI=" + mongoURI, "MONGODB_DATABASE=" + database,
+			"AGENTS_MCP_SESSIONS_SHARED=true", "AGENTS_MCP_API_KEYS=key-a,key-b"}
+		out = append(out, startServerProcess(t, t.TempDir(), append(base, env...)...))
 	}
 	return out
 }

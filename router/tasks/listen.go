@@ -243,7 +243,7 @@ func (l *Listener) Serve(w http.ResponseWriter, req *http.Request, lr *ListenReq
 		return
 	}
 	notify := func(t *mcpwire.MCPTask) error {
-		d := detailedTask(t)
+		d := detailedTaskFor(t, lr.caps)
 		d.Meta = meta
 		return s.send(map[string]any{"jsonrpc": "2.0", "method": notificationTasks, "params": d})
 	}

@@ -231,7 +231,8 @@ func (r *Service) HandleGet(ctx context.Context, ss *mcp.ServerSession, p *TaskI
 	if p == nil {
 		p = &TaskIDParams{}
 	}
-	b, err := r.taskBackend(capabilitiesFrom(ctx), MethodTasksGet, p.TaskID)
+	caps := capabilitiesFrom(ctx)
+	b, err := r.taskBackend(caps, MethodTasksGet, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func (r *Service) HandleGet(ctx context.Context, ss *mcp.ServerSession, p *TaskI
 	if err != nil {
 		return nil, taskError(err)
 	}
-	return detailedTask(task), nil
+	return detailedTaskFor(task, caps), nil
 }
 
 // capabilitiesFrom returns the protocol capabilities of the client of a
@@ -356,14 +357,8 @@ func createTaskResult(t *mcpwire.MCPTask) *DetailedTask { return taskBase(t, res
 const resultTypeTask = "task"
 
 // detailedTask is the answer of tasks/get, and what notifications/tasks
-// carries (listen.go).
-//
-// An input_required task carries its questions whatever the client
-// declared: they are the data of a task the client polls, not requests
-// sent to it, and a client that declared the Tasks extension without
-// elicitation (the Inspector CLI does) would otherwise poll a task that
-// waits on a question it is never shown; with the forms it can answer
-// with tasks/update, as the status message says, or let the TTL end it.
+// carries (listen.go), before [askable] leaves out the questions its
+// client cannot answer.
 func detailedTask(t *mcpwire.MCPTask) *DetailedTask {
 	d := taskBase(t, "") // "complete", by the revision middleware
 	switch t.Status {

@@ -13,11 +13,12 @@
 // clear, immediate refusal is accepted here (the call is never made; docs/interface.md says what /sse
 // answers to server/discover).
 //
-// KNOWN HANG, run as `todo` until the server bounds the wait: in modern mode over streamable HTTP and
-// stdio the CLI (which declares the Tasks extension but not elicitation) gets a task in input_required,
-// well formed (inputRequests, a status message naming tasks/update and resume_task) but with ttlMs null;
-// the CLI's task loop polls tasks/get until a terminal state and nothing ends the task, so the call
-// never returns. The cases still run and report the hang; they do not fail the suite.
+// In modern mode over streamable HTTP and stdio the CLI (which declares the Tasks extension but not
+// elicitation) gets a task in input_required (inputRequests, a status message naming tasks/update and
+// resume_task, and a ttlMs that ends with the wait) and polls tasks/get until a terminal state. The
+// server bounds that wait (tasks.input_wait, here INPUT_WAIT): past it the task ends completed with
+// run_task's answer for a paused task, which the CLI prints, and a status message saying how it could
+// have been answered and how to go on. The test's server and the stdio server get that short wait.
 //
 // HTTP cases go through a loopback recording proxy so that the test can say which revision the CLI
 // negotiated (the `MCP-Protocol-Version` headers and initialize's `protocolVersion`).
@@ -25,13 +26,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
-import { BASE_URL } from './lib/harness.mjs';
+import { startAgents, stop } from './lib/procs.mjs';
 
 const BIN = process.env.AGENTS_MCP_BIN;
 // run.sh gives each test file 60 s (--test-timeout): the cases run concurrently, each bounded well
@@ -41,6 +42,9 @@ const LAUNCHER = fileURLToPath(
   new URL('./node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url),
 );
 const REQUEST = 'store insight about the inspector cli';
+// tasks.input_wait of the servers: short, so that a task nobody answers ends well inside BOUND_MS (the
+// CLI polls every 5 s).
+const INPUT_WAIT = '6s';
 
 /**
  * A loopback HTTP proxy to `target` that records every request's `mcp-protocol-version` header and
@@ -74,7 +78,7 @@ function recordingProxy(target) {
           if (isTasksGet) {
             // The last tasks/get answer, for the failure message of a CLI that polls forever.
             let text = '';
-            up.on('data', (c) => (text = (text + c).slice(-2000)));
+            up.on('data', (c) => (text = (text + c).slice(-200_000)));
             up.on('end', () => (seen.lastTasksGet = text));
           }
           up.pipe(res);
@@ -165,23 +169,27 @@ const ERAS = [
   ['modern', '2026-07-28'],
 ];
 
-const KNOWN_HANG = 'a task in input_required without ttlMs: the CLI polls tasks/get forever (see the head of this file)';
-
 describe('MCP Inspector CLI 2.x: run_task that needs input returns on every transport and era', { concurrency: true }, () => {
   let dataDir;
-  before(() => {
+  let agents;
+  before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'inspector-tasks-'));
+    const config = join(dataDir, 'config.yaml');
+    writeFileSync(config, '{}\n');
+    agents = await startAgents(BIN, config, join(dataDir, 'serve'), { env: { AGENTS_MCP_TASK_INPUT_WAIT: INPUT_WAIT } });
   });
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  after(async () => {
+    if (agents) await stop(agents.p);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   for (const [era, revision] of ERAS) {
     for (const [transport, path] of [
       ['http', '/mcp'],
       ['sse', '/sse'],
     ]) {
-      const todo = era === 'modern' && transport === 'http' && KNOWN_HANG;
-      test(`${transport} (${path}), --protocol-era ${era}`, { timeout: BOUND_MS + 10_000, todo }, async (t) => {
-        const proxy = await recordingProxy(BASE_URL);
+      test(`${transport} (${path}), --protocol-era ${era}`, { timeout: BOUND_MS + 10_000 }, async (t) => {
+        const proxy = await recordingProxy(agents.base);
         let r;
         try {
           r = await inspector([`${proxy.url}${path}`, '--transport', transport, '--protocol-era', era, ...toolCall]);
@@ -192,7 +200,7 @@ describe('MCP Inspector CLI 2.x: run_task that needs input returns on every tran
         t.diagnostic(`${transport} ${era}: ${JSON.stringify(negotiated)}; exit ${r.code} in ${r.ms} ms`);
         assert.ok(
           !r.timedOut,
-          `the CLI did not return within ${BOUND_MS} ms (${JSON.stringify(negotiated)}; last tasks/get answer: ${proxy.seen.lastTasksGet ?? 'none'}):\n${show(r)}`,
+          `the CLI did not return within ${BOUND_MS} ms (${JSON.stringify(negotiated)}; last tasks/get answer: ${proxy.seen.lastTasksGet?.slice(0, 2000) ?? 'none'}):\n${show(r)}`,
         );
         if (transport === 'sse' && era === 'modern' && r.json?.error) {
           // The CLI pins 2026-07-28 and /sse does not offer it: a clear refusal before any call.
@@ -203,11 +211,18 @@ describe('MCP Inspector CLI 2.x: run_task that needs input returns on every tran
         assertAnswered(r);
         if (era === 'legacy') assert.deepEqual(negotiated.initialize, [revision], show(r));
         else assert.ok(negotiated.headers.includes(revision), `the CLI did not speak ${revision}: ${JSON.stringify(negotiated)}`);
+        if (era === 'modern' && transport === 'http') {
+          // It went through a task that nobody answered: the wait ended it, saying how to go on.
+          assert.ok(negotiated.methods.includes('tasks/get'), `no task was polled: ${JSON.stringify(negotiated)}`);
+          const last = proxy.seen.lastTasksGet ?? '';
+          assert.match(last, /"status":"completed"/, `last tasks/get: ${last.slice(0, 2000)}`);
+          assert.match(last, /"statusMessage":"no answer within 6s[^"]*tasks\/update[^"]*resume_task/, `last tasks/get: ${last.slice(0, 2000)}`);
+        }
       });
     }
 
-    test(`stdio (agents-mcp stdio), --protocol-era ${era}`, { skip: !BIN && 'AGENTS_MCP_BIN not set', todo: era === 'modern' && KNOWN_HANG, timeout: BOUND_MS + 10_000 }, async () => {
-      const r = await inspector(['--transport', 'stdio', '--protocol-era', era, ...toolCall, '--', BIN, 'stdio', '--data-dir', join(dataDir, era)]);
+    test(`stdio (agents-mcp stdio), --protocol-era ${era}`, { timeout: BOUND_MS + 10_000 }, async () => {
+      const r = await inspector(['--transport', 'stdio', '--protocol-era', era, '-e', `AGENTS_MCP_TASK_INPUT_WAIT=${INPUT_WAIT}`, ...toolCall, '--', BIN, 'stdio', '--data-dir', join(dataDir, era)]);
       assert.ok(!r.timedOut, `the CLI did not return within ${BOUND_MS} ms:\n${show(r)}`);
       assertAnswered(r);
     });

@@ -144,6 +144,11 @@ type Config struct {
 	// past it (see agents.SweepTasks), and MCP tasks carry it in ttlMs. At
 	// least [MinTaskRetention] when not 0.
 	TaskRetention time.Duration
+	// TaskInputWait bounds how long an MCP task waits in input_required
+	// for an answer: past it the task ends (completed, with the paused
+	// task as run_task's result and a message saying how to resume it).
+	// Between [MinTaskInputWait] and [MaxTaskInputWait].
+	TaskInputWait time.Duration
 	// SessionIdleTimeout closes an HTTP session that received no request,
 	// and whose client answered no ping, for this long; 0: never.
 	SessionIdleTimeout time.Duration
@@ -278,6 +283,7 @@ func Default() *Config {
 		SessionIdleTimeout: DefaultSessionIdleTimeout,
 		SessionKeepAlive:   DefaultSessionKeepAlive,
 		TaskResumeInterval: DefaultTaskResumeInterval,
+		TaskInputWait:      DefaultTaskInputWait,
 		RequestStateTTL:    DefaultRequestStateTTL,
 
 		MemoryVisibility: DefaultMemoryVisibility,

@@ -21,6 +21,14 @@ const (
 	// MinTaskRetention leaves a client that polls an MCP task (every
 	// second at most) the time to read its result once it has ended.
 	MinTaskRetention = time.Second
+	// DefaultTaskInputWait is how long an MCP task waits in input_required
+	// for an answer: as long as a run_task call waits for its task.
+	DefaultTaskInputWait = 10 * time.Minute
+	// MinTaskInputWait leaves a client that polls every few seconds the
+	// time to see the question at all; MaxTaskInputWait caps the wait, so
+	// that no client polls a question nobody answers for days.
+	MinTaskInputWait = time.Second
+	MaxTaskInputWait = 24 * time.Hour
 )
 
 // fileTasks is the `tasks:` section.
@@ -28,6 +36,7 @@ type fileTasks struct {
 	LeaseTTL        *string `yaml:"lease_ttl"`
 	ResumeInterval  *string `yaml:"resume_interval"`
 	Retention       *string `yaml:"retention"`
+	InputWait       *string `yaml:"input_wait"`
 	SecretsKey      *string `yaml:"secrets_key"`
 	RequestStateKey *string `yaml:"request_state_key"`
 	RequestStateTTL *string `yaml:"request_state_ttl"`
@@ -147,6 +156,7 @@ func (l *loader) applyFileTasks(f *fileConfig) {
 		l.fileDuration("tasks.lease_ttl", t.LeaseTTL, &l.cfg.TaskLeaseTTL)
 		l.fileDuration("tasks.resume_interval", t.ResumeInterval, &l.cfg.TaskResumeInterval)
 		l.fileDuration("tasks.retention", t.Retention, &l.cfg.TaskRetention)
+		l.fileDuration("tasks.input_wait", t.InputWait, &l.cfg.TaskInputWait)
 		l.fileString("tasks.secrets_key", t.SecretsKey, &l.cfg.SecretsKey)
 		l.fileString("tasks.request_state_key", t.RequestStateKey, &l.cfg.RequestStateKey)
 		l.fileDuration("tasks.request_state_ttl", t.RequestStateTTL, &l.cfg.RequestStateTTL)
@@ -158,6 +168,7 @@ func (l *loader) applyEnvTasks() {
 	l.envDuration("tasks.lease_ttl", "AGENTS_MCP_TASK_LEASE_TTL", &l.cfg.TaskLeaseTTL)
 	l.envDuration("tasks.resume_interval", "AGENTS_MCP_TASK_RESUME_INTERVAL", &l.cfg.TaskResumeInterval)
 	l.envDuration("tasks.retention", "AGENTS_MCP_TASK_RETENTION", &l.cfg.TaskRetention)
+	l.envDuration("tasks.input_wait", "AGENTS_MCP_TASK_INPUT_WAIT", &l.cfg.TaskInputWait)
 	l.envString("tasks.secrets_key", "AGENTS_MCP_SECRETS_KEY", &l.cfg.SecretsKey)
 	l.envString("tasks.request_state_key", "AGENTS_MCP_REQUEST_STATE_KEY", &l.cfg.RequestStateKey)
 	l.envDuration("tasks.request_state_ttl", "AGENTS_MCP_REQUEST_STATE_TTL", &l.cfg.RequestStateTTL)
@@ -173,6 +184,9 @@ func (c *Config) validateTasks(bad func(name, format string, args ...any)) {
 	}
 	if c.TaskRetention < 0 || (c.TaskRetention > 0 && c.TaskRetention < MinTaskRetention) {
 		bad("tasks.retention", "must be 0 (keep tasks forever) or at least %s, got %s", MinTaskRetention, c.TaskRetention)
+	}
+	if c.TaskInputWait < MinTaskInputWait || c.TaskInputWait > MaxTaskInputWait {
+		bad("tasks.input_wait", "must be between %s and %s, got %s", MinTaskInputWait, MaxTaskInputWait, c.TaskInputWait)
 	}
 	if key, err := decodeSecretsKey(c.SecretsKey); err != nil {
 		bad("tasks.secrets_key", "must be base64; generate one with: openssl rand -base64 32")
@@ -194,6 +208,7 @@ func (c *Config) describeTasks(add func(name, value string)) {
 	add("tasks.lease_ttl", c.TaskLeaseTTL.String())
 	add("tasks.resume_interval", c.TaskResumeInterval.String())
 	add("tasks.retention", c.TaskRetention.String())
+	add("tasks.input_wait", c.TaskInputWait.String())
 	add("tasks.secrets_key", redactSecret(c.SecretsKey))
 	add("tasks.request_state_key", redactSecret(c.RequestStateKey))
 	add("tasks.request_state_ttl", c.RequestStateTTL.String())

@@ -180,3 +180,23 @@ func TestTaskRetentionSetting(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskInputWaitSetting(t *testing.T) {
+	if c := mustLoad(t, nil, nil); c.TaskInputWait != DefaultTaskInputWait || !strings.Contains(c.String(), "tasks.input_wait") {
+		t.Errorf("default: %s, want %s, and described in %s", c.TaskInputWait, DefaultTaskInputWait, c.String())
+	}
+	c := mustLoad(t, nil, map[string]string{"AGENTS_MCP_TASK_INPUT_WAIT": "90s"})
+	if c.TaskInputWait != 90*time.Second || c.Source("tasks.input_wait") != "env:AGENTS_MCP_TASK_INPUT_WAIT" {
+		t.Errorf("env: %s from %q", c.TaskInputWait, c.Source("tasks.input_wait"))
+	}
+	c = mustLoad(t, []string{"--config", writeYAML(t, "tasks:\n  input_wait: 1h\n")}, nil)
+	if c.TaskInputWait != time.Hour || c.Source("tasks.input_wait") != SourceFile {
+		t.Errorf("file: %s from %q", c.TaskInputWait, c.Source("tasks.input_wait"))
+	}
+	for _, v := range []string{"0", "-1s", "500ms", "25h"} {
+		_, err := Load(nil, envOf(map[string]string{"AGENTS_MCP_TASK_INPUT_WAIT": v}))
+		if err == nil || !strings.Contains(err.Error(), "tasks.input_wait: must be between 1s and 24h0m0s") {
+			t.Errorf("input wait %s: %v", v, err)
+		}
+	}
+}
