@@ -50,7 +50,14 @@ demo: build
 # bounded run of each fuzz target, then the e2e suite against the built
 # binary (official MCP conformance suite + TypeScript SDK client over SSE,
 # streamable HTTP, stdio), and the replicas behind HAProxy (test-cluster).
-test: lint compose-check test-go test-measures fuzz e2e test-cluster
+# Each stage reports how long it took, so that a slow one shows in CI's log.
+TEST_STAGES = lint compose-check test-go test-measures fuzz e2e test-cluster
+test:
+	@for stage in $(TEST_STAGES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$stage || exit 1; \
+		echo "make test: $$stage passed in $$(( $$(date +%s) - start )) s"; \
+	done
 
 # The fast loop: the Go tests without the race detector, fuzzing, e2e or
 # lint; packages that did not change answer from Go's test cache.
