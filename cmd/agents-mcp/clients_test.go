@@ -160,8 +160,15 @@ func TestRealClientsStayConnected(t *testing.T) {
 			return startMCPGo(ctx, c, err)
 		},
 		"mcp-go/stdio": func() (checkClient, error) {
-			c, err := mgoclient.NewStdioMCPClient(os.Args[0], stdioEnv, stdioArgs...)
-			return startMCPGo(ctx, c, err)
+			// mcp-go first probes server/discover and, after 5 s without an
+			// answer, falls back to initialize on the same pipe, which go-sdk
+			// then refuses as a second initialize once the probe is answered.
+			// The 5 s count from the process's start, so on a loaded machine
+			// with the replicas of the cluster test starting beside it the
+			// probe measured start-up, not liveness: give it 30 s.
+			c := mgoclient.NewClient(mgotransport.NewStdio(os.Args[0], stdioEnv, stdioArgs...),
+				mgoclient.WithDiscoverTimeout(30*time.Second))
+			return startMCPGo(ctx, c, nil)
 		},
 		"go-sdk/sse": func() (checkClient, error) {
 			return startGoSDK(ctx, &mcp.SSEClientTransport{Endpoint: base + "/sse"}, nil)
