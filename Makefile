@@ -50,7 +50,14 @@ demo: build
 # bounded run of each fuzz target, then the e2e suite against the built
 # binary (official MCP conformance suite + TypeScript SDK client over SSE,
 # streamable HTTP, stdio), and the replicas behind HAProxy (test-cluster).
-test: lint compose-check test-go test-measures fuzz e2e test-cluster
+# Each stage reports how long it took, so that a slow one shows in CI's log.
+TEST_STAGES = lint compose-check test-go test-measures fuzz e2e test-cluster
+test:
+	@for stage in $(TEST_STAGES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$stage || exit 1; \
+		echo "make test: $$stage passed in $$(( $$(date +%s) - start )) s"; \
+	done
 
 # The fast loop: the Go tests without the race detector, fuzzing, e2e or
 # lint; packages that did not change answer from Go's test cache.
@@ -102,10 +109,13 @@ e2e-deps:
 # Three replicas with shared sessions (sessions.shared) on FerretDB behind
 # Debian's HAProxy, round-robin without affinity, driven for 60 s by the
 # TypeScript SDK, mcp-go and 2026-07-28 stateless calls, one replica killed
-# with SIGKILL half-way (docs/scaling.md). About 75 s; needs Debian's haproxy
-# (fails with the apt-get line to run when it is missing; .ci/run installs it).
+# with SIGKILL half-way (docs/scaling.md); and, side by side with it, since
+# both mostly wait, the real clients (mcp-go and go-sdk over SSE, streamable
+# HTTP and stdio) connected for 150 s (TestRealClientsStayConnected). About
+# 160 s; needs Debian's haproxy (fails with the apt-get line to run when it is
+# missing; .ci/run installs it).
 test-cluster: e2e-deps
-	AGENTS_MCP_TEST_CLUSTER=1 $(GO) test -count=1 -timeout 5m -run '^TestClusterBehindHAProxy$$' ./cmd/agents-mcp/
+	AGENTS_MCP_TEST_CLUSTER=1 AGENTS_MCP_TEST_CLIENTS=1 $(GO) test -count=1 -timeout 8m -run '^(TestClusterBehindHAProxy|TestRealClientsStayConnected)$$' ./cmd/agents-mcp/
 
 # The seed corpus lives in testdata/fuzz and in the f.Add calls of the fuzz
 # tests; `go test` alone also replays it.

@@ -92,6 +92,8 @@ var dependencyRules = []dependencyRule{
 		Why: "router, remote and api/telemetry share the test of whether spans go anywhere, so it depends on none of them"},
 	{From: "internal/oidctest", Leaf: true,
 		Why: "the test OpenID provider (zitadel/oidc, a test dependency) serves the tests of httptools, agents and cmd, so it depends on none of them"},
+	{From: "internal/ferrettest", Leaf: true,
+		Why: "the test MongoDB wire server (FerretDB in its own process) serves the tests of memory/mongo and cmd, so it depends on none of them"},
 	{From: "internal/oauthtest", Leaf: true,
 		Why: "the test authorization server and browser serve the tests of credentials, api/admin, remote and cmd, so it depends on none of them"},
 	{From: "internal/pineconetest", Leaf: true, Allow: []string{"internal/pineconetest"},

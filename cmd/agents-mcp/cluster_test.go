@@ -49,6 +49,7 @@ func TestClusterBehindHAProxy(t *testing.T) {
 	if os.Getenv(clusterEnv) != "1" {
 		t.Skip("set " + clusterEnv + "=1 (make test-cluster): three replicas behind HAProxy for a minute")
 	}
+	t.Parallel() // beside TestRealClientsStayConnected: both mostly wait
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
 		t.Fatal("haproxy is not installed (apt-get install -y haproxy)")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-mcp/agents-mcp/internal/ferrettest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,6 +35,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
+	ferrettest.Cleanup()
 	startupDirs.Range(func(_, dir any) bool { os.RemoveAll(dir.(string)); return true })
 	os.Exit(code)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/ferrettest"
 )
 
 // Lease settings of the replicas under test: short, so that a takeover
@@ -351,30 +350,11 @@ func leaseRenewalFailures(p *serverProcess) string {
 	return fmt.Sprintf("%d, the first: %s", len(out), out[0])
 }
 
-// startReplicaFerretDB starts an embedded FerretDB for the test, as the
+// startReplicaFerretDB starts a FerretDB process for the test, as the
 // memory/mongo tests do, and returns its URI.
 func startReplicaFerretDB(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/",
-		// FerretDB logs every client error at WARN; only its own failures
-		// are worth showing.
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-	})
-	if err != nil {
-		t.Skipf("FerretDB cannot start here, so there is no MongoDB wire server to share: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = f.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return f.MongoDBURI()
+	return ferrettest.StartT(t)
 }
 
 // workCall is one call the upstream received.

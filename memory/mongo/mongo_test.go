@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -13,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/FerretDB/FerretDB/ferretdb"
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/internal/ferrettest"
 	"github.com/agents-mcp/agents-mcp/internal/storedform"
 	"github.com/agents-mcp/agents-mcp/internal/toolperf"
 	"github.com/agents-mcp/agents-mcp/memory/storetest"
@@ -22,9 +21,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// The tests run against an embedded FerretDB (SQLite backend), a real
-// MongoDB wire-protocol server: no MongoDB server can run here. One
-// FerretDB serves the whole package; every test gets a fresh database.
+// The tests run against FerretDB (SQLite backend), a real MongoDB
+// wire-protocol server, in its own process (internal/ferrettest): no
+// MongoDB server can run here. One FerretDB serves the whole package; every
+// test gets a fresh database.
 
 var ferretURI string // of the package's FerretDB, set by TestMain
 
@@ -33,48 +33,15 @@ func TestMain(m *testing.M) {
 }
 
 func runWithFerretDB(m *testing.M) int {
-	stop, uri, err := startFerretDB()
+	defer ferrettest.Cleanup()
+	f, err := ferrettest.Start(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
 		return 1
 	}
-	defer stop()
-	ferretURI = uri
+	defer f.Stop()
+	ferretURI = f.URI
 	return m.Run()
-}
-
-// startFerretDB starts an embedded FerretDB on a free local port with its
-// data in a temporary directory; stop shuts it down and removes the data.
-func startFerretDB() (stop func(), uri string, err error) {
-	dir, err := os.MkdirTemp("", "agents-mcp-ferretdb-")
-	if err != nil {
-		return nil, "", err
-	}
-	// FerretDB logs every client error at WARN; only its own failures
-	// (ERROR and above, such as a recovered panic) are worth showing.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/",
-		Logger:    logger,
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, "", err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = f.Run(ctx)
-	}()
-	stop = func() {
-		cancel()
-		<-done
-		os.RemoveAll(dir)
-	}
-	return stop, f.MongoDBURI(), nil
 }
 
 var dbSeq atomic.Int64
@@ -291,20 +258,20 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 }
 
 func TestPingAndUnavailable(t *testing.T) {
-	stop, uri, err := startFerretDB()
+	f, err := ferrettest.Start(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(t.Context(), uri, "ping", WithTimeout(500*time.Millisecond))
+	defer f.Stop()
+	db, err := Open(t.Context(), f.URI, "ping", WithTimeout(500*time.Millisecond))
 	if err != nil {
-		stop()
 		t.Fatal(err)
 	}
 	defer db.Close(context.Background())
 	if err := db.Ping(t.Context()); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
-	stop()
+	f.Stop()
 	if err := db.Ping(t.Context()); agentsmcp.ErrorCode(err) != agentsmcp.EUNAVAILABLE {
 		t.Errorf("Ping with the server gone: %v, want EUNAVAILABLE", err)
 	}

@@ -56,16 +56,23 @@ var migrations = func() []migration {
 // its migrations.
 var SchemaVersion = len(migrations)
 
+// createSchemaMigrationsSQL creates the table of the applied migrations.
+const createSchemaMigrationsSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT    NOT NULL,
+		applied_at INTEGER NOT NULL
+	)`
+
 // migrate brings the schema of the database behind w up to SchemaVersion.
 // It refuses a database whose version is higher: an older binary must not
 // write to a schema it does not know.
 func migrate(ctx context.Context, w *sql.DB) error {
-	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT    NOT NULL,
-		applied_at INTEGER NOT NULL
-	)`); err != nil {
+	if _, err := w.ExecContext(ctx, createSchemaMigrationsSQL); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	created, err := createFromSnapshot(ctx, w)
+	if err != nil || created {
+		return err
 	}
 	for _, m := range migrations {
 		if err := apply(ctx, w, m); err != nil {
