@@ -314,6 +314,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	if g.Memory != nil {
 		recalled := g.recallPast(ctx, k)
 		g.addReplacements(ctx, k, recalled)
+		g.addSameShapeTools(ctx, k, recalled)
 		patterns := g.familyPatterns(ctx, k)
 		for _, p := range patterns {
 			if k.inFamily(p.Goal) {
