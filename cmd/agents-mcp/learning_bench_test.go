@@ -854,14 +854,24 @@ type familyResult struct {
 	repairs, elicitations     int
 	modelRepairs              int      // repairs whose replacement the model chose
 	silentlyWrong             int      // tasks that succeeded although the upstream never received the right values
-	probeAllowed              bool     // one failed call of the second half may be a probe after cool-down (the worded families)
+	probeAllowed              bool     // one failed call of the second half may be a probe after cool-down, or a discovery (the worded families)
+	// discoveries are the failed calls of the second half that were their
+	// tool's first failure in the family: nothing before them could show
+	// that the tool fails for these requests.
+	discoveries int
 	notes                     []string // why requests failed, first few
 }
 
+// goalMet reports whether every request was served and the second half
+// made at most 30 % of the first half's failed calls. With probeAllowed,
+// one failed call of the second half is not counted: the probe of a tool
+// on cool-down after the first half's failures, or, when the first half
+// had none to learn from, a tool's first failure in the family (a tool
+// that fails only for some arguments, met with them late).
 func (r familyResult) goalMet() bool {
 	second := r.failedSecond
-	if r.probeAllowed && second > 0 && r.failedFirst > 0 {
-		second-- // the probe of a tool on cool-down
+	if r.probeAllowed && second > 0 && (r.failedFirst > 0 || r.discoveries > 0) {
+		second-- // the probe of a tool on cool-down, or a discovery
 	}
 	return r.succeeded == r.requests && second*10 <= r.failedFirst*3
 }
@@ -982,6 +992,7 @@ func (bs *benchServer) runFamily(t *testing.T, planner string, f *benchFamily) f
 	up := bs.ups[f.name]
 	res := familyResult{planner: planner, family: f.name, behavior: f.behavior, requests: len(f.requests)}
 	half := (len(f.requests) + 1) / 2
+	failedTools := map[string]bool{} // the tools that failed on an earlier call of the family
 	for i := range f.requests {
 		r := &f.requests[i]
 		bs.current.mu.Lock()
@@ -1025,7 +1036,11 @@ func (bs *benchServer) runFamily(t *testing.T, planner string, f *benchFamily) f
 					res.failedFirst++
 				} else {
 					res.failedSecond++
+					if !failedTools[c.tool] {
+						res.discoveries++
+					}
 				}
+				failedTools[c.tool] = true
 			}
 		}
 		if task != nil {
