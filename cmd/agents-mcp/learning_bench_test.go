@@ -852,14 +852,14 @@ type familyResult struct {
 	requests, succeeded       int
 	failedFirst, failedSecond int // failed tool calls at the upstream in each half
 	repairs, elicitations     int
-	modelRepairs              int      // repairs whose replacement the model chose
-	silentlyWrong             int      // tasks that succeeded although the upstream never received the right values
-	probeAllowed              bool     // one failed call of the second half may be a probe after cool-down, or a discovery (the worded families)
+	modelRepairs              int  // repairs whose replacement the model chose
+	silentlyWrong             int  // tasks that succeeded although the upstream never received the right values
+	probeAllowed              bool // one failed call of the second half may be a probe after cool-down, or a discovery (the worded families)
 	// discoveries are the failed calls of the second half that were their
 	// tool's first failure in the family: nothing before them could show
 	// that the tool fails for these requests.
 	discoveries int
-	notes                     []string // why requests failed, first few
+	notes       []string // why requests failed, first few
 }
 
 // goalMet reports whether every request was served and the second half
