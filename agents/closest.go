@@ -18,12 +18,21 @@ import (
 // requiredGaps returns the required parameters of schema and those of
 // them that text does not give (see fillSlots), in schema order.
 func requiredGaps(schema json.RawMessage, text string) (required, missing []string) {
+	required, missing, _ = requiredValues(schema, text)
+	return required, missing
+}
+
+// requiredValues is requiredGaps, and how many of the request's values the
+// required parameters it gives take: one each, or as many as the parts of
+// a value composed from them (see compose.go: "LHR-JFK" from "LHR to JFK"
+// takes two).
+func requiredValues(schema json.RawMessage, text string) (required, missing []string, values int) {
 	var doc struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
 	}
 	if json.Unmarshal(schema, &doc) != nil {
-		return nil, nil
+		return nil, nil, 0
 	}
 	params := make([]slotParam, 0, len(doc.Required))
 	for _, name := range doc.Required {
@@ -33,19 +42,24 @@ func requiredGaps(schema json.RawMessage, text string) (required, missing []stri
 	}
 	found := fillSlots(text, params)
 	for _, name := range doc.Required {
-		if _, ok := found[name]; !ok {
+		fill, ok := found[name]
+		if !ok {
 			missing = append(missing, name)
+			continue
 		}
+		values += max(1, len(fill.parts))
 	}
-	return doc.Required, missing
+	return doc.Required, missing, values
 }
 
 // fittingTools are the tools of the catalog, beyond those in have, whose
 // every required parameter goal gives: a request worded unlike every
-// description can still drive them. A tool needs two required parameters
-// at least: one value found (a city, a name) is too weak a sign that the
-// request is about the tool ("book a flight to Rome" gives a weather
-// tool's city). Each comes as a match
+// description can still drive them. A tool needs two of the request's
+// values at least (two required parameters, or one composed of two parts
+// in the shape it shows: "route such as LHR-JFK" from "AMS to SIN"): one
+// value found (a city, a name) is too weak a sign that the request is
+// about the tool ("book a flight to Rome" gives a weather tool's city).
+// Each comes as a match
 // scored below every search match (score), so that a word in common still
 // wins, best fit first by name; at most max.
 func fittingTools(tools []*agentsmcp.ToolInfo, goal string, have []*agentsmcp.ToolMatch, score float64, max int) []*agentsmcp.ToolMatch {
@@ -57,8 +71,8 @@ func fittingTools(tools []*agentsmcp.ToolInfo, goal string, have []*agentsmcp.To
 		if isAgentTool(t.Name) || slices.ContainsFunc(have, func(m *agentsmcp.ToolMatch) bool { return m.Name == t.Name }) {
 			continue
 		}
-		required, missing := requiredGaps(t.InputSchema, goal)
-		if len(required) < 2 || len(missing) > 0 {
+		required, missing, values := requiredValues(t.InputSchema, goal)
+		if values < 2 || len(missing) > 0 {
 			continue
 		}
 		out = append(out, &agentsmcp.ToolMatch{ToolInfo: *t, Score: score,

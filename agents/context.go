@@ -279,21 +279,15 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 				break
 			}
 		}
-		if len(kept) < per {
-			// Too few words in common: the catalog's tools that the
-			// sub-goal can drive anyway are candidates too, below the
-			// search's matches.
-			if all == nil {
-				if all, err = g.Catalog.ListTools(ctx); err != nil {
-					return nil, err
-				}
+		// The catalog's tools that the sub-goal can drive whatever their
+		// words are candidates too, below the search's matches (see
+		// appendFitting).
+		if all == nil {
+			if all, err = g.Catalog.ListTools(ctx); err != nil {
+				return nil, err
 			}
-			floor := 0.01
-			if len(kept) > 0 {
-				floor = kept[len(kept)-1].Score / 2
-			}
-			kept = append(kept, fittingTools(all, goal, kept, floor, per-len(kept))...)
 		}
+		kept = appendFitting(all, goal, kept, per)
 		if requestEffect(goal) == effectSend { // the tools that send, whatever their words (see effect_candidates.go)
 			if all == nil {
 				if all, err = g.Catalog.ListTools(ctx); err != nil {
@@ -320,6 +314,7 @@ func (g *Gatherer) Gather(ctx context.Context, request string, subGoals []string
 	if g.Memory != nil {
 		recalled := g.recallPast(ctx, k)
 		g.addReplacements(ctx, k, recalled)
+		g.addSameShapeTools(ctx, k, recalled)
 		patterns := g.familyPatterns(ctx, k)
 		for _, p := range patterns {
 			if k.inFamily(p.Goal) {

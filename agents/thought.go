@@ -181,7 +181,9 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 // the goal gives (requestFit). A tool on cool-down is not picked
 // while another candidate is usable; one whose cool-down ended (a probe)
 // is weighed as a tool without a record, so that a tool that ranks best
-// by its description gets one try at showing it recovered.
+// by its description gets one try at showing it recovered. A candidate on
+// weak evidence loses weight while the goal drives another whole (see
+// fit_evidence.go).
 func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 	alternative := false // a usable candidate not on cool-down
 	for _, m := range k.Candidates[goal] {
@@ -194,6 +196,7 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 	var bestScore float64
 	want := requestEffect(goal)
 	senders := sendersOnly(k, goal)
+	whole := wholeCandidate(k, goal, want)
 	for _, m := range k.Candidates[goal] {
 		f := k.Tools[m.Name]
 		if f == nil || !f.Usable() || (alternative && f.Reliability.CoolingDown) {
@@ -227,6 +230,9 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 		}
 		if k.inPattern(f.Name) {
 			score *= 1.5 // it is part of a plan that worked for this family
+		}
+		if whole != "" && f.Name != whole && weakEvidence(f, goal) {
+			score *= weakEvidenceWeight // the request drives another candidate whole (see fit_evidence.go)
 		}
 		if best == nil || score > bestScore {
 			best, bestScore = f, score

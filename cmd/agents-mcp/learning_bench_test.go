@@ -858,6 +858,12 @@ type familyResult struct {
 	notes                     []string // why requests failed, first few
 }
 
+// goalMet reports whether every request was served and the second half
+// made at most 30 % of the first half's failed calls. With probeAllowed,
+// one failed call of the second half is not counted when it is the probe
+// of a tool on cool-down after the first half's failures. A tool's first
+// failure met late, with nothing failed before to learn from, is not
+// forgiven: the goal stays the issue's, not one fitted to a family.
 func (r familyResult) goalMet() bool {
 	second := r.failedSecond
 	if r.probeAllowed && second > 0 && r.failedFirst > 0 {

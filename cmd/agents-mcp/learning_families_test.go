@@ -76,18 +76,24 @@ import (
 // After the fifth round of the search (related words of a word no tool
 // holds join the query), geo meets its goal on both planners, and flights,
 // enforced until then, misses it by one request (see its reason).
+// On branch rows (third session), a candidate on weak evidence (no word
+// in common, a required value the request lacks) loses to one the request
+// drives whole, fitting tools count a value composed of two parts as two
+// and join a full candidate list, and the tools that served requests with
+// the same entities are candidates: flights meets its goal on both
+// planners ("Price a ticket AMS to SIN" served by search_fares), and
+// sampling/translate serves every request but stays open on the ratio (see
+// its entry).
 // The brackets name the part of the agents the failures point at: meaning
 // (search by meaning), values (composed or asked, never wrong), data flow
 // (between steps), repair, reuse (by intent), model prompts.
 var openGoal = map[string]string{
-	"builtin/glossary":   "[meaning] \"I keep reading liminal …\" (its sub-goal \"What is that?\") finds no tool; \"Look up petrichor in the dictionary\" plans directory__find_person and \"what obsequious signifies\" links__post_to_channel, which ask for what the request does not hold (the failing define_word is repaired onto lexicon_entry)",
-	"builtin/translate":  "[meaning] wordings without \"translate\" plan directory__send_email, links__post_to_channel or glossary__lexicon_entry, or find no tool (\"What is … in Korean?\"); the 400 on Greek is repaired onto render_phrase, the sibling, which asks for the phrase and the tongue. Its one failed call falls in the second half with none in the first, so the ratio misses even when every request is served",
-	"builtin/flights":    "[meaning] \"Price a ticket AMS to SIN\" plans repos__repo_open_issues and asks for a repository (declined: not served, nothing run): search_tools gives BM25 the words the model relates to a word no tool holds, and WordNet relates \"ticket\" through all its senses (fine, tag, label …), which lifts the repository tool above search_fares; a filter of related words by the request's other words lost most of the recall this expansion gains on the paraphrase sets and still missed this request (docs/benchmarks.md, \"Fifth round\")",
-	"builtin/stock":      "[meaning] \"Do we still have ladders on the shelves?\" and \"Tarps on hand?\" find no tool; no request runs a tool of the other intent",
-	"sampling/glossary":  "[meaning, model prompts] \"What is that?\" and \"… signifies?\" have no fitting candidate, so the model answers without steps (define_word's 503 is repaired onto lexicon_entry by the model)",
-	"sampling/translate": "[meaning] three wordings (\"Put … into Spanish\", \"What is … in Korean?\", \"turn … into Portuguese\") have no fitting candidate; the 400 on Greek is repaired onto render_phrase by the model. Its one failed call falls in the second half with none in the first, so the ratio misses even when every request is served",
-	"sampling/flights":   "[meaning] \"Price a ticket AMS to SIN\" gets no fitting candidate (the related words of \"ticket\" lift the repository tool, see builtin/flights), so the model answers without steps",
-	"sampling/stock":     "[meaning] \"on the shelves\" and \"on hand\" find no stock tool among the candidates; no request runs a tool of the other intent",
+	"builtin/glossary":   "[meaning] \"I keep reading liminal …\" (its sub-goal \"What is that?\") finds no tool; \"Look up petrichor in the dictionary\" plans directory__find_person (\"look up\" is in its description), \"What's the sense of ubiquitous?\" repos__org_profile and \"what obsequious signifies\" links__post_to_channel, which ask for what the request does not hold (declined: nothing run); the keys of these requests have no entities, and their semantic similarity to the family's keys (0.12 to 0.33) is in the range of other families' (the failing define_word is repaired onto lexicon_entry)",
+	"builtin/translate":  "[meaning] \"How do you say …\", \"Say …\" and \"Put … into Spanish\" plan directory__send_email or links__post_to_channel (say → send, put → post), \"What is … in Korean?\" and \"I need … in Italian\" glossary__lexicon_entry, which ask for what the request does not hold (declined: nothing run); render_phrase, which served the same entities before, is a candidate below them; the 400 on Greek is repaired onto render_phrase",
+	"builtin/stock":      "[meaning] \"Tarps on hand?\" finds no stock tool (links__post_to_channel asks for a channel, declined); its key has no entities to meet the family's tools by; no request runs a tool of the other intent",
+	"sampling/glossary":  "[meaning, model prompts] \"What is that?\", \"What's the sense of ubiquitous?\" and \"… signifies?\" have no fitting candidate, so the model answers without steps (define_word's 503 is repaired onto lexicon_entry by the model)",
+	"sampling/translate": "[ratio] every request is served (the tools that served requests with the same entities are candidates), but its one failed call, translate_text refusing Greek, falls in the second half with none in the first: no earlier request called translate_text with a language it refuses, so there was nothing to learn from, and the goal forgives a late failure only as the probe of a tool on cool-down",
+	"sampling/stock":     "[meaning] \"Tarps on hand?\" finds no stock tool among the candidates, so the model answers without steps; no request runs a tool of the other intent",
 }
 
 // silentlyWrongCeiling is, per planner/family, the most silently wrong
@@ -693,6 +699,29 @@ func TestLearningBenchServedAtTheUpstream(t *testing.T) {
 		f := families[tc.family]
 		if got := f.servedBy(&f.requests[tc.request], tc.calls); got != tc.want {
 			t.Errorf("%s (%s #%d %q): served = %v, want %v", tc.name, tc.family, tc.request+1, f.requests[tc.request].text, got, tc.want)
+		}
+	}
+}
+
+// TestLearningGoalForgivesOnlyAProbe checks the goal's count of the second
+// half's failed calls: one is forgiven only when it can be the probe of a
+// tool on cool-down (the first half failed); a late first failure with
+// nothing failed before is not.
+func TestLearningGoalForgivesOnlyAProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		failedFirst, failedSecond int
+		want                      bool
+	}{
+		{"no failure", 0, 0, true},
+		{"a probe after the first half's failures", 2, 1, true},
+		{"a failure late, nothing failed before", 0, 1, false},
+		{"more than 30 % and the probe", 3, 2, false},
+		{"within 30 % and the probe", 4, 2, true},
+	} {
+		r := familyResult{requests: 10, succeeded: 10, failedFirst: tc.failedFirst, failedSecond: tc.failedSecond, probeAllowed: true}
+		if got := r.goalMet(); got != tc.want {
+			t.Errorf("%s: goal met = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
