@@ -34,7 +34,6 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	startupDirs.Range(func(_, dir any) bool { os.RemoveAll(dir.(string)); return true })
 	os.Exit(code)
 }
 
