@@ -75,8 +75,8 @@ type memory struct {
 	// embedded is the embedded index, read in the background by run
 	// (see embeddedIndex); nil with Pinecone.
 	embedded *embeddedIndex
-	syncer        *vectorsync.Syncer
-	where         string // for logs: which store, never credentials
+	syncer   *vectorsync.Syncer
+	where    string // for logs: which store, never credentials
 
 	reconcile struct {
 		sync.Mutex
