@@ -38,6 +38,12 @@ type PlanRequest struct {
 	Request string
 	Thought *agentsmcp.Thought
 	LLM     agentsmcp.LLM // nil: builtin
+	// Knowledge is what the thought was made from (ThoughtReport.Knowledge)
+	// when the plan follows it at once, in the same call: the planner
+	// plans on it instead of gathering the same knowledge again, provided
+	// it was gathered for this request and these sub-goals (see
+	// Knowledge.gatheredFor). Nil: gathered here.
+	Knowledge *Knowledge
 }
 
 // PlanReport says how a plan was made.
@@ -73,10 +79,15 @@ func (p *Planner) Plan(ctx context.Context, req PlanRequest) (*agentsmcp.Plan, *
 	if req.Thought != nil {
 		goals = req.Thought.SubGoals
 	}
-	k, err := p.Gatherer.Gather(ctx, request, goals)
-	if err != nil {
-		return nil, nil, err
+	k := req.Knowledge
+	if !k.gatheredFor(request, goals) {
+		gathered, err := p.Gatherer.Gather(ctx, request, goals)
+		if err != nil {
+			return nil, nil, err
+		}
+		k = gathered
 	}
+	var err error
 	report := &PlanReport{Backend: LLMBuiltin, FamilyJoined: k.Family.Joined}
 	var plan *agentsmcp.Plan
 	if req.LLM != nil {

@@ -355,8 +355,10 @@ func (t *Tools) runTask(ctx context.Context, req *mcp.CallToolRequest, a RunTask
 	if err != nil {
 		return nil, nil, err
 	}
+	pr := agents.PlanRequest{Request: a.Request, LLM: cm.model()}
 	if th == nil {
-		th, _, err = t.Thinker.Think(pctx, a.Request, cm.model())
+		var report *agents.ThoughtReport
+		th, report, err = t.Thinker.Think(pctx, a.Request, cm.model())
 		if cm.stopped(err) {
 			ir, err := t.sampleRound(ctx, cm)
 			return ir, nil, err
@@ -365,8 +367,15 @@ func (t *Tools) runTask(ctx context.Context, req *mcp.CallToolRequest, a RunTask
 			return nil, nil, err
 		}
 		cm.thoughtDone(th)
+		if pr.LLM == nil {
+			// The builtin planner plans at once on what the thought was
+			// made from; a model's answer takes long enough that the
+			// planner gathers afresh, as it always did.
+			pr.Knowledge = report.Knowledge
+		}
 	}
-	plan, _, err := t.Planner.Plan(pctx, agents.PlanRequest{Request: a.Request, Thought: th, LLM: cm.model()})
+	pr.Thought = th
+	plan, _, err := t.Planner.Plan(pctx, pr)
 	if cm.stopped(err) {
 		ir, err := t.sampleRound(ctx, cm)
 		return ir, nil, err

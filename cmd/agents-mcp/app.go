@@ -440,8 +440,8 @@ func (a *app) adminAPI(logger *slog.Logger) *admin.Handler {
 			if err == nil {
 				err = m.syncer.Reconcile(ctx, false, nil)
 			}
-			if err == nil && m.durable != nil {
-				err = m.durable.Save()
+			if d := m.embeddedLoaded(); err == nil && d != nil {
+				err = d.Save()
 			}
 			return err
 		},

@@ -72,9 +72,11 @@ type memory struct {
 	// queryEmbedder embeds search queries: embedder, or its query twin.
 	queryEmbedder agentsmcp.Embedder
 	index         agentsmcp.VectorIndex
-	durable       *vectors.Durable // the embedded index, nil with Pinecone
-	syncer        *vectorsync.Syncer
-	where         string // for logs: which store, never credentials
+	// embedded is the embedded index, read in the background by run
+	// (see embeddedIndex); nil with Pinecone.
+	embedded *embeddedIndex
+	syncer   *vectorsync.Syncer
+	where    string // for logs: which store, never credentials
 
 	reconcile struct {
 		sync.Mutex
@@ -287,35 +289,43 @@ func openIndex(ctx context.Context, cfg *config.Config, m *memory, logger *slog.
 	if cfg.PineconeAPIKey != "" {
 		logger.Warn("PINECONE_API_KEY is set without PINECONE_INDEX or PINECONE_HOST; using the embedded vector index")
 	}
-	d, status, err := vectors.OpenDurable(cfg.DataDir, m.embedder.ID(), m.embedder.Dimensions(), vectors.HNSWOptions{})
-	if err != nil {
-		return nil, err
+	// The data dir must be writable now, as it must for the store; the
+	// file itself is read by run, in the background.
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("vector index dir: %w", err)
 	}
-	switch status {
-	case vectors.OpenedCorrupt, vectors.OpenedMismatch:
-		logger.Warn("the saved vector index was unusable and was set aside; rebuilding it from the store", "status", string(status), "path", d.Path())
-	default:
-		logger.Info("vector index", "status", string(status), "path", d.Path())
-	}
-	m.durable = d
-	return d, nil
+	id, dims := m.embedder.ID(), m.embedder.Dimensions()
+	m.embedded = newEmbeddedIndex(func() (*vectors.Durable, vectors.OpenStatus, error) {
+		return vectors.OpenDurable(cfg.DataDir, id, dims, vectors.HNSWOptions{})
+	})
+	return m.embedded, nil
 }
 
 // run starts the memory layer's background work, all of it ending with
-// ctx: the outbox worker, and with the embedded index its reconciliation
-// with the store and its periodic saves. wg tracks the goroutines.
+// ctx: the outbox worker, and with the embedded index its load from the
+// file (which cannot be interrupted: a shutdown during it waits for it),
+// then its reconciliation with the store and its periodic saves. wg
+// tracks the goroutines.
 func (m *memory) run(ctx context.Context, wg *sync.WaitGroup, logger *slog.Logger) {
-	wg.Go(func() { m.syncer.Run(ctx) })
-	if m.durable == nil {
+	wg.Go(func() { m.syncer.Run(ctx) }) // its writes to the embedded index wait for the load
+	if m.embedded == nil {
 		m.setReconciled(nil)
 		return
 	}
 	wg.Go(func() {
-		m.durable.Run(ctx, indexSaveInterval, func(err error) { logger.Warn("vector index save failed", "err", err) })
-	})
-	wg.Go(func() {
 		start := time.Now()
-		err := m.syncer.Reconcile(ctx, false, func(p vectorsync.Progress) {
+		d, err := m.embedded.Load(logger)
+		if err != nil {
+			m.setReconciled(err)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		wg.Go(func() { // wg counts this goroutine, so it cannot be waiting on zero
+			d.Run(ctx, indexSaveInterval, func(err error) { logger.Warn("vector index save failed", "err", err) })
+		})
+		err = m.syncer.Reconcile(ctx, false, func(p vectorsync.Progress) {
 			m.reconcile.Lock()
 			m.reconcile.progress = p
 			m.reconcile.Unlock()
@@ -330,6 +340,15 @@ func (m *memory) run(ctx context.Context, wg *sync.WaitGroup, logger *slog.Logge
 		}
 		m.setReconciled(err)
 	})
+}
+
+// embeddedLoaded is the embedded index once loaded; nil while it loads
+// and with Pinecone.
+func (m *memory) embeddedLoaded() *vectors.Durable {
+	if m.embedded == nil {
+		return nil
+	}
+	return m.embedded.Loaded()
 }
 
 func (m *memory) setReconciled(err error) {
@@ -356,18 +375,24 @@ func (m *memory) storeCheck(ctx context.Context) (any, error) {
 }
 
 // indexCheck reports the vector index; it does not fail readiness while
-// the index catches up, because every search falls back to the store.
+// the embedded index loads ("loading") or catches up with the store
+// ("catching up"), because every search falls back to the store's word
+// filter meanwhile.
 func (m *memory) indexCheck(context.Context) (any, error) {
 	m.reconcile.Lock()
 	defer m.reconcile.Unlock()
 	detail := map[string]any{"embedder": m.embedder.ID()}
-	if m.durable != nil {
+	loading := false
+	if m.embedded != nil {
 		detail["index"] = "embedded"
-		detail["learnings"] = m.durable.Len(agentsmcp.NamespaceLearnings)
-		detail["insights"] = m.durable.Len(agentsmcp.NamespaceInsights)
-		detail["patterns"] = m.durable.Len(agentsmcp.NamespacePatterns)
+		detail["learnings"] = m.embedded.Len(agentsmcp.NamespaceLearnings)
+		detail["insights"] = m.embedded.Len(agentsmcp.NamespaceInsights)
+		detail["patterns"] = m.embedded.Len(agentsmcp.NamespacePatterns)
+		loading = m.embedded.Loaded() == nil
 	}
 	switch {
+	case loading && !m.reconcile.done:
+		detail["state"] = "loading"
 	case !m.reconcile.done:
 		detail["state"] = "catching up"
 		detail["progress"] = m.reconcile.progress

@@ -36,7 +36,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	ferrettest.Cleanup()
-	startupDirs.Range(func(_, dir any) bool { os.RemoveAll(dir.(string)); return true })
 	os.Exit(code)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agents-mcp/agents-mcp/cmd/agents-mcp/internal/config"
+	"github.com/agents-mcp/agents-mcp/memory/vectors"
 	"github.com/agents-mcp/agents-mcp/memory/vectorsync"
 )
 
@@ -27,8 +28,12 @@ func reindexCommand(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer m.close(context.WithoutCancel(ctx))
-	if m.durable != nil {
-		m.durable.Reset()
+	var durable *vectors.Durable
+	if m.embedded != nil {
+		if durable, err = m.embedded.Load(logger); err != nil {
+			return err
+		}
+		durable.Reset()
 	}
 	start := time.Now()
 	last := time.Time{}
@@ -45,8 +50,8 @@ func reindexCommand(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
-	if m.durable != nil {
-		if err := m.durable.Save(); err != nil {
+	if durable != nil {
+		if err := durable.Save(); err != nil {
 			return err
 		}
 	}
