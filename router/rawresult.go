@@ -49,3 +49,8 @@ type rawCallResult struct {
 }
 
 func (r rawCallResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+// RawResultJSON is the JSON the provider gave, for a transport that
+// writes the answer itself (the tools/call fast path) and can put it in
+// the envelope without encoding it as a value first.
+func (r rawCallResult) RawResultJSON() json.RawMessage { return r.raw }

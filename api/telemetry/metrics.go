@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -167,6 +166,7 @@ type Metrics struct {
 	toolMu     sync.Mutex
 	toolLabels sync.Map // tool name → struct{}: the names used as labels so far
 	toolCount  int      // entries of toolLabels, under toolMu
+	toolSeries toolSeriesCache
 }
 
 // NewMetrics returns metrics registered on a registry of their own.
@@ -255,13 +255,15 @@ func (m *Metrics) ObserveToolCall(c ToolCall) {
 	}
 	tool := m.toolLabel(c.Tool)
 	source := sourceLabel(c.Source)
-	outcome := OutcomeOK
 	if c.Failed {
-		outcome = OutcomeError
 		m.toolErrors.WithLabelValues(tool, source).Inc()
+		m.toolCalls.WithLabelValues(tool, source, OutcomeError).Inc()
+		m.toolDuration.WithLabelValues(tool).Observe(c.Duration.Seconds())
+		return
 	}
-	m.toolCalls.WithLabelValues(tool, source, outcome).Inc()
-	m.toolDuration.WithLabelValues(tool).Observe(c.Duration.Seconds())
+	s := m.toolSeries.of(m, toolSeriesKey{tool, source})
+	s.ok.Inc()
+	s.duration.Observe(c.Duration.Seconds())
 }
 
 // Transports are the values of the transport label of
@@ -355,7 +357,7 @@ func (m *Metrics) ObserveAuthFailure(reason string) {
 // while fewer than MaxToolLabels names are in use.
 func (m *Metrics) toolLabel(name string) string {
 	src := m.src.Load()
-	known := agentsmcp.ToolNamePattern.MatchString(name)
+	known := isLabelName(name, true) // agentsmcp.ToolNamePattern, without the regexp
 	if known && src.KnownTool != nil {
 		known = src.KnownTool(name)
 	}
@@ -378,12 +380,10 @@ func (m *Metrics) toolLabel(name string) string {
 	return name
 }
 
-// sourcePattern is what provider names look like: "local" and upstream
-// names.
-var sourcePattern = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
-
+// sourceLabel is s when it looks like a provider name ("local" and
+// upstream names: 1 to 64 of a-z, 0-9, '_' and '-'), else "unknown".
 func sourceLabel(s string) string {
-	if sourcePattern.MatchString(s) {
+	if isLabelName(s, false) {
 		return s
 	}
 	return "unknown"

@@ -464,6 +464,57 @@ func (f *fastPath) awaitResumed(req *http.Request) {
 // encodeResponse encodes the answer to a request as go-sdk's jsonrpc2
 // connection does (processResult, NewResponse, EncodeMessage).
 func encodeResponse(id jsonrpc.ID, res mcp.Result, err error) ([]byte, error) {
+	if raw, ok := res.(rawJSONResult); ok && err == nil {
+		if data, ok := encodeRawResponse(id, raw.RawResultJSON()); ok {
+			return data, nil
+		}
+	}
+	return encodeResponseValue(id, res, err)
+}
+
+// rawJSONResult is a result that is JSON already: the router's relayed
+// upstream result, which encodes as the upstream's bytes.
+type rawJSONResult interface {
+	mcp.Result
+	RawResultJSON() json.RawMessage
+}
+
+// placeholderResult is the result encodeRawResponse has go-sdk encode in
+// the envelope of a string id, and the envelope's end after it.
+const placeholderResult = "0}"
+
+// encodeRawResponse is encodeResponseValue for a result that is JSON
+// already, in one pass over it where the generic encoding makes two (the
+// result's MarshalJSON output is validated and compacted by the result's
+// encoding, then again as the envelope's RawMessage) and without
+// reflection for a numeric id: the envelope is written as go-sdk's encoder
+// writes it (a numeric id as encoding/json writes an int64; a string id by
+// go-sdk's own encoding, around a placeholder result), and the result is
+// compacted in its place as encoding/json compacts a marshaler's output (no
+// HTML escaping, as go-sdk's encoder sets). The bytes are the same; false
+// if raw is not valid JSON, left to the generic encoding to report.
+func encodeRawResponse(id jsonrpc.ID, raw json.RawMessage) ([]byte, bool) {
+	b := bytes.NewBuffer(make([]byte, 0, len(raw)+64))
+	if n, ok := id.Raw().(int64); ok {
+		b.WriteString(`{"jsonrpc":"2.0","id":`)
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), n, 10))
+		b.WriteString(`,"result":`)
+	} else {
+		envelope, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: json.RawMessage(placeholderResult[:1])})
+		if err != nil || !bytes.HasSuffix(envelope, []byte(placeholderResult)) {
+			return nil, false
+		}
+		b.Write(envelope[:len(envelope)-len(placeholderResult)])
+	}
+	if json.Compact(b, raw) != nil {
+		return nil, false
+	}
+	b.WriteByte('}')
+	return b.Bytes(), true
+}
+
+// encodeResponseValue is encodeResponse for any result.
+func encodeResponseValue(id jsonrpc.ID, res mcp.Result, err error) ([]byte, error) {
 	if res != nil && err != nil {
 		res = nil // go-sdk discards a result given with an error
 	}
