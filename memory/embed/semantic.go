@@ -11,7 +11,7 @@ import (
 // SemanticModelVersion names the embedded model; it is part of
 // [Semantic]'s ID, so that stores re-embed when the model changes.
 // TestSemanticModelVersion holds it to the embedded file's checksum.
-const SemanticModelVersion = "7654ebd18f"
+const SemanticModelVersion = "13ec4ff56d"
 
 // Sizes of the parts of a [Semantic] vector.
 const (

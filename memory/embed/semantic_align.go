@@ -94,13 +94,10 @@ func (m *semanticModel) wordSimilarity(a, b alignWord) float32 {
 // alignment is the weighted mean, over the query's words, of each one's
 // best similarity to a word of text; 0 for a query of stop words only.
 func (m *semanticModel) alignment(query, text []alignWord) float64 {
+	best := m.bestMatches(query, text)
 	var num, den float64
-	for _, q := range query {
-		var best float32
-		for _, w := range text {
-			best = max(best, m.wordSimilarity(q, w))
-		}
-		num += float64(q.weight * best)
+	for k, q := range query {
+		num += float64(q.weight * best[k])
 		den += float64(q.weight)
 	}
 	if den == 0 {
@@ -109,18 +106,76 @@ func (m *semanticModel) alignment(query, text []alignWord) float64 {
 	return num / den
 }
 
+// bestMatches returns, for each word of query, its best similarity to a
+// word of text.
+func (m *semanticModel) bestMatches(query, text []alignWord) []float32 {
+	best := make([]float32, len(query))
+	for k, q := range query {
+		for _, w := range text {
+			best[k] = max(best[k], m.wordSimilarity(q, w))
+		}
+	}
+	return best
+}
+
+// alignCommonFloor bounds how far [semanticModel.alignments] damps a query
+// word that every text matches.
+const alignCommonFloor = 0.05
+
+// alignments is [semanticModel.alignment] of query with each of several
+// texts, where a query word that the texts all match alike weighs less:
+// its SIF weight is scaled by 1 − its mean best similarity over the texts
+// (at least alignCommonFloor), an inverse document frequency over the
+// candidates. A generic verb ("make", "show", "check") links to some word
+// of nearly every tool and, at full weight, turned the ranking of near ties
+// into a ranking of how well each tool says "create" or "display"; the
+// telling noun of the request now decides. A single text keeps the plain
+// alignment (there is nothing to compare with).
+func (m *semanticModel) alignments(query []alignWord, texts [][]alignWord) []float64 {
+	out := make([]float64, len(texts))
+	if len(texts) == 1 {
+		out[0] = m.alignment(query, texts[0])
+		return out
+	}
+	best := make([][]float32, len(texts))
+	mean := make([]float64, len(query))
+	for i, t := range texts {
+		best[i] = m.bestMatches(query, t)
+		for k, b := range best[i] {
+			mean[k] += float64(b) / float64(len(texts))
+		}
+	}
+	weight := make([]float64, len(query))
+	var den float64
+	for k, q := range query {
+		weight[k] = float64(q.weight) * max(1-mean[k], alignCommonFloor)
+		den += weight[k]
+	}
+	if den == 0 {
+		return out
+	}
+	for i := range texts {
+		var num float64
+		for k := range query {
+			num += weight[k] * float64(best[i][k])
+		}
+		out[i] = num / den
+	}
+	return out
+}
+
 // Align returns, for each text, how well the words of query are matched by
-// its words, in [0, 1] (see the note at the top of this file). It fails only
-// on a corrupt model.
+// its words, in [0, 1] (see the note at the top of this file), a query word
+// that all the texts match alike weighing less (see
+// [semanticModel.alignments]). It fails only on a corrupt model.
 func (Semantic) Align(query string, texts []string) ([]float64, error) {
 	m, err := semanticModelLoaded()
 	if err != nil {
 		return nil, err
 	}
-	q := m.alignWords(query)
-	out := make([]float64, len(texts))
+	words := make([][]alignWord, len(texts))
 	for i, t := range texts {
-		out[i] = m.alignment(q, m.alignWords(t))
+		words[i] = m.alignWords(t)
 	}
-	return out, nil
+	return m.alignments(m.alignWords(query), words), nil
 }

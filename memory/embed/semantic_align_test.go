@@ -68,3 +68,35 @@ func TestSemanticAlignEdges(t *testing.T) {
 		t.Errorf("Align over no texts = %v, want none", got)
 	}
 }
+
+// A query word that every candidate matches alike (a generic verb: "make"
+// ~ create, "check") tells the candidates nothing, so it weighs little: a
+// candidate matching only that word aligns near zero, and the one matching
+// the telling word ("tune" ~ song, "temperature" ~ heat) leads. Without the
+// damping the generic word gave every candidate a share of up to 0.19.
+func TestSemanticAlignDampsWordsEveryTextMatches(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		texts []string
+		want  int
+	}{
+		{"make me a tune", []string{"Create a new text document", "Create a calendar event", "Play a song on the speaker", "Create an invoice"}, 2},
+		{"check the temperature", []string{"Check a website's certificate", "Check spelling of a text", "Current weather with heat and humidity", "Check the status of a job"}, 2},
+	} {
+		scores, err := Semantic{}.Align(c.query, c.texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range scores {
+			if i == c.want {
+				continue
+			}
+			if s > 0.1 {
+				t.Errorf("%q: %q, which matches only the word every text matches, aligns %.3f, want ≤ 0.1 (all %v)", c.query, c.texts[i], s, scores)
+			}
+			if s >= scores[c.want] {
+				t.Errorf("%q: %q aligns %.3f, not below %q's %.3f", c.query, c.texts[i], s, c.texts[c.want], scores[c.want])
+			}
+		}
+	}
+}

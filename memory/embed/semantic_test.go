@@ -226,3 +226,34 @@ func TestSemanticModelKnowsTopicsAndEntities(t *testing.T) {
 		t.Error("the gazetteer names are not in the vocabulary")
 	}
 }
+
+// TestSemanticModelKnowsWordNetWordsTheCorpusLacked checks the WordNet
+// words that the knowledge step adds back (docs/benchmarks.md, sixth
+// round): words common in English, in WordNet's concordance, that the
+// corpus saw too rarely to keep. Each has pack's relations and a vector
+// near its related words.
+func TestSemanticModelKnowsWordNetWordsTheCorpusLacked(t *testing.T) {
+	m, err := semanticModelLoaded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][3]string{
+		// word, a related word, an unrelated word
+		{"airspeed", "speed", "banana"},
+		{"acreage", "area", "violin"},
+		{"absenteeism", "absence", "volcano"},
+		{"accreditation", "certification", "cabbage"},
+	} {
+		i, j, k := m.lookup(p[0]), m.lookup(p[1]), m.lookup(p[2])
+		if i < 0 || j < 0 || k < 0 {
+			t.Errorf("%v: a word is not in the vocabulary (%d, %d, %d)", p, i, j, k)
+			continue
+		}
+		if w := m.relationWeight(i, j); w == 0 {
+			t.Errorf("%s and %s are not related", p[0], p[1])
+		}
+		if near, far := m.wordCosine(i, j), m.wordCosine(i, k); near <= far || near < 0.3 {
+			t.Errorf("%s: cosine %.2f with %s, %.2f with %s; want the related word near (≥ 0.3)", p[0], near, p[1], far, p[2])
+		}
+	}
+}

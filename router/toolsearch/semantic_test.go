@@ -234,10 +234,11 @@ func TestSemanticRetrieval(t *testing.T) {
 		}
 	}
 	// The goal is recall@3 ≥ 0.90 on every held-out set, ≥ 0.10 above hash
-	// + BM25; the semantic default reaches 0.438, 0.407, 0.332 and 0.296 on
-	// the four held-out sets (fifth round: the model's related words as
-	// query terms; hash + BM25 0.170, 0.106, 0.126, 0.073), so the goal is
-	// open (docs/adr/0015-offline-semantic-model.md).
+	// + BM25; the semantic default reaches 0.438, 0.407, 0.332 and 0.307 on
+	// the four held-out sets (sixth round: WordNet words the corpus lacked,
+	// generic words damped in the alignment; hash + BM25 0.170, 0.106,
+	// 0.126, 0.073), so the goal is open
+	// (docs/adr/0015-offline-semantic-model.md).
 	// Each floor holds what was measured minus two queries, so that a
 	// change that makes it worse fails; the margin is the goal's.
 	for _, f := range []struct {
@@ -250,8 +251,8 @@ func TestSemanticRetrieval(t *testing.T) {
 		{"heldout2", 44.0 / 113, 46.0 / 113, true},
 		{"heldout3", 61.0 / 190, 63.0 / 190, true},
 		// heldout4 was written in the fifth round before any change of it
-		// (0.240 with the fourth round's ranking).
-		{"heldout4", 51.0 / 179, 53.0 / 179, true},
+		// (0.240 with the fourth round's ranking, 0.296 with the fifth's).
+		{"heldout4", 53.0 / 179, 55.0 / 179, true},
 		// dev2 holds the word alignment's, the knowledge step's and the
 		// related query terms' gains (0.357 without the alignment, 0.401
 		// with it, 0.412 with the topics and entity types, 0.473 with the

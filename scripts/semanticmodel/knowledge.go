@@ -268,6 +268,7 @@ func knowledge(wn *wordNet, base, dataDir, out string) error {
 		m.rel[i] = append(m.rel[i], extra[:min(len(extra), maxTopical)]...)
 	}
 	fmt.Fprintf(os.Stderr, "knowledge: %d words (%d added), %d words with new relations\n", len(m.vocab), len(m.vocab)-baseWords, len(added))
+	addWordNetWords(wn, m)
 	return writeModel(out, m.vocab, m.mat, m.freq, m.exc, m.rel, m.dim)
 }
 

@@ -37,6 +37,10 @@ type wordNet struct {
 	order      []string // synset keys in file order, for reproducible output
 	senses     map[string][]string
 	exceptions map[string][]string
+	// tagged counts, per lemma, its senses tagged in WordNet's semantic
+	// concordance (the index files' tagsense_cnt): how common the word is
+	// in running text.
+	tagged map[string]int
 }
 
 var posFiles = []struct {
@@ -53,7 +57,7 @@ func posOf(c string) byte {
 
 // loadWordNet reads the WordNet 3.0 database files under dir.
 func loadWordNet(dir string) (*wordNet, error) {
-	wn := &wordNet{synsets: map[string]*synset{}, senses: map[string][]string{}, exceptions: map[string][]string{}}
+	wn := &wordNet{synsets: map[string]*synset{}, senses: map[string][]string{}, exceptions: map[string][]string{}, tagged: map[string]int{}}
 	for _, pf := range posFiles {
 		if err := wn.readData(filepath.Join(dir, "data."+pf.name)); err != nil {
 			return nil, err
@@ -142,7 +146,12 @@ func (wn *wordNet) readIndex(path string, pos byte) error {
 		}
 		lemma := lemmaText(fs[0])
 		senses, _ := strconv.Atoi(fs[2])
+		if senses+1 > len(fs) {
+			return fmt.Errorf("%s: short line %q", path, line)
+		}
 		offsets := fs[len(fs)-senses:]
+		tagged, _ := strconv.Atoi(fs[len(fs)-senses-1])
+		wn.tagged[lemma] += tagged
 		for _, o := range offsets {
 			wn.senses[lemma] = append(wn.senses[lemma], string(pos)+":"+o)
 		}
