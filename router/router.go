@@ -145,6 +145,7 @@ type Router struct {
 	onToolsList func(ToolsListRecord)
 	virtual     virtualSet       // the virtual servers (virtual_servers.go)
 	listed      listings         // each session's last tools/list (list_changed.go)
+	digests     listingDigests   // memoised listing digests (listing_digest.go)
 	observers   sessionObservers // the HTTP transports' session tables
 	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
