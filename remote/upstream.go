@@ -119,8 +119,16 @@ func newUpstream(p *Pool, cfg agentsmcp.UpstreamConfig, origin string) *upstream
 		ProgressNotificationHandler: u.forwardProgress,
 		LoggingMessageHandler:       u.forwardLog,
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { signal(u.listChanged) },
-		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { signal(u.listChanged) },
-		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			u.dropReads("")
+			signal(u.listChanged)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil && req.Params.URI != "" {
+				u.dropReads(req.Params.URI)
+			}
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
 
 		// input_required is handled per call, by its caller (mrtr.go):
 		// go-sdk's loop would ask every caller through the handlers
