@@ -89,7 +89,7 @@ func (u *upstream) syncExtras(ctx context.Context, cs *mcp.ClientSession) []stri
 		caps = init.Capabilities
 	}
 	// A new session or a new listing may read differently.
-	u.dropReads("")
+	u.dropReads()
 	c := u.extras
 	c.mu.Lock()
 	defer c.mu.Unlock()

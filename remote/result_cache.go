@@ -28,9 +28,10 @@ import (
 // since each caller reads it over its own authorization there. The cache
 // is bounded in entries and each entry in size, least recently used going
 // first. An upstream's notifications/resources/list_changed drops all its
-// entries, notifications/resources/updated the entries of that URI, and a
-// new session (a reconnect) all its entries; a read that began before such
-// a drop is not stored.
+// entries, and so does every new listing of it (after a reconnect above
+// all); a read that began before such a drop is not stored. (The pool does
+// not subscribe to upstream resources, so notifications/resources/updated
+// does not come.)
 
 // maxCachedResultBytes is the most bytes of JSON one cached read may
 // weigh; larger results are relayed and not kept.
@@ -121,14 +122,13 @@ func (c *resultCache) put(key resultKey, gen uint64, res *mcp.ReadResourceResult
 	c.entries[key] = c.lru.PushFront(&cachedRead{key: key, raw: raw, expires: now.Add(time.Duration(res.TTLMs) * time.Millisecond)})
 }
 
-// drop forgets the reads of upstream: all of them, or those of uri (the
-// upstream's own URI) when it is not "".
-func (c *resultCache) drop(upstream, uri string) {
+// drop forgets the reads of upstream.
+func (c *resultCache) drop(upstream string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gens[upstream]++
 	for key, e := range c.entries {
-		if key.upstream == upstream && (uri == "" || key.uri == uri) {
+		if key.upstream == upstream {
 			c.removeLocked(e)
 		}
 	}
@@ -144,14 +144,14 @@ func (c *resultCache) removeLocked(e *list.Element) {
 func (u *upstream) cachedRead(ctx context.Context, cs *mcp.ClientSession, original string) (*mcp.ReadResourceResult, error) {
 	cache := u.pool.reads
 	if cache == nil {
-		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: original})
+		return readUpstream(ctx, cs, original)
 	}
 	principal := agentsmcp.PrincipalIDFrom(ctx)
 	// A public result is the same for every caller, except from an OAuth
 	// upstream, where each caller reads over its own authorization.
 	shared := !u.usesOAuth()
 	if !shared && principal == "" {
-		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: original})
+		return readUpstream(ctx, cs, original)
 	}
 	public := resultKey{upstream: u.cfg.Name, uri: original}
 	if !shared {
@@ -168,7 +168,7 @@ func (u *upstream) cachedRead(ctx context.Context, cs *mcp.ClientSession, origin
 			return res, nil
 		}
 	}
-	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: original})
+	res, err := readUpstream(ctx, cs, original)
 	if err != nil || res.NeedsInput() {
 		return res, err
 	}
@@ -183,9 +183,56 @@ func (u *upstream) cachedRead(ctx context.Context, cs *mcp.ClientSession, origin
 	return res, nil
 }
 
-// dropReads forgets the cached reads of u: all, or those of its URI uri.
-func (u *upstream) dropReads(uri string) {
+// dropReads forgets the cached reads of u.
+func (u *upstream) dropReads() {
 	if u.pool.reads != nil {
-		u.pool.reads.drop(u.cfg.Name, uri)
+		u.pool.reads.drop(u.cfg.Name)
+	}
+}
+
+// go-sdk's ClientSession keeps each resources/read result of a 2026-07-28
+// session by URI for its ttlMs and answers the session's next read of that
+// URI with it, without asking. The pool's session is shared by every
+// caller, that cache is not dropped on resources/list_changed, and what it
+// keeps is the very result handed to the pool, whose contents the pool
+// then rewrites (their URIs exposed). So the pool's reads go through
+// readUpstream: the client's sending middleware keepReadsOutOfSessionCache
+// hands the result as the upstream sent it to readUpstream (through ctx)
+// and gives go-sdk a copy with ttlMs 0 to keep, which its cache never
+// serves. Whether a read is served again is the pool's cache's decision.
+
+type upstreamReadKey struct{}
+
+// upstreamRead is where keepReadsOutOfSessionCache leaves the result.
+type upstreamRead struct{ res *mcp.ReadResourceResult }
+
+// readUpstream reads uri over cs, never from go-sdk's session cache.
+func readUpstream(ctx context.Context, cs *mcp.ClientSession, uri string) (*mcp.ReadResourceResult, error) {
+	holder := &upstreamRead{}
+	res, err := cs.ReadResource(context.WithValue(ctx, upstreamReadKey{}, holder), &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	if holder.res != nil {
+		return holder.res, nil
+	}
+	return res, nil
+}
+
+// keepReadsOutOfSessionCache is the upstream clients' sending middleware
+// described above.
+func keepReadsOutOfSessionCache(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		rr, ok := res.(*mcp.ReadResourceResult)
+		if err != nil || !ok || rr == nil {
+			return res, err
+		}
+		if holder, _ := ctx.Value(upstreamReadKey{}).(*upstreamRead); holder != nil {
+			holder.res = rr
+		}
+		stale := *rr
+		stale.TTLMs = 0
+		return &stale, nil
 	}
 }

@@ -120,13 +120,8 @@ func newUpstream(p *Pool, cfg agentsmcp.UpstreamConfig, origin string) *upstream
 		LoggingMessageHandler:       u.forwardLog,
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { signal(u.listChanged) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			u.dropReads("")
+			u.dropReads()
 			signal(u.listChanged)
-		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if req.Params != nil && req.Params.URI != "" {
-				u.dropReads(req.Params.URI)
-			}
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
 
@@ -136,6 +131,7 @@ func newUpstream(p *Pool, cfg agentsmcp.UpstreamConfig, origin string) *upstream
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	registerTaskMethods(u.client)
+	u.client.AddSendingMiddleware(keepReadsOutOfSessionCache)
 	u.cb.Store(u.newBreaker())
 	return u
 }
