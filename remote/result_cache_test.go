@@ -72,6 +72,9 @@ func callerOver(t *testing.T, url, token, version string) *mcp.ClientSession {
 func readsEnv(t *testing.T, upstreamVersion string, cacheReads int, publicTTL time.Duration) (url string, up *readsUpstream, a, b *mcp.ClientSession) {
 	t.Helper()
 	opts := fastOptions()
+	// No reconnect on pings missed under load: a new session drops the
+	// cache, and the test counts reads.
+	opts.HealthInterval = time.Minute
 	opts.CacheReads = cacheReads
 	e := newEnv(t, opts)
 	up = newReadsUpstream(publicTTL)
