@@ -88,6 +88,8 @@ func (u *upstream) syncExtras(ctx context.Context, cs *mcp.ClientSession) []stri
 	if init := cs.InitializeResult(); init != nil && init.Capabilities != nil {
 		caps = init.Capabilities
 	}
+	// A new session or a new listing may read differently.
+	u.dropReads()
 	c := u.extras
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -172,7 +174,7 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 		return nil, protocolError(err)
 	}
 	defer release()
-	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: original})
+	res, err := u.cachedRead(ctx, cs, original)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, protocolError(u.contextError(ctx, "reading a resource"))

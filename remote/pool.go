@@ -114,6 +114,10 @@ type Options struct {
 	// is not read further and the call fails with a JSON-RPC error
 	// (-32603) that names the limit (limit.go).
 	MaxResultBytes int64
+	// CacheReads, when positive, turns on the cache of upstream
+	// resources/read results marked cacheable (ttlMs > 0) and bounds it in
+	// entries (result_cache.go); 0, the default, relays every read.
+	CacheReads int
 }
 
 // DefaultStateHistory is the default of [Options.StateHistory].
@@ -216,6 +220,7 @@ type Pool struct {
 	http   *http.Client
 	bridge *bridge      // nil without Options.TaskStore
 	states *seal.Sealer // seals and opens the state of passed-through input_required
+	reads  *resultCache // nil unless Options.CacheReads
 
 	mu        sync.Mutex
 	upstreams map[string]*upstream
@@ -234,6 +239,7 @@ func NewPool(opts Options) *Pool {
 		},
 		upstreams: map[string]*upstream{},
 		bridge:    newBridge(opts),
+		reads:     newResultCache(opts.CacheReads),
 	}
 }
 

@@ -119,8 +119,11 @@ func newUpstream(p *Pool, cfg agentsmcp.UpstreamConfig, origin string) *upstream
 		ProgressNotificationHandler: u.forwardProgress,
 		LoggingMessageHandler:       u.forwardLog,
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { signal(u.listChanged) },
-		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { signal(u.listChanged) },
-		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			u.dropReads()
+			signal(u.listChanged)
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { signal(u.listChanged) },
 
 		// input_required is handled per call, by its caller (mrtr.go):
 		// go-sdk's loop would ask every caller through the handlers
@@ -128,6 +131,7 @@ func newUpstream(p *Pool, cfg agentsmcp.UpstreamConfig, origin string) *upstream
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	registerTaskMethods(u.client)
+	u.client.AddSendingMiddleware(keepReadsOutOfSessionCache)
 	u.cb.Store(u.newBreaker())
 	return u
 }

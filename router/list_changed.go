@@ -3,7 +3,6 @@ package router
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,26 +120,6 @@ func (r *Router) listedTools(p *agentsmcp.Principal, mode agentsmcp.CatalogMode,
 		}
 	}
 	return out
-}
-
-// listingDigest is a digest of [Router.listedTools]: of each tool as JSON,
-// in order.
-func (r *Router) listingDigest(p *agentsmcp.Principal, mode agentsmcp.CatalogMode, name string) [sha256.Size]byte {
-	tools := r.listedTools(p, mode, name)
-	h := sha256.New()
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for _, t := range tools {
-		if e, ok := r.tools[t.Name]; ok && e.tool == t {
-			h.Write(e.raw)
-		} else if raw, err := json.Marshal(t); err == nil {
-			h.Write(raw)
-		}
-		h.Write([]byte{0})
-	}
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
 }
 
 // listChangedMiddleware is a sending middleware: it drops

@@ -145,6 +145,7 @@ type Router struct {
 	onToolsList func(ToolsListRecord)
 	virtual     virtualSet       // the virtual servers (virtual_servers.go)
 	listed      listings         // each session's last tools/list (list_changed.go)
+	digests     listingDigests   // memoised listing digests (listing_digest.go)
 	observers   sessionObservers // the HTTP transports' session tables
 	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
@@ -222,7 +223,7 @@ func New(opts Options) *Router {
 	// virtualMiddleware outside access control, so that access control
 	// sees the registry's names of a virtual server's tools
 	// (virtual_servers.go).
-	r.use(false, revisionMiddleware, r.drain.middleware, r.virtualMiddleware, r.accessMiddleware, r.logLevelMiddleware)
+	r.use(false, revisionMiddleware, r.cacheHintsMiddleware, r.drain.middleware, r.virtualMiddleware, r.accessMiddleware, r.logLevelMiddleware)
 	r.server.AddSendingMiddleware(r.listChangedMiddleware)
 	if err := mcp.AddReceivingCustomMethod(r.server, MethodValidate, r.handleValidate); err != nil {
 		panic(err) // only possible if MethodValidate shadowed a standard method

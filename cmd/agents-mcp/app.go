@@ -280,6 +280,7 @@ func assemble(ctx context.Context, cfg *config.Config, sec *security, logger *sl
 		StateKey:      a.states.Key, StateTTL: a.states.TTL,
 		Credentials:    credentialSource(a.credentials),
 		MaxResultBytes: cfg.MaxResultBytes,
+		CacheReads:     cfg.CachedUpstreamReads,
 	})
 	// Upstream tools called as tasks (ADR 0010, D3): utk_ handles. The
 	// backends own disjoint id prefixes (tsk_, utk_, fxt_), so the order in

@@ -9,3 +9,8 @@ import "sync/atomic"
 // holds its priming event back (router/transport/mcphttp), to make a call
 // quick or slow for sure.
 var PrimingDelay atomic.Int64
+
+// ListingDigestMemoOff, when set, makes every tools/list digest its
+// listing afresh (router/listing_digest.go): the baseline of the memo's
+// benchmark.
+var ListingDigestMemoOff atomic.Bool

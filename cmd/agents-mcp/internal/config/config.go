@@ -209,8 +209,12 @@ type Config struct {
 	// MaxResultBytes bounds one answer of an upstream (limits.
 	// max_result_bytes): an MCP upstream's message, an HTTP tool's body.
 	// Past it the answer is refused and not read further.
-	MaxResultBytes  int64
-	ShutdownTimeout time.Duration // grace period for in-flight requests, >= 0
+	MaxResultBytes int64
+	// CachedUpstreamReads bounds, in entries, the cache of upstream
+	// resources/read results that upstreams mark cacheable (limits.
+	// cached_upstream_reads); 0, the default, turns it off.
+	CachedUpstreamReads int
+	ShutdownTimeout     time.Duration // grace period for in-flight requests, >= 0
 	// AllowedOrigins (scheme://host[:port]) and AllowedHosts (host[:port])
 	// extend the DNS-rebinding protection beyond the listen address.
 	AllowedOrigins []string
