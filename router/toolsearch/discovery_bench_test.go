@@ -37,7 +37,8 @@ var openAPISources = []struct{ name, file string }{
 // MCP servers (testdata/catalog). In one run it reports the size of
 // tools/list in full and discovery mode, and top-1/top-3 on the needs of
 // testdata/openapicatalog/needs.json (written before any ranking was
-// measured on them) and on the older requests of
+// measured on them), on its held-out set heldout.json (written before any
+// change measured on it, never tuned on) and on the older requests of
 // testdata/catalog/queries.json, for find_tools (over the server's
 // ranking, Learned over a hybrid Index with the semantic default), plain
 // BM25 over the whole catalog (SearchLexical) and search_tools (the same
@@ -112,8 +113,16 @@ func TestDiscoveryOnALargeCatalog(t *testing.T) {
 		queries []labelledQuery
 	}{
 		{"needs (openapicatalog)", loadLabelled(t, filepath.Join("testdata", "openapicatalog", "needs.json"))},
+		{"held-out (openapicatalog)", loadLabelled(t, filepath.Join("testdata", "openapicatalog", "heldout.json"))},
 		{"requests (catalog)", loadQueries(t)},
 	} {
+		for _, q := range set.queries {
+			for _, w := range q.Want {
+				if _, ok := r.RegisteredTool(w); !ok {
+					t.Errorf("%s: %q wants %s, which the catalog does not have", set.name, q.Query, w)
+				}
+			}
+		}
 		for _, rk := range rankers {
 			a := measure(set.queries, rk)
 			t.Logf("%-22s %-20s top-1 %.3f  top-3 %.3f  (%d labelled)", set.name, rk.name, a.top1, a.top3, len(set.queries))
