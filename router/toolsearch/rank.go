@@ -19,10 +19,14 @@ const (
 	fieldName               // the tool's own name and title
 	fieldDescription        // its description
 	fieldParams             // its parameters' names and descriptions
+	fieldSummary            // its annotations' title when the tool has no title of its own (an HTTP operation's summary)
+	fieldPath               // an HTTP tool's path: its segments' and parameters' words
+	fieldTags               // its tags (_meta "tags": an HTTP operation's OpenAPI tags)
+	fieldVerb               // an HTTP tool's method as plain verbs (see methodVerbs)
 	numFields
 )
 
-var fieldNames = [numFields]string{"server", "name", "description", "parameters"}
+var fieldNames = [numFields]string{"server", "name", "description", "parameters", "summary", "path", "tags", "method"}
 
 // rankParams are the knobs of the ranking; [defaultRankParams] holds the ones
 // chosen on the labelled catalog (see quality_test.go).
@@ -66,7 +70,7 @@ type rankParams struct {
 // embedder a small vector share mostly breaks ties and adds trigram
 // (spelling) matches, and more of it hurt top-1.
 var defaultRankParams = rankParams{
-	weights:       [numFields]float64{1.5, 3, 1.5, 0.5},
+	weights:       [numFields]float64{1.5, 3, 1.5, 0.5, 1.5, 1.5, 1, 1},
 	k1:            1.2,
 	b:             0.75,
 	synonymWeight: 0.5,
@@ -115,6 +119,11 @@ type searchDoc struct {
 
 // newSearchDoc tokenises a tool. schema is its input schema as JSON.
 func newSearchDoc(name, title, description, source string, schema []byte) searchDoc {
+	return newSearchDocWith(name, title, description, source, schema, listingFacts{})
+}
+
+// newSearchDocWith tokenises a tool with what else its listing says.
+func newSearchDocWith(name, title, description, source string, schema []byte, facts listingFacts) searchDoc {
 	server, short := "", name
 	if i := strings.Index(name, "__"); i > 0 {
 		server, short = name[:i], name[i+2:]
@@ -126,6 +135,10 @@ func newSearchDoc(name, title, description, source string, schema []byte) search
 			tokenize(short + " " + title),
 			tokenize(description),
 			tokenize(schemaText(schema)),
+			tokenize(facts.summary),
+			tokenize(pathWords(facts.path)),
+			tokenize(strings.Join(facts.tags, " ")),
+			tokenize(methodVerbs[strings.ToUpper(facts.method)]),
 		},
 		embedText: embedText(server, short, title, description),
 	}

@@ -137,7 +137,7 @@ func SearchLexical(reg Registry, query, scope string, limit int) []Match {
 
 // docOf tokenises a registered tool.
 func docOf(t *agentsmcp.RegisteredTool) searchDoc {
-	return newSearchDoc(t.Tool.Name, t.Tool.Title, t.Tool.Description, t.Source, t.InputSchema)
+	return newSearchDocWith(t.Tool.Name, t.Tool.Title, t.Tool.Description, t.Source, t.InputSchema, listingFactsOf(t.Tool))
 }
 
 // inScope reports whether a tool from source belongs to scope.
