@@ -115,13 +115,14 @@ func endpointOperation(e Endpoint) *operation {
 	raw, _ := json.Marshal(schema)
 	desc := e.Description
 	if desc == "" {
-		desc = method + " " + e.Path
+		desc = describeOperation(method, e.Path)
 	}
 	op.tool = &mcp.Tool{
 		Name:        e.Name,
 		Description: desc,
 		InputSchema: json.RawMessage(raw),
 		Annotations: annotations(method, ""),
+		Meta:        operationMeta(method, e.Path, nil),
 	}
 	return op
 }

@@ -389,12 +389,13 @@ func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %v", err)
 	}
-	desc := strings.TrimSpace(o.Summary)
+	summary := summaryOf(o.Summary, o.OperationId)
+	desc := summary
 	if d := strings.TrimSpace(o.Description); d != "" && d != desc {
 		desc = strings.TrimSpace(desc + "\n\n" + d)
 	}
 	if desc == "" {
-		desc = method + " " + path
+		desc = describeOperation(method, path)
 	}
 	if len(desc) > maxDescription {
 		desc = strings.ToValidUTF8(desc[:maxDescription], "") + "…"
@@ -403,7 +404,8 @@ func (p *Provider) openAPIOperation(method, path string, item *v3.PathItem, o *v
 		Name:        name,
 		Description: desc,
 		InputSchema: json.RawMessage(raw),
-		Annotations: annotations(method, strings.TrimSpace(o.Summary)),
+		Annotations: annotations(method, summary),
+		Meta:        operationMeta(method, path, o.Tags),
 	}
 	if out, wrap := outputSchema(o, &schemaConverter{doc: budget}); out != nil {
 		if b, err := json.Marshal(out); err == nil {
