@@ -180,6 +180,7 @@ type realSet struct {
 
 	mu      sync.Mutex
 	flatP50 time.Duration
+	proxy   *tuneSampler // the tuner's sample, for its reading at each ef
 }
 
 var (
@@ -247,6 +248,15 @@ func benchHNSWOptions(b testing.TB) HNSWOptions {
 			*knob.to = n
 		}
 	}
+	if v := os.Getenv("VECTORS_BENCH_ALPHA"); v != "" {
+		a, err := strconv.ParseFloat(v, 32)
+		if err != nil || a < 1 {
+			b.Fatalf("VECTORS_BENCH_ALPHA=%q: want a number ≥ 1", v)
+		}
+		pruneAlpha = float32(a)
+	}
+	keepPruned = os.Getenv("VECTORS_BENCH_KEEP_PRUNED") == "1"
+	fullLayer0 = os.Getenv("VECTORS_BENCH_FULL_L0") == "1"
 	return o
 }
 
