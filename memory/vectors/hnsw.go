@@ -792,11 +792,22 @@ func (g *graph) selectNeighbours(cands []cand, m int, out []cand) []cand {
 	return out
 }
 
-// Experiment knobs of the neighbour selection (set by the benchmarks).
+// Variants of the neighbour selection, for the real-text benchmarks'
+// experiments (VECTORS_BENCH_ALPHA, VECTORS_BENCH_KEEP_PRUNED,
+// VECTORS_BENCH_FULL_L0); nothing else sets them, and they must not change
+// while an index is being written. docs/benchmarks.md has what each
+// measured on real text.
 var (
+	// pruneAlpha relaxes the diversity rule as DiskANN's α does: a
+	// candidate is dropped only when a kept neighbour is closer to it than
+	// the base by this factor (distance 1 − similarity). 1 is Algorithm 4.
 	pruneAlpha float32 = 1
-	keepPruned         = false
-	fullLayer0         = false
+	// keepPruned tops a selected list up to its size with the best
+	// candidates the heuristic dropped (the paper's keepPrunedConnections).
+	keepPruned = false
+	// fullLayer0 gives a new node up to m0 = 2M links on layer 0 instead
+	// of M (as FAISS does); its neighbours' lists hold m0 either way.
+	fullLayer0 = false
 )
 
 // upperEf is the beam width on the layers above the target one. The paper

@@ -255,8 +255,18 @@ func benchHNSWOptions(b testing.TB) HNSWOptions {
 		}
 		pruneAlpha = float32(a)
 	}
-	keepPruned = os.Getenv("VECTORS_BENCH_KEEP_PRUNED") == "1"
-	fullLayer0 = os.Getenv("VECTORS_BENCH_FULL_L0") == "1"
+	for _, knob := range []struct {
+		env string
+		to  *bool
+	}{{"VECTORS_BENCH_KEEP_PRUNED", &keepPruned}, {"VECTORS_BENCH_FULL_L0", &fullLayer0}} {
+		switch v := os.Getenv(knob.env); v {
+		case "":
+		case "0", "1":
+			*knob.to = v == "1"
+		default:
+			b.Fatalf("%s=%q: want 0 or 1", knob.env, v)
+		}
+	}
 	return o
 }
 
