@@ -124,7 +124,7 @@ func measureRealQueries(b *testing.B, s *realSet, ef int) {
 	runtime.LockOSThread() // for threadCPU
 	defer runtime.UnlockOSThread()
 	var lat, cpu []time.Duration
-	hits := 0
+	hits, sims := 0, 0
 	for b.Loop() {
 		for i, q := range s.qs {
 			c0, start := threadCPU(), time.Now()
@@ -133,7 +133,7 @@ func measureRealQueries(b *testing.B, s *realSet, ef int) {
 			if ef < 0 {
 				got, err = s.flat.Query(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10})
 			} else {
-				got, err = s.hnsw.QueryEf(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10}, ef)
+				got, err = s.hnsw.queryCounting(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10}, ef, &sims)
 			}
 			lat, cpu = append(lat, time.Since(start)), append(cpu, threadCPU()-c0)
 			if err != nil {
@@ -151,6 +151,9 @@ func measureRealQueries(b *testing.B, s *realSet, ef int) {
 	b.ReportMetric(float64(percentile(cpu, 0.5).Nanoseconds())/1e3, "cpu-p50-µs")
 	b.ReportMetric(float64(hits)/float64(10*len(lat)), "recall@10")
 	b.ReportMetric(float64(s.n), "docs")
+	if ef >= 0 {
+		b.ReportMetric(float64(sims)/float64(len(lat)), "sims/query")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ef < 0 {
@@ -164,6 +167,14 @@ func measureRealQueries(b *testing.B, s *realSet, ef int) {
 	}
 	if s.flatP50 > 0 {
 		b.ReportMetric(float64(p50)/float64(s.flatP50), "p50/flat")
+	}
+	if ef > 0 {
+		// What the tuner's sample reads at this ef, beside the held-out
+		// recall above.
+		if s.proxy == nil {
+			s.proxy = s.hnsw.space("ns", false).g.newTuneSample()
+		}
+		b.ReportMetric(s.proxy.recall(ef), "tune-recall")
 	}
 }
 

@@ -349,6 +349,12 @@ func (h *HNSW) Query(ctx context.Context, namespace string, q agentsmcp.VectorQu
 // selects the namespace's; ef below TopK is raised to TopK). A wider beam
 // buys recall with latency.
 func (h *HNSW) QueryEf(ctx context.Context, namespace string, q agentsmcp.VectorQuery, ef int) ([]agentsmcp.VectorMatch, error) {
+	return h.queryCounting(ctx, namespace, q, ef, nil)
+}
+
+// queryCounting is QueryEf that, when computed is not nil, adds to it the
+// number of quantised similarities the beam search computed.
+func (h *HNSW) queryCounting(ctx context.Context, namespace string, q agentsmcp.VectorQuery, ef int, computed *int) ([]agentsmcp.VectorMatch, error) {
 	if len(q.Values) != h.dims {
 		return nil, agentsmcp.Errorf(agentsmcp.EINVALID, "query has %d dimensions; the index has %d", len(q.Values), h.dims)
 	}
@@ -371,9 +377,13 @@ func (h *HNSW) QueryEf(ctx context.Context, namespace string, q agentsmcp.Vector
 	defer sp.mu.RUnlock()
 	s := getScratch()
 	defer putScratch(s)
+	s.computed = 0
 	top, err := sp.g.search(ctx, query, q.TopK, ef, q.Filter, h.opts.ExactThreshold, s)
 	if err != nil {
 		return nil, err
+	}
+	if computed != nil {
+		*computed += s.computed
 	}
 	g := sp.g
 	out := make([]agentsmcp.VectorMatch, len(top))
@@ -683,7 +693,11 @@ func (g *graph) insert(id string, vec []float32, meta map[string]string, s *scra
 		}
 		slices.SortFunc(exact, byBest)
 		s.found = exact
-		s.sel = g.selectNeighbours(exact, g.m, s.sel[:0])
+		links := g.m
+		if l == 0 && fullLayer0 {
+			links = g.m0
+		}
+		s.sel = g.selectNeighbours(exact, links, s.sel[:0])
 		row := g.slot(i, l)
 		row[0] = uint32(len(s.sel))
 		for j, c := range s.sel {
@@ -742,14 +756,21 @@ func (g *graph) selectNeighbours(cands []cand, m int, out []cand) []cand {
 	if len(cands) <= m {
 		return append(out, cands...)
 	}
+	start := len(out)
 	for _, c := range cands {
-		if len(out) >= m {
+		if len(out)-start >= m {
 			break
 		}
 		v := g.vec(c.id)
+		// With alpha a: c is dropped when a kept r is closer to it than
+		// the base is, by the factor a (distance 1 - similarity).
+		limit := c.sim
+		if pruneAlpha != 1 {
+			limit = 1 - (1-c.sim)/pruneAlpha
+		}
 		keep := true
-		for _, r := range out {
-			if dot(v, g.vec(r.id)) > c.sim {
+		for _, r := range out[start:] {
+			if dot(v, g.vec(r.id)) > limit {
 				keep = false
 				break
 			}
@@ -758,8 +779,36 @@ func (g *graph) selectNeighbours(cands []cand, m int, out []cand) []cand {
 			out = append(out, c)
 		}
 	}
+	if keepPruned && len(out)-start < m {
+		for _, c := range cands {
+			if len(out)-start >= m {
+				break
+			}
+			if !slices.ContainsFunc(out[start:], func(r cand) bool { return r.id == c.id }) {
+				out = append(out, c)
+			}
+		}
+	}
 	return out
 }
+
+// Variants of the neighbour selection, for the real-text benchmarks'
+// experiments (VECTORS_BENCH_ALPHA, VECTORS_BENCH_KEEP_PRUNED,
+// VECTORS_BENCH_FULL_L0); nothing else sets them, and they must not change
+// while an index is being written. docs/benchmarks.md has what each
+// measured on real text.
+var (
+	// pruneAlpha relaxes the diversity rule as DiskANN's α does: a
+	// candidate is dropped only when a kept neighbour is closer to it than
+	// the base by this factor (distance 1 − similarity). 1 is Algorithm 4.
+	pruneAlpha float32 = 1
+	// keepPruned tops a selected list up to its size with the best
+	// candidates the heuristic dropped (the paper's keepPrunedConnections).
+	keepPruned = false
+	// fullLayer0 gives a new node up to m0 = 2M links on layer 0 instead
+	// of M (as FAISS does); its neighbours' lists hold m0 either way.
+	fullLayer0 = false
+)
 
 // upperEf is the beam width on the layers above the target one. The paper
 // and hnswlib descend greedily (a beam of 1); on 1M clustered vectors that
@@ -825,6 +874,7 @@ func (g *graph) searchLayer(q *probe, eps []cand, ef, l int, s *scratch, accept 
 		for _, nb := range fresh {
 			sim := g.approx(q, nb)
 			computed++
+			s.computed++
 			if len(s.res) < ef || sim > s.res[0].sim {
 				s.cands.push(cand{-sim, nb})
 				if accept == nil || accept(nb) {
@@ -972,6 +1022,10 @@ type scratch struct {
 	fresh       []uint32
 	prune, keep []cand
 	probe       probe
+	// computed counts the quantised similarities the searches made with
+	// this scratch since it was last zeroed (a machine-independent measure
+	// of a query's cost for the benchmarks).
+	computed int
 }
 
 // noSkip is the skip of a scratch that skips no node.

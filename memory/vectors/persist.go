@@ -22,8 +22,10 @@ import (
 // store.
 var ErrCorrupt = errors.New("vectors: corrupt or unreadable index file")
 
-// The file format, version 2 (version 1 is read too: it lacks the tuned
-// ef pair, so its namespaces are tuned at load). All integers are little-endian; a string is a
+// The file format, version 3. Versions 1 and 2 are read too: version 1
+// lacks the tuned ef pair, and version 2's pair was chosen by the earlier
+// tuner (a coarser ladder of beam widths, see efLadder), so the namespaces
+// of both are tuned at load; version 3 has the same layout as 2. All integers are little-endian; a string is a
 // u32 length and its bytes.
 //
 //	magic "AMCPHNSW", u32 version
@@ -35,7 +37,7 @@ var ErrCorrupt = errors.New("vectors: corrupt or unreadable index file")
 //	u32 namespace count, then per namespace, in name order:
 //	  string name, string rng state (math/rand/v2 PCG binary form)
 //	  u32 nodes, u32 entry, u32 maxLevel
-//	  (version 2) u32 tuned ef, u32 live count when tuned (0, 0: not tuned)
+//	  (version ≥ 2) u32 tuned ef, u32 live count when tuned (0, 0: not tuned)
 //	  per node: string id, u8 level, u8 tombstone,
 //	    u32 metadata pairs then key and value strings in key order,
 //	    dims × f32 normalised values,
@@ -43,7 +45,7 @@ var ErrCorrupt = errors.New("vectors: corrupt or unreadable index file")
 //	u32 CRC-32C of every byte before it
 const (
 	fileMagic   = "AMCPHNSW"
-	fileVersion = 2
+	fileVersion = 3
 
 	maxFileString = 1 << 24
 	maxFileDims   = 1 << 16
@@ -179,7 +181,8 @@ func (e *encoder) graph(name string, g *graph, tunedEf, tunedAt uint32) {
 // options come from the file, except RecallTarget, which is not saved and
 // takes its default. With a tuned EfSearch (0), a namespace whose tuned
 // width was not saved (a version 1 file, or one saved before its first
-// tuning) is tuned before ReadHNSW returns (1–2 s at 100k vectors). A truncated, damaged or unknown file yields
+// tuning) or was chosen by the earlier tuner (a version 2 file) is tuned
+// before ReadHNSW returns (2–3 s at 100k vectors). A truncated, damaged or unknown file yields
 // an error wrapping [ErrCorrupt]; a failing reader yields that reader's
 // error.
 func ReadHNSW(r io.Reader) (*HNSW, error) {
@@ -205,7 +208,7 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 
 type decoder struct {
 	version          uint32
-	tunedEf, tunedAt uint32 // of the namespace being read (version 2)
+	tunedEf, tunedAt uint32 // of the namespace being read (version 3)
 	r                *bufio.Reader
 	crc              hash.Hash32
 	buf              []byte
@@ -267,8 +270,8 @@ func (d *decoder) index() (*HNSW, error) {
 		return nil, corrupt("not an HNSW index file")
 	}
 	d.version = binary.LittleEndian.Uint32(b[8:])
-	if d.version != 1 && d.version != fileVersion {
-		return nil, corrupt("format version %d; this build reads 1 and %d", d.version, fileVersion)
+	if d.version < 1 || d.version > fileVersion {
+		return nil, corrupt("format version %d; this build reads 1 to %d", d.version, fileVersion)
 	}
 	var p [5]uint32
 	for i := range p {
@@ -355,6 +358,9 @@ func (d *decoder) graph(g *graph) (*graph, error) {
 		}
 		if d.tunedEf > maxFileM*64 {
 			return nil, corrupt("tuned ef %d", d.tunedEf)
+		}
+		if d.version < 3 {
+			d.tunedEf, d.tunedAt = 0, 0 // the earlier tuner's choice: tune again
 		}
 	}
 	g.reserve(min(n, 1<<16)) // n is not trusted yet: grow as nodes arrive

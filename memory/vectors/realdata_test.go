@@ -180,6 +180,7 @@ type realSet struct {
 
 	mu      sync.Mutex
 	flatP50 time.Duration
+	proxy   *tuneSampler // the tuner's sample, for its reading at each ef
 }
 
 var (
@@ -245,6 +246,25 @@ func benchHNSWOptions(b testing.TB) HNSWOptions {
 				b.Fatalf("%s=%q: want a positive integer", knob.env, v)
 			}
 			*knob.to = n
+		}
+	}
+	if v := os.Getenv("VECTORS_BENCH_ALPHA"); v != "" {
+		a, err := strconv.ParseFloat(v, 32)
+		if err != nil || a < 1 {
+			b.Fatalf("VECTORS_BENCH_ALPHA=%q: want a number ≥ 1", v)
+		}
+		pruneAlpha = float32(a)
+	}
+	for _, knob := range []struct {
+		env string
+		to  *bool
+	}{{"VECTORS_BENCH_KEEP_PRUNED", &keepPruned}, {"VECTORS_BENCH_FULL_L0", &fullLayer0}} {
+		switch v := os.Getenv(knob.env); v {
+		case "":
+		case "0", "1":
+			*knob.to = v == "1"
+		default:
+			b.Fatalf("%s=%q: want 0 or 1", knob.env, v)
 		}
 	}
 	return o

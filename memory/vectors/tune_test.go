@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"path/filepath"
 	"testing"
@@ -114,10 +115,11 @@ func TestOldFixedDefaultMigratesToTuned(t *testing.T) {
 	}
 }
 
-// TestTunedEfIsSavedAndVersion1FilesStillLoad: a version 2 file carries
-// each namespace's tuned width, which loading keeps rather than measuring
-// again; a version 1 file (no such field) loads and is tuned at load.
-func TestTunedEfIsSavedAndVersion1FilesStillLoad(t *testing.T) {
+// TestTunedEfIsSavedAndOlderFilesStillLoad: a version 3 file carries each
+// namespace's tuned width, which loading keeps rather than measuring again;
+// a version 2 file (the same layout, its width chosen by the earlier tuner)
+// and a version 1 file (no such field) load and are tuned at load.
+func TestTunedEfIsSavedAndOlderFilesStillLoad(t *testing.T) {
 	ctx := context.Background()
 	vs, _ := tuneData()
 	h := NewHNSW(32, HNSWOptions{Seed: 3, M: 4, EfConstruction: 20})
@@ -126,30 +128,48 @@ func TestTunedEfIsSavedAndVersion1FilesStillLoad(t *testing.T) {
 	}
 	tuned := h.EfSearch("ns")
 	h.space("ns", false).ef.Store(7) // a width tuning would never choose
-	v2 := encode(t, h)
-	got, err := ReadHNSW(bytes.NewReader(v2))
+	v3 := encode(t, h)
+	if v := binary.LittleEndian.Uint32(v3[8:]); v != 3 {
+		t.Fatalf("WriteTo wrote version %d, want 3", v)
+	}
+	got, err := ReadHNSW(bytes.NewReader(v3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ef := got.EfSearch("ns"); ef != 7 {
-		t.Errorf("version 2: ef after load = %d, want the saved 7", ef)
+		t.Errorf("version 3: ef after load = %d, want the saved 7", ef)
+	}
+	body := v3[:len(v3)-4]
+	withVersion := func(b []byte, version uint32) []byte {
+		b = append([]byte(nil), b...)
+		binary.LittleEndian.PutUint32(b[8:], version)
+		return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	}
+	v2 := withVersion(body, 2)
+	old2, err := ReadHNSW(bytes.NewReader(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ef := old2.EfSearch("ns"); ef != tuned {
+		t.Errorf("version 2: ef after load = %d, want it tuned again to %d (not the saved 7)", ef, tuned)
 	}
 	// Version 1: drop the namespace's two tuning words, which follow
-	// name, rng state and three u32s, then fix the version and checksum.
-	body := v2[:len(v2)-4]
+	// name, rng state and three u32s.
 	off := 52 // magic, version, 5 × u32, f64, u64, u32 namespace count
 	for range 2 {
 		off += 4 + int(binary.LittleEndian.Uint32(body[off:]))
 	}
 	off += 12
-	v1 := append(append([]byte(nil), body[:off]...), body[off+8:]...)
-	binary.LittleEndian.PutUint32(v1[8:], 1)
-	v1 = binary.LittleEndian.AppendUint32(v1, crc32.Checksum(v1, castagnoli))
-	old, err := ReadHNSW(bytes.NewReader(v1))
+	v1 := withVersion(append(append([]byte(nil), body[:off]...), body[off+8:]...), 1)
+	old1, err := ReadHNSW(bytes.NewReader(v1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ef := old.EfSearch("ns"); ef != tuned {
+	if ef := old1.EfSearch("ns"); ef != tuned {
 		t.Errorf("version 1: ef after load = %d, want it tuned again to %d", ef, tuned)
+	}
+	v4 := withVersion(body, 4)
+	if _, err := ReadHNSW(bytes.NewReader(v4)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("version 4: err = %v, want ErrCorrupt", err)
 	}
 }
