@@ -96,11 +96,12 @@ test-go: e2e-deps
 
 # The measurements that are tests too, run without the race detector, which
 # slows them some tenfold and which go test -race therefore skips: the
-# learning benchmark (bench-learning) and the retrieval measures (search
+# learning benchmark (bench-learning), the retrieval measures (search
 # quality on the real catalog, recall on the paraphrase sets, families joined
-# by meaning). Each fails when its figure falls below its floor.
+# by meaning) and the vector index's recall on real text. Each fails when its
+# figure falls below its floor.
 test-measures: bench-learning
-	$(GO) test -count=1 -run '^(TestSearchQuality|TestSemanticRetrieval|TestFamilyJoinsByMeaning|TestDiscoveryOnALargeCatalog)$$' ./router/toolsearch/ ./agents/
+	$(GO) test -count=1 -run '^(TestSearchQuality|TestSemanticRetrieval|TestFamilyJoinsByMeaning|TestDiscoveryOnALargeCatalog|TestHNSWRecallRealText)$$' ./router/toolsearch/ ./agents/ ./memory/vectors/
 
 e2e-deps:
 	scripts/e2e/install.sh

@@ -354,6 +354,9 @@ func TestHNSWRecallRealText(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds four 10k indexes")
 	}
+	if raceEnabled {
+		t.Skip("a measurement: make test runs it without the race detector (make test-measures)")
+	}
 	ctx := context.Background()
 	for _, e := range []realEmbedder{hashEmbedder(), denseEmbedder()} {
 		vs, qs := realVectors(t, e, 10_000)
