@@ -38,9 +38,10 @@ func weakEvidence(f *ToolFacts, goal string) bool {
 	return len(missing) > 0
 }
 
-// wholeCandidate is the first of goal's usable candidates, other than the
-// server's own, that goal drives whole and whose effect serves want; ""
-// when none.
+// wholeCandidate is the first of goal's usable candidates that goal drives
+// whole and whose effect serves want; "" when none. The server's own tools
+// are among the candidates only when goal names what they hold (the
+// Gatherer drops the others, see offTopicServerTool).
 func wholeCandidate(k *Knowledge, goal string, want effect) string {
 	for _, m := range k.Candidates[goal] {
 		f := k.Tools[m.Name]

@@ -21,10 +21,22 @@ import (
 // sameShapeTools bounds the tools one request gets this way.
 const sameShapeTools = 2
 
+// sameShapeIntent reports whether a past request that asked for effect past
+// may lend its tool to a request that asks for want. A request that names
+// no effect (want 0: "What is 'see you tomorrow' in Korean?") takes only the
+// tools of requests that read or named none either: the entities alone must
+// not hand it a tool that sends, writes or removes.
+func sameShapeIntent(want, past effect) bool {
+	if want == 0 {
+		return past&^effectRead == 0
+	}
+	return servesIntent(want, past)
+}
+
 // addSameShapeTools adds to a one-step request's candidates the tools
 // that served the most recent successful one-step tasks of recalled
 // (most recent first) whose family key has the request's entities and
-// whose request asks for an effect the request's serves, at most
+// whose request asks for an effect the request's serves (sameShapeIntent), at most
 // sameShapeTools of them, each scored half the sub-goal's last candidate.
 // The agents' and the server's own tools are never added.
 func (g *Gatherer) addSameShapeTools(ctx context.Context, k *Knowledge, recalled []*agentsmcp.Learning) {
@@ -37,7 +49,7 @@ func (g *Gatherer) addSameShapeTools(ctx context.Context, k *Knowledge, recalled
 		if len(added) == sameShapeTools {
 			break
 		}
-		if l.Outcome != agentsmcp.OutcomeSuccess || len(l.Steps) != 1 || !sameShape(own, LearningFamily(l)) || !servesIntent(want, requestEffect(l.Query)) {
+		if l.Outcome != agentsmcp.OutcomeSuccess || len(l.Steps) != 1 || !sameShape(own, LearningFamily(l)) || !sameShapeIntent(want, requestEffect(l.Query)) {
 			continue
 		}
 		tool := l.Steps[0]

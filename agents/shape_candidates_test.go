@@ -58,6 +58,7 @@ func TestToolThatServedTheSameEntitiesIsACandidate(t *testing.T) {
 		{"no past task", nil, false},
 		{"other entities", served("Render the phrase of the day", agentsmcp.OutcomeSuccess), false},
 		{"the task failed", served("Render 'happy birthday' in German", agentsmcp.OutcomeFailure), false},
+		{"the past request sent", served("Send 'happy birthday' to Alice", agentsmcp.OutcomeSuccess), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))

@@ -173,7 +173,10 @@ func (u *upstream) cachedRead(ctx context.Context, cs *mcp.ClientSession, origin
 		return res, err
 	}
 	key := public
-	if res.CacheScope == "private" {
+	// Shared only when the upstream said public (go-sdk writes an absent
+	// scope as "public"); any other value, misspelt or unknown, is kept as
+	// private, as the router's hints treat it.
+	if res.CacheScope != "" && res.CacheScope != "public" {
 		if principal == "" {
 			return res, nil // no authorization context to keep it for
 		}

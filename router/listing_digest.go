@@ -42,8 +42,11 @@ type digestMemo struct {
 	gen    uint64
 	server *agentsmcp.VirtualServer // nil for the whole catalog or a server that is gone
 	digest [sha256.Size]byte
-	// done is closed once digest is set; until then other callers wait
-	// for it rather than hash the same listing again.
+	// made says digest was set; false after done is closed means the
+	// hashing panicked, and a waiter hashes the listing itself.
+	made bool
+	// done is closed once digest is set, or its hashing failed; until then
+	// other callers wait for it rather than hash the same listing again.
 	done chan struct{}
 }
 
@@ -87,6 +90,9 @@ func (r *Router) listingDigest(p *agentsmcp.Principal, mode agentsmcp.CatalogMod
 	if m, ok := d.byKey[key]; ok && m.gen == gen && m.server == server {
 		d.mu.Unlock()
 		<-m.done
+		if !m.made {
+			return r.hashListing(p, mode, name)
+		}
 		return m.digest
 	}
 	if d.byKey == nil || len(d.byKey) >= maxListingDigests {
@@ -95,9 +101,8 @@ func (r *Router) listingDigest(p *agentsmcp.Principal, mode agentsmcp.CatalogMod
 	m := &digestMemo{gen: gen, server: server, done: make(chan struct{})}
 	d.byKey[key] = m
 	d.mu.Unlock()
-	made := false
 	defer func() {
-		if !made { // hashListing panicked: forget the memo it left unset
+		if !m.made { // hashListing panicked: forget the memo it left unset
 			d.mu.Lock()
 			if d.byKey[key] == m {
 				delete(d.byKey, key)
@@ -107,7 +112,7 @@ func (r *Router) listingDigest(p *agentsmcp.Principal, mode agentsmcp.CatalogMod
 		close(m.done)
 	}()
 	m.digest = r.hashListing(p, mode, name)
-	made = true
+	m.made = true
 	return m.digest
 }
 

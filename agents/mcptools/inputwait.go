@@ -43,6 +43,11 @@ func inputWaitEnded(task *agentsmcp.Task, wait time.Duration, now time.Time) (ti
 	var pausedAt time.Time // zero: not in a pause
 	for _, e := range task.History {
 		if pauseEvents[e.Type] && (e.Type == "paused" || !pausedAt.IsZero()) {
+			// An answer that came after the wait had ended does not reopen
+			// it: the task was shown ended, and stays so.
+			if !pausedAt.IsZero() && e.At.Sub(pausedAt) > wait {
+				return pausedAt.Add(wait), true
+			}
 			pausedAt = e.At
 			continue
 		}
@@ -55,8 +60,9 @@ func inputWaitEnded(task *agentsmcp.Task, wait time.Duration, now time.Time) (ti
 		return time.Time{}, false
 	}
 	if pausedAt.IsZero() {
-		// The pause's event was trimmed from the history: the task has
-		// not changed since it paused.
+		// No event of the history opens the current pause (it was
+		// trimmed, or the last event is not a pause's): count from the
+		// task's last change.
 		pausedAt = task.UpdatedAt
 	}
 	end := pausedAt.Add(wait)

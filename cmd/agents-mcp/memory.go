@@ -319,11 +319,15 @@ func (m *memory) run(ctx context.Context, wg *sync.WaitGroup, logger *slog.Logge
 			m.setReconciled(err)
 			return
 		}
+		reportSave := func(err error) { logger.Warn("vector index save failed", "err", err) }
 		if ctx.Err() != nil {
+			// Shutting down as the load ended: the outbox worker may have
+			// written to the index already, so save it (Run does, at once).
+			d.Run(ctx, indexSaveInterval, reportSave)
 			return
 		}
 		wg.Go(func() { // wg counts this goroutine, so it cannot be waiting on zero
-			d.Run(ctx, indexSaveInterval, func(err error) { logger.Warn("vector index save failed", "err", err) })
+			d.Run(ctx, indexSaveInterval, reportSave)
 		})
 		err = m.syncer.Reconcile(ctx, false, func(p vectorsync.Progress) {
 			m.reconcile.Lock()

@@ -35,9 +35,13 @@ var build struct {
 }
 
 // binary builds scripts/ferretdb once per process, without the race
-// detector, into a temporary directory removed by [Cleanup].
-func binary(ctx context.Context) (string, error) {
+// detector, into a temporary directory removed by [Cleanup]. The build is
+// bounded by startTimeout, not by the first caller's context, whose end
+// must not fail every later caller.
+func binary() (string, error) {
 	build.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
 		out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 		if err != nil {
 			build.err = fmt.Errorf("go env GOMOD: %w", err)
@@ -72,21 +76,28 @@ type Server struct {
 	// URI is its MongoDB connection string.
 	URI      string
 	cmd      *exec.Cmd
+	dir      string // its data, removed by Stop
 	done     chan error
 	stopOnce sync.Once
 }
 
 // Start starts a FerretDB process on a free loopback port with its data in
-// a temporary directory that the process removes when it stops. The
-// process is killed if the test process dies first.
+// a temporary directory that [Server.Stop] removes. The process is killed
+// if the test process dies first.
 func Start(ctx context.Context) (*Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	bin, err := binary(ctx)
+	bin, err := binary()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	// The data directory is ours to remove: the process removes its own
+	// default one only when it stops on a signal it can catch.
+	dir, err := os.MkdirTemp("", "agents-mcp-ferretdb-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-dir", dir)
 	cmd.Stderr = os.Stderr // only FerretDB's own errors: see scripts/ferretdb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
@@ -94,9 +105,10 @@ func Start(ctx context.Context) (*Server, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start ferretdb: %w", err)
 	}
-	s := &Server{cmd: cmd, done: make(chan error, 1)}
+	s := &Server{cmd: cmd, dir: dir, done: make(chan error, 1)}
 	first := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -122,8 +134,8 @@ func Start(ctx context.Context) (*Server, error) {
 	}
 }
 
-// Stop stops the process (SIGTERM, then SIGKILL after 10 s) and waits for
-// it; later calls do nothing.
+// Stop stops the process (SIGTERM, then SIGKILL after 10 s), waits for
+// it and removes its data; later calls do nothing.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
@@ -133,6 +145,7 @@ func (s *Server) Stop() {
 			_ = s.cmd.Process.Kill()
 			<-s.done
 		}
+		os.RemoveAll(s.dir)
 	})
 }
 
