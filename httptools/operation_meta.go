@@ -3,9 +3,10 @@ package httptools
 import (
 	"net/http"
 	"strings"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-mcp/agents-mcp/internal/words"
 )
 
 // MetaOperation is the _meta key of an HTTP tool's operation, an object
@@ -48,18 +49,18 @@ func summaryOf(summary, operationID string) string {
 // request itself ("Update cards name: PUT /cards/{idCard}/name"), so that a
 // client (and the search) reads what it does rather than only a path.
 func describeOperation(method, path string) string {
-	var words []string
+	var pathWords []string
 	for seg := range strings.SplitSeq(path, "/") {
 		if seg == "" || strings.HasPrefix(seg, "{") {
 			continue
 		}
-		words = append(words, identifierWords(seg)...)
+		pathWords = append(pathWords, words.Split(seg)...)
 	}
 	verb := methodVerb(method)
-	if len(words) == 0 {
+	if len(pathWords) == 0 {
 		return method + " " + path
 	}
-	return verb + " " + strings.Join(words, " ") + ": " + method + " " + path
+	return verb + " " + strings.Join(pathWords, " ") + ": " + method + " " + path
 }
 
 // methodVerb is the plain verb of an HTTP method, capitalised.
@@ -75,33 +76,4 @@ func methodVerb(method string) string {
 		return "Delete"
 	}
 	return method
-}
-
-// identifierWords splits a path segment or identifier into lower-case
-// words: "chat.scheduleMessage" → chat, schedule, message;
-// "add-to-queue" → add, to, queue.
-func identifierWords(s string) []string {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, string(cur))
-			cur = cur[:0]
-		}
-	}
-	var prev rune
-	for _, c := range s {
-		switch {
-		case unicode.IsUpper(c) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, unicode.ToLower(c))
-		case unicode.IsLetter(c) || unicode.IsDigit(c):
-			cur = append(cur, unicode.ToLower(c))
-		default:
-			flush()
-		}
-		prev = c
-	}
-	flush()
-	return words
 }

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
-	"unicode"
+
+	"github.com/agents-mcp/agents-mcp/internal/words"
 )
 
 // SemanticModelVersion names the embedded model; it is part of
@@ -116,34 +117,9 @@ func (m *semanticModel) embed(text string) []float32 {
 	return v
 }
 
-// splitWords lower-cases text and splits it into words of letters and
-// digits, breaking camelCase, snake_case and kebab-case, as the model's
-// corpus was split.
-func splitWords(text string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, string(cur))
-			cur = cur[:0]
-		}
-	}
-	var prev rune
-	for _, c := range text {
-		switch {
-		case unicode.IsUpper(c) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, unicode.ToLower(c))
-		case unicode.IsLetter(c) || unicode.IsDigit(c):
-			cur = append(cur, unicode.ToLower(c))
-		default:
-			flush()
-		}
-		prev = c
-	}
-	flush()
-	return out
-}
+// splitWords splits text as the model's corpus was split (see
+// internal/words).
+var splitWords = words.Split
 
 // addHashed adds a signed hashed feature to v.
 func addHashed(v []float32, feature string, w float32) {
