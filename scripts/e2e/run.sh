@@ -246,7 +246,7 @@ for name in main stateless; do
   fi
   if grep -q -E '"level":"(ERROR|error)"|^panic:' "$logf"; then
     log "'$name' logged errors (not a failure by itself):"
-    grep -E '"level":"(ERROR|error)"|^panic:' "$logf" | head -n 10 | cut -c1-400 | sed 's/^/e2e:   /'
+    grep -m 10 -E '"level":"(ERROR|error)"|^panic:' "$logf" | cut -c1-400 | sed 's/^/e2e:   /'
   fi
 done
 
