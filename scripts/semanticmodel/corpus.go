@@ -175,7 +175,10 @@ func writeGoDocs(w io.Writer, goroot string) error {
 }
 
 // writeCorpus writes the training text to path.
-func writeCorpus(path string, wn *wordNet, goroot string) error {
+// With prose set, the manual pages under manDir, the AppStream
+// descriptions in aptLists and the Python standard library's docstrings
+// follow.
+func writeCorpus(path string, wn *wordNet, goroot string, prose bool, manDir, aptLists string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -187,6 +190,17 @@ func writeCorpus(path string, wn *wordNet, goroot string) error {
 	}
 	if err := writeGoDocs(bw, goroot); err != nil {
 		return err
+	}
+	if prose {
+		if err := writeManPages(bw, manDir); err != nil {
+			return err
+		}
+		if err := writeAppStream(bw, aptLists); err != nil {
+			return err
+		}
+		if err := writePythonDocs(bw); err != nil {
+			return err
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return err

@@ -4,7 +4,7 @@
 // doc comments of the Go standard library. build.sh runs it; see
 // memory/embed/semantic/README.md for the steps and versions.
 //
-//	semanticmodel corpus -wordnet DIR -out corpus.txt
+//	semanticmodel corpus -wordnet DIR [-prose] -out corpus.txt
 //	semanticmodel pack -wordnet DIR -corpus corpus.txt -vectors vectors.vec -out model.bin
 //	semanticmodel knowledge -wordnet DIR -base model.bin -data DIR -out model.bin
 package main
@@ -29,6 +29,9 @@ func main() {
 	goroot := fs.String("goroot", runtime.GOROOT(), "Go tree whose doc comments join the corpus")
 	base := fs.String("base", "", "knowledge: the packed model to add knowledge to")
 	data := fs.String("data", "", "knowledge: directory of the unpacked npm packages")
+	prose := fs.Bool("prose", false, "corpus: add manual pages, AppStream descriptions and Python docstrings")
+	manDir := fs.String("man", "/usr/share/man", "corpus: manual pages directory (with -prose)")
+	aptLists := fs.String("aptlists", "/var/lib/apt/lists", "corpus: apt lists directory, for AppStream (with -prose)")
 	_ = fs.Parse(os.Args[2:])
 	wn, err := loadWordNet(*wnDir)
 	if err != nil {
@@ -36,7 +39,7 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "corpus":
-		err = writeCorpus(*out, wn, *goroot)
+		err = writeCorpus(*out, wn, *goroot, *prose, *manDir, *aptLists)
 	case "pack":
 		err = pack(wn, *corpus, *vectors, *out)
 	case "knowledge":
