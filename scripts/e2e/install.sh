@@ -14,6 +14,19 @@ if [[ "$want_stamp" != "$have_stamp" || ! -x "$NODE22_BIN/node" ||
   ! -e "$E2E_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" ||
   ! -e "$E2E_DIR/node_modules/conformance-next/dist/index.js" ]]; then
   printf 'e2e: %s\n' "node_modules missing or stale: npm ci in scripts/e2e"
-  (cd "$E2E_DIR" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want_stamp" >"$stamp_file"
+  # npm ci runs in a staging directory, then the tree replaces node_modules in one rename: make test
+  # runs this install side by side with lint, whose go commands walk the whole checkout (./...), and
+  # a walk fails on a directory that vanishes under it (npm ci first deletes a stale tree). The go
+  # command skips directories whose name starts with a dot.
+  staging="$E2E_DIR/.npm-install"
+  rm -rf "$staging"
+  mkdir "$staging"
+  cp "$E2E_DIR/package.json" "$E2E_DIR/package-lock.json" "$staging/"
+  (cd "$staging" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want_stamp" >"$staging/node_modules/.e2e-install-stamp"
+  if [[ -e "$E2E_DIR/node_modules" || -L "$E2E_DIR/node_modules" ]]; then
+    mv "$E2E_DIR/node_modules" "$staging/stale-node_modules"
+  fi
+  mv "$staging/node_modules" "$E2E_DIR/node_modules"
+  rm -rf "$staging"
 fi
