@@ -253,8 +253,8 @@ func (u *upstream) rawJSONBody(body io.Reader, want []byte) (*rawMessage, error)
 	if err != nil {
 		return nil, fmt.Errorf("tools/call: reading the answer: %w", err)
 	}
-	msg := new(rawMessage)
-	if err := json.Unmarshal(data, msg); err != nil {
+	msg, err := decodeRawMessage(data)
+	if err != nil {
 		return nil, fmt.Errorf("tools/call: the answer is not JSON-RPC: %v", err)
 	}
 	if !bytes.Equal(msg.ID, want) {
@@ -302,8 +302,7 @@ func (u *upstream) rawStream(ctx context.Context, cs *mcp.ClientSession, proto s
 		if data.Len() == 0 {
 			continue // an event without data (a priming event, say)
 		}
-		msg := new(rawMessage)
-		err = json.Unmarshal(data.Bytes(), msg)
+		msg, err := decodeRawMessage(data.Bytes())
 		data.Reset()
 		if err != nil {
 			u.log.Debug("raw call: an event that is not JSON-RPC", "error", err)
