@@ -118,18 +118,10 @@ func (u *upstream) rawHTTPClient() *http.Client {
 func (u *upstream) rawToolCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	proto := cs.InitializeResult().ProtocolVersion
 	id := "agents-mcp-" + strconv.FormatUint(rawSeq.Add(1), 10)
-	p, err := json.Marshal(params)
+	body, err := rawCallBody(id, params)
 	if err != nil {
 		return nil, err
 	}
-	// Not from a pool: net/http may still be writing the body when the
-	// answer is in (an upstream that answers before reading it all).
-	body := make([]byte, 0, len(p)+len(id)+64)
-	body = append(body, `{"jsonrpc":"2.0","id":"`...)
-	body = append(body, id...)
-	body = append(body, `","method":"tools/call","params":`...)
-	body = append(body, p...)
-	body = append(body, '}')
 
 	resp, err := u.rawPost(ctx, cs, proto, body, params.Name)
 	if err != nil {
@@ -261,8 +253,8 @@ func (u *upstream) rawJSONBody(body io.Reader, want []byte) (*rawMessage, error)
 	if err != nil {
 		return nil, fmt.Errorf("tools/call: reading the answer: %w", err)
 	}
-	msg := new(rawMessage)
-	if err := json.Unmarshal(data, msg); err != nil {
+	msg, err := decodeRawMessage(data)
+	if err != nil {
 		return nil, fmt.Errorf("tools/call: the answer is not JSON-RPC: %v", err)
 	}
 	if !bytes.Equal(msg.ID, want) {
@@ -310,8 +302,7 @@ func (u *upstream) rawStream(ctx context.Context, cs *mcp.ClientSession, proto s
 		if data.Len() == 0 {
 			continue // an event without data (a priming event, say)
 		}
-		msg := new(rawMessage)
-		err = json.Unmarshal(data.Bytes(), msg)
+		msg, err := decodeRawMessage(data.Bytes())
 		data.Reset()
 		if err != nil {
 			u.log.Debug("raw call: an event that is not JSON-RPC", "error", err)
