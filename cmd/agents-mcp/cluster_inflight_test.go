@@ -95,7 +95,7 @@ func statelessToolCall(ctx context.Context, base, name string, args map[string]a
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", name)
 	req.Header.Set("Authorization", "Bearer key-a")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := unpooledClient.Do(req)
 	if err != nil {
 		return err
 	}
