@@ -37,7 +37,8 @@ func (s *storeTrips) AddCallCount(ctx context.Context, key string, expiresAt tim
 // counters (the guard's charge, which the call then finds made), not a
 // read by the guard and a charge by the call. A call refused after the
 // guard (invalid arguments) gets its count back; the call past the quota
-// is answered 429 before it runs.
+// is answered 429 before it runs. A charge ticket sent by the client
+// counts for nothing.
 func TestMeteredHTTPCallCountsOnce(t *testing.T) {
 	db := openStore(t)
 	trips := &storeTrips{CallCounterService: db}
@@ -73,6 +74,8 @@ func TestMeteredHTTPCallCountsOnce(t *testing.T) {
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", "store_insight")
+		// A client that names a charge ticket of its own is not believed.
+		req.Header.Set("X-Agents-Mcp-Precharged", "AAAAAAAAAAAAAAAAAAAAAAAAAA")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
