@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +70,12 @@ func TestClusterBehindHAProxy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(seconds+60)*time.Second)
 	defer cancel()
 	end := time.Now().Add(time.Duration(seconds) * time.Second)
+	// The Go drivers call until end, and at least driveAfterKill past the
+	// kill: on a loaded machine the slow calls can take long to set up.
+	const driveAfterKill = 10 * time.Second
+	var driveUntil atomic.Int64
+	driveUntil.Store(end.UnixMilli())
+	driving := func() bool { return time.Now().UnixMilli() < driveUntil.Load() }
 
 	var wg sync.WaitGroup
 	results := map[string][]clusterCall{}
@@ -79,8 +86,8 @@ func TestClusterBehindHAProxy(t *testing.T) {
 		results[driver] = calls
 	}
 	wg.Add(3)
-	go func() { defer wg.Done(); record("mcp-go", driveMCPGo(ctx, t, lb, end)) }()
-	go func() { defer wg.Done(); record("stateless-2026", driveStateless(ctx, lb, end)) }()
+	go func() { defer wg.Done(); record("mcp-go", driveMCPGo(ctx, t, lb, driving)) }()
+	go func() { defer wg.Done(); record("stateless-2026", driveStateless(ctx, lb, driving)) }()
 	go func() { defer wg.Done(); record("typescript-sdk", driveTypeScript(ctx, t, lb, seconds)) }()
 
 	time.Sleep(time.Until(end.Add(-time.Duration(seconds) * time.Second / 2)))
@@ -91,6 +98,7 @@ func TestClusterBehindHAProxy(t *testing.T) {
 	var killed int64
 	inFlight := slowCallsAcrossKill(t, slow, lb, upstreamSessions, slowCalls, slowMs, inFlightBound, func() {
 		killed = time.Now().UnixMilli()
+		driveUntil.Store(max(driveUntil.Load(), killed+driveAfterKill.Milliseconds()))
 		_ = reps[0].cmd.Process.Kill()
 		_ = reps[0].cmd.Wait()
 	})
@@ -230,8 +238,8 @@ backend replicas
 }
 
 // driveMCPGo calls list_tasks through one mcp-go 2025-11-25 session
-// every 100 ms until end.
-func driveMCPGo(ctx context.Context, t *testing.T, lb string, end time.Time) []clusterCall {
+// every 100 ms while driving.
+func driveMCPGo(ctx context.Context, t *testing.T, lb string, driving func() bool) []clusterCall {
 	tr, err := mgotransport.NewStreamableHTTP(lb+"/mcp", mgotransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer key-a"}),
 		mgotransport.WithHTTPHeaderFunc(mcpGoCallHeaders),
 		// Its own pool: the connections of other calls never serve it.
@@ -253,7 +261,7 @@ func driveMCPGo(ctx context.Context, t *testing.T, lb string, end time.Time) []c
 		return nil
 	}
 	var calls []clusterCall
-	for time.Now().Before(end) {
+	for driving() {
 		start := time.Now().UnixMilli()
 		id := newCallID("mcp-go")
 		cctx, cancel := context.WithTimeout(withCallID(ctx, id), 10*time.Second)
@@ -271,11 +279,11 @@ func driveMCPGo(ctx context.Context, t *testing.T, lb string, end time.Time) []c
 	return calls
 }
 
-// driveStateless makes 2026-07-28 calls (no session) every 100 ms until
-// end.
-func driveStateless(ctx context.Context, lb string, end time.Time) []clusterCall {
+// driveStateless makes 2026-07-28 calls (no session) every 100 ms
+// while driving.
+func driveStateless(ctx context.Context, lb string, driving func() bool) []clusterCall {
 	var calls []clusterCall
-	for time.Now().Before(end) {
+	for driving() {
 		start := time.Now().UnixMilli()
 		id := newCallID("stateless")
 		err := statelessCall(ctx, lb, id)
