@@ -148,13 +148,18 @@ func TestClusterBehindHAProxy(t *testing.T) {
 				// Sent to the killed replica (HAProxy's log says so) and
 				// not ended before the kill: it may fail, with an error.
 				inFlight++
+			case len(servers) == 0 && c.Start <= killed && c.End >= killed:
+				// In flight at the kill, and not in HAProxy's log (it drops
+				// lines when its stdout is not read fast enough): it may
+				// have been on the killed replica.
+				inFlight++
 			default:
 				failed++
 				t.Errorf("%s: call %s, through %v, not on the killed replica, failed (%d..%d ms from the kill): %s",
 					driver, c.ID, servers, c.Start-killed, c.End-killed, c.Error)
 			}
 		}
-		t.Logf("%s: %d calls (%d in HAProxy's log), %d ok (%d after the kill), %d failed in flight on the killed replica, %d other failures",
+		t.Logf("%s: %d calls (%d in HAProxy's log), %d ok (%d after the kill), %d failed in flight on the killed replica (or unlogged and in flight at the kill), %d other failures",
 			driver, len(calls), traced, ok, after, inFlight, failed)
 		if traced < len(calls)*9/10 {
 			t.Errorf("%s: HAProxy's log names the replica of only %d of %d calls", driver, traced, len(calls))
