@@ -63,6 +63,11 @@ type CallQuotaEnforcer interface {
 	// Exceeded reports, without counting, the [*CallQuotaError] that
 	// Charge would return for the next such call, or nil.
 	Exceeded(ctx context.Context, principal string, limits []CallLimit, upstream, name string) error
+	// Precharge is Charge for a call charged ahead of the step that runs
+	// it (the HTTP guard, which answers a refusal 429): when it is not
+	// refused, refund gives the count back, for a call that never got to
+	// run. Store errors are returned as by Charge.
+	Precharge(ctx context.Context, principal string, limits []CallLimit, upstream, name string) (refund func(context.Context) error, err error)
 }
 
 // CallQuotaError refuses a call past a [CallQuota] in the current window.
@@ -84,9 +89,10 @@ func (e *CallQuotaError) Error() string {
 // every replica. A counter lives until expiresAt; after it, it may read 0
 // or its last count.
 type CallCounterService interface {
-	// AddCallCount adds n (≥ 0) to counter key, creating it at 0 first
-	// if it does not exist, and returns its new value. Concurrent adds,
-	// from this process or other replicas, are never lost.
+	// AddCallCount adds n to counter key, creating it at 0 first if it
+	// does not exist, and returns its new value: 0 reads it, a negative n
+	// gives back calls counted before (a refund). Concurrent adds, from
+	// this process or other replicas, are never lost.
 	AddCallCount(ctx context.Context, key string, expiresAt time.Time, n int64) (int64, error)
 }
 

@@ -128,7 +128,7 @@ func (r *Router) dispatch(ctx context.Context, e *toolEntry, req *mcp.CallToolRe
 		r.recordRefusal(ctx, e.tool.Name, req.Params.Arguments, "invalid arguments: "+msg)
 		return nil, &refusal{msg: msg, issues: issues, missing: missing}, nil
 	}
-	if err := r.chargeCall(ctx, e); err != nil {
+	if err := r.chargeCall(ctx, e, req); err != nil {
 		return nil, nil, err
 	}
 	ctx, span := startCallSpan(ctx, e)

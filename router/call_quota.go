@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 	"github.com/agents-mcp/agents-mcp/router/transport/mcphttp"
@@ -37,11 +38,15 @@ func callLimits(ctx context.Context, p *agentsmcp.Principal) []agentsmcp.CallLim
 	return limits
 }
 
-// chargeCall charges a call of e against the call limits of its caller.
-// The call tool of discovery mode is not charged: the call it dispatches
-// again is, under the real tool's name.
-func (r *Router) chargeCall(ctx context.Context, e *toolEntry) error {
+// chargeCall charges a call of e, made by req, against the call limits
+// of its caller, unless the HTTP guard charged it already
+// (call_precharge.go). The call tool of discovery mode is not charged:
+// the call it dispatches again is, under the real tool's name.
+func (r *Router) chargeCall(ctx context.Context, e *toolEntry, req *mcp.CallToolRequest) error {
 	if r.callQuotas == nil || e.tool.Name == CallToolName {
+		return nil
+	}
+	if req != nil && r.takePrecharge(req, agentsmcp.PrincipalIDFrom(ctx), e.tool.Name) {
 		return nil
 	}
 	p := agentsmcp.PrincipalFrom(ctx)
@@ -78,11 +83,12 @@ func retryAfterMs(d time.Duration) int64 {
 
 // callQuotaRefusal is [mcphttp.Options.RefuseCall]: whether a tools/call
 // of the exposed tool name, in req (authenticated; to the virtual server
-// its [mcphttp.VirtualServerHeader] names, if any), would be refused by a
-// call quota already used up. It counts nothing: the call is charged when
-// it runs. Unknown tools, and failures to read the counters, are left to
-// the call.
+// its [mcphttp.VirtualServerHeader] names, if any), is refused by a call
+// quota already used up. It charges the call, in the one round trip to
+// the counters that the call then does not make (call_precharge.go).
+// Unknown tools, and failures of the counters, are left to the call.
 func (r *Router) callQuotaRefusal(req *http.Request, name string) (*jsonrpc.Error, time.Duration, bool) {
+	req.Header.Del(prechargedHeader)
 	ctx := req.Context()
 	p := agentsmcp.PrincipalFrom(ctx)
 	if p == nil {
@@ -113,7 +119,7 @@ func (r *Router) callQuotaRefusal(req *http.Request, name string) (*jsonrpc.Erro
 	if p != nil {
 		id = p.ID
 	}
-	qe, ok := errors.AsType[*agentsmcp.CallQuotaError](r.callQuotas.Exceeded(ctx, id, limits, e.provider.Name(), e.tool.Name))
+	qe, ok := errors.AsType[*agentsmcp.CallQuotaError](r.precharge(ctx, req, id, limits, e.provider.Name(), e.tool.Name))
 	if !ok {
 		return nil, 0, false
 	}

@@ -150,6 +150,7 @@ type Router struct {
 	tasks       *tasks.Backends  // nil until AddTaskBackend
 	onTaskWrite func(TaskWriteRecord)
 	callQuotas  agentsmcp.CallQuotaEnforcer
+	precharges  sync.Map // ticket → *precharge: calls charged by the HTTP guard (call_precharge.go)
 }
 
 type toolEntry struct {

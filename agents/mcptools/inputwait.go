@@ -8,8 +8,8 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
-	"github.com/agents-mcp/agents-mcp/agents"
 	"github.com/agents-mcp/agents-mcp/internal/mcpwire"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // This file bounds how long an MCP task waits in input_required
@@ -30,31 +30,20 @@ import (
 // DefaultInputWait is the wait of an [MCPTasks] whose InputWait is zero.
 const DefaultInputWait = 10 * time.Minute
 
-// pauseEvents are the task events that start, or restart while the task
-// is paused, the wait for an answer: the pause itself, and an answer that
-// was refused or was only partial (the question was asked again).
-var pauseEvents = map[string]bool{"paused": true, agents.EventInputsRejected: true, "step_waiting_input": true}
-
 // inputWaitEnded reports whether task, seen as an MCP task, has waited for
-// an answer longer than wait, and when that wait ended: a pause in its
+// an answer longer than wait, and when that wait ended: a wait in its
 // history that lasted longer (the next event came later than wait after
-// it), or the current pause, begun more than wait before now.
+// it; a history trimmed keeps its longest wait, see
+// [storedform.TrimHistory]), or the current pause, begun more than wait
+// before now.
 func inputWaitEnded(task *agentsmcp.Task, wait time.Duration, now time.Time) (time.Time, bool) {
-	var pausedAt time.Time // zero: not in a pause
-	for _, e := range task.History {
-		if pauseEvents[e.Type] && (e.Type == "paused" || !pausedAt.IsZero()) {
-			// An answer that came after the wait had ended does not reopen
-			// it: the task was shown ended, and stays so.
-			if !pausedAt.IsZero() && e.At.Sub(pausedAt) > wait {
-				return pausedAt.Add(wait), true
-			}
-			pausedAt = e.At
-			continue
+	waits, pausedAt := storedform.Waits(task.History)
+	for _, w := range waits {
+		// An answer that came after the wait had ended does not reopen
+		// it: the task was shown ended, and stays so.
+		if w.Lasted > wait {
+			return w.Began.Add(wait), true
 		}
-		if !pausedAt.IsZero() && e.At.Sub(pausedAt) > wait {
-			return pausedAt.Add(wait), true
-		}
-		pausedAt = time.Time{}
 	}
 	if task.Status != agentsmcp.TaskPaused {
 		return time.Time{}, false

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/agents"
+	"github.com/agents-mcp/agents-mcp/internal/storedform"
 )
 
 // TestInputWaitEndedStaysEnded: a task whose wait for input ran out is
@@ -36,5 +38,12 @@ func TestInputWaitEndedStaysEnded(t *testing.T) {
 		if ended != tc.wantEnded || !end.Equal(t0.Add(tc.wantEnd)) {
 			t.Errorf("%s: ended %v at +%v, want %v at +%v", tc.name, ended, end.Sub(t0), tc.wantEnded, tc.wantEnd)
 		}
+	}
+}
+
+// The wait events storedform reads are the executor's.
+func TestInputWaitEventsAreTheExecutors(t *testing.T) {
+	if agents.EventInputsRejected != storedform.EventInputsRejected {
+		t.Errorf("the executor's refused-inputs event %q is not storedform's %q", agents.EventInputsRejected, storedform.EventInputsRejected)
 	}
 }

@@ -95,7 +95,7 @@ func statelessToolCall(ctx context.Context, base, name string, args map[string]a
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", name)
 	req.Header.Set("Authorization", "Bearer key-a")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := unpooledClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -165,6 +165,10 @@ func slowCallsAcrossKill(t *testing.T, u *slowUpstream, lb string, sessions map[
 			calls[i].tag += "-session"
 			calls[i].session = sessionThrough(t, lb)
 		}
+	}
+	// Every session is open before the first call starts: on a loaded
+	// machine, opening them one by one can take longer than a call lasts.
+	for i := range calls {
 		wg.Add(1)
 		go func(c *inFlightCall) {
 			defer wg.Done()

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +29,8 @@ const clusterEnv = "AGENTS_MCP_TEST_CLUSTER"
 
 // clusterCall is one call a driver made through the load balancer.
 type clusterCall struct {
-	Start, End int64 // Unix milliseconds
+	ID         string // sent in callIDHeader
+	Start, End int64  // Unix milliseconds
 	OK         bool
 	Error      string
 }
@@ -63,10 +66,16 @@ func TestClusterBehindHAProxy(t *testing.T) {
 	slow := startSlowUpstream(t)
 	reps := startSharedReplicas(t, 3, "AGENTS_MCP_CONFIG="+slow.configFile(t))
 	upstreamSessions := slow.replicaSessions(t, reps)
-	lb := startHAProxy(t, haproxy, reps)
+	lb, lbLog := startHAProxy(t, haproxy, reps)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(seconds+60)*time.Second)
 	defer cancel()
 	end := time.Now().Add(time.Duration(seconds) * time.Second)
+	// The Go drivers call until end, and at least driveAfterKill past the
+	// kill: on a loaded machine the slow calls can take long to set up.
+	const driveAfterKill = 10 * time.Second
+	var driveUntil atomic.Int64
+	driveUntil.Store(end.UnixMilli())
+	driving := func() bool { return time.Now().UnixMilli() < driveUntil.Load() }
 
 	var wg sync.WaitGroup
 	results := map[string][]clusterCall{}
@@ -77,8 +86,8 @@ func TestClusterBehindHAProxy(t *testing.T) {
 		results[driver] = calls
 	}
 	wg.Add(3)
-	go func() { defer wg.Done(); record("mcp-go", driveMCPGo(ctx, t, lb, end)) }()
-	go func() { defer wg.Done(); record("stateless-2026", driveStateless(ctx, lb, end)) }()
+	go func() { defer wg.Done(); record("mcp-go", driveMCPGo(ctx, t, lb, driving)) }()
+	go func() { defer wg.Done(); record("stateless-2026", driveStateless(ctx, lb, driving)) }()
 	go func() { defer wg.Done(); record("typescript-sdk", driveTypeScript(ctx, t, lb, seconds)) }()
 
 	time.Sleep(time.Until(end.Add(-time.Duration(seconds) * time.Second / 2)))
@@ -89,6 +98,7 @@ func TestClusterBehindHAProxy(t *testing.T) {
 	var killed int64
 	inFlight := slowCallsAcrossKill(t, slow, lb, upstreamSessions, slowCalls, slowMs, inFlightBound, func() {
 		killed = time.Now().UnixMilli()
+		driveUntil.Store(max(driveUntil.Load(), killed+driveAfterKill.Milliseconds()))
 		_ = reps[0].cmd.Process.Kill()
 		_ = reps[0].cmd.Wait()
 	})
@@ -120,23 +130,40 @@ func TestClusterBehindHAProxy(t *testing.T) {
 		t.Errorf("none of the %d slow calls was in flight on the killed replica", slowCalls)
 	}
 
+	servedBy := callServers(lbLog.String())
 	for driver, calls := range results {
-		var ok, failed, inFlight, after int
+		var ok, failed, inFlight, after, traced int
 		for _, c := range calls {
+			servers := servedBy[c.ID]
+			if len(servers) > 0 {
+				traced++
+			}
 			switch {
 			case c.OK:
 				ok++
 				if c.Start > killed {
 					after++
 				}
-			case c.Start <= killed && c.End >= killed:
-				inFlight++ // in flight at the kill: it may fail, with an error
+			case c.End >= killed && slices.Contains(servers, "r0"):
+				// Sent to the killed replica (HAProxy's log says so) and
+				// not ended before the kill: it may fail, with an error.
+				inFlight++
+			case len(servers) == 0 && c.Start <= killed && c.End >= killed:
+				// In flight at the kill, and not in HAProxy's log (it drops
+				// lines when its stdout is not read fast enough): it may
+				// have been on the killed replica.
+				inFlight++
 			default:
 				failed++
-				t.Errorf("%s: a call not in flight at the kill failed (%d..%d ms): %s", driver, c.Start-killed, c.End-killed, c.Error)
+				t.Errorf("%s: call %s, through %v, not on the killed replica, failed (%d..%d ms from the kill): %s",
+					driver, c.ID, servers, c.Start-killed, c.End-killed, c.Error)
 			}
 		}
-		t.Logf("%s: %d calls, %d ok (%d after the kill), %d failed in flight at the kill, %d other failures", driver, len(calls), ok, after, inFlight, failed)
+		t.Logf("%s: %d calls (%d in HAProxy's log), %d ok (%d after the kill), %d failed in flight on the killed replica (or unlogged and in flight at the kill), %d other failures",
+			driver, len(calls), traced, ok, after, inFlight, failed)
+		if traced < len(calls)*9/10 {
+			t.Errorf("%s: HAProxy's log names the replica of only %d of %d calls", driver, traced, len(calls))
+		}
 		if after == 0 {
 			t.Errorf("%s: no call succeeded after the kill", driver)
 		}
@@ -154,10 +181,11 @@ func TestClusterBehindHAProxy(t *testing.T) {
 }
 
 // startHAProxy runs haproxy in front of the replicas and returns its
-// base URL: round-robin per request, no affinity, no reuse of server
-// connections (a request never rides a connection to a dead replica),
-// and a refused connection retried on another replica.
-func startHAProxy(t *testing.T, haproxy string, reps []*serverProcess) string {
+// base URL and its log (see callServers): round-robin per request, no
+// affinity, no reuse of server connections (a request never rides a
+// connection to a dead replica), and a refused connection retried on
+// another replica.
+func startHAProxy(t *testing.T, haproxy string, reps []*serverProcess) (string, *syncBuffer) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -171,8 +199,10 @@ func startHAProxy(t *testing.T, haproxy string, reps []*serverProcess) string {
 	}
 	cfg := fmt.Sprintf(`global
   maxconn 2000
+  log stdout format raw local0
 defaults
   mode http
+  log global
   timeout connect 2s
   timeout client 120s
   timeout server 120s
@@ -181,18 +211,18 @@ defaults
   http-reuse never
 frontend mcp
   bind %s
-  default_backend replicas
+%s  default_backend replicas
 backend replicas
   balance roundrobin
   option http-server-close
-%s`, addr, servers.String())
+%s`, addr, haproxyCallLog, servers.String())
 	path := filepath.Join(t.TempDir(), "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(haproxy, "-f", path, "-db")
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -209,13 +239,16 @@ backend replicas
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return "http://" + addr
+	return "http://" + addr, logs
 }
 
 // driveMCPGo calls list_tasks through one mcp-go 2025-11-25 session
-// every 100 ms until end.
-func driveMCPGo(ctx context.Context, t *testing.T, lb string, end time.Time) []clusterCall {
-	tr, err := mgotransport.NewStreamableHTTP(lb+"/mcp", mgotransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer key-a"}))
+// every 100 ms while driving.
+func driveMCPGo(ctx context.Context, t *testing.T, lb string, driving func() bool) []clusterCall {
+	tr, err := mgotransport.NewStreamableHTTP(lb+"/mcp", mgotransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer key-a"}),
+		mgotransport.WithHTTPHeaderFunc(mcpGoCallHeaders),
+		// Its own pool: the connections of other calls never serve it.
+		mgotransport.WithHTTPBasicClient(&http.Client{Transport: &http.Transport{}}))
 	if err != nil {
 		t.Error(err)
 		return nil
@@ -233,12 +266,13 @@ func driveMCPGo(ctx context.Context, t *testing.T, lb string, end time.Time) []c
 		return nil
 	}
 	var calls []clusterCall
-	for time.Now().Before(end) {
+	for driving() {
 		start := time.Now().UnixMilli()
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		id := newCallID("mcp-go")
+		cctx, cancel := context.WithTimeout(withCallID(ctx, id), 10*time.Second)
 		res, err := c.CallTool(cctx, mgo.CallToolRequest{Params: mgo.CallToolParams{Name: "list_tasks", Arguments: map[string]any{}}})
 		cancel()
-		call := clusterCall{Start: start, End: time.Now().UnixMilli(), OK: err == nil && !res.IsError}
+		call := clusterCall{ID: id, Start: start, End: time.Now().UnixMilli(), OK: err == nil && !res.IsError}
 		if err != nil {
 			call.Error = err.Error()
 		} else if res.IsError {
@@ -250,14 +284,15 @@ func driveMCPGo(ctx context.Context, t *testing.T, lb string, end time.Time) []c
 	return calls
 }
 
-// driveStateless makes 2026-07-28 calls (no session) every 100 ms until
-// end.
-func driveStateless(ctx context.Context, lb string, end time.Time) []clusterCall {
+// driveStateless makes 2026-07-28 calls (no session) every 100 ms
+// while driving.
+func driveStateless(ctx context.Context, lb string, driving func() bool) []clusterCall {
 	var calls []clusterCall
-	for time.Now().Before(end) {
+	for driving() {
 		start := time.Now().UnixMilli()
-		err := statelessCall(ctx, lb)
-		call := clusterCall{Start: start, End: time.Now().UnixMilli(), OK: err == nil}
+		id := newCallID("stateless")
+		err := statelessCall(ctx, lb, id)
+		call := clusterCall{ID: id, Start: start, End: time.Now().UnixMilli(), OK: err == nil}
 		if err != nil {
 			call.Error = err.Error()
 		}
@@ -267,7 +302,7 @@ func driveStateless(ctx context.Context, lb string, end time.Time) []clusterCall
 	return calls
 }
 
-func statelessCall(ctx context.Context, lb string) error {
+func statelessCall(ctx context.Context, lb, id string) error {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
 		"name": "list_tasks", "arguments": map[string]any{},
 		"_meta": map[string]any{
@@ -285,7 +320,8 @@ func statelessCall(ctx context.Context, lb string) error {
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", "list_tasks")
 	req.Header.Set("Authorization", "Bearer key-a")
-	resp, err := http.DefaultClient.Do(req)
+	req.Header.Set(callIDHeader, id)
+	resp, err := unpooledClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -315,6 +351,7 @@ func driveTypeScript(ctx context.Context, t *testing.T, lb string, seconds int) 
 	}
 	var res struct {
 		Calls []struct {
+			ID         string
 			Start, End int64
 			OK         bool
 			Error      string
@@ -326,7 +363,7 @@ func driveTypeScript(ctx context.Context, t *testing.T, lb string, seconds int) 
 	}
 	var calls []clusterCall
 	for _, c := range res.Calls {
-		calls = append(calls, clusterCall{Start: c.Start, End: c.End, OK: c.OK, Error: c.Error})
+		calls = append(calls, clusterCall{ID: c.ID, Start: c.Start, End: c.End, OK: c.OK, Error: c.Error})
 	}
 	return calls
 }

@@ -7,7 +7,6 @@ package storedform
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
@@ -23,7 +22,7 @@ func TaskBytes(t *agentsmcp.Task) int64 {
 		s := &t.Steps[i]
 		size += len(s.StepID) + len(s.Output) + len(s.Error) + len(s.RepairedTool) + len(s.RepairedArguments)
 	}
-	for _, e := range t.History[max(len(t.History)-agentsmcp.MaxTaskHistory, 0):] {
+	for _, e := range TrimHistory(t.History) {
 		size += len(e.Type) + len(e.StepID) + len(e.Message)
 	}
 	return int64(size)
@@ -52,12 +51,14 @@ func AddEvent(t *agentsmcp.Task, e agentsmcp.TaskEvent) {
 }
 
 // TrimHistory returns the newest agentsmcp.MaxTaskHistory events of h (h itself
-// when it is short enough).
+// when it is short enough, a copy otherwise). When the events dropped held
+// a wait for an answer, the oldest event kept gives way to one that
+// records the longest of those waits (see [Waits]).
 func TrimHistory(h []agentsmcp.TaskEvent) []agentsmcp.TaskEvent {
 	if len(h) <= agentsmcp.MaxTaskHistory {
 		return h
 	}
-	return slices.Clone(h[len(h)-agentsmcp.MaxTaskHistory:])
+	return trimKeepingWaits(h)
 }
 
 // TruncateUTF8 cuts s to at most n bytes without splitting a character.

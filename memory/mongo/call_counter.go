@@ -26,9 +26,6 @@ var _ agentsmcp.CallCounterService = (*DB)(nil)
 // same counter at the same instant may lose a count, which MongoDB never
 // does.
 func (db *DB) AddCallCount(ctx context.Context, key string, expiresAt time.Time, n int64) (int64, error) {
-	if n < 0 {
-		return 0, agentsmcp.Errorf(agentsmcp.EINVALID, "call count: cannot add %d", n)
-	}
 	col := db.db.Collection(colCallCounters)
 	if db.callAdds.Add(1)%callCounterSweepEvery == 0 {
 		if _, err := col.DeleteMany(ctx, bson.D{{Key: "expiresAt", Value: bson.D{{Key: "$lt", Value: time.Now()}}}}); err != nil {

@@ -49,8 +49,35 @@ func (c *Calls) Exceeded(ctx context.Context, principal string, limits []agentsm
 	return c.count(ctx, principal, limits, upstream, name, 0)
 }
 
-func (c *Calls) count(ctx context.Context, principal string, limits []agentsmcp.CallLimit, upstream, name string, n int64) error {
+// Precharge counts one call as Charge does and, when it is not refused,
+// returns the refund of that count: one add of -1 to each counter it
+// charged (those of the window the charge fell in). A refused call is not
+// refunded, as Charge's refusals stay counted.
+func (c *Calls) Precharge(ctx context.Context, principal string, limits []agentsmcp.CallLimit, upstream, name string) (func(context.Context) error, error) {
 	now := c.now()
+	if err := c.countAt(ctx, now, principal, limits, upstream, name, 1); err != nil {
+		return nil, err
+	}
+	refund := func(ctx context.Context) error {
+		for _, l := range limits {
+			if !selects(l.CallQuota, upstream, name) {
+				continue
+			}
+			end := windowEnd(l.CallQuota, now)
+			if _, err := c.Counters.AddCallCount(ctx, counterKey(principal, l, end), end, -1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return refund, nil
+}
+
+func (c *Calls) count(ctx context.Context, principal string, limits []agentsmcp.CallLimit, upstream, name string, n int64) error {
+	return c.countAt(ctx, c.now(), principal, limits, upstream, name, n)
+}
+
+func (c *Calls) countAt(ctx context.Context, now time.Time, principal string, limits []agentsmcp.CallLimit, upstream, name string, n int64) error {
 	for _, l := range limits {
 		if !selects(l.CallQuota, upstream, name) {
 			continue

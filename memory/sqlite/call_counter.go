@@ -29,9 +29,6 @@ var _ agentsmcp.CallCounterService = (*DB)(nil)
 // on the writer, which serialises the adds of every process that opens the
 // file; every callCounterSweepEvery-th add also deletes expired counters.
 func (db *DB) AddCallCount(ctx context.Context, key string, expiresAt time.Time, n int64) (int64, error) {
-	if n < 0 {
-		return 0, agentsmcp.Errorf(agentsmcp.EINVALID, "call count: cannot add %d", n)
-	}
 	var count int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if db.callAdds.Add(1)%callCounterSweepEvery == 0 {

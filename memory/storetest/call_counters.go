@@ -41,15 +41,18 @@ func testCallCountersPerKey(t *testing.T, s Services) {
 	if got, err := c.AddCallCount(ctx, "alice|q0|w2", end, 1); err != nil || got != 1 {
 		t.Fatalf("first add to alice's next window = %d, %v; want 1", got, err)
 	}
-	// Adding 0 reads the count; a negative add is refused.
+	// Adding 0 reads the count; a negative add gives calls back.
 	if got, err := c.AddCallCount(ctx, "alice|q0|w1", end, 0); err != nil || got != 3 {
 		t.Fatalf("add 0 to alice = %d, %v; want 3", got, err)
 	}
 	if got, err := c.AddCallCount(ctx, "never|added", end, 0); err != nil || got != 0 {
 		t.Fatalf("add 0 to a new key = %d, %v; want 0", got, err)
 	}
-	if _, err := c.AddCallCount(ctx, "alice|q0|w1", end, -1); agentsmcp.ErrorCode(err) != agentsmcp.EINVALID {
-		t.Fatalf("add -1: %v, want EINVALID", err)
+	if got, err := c.AddCallCount(ctx, "alice|q0|w1", end, -1); err != nil || got != 2 {
+		t.Fatalf("add -1 to alice = %d, %v; want 2", got, err)
+	}
+	if got, err := c.AddCallCount(ctx, "alice|q0|w1", end, 1); err != nil || got != 3 {
+		t.Fatalf("add 1 to alice after the refund = %d, %v; want 3", got, err)
 	}
 	// Many adds with expired counters around still count right (the
 	// sweep of expired counters runs among them).

@@ -24,6 +24,7 @@ func init() {
 	suite["TaskUpdate"] = testTaskUpdate
 	suite["TaskUpdateConcurrent"] = testTaskUpdateConcurrent
 	suite["TaskHistoryBound"] = testTaskHistoryBound
+	suite["TaskHistoryKeepsLongestWait"] = testTaskHistoryKeepsLongestWait
 	suite["TaskLease"] = testTaskLease
 	suite["TaskLeaseExpires"] = testTaskLeaseExpires
 	suite["TaskCreatedLeased"] = testTaskCreatedLeased
@@ -528,6 +529,42 @@ func testTaskHistoryBound(t *testing.T, s Services) {
 		t.Fatalf("UpdateTask: %v", err)
 	}
 	check(12, agentsmcp.MaxTaskHistory)
+}
+
+// testTaskHistoryKeepsLongestWait: the trimming of a task's history keeps
+// how long the task waited for an answer (the MCP view of the task ends
+// it by that), through a create and through later updates.
+func testTaskHistoryKeepsLongestWait(t *testing.T, s Services) {
+	tk := agentsmcp.Task{Request: "asks, then chats", Status: agentsmcp.TaskRunning}
+	tk.History = []agentsmcp.TaskEvent{{At: at(0), Type: "paused"}, {At: at(3600), Type: "resumed"}}
+	ticks := 0
+	tick := func() {
+		tk.History = append(tk.History, agentsmcp.TaskEvent{At: at(3601 + ticks), Type: "tick", Message: fmt.Sprint(ticks)})
+		ticks++
+	}
+	for range agentsmcp.MaxTaskHistory {
+		tick()
+	}
+	longest := func(what string) {
+		t.Helper()
+		got := findTask(t, s, tk.ID)
+		if len(got.History) != agentsmcp.MaxTaskHistory || got.History[len(got.History)-1].Message != fmt.Sprint(ticks-1) {
+			t.Fatalf("%s: stored %d events, the last %+v; want the newest %d", what, len(got.History), got.History[len(got.History)-1], agentsmcp.MaxTaskHistory)
+		}
+		waits, open := storedform.Waits(got.History)
+		if len(waits) != 1 || !waits[0].Began.Equal(at(0)) || waits[0].Lasted != time.Hour || !open.IsZero() {
+			t.Errorf("%s: the stored history records the waits %+v (open %v); want the hour from %v", what, waits, open, at(0))
+		}
+	}
+	createTask(t, s, &tk)
+	longest("created")
+	for range 3 {
+		tick()
+	}
+	if err := s.Tasks.UpdateTask(t.Context(), &tk); err != nil {
+		t.Fatalf("UpdateTask: %v", err)
+	}
+	longest("updated")
 }
 
 // acquire takes the lease and checks the task returned.
