@@ -18,12 +18,14 @@ import (
 )
 
 // TestFindRankDevVariants compares ranking variants on the large catalog
-// of TestDiscoveryOnALargeCatalog, lexical and hybrid (semantic default),
-// on its needs and on the older requests of testdata/catalog, in one run.
-// It runs only with FINDRANK_DEV=1; FINDRANK_VARIANTS names the variants
-// of devVariants to compare with the shipped ranking (comma-separated),
-// and FINDRANK_MISSES=<variant>/<needs|old>/<lex|hyb> with -v lists that
-// variant's misses.
+// of TestDiscoveryOnALargeCatalog, lexical (as SearchLexical) and hybrid
+// (as search_tools with the semantic default, its related words
+// included), on its needs, its held-out set and the older requests of
+// testdata/catalog, in one run. It runs only with FINDRANK_DEV=1;
+// FINDRANK_VARIANTS names the variants of devVariants to compare with the
+// shipped ranking (comma-separated), FINDRANK_MISSES=<variant>/<set>/<lex|hyb>
+// with -v lists that variant's misses, and FINDRANK_DIFF=1 with -v lists
+// the requests whose top-1 a variant changes against the shipped ranking.
 func TestFindRankDevVariants(t *testing.T) {
 	if os.Getenv("FINDRANK_DEV") == "" {
 		t.Skip("FINDRANK_DEV=1")
