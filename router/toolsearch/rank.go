@@ -58,6 +58,17 @@ type rankParams struct {
 	// that a model whose unrelated texts still have a cosine of 0.3 does
 	// not lift every tool alike.
 	cosineFloor float64
+	// 1 + shapeWeight multiplies the score of each of the best
+	// shapeCandidates tools whose action (list, get, create, update,
+	// delete: by its operation's method and path, or its name's verb) is
+	// the one the request's words ask for, before they are sorted again:
+	// it decides among the sibling operations of one resource (see
+	// [reshape]).
+	shapeWeight     float64
+	shapeCandidates int
+	// shapeSameSource limits the shape's weight to the candidates of the
+	// best one's source: siblings are operations of one API.
+	shapeSameSource bool
 }
 
 // defaultRankParams were chosen on the labelled catalog of real MCP servers
@@ -73,6 +84,12 @@ var defaultRankParams = rankParams{
 	coord:         1,
 	vectorWeight:  0.2,
 	minCosine:     0.15,
+	// Chosen on the large OpenAPI catalog's needs (TestFindRankDevVariants;
+	// docs/benchmarks.md): 0.1–0.3 measured alike there; limited to the
+	// best candidate's source, it lowered no set's top-1.
+	shapeWeight:     0.2,
+	shapeCandidates: 20,
+	shapeSameSource: true,
 }
 
 // semanticRankParams are the ranking with an embedder of meaning (the
@@ -111,6 +128,7 @@ type searchDoc struct {
 	tf        map[string][numFields]int // term → its frequency in each field
 	embedText string                    // what the embedder is given for this tool
 	vecKey    string                    // the cache key of its vector (see Index)
+	action    actionKind                // what the tool does, if known (see [toolAction])
 }
 
 // newSearchDoc tokenises a tool. schema is its input schema as JSON.
@@ -338,8 +356,11 @@ type ranked struct {
 	// alignment is the word alignment with the query, if it was measured
 	// (see [realign]).
 	alignment float64
-	score     float64
-	hits      []fieldHit
+	// shaped: its action is the request's, and its score got the
+	// shape's weight (see [reshape]).
+	shaped bool
+	score  float64
+	hits   []fieldHit
 }
 
 // rank scores every document for the query. docVecs, if not nil, holds the
@@ -499,6 +520,9 @@ func (r *ranked) why(hybrid, aligned bool) string {
 	}
 	if aligned {
 		parts = append(parts, fmt.Sprintf("word alignment %.2f", r.alignment))
+	}
+	if r.shaped {
+		parts = append(parts, "action: "+actionNames[r.doc.action])
 	}
 	if len(parts) == 0 {
 		return "no match"

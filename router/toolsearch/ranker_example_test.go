@@ -73,9 +73,9 @@ func ExampleRanker() {
 	}
 	// Output:
 	// by words:
-	//   chat__send_message (server: message→chat; name: send, message; description: send, message)
+	//   chat__send_message (server: message→chat; name: send, message; description: send, message; action: create)
 	//   mail__send_email (name: send; description: send, message)
 	// with chat down:
 	//   mail__send_email (name: send; description: send, message)
-	//   chat__send_message (server: message→chat; name: send, message; description: send, message; source down)
+	//   chat__send_message (server: message→chat; name: send, message; description: send, message; action: create; source down)
 }

@@ -137,7 +137,9 @@ func SearchLexical(reg Registry, query, scope string, limit int) []Match {
 
 // docOf tokenises a registered tool.
 func docOf(t *agentsmcp.RegisteredTool) searchDoc {
-	return newSearchDoc(t.Tool.Name, t.Tool.Title, t.Tool.Description, t.Source, t.InputSchema)
+	d := newSearchDoc(t.Tool.Name, t.Tool.Title, t.Tool.Description, t.Source, t.InputSchema)
+	d.action = toolAction(t)
+	return d
 }
 
 // inScope reports whether a tool from source belongs to scope.
@@ -182,6 +184,9 @@ func rankUnexplained(ix *lexicalIndex, terms []queryTerm, p rankParams, scope st
 			w = p.alignWeightLexical
 		}
 		aligned = w > 0 && realign(top, w, align)
+	}
+	if top := rs[:min(p.shapeCandidates, len(rs))]; len(top) > 0 {
+		reshape(top, requestAction(queryTokens(terms)), p.shapeWeight, p.shapeSameSource)
 	}
 	rs = rs[:min(limit, len(rs))]
 	for _, r := range rs {
