@@ -47,7 +47,9 @@ const (
 // tomorrow?" are both "weather <name> <date>", and "Echo the message hello"
 // and "Echo the message goodbye" both "echo message <text>". The key is at
 // most MaxQueryTextBytes.
-func FamilyOf(request string) string {
+func FamilyOf(request string) string { return familyMemo.of(request, familyOf) }
+
+func familyOf(request string) string {
 	toks := familyTokens(request)
 	titleCase := mostlyCapitalised(toks)
 	var words []string

@@ -798,7 +798,9 @@ const (
 // kept: "convert csv to json" and "convert json to csv" differ. A request
 // made of stop words only gives its own words, lower-cased. The goal is at
 // most MaxQueryTextBytes.
-func GoalOf(request string) string {
+func GoalOf(request string) string { return goalMemo.of(request, goalOf) }
+
+func goalOf(request string) string {
 	lower := strings.ToLower(withoutSecrets(strings.ToValidUTF8(request, "\uFFFD")))
 	s := replaceQuoted(lower, " "+placeholderText+" ")
 	var words []string
@@ -857,8 +859,12 @@ func isGoalPath(w string) bool {
 // appendGoalWords appends the words of w (runs of letters and digits,
 // apostrophes dropped: "don't" is "dont"), without stop words, numbers
 // made placeholders.
+// apostrophes removes the apostrophes of a word ("don't" is "dont"); a
+// Replacer is built once, on first use, and is safe for concurrent use.
+var apostrophes = strings.NewReplacer("'", "", "’", "")
+
 func appendGoalWords(words []string, w string) []string {
-	w = strings.NewReplacer("'", "", "’", "").Replace(w)
+	w = apostrophes.Replace(w)
 	for _, run := range strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		switch {
 		case goalStopWords[run]:

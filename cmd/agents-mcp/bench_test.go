@@ -156,7 +156,7 @@ func buildStartupDir(b *testing.B, n int) string {
 	if err := fillLearnings(ctx, filepath.Join(dir, SQLiteFile), n); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("start-up fixture: %d learnings stored in %v", n, time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "start-up fixture: %d learnings stored in %v\n", n, time.Since(start).Round(time.Second))
 	embedder, _, err := newEmbedder(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -174,7 +174,9 @@ func buildStartupDir(b *testing.B, n int) string {
 	if err := s.Reconcile(ctx, false, func(p vectorsync.Progress) {
 		if time.Since(last) > time.Minute {
 			last = time.Now()
-			b.Logf("start-up fixture: %d of %d indexed after %v", p.Done, p.Total, time.Since(start).Round(time.Second))
+			// To stderr as it happens: a benchmark's log is shown only
+			// when it ends, and a 1M build runs for most of an hour.
+			fmt.Fprintf(os.Stderr, "start-up fixture: %d of %d indexed after %v\n", p.Done, p.Total, time.Since(start).Round(time.Second))
 		}
 	}); err != nil {
 		b.Fatal(err)

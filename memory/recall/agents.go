@@ -41,6 +41,8 @@ type AgentMemory struct {
 	// FamilyTag returns the AppliesTo entry of the insights learned in a
 	// task family.
 	FamilyTag func(family string) string
+
+	recent recentCache
 }
 
 // SimilarLearnings returns up to max learnings whose request resembles
@@ -117,8 +119,15 @@ func (m *AgentMemory) SuccessfulPatterns(ctx context.Context, text string, max i
 // most recent first, read from the store (not the vector index): the
 // agents decide task families and plan reuse on them, so that a plan does
 // not depend on how far the index has caught up.
+//
+// With a store that is a [LearningsMarker], the answer is kept and
+// brought up to date with the learnings stored since (see recentCache).
 func (m *AgentMemory) RecentLearnings(ctx context.Context, max int) ([]*agentsmcp.Learning, error) {
-	ls, _, err := m.Searcher.Learnings.FindLearnings(ctx, agentsmcp.LearningFilter{Principal: ReaderScope(ctx, m.Visibility), Limit: max})
+	f := agentsmcp.LearningFilter{Principal: ReaderScope(ctx, m.Visibility), Limit: max}
+	if store, ok := m.Searcher.Learnings.(LearningsMarker); ok && max > 0 {
+		return m.recentLearnings(ctx, store, f)
+	}
+	ls, _, err := m.Searcher.Learnings.FindLearnings(ctx, f)
 	return ls, err
 }
 

@@ -83,6 +83,59 @@ func (db *DB) FindLearningByID(ctx context.Context, id string) (*agentsmcp.Learn
 	return l, nil
 }
 
+// learningsMarkSQL reads the last row id of the learnings: rows are only
+// ever added, so it changes whenever one is.
+const learningsMarkSQL = "SELECT coalesce(max(pk), 0) FROM learnings"
+
+// LearningsMark implements recall.LearningsMarker: the row id of the last
+// learning stored, 0 with none.
+func (db *DB) LearningsMark(ctx context.Context) (int64, error) {
+	row, err := db.queryRow(ctx, learningsMarkSQL)
+	if err != nil {
+		return 0, err
+	}
+	var mark int64
+	if err := row.Scan(&mark); err != nil {
+		return 0, fmt.Errorf("learnings mark: %w", err)
+	}
+	return mark, nil
+}
+
+// learningsAfterSQL reads the learnings stored after a row id, in the
+// order stored.
+const learningsAfterSQL = "SELECT l.pk, " + learningColumns + " FROM learnings l WHERE l.pk > ? ORDER BY l.pk LIMIT ?"
+
+// LearningsAfter implements recall.LearningsMarker: up to limit learnings
+// stored after mark, in the order stored, and the mark of the last one read
+// (mark itself when there is none).
+func (db *DB) LearningsAfter(ctx context.Context, mark int64, limit int) ([]*agentsmcp.Learning, int64, error) {
+	rows, err := db.query(ctx, learningsAfterSQL, mark, limit)
+	if err != nil {
+		return nil, mark, fmt.Errorf("learnings after %d: %w", mark, err)
+	}
+	defer rows.Close()
+	var out []*agentsmcp.Learning
+	for rows.Next() {
+		l, err := scanLearning(pkScanner{row: rows, pk: &mark})
+		if err != nil {
+			return nil, mark, fmt.Errorf("learnings after %d: %w", mark, err)
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mark, fmt.Errorf("learnings after %d: %w", mark, err)
+	}
+	return out, mark, nil
+}
+
+// pkScanner scans a row's leading pk into pk, the rest as row would.
+type pkScanner struct {
+	row scanner
+	pk  *int64
+}
+
+func (s pkScanner) Scan(dst ...any) error { return s.row.Scan(append([]any{s.pk}, dst...)...) }
+
 // FindLearnings implements [agentsmcp.LearningService]. A Tool filter reads
 // the side table learning_tools in sort order (else an Upstream filter,
 // learning_upstreams); otherwise the learnings table is read through its

@@ -67,6 +67,9 @@ const createSchemaMigrationsSQL = `CREATE TABLE IF NOT EXISTS schema_migrations 
 // It refuses a database whose version is higher: an older binary must not
 // write to a schema it does not know.
 func migrate(ctx context.Context, w *sql.DB) error {
+	if upToDate(ctx, w) {
+		return nil
+	}
 	if _, err := w.ExecContext(ctx, createSchemaMigrationsSQL); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
@@ -80,6 +83,17 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// upToDate reports whether the database already records every migration
+// of this binary: one read, where taking the write lock once per migration
+// to find each applied was most of what opening a store cost. Any doubt (no
+// schema_migrations table yet, a read error, another version) says false,
+// and migrate goes the careful way.
+func upToDate(ctx context.Context, w *sql.DB) bool {
+	var current int
+	err := w.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current)
+	return err == nil && current == SchemaVersion
 }
 
 // apply runs m unless the database already has it. The version is read
