@@ -2,10 +2,10 @@ package vectors
 
 import (
 	"context"
-	"math/rand/v2"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
