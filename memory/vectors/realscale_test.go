@@ -123,6 +123,11 @@ func BenchmarkQueryRealScale(b *testing.B) {
 				build += time.Since(start)
 			}
 			next += chunk
+			if next%50_000 == 0 && !loaded {
+				// Progress for a run of hours, as it happens (b.Logf
+				// prints only at the end).
+				fmt.Fprintf(os.Stderr, "%s: %d inserted, build %v\n", time.Now().UTC().Format(time.TimeOnly), next, build.Round(time.Second))
+			}
 		}
 		if cached != "" && !loaded {
 			if err := h.Save(cached); err != nil {
