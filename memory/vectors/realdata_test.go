@@ -261,13 +261,14 @@ func buildRealSet(b *testing.B, e realEmbedder, name string, vs []agentsmcp.Vect
 
 // benchHNSWOptions are the HNSW options of the real-text benchmarks: the
 // defaults (seeded), or a graph of VECTORS_BENCH_M and VECTORS_BENCH_EFC when
-// set, for comparing builds without editing the code.
+// set, for comparing builds without editing the code; VECTORS_BENCH_M0 and
+// the switches below set the package's experiment variables.
 func benchHNSWOptions(b testing.TB) HNSWOptions {
 	o := HNSWOptions{Seed: 1}
 	for _, knob := range []struct {
 		env string
 		to  *int
-	}{{"VECTORS_BENCH_M", &o.M}, {"VECTORS_BENCH_EFC", &o.EfConstruction}} {
+	}{{"VECTORS_BENCH_M", &o.M}, {"VECTORS_BENCH_EFC", &o.EfConstruction}, {"VECTORS_BENCH_M0", &layer0Cap}} {
 		if v := os.Getenv(knob.env); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {

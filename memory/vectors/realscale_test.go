@@ -237,6 +237,9 @@ func benchGraphVariant() string {
 	if fullLayer0 {
 		v += "l0"
 	}
+	if layer0Cap > 0 {
+		v += fmt.Sprintf("m0-%d", layer0Cap)
+	}
 	if v == "" {
 		return "default"
 	}
