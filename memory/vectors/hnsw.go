@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -176,6 +177,10 @@ type graph struct {
 
 	src *rand.PCG
 	rng *rand.Rand
+
+	// advised holds the arrays of the hot slabs last given the huge-page
+	// advice (see adviseSlabs).
+	advised [3]unsafe.Pointer
 }
 
 // maxLevelCap bounds the level of a node; with M=16 reaching it is
@@ -260,6 +265,7 @@ func (h *HNSW) Upsert(ctx context.Context, namespace string, vs []agentsmcp.Vect
 		sp.mu.Lock()
 		g := sp.g // a compaction between chunks replaces it
 		g.reserve(len(vs) - start)
+		g.adviseSlabs()
 		for i := start; i < end; i++ {
 			v := vs[i]
 			row := norm[i*h.dims : (i+1)*h.dims]
@@ -914,6 +920,7 @@ func (g *graph) rebuilt() *graph {
 		src: g.src, rng: g.rng,
 	}
 	n.reserve(len(g.index))
+	n.adviseSlabs()
 	s := getScratch()
 	defer putScratch(s)
 	for i := range g.ids {
