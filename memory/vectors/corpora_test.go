@@ -104,7 +104,7 @@ func BenchmarkQueryRealCorpora(b *testing.B) {
 		for _, e := range []realEmbedder{hashEmbedder(), semanticEmbedder()} {
 			b.Run(c.name+"/"+e.name+"/"+sizeName(m), func(b *testing.B) {
 				vs, qs := embedCorpus(b, e, docs, queries, m)
-				s := buildRealSet(b, e, vs, qs)
+				s := buildRealSet(b, e, c.name+"-"+e.name+"-"+strconv.Itoa(len(vs)), vs, qs)
 				for _, ef := range benchEfs(b) {
 					name := queryVariant(ef)
 					b.Run(name, func(b *testing.B) { measureRealQueries(b, s, ef) })

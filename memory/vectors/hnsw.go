@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -176,6 +177,10 @@ type graph struct {
 
 	src *rand.PCG
 	rng *rand.Rand
+
+	// advised holds the arrays of the hot slabs last given the huge-page
+	// advice (see adviseSlabs).
+	advised [3]unsafe.Pointer
 }
 
 // maxLevelCap bounds the level of a node; with M=16 reaching it is
@@ -204,7 +209,7 @@ func (h *HNSW) newGraph(namespace string) *graph {
 	f.Write([]byte(namespace))
 	src := rand.NewPCG(h.opts.Seed, f.Sum64())
 	return &graph{
-		dims: h.dims, m: h.opts.M, m0: 2 * h.opts.M, efC: h.opts.EfConstruction, qstride: quantStride(h.dims),
+		dims: h.dims, m: h.opts.M, m0: layer0Links(h.opts.M), efC: h.opts.EfConstruction, qstride: quantStride(h.dims),
 		ml:    1 / math.Log(float64(h.opts.M)),
 		index: map[string]uint32{}, postings: map[string][]uint32{},
 		src: src, rng: rand.New(src),
@@ -260,6 +265,7 @@ func (h *HNSW) Upsert(ctx context.Context, namespace string, vs []agentsmcp.Vect
 		sp.mu.Lock()
 		g := sp.g // a compaction between chunks replaces it
 		g.reserve(len(vs) - start)
+		g.adviseSlabs()
 		for i := start; i < end; i++ {
 			v := vs[i]
 			row := norm[i*h.dims : (i+1)*h.dims]
@@ -793,7 +799,7 @@ func (g *graph) selectNeighbours(cands []cand, m int, out []cand) []cand {
 }
 
 // Variants of the neighbour selection, for the real-text benchmarks'
-// experiments (VECTORS_BENCH_ALPHA, VECTORS_BENCH_KEEP_PRUNED,
+// experiments (VECTORS_BENCH_ALPHA, VECTORS_BENCH_KEEP_PRUNED, VECTORS_BENCH_M0,
 // VECTORS_BENCH_FULL_L0); nothing else sets them, and they must not change
 // while an index is being written. docs/benchmarks.md has what each
 // measured on real text.
@@ -808,7 +814,21 @@ var (
 	// fullLayer0 gives a new node up to m0 = 2M links on layer 0 instead
 	// of M (as FAISS does); its neighbours' lists hold m0 either way.
 	fullLayer0 = false
+	// layer0Cap, when positive, replaces 2M as the capacity m0 of the
+	// layer-0 lists. Index files do not record it: a file loads with the
+	// capacity in effect, so only a process that keeps it fixed may read
+	// back what it wrote.
+	layer0Cap = 0
 )
+
+// layer0Links is the capacity of a node's layer-0 list in a graph of M
+// links per upper layer: 2M, as in the paper, unless layer0Cap is set.
+func layer0Links(m int) int {
+	if layer0Cap > 0 {
+		return layer0Cap
+	}
+	return 2 * m
+}
 
 // upperEf is the beam width on the layers above the target one. The paper
 // and hnswlib descend greedily (a beam of 1); on 1M clustered vectors that
@@ -900,6 +920,7 @@ func (g *graph) rebuilt() *graph {
 		src: g.src, rng: g.rng,
 	}
 	n.reserve(len(g.index))
+	n.adviseSlabs()
 	s := getScratch()
 	defer putScratch(s)
 	for i := range g.ids {

@@ -461,6 +461,7 @@ func (d *decoder) graph(g *graph) (*graph, error) {
 		}
 		g.entry, g.maxLevel, g.hasEntry = entry, maxLevel, true
 	}
+	g.adviseSlabs()
 	return g, nil
 }
 

@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,26 +202,50 @@ func realData(b *testing.B, e realEmbedder, n int) *realSet {
 		return s
 	}
 	vs, qs := realVectors(b, e, n)
-	s := buildRealSet(b, e, vs, qs)
+	s := buildRealSet(b, e, "debian-go-"+e.name+"-"+strconv.Itoa(n), vs, qs)
 	realSets[key] = s
 	return s
 }
 
 // buildRealSet indexes vs in Flat and in a default HNSW (timing the build
 // and a separate tuning), and keeps Flat's exact answer to each of qs.
-func buildRealSet(b *testing.B, e realEmbedder, vs []agentsmcp.Vector, qs [][]float32) *realSet {
+//
+// With VECTORS_BENCH_CACHE set to a directory, the HNSW graph built for
+// name (the corpus, embedder and size) and the graph options is saved
+// there, and a later run loads it instead of building it again (its build
+// time is then reported as 0). Query-side changes can so be compared on
+// the same graph without paying the build each time.
+func buildRealSet(b *testing.B, e realEmbedder, name string, vs []agentsmcp.Vector, qs [][]float32) *realSet {
 	ctx := context.Background()
 	s := &realSet{n: len(vs), qs: qs, flat: NewFlat(e.dims), hnsw: NewHNSW(e.dims, benchHNSWOptions(b))}
 	if err := s.flat.Upsert(ctx, "ns", vs); err != nil {
 		b.Fatal(err)
 	}
+	cached := ""
+	if dir := os.Getenv("VECTORS_BENCH_CACHE"); dir != "" {
+		o := s.hnsw.Options()
+		cached = filepath.Join(dir, fmt.Sprintf("%s-m%d-efc%d-%s.hnsw", name, o.M, o.EfConstruction, benchGraphVariant()))
+	}
 	start := time.Now()
-	for i := 0; i < len(vs); i += 10_000 {
-		if err := s.hnsw.Upsert(ctx, "ns", vs[i:min(len(vs), i+10_000)]); err != nil {
-			b.Fatal(err)
+	switch h, err := LoadHNSW(cached); {
+	case cached != "" && err == nil:
+		s.hnsw = h
+		b.Logf("HNSW loaded from %s", cached)
+	case cached != "" && !errors.Is(err, fs.ErrNotExist):
+		b.Fatal(err)
+	default:
+		for i := 0; i < len(vs); i += 10_000 {
+			if err := s.hnsw.Upsert(ctx, "ns", vs[i:min(len(vs), i+10_000)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.build = time.Since(start)
+		if cached != "" {
+			if err := s.hnsw.Save(cached); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	s.build = time.Since(start)
 	start = time.Now()
 	s.hnsw.Tune()
 	s.tune = time.Since(start)
@@ -233,13 +261,14 @@ func buildRealSet(b *testing.B, e realEmbedder, vs []agentsmcp.Vector, qs [][]fl
 
 // benchHNSWOptions are the HNSW options of the real-text benchmarks: the
 // defaults (seeded), or a graph of VECTORS_BENCH_M and VECTORS_BENCH_EFC when
-// set, for comparing builds without editing the code.
+// set, for comparing builds without editing the code; VECTORS_BENCH_M0 and
+// the switches below set the package's experiment variables.
 func benchHNSWOptions(b testing.TB) HNSWOptions {
 	o := HNSWOptions{Seed: 1}
 	for _, knob := range []struct {
 		env string
 		to  *int
-	}{{"VECTORS_BENCH_M", &o.M}, {"VECTORS_BENCH_EFC", &o.EfConstruction}} {
+	}{{"VECTORS_BENCH_M", &o.M}, {"VECTORS_BENCH_EFC", &o.EfConstruction}, {"VECTORS_BENCH_M0", &layer0Cap}} {
 		if v := os.Getenv(knob.env); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {

@@ -2,8 +2,12 @@ package vectors
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -26,10 +30,17 @@ import (
 // text shares words with two real ones, so neighbourhoods overlap as in
 // real text rather than forming tight clusters; they are not real
 // descriptions. The real documents come first, then the generated ones.
-// Embedded with the dense stand-in (256 dims); the queries are the 1,000
-// held-out real descriptions. Flat and HNSW grow together; at each size
-// both answer every query (Flat for the truth and its latency), HNSW at
-// its tuned ef and at fixed ones.
+// Embedded with the dense stand-in (256 dims) unless
+// VECTORS_BENCH_SCALE_EMBEDDER names another (hash, semantic); the queries
+// are the 1,000 held-out real descriptions. Flat and HNSW grow together; at
+// each size both answer every query (Flat for the truth and its latency),
+// HNSW at its tuned ef and at fixed ones.
+//
+// VECTORS_BENCH_SCALE_CACHE, a directory, keeps the HNSW index built at
+// each size there (the build dominates the run: half an hour at 1M) and
+// loads it instead of building when a file of that embedder, size and
+// graph setting is already there; Flat is still filled, from the same
+// texts in the same order.
 //
 //	VECTORS_BENCH_SCALE=250000,500000,1000000 go test -run '^$' -bench QueryRealScale -benchtime 1x -timeout 3h ./memory/vectors/
 func BenchmarkQueryRealScale(b *testing.B) {
@@ -47,7 +58,8 @@ func BenchmarkQueryRealScale(b *testing.B) {
 	}
 	slices.Sort(sizes)
 	ctx := context.Background()
-	e := denseEmbedder()
+	e := scaleEmbedder(b)
+	cacheDir := os.Getenv("VECTORS_BENCH_SCALE_CACHE")
 	docs, queries := realCorpus(b)
 	qs := make([][]float32, len(queries))
 	for i, q := range queries {
@@ -65,10 +77,25 @@ func BenchmarkQueryRealScale(b *testing.B) {
 		a, c := words[r.IntN(len(words))], words[r.IntN(len(words))]
 		return strings.Join(append(slices.Clip(a[:(len(a)+1)/2]), c[len(c)/2:]...), " ")
 	}
-	flat, h := NewFlat(e.dims), NewHNSW(e.dims, HNSWOptions{Seed: 1})
+	opts := benchHNSWOptions(b)
+	flat, h := NewFlat(e.dims), NewHNSW(e.dims, opts)
 	next := 0
 	var build time.Duration
 	for _, n := range sizes {
+		cached := ""
+		if cacheDir != "" {
+			cached = filepath.Join(cacheDir, scaleCacheName(e.name, n, h.Options()))
+		}
+		loaded := false
+		if cached != "" {
+			switch l, err := LoadHNSW(cached); {
+			case err == nil:
+				h, loaded = l, true
+				b.Logf("n=%d: HNSW loaded from %s", n, cached)
+			case !errors.Is(err, fs.ErrNotExist):
+				b.Fatal(err)
+			}
+		}
 		for next < n {
 			chunk := min(10_000, n-next)
 			texts := make([]string, chunk)
@@ -88,12 +115,24 @@ func BenchmarkQueryRealScale(b *testing.B) {
 			if err := flat.Upsert(ctx, "ns", vs); err != nil {
 				b.Fatal(err)
 			}
-			start := time.Now()
-			if err := h.Upsert(ctx, "ns", vs); err != nil {
+			if !loaded {
+				start := time.Now()
+				if err := h.Upsert(ctx, "ns", vs); err != nil {
+					b.Fatal(err)
+				}
+				build += time.Since(start)
+			}
+			next += chunk
+			if next%50_000 == 0 && !loaded {
+				// Progress for a run of hours, as it happens (b.Logf
+				// prints only at the end).
+				fmt.Fprintf(os.Stderr, "%s: %d inserted, build %v\n", time.Now().UTC().Format(time.TimeOnly), next, build.Round(time.Second))
+			}
+		}
+		if cached != "" && !loaded {
+			if err := h.Save(cached); err != nil {
 				b.Fatal(err)
 			}
-			build += time.Since(start)
-			next += chunk
 		}
 		start := time.Now()
 		h.Tune()
@@ -106,13 +145,17 @@ func BenchmarkQueryRealScale(b *testing.B) {
 			n, build, tune, h.EfSearch("ns"), indexMB, float64(ms.HeapInuse)/1e6)
 		truth := make([][]agentsmcp.VectorMatch, len(qs))
 		var flatP50 time.Duration
-		for _, ef := range []int{-1, 0, 64, 128, 192, 256} {
+		efs := []int{-1, 0, 64, 128, 192, 256}
+		if os.Getenv("VECTORS_BENCH_EFS") != "" {
+			efs = benchEfs(b)
+		}
+		for _, ef := range efs {
 			name := queryVariant(ef)
-			b.Run("dense-mix/"+sizeName(n)+"/"+name, func(b *testing.B) {
+			b.Run(e.name+"-mix/"+sizeName(n)+"/"+name, func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				var lat, cpu []time.Duration
-				hits := 0
+				hits, sims := 0, 0
 				for b.Loop() {
 					for i, q := range qs {
 						c0, start := threadCPU(), time.Now()
@@ -122,7 +165,7 @@ func BenchmarkQueryRealScale(b *testing.B) {
 							got, err = flat.Query(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10})
 							truth[i] = got
 						} else {
-							got, err = h.QueryEf(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10}, ef)
+							got, err = h.queryCounting(ctx, "ns", agentsmcp.VectorQuery{Values: q, TopK: 10}, ef, &sims)
 						}
 						lat, cpu = append(lat, time.Since(start)), append(cpu, threadCPU()-c0)
 						if err != nil {
@@ -138,6 +181,9 @@ func BenchmarkQueryRealScale(b *testing.B) {
 				b.ReportMetric(float64(percentile(lat, 0.99).Nanoseconds())/1e3, "p99-µs")
 				b.ReportMetric(float64(percentile(cpu, 0.5).Nanoseconds())/1e3, "cpu-p50-µs")
 				b.ReportMetric(float64(hits)/float64(10*len(lat)), "recall@10")
+				if ef >= 0 {
+					b.ReportMetric(float64(sims)/float64(len(lat)), "sims/query")
+				}
 				switch {
 				case ef < 0:
 					flatP50 = p50
@@ -153,6 +199,51 @@ func BenchmarkQueryRealScale(b *testing.B) {
 			})
 		}
 	}
+}
+
+// scaleEmbedder is BenchmarkQueryRealScale's embedder:
+// VECTORS_BENCH_SCALE_EMBEDDER (dense, hash or semantic), default dense.
+func scaleEmbedder(b *testing.B) realEmbedder {
+	switch v := os.Getenv("VECTORS_BENCH_SCALE_EMBEDDER"); v {
+	case "", "dense":
+		return denseEmbedder()
+	case "hash":
+		return hashEmbedder()
+	case "semantic":
+		return semanticEmbedder()
+	default:
+		b.Fatalf("VECTORS_BENCH_SCALE_EMBEDDER=%q: want dense, hash or semantic", v)
+		return realEmbedder{}
+	}
+}
+
+// scaleCacheName names the cached index of BenchmarkQueryRealScale at n
+// documents: every input of the build is in it, so a file is reused only
+// for the same graph.
+func scaleCacheName(embedder string, n int, o HNSWOptions) string {
+	return fmt.Sprintf("scale-%s-%d-m%d-efc%d-%s.hnsw", embedder, n, o.M, o.EfConstruction, benchGraphVariant())
+}
+
+// benchGraphVariant names the experiment switches of benchHNSWOptions that
+// change the graph: "default" when none is set.
+func benchGraphVariant() string {
+	v := ""
+	if pruneAlpha != 1 {
+		v += fmt.Sprintf("alpha%g", pruneAlpha)
+	}
+	if keepPruned {
+		v += "kp"
+	}
+	if fullLayer0 {
+		v += "l0"
+	}
+	if layer0Cap > 0 {
+		v += fmt.Sprintf("m0-%d", layer0Cap)
+	}
+	if v == "" {
+		return "default"
+	}
+	return v
 }
 
 // sizeBytes is the size of a namespace's graph arrays (vectors in both

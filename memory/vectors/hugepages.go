@@ -1,0 +1,54 @@
+package vectors
+
+import "unsafe"
+
+// Huge pages. A beam search reads the quantised rows, scales and layer-0
+// lists of nodes it has never touched, at random: at 100k × 384 that is
+// 38 MB of rows, about 9,500 pages of 4 KB, several times what the TLB
+// maps, so many row reads also walk the page table. Backed by 2 MB pages
+// the same slabs take 19 TLB entries. The graph therefore asks the kernel
+// (where it can, see adviseHugePages) to back its hot slabs with huge
+// pages each time one of them moves to a larger array. The float rows are
+// left out: a query reads only the few it re-ranks, and collapsing them
+// would copy 4× the bytes.
+
+// hugePages switches the advice off for the benchmarks' before/after
+// measurement; nothing else sets it.
+var hugePages = true
+
+// hugePageSize is the size of the transparent huge pages asked for.
+const hugePageSize = 2 << 20
+
+// adviseSlabs gives the huge-page advice for each hot slab of g that was
+// reallocated since it was last given: the arrays only grow (append), so
+// the advice is renewed at each growth, a logarithmic number of times.
+func (g *graph) adviseSlabs() {
+	if !hugePages {
+		return
+	}
+	for i, slab := range [...]struct {
+		p unsafe.Pointer
+		n int
+	}{
+		{unsafe.Pointer(unsafe.SliceData(g.qvals)), cap(g.qvals)},
+		{unsafe.Pointer(unsafe.SliceData(g.qscale)), 4 * cap(g.qscale)},
+		{unsafe.Pointer(unsafe.SliceData(g.links0)), 4 * cap(g.links0)},
+	} {
+		if slab.p == nil || slab.p == g.advised[i] || slab.n < 2*hugePageSize {
+			continue
+		}
+		g.advised[i] = slab.p
+		adviseHugePages(slab.p, slab.n)
+	}
+}
+
+// hugeRange is the part of the n bytes at address p that whole huge pages
+// cover, as an offset from p and a length (0 when none).
+func hugeRange(p uintptr, n int) (off, length int) {
+	start := (p + hugePageSize - 1) &^ (hugePageSize - 1)
+	end := (p + uintptr(n)) &^ (hugePageSize - 1)
+	if end <= start {
+		return 0, 0
+	}
+	return int(start - p), int(end - start)
+}
