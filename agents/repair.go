@@ -265,7 +265,7 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 			asking = append(asking, c)
 			continue
 		}
-		if why := askedOffObject(origin(m), nearSibling, f, repair, goal); why != "" {
+		if why := askedOffObject(origin(m), nearSibling, f, repair, goal, source); why != "" {
 			rejected.add(f.Name, m.Score, why)
 			continue
 		}

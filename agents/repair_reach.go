@@ -127,13 +127,15 @@ func mayAsk(origin candidateOrigin, nearSibling bool, f *ToolFacts, repair *Step
 // call's values but would ask the user for another cannot replace it, ""
 // when it can: found by the search alone (no sibling worded like the
 // failed tool, no tool of the family, not driven by the sub-goal's
-// values), it shares no word with what the sub-goal is about (see
-// sharesObject). A value it takes by name ("text") says nothing of what it
+// values) and of another upstream than the failed tool's (one of the same
+// upstream serves the same need, as movedOffMeaning holds), it shares no
+// word with what the sub-goal is about (see sharesObject). A value it takes by name ("text") says nothing of what it
 // does: "How do you say 'thank you' in Japanese?" is no post to a channel
 // the user would be asked for, as mayAsk already holds for a tool that
 // takes none of the values.
-func askedOffObject(origin candidateOrigin, nearSibling bool, f *ToolFacts, repair *StepRepair, goal string) string {
-	if origin != fromSearch || nearSibling || len(repair.askedParams) == 0 || sharesObject(goal, f) {
+func askedOffObject(origin candidateOrigin, nearSibling bool, f *ToolFacts, repair *StepRepair, goal, failedSource string) string {
+	sameUpstream := failedSource != "" && failedSource != localSource && f.Source == failedSource
+	if origin != fromSearch || nearSibling || sameUpstream || len(repair.askedParams) == 0 || sharesObject(goal, f) {
 		return ""
 	}
 	asked := slices.Sorted(maps.Keys(repair.askedParams))
