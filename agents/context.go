@@ -50,6 +50,10 @@ type Knowledge struct {
 	Related map[string]string
 
 	prior float64 // the reliability estimate of a tool without a record
+	// sameEntities are the candidates that served a recent one-step
+	// request with the same entities (see addSameShapeTools), each with
+	// that request.
+	sameEntities map[string]string
 }
 
 // inPattern reports whether tool is a step of one of k's patterns.

@@ -265,6 +265,10 @@ func (rp *Repairer) candidates(ctx context.Context, req RepairRequest, goal stri
 			asking = append(asking, c)
 			continue
 		}
+		if why := askedOffObject(origin(m), nearSibling, f, repair, goal, source); why != "" {
+			rejected.add(f.Name, m.Score, why)
+			continue
+		}
 		out = append(out, c)
 	}
 	slices.SortStableFunc(out, func(a, b repairCandidate) int { return cmp.Compare(b.score, a.score) })

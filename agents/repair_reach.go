@@ -123,6 +123,25 @@ func mayAsk(origin candidateOrigin, nearSibling bool, f *ToolFacts, repair *Step
 	return ""
 }
 
+// askedOffObject says why a candidate that takes some of the failed
+// call's values but would ask the user for another cannot replace it, ""
+// when it can: found by the search alone (no sibling worded like the
+// failed tool, no tool of the family, not driven by the sub-goal's
+// values) and of another upstream than the failed tool's (one of the same
+// upstream serves the same need, as movedOffMeaning holds), it shares no
+// word with what the sub-goal is about (see sharesObject). A value it takes by name ("text") says nothing of what it
+// does: "How do you say 'thank you' in Japanese?" is no post to a channel
+// the user would be asked for, as mayAsk already holds for a tool that
+// takes none of the values.
+func askedOffObject(origin candidateOrigin, nearSibling bool, f *ToolFacts, repair *StepRepair, goal, failedSource string) string {
+	sameUpstream := failedSource != "" && failedSource != localSource && f.Source == failedSource
+	if origin != fromSearch || nearSibling || sameUpstream || len(repair.askedParams) == 0 || sharesObject(goal, f) {
+		return ""
+	}
+	asked := slices.Sorted(maps.Keys(repair.askedParams))
+	return "it would ask for " + joinAnd(asked) + ", and its name and description share no word with the request but a verb (the search found it by a synonym of the verb)"
+}
+
 // compareAsking orders the candidates that ask: fewer values asked first,
 // then by score.
 func compareAsking(a, b repairCandidate) int {

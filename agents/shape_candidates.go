@@ -18,7 +18,8 @@ import (
 // something else), but the tools are weighed, below the search's matches,
 // so that a request worded unlike every description still meets them.
 
-// sameShapeTools bounds the tools one request gets this way.
+// sameShapeTools bounds the tools one request gets this way (and the
+// tools whose evidence it records, found by the search or not).
 const sameShapeTools = 2
 
 // sameShapeIntent reports whether a past request that asked for effect past
@@ -46,21 +47,25 @@ func (g *Gatherer) addSameShapeTools(ctx context.Context, k *Knowledge, recalled
 	goal, own, want := k.SubGoals[0], FamilyOf(k.Request), requestEffect(k.Request)
 	var added []*agentsmcp.ToolMatch
 	for _, l := range recalled {
-		if len(added) == sameShapeTools {
+		if len(k.sameEntities) == sameShapeTools {
 			break
 		}
 		if l.Outcome != agentsmcp.OutcomeSuccess || len(l.Steps) != 1 || !sameShape(own, LearningFamily(l)) || !sameShapeIntent(want, requestEffect(l.Query)) {
 			continue
 		}
 		tool := l.Steps[0]
-		has := func(x *agentsmcp.ToolMatch) bool { return x.Name == tool }
-		if isAgentTool(tool) || slices.Contains(g.ServerTools, tool) || slices.ContainsFunc(k.Candidates[goal], has) || slices.ContainsFunc(added, has) {
+		if _, seen := k.sameEntities[tool]; seen || isAgentTool(tool) || slices.Contains(g.ServerTools, tool) {
+			continue
+		}
+		if slices.ContainsFunc(k.Candidates[goal], func(x *agentsmcp.ToolMatch) bool { return x.Name == tool }) {
+			k.servedSameEntities(tool, l.Query) // found by the search too: the evidence still counts (see entity_evidence.go)
 			continue
 		}
 		info, err := g.Catalog.Tool(ctx, tool)
 		if err != nil || info.Health == agentsmcp.HealthDown {
 			continue // gone since, or not the caller's
 		}
+		k.servedSameEntities(tool, l.Query)
 		added = append(added, &agentsmcp.ToolMatch{ToolInfo: *info,
 			Why: fmt.Sprintf("served %q, a request with the same entities", storedform.TruncateUTF8(l.Query, 80))})
 	}

@@ -183,7 +183,8 @@ func builtinThought(k *Knowledge) *agentsmcp.Thought {
 // is weighed as a tool without a record, so that a tool that ranks best
 // by its description gets one try at showing it recovered. A candidate on
 // weak evidence loses weight while the goal drives another whole (see
-// fit_evidence.go).
+// fit_evidence.go), and is not picked while a candidate served a request
+// with the same entities (see entity_evidence.go).
 func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 	alternative := false // a usable candidate not on cool-down
 	for _, m := range k.Candidates[goal] {
@@ -197,10 +198,14 @@ func bestTool(k *Knowledge, goal string) (*ToolFacts, float64) {
 	want := requestEffect(goal)
 	senders := sendersOnly(k, goal)
 	whole := wholeCandidate(k, goal, want)
+	evidenced := entityEvidence(k, goal, want, senders)
 	for _, m := range k.Candidates[goal] {
 		f := k.Tools[m.Name]
 		if f == nil || !f.Usable() || (alternative && f.Reliability.CoolingDown) {
 			continue
+		}
+		if outrankedByEntities(k, f, goal, want, evidenced) {
+			continue // a tool that served a request with the same entities serves (see entity_evidence.go)
 		}
 		if senders && toolEffects(f.Name, f.Description)&effectSend == 0 {
 			continue // a request to send is served by a tool that sends
