@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
+	"github.com/agents-mcp/agents-mcp/router/transport/mcphttp"
 )
 
 // This file saves a metered tools/call over HTTP one round trip to the
@@ -22,10 +23,10 @@ import (
 // the same as if the call alone had charged it.
 
 // prechargedHeader carries the ticket of a call the guard charged, from
-// the guard to the call ([mcp.RequestExtra]). The guard drops any value a
-// client sent; a ticket is 26 random characters, known only to the
-// router.
-const prechargedHeader = "X-Agents-Mcp-Precharged"
+// the guard to the call ([mcp.RequestExtra]). The transport's Handler
+// removes any value a client sent, on every path, and so does the guard;
+// a ticket is 26 random characters, known only to the router.
+const prechargedHeader = mcphttp.PrechargedHeader
 
 // prechargeRefundTimeout bounds the refund of a charge the call did not
 // use.

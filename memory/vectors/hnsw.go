@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	agentsmcp "github.com/agents-mcp/agents-mcp"
 )
@@ -180,7 +179,7 @@ type graph struct {
 
 	// advised holds the arrays of the hot slabs last given the huge-page
 	// advice (see adviseSlabs).
-	advised [3]unsafe.Pointer
+	advised [3]advisedSlab
 }
 
 // maxLevelCap bounds the level of a node; with M=16 reaching it is
@@ -265,7 +264,7 @@ func (h *HNSW) Upsert(ctx context.Context, namespace string, vs []agentsmcp.Vect
 		sp.mu.Lock()
 		g := sp.g // a compaction between chunks replaces it
 		g.reserve(len(vs) - start)
-		g.adviseSlabs()
+		g.adviseSlabs(false) // queries wait on the lock: no collapsing
 		for i := start; i < end; i++ {
 			v := vs[i]
 			row := norm[i*h.dims : (i+1)*h.dims]
@@ -920,7 +919,7 @@ func (g *graph) rebuilt() *graph {
 		src: g.src, rng: g.rng,
 	}
 	n.reserve(len(g.index))
-	n.adviseSlabs()
+	n.adviseSlabs(false) // before the inserts fault the pages in
 	s := getScratch()
 	defer putScratch(s)
 	for i := range g.ids {

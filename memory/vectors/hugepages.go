@@ -22,7 +22,17 @@ const hugePageSize = 2 << 20
 // adviseSlabs gives the huge-page advice for each hot slab of g that was
 // reallocated since it was last given: the arrays only grow (append), so
 // the advice is renewed at each growth, a logarithmic number of times.
-func (g *graph) adviseSlabs() {
+// The slab a grown one replaced loses the advice (MADV_NOHUGEPAGE), so
+// that the memory Go frees and reuses does not keep it: Go's own runtime
+// gave such advice up for the memory it held on to (golang/go#64332).
+//
+// collapse also has the kernel collapse, now, the pages the slabs already
+// hold (MADV_COLLAPSE): a graph loaded from a file fills its slabs before
+// the advice. Collapsing copies the slabs, up to hundreds of MB, so it is
+// asked only of a graph no query reads yet; a graph growing under its
+// write lock gets huge pages for the memory it faults in after the
+// advice, and the kernel's background collapsing for the rest.
+func (g *graph) adviseSlabs(collapse bool) {
 	if !hugePages {
 		return
 	}
@@ -34,12 +44,22 @@ func (g *graph) adviseSlabs() {
 		{unsafe.Pointer(unsafe.SliceData(g.qscale)), 4 * cap(g.qscale)},
 		{unsafe.Pointer(unsafe.SliceData(g.links0)), 4 * cap(g.links0)},
 	} {
-		if slab.p == nil || slab.p == g.advised[i] || slab.n < 2*hugePageSize {
+		if slab.p == nil || slab.p == g.advised[i].p || slab.n < 2*hugePageSize {
 			continue
 		}
-		g.advised[i] = slab.p
-		adviseHugePages(slab.p, slab.n)
+		if old := g.advised[i]; old.p != nil {
+			unadviseHugePages(old.p, old.n)
+		}
+		g.advised[i] = advisedSlab{slab.p, slab.n}
+		adviseHugePages(slab.p, slab.n, collapse)
 	}
+}
+
+// advisedSlab is a slab given the huge-page advice: its array and length
+// in bytes.
+type advisedSlab struct {
+	p unsafe.Pointer
+	n int
 }
 
 // hugeRange is the part of the n bytes at address p that whole huge pages

@@ -48,7 +48,7 @@ func TestAdviseSlabsKeepsContents(t *testing.T) {
 	for i := range g.links0 {
 		g.links0[i] = uint32(i)
 	}
-	g.adviseSlabs()
+	g.adviseSlabs(true)
 	for i, x := range g.qvals {
 		if x != int8(i*7) {
 			t.Fatalf("qvals[%d] = %d after the advice, want %d", i, x, int8(i*7))
@@ -59,12 +59,12 @@ func TestAdviseSlabsKeepsContents(t *testing.T) {
 			t.Fatalf("links0[%d] = %d after the advice, want %d", i, x, i)
 		}
 	}
-	if g.advised[0] != unsafe.Pointer(&g.qvals[0]) || g.advised[2] != unsafe.Pointer(&g.links0[0]) {
+	if g.advised[0].p != unsafe.Pointer(&g.qvals[0]) || g.advised[2].p != unsafe.Pointer(&g.links0[0]) {
 		t.Fatalf("advised = %v, want the qvals and links0 arrays", g.advised)
 	}
 	g.qvals = append(g.qvals, make([]int8, 4<<20)...) // moves
-	g.adviseSlabs()
-	if g.advised[0] != unsafe.Pointer(&g.qvals[0]) {
+	g.adviseSlabs(true)
+	if g.advised[0].p != unsafe.Pointer(&g.qvals[0]) {
 		t.Errorf("the grown qvals slab was not advised again")
 	}
 }

@@ -461,7 +461,7 @@ func (d *decoder) graph(g *graph) (*graph, error) {
 		}
 		g.entry, g.maxLevel, g.hasEntry = entry, maxLevel, true
 	}
-	g.adviseSlabs()
+	g.adviseSlabs(true) // no query reads the graph yet
 	return g, nil
 }
 

@@ -340,8 +340,10 @@ func (h *Handler) FastPathCalls() uint64 { return h.fast.taken.Load() }
 
 // ServeHTTP implements http.Handler for the paths listed on [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	// Only the virtual servers' routes set it (virtual.go).
+	// Only the virtual servers' routes and the call-quota guard set them
+	// (virtual.go).
 	req.Header.Del(VirtualServerHeader)
+	req.Header.Del(PrechargedHeader)
 	h.mux.ServeHTTP(w, req)
 }
 

@@ -15,6 +15,14 @@ import (
 // no client can set it.
 const VirtualServerHeader = "Agents-Mcp-Virtual-Server"
 
+// PrechargedHeader carries, from the router's call-quota guard
+// ([Options.RefuseCall]) to the call it let through, the ticket of the
+// charge the guard made, so that the call is not charged twice. The
+// Handler removes it from every request it receives first (on /mcp, /sse,
+// /messages and the REST bridge alike), so that a client's value never
+// reaches the router.
+const PrechargedHeader = "X-Agents-Mcp-Precharged"
+
 // virtualRoute serves a virtual server's endpoint with base, the handler
 // of the whole catalog's endpoint at path: the request goes on marked with
 // the server's name ([VirtualServerHeader]) and with its path rewritten
