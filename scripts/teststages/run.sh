@@ -85,7 +85,9 @@ for step in "$@"; do
   echo "make test: side by side: ${lanes[*]}"
   lane_pids=()
   for lane in "${lanes[@]}"; do
-    run_lane "$lane" &
+    # Background jobs under job control keep the terminal as stdin: a stage
+    # that read it would stop (SIGTTIN) and the wait below would never end.
+    run_lane "$lane" </dev/null &
     lane_pids+=("$!")
   done
   failed=()
