@@ -52,14 +52,14 @@ func (c *Calls) Exceeded(ctx context.Context, principal string, limits []agentsm
 // Precharge counts one call as Charge does and, when it is not refused,
 // returns the refund of that count: one add of -1 to each counter it
 // charged (those of the window the charge fell in). A refused call is not
-// refunded, as Charge's refusals stay counted.
+// refunded, as Charge's refusals stay counted. When the store fails part
+// way, the counters already charged are given back before the error is
+// returned: the caller then leaves the call to Charge, which must not
+// find them counted twice.
 func (c *Calls) Precharge(ctx context.Context, principal string, limits []agentsmcp.CallLimit, upstream, name string) (func(context.Context) error, error) {
 	now := c.now()
-	if err := c.countAt(ctx, now, principal, limits, upstream, name, 1); err != nil {
-		return nil, err
-	}
-	refund := func(ctx context.Context) error {
-		for _, l := range limits {
+	refundFirst := func(ctx context.Context, charged int) error {
+		for _, l := range limits[:charged] {
 			if !selects(l.CallQuota, upstream, name) {
 				continue
 			}
@@ -70,14 +70,25 @@ func (c *Calls) Precharge(ctx context.Context, principal string, limits []agents
 		}
 		return nil
 	}
-	return refund, nil
+	for i, l := range limits {
+		if !selects(l.CallQuota, upstream, name) {
+			continue
+		}
+		end := windowEnd(l.CallQuota, now)
+		count, err := c.Counters.AddCallCount(ctx, counterKey(principal, l, end), end, 1)
+		if err != nil {
+			_ = refundFirst(ctx, i) // best effort: the store just failed
+			return nil, err
+		}
+		if count > l.Limit {
+			return nil, &agentsmcp.CallQuotaError{Principal: agentsmcp.MemoryOwner(principal), Quota: l.CallQuota, Setting: l.Setting, RetryAfter: end.Sub(now)}
+		}
+	}
+	return func(ctx context.Context) error { return refundFirst(ctx, len(limits)) }, nil
 }
 
 func (c *Calls) count(ctx context.Context, principal string, limits []agentsmcp.CallLimit, upstream, name string, n int64) error {
-	return c.countAt(ctx, c.now(), principal, limits, upstream, name, n)
-}
-
-func (c *Calls) countAt(ctx context.Context, now time.Time, principal string, limits []agentsmcp.CallLimit, upstream, name string, n int64) error {
+	now := c.now()
 	for _, l := range limits {
 		if !selects(l.CallQuota, upstream, name) {
 			continue
