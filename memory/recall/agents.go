@@ -121,7 +121,9 @@ func (m *AgentMemory) SuccessfulPatterns(ctx context.Context, text string, max i
 // not depend on how far the index has caught up.
 //
 // With a store that is a [LearningsMarker], the answer is kept and
-// brought up to date with the learnings stored since (see recentCache).
+// brought up to date with the learnings stored since (see recentCache);
+// the learnings it returns are then shared with later calls, so callers
+// must treat them as read-only.
 func (m *AgentMemory) RecentLearnings(ctx context.Context, max int) ([]*agentsmcp.Learning, error) {
 	f := agentsmcp.LearningFilter{Principal: ReaderScope(ctx, m.Visibility), Limit: max}
 	if store, ok := m.Searcher.Learnings.(LearningsMarker); ok && max > 0 {
