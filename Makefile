@@ -56,14 +56,15 @@ demo: build
 # cores, work that waits overlaps work that computes: lint (CPU) runs beside
 # the npm install and the documents' fetch (network), then beside the race
 # tests, which leave a fifth of the CPU idle while servers start and
-# timeouts run; e2e and test-cluster (servers, a 150 s soak) overlap
-# test-measures (CPU). The CPU-bound stage beside others runs at nice 10
+# timeouts run; e2e (servers, node, a browser) overlaps test-measures
+# (CPU). The CPU-bound stage beside others runs at nice 10
 # (TEST_NICE_STAGES), so that the tests it overlaps, and their timing
-# checks, get the CPU first. Fuzzing keeps both cores busy for its fixed
-# number of runs, so it runs alone last: beside it, the cluster's
-# kill-and-recover checks would compete for the CPU. Side by side, each
-# line is prefixed with its stage's name.
-TEST_STAGES = e2e-deps+test-go,lint compose-check e2e,test-cluster,test-measures fuzz
+# checks, get the CPU first. test-cluster (replicas, a SIGKILL and a 150 s
+# soak) runs alone: its checks of what a kill does to calls in flight are
+# the most sensitive to timing. Fuzzing keeps both cores busy for its
+# fixed number of runs, so it runs alone last. Side by side, each line is
+# prefixed with its stage's name.
+TEST_STAGES = e2e-deps+test-go,lint compose-check e2e,test-measures test-cluster fuzz
 TEST_NICE_STAGES = lint test-measures
 test:
 	@TEST_NICE_STAGES='$(TEST_NICE_STAGES)' MAKE='$(MAKE)' scripts/teststages/run.sh $(TEST_STAGES)

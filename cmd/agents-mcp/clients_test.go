@@ -231,6 +231,13 @@ func runClient(ctx context.Context, start func() (checkClient, error), runFor ti
 		time.Sleep(min(clientCallEvery, time.Until(end)))
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		text, isErr, _, err := c.call(cctx, "search_tools", map[string]any{"query": "echo a message"})
+		if err != nil && connectionLost(err.Error()) {
+			// A keep-alive connection that the server closed for idling
+			// (api.DefaultIdleTimeout) just as the client reused it: HTTP's
+			// own race, which net/http retries for idempotent requests only.
+			// The session must survive it: the same call again must work.
+			text, isErr, _, err = c.call(cctx, "search_tools", map[string]any{"query": "echo a message"})
+		}
 		cancel()
 		if err != nil || isErr {
 			return fmt.Errorf("call %d, %s after connecting: %v %s", n, time.Since(began).Round(time.Second), err, text)
