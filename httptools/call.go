@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -254,6 +255,12 @@ func transportError(err error, cred *agentsmcp.AppliedCredential) string {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		err = uerr.Err
+	}
+	// A connection's failure names both of its ends' addresses
+	// ("read tcp 10.0.0.5:41234->10.0.0.9:443: …"): the operation and its
+	// cause are the news, the addresses are the network's layout.
+	if op, ok := err.(*net.OpError); ok && op.Err != nil {
+		return credapply.Redact(cred, op.Op+" "+op.Net+": "+op.Err.Error())
 	}
 	return credapply.Redact(cred, err.Error())
 }

@@ -164,7 +164,7 @@ func TestInsightSurvivesKill9RightAfterTheCallReturned(t *testing.T) {
 	}
 	third := startServerProcess(t, dir)
 	findInsight(t, third.client(t), "idempotency key for billing", id)
-	if !strings.Contains(third.logs.String(), `"status":"loaded"`) {
+	if !logsSoon(third.logs.String, `"status":"loaded"`) {
 		t.Errorf("third start did not load the saved vector index:\n%s", third.logs.String())
 	}
 
@@ -227,8 +227,22 @@ func TestReindexRebuildsTheEmbeddedIndexWithProgress(t *testing.T) {
 		}
 	}
 	again := startServerProcess(t, dir)
-	if !strings.Contains(again.logs.String(), `"status":"loaded"`) {
+	if !logsSoon(again.logs.String, `"status":"loaded"`) {
 		t.Errorf("the rebuilt index was not loaded:\n%s", again.logs.String())
 	}
 	findInsight(t, again.client(t), "archive old logs", ids[1])
+}
+
+// logsSoon reports whether logs() holds want within 15 s: serve is ready
+// before its vector index has loaded (indexload.go), which it logs when
+// the load ends.
+func logsSoon(logs func() string, want string) bool {
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(logs(), want) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
